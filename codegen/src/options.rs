@@ -1,0 +1,35 @@
+//! Build options that change code generation. The runtime parses the `clBuildProgram` option
+//! string into this; codegen never sees the string.
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// `-cl-opt-disable` turns this off: no Cranelift optimisation passes.
+    pub optimize: bool,
+    /// `-cl-mad-enable` (or implied by `-cl-unsafe-math-optimizations`/`-cl-fast-relaxed-math`):
+    /// `a*b+c` may be contracted.
+    pub mad_enable: bool,
+    pub fast_relaxed_math: bool,
+    pub unsafe_math_optimizations: bool,
+    pub finite_math_only: bool,
+    pub no_signed_zeros: bool,
+    pub denorms_are_zero: bool,
+    pub fp32_correctly_rounded_divide_sqrt: bool,
+    /// `-cl-uniform-work-group-size`.
+    pub uniform_work_group_size: bool,
+}
+
+impl Default for BuildOptions {
+    fn default() -> Self {
+        BuildOptions {
+            optimize: true,
+            mad_enable: false,
+            fast_relaxed_math: false,
+            unsafe_math_optimizations: false,
+            finite_math_only: false,
+            no_signed_zeros: false,
+            denorms_are_zero: false,
+            fp32_correctly_rounded_divide_sqrt: false,
+            uniform_work_group_size: false,
+        }
+    }
+}

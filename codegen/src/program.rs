@@ -1,0 +1,125 @@
+//! A compiled program: the JIT module that owns the machine code, and one [`Kernel`] per entry
+//! point with its argument-block layout and resource needs.
+
+use std::fmt;
+use std::sync::Mutex;
+
+use cranelift_jit::JITModule;
+use ferrocl_frontend::{KernelInfo, Module};
+
+use crate::abi::{ArgSlot, GroupInfo, WorkGroupFn};
+use crate::options::BuildOptions;
+
+/// Why a build failed; `log` is what `CL_PROGRAM_BUILD_LOG` shows (one line per problem).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildError {
+    pub log: String,
+}
+
+impl BuildError {
+    pub fn new(log: impl Into<String>) -> Self {
+        BuildError { log: log.into() }
+    }
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.log)
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// One compiled kernel. Its code lives as long as the [`Program`] that holds it.
+pub struct Kernel {
+    pub info: KernelInfo,
+    /// Argument block layout, one slot per `info.args` entry.
+    pub args: Vec<ArgSlot>,
+    /// Size of the argument block in bytes.
+    pub args_size: usize,
+    /// Bytes of `Workgroup` variables the kernel declares; they occupy the start of the
+    /// local-memory arena, `__local` arguments follow (aligned to `LOCAL_ARG_ALIGN`).
+    pub static_local_mem_size: usize,
+    /// Bytes of private (function-storage) memory one work-item needs, for
+    /// `CL_KERNEL_PRIVATE_MEM_SIZE`.
+    pub private_mem_size: usize,
+    /// Number of SPIR-V instructions translated (statistics for build-time reporting).
+    pub instruction_count: usize,
+    entry: WorkGroupFn,
+}
+
+impl Kernel {
+    pub(crate) fn new(
+        info: KernelInfo,
+        args: Vec<ArgSlot>,
+        args_size: usize,
+        static_local_mem_size: usize,
+        private_mem_size: usize,
+        instruction_count: usize,
+        entry: WorkGroupFn,
+    ) -> Self {
+        Kernel {
+            info,
+            args,
+            args_size,
+            static_local_mem_size,
+            private_mem_size,
+            instruction_count,
+            entry,
+        }
+    }
+
+    /// Runs every work-item of one work-group.
+    ///
+    /// # Safety
+    /// `args` must point at an argument block of `args_size` bytes filled as [`ArgSlot`]
+    /// describes, with every buffer pointer valid for the accesses the kernel makes; `local_mem`
+    /// must point at an arena of at least `static_local_mem_size` plus the `__local` argument
+    /// sizes, aligned to `LOCAL_ARG_ALIGN`, used by no other thread during the call.
+    pub unsafe fn run_group(&self, args: *const u8, group: &GroupInfo, local_mem: *mut u8) {
+        // SAFETY: the caller upholds the argument contract above; `entry` was produced by
+        // `compile` for exactly this ABI and its code is alive while `self` is.
+        unsafe { (self.entry)(args, group, local_mem) }
+    }
+}
+
+/// Machine code for every kernel of one module.
+pub struct Program {
+    kernels: Vec<Kernel>,
+    /// Owns the executable pages the kernels point into. `JITModule` is `Send` but not `Sync`;
+    /// it is only touched again on drop.
+    jit: Mutex<Option<JITModule>>,
+}
+
+impl Program {
+    pub(crate) fn new(kernels: Vec<Kernel>, jit: JITModule) -> Self {
+        Program {
+            kernels,
+            jit: Mutex::new(Some(jit)),
+        }
+    }
+
+    pub fn kernels(&self) -> &[Kernel] {
+        &self.kernels
+    }
+
+    pub fn kernel(&self, name: &str) -> Option<&Kernel> {
+        self.kernels.iter().find(|k| k.info.name == name)
+    }
+}
+
+impl Drop for Program {
+    fn drop(&mut self) {
+        let jit = self.jit.get_mut().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(jit) = jit {
+            // SAFETY: the kernels' function pointers die with `self`; nothing else refers to
+            // this module's code (the runtime keeps the Program alive while kernels run).
+            unsafe { jit.free_memory() };
+        }
+    }
+}
+
+/// Compiles every kernel of `module`.
+pub fn compile(module: &Module, options: &BuildOptions) -> Result<Program, BuildError> {
+    crate::translate::compile_module(module, options)
+}

@@ -1,0 +1,27 @@
+//! The gate between untrusted bytes and the JIT: parses SPIR-V with rspirv, validates it against
+//! the OpenCL environment rules Ferrocl implements, and exposes a typed view of the module plus
+//! the kernel metadata the runtime needs (argument kinds, sizes, qualifiers, attributes).
+//!
+//! Nothing here knows about Cranelift or CL objects.
+
+mod diagnostics;
+mod metadata;
+mod module;
+mod parse;
+mod validate;
+mod validate_structure;
+
+pub use diagnostics::{Diagnostic, FrontendError};
+pub use metadata::{
+    AccessQualifier, AddressQualifier, ArgKind, KernelArg, KernelInfo, TypeQualifiers,
+};
+pub use module::{Module, Type, TypeId};
+pub use parse::{is_spirv, parse};
+pub use rspirv;
+pub use spirv;
+pub use validate::{SUPPORTED_CAPABILITIES, SUPPORTED_EXTENSIONS, SUPPORTED_EXT_INST_SETS};
+
+/// SPIR-V versions (major, minor) the frontend accepts; the device's `CL_DEVICE_IL_VERSION` and
+/// `CL_DEVICE_ILS_WITH_VERSION` are derived from this list.
+pub const SUPPORTED_SPIRV_VERSIONS: &[(u8, u8)] =
+    &[(1, 0), (1, 1), (1, 2), (1, 3), (1, 4), (1, 5), (1, 6)];

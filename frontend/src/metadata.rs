@@ -1,0 +1,336 @@
+//! Kernel metadata read from the module: what the runtime needs to accept arguments and answer
+//! `clGetKernelInfo` / `clGetKernelArgInfo`, without knowing SPIR-V.
+
+/// How a kernel argument is passed, as the runtime sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ArgKind {
+    /// A pointer to `__global` or `__constant` memory: the application passes a `cl_mem` (or NULL).
+    Buffer { address: AddressQualifier },
+    /// A `__local` pointer: the application passes only a size; the runtime allocates it per
+    /// work-group in the local-memory arena.
+    Local,
+    /// A value copied from the application: scalars, vectors, structs. `size` is what
+    /// `clSetKernelArg` must be called with; `align` is its alignment in the argument block.
+    Value { size: usize, align: usize },
+    /// A `sampler_t`.
+    Sampler,
+    /// An image object.
+    Image { access: AccessQualifier },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddressQualifier {
+    Global,
+    Constant,
+    Local,
+    Private,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccessQualifier {
+    ReadOnly,
+    WriteOnly,
+    ReadWrite,
+    None,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TypeQualifiers {
+    pub is_const: bool,
+    pub is_restrict: bool,
+    pub is_volatile: bool,
+    pub is_pipe: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelArg {
+    /// Source name from `OpName` on the parameter, if the module has one.
+    pub name: Option<String>,
+    pub kind: ArgKind,
+    pub address: AddressQualifier,
+    pub access: AccessQualifier,
+    /// Source type name (e.g. `float4*`) from llvm-spirv's `kernel_arg_type.` strings.
+    pub type_name: Option<String>,
+    pub qualifiers: TypeQualifiers,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelInfo {
+    pub name: String,
+    /// Id of the `OpFunction` the entry point names.
+    pub function: u32,
+    pub args: Vec<KernelArg>,
+    /// `reqd_work_group_size` (execution mode `LocalSize`).
+    pub reqd_work_group_size: Option<[u32; 3]>,
+    /// `work_group_size_hint` (execution mode `LocalSizeHint`).
+    pub work_group_size_hint: Option<[u32; 3]>,
+    /// `vec_type_hint` as the OpenCL C type name (execution mode `VecTypeHint`).
+    pub vec_type_hint: Option<String>,
+    /// Execution mode `ContractionOff`: no `a*b+c` contraction into fma.
+    pub contraction_off: bool,
+    /// Whether the kernel (or anything it calls) contains a work-group barrier.
+    pub uses_barrier: bool,
+}
+
+impl KernelInfo {
+    /// The `CL_KERNEL_ATTRIBUTES` string: the attributes as written in OpenCL C, space-separated.
+    pub fn attributes(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some([x, y, z]) = self.reqd_work_group_size {
+            parts.push(format!("reqd_work_group_size({x},{y},{z})"));
+        }
+        if let Some([x, y, z]) = self.work_group_size_hint {
+            parts.push(format!("work_group_size_hint({x},{y},{z})"));
+        }
+        if let Some(t) = &self.vec_type_hint {
+            parts.push(format!("vec_type_hint({t})"));
+        }
+        parts.join(" ")
+    }
+}
+
+use std::collections::HashSet;
+
+use rspirv::dr::Operand;
+use spirv::{Decoration, ExecutionMode, FunctionParameterAttribute, Op, StorageClass};
+
+use crate::diagnostics::FrontendError;
+use crate::module::{Module, Type};
+
+/// Reads every `OpEntryPoint Kernel` into a [`KernelInfo`].
+pub(crate) fn extract_kernels(m: &Module) -> Result<Vec<KernelInfo>, FrontendError> {
+    let mut kernels = Vec::new();
+    for ep in &m.raw.entry_points {
+        let (Some(Operand::IdRef(function)), Some(Operand::LiteralString(name))) =
+            (ep.operands.get(1), ep.operands.get(2))
+        else {
+            return Err(FrontendError::invalid(
+                "SPIR-V 3.32.5: malformed OpEntryPoint",
+                "OpEntryPoint",
+            ));
+        };
+        let f = m.function(*function).ok_or_else(|| {
+            FrontendError::invalid(
+                format!("entry point \"{name}\" names %{function}, not a function"),
+                "OpEntryPoint",
+            )
+        })?;
+        let type_names = arg_type_names(m, name);
+        let mut args = Vec::new();
+        for (index, param) in f.parameters.iter().enumerate() {
+            let pid = param.result_id.unwrap_or(0);
+            let ty = param.result_type.unwrap_or(0);
+            let arg = describe_arg(m, pid, ty).map_err(|why| {
+                FrontendError::invalid(
+                    format!("env 2.5: kernel \"{name}\" argument {index}: {why}"),
+                    format!("OpFunctionParameter %{pid}"),
+                )
+            })?;
+            args.push(KernelArg {
+                name: m.name(pid).map(str::to_owned),
+                type_name: type_names.as_ref().and_then(|t| t.get(index).cloned()),
+                ..arg
+            });
+        }
+        let mut info = KernelInfo {
+            name: name.clone(),
+            function: *function,
+            args,
+            reqd_work_group_size: None,
+            work_group_size_hint: None,
+            vec_type_hint: None,
+            contraction_off: false,
+            uses_barrier: uses_barrier(m, *function),
+        };
+        for mode in &m.raw.execution_modes {
+            if mode.operands.first() != Some(&Operand::IdRef(*function)) {
+                continue;
+            }
+            let lits: Vec<u32> = mode.operands[2..]
+                .iter()
+                .filter_map(|o| {
+                    if let Operand::LiteralBit32(v) = o {
+                        Some(*v)
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            match mode.operands.get(1) {
+                Some(Operand::ExecutionMode(ExecutionMode::LocalSize)) if lits.len() == 3 => {
+                    info.reqd_work_group_size = Some([lits[0], lits[1], lits[2]]);
+                }
+                Some(Operand::ExecutionMode(ExecutionMode::LocalSizeHint)) if lits.len() == 3 => {
+                    info.work_group_size_hint = Some([lits[0], lits[1], lits[2]]);
+                }
+                Some(Operand::ExecutionMode(ExecutionMode::VecTypeHint)) if !lits.is_empty() => {
+                    info.vec_type_hint = Some(vec_type_hint_name(lits[0]));
+                }
+                Some(Operand::ExecutionMode(ExecutionMode::ContractionOff)) => {
+                    info.contraction_off = true
+                }
+                _ => {}
+            }
+        }
+        kernels.push(info);
+    }
+    Ok(kernels)
+}
+
+fn describe_arg(m: &Module, pid: u32, ty: u32) -> Result<KernelArg, String> {
+    let plain = |kind, address| KernelArg {
+        name: None,
+        kind,
+        address,
+        access: AccessQualifier::None,
+        type_name: None,
+        qualifiers: TypeQualifiers {
+            is_const: false,
+            is_restrict: param_attr(m, pid, FunctionParameterAttribute::NoAlias),
+            is_volatile: m.has_decoration(pid, Decoration::Volatile),
+            is_pipe: false,
+        },
+    };
+    match m
+        .ty(ty)
+        .ok_or_else(|| format!("type %{ty} is not a type"))?
+    {
+        Type::Pointer { storage, pointee } => match storage {
+            StorageClass::CrossWorkgroup => Ok(plain(
+                ArgKind::Buffer {
+                    address: AddressQualifier::Global,
+                },
+                AddressQualifier::Global,
+            )),
+            StorageClass::UniformConstant => {
+                let mut a = plain(
+                    ArgKind::Buffer {
+                        address: AddressQualifier::Constant,
+                    },
+                    AddressQualifier::Constant,
+                );
+                a.qualifiers.is_const = true;
+                Ok(a)
+            }
+            StorageClass::Workgroup => Ok(plain(ArgKind::Local, AddressQualifier::Local)),
+            StorageClass::Function if param_attr(m, pid, FunctionParameterAttribute::ByVal) => {
+                let size = m
+                    .size_of(*pointee)
+                    .ok_or("by-value aggregate has no size")?;
+                let align = m
+                    .align_of(*pointee)
+                    .ok_or("by-value aggregate has no alignment")?;
+                Ok(plain(
+                    ArgKind::Value {
+                        size: size as usize,
+                        align: align as usize,
+                    },
+                    AddressQualifier::Private,
+                ))
+            }
+            other => Err(format!(
+                "a pointer to {other:?} storage cannot be a kernel argument"
+            )),
+        },
+        Type::Sampler => Ok(plain(ArgKind::Sampler, AddressQualifier::Private)),
+        Type::Image { access, .. } => {
+            let access = match access {
+                Some(spirv::AccessQualifier::ReadOnly) | None => AccessQualifier::ReadOnly,
+                Some(spirv::AccessQualifier::WriteOnly) => AccessQualifier::WriteOnly,
+                Some(spirv::AccessQualifier::ReadWrite) => AccessQualifier::ReadWrite,
+            };
+            let mut a = plain(ArgKind::Image { access }, AddressQualifier::Global);
+            a.access = access;
+            Ok(a)
+        }
+        Type::Bool => Err("bool is not allowed as a kernel argument type".into()),
+        Type::Int { .. }
+        | Type::Float { .. }
+        | Type::Vector { .. }
+        | Type::Struct { .. }
+        | Type::Array { .. } => {
+            let size = m.size_of(ty).ok_or("argument type has no size")?;
+            let align = m.align_of(ty).ok_or("argument type has no alignment")?;
+            Ok(plain(
+                ArgKind::Value {
+                    size: size as usize,
+                    align: align as usize,
+                },
+                AddressQualifier::Private,
+            ))
+        }
+        other => Err(format!(
+            "{other:?} is not supported as a kernel argument type"
+        )),
+    }
+}
+
+fn param_attr(m: &Module, id: u32, attr: FunctionParameterAttribute) -> bool {
+    m.decorations(id).iter().any(|(d, ops)| {
+        *d == Decoration::FuncParamAttr
+            && ops.first() == Some(&Operand::FunctionParameterAttribute(attr))
+    })
+}
+
+/// llvm-spirv records `kernel_arg_type` metadata (with `-cl-kernel-arg-info`) as an OpString
+/// `kernel_arg_type.<kernel>.<t0>,<t1>,…,`.
+fn arg_type_names(m: &Module, kernel: &str) -> Option<Vec<String>> {
+    let prefix = format!("kernel_arg_type.{kernel}.");
+    m.raw.debug_string_source.iter().find_map(|inst| {
+        if inst.class.opcode != Op::String {
+            return None;
+        }
+        let Some(Operand::LiteralString(s)) = inst.operands.first() else {
+            return None;
+        };
+        let rest = s.strip_prefix(&prefix)?;
+        Some(
+            rest.split(',')
+                .filter(|t| !t.is_empty())
+                .map(str::to_owned)
+                .collect(),
+        )
+    })
+}
+
+/// `VecTypeHint` packs the component type in the low 16 bits and the count in the high 16.
+fn vec_type_hint_name(encoded: u32) -> String {
+    let base = match encoded & 0xffff {
+        0 => "char",
+        1 => "short",
+        2 => "int",
+        3 => "long",
+        4 => "half",
+        5 => "float",
+        6 => "double",
+        _ => "int",
+    };
+    match encoded >> 16 {
+        0 | 1 => base.to_owned(),
+        n => format!("{base}{n}"),
+    }
+}
+
+/// Whether `function` or anything it calls contains a control barrier.
+fn uses_barrier(m: &Module, function: u32) -> bool {
+    let mut seen = HashSet::new();
+    let mut stack = vec![function];
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        let Some(f) = m.function(id) else { continue };
+        for inst in f.blocks.iter().flat_map(|b| &b.instructions) {
+            match inst.class.opcode {
+                Op::ControlBarrier => return true,
+                Op::FunctionCall => {
+                    if let Some(Operand::IdRef(callee)) = inst.operands.first() {
+                        stack.push(*callee);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    false
+}

@@ -1,0 +1,193 @@
+//! The parsed module: rspirv's data representation plus the tables codegen and metadata need
+//! (types with their OpenCL memory layout, names, decorations, constants).
+
+use std::collections::HashMap;
+
+use rspirv::dr;
+use spirv::{Decoration, StorageClass, Word};
+
+use crate::metadata::KernelInfo;
+
+pub type TypeId = Word;
+
+/// A SPIR-V type, as far as an OpenCL kernel can use it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Type {
+    Void,
+    Bool,
+    /// Integers carry no signedness in OpenCL SPIR-V (signedness operand is 0).
+    Int {
+        width: u32,
+    },
+    Float {
+        width: u32,
+    },
+    Vector {
+        elem: TypeId,
+        count: u32,
+    },
+    Array {
+        elem: TypeId,
+        len: u64,
+    },
+    RuntimeArray {
+        elem: TypeId,
+    },
+    Struct {
+        members: Vec<TypeId>,
+        packed: bool,
+    },
+    Pointer {
+        storage: StorageClass,
+        pointee: TypeId,
+    },
+    Function {
+        ret: TypeId,
+        params: Vec<TypeId>,
+    },
+    Event,
+    DeviceEvent,
+    ReserveId,
+    Queue,
+    Pipe,
+    Image {
+        dim: spirv::Dim,
+        arrayed: bool,
+        access: Option<spirv::AccessQualifier>,
+    },
+    Sampler,
+    SampledImage {
+        image: TypeId,
+    },
+    Opaque(String),
+}
+
+/// A validated SPIR-V module.
+pub struct Module {
+    pub raw: dr::Module,
+    pub version: (u8, u8),
+    pub kernels: Vec<KernelInfo>,
+    pub(crate) types: HashMap<Word, Type>,
+    pub(crate) names: HashMap<Word, String>,
+    pub(crate) decorations: HashMap<Word, Vec<(Decoration, Vec<dr::Operand>)>>,
+    /// Result id → the global instruction defining it (types, constants, global variables).
+    pub(crate) globals: HashMap<Word, usize>,
+    /// Result id → defining instruction type id, for every instruction with a result type.
+    pub(crate) result_types: HashMap<Word, TypeId>,
+    pub(crate) ext_imports: HashMap<Word, String>,
+}
+
+impl Module {
+    pub fn ty(&self, id: TypeId) -> Option<&Type> {
+        self.types.get(&id)
+    }
+
+    pub fn name(&self, id: Word) -> Option<&str> {
+        self.names.get(&id).map(String::as_str)
+    }
+
+    /// Decorations applied to `id` (`OpDecorate`, with group decorations expanded).
+    pub fn decorations(&self, id: Word) -> &[(Decoration, Vec<dr::Operand>)] {
+        self.decorations.get(&id).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    pub fn has_decoration(&self, id: Word, decoration: Decoration) -> bool {
+        self.decorations(id).iter().any(|(d, _)| *d == decoration)
+    }
+
+    /// The instruction defining a type, constant or module-scope variable.
+    pub fn global(&self, id: Word) -> Option<&dr::Instruction> {
+        self.globals
+            .get(&id)
+            .map(|&i| &self.raw.types_global_values[i])
+    }
+
+    /// Type of the value with result id `id`.
+    pub fn type_of(&self, id: Word) -> Option<TypeId> {
+        self.result_types.get(&id).copied()
+    }
+
+    /// Name of the extended instruction set imported as `id` (e.g. "OpenCL.std").
+    pub fn ext_import(&self, id: Word) -> Option<&str> {
+        self.ext_imports.get(&id).map(String::as_str)
+    }
+
+    /// Size in bytes of a value of type `id` in OpenCL memory (3-component vectors take 4 slots).
+    pub fn size_of(&self, id: TypeId) -> Option<u64> {
+        Some(match self.ty(id)? {
+            Type::Bool => 1,
+            Type::Int { width } | Type::Float { width } => u64::from(*width / 8),
+            Type::Vector { elem, count } => self.size_of(*elem)? * u64::from(padded_count(*count)),
+            Type::Array { elem, len } => self.size_of(*elem)?.checked_mul(*len)?,
+            Type::Struct { members, packed } => {
+                let mut offset = 0u64;
+                let mut max_align = 1;
+                for &m in members {
+                    let align = if *packed { 1 } else { self.align_of(m)? };
+                    max_align = max_align.max(align);
+                    offset = offset.next_multiple_of(align) + self.size_of(m)?;
+                }
+                offset.next_multiple_of(max_align)
+            }
+            Type::Pointer { .. }
+            | Type::Event
+            | Type::Sampler
+            | Type::Image { .. }
+            | Type::Queue => 8,
+            _ => return None,
+        })
+    }
+
+    /// Alignment in bytes of type `id` (a vector is aligned to its padded size).
+    pub fn align_of(&self, id: TypeId) -> Option<u64> {
+        Some(match self.ty(id)? {
+            Type::Vector { .. } => self.size_of(id)?,
+            Type::Array { elem, .. } => self.align_of(*elem)?,
+            Type::Struct { members, packed } => {
+                if *packed {
+                    1
+                } else {
+                    let mut a = 1;
+                    for &m in members {
+                        a = a.max(self.align_of(m)?);
+                    }
+                    a
+                }
+            }
+            _ => self.size_of(id)?,
+        })
+    }
+
+    /// Byte offsets of a struct's members, following C layout rules (or `CPacked`).
+    pub fn member_offsets(&self, id: TypeId) -> Option<Vec<u64>> {
+        let Type::Struct { members, packed } = self.ty(id)? else {
+            return None;
+        };
+        let mut offsets = Vec::with_capacity(members.len());
+        let mut offset = 0u64;
+        for &m in members {
+            let align = if *packed { 1 } else { self.align_of(m)? };
+            offset = offset.next_multiple_of(align);
+            offsets.push(offset);
+            offset += self.size_of(m)?;
+        }
+        Some(offsets)
+    }
+
+    /// The functions of the module by result id.
+    pub fn function(&self, id: Word) -> Option<&dr::Function> {
+        self.raw
+            .functions
+            .iter()
+            .find(|f| f.def.as_ref().and_then(|d| d.result_id) == Some(id))
+    }
+}
+
+/// Number of element slots a vector occupies in memory: 3 → 4 (env spec 2.10).
+pub fn padded_count(count: u32) -> u32 {
+    if count == 3 {
+        4
+    } else {
+        count
+    }
+}

@@ -1,0 +1,330 @@
+//! Bytes → [`Module`]: header checks (magic, length, version, bound) before rspirv sees the
+//! words, instruction word counts checked so rspirv's own panics are unreachable in practice,
+//! `catch_unwind` as the backstop, then the type/name/decoration tables and kernel metadata.
+
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use rspirv::dr::{self, Operand};
+use spirv::{Op, Word};
+
+use crate::diagnostics::FrontendError;
+use crate::metadata::extract_kernels;
+use crate::module::{Module, Type};
+use crate::validate::validate;
+use crate::SUPPORTED_SPIRV_VERSIONS;
+
+const MAGIC: u32 = 0x0723_0203;
+const HEADER_WORDS: usize = 5;
+
+/// Cheap check used by `clCreateProgramWithIL`: are these bytes a SPIR-V module at all?
+/// Returns the words in host byte order.
+pub fn is_spirv(bytes: &[u8]) -> Result<Vec<u32>, FrontendError> {
+    if bytes.is_empty() {
+        return Err(FrontendError::NotSpirv("zero length".into()));
+    }
+    if bytes.len() % 4 != 0 {
+        return Err(FrontendError::NotSpirv(format!(
+            "length {} is not a multiple of 4 bytes",
+            bytes.len()
+        )));
+    }
+    if bytes.len() < HEADER_WORDS * 4 {
+        return Err(FrontendError::NotSpirv(format!(
+            "{} bytes is shorter than the 20-byte header",
+            bytes.len()
+        )));
+    }
+    let first = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    let swap = if first == MAGIC {
+        false
+    } else if first.swap_bytes() == MAGIC {
+        true
+    } else {
+        return Err(FrontendError::NotSpirv(format!(
+            "magic number {first:#010x} is not 0x07230203"
+        )));
+    };
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| {
+            let w = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            if swap {
+                w.swap_bytes()
+            } else {
+                w
+            }
+        })
+        .collect())
+}
+
+/// Parses and validates a module.
+pub fn parse(bytes: &[u8]) -> Result<Module, FrontendError> {
+    let words = is_spirv(bytes)?;
+    let version = check_header(&words)?;
+    check_word_counts(&words)?;
+    let raw = catch_unwind(AssertUnwindSafe(|| dr::load_words(&words)))
+        .map_err(|_| FrontendError::invalid("SPIR-V binary is malformed (parser rejected it)", ""))?
+        .map_err(|e| FrontendError::invalid(format!("SPIR-V binary is malformed: {e}"), ""))?;
+    let mut module = build_tables(raw, version)?;
+    validate(&module)?;
+    module.kernels = extract_kernels(&module)?;
+    Ok(module)
+}
+
+fn check_header(words: &[u32]) -> Result<(u8, u8), FrontendError> {
+    let version = words[1];
+    let major = ((version >> 16) & 0xff) as u8;
+    let minor = ((version >> 8) & 0xff) as u8;
+    if version & 0xff00_00ff != 0 || !SUPPORTED_SPIRV_VERSIONS.contains(&(major, minor)) {
+        return Err(FrontendError::invalid(
+            format!("SPIR-V version word {version:#010x} ({major}.{minor}) is not supported; accepted: 1.0 to 1.6"),
+            "",
+        ));
+    }
+    let bound = words[3];
+    if bound == 0 || bound > 0x0400_0000 {
+        return Err(FrontendError::invalid(
+            format!("id bound {bound} is out of range"),
+            "",
+        ));
+    }
+    Ok((major, minor))
+}
+
+/// Every instruction's word count must be non-zero and stay inside the buffer, and every
+/// literal string must be NUL-terminated inside its instruction (rspirv panics otherwise).
+fn check_word_counts(words: &[u32]) -> Result<(), FrontendError> {
+    let mut at = HEADER_WORDS;
+    while at < words.len() {
+        let count = (words[at] >> 16) as usize;
+        let opcode = words[at] & 0xffff;
+        if count == 0 {
+            return Err(FrontendError::invalid(
+                format!("instruction at word {at} (opcode {opcode}) has word count 0"),
+                "",
+            ));
+        }
+        if at + count > words.len() {
+            return Err(FrontendError::invalid(
+                format!(
+                    "instruction at word {at} (opcode {opcode}) has word count {count}, past the end of the module ({} words)",
+                    words.len()
+                ),
+                "",
+            ));
+        }
+        at += count;
+    }
+    Ok(())
+}
+
+fn build_tables(raw: dr::Module, version: (u8, u8)) -> Result<Module, FrontendError> {
+    let mut m = Module {
+        raw,
+        version,
+        kernels: Vec::new(),
+        types: HashMap::new(),
+        names: HashMap::new(),
+        decorations: HashMap::new(),
+        globals: HashMap::new(),
+        result_types: HashMap::new(),
+        ext_imports: HashMap::new(),
+    };
+    for inst in &m.raw.ext_inst_imports {
+        if let (Some(id), Some(Operand::LiteralString(name))) =
+            (inst.result_id, inst.operands.first())
+        {
+            m.ext_imports.insert(id, name.clone());
+        }
+    }
+    for inst in &m.raw.debug_names {
+        if inst.class.opcode == Op::Name {
+            if let (Some(Operand::IdRef(id)), Some(Operand::LiteralString(name))) =
+                (inst.operands.first(), inst.operands.get(1))
+            {
+                m.names.insert(*id, name.clone());
+            }
+        }
+    }
+    collect_decorations(&mut m);
+    for (index, inst) in m.raw.types_global_values.iter().enumerate() {
+        let Some(id) = inst.result_id else { continue };
+        if m.globals.insert(id, index).is_some() {
+            return Err(FrontendError::invalid(
+                format!("id %{id} is defined more than once"),
+                format!("Op{:?} %{id}", inst.class.opcode),
+            ));
+        }
+        if let Some(ty) = inst.result_type {
+            m.result_types.insert(id, ty);
+        }
+    }
+    let type_defs: Vec<(Word, Type)> = m
+        .raw
+        .types_global_values
+        .iter()
+        .filter_map(|inst| Some((inst.result_id?, decode_type(&m, inst)?)))
+        .collect();
+    m.types.extend(type_defs);
+    for f in &m.raw.functions {
+        let insts = f
+            .def
+            .iter()
+            .chain(&f.parameters)
+            .chain(f.blocks.iter().flat_map(|b| &b.instructions));
+        for inst in insts {
+            if let (Some(id), Some(ty)) = (inst.result_id, inst.result_type) {
+                m.result_types.insert(id, ty);
+            }
+        }
+    }
+    Ok(m)
+}
+
+fn collect_decorations(m: &mut Module) {
+    let mut groups: HashMap<Word, Vec<(spirv::Decoration, Vec<Operand>)>> = HashMap::new();
+    for inst in &m.raw.annotations {
+        if inst.class.opcode == Op::Decorate {
+            if let (Some(Operand::IdRef(target)), Some(Operand::Decoration(d))) =
+                (inst.operands.first(), inst.operands.get(1))
+            {
+                let entry = (*d, inst.operands[2..].to_vec());
+                m.decorations
+                    .entry(*target)
+                    .or_default()
+                    .push(entry.clone());
+                groups.entry(*target).or_default().push(entry);
+            }
+        }
+    }
+    for inst in &m.raw.annotations {
+        if inst.class.opcode == Op::GroupDecorate {
+            if let Some(Operand::IdRef(group)) = inst.operands.first() {
+                let decs = groups.get(group).cloned().unwrap_or_default();
+                for op in &inst.operands[1..] {
+                    if let Operand::IdRef(target) = op {
+                        m.decorations
+                            .entry(*target)
+                            .or_default()
+                            .extend(decs.iter().cloned());
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn id_operand(inst: &dr::Instruction, i: usize) -> Option<Word> {
+    match inst.operands.get(i)? {
+        Operand::IdRef(id) => Some(*id),
+        _ => None,
+    }
+}
+
+fn literal_operand(inst: &dr::Instruction, i: usize) -> Option<u32> {
+    match inst.operands.get(i)? {
+        Operand::LiteralBit32(v) => Some(*v),
+        _ => None,
+    }
+}
+
+fn decode_type(m: &Module, inst: &dr::Instruction) -> Option<Type> {
+    Some(match inst.class.opcode {
+        Op::TypeVoid => Type::Void,
+        Op::TypeBool => Type::Bool,
+        Op::TypeInt => Type::Int {
+            width: literal_operand(inst, 0)?,
+        },
+        Op::TypeFloat => Type::Float {
+            width: literal_operand(inst, 0)?,
+        },
+        Op::TypeVector => Type::Vector {
+            elem: id_operand(inst, 0)?,
+            count: literal_operand(inst, 1)?,
+        },
+        Op::TypeArray => {
+            let len_id = id_operand(inst, 1)?;
+            let len_inst = m.global(len_id)?;
+            let len = match len_inst.operands.first()? {
+                Operand::LiteralBit32(v) => u64::from(*v),
+                Operand::LiteralBit64(v) => *v,
+                _ => return None,
+            };
+            Type::Array {
+                elem: id_operand(inst, 0)?,
+                len,
+            }
+        }
+        Op::TypeRuntimeArray => Type::RuntimeArray {
+            elem: id_operand(inst, 0)?,
+        },
+        Op::TypeStruct => Type::Struct {
+            members: inst
+                .operands
+                .iter()
+                .filter_map(|o| {
+                    if let Operand::IdRef(i) = o {
+                        Some(*i)
+                    } else {
+                        None
+                    }
+                })
+                .collect(),
+            packed: inst
+                .result_id
+                .is_some_and(|id| m.has_decoration(id, spirv::Decoration::CPacked)),
+        },
+        Op::TypePointer => {
+            let Operand::StorageClass(storage) = inst.operands.first()? else {
+                return None;
+            };
+            Type::Pointer {
+                storage: *storage,
+                pointee: id_operand(inst, 1)?,
+            }
+        }
+        Op::TypeFunction => Type::Function {
+            ret: id_operand(inst, 0)?,
+            params: inst.operands[1..]
+                .iter()
+                .filter_map(|o| {
+                    if let Operand::IdRef(i) = o {
+                        Some(*i)
+                    } else {
+                        None
+                    }
+                })
+                .collect(),
+        },
+        Op::TypeEvent => Type::Event,
+        Op::TypeDeviceEvent => Type::DeviceEvent,
+        Op::TypeReserveId => Type::ReserveId,
+        Op::TypeQueue => Type::Queue,
+        Op::TypePipe => Type::Pipe,
+        Op::TypeSampler => Type::Sampler,
+        Op::TypeSampledImage => Type::SampledImage {
+            image: id_operand(inst, 0)?,
+        },
+        Op::TypeImage => {
+            let Operand::Dim(dim) = inst.operands.get(1)? else {
+                return None;
+            };
+            let arrayed = literal_operand(inst, 3)? != 0;
+            let access = match inst.operands.get(7) {
+                Some(Operand::AccessQualifier(a)) => Some(*a),
+                _ => None,
+            };
+            Type::Image {
+                dim: *dim,
+                arrayed,
+                access,
+            }
+        }
+        Op::TypeOpaque => match inst.operands.first()? {
+            Operand::LiteralString(s) => Type::Opaque(s.clone()),
+            _ => return None,
+        },
+        _ => return None,
+    })
+}

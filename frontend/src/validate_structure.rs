@@ -1,0 +1,225 @@
+//! Structural checks that keep codegen safe: ids defined once and known, blocks terminated,
+//! branch targets are labels of the same function, phi parents are blocks of the function,
+//! no recursion in the static call graph.
+
+use std::collections::{HashMap, HashSet};
+
+use rspirv::dr::{Instruction, Operand};
+use spirv::Op;
+
+use crate::diagnostics::Diagnostic;
+use crate::module::Module;
+
+fn inst_name(inst: &Instruction) -> String {
+    match inst.result_id {
+        Some(id) => format!("Op{:?} %{id}", inst.class.opcode),
+        None => format!("Op{:?}", inst.class.opcode),
+    }
+}
+
+fn is_terminator(op: Op) -> bool {
+    matches!(
+        op,
+        Op::Branch
+            | Op::BranchConditional
+            | Op::Switch
+            | Op::Return
+            | Op::ReturnValue
+            | Op::Unreachable
+            | Op::Kill
+    )
+}
+
+pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
+    let mut problems = Vec::new();
+    let mut push = |rule: String, inst: &Instruction, id: Option<u32>| {
+        problems.push(Diagnostic {
+            rule,
+            instruction: inst_name(inst),
+            word_offset: None,
+            source_name: id.and_then(|i| m.name(i)).map(str::to_owned),
+        });
+    };
+    let function_ids: HashSet<u32> = m
+        .raw
+        .functions
+        .iter()
+        .filter_map(|f| f.def.as_ref()?.result_id)
+        .collect();
+    let mut defined: HashSet<u32> = m.globals.keys().copied().collect();
+    defined.extend(m.ext_imports.keys());
+    defined.extend(&function_ids);
+    let mut calls: HashMap<u32, Vec<u32>> = HashMap::new();
+
+    for f in &m.raw.functions {
+        let Some(def) = &f.def else { continue };
+        let fid = def.result_id.unwrap_or(0);
+        let labels: HashSet<u32> = f
+            .blocks
+            .iter()
+            .filter_map(|b| b.label.as_ref()?.result_id)
+            .collect();
+        let mut local: HashSet<u32> = f.parameters.iter().filter_map(|p| p.result_id).collect();
+        local.extend(&labels);
+        for b in &f.blocks {
+            for inst in &b.instructions {
+                if let Some(id) = inst.result_id {
+                    if !local.insert(id) || defined.contains(&id) {
+                        push(
+                            format!("SPIR-V 2.2: id %{id} is defined more than once"),
+                            inst,
+                            Some(id),
+                        );
+                    }
+                }
+            }
+        }
+        if f.blocks.is_empty() && !m.has_decoration(fid, spirv::Decoration::LinkageAttributes) {
+            push(
+                format!("SPIR-V 2.4: function %{fid} has no body and is not an import"),
+                def,
+                Some(fid),
+            );
+        }
+        for b in &f.blocks {
+            match b.instructions.last() {
+                Some(last) if is_terminator(last.class.opcode) => {}
+                _ => {
+                    let label = b.label.as_ref().unwrap_or(def);
+                    push(
+                        "SPIR-V 2.2.5: block does not end with a termination instruction".into(),
+                        label,
+                        label.result_id,
+                    );
+                }
+            }
+            for (i, inst) in b.instructions.iter().enumerate() {
+                if is_terminator(inst.class.opcode) && i + 1 != b.instructions.len() {
+                    push(
+                        "SPIR-V 2.2.5: termination instruction in the middle of a block".into(),
+                        inst,
+                        None,
+                    );
+                }
+                let op = inst.class.opcode;
+                let label_operands: Vec<u32> = match op {
+                    Op::Branch => ids(inst, 0..1),
+                    Op::BranchConditional => ids(inst, 1..3),
+                    Op::Switch => inst
+                        .operands
+                        .iter()
+                        .skip(1)
+                        .filter_map(|o| {
+                            if let Operand::IdRef(i) = o {
+                                Some(*i)
+                            } else {
+                                None
+                            }
+                        })
+                        .collect(),
+                    Op::Phi => inst
+                        .operands
+                        .iter()
+                        .skip(1)
+                        .step_by(2)
+                        .filter_map(|o| {
+                            if let Operand::IdRef(i) = o {
+                                Some(*i)
+                            } else {
+                                None
+                            }
+                        })
+                        .collect(),
+                    Op::LoopMerge => ids(inst, 0..2),
+                    Op::SelectionMerge => ids(inst, 0..1),
+                    _ => Vec::new(),
+                };
+                for target in label_operands {
+                    if !labels.contains(&target) {
+                        push(
+                            format!("SPIR-V 2.16: %{target} is not a block label of this function"),
+                            inst,
+                            None,
+                        );
+                    }
+                }
+                if op == Op::FunctionCall {
+                    if let Some(Operand::IdRef(callee)) = inst.operands.first() {
+                        if !function_ids.contains(callee) {
+                            push(
+                                format!(
+                                    "SPIR-V: OpFunctionCall target %{callee} is not a function"
+                                ),
+                                inst,
+                                None,
+                            );
+                        } else {
+                            calls.entry(fid).or_default().push(*callee);
+                        }
+                    }
+                }
+                for operand in &inst.operands {
+                    if let Operand::IdRef(id) = operand {
+                        if !defined.contains(id) && !local.contains(id) {
+                            push(format!("SPIR-V 2.2: id %{id} is used but not defined in this function or at module scope"), inst, None);
+                        }
+                    }
+                }
+                if let Some(ty) = inst.result_type {
+                    if m.ty(ty).is_none() {
+                        push(
+                            format!("SPIR-V 2.2: result type %{ty} is not a type"),
+                            inst,
+                            None,
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // env 4.1: no recursion — look for a cycle in the static call graph.
+    let mut state: HashMap<u32, u8> = HashMap::new();
+    fn visit(f: u32, calls: &HashMap<u32, Vec<u32>>, state: &mut HashMap<u32, u8>) -> Option<u32> {
+        match state.get(&f) {
+            Some(1) => return Some(f),
+            Some(2) => return None,
+            _ => {}
+        }
+        state.insert(f, 1);
+        for &c in calls.get(&f).map(Vec::as_slice).unwrap_or(&[]) {
+            if let Some(cycle) = visit(c, calls, state) {
+                return Some(cycle);
+            }
+        }
+        state.insert(f, 2);
+        None
+    }
+    for f in &m.raw.functions {
+        let Some(def) = &f.def else { continue };
+        let fid = def.result_id.unwrap_or(0);
+        if let Some(at) = visit(fid, &calls, &mut state) {
+            problems.push(Diagnostic {
+                rule: format!(
+                    "env 4.1: recursion is not allowed; function %{at} is part of a call cycle"
+                ),
+                instruction: format!("OpFunction %{at}"),
+                word_offset: None,
+                source_name: m.name(at).map(str::to_owned),
+            });
+            break;
+        }
+    }
+    problems
+}
+
+fn ids(inst: &Instruction, range: std::ops::Range<usize>) -> Vec<u32> {
+    range
+        .filter_map(|i| {
+            if let Some(Operand::IdRef(id)) = inst.operands.get(i) {
+                Some(*id)
+            } else {
+                None
+            }
+        })
+        .collect()
+}
