@@ -23,7 +23,7 @@ pub fn is_spirv(bytes: &[u8]) -> Result<Vec<u32>, FrontendError> {
     if bytes.is_empty() {
         return Err(FrontendError::NotSpirv("zero length".into()));
     }
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return Err(FrontendError::NotSpirv(format!(
             "length {} is not a multiple of 4 bytes",
             bytes.len()

@@ -1,1 +1,227 @@
-//! placeholder
+//! OpenCL.std math for the JIT: `extern "C"` entry points that generated code calls, and the
+//! symbol table codegen registers with the JIT (so no symbol is ever looked up with dlsym).
+//!
+//! Simple operations (fabs, fma, sqrt, floor, min/max, …) are emitted inline by codegen and do
+//! not appear here. The transcendental functions currently come from the `libm` crate (a port of
+//! musl's libm, f32 functions within the full-profile ULP table); the accuracy work of the
+//! mathlib issue replaces them one by one with versions measured by the brute-force checker.
+
+macro_rules! unary {
+    ($($name:ident => $f32:path, $f64:path;)*) => {
+        pub mod unary {
+            $(
+                pub mod $name {
+                    pub extern "C" fn f32(x: f32) -> f32 { $f32(x) }
+                    pub extern "C" fn f64(x: f64) -> f64 { $f64(x) }
+                }
+            )*
+        }
+        /// OpenCL.std unary functions provided here, by OpenCL name.
+        pub const UNARY: &[&str] = &[$(stringify!($name)),*];
+        fn unary_symbols(out: &mut Vec<(String, *const u8)>) {
+            $(
+                out.push((format!("ferrocl_{}_f32", stringify!($name)), unary::$name::f32 as *const u8));
+                out.push((format!("ferrocl_{}_f64", stringify!($name)), unary::$name::f64 as *const u8));
+            )*
+        }
+    };
+}
+
+macro_rules! binary {
+    ($($name:ident => $f32:path, $f64:path;)*) => {
+        pub mod binary {
+            $(
+                pub mod $name {
+                    pub extern "C" fn f32(x: f32, y: f32) -> f32 { $f32(x, y) }
+                    pub extern "C" fn f64(x: f64, y: f64) -> f64 { $f64(x, y) }
+                }
+            )*
+        }
+        /// OpenCL.std binary functions provided here, by OpenCL name.
+        pub const BINARY: &[&str] = &[$(stringify!($name)),*];
+        fn binary_symbols(out: &mut Vec<(String, *const u8)>) {
+            $(
+                out.push((format!("ferrocl_{}_f32", stringify!($name)), binary::$name::f32 as *const u8));
+                out.push((format!("ferrocl_{}_f64", stringify!($name)), binary::$name::f64 as *const u8));
+            )*
+        }
+    };
+}
+
+unary! {
+    acos => libm::acosf, libm::acos;
+    acosh => libm::acoshf, libm::acosh;
+    asin => libm::asinf, libm::asin;
+    asinh => libm::asinhf, libm::asinh;
+    atan => libm::atanf, libm::atan;
+    atanh => libm::atanhf, libm::atanh;
+    cbrt => libm::cbrtf, libm::cbrt;
+    cos => libm::cosf, libm::cos;
+    cosh => libm::coshf, libm::cosh;
+    erfc => libm::erfcf, libm::erfc;
+    erf => libm::erff, libm::erf;
+    exp => libm::expf, libm::exp;
+    exp2 => libm::exp2f, libm::exp2;
+    exp10 => libm::exp10f, libm::exp10;
+    expm1 => libm::expm1f, libm::expm1;
+    lgamma => libm::lgammaf, libm::lgamma;
+    log => libm::logf, libm::log;
+    log2 => libm::log2f, libm::log2;
+    log10 => libm::log10f, libm::log10;
+    log1p => libm::log1pf, libm::log1p;
+    sin => libm::sinf, libm::sin;
+    sinh => libm::sinhf, libm::sinh;
+    tan => libm::tanf, libm::tan;
+    tanh => libm::tanhf, libm::tanh;
+    tgamma => libm::tgammaf, libm::tgamma;
+}
+
+binary! {
+    atan2 => libm::atan2f, libm::atan2;
+    hypot => libm::hypotf, libm::hypot;
+    pow => libm::powf, libm::pow;
+    remainder => libm::remainderf, libm::remainder;
+    nextafter => libm::nextafterf, libm::nextafter;
+}
+
+/// Helpers generated code calls for operations Cranelift does not provide, and the libcalls
+/// Cranelift itself may emit during legalisation.
+pub mod support {
+    pub extern "C" fn fmodf(x: f32, y: f32) -> f32 {
+        libm::fmodf(x, y)
+    }
+    pub extern "C" fn fmod(x: f64, y: f64) -> f64 {
+        libm::fmod(x, y)
+    }
+    pub extern "C" fn ceilf(x: f32) -> f32 {
+        libm::ceilf(x)
+    }
+    pub extern "C" fn ceil(x: f64) -> f64 {
+        libm::ceil(x)
+    }
+    pub extern "C" fn floorf(x: f32) -> f32 {
+        libm::floorf(x)
+    }
+    pub extern "C" fn floor(x: f64) -> f64 {
+        libm::floor(x)
+    }
+    pub extern "C" fn truncf(x: f32) -> f32 {
+        libm::truncf(x)
+    }
+    pub extern "C" fn trunc(x: f64) -> f64 {
+        libm::trunc(x)
+    }
+    pub extern "C" fn nearbyintf(x: f32) -> f32 {
+        libm::rintf(x)
+    }
+    pub extern "C" fn nearbyint(x: f64) -> f64 {
+        libm::rint(x)
+    }
+    pub extern "C" fn fmaf(x: f32, y: f32, z: f32) -> f32 {
+        libm::fmaf(x, y, z)
+    }
+    pub extern "C" fn fma(x: f64, y: f64, z: f64) -> f64 {
+        libm::fma(x, y, z)
+    }
+    pub extern "C" fn ldexpf(x: f32, n: i32) -> f32 {
+        libm::ldexpf(x, n)
+    }
+    pub extern "C" fn ldexp(x: f64, n: i32) -> f64 {
+        libm::ldexp(x, n)
+    }
+    /// # Safety
+    /// Same contract as C `memmove`.
+    pub unsafe extern "C" fn memmove(dst: *mut u8, src: *const u8, n: usize) -> *mut u8 {
+        // SAFETY: the caller (JIT code translating OpCopyMemory*) passes valid, possibly
+        // overlapping regions of `n` bytes, as memmove allows.
+        unsafe { std::ptr::copy(src, dst, n) };
+        dst
+    }
+    /// # Safety
+    /// Same contract as C `memcpy`.
+    pub unsafe extern "C" fn memcpy(dst: *mut u8, src: *const u8, n: usize) -> *mut u8 {
+        // SAFETY: Cranelift emits memcpy only for non-overlapping valid regions; `copy`
+        // is correct even if they overlapped.
+        unsafe { std::ptr::copy(src, dst, n) };
+        dst
+    }
+    /// # Safety
+    /// Same contract as C `memset`.
+    pub unsafe extern "C" fn memset(dst: *mut u8, c: i32, n: usize) -> *mut u8 {
+        // SAFETY: valid region of `n` bytes by the caller's contract.
+        unsafe { std::ptr::write_bytes(dst, c as u8, n) };
+        dst
+    }
+    /// # Safety
+    /// Same contract as C `memcmp`.
+    pub unsafe extern "C" fn memcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
+        // SAFETY: both regions are valid for `n` bytes by the caller's contract.
+        let (a, b) = unsafe {
+            (
+                std::slice::from_raw_parts(a, n),
+                std::slice::from_raw_parts(b, n),
+            )
+        };
+        match a.cmp(b) {
+            std::cmp::Ordering::Less => -1,
+            std::cmp::Ordering::Equal => 0,
+            std::cmp::Ordering::Greater => 1,
+        }
+    }
+}
+
+/// Every symbol JIT code may reference, by name.
+pub fn symbols() -> Vec<(String, *const u8)> {
+    let mut out = Vec::new();
+    unary_symbols(&mut out);
+    binary_symbols(&mut out);
+    let support: [(&str, *const u8); 18] = [
+        ("ferrocl_fmodf", support::fmodf as *const u8),
+        ("ferrocl_fmod", support::fmod as *const u8),
+        ("ferrocl_ceilf", support::ceilf as *const u8),
+        ("ferrocl_ceil", support::ceil as *const u8),
+        ("ferrocl_floorf", support::floorf as *const u8),
+        ("ferrocl_floor", support::floor as *const u8),
+        ("ferrocl_truncf", support::truncf as *const u8),
+        ("ferrocl_trunc", support::trunc as *const u8),
+        ("ferrocl_nearbyintf", support::nearbyintf as *const u8),
+        ("ferrocl_nearbyint", support::nearbyint as *const u8),
+        ("ferrocl_fmaf", support::fmaf as *const u8),
+        ("ferrocl_fma", support::fma as *const u8),
+        ("ferrocl_ldexpf", support::ldexpf as *const u8),
+        ("ferrocl_ldexp", support::ldexp as *const u8),
+        ("ferrocl_memmove", support::memmove as *const u8),
+        ("ferrocl_memcpy", support::memcpy as *const u8),
+        ("ferrocl_memset", support::memset as *const u8),
+        ("ferrocl_memcmp", support::memcmp as *const u8),
+    ];
+    out.extend(support.iter().map(|(n, p)| (n.to_string(), *p)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symbol_names_are_unique_and_cover_every_function() {
+        let syms = symbols();
+        let mut names: Vec<&str> = syms.iter().map(|(n, _)| n.as_str()).collect();
+        names.sort_unstable();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(before, names.len());
+        for f in UNARY.iter().chain(BINARY) {
+            assert!(names.contains(&format!("ferrocl_{f}_f32").as_str()), "{f}");
+            assert!(names.contains(&format!("ferrocl_{f}_f64").as_str()), "{f}");
+        }
+    }
+
+    #[test]
+    fn entry_points_compute() {
+        assert_eq!(unary::exp2::f32(3.0), 8.0);
+        assert_eq!(binary::pow::f64(2.0, 10.0), 1024.0);
+        assert_eq!(support::fmodf(7.5, 2.0), 1.5);
+        assert!(support::fmod(1.0, 0.0).is_nan());
+    }
+}

@@ -1,0 +1,350 @@
+//! Arithmetic, bitwise, comparison, logical and relational opcodes, component-wise over
+//! scalarised vectors. Integer division never traps: OpenCL leaves x/0 and INT_MIN/-1
+//! unspecified, Cranelift would raise SIGFPE.
+
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{types, InstBuilder, Value};
+use ferrocl_frontend::rspirv::dr::Instruction;
+use ferrocl_frontend::spirv::Op;
+
+use super::function::{err, Translator};
+use super::values::Val;
+use crate::program::BuildError;
+
+impl Translator<'_, '_, '_> {
+    pub(crate) fn ty_of(&self, v: Value) -> types::Type {
+        self.b.func.dfg.value_type(v)
+    }
+
+    /// Divisor safe for `udiv`/`urem`: 0 becomes 1.
+    fn safe_unsigned_divisor(&mut self, d: Value) -> Value {
+        let t = self.ty_of(d);
+        let one = self.b.ins().iconst(t, 1);
+        let is_zero = self.b.ins().icmp_imm_s(IntCC::Equal, d, 0);
+        self.b.ins().select(is_zero, one, d)
+    }
+
+    /// Divisor safe for `sdiv`/`srem`: 0 becomes 1, and -1 becomes 1 when the dividend is MIN.
+    fn safe_signed_divisor(&mut self, n: Value, d: Value) -> Value {
+        let t = self.ty_of(d);
+        let d = self.safe_unsigned_divisor(d);
+        let min = match t.bits() {
+            8 => i64::from(i8::MIN),
+            16 => i64::from(i16::MIN),
+            32 => i64::from(i32::MIN),
+            _ => i64::MIN,
+        };
+        let n_min = self.b.ins().icmp_imm_s(IntCC::Equal, n, min);
+        let d_neg1 = self.b.ins().icmp_imm_s(IntCC::Equal, d, -1);
+        let both = self.b.ins().band(n_min, d_neg1);
+        let one = self.b.ins().iconst(t, 1);
+        self.b.ins().select(both, one, d)
+    }
+
+    pub(crate) fn fmod_call(&mut self, a: Value, b: Value) -> Result<Value, BuildError> {
+        let t = self.ty_of(a);
+        let name = if t == types::F32 {
+            "ferrocl_fmodf"
+        } else {
+            "ferrocl_fmod"
+        };
+        let f = self.func_ref(name, &[t, t], &[t])?;
+        let call = self.b.ins().call(f, &[a, b]);
+        Ok(self.b.inst_results(call)[0])
+    }
+
+    pub(crate) fn arith(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+        use Op::*;
+        let op = inst.class.opcode;
+        let a = self.operand(inst, 0)?;
+        let v = match op {
+            SNegate => a.map(&mut |x| Ok(self.b.ins().ineg(x)))?,
+            FNegate => a.map(&mut |x| Ok(self.b.ins().fneg(x)))?,
+            Not => a.map(&mut |x| Ok(self.b.ins().bnot(x)))?,
+            BitCount => {
+                let rt = self.result_type(inst)?;
+                let rs = self.shape_of_type(rt)?;
+                let mut tys = Vec::new();
+                rs.leaf_types(&mut tys);
+                let rt = tys[0];
+                a.map(&mut |x| {
+                    let c = self.b.ins().popcnt(x);
+                    Ok(self.resize_int(c, rt, false))
+                })?
+            }
+            BitReverse => a.map(&mut |x| Ok(self.b.ins().bitrev(x)))?,
+            Dot => {
+                let b = self.operand(inst, 1)?;
+                let (xs, ys) = (a.flat(), b.flat());
+                let mut acc = self.b.ins().fmul(xs[0], ys[0]);
+                for (x, y) in xs.iter().zip(&ys).skip(1) {
+                    let p = self.b.ins().fmul(*x, *y);
+                    acc = self.b.ins().fadd(acc, p);
+                }
+                Val::S(acc)
+            }
+            IAddCarry | ISubBorrow | UMulExtended | SMulExtended => {
+                let b = self.operand(inst, 1)?;
+                let (xs, ys) = (a.flat(), b.flat());
+                let mut lo = Vec::new();
+                let mut hi = Vec::new();
+                for (&x, &y) in xs.iter().zip(&ys) {
+                    let t = self.ty_of(x);
+                    let (l, h) = match op {
+                        IAddCarry => {
+                            let s = self.b.ins().iadd(x, y);
+                            let c = self.b.ins().icmp(IntCC::UnsignedLessThan, s, x);
+                            (s, self.resize_int(c, t, false))
+                        }
+                        ISubBorrow => {
+                            let s = self.b.ins().isub(x, y);
+                            let c = self.b.ins().icmp(IntCC::UnsignedLessThan, x, y);
+                            (s, self.resize_int(c, t, false))
+                        }
+                        UMulExtended => (self.b.ins().imul(x, y), self.b.ins().umulhi(x, y)),
+                        _ => (self.b.ins().imul(x, y), self.b.ins().smulhi(x, y)),
+                    };
+                    lo.push(Val::S(l));
+                    hi.push(Val::S(h));
+                }
+                let pack = |v: Vec<Val>| {
+                    if v.len() == 1 {
+                        v.into_iter().next().expect("one")
+                    } else {
+                        Val::C(v)
+                    }
+                };
+                Val::C(vec![pack(lo), pack(hi)])
+            }
+            VectorTimesScalar => {
+                let s = self.operand(inst, 1)?;
+                a.zip(&s, &mut |x, y| Ok(self.b.ins().fmul(x, y)))?
+            }
+            _ => {
+                let b = self.operand(inst, 1)?;
+                a.zip(&b, &mut |x, y| self.binary(op, x, y))?
+            }
+        };
+        self.define(inst, v);
+        Ok(())
+    }
+
+    fn binary(&mut self, op: Op, x: Value, y: Value) -> Result<Value, BuildError> {
+        use Op::*;
+        Ok(match op {
+            IAdd => self.b.ins().iadd(x, y),
+            ISub => self.b.ins().isub(x, y),
+            IMul => self.b.ins().imul(x, y),
+            FAdd => self.b.ins().fadd(x, y),
+            FSub => self.b.ins().fsub(x, y),
+            FMul => self.b.ins().fmul(x, y),
+            FDiv => self.b.ins().fdiv(x, y),
+            UDiv => {
+                let d = self.safe_unsigned_divisor(y);
+                self.b.ins().udiv(x, d)
+            }
+            UMod => {
+                let d = self.safe_unsigned_divisor(y);
+                self.b.ins().urem(x, d)
+            }
+            SDiv => {
+                let d = self.safe_signed_divisor(x, y);
+                self.b.ins().sdiv(x, d)
+            }
+            SRem => {
+                let d = self.safe_signed_divisor(x, y);
+                self.b.ins().srem(x, d)
+            }
+            SMod => {
+                // Result takes the sign of the divisor.
+                let d = self.safe_signed_divisor(x, y);
+                let r = self.b.ins().srem(x, d);
+                let rd = self.b.ins().bxor(r, d);
+                let signs_differ = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, rd, 0);
+                let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, r, 0);
+                let fix = self.b.ins().band(signs_differ, nonzero);
+                let adjusted = self.b.ins().iadd(r, d);
+                self.b.ins().select(fix, adjusted, r)
+            }
+            FRem => self.fmod_call(x, y)?,
+            FMod => {
+                // Result takes the sign of the divisor.
+                let r = self.fmod_call(x, y)?;
+                let t = self.ty_of(r);
+                let zero = super::values::zero_of(&mut self.b, t);
+                let r_neg = self.b.ins().fcmp(FloatCC::LessThan, r, zero);
+                let y_neg = self.b.ins().fcmp(FloatCC::LessThan, y, zero);
+                let r_nz = self.b.ins().fcmp(FloatCC::NotEqual, r, zero);
+                let differ = self.b.ins().bxor(r_neg, y_neg);
+                let fix = self.b.ins().band(differ, r_nz);
+                let adjusted = self.b.ins().fadd(r, y);
+                self.b.ins().select(fix, adjusted, r)
+            }
+            ShiftRightLogical | ShiftRightArithmetic | ShiftLeftLogical => {
+                let y = self.resize_int(y, self.ty_of(x), false);
+                match op {
+                    ShiftRightLogical => self.b.ins().ushr(x, y),
+                    ShiftRightArithmetic => self.b.ins().sshr(x, y),
+                    _ => self.b.ins().ishl(x, y),
+                }
+            }
+            BitwiseOr => self.b.ins().bor(x, y),
+            BitwiseXor => self.b.ins().bxor(x, y),
+            BitwiseAnd => self.b.ins().band(x, y),
+            other => {
+                return err(format!(
+                    "internal: Op{other:?} is not a binary arithmetic op\n"
+                ))
+            }
+        })
+    }
+
+    /// Zero- or sign-extends / truncates an integer to `to`.
+    pub(crate) fn resize_int(&mut self, v: Value, to: types::Type, signed: bool) -> Value {
+        let from = self.ty_of(v);
+        if from == to {
+            v
+        } else if from.bits() > to.bits() {
+            self.b.ins().ireduce(to, v)
+        } else if signed {
+            self.b.ins().sextend(to, v)
+        } else {
+            self.b.ins().uextend(to, v)
+        }
+    }
+
+    pub(crate) fn compare(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+        use Op::*;
+        let op = inst.class.opcode;
+        let a = self.operand(inst, 0)?;
+        let v = match op {
+            LogicalNot => a.map(&mut |x| Ok(self.b.ins().bxor_imm_s(x, 1)))?,
+            Any | All => {
+                let leaves = a.flat();
+                let mut acc = leaves[0];
+                for &l in &leaves[1..] {
+                    acc = if op == Any {
+                        self.b.ins().bor(acc, l)
+                    } else {
+                        self.b.ins().band(acc, l)
+                    };
+                }
+                Val::S(acc)
+            }
+            IsNan => a.map(&mut |x| Ok(self.b.ins().fcmp(FloatCC::Unordered, x, x)))?,
+            IsInf | IsFinite | IsNormal => a.map(&mut |x| {
+                let t = self.ty_of(x);
+                let abs = self.b.ins().fabs(x);
+                let (inf, min_normal) = if t == types::F32 {
+                    (
+                        self.b.ins().f32const(f32::INFINITY),
+                        self.b.ins().f32const(f32::MIN_POSITIVE),
+                    )
+                } else {
+                    (
+                        self.b.ins().f64const(f64::INFINITY),
+                        self.b.ins().f64const(f64::MIN_POSITIVE),
+                    )
+                };
+                Ok(match op {
+                    IsInf => self.b.ins().fcmp(FloatCC::Equal, abs, inf),
+                    IsFinite => self.b.ins().fcmp(FloatCC::LessThan, abs, inf),
+                    _ => {
+                        let ge = self
+                            .b
+                            .ins()
+                            .fcmp(FloatCC::GreaterThanOrEqual, abs, min_normal);
+                        let lt = self.b.ins().fcmp(FloatCC::LessThan, abs, inf);
+                        self.b.ins().band(ge, lt)
+                    }
+                })
+            })?,
+            SignBitSet => a.map(&mut |x| {
+                let t = self.ty_of(x);
+                let it = if t == types::F32 {
+                    types::I32
+                } else {
+                    types::I64
+                };
+                let bits = self
+                    .b
+                    .ins()
+                    .bitcast(it, cranelift_codegen::ir::MemFlagsData::new(), x);
+                Ok(self.b.ins().icmp_imm_s(IntCC::SignedLessThan, bits, 0))
+            })?,
+            Select => {
+                let t = self.operand(inst, 1)?;
+                let f = self.operand(inst, 2)?;
+                match (&a, &t) {
+                    // A scalar condition selects whole composites.
+                    (Val::S(c), Val::C(_)) => {
+                        let c = *c;
+                        t.zip(&f, &mut |x, y| Ok(self.b.ins().select(c, x, y)))?
+                    }
+                    _ => a.zip3(&t, &f, &mut |c, x, y| Ok(self.b.ins().select(c, x, y)))?,
+                }
+            }
+            PtrDiff => {
+                let b = self.operand(inst, 1)?;
+                let pointee_size = self
+                    .m
+                    .type_of(self.id_operand(inst, 0)?)
+                    .and_then(|t| match self.m.ty(t) {
+                        Some(ferrocl_frontend::Type::Pointer { pointee, .. }) => {
+                            self.m.size_of(*pointee)
+                        }
+                        _ => None,
+                    })
+                    .unwrap_or(1)
+                    .max(1);
+                let (x, y) = (a.scalar()?, b.scalar()?);
+                let d = self.b.ins().isub(x, y);
+                let q = self.b.ins().sdiv_imm_s(d, pointee_size as i64);
+                let rt = self.result_type(inst)?;
+                let rt = super::values::scalar_ir_type(self.m, rt)?;
+                Val::S(self.resize_int(q, rt, true))
+            }
+            _ => {
+                let b = self.operand(inst, 1)?;
+                a.zip(&b, &mut |x, y| self.compare_pair(op, x, y))?
+            }
+        };
+        self.define(inst, v);
+        Ok(())
+    }
+
+    fn compare_pair(&mut self, op: Op, x: Value, y: Value) -> Result<Value, BuildError> {
+        use Op::*;
+        let icmp = |t: &mut Self, cc| t.b.ins().icmp(cc, x, y);
+        let fcmp = |t: &mut Self, cc| t.b.ins().fcmp(cc, x, y);
+        Ok(match op {
+            IEqual | LogicalEqual | PtrEqual => icmp(self, IntCC::Equal),
+            INotEqual | LogicalNotEqual | PtrNotEqual => icmp(self, IntCC::NotEqual),
+            UGreaterThan => icmp(self, IntCC::UnsignedGreaterThan),
+            SGreaterThan => icmp(self, IntCC::SignedGreaterThan),
+            UGreaterThanEqual => icmp(self, IntCC::UnsignedGreaterThanOrEqual),
+            SGreaterThanEqual => icmp(self, IntCC::SignedGreaterThanOrEqual),
+            ULessThan => icmp(self, IntCC::UnsignedLessThan),
+            SLessThan => icmp(self, IntCC::SignedLessThan),
+            ULessThanEqual => icmp(self, IntCC::UnsignedLessThanOrEqual),
+            SLessThanEqual => icmp(self, IntCC::SignedLessThanOrEqual),
+            LogicalOr => self.b.ins().bor(x, y),
+            LogicalAnd => self.b.ins().band(x, y),
+            FOrdEqual => fcmp(self, FloatCC::Equal),
+            FUnordEqual => fcmp(self, FloatCC::UnorderedOrEqual),
+            FOrdNotEqual | LessOrGreater => fcmp(self, FloatCC::OrderedNotEqual),
+            FUnordNotEqual => fcmp(self, FloatCC::NotEqual),
+            FOrdLessThan => fcmp(self, FloatCC::LessThan),
+            FUnordLessThan => fcmp(self, FloatCC::UnorderedOrLessThan),
+            FOrdGreaterThan => fcmp(self, FloatCC::GreaterThan),
+            FUnordGreaterThan => fcmp(self, FloatCC::UnorderedOrGreaterThan),
+            FOrdLessThanEqual => fcmp(self, FloatCC::LessThanOrEqual),
+            FUnordLessThanEqual => fcmp(self, FloatCC::UnorderedOrLessThanOrEqual),
+            FOrdGreaterThanEqual => fcmp(self, FloatCC::GreaterThanOrEqual),
+            FUnordGreaterThanEqual => fcmp(self, FloatCC::UnorderedOrGreaterThanOrEqual),
+            Ordered => fcmp(self, FloatCC::Ordered),
+            Unordered => fcmp(self, FloatCC::Unordered),
+            other => return err(format!("internal: Op{other:?} is not a comparison\n")),
+        })
+    }
+}

@@ -1,0 +1,174 @@
+//! Work-item built-ins (`get_global_id` & co.): values computed from the work-group function's
+//! loop counters and the `GroupInfo` the runtime passes, never memory.
+
+use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
+use cranelift_frontend::FunctionBuilder;
+use ferrocl_frontend::rspirv::dr::Operand;
+use ferrocl_frontend::spirv::{BuiltIn, Decoration, Word};
+use ferrocl_frontend::Type;
+
+use super::function::{err, Translator};
+use super::values::Val;
+use crate::abi::GroupInfo;
+use crate::program::BuildError;
+
+/// Per-launch values loaded once at function entry, and the current work-item's local id.
+#[derive(Clone, Copy)]
+pub(crate) struct WorkItem {
+    pub(crate) local_mem: Value,
+    pub(crate) global_offset: [Value; 3],
+    pub(crate) global_size: [Value; 3],
+    pub(crate) local_size: [Value; 3],
+    pub(crate) enqueued_local_size: [Value; 3],
+    pub(crate) group_id: [Value; 3],
+    pub(crate) num_groups: [Value; 3],
+    pub(crate) work_dim: Value,
+    /// `group_id * enqueued_local_size + global_offset`: the global id of local id 0.
+    pub(crate) base_global_id: [Value; 3],
+    pub(crate) local_id: [Value; 3],
+}
+
+impl WorkItem {
+    /// Loads the `GroupInfo` fields; `local_id` is filled in by the work-item loop.
+    pub(crate) fn load(b: &mut FunctionBuilder, group: Value, local_mem: Value) -> WorkItem {
+        let flags = MemFlagsData::trusted().with_readonly();
+        let field = |b: &mut FunctionBuilder, base: i32| -> [Value; 3] {
+            [0, 1, 2].map(|d| b.ins().load(types::I64, flags, group, base + 8 * d))
+        };
+        let global_offset = field(b, GroupInfo::GLOBAL_OFFSET);
+        let global_size = field(b, GroupInfo::GLOBAL_SIZE);
+        let local_size = field(b, GroupInfo::LOCAL_SIZE);
+        let enqueued_local_size = field(b, GroupInfo::ENQUEUED_LOCAL_SIZE);
+        let group_id = field(b, GroupInfo::GROUP_ID);
+        let num_groups = field(b, GroupInfo::NUM_GROUPS);
+        let work_dim = b.ins().load(types::I32, flags, group, GroupInfo::WORK_DIM);
+        let base_global_id = [0, 1, 2].map(|d| {
+            let start = b.ins().imul(group_id[d], enqueued_local_size[d]);
+            b.ins().iadd(start, global_offset[d])
+        });
+        let zero = b.ins().iconst(types::I64, 0);
+        WorkItem {
+            local_mem,
+            global_offset,
+            global_size,
+            local_size,
+            enqueued_local_size,
+            group_id,
+            num_groups,
+            work_dim,
+            base_global_id,
+            local_id: [zero; 3],
+        }
+    }
+}
+
+impl Translator<'_, '_, '_> {
+    fn builtin_of(&self, var: Word) -> Option<BuiltIn> {
+        self.m
+            .decorations(var)
+            .iter()
+            .find_map(|(d, ops)| match (d, ops.first()) {
+                (Decoration::BuiltIn, Some(Operand::BuiltIn(b))) => Some(*b),
+                _ => None,
+            })
+    }
+
+    /// The three components of a vector built-in, or the scalar value of a scalar one.
+    fn builtin_value(&mut self, builtin: BuiltIn) -> Result<Result<[Value; 3], Value>, BuildError> {
+        let wi = self.wi;
+        Ok(Ok(match builtin {
+            BuiltIn::GlobalInvocationId => {
+                [0, 1, 2].map(|d| self.b.ins().iadd(wi.base_global_id[d], wi.local_id[d]))
+            }
+            BuiltIn::LocalInvocationId => wi.local_id,
+            BuiltIn::WorkgroupId => wi.group_id,
+            BuiltIn::GlobalSize => wi.global_size,
+            BuiltIn::WorkgroupSize => wi.local_size,
+            BuiltIn::EnqueuedWorkgroupSize => wi.enqueued_local_size,
+            BuiltIn::NumWorkgroups => wi.num_groups,
+            BuiltIn::GlobalOffset => wi.global_offset,
+            BuiltIn::WorkDim => return Ok(Err(wi.work_dim)),
+            BuiltIn::GlobalLinearId => {
+                // ((gid2 - off2) * gs1 + (gid1 - off1)) * gs0 + (gid0 - off0)
+                let rel = [0, 1, 2].map(|d| {
+                    let start = self.b.ins().imul(wi.group_id[d], wi.enqueued_local_size[d]);
+                    self.b.ins().iadd(start, wi.local_id[d])
+                });
+                let t = self.b.ins().imul(rel[2], wi.global_size[1]);
+                let t = self.b.ins().iadd(t, rel[1]);
+                let t = self.b.ins().imul(t, wi.global_size[0]);
+                return Ok(Err(self.b.ins().iadd(t, rel[0])));
+            }
+            BuiltIn::LocalInvocationIndex => {
+                let t = self.b.ins().imul(wi.local_id[2], wi.local_size[1]);
+                let t = self.b.ins().iadd(t, wi.local_id[1]);
+                let t = self.b.ins().imul(t, wi.local_size[0]);
+                return Ok(Err(self.b.ins().iadd(t, wi.local_id[0])));
+            }
+            other => {
+                return err(format!(
+                    "error: built-in variable {other:?} is not supported by this device\n"
+                ))
+            }
+        }))
+    }
+
+    /// `OpLoad` from a built-in variable or from a pointer to one of its components.
+    pub(crate) fn builtin_load(
+        &mut self,
+        ptr: Word,
+        result_ty: Word,
+    ) -> Result<Option<Val>, BuildError> {
+        let (var, index) = if let Some((var, index)) = self.frame().builtin_ptrs.get(&ptr).cloned()
+        {
+            (var, Some(index))
+        } else if self.is_builtin_variable(ptr) {
+            (ptr, None)
+        } else {
+            return Ok(None);
+        };
+        let builtin = self
+            .builtin_of(var)
+            .ok_or_else(|| BuildError::new("internal: built-in without decoration\n"))?;
+        let elem_ty = match self.m.ty(result_ty) {
+            Some(Type::Vector { elem, .. }) => *elem,
+            _ => result_ty,
+        };
+        let width = match self.m.ty(elem_ty) {
+            Some(Type::Int { width }) => *width,
+            _ => {
+                return err(format!(
+                    "error: built-in {builtin:?} loaded with a non-integer type\n"
+                ))
+            }
+        };
+        let fit = |t: &mut Self, v: Value| -> Value {
+            let have = t.b.func.dfg.value_type(v).bits();
+            if have > width {
+                t.b.ins()
+                    .ireduce(if width == 32 { types::I32 } else { types::I16 }, v)
+            } else if have < width {
+                t.b.ins().uextend(types::I64, v)
+            } else {
+                v
+            }
+        };
+        Ok(Some(match (self.builtin_value(builtin)?, index) {
+            (Err(scalar), _) => Val::S(fit(self, scalar)),
+            (Ok(comps), None) => Val::C(comps.iter().map(|&c| Val::S(fit(self, c))).collect()),
+            (Ok(comps), Some(index)) => {
+                let idx = index.scalar()?;
+                let mut v = comps[0];
+                for (d, &c) in comps.iter().enumerate().skip(1) {
+                    let is = self.b.ins().icmp_imm_s(
+                        cranelift_codegen::ir::condcodes::IntCC::Equal,
+                        idx,
+                        d as i64,
+                    );
+                    v = self.b.ins().select(is, c, v);
+                }
+                Val::S(fit(self, v))
+            }
+        }))
+    }
+}

@@ -1,0 +1,664 @@
+//! Translation of SPIR-V function bodies into the work-group function: one `Translator` per
+//! kernel, an explicit environment of SPIR-V ids → Cranelift values per inlined call (`Frame`),
+//! and one `match` over opcodes whose arms call the helpers of each opcode group
+//! (arith.rs, memory.rs, convert.rs, composite.rs, opencl_std.rs, builtins.rs).
+
+use std::collections::{HashMap, HashSet};
+
+use cranelift_codegen::ir::{self, BlockArg, InstBuilder, Value};
+use cranelift_frontend::{FunctionBuilder, Switch, Variable};
+use cranelift_module::Module as _;
+use ferrocl_frontend::rspirv::dr::{Function, Instruction, Operand};
+use ferrocl_frontend::spirv::{Op, StorageClass, Word};
+use ferrocl_frontend::{Module, Type};
+
+use super::builtins::WorkItem;
+use super::values::{shape, Shape, Val};
+use super::ModuleEnv;
+use crate::options::BuildOptions;
+use crate::program::BuildError;
+
+/// Storage of a function-scope `OpVariable`.
+pub(crate) enum VarStorage {
+    /// Never has its address taken: lives in SSA via cranelift-frontend variables, one per leaf.
+    Promoted { vars: Vec<Variable>, shape: Shape },
+    /// Address-taken: a stack slot; the id's value is the slot address.
+    Memory,
+}
+
+/// One inlined instance of a SPIR-V function.
+pub(crate) struct Frame<'m> {
+    pub(crate) values: HashMap<Word, Val>,
+    blocks: HashMap<Word, ir::Block>,
+    phis: HashMap<Word, Vec<&'m Instruction>>,
+    pub(crate) vars: HashMap<Word, VarStorage>,
+    promotable: HashSet<Word>,
+    /// `(builtin variable, component index)` for pointers into built-in input variables.
+    pub(crate) builtin_ptrs: HashMap<Word, (Word, Val)>,
+    ret: ir::Block,
+    ret_shape: Option<Shape>,
+    label: Word,
+}
+
+pub(crate) struct Translator<'m, 'b, 'e> {
+    pub(crate) m: &'m Module,
+    pub(crate) b: FunctionBuilder<'b>,
+    pub(crate) env: &'e mut ModuleEnv,
+    pub(crate) options: &'e BuildOptions,
+    pub(crate) frames: Vec<Frame<'m>>,
+    pub(crate) wi: WorkItem,
+    pub(crate) func_refs: HashMap<String, ir::FuncRef>,
+    pub(crate) data_refs: HashMap<Word, ir::GlobalValue>,
+    pub(crate) instruction_count: usize,
+    pub(crate) private_bytes: u64,
+}
+
+pub(crate) fn err<T>(msg: impl Into<String>) -> Result<T, BuildError> {
+    Err(BuildError::new(msg))
+}
+
+pub(crate) fn inst_desc(inst: &Instruction) -> String {
+    match inst.result_id {
+        Some(id) => format!("Op{:?} %{id}", inst.class.opcode),
+        None => format!("Op{:?}", inst.class.opcode),
+    }
+}
+
+impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
+    pub(crate) fn frame(&mut self) -> &mut Frame<'m> {
+        self.frames
+            .last_mut()
+            .expect("a frame is always active while translating")
+    }
+
+    pub(crate) fn id_operand(&self, inst: &Instruction, i: usize) -> Result<Word, BuildError> {
+        match inst.operands.get(i) {
+            Some(Operand::IdRef(id)) => Ok(*id),
+            _ => err(format!(
+                "error: {} operand {i} is not an id\n",
+                inst_desc(inst)
+            )),
+        }
+    }
+
+    /// The value of operand `i`.
+    pub(crate) fn operand(&mut self, inst: &Instruction, i: usize) -> Result<Val, BuildError> {
+        let id = self.id_operand(inst, i)?;
+        self.value(id)
+    }
+
+    pub(crate) fn scalar_operand(
+        &mut self,
+        inst: &Instruction,
+        i: usize,
+    ) -> Result<Value, BuildError> {
+        self.operand(inst, i)?.scalar()
+    }
+
+    /// The value of id `id`: a local result, a constant, or a module-scope variable's address.
+    pub(crate) fn value(&mut self, id: Word) -> Result<Val, BuildError> {
+        if let Some(v) = self.frame().values.get(&id) {
+            return Ok(v.clone());
+        }
+        if self.m.global(id).is_some() {
+            return self.global_value(id);
+        }
+        err(format!("error: id %{id} has no value here (used before its definition, or a promoted variable used as a value)\n"))
+    }
+
+    pub(crate) fn shape_of_type(&self, ty: Word) -> Result<Shape, BuildError> {
+        shape(self.m, ty)
+    }
+
+    pub(crate) fn result_type(&self, inst: &Instruction) -> Result<Word, BuildError> {
+        inst.result_type.ok_or_else(|| {
+            BuildError::new(format!("error: {} has no result type\n", inst_desc(inst)))
+        })
+    }
+
+    pub(crate) fn define(&mut self, inst: &Instruction, v: Val) {
+        if let Some(id) = inst.result_id {
+            self.frame().values.insert(id, v);
+        }
+    }
+
+    pub(crate) fn func_ref(
+        &mut self,
+        name: &str,
+        params: &[ir::Type],
+        ret: &[ir::Type],
+    ) -> Result<ir::FuncRef, BuildError> {
+        if let Some(f) = self.func_refs.get(name) {
+            return Ok(*f);
+        }
+        let id = self.env.import_function(name, params, ret)?;
+        let f = self.env.jit.declare_func_in_func(id, self.b.func);
+        self.func_refs.insert(name.to_owned(), f);
+        Ok(f)
+    }
+
+    /// Translates a call of SPIR-V function `fid` with `args` inline, returning its result.
+    /// Leaves the builder in the continuation block.
+    pub(crate) fn inline_function(
+        &mut self,
+        fid: Word,
+        args: Vec<Val>,
+        ret_block: Option<ir::Block>,
+    ) -> Result<Option<Val>, BuildError> {
+        let m = self.m;
+        let f = m.function(fid).ok_or_else(|| {
+            BuildError::new(format!("error: %{fid} is not a function of this module\n"))
+        })?;
+        if f.blocks.is_empty() {
+            let name = m.name(fid).unwrap_or("?");
+            return err(format!(
+                "error: call to imported function %{fid} '{name}' which no program provides (linking is not supported)\n"
+            ));
+        }
+        if self.frames.len() > 256 {
+            return err("error: call depth above 256 (inlining limit)\n");
+        }
+        let def = f.def.as_ref().expect("function has a definition");
+        let ret_ty = def.result_type.unwrap_or(0);
+        let ret_shape = match m.ty(ret_ty) {
+            Some(Type::Void) | None => None,
+            Some(_) => Some(self.shape_of_type(ret_ty)?),
+        };
+        let cont = match ret_block {
+            Some(b) => b,
+            None => {
+                let cont = self.b.create_block();
+                if let Some(s) = &ret_shape {
+                    let mut tys = Vec::new();
+                    s.leaf_types(&mut tys);
+                    for t in tys {
+                        self.b.append_block_param(cont, t);
+                    }
+                }
+                cont
+            }
+        };
+        if f.parameters.len() != args.len() {
+            return err(format!(
+                "error: call of %{fid} with {} arguments, function has {}\n",
+                args.len(),
+                f.parameters.len()
+            ));
+        }
+        let mut frame = Frame {
+            values: HashMap::new(),
+            blocks: HashMap::new(),
+            phis: HashMap::new(),
+            vars: HashMap::new(),
+            promotable: promotable_variables(m, f),
+            builtin_ptrs: HashMap::new(),
+            ret: cont,
+            ret_shape: ret_shape.clone(),
+            label: 0,
+        };
+        for (p, a) in f.parameters.iter().zip(args) {
+            if let Some(id) = p.result_id {
+                frame.values.insert(id, a);
+            }
+        }
+        let order = reverse_post_order(f);
+        for &bi in &order {
+            let block = &f.blocks[bi];
+            let label = block.label.as_ref().and_then(|l| l.result_id).unwrap_or(0);
+            let cl_block = self.b.create_block();
+            frame.blocks.insert(label, cl_block);
+            let phis: Vec<&Instruction> = block
+                .instructions
+                .iter()
+                .take_while(|i| i.class.opcode == Op::Phi)
+                .collect();
+            for phi in &phis {
+                let mut tys = Vec::new();
+                shape(m, phi.result_type.unwrap_or(0))?.leaf_types(&mut tys);
+                for t in tys {
+                    self.b.append_block_param(cl_block, t);
+                }
+            }
+            frame.phis.insert(label, phis);
+        }
+        let entry_label = f.blocks[0]
+            .label
+            .as_ref()
+            .and_then(|l| l.result_id)
+            .unwrap_or(0);
+        let entry = frame.blocks[&entry_label];
+        self.frames.push(frame);
+        self.b.ins().jump(entry, &[]);
+        for &bi in &order {
+            self.translate_block(f, bi)?;
+        }
+        self.frames.pop();
+        self.b.switch_to_block(cont);
+        Ok(match ret_shape {
+            None => None,
+            Some(s) => {
+                let params = self.b.block_params(cont).to_vec();
+                Some(s.assemble(&mut params.into_iter())?)
+            }
+        })
+    }
+
+    fn translate_block(&mut self, f: &'m Function, bi: usize) -> Result<(), BuildError> {
+        let block = &f.blocks[bi];
+        let label = block.label.as_ref().and_then(|l| l.result_id).unwrap_or(0);
+        let cl_block = self.frame().blocks[&label];
+        self.b.switch_to_block(cl_block);
+        self.frame().label = label;
+        let phis = self.frame().phis[&label].clone();
+        let params = self.b.block_params(cl_block).to_vec();
+        let mut it = params.into_iter();
+        for phi in &phis {
+            let s = shape(self.m, phi.result_type.unwrap_or(0))?;
+            let v = s.assemble(&mut it)?;
+            self.define(phi, v);
+        }
+        for inst in &block.instructions[phis.len()..] {
+            self.instruction_count += 1;
+            self.translate_instruction(inst).map_err(|e| {
+                if e.log.starts_with("error: ") && !e.log.contains(" [in ") {
+                    BuildError::new(format!("{} [in {}]\n", e.log.trim_end(), inst_desc(inst)))
+                } else {
+                    e
+                }
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Arguments for a branch from the current SPIR-V block to `target`.
+    fn branch_args(&mut self, target: Word) -> Result<(ir::Block, Vec<BlockArg>), BuildError> {
+        let from = self.frame().label;
+        let Some(&block) = self.frame().blocks.get(&target) else {
+            return err(format!(
+                "error: branch to %{target}, which is not a reachable block of this function\n"
+            ));
+        };
+        let phis = self.frame().phis.get(&target).cloned().unwrap_or_default();
+        let mut args = Vec::new();
+        for phi in phis {
+            let mut found = None;
+            for pair in phi.operands.chunks(2) {
+                if let [Operand::IdRef(v), Operand::IdRef(parent)] = pair {
+                    if *parent == from {
+                        found = Some(*v);
+                        break;
+                    }
+                }
+            }
+            let v = found.ok_or_else(|| {
+                BuildError::new(format!(
+                    "error: OpPhi %{} has no incoming value for predecessor %{from}\n",
+                    phi.result_id.unwrap_or(0)
+                ))
+            })?;
+            let val = self.value(v)?;
+            args.extend(val.flat().into_iter().map(BlockArg::Value));
+        }
+        Ok((block, args))
+    }
+
+    fn return_with(&mut self, v: Option<Val>) -> Result<(), BuildError> {
+        let frame = self.frames.last().expect("frame");
+        let ret = frame.ret;
+        let args: Vec<BlockArg> = match (v, &frame.ret_shape) {
+            (Some(v), Some(_)) => v.flat().into_iter().map(BlockArg::Value).collect(),
+            (None, Some(s)) => {
+                let s = s.clone();
+                s.zero(&mut self.b)
+                    .flat()
+                    .into_iter()
+                    .map(BlockArg::Value)
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        self.b.ins().jump(ret, &args);
+        Ok(())
+    }
+
+    fn translate_instruction(&mut self, inst: &'m Instruction) -> Result<(), BuildError> {
+        use Op::*;
+        let op = inst.class.opcode;
+        match op {
+            Nop | Line | NoLine | LoopMerge | SelectionMerge | LifetimeStart | LifetimeStop
+            | Name | Decorate | Source | ModuleProcessed | MemoryNamedBarrier => {}
+            ExtInst => self.ext_inst(inst)?,
+            Branch => {
+                let target = self.id_operand(inst, 0)?;
+                let (block, args) = self.branch_args(target)?;
+                self.b.ins().jump(block, &args);
+            }
+            BranchConditional => {
+                let cond = self.scalar_operand(inst, 0)?;
+                let (t, targs) = self.branch_args(self.id_operand(inst, 1)?)?;
+                let (f, fargs) = self.branch_args(self.id_operand(inst, 2)?)?;
+                self.b.ins().brif(cond, t, &targs, f, &fargs);
+            }
+            Switch => self.switch(inst)?,
+            Return => self.return_with(None)?,
+            ReturnValue => {
+                let v = self.operand(inst, 0)?;
+                self.return_with(Some(v))?;
+            }
+            // Reaching OpUnreachable is undefined behaviour; leave the function instead of
+            // trapping so the host process survives.
+            Unreachable | Kill => self.return_with(None)?,
+            FunctionCall => {
+                let callee = self.id_operand(inst, 0)?;
+                let args = (1..inst.operands.len())
+                    .map(|i| self.operand(inst, i))
+                    .collect::<Result<Vec<_>, _>>()?;
+                if let Some(v) = self.inline_function(callee, args, None)? {
+                    self.define(inst, v);
+                }
+            }
+            Phi => return err("error: OpPhi after the start of a block\n"),
+            Variable => self.variable(inst)?,
+            Load => self.load(inst)?,
+            Store => self.store(inst)?,
+            AccessChain | InBoundsAccessChain | PtrAccessChain | InBoundsPtrAccessChain => {
+                self.access_chain(inst)?
+            }
+            CopyMemory | CopyMemorySized => self.copy_memory(inst)?,
+            CompositeConstruct | CompositeExtract | CompositeInsert | VectorShuffle
+            | VectorExtractDynamic | VectorInsertDynamic | CopyObject | CopyLogical => {
+                self.composite(inst)?
+            }
+            Undef | ConstantNull => {
+                let s = self.shape_of_type(self.result_type(inst)?)?;
+                let v = s.zero(&mut self.b);
+                self.define(inst, v);
+            }
+            ConvertFToU
+            | ConvertFToS
+            | ConvertSToF
+            | ConvertUToF
+            | UConvert
+            | SConvert
+            | FConvert
+            | Bitcast
+            | ConvertPtrToU
+            | ConvertUToPtr
+            | PtrCastToGeneric
+            | GenericCastToPtr
+            | GenericCastToPtrExplicit
+            | SatConvertSToU
+            | SatConvertUToS
+            | QuantizeToF16 => self.convert(inst)?,
+            SNegate | FNegate | Not | IAdd | FAdd | ISub | FSub | IMul | FMul | UDiv | SDiv
+            | FDiv | UMod | SRem | SMod | FRem | FMod | ShiftRightLogical
+            | ShiftRightArithmetic | ShiftLeftLogical | BitwiseOr | BitwiseXor | BitwiseAnd
+            | VectorTimesScalar | Dot | BitCount | BitReverse | IAddCarry | ISubBorrow
+            | UMulExtended | SMulExtended => self.arith(inst)?,
+            IEqual
+            | INotEqual
+            | UGreaterThan
+            | SGreaterThan
+            | UGreaterThanEqual
+            | SGreaterThanEqual
+            | ULessThan
+            | SLessThan
+            | ULessThanEqual
+            | SLessThanEqual
+            | FOrdEqual
+            | FUnordEqual
+            | FOrdNotEqual
+            | FUnordNotEqual
+            | FOrdLessThan
+            | FUnordLessThan
+            | FOrdGreaterThan
+            | FUnordGreaterThan
+            | FOrdLessThanEqual
+            | FUnordLessThanEqual
+            | FOrdGreaterThanEqual
+            | FUnordGreaterThanEqual
+            | LogicalEqual
+            | LogicalNotEqual
+            | LogicalOr
+            | LogicalAnd
+            | LogicalNot
+            | Select
+            | Any
+            | All
+            | IsNan
+            | IsInf
+            | IsFinite
+            | IsNormal
+            | SignBitSet
+            | LessOrGreater
+            | Ordered
+            | Unordered
+            | PtrEqual
+            | PtrNotEqual
+            | PtrDiff => self.compare(inst)?,
+            MemoryBarrier => {
+                self.b.ins().fence();
+            }
+            ControlBarrier => {
+                return err(
+                    "error: work-group barriers are not supported yet (OpControlBarrier)\n",
+                );
+            }
+            _ => {
+                return err(format!(
+                    "error: instruction Op{op:?} is not supported by Ferrocl's codegen yet\n"
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn switch(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+        let selector = self.scalar_operand(inst, 0)?;
+        let sel_ty = self.b.func.dfg.value_type(selector);
+        let default = self.id_operand(inst, 1)?;
+        let mut targets = Vec::new();
+        let mut i = 2;
+        while i + 1 < inst.operands.len() + 1 && i < inst.operands.len() {
+            let lit = match &inst.operands[i] {
+                Operand::LiteralBit32(v) => u128::from(*v),
+                Operand::LiteralBit64(v) => u128::from(*v),
+                _ => return err("error: OpSwitch literal is malformed\n"),
+            };
+            let target = self.id_operand(inst, i + 1)?;
+            targets.push((lit, target));
+            i += 2;
+        }
+        let mut sw = Switch::new();
+        let mut trampolines = Vec::new();
+        let mut seen = HashSet::new();
+        for (lit, target) in targets {
+            let key = lit & (u128::MAX >> (128 - sel_ty.bits()));
+            if !seen.insert(key) {
+                continue;
+            }
+            let (block, args) = self.branch_args(target)?;
+            let dest = if args.is_empty() {
+                block
+            } else {
+                let t = self.b.create_block();
+                trampolines.push((t, block, args));
+                t
+            };
+            sw.set_entry(key, dest);
+        }
+        let (dblock, dargs) = self.branch_args(default)?;
+        let default_dest = if dargs.is_empty() {
+            dblock
+        } else {
+            let t = self.b.create_block();
+            trampolines.push((t, dblock, dargs));
+            t
+        };
+        sw.emit(&mut self.b, selector, default_dest);
+        for (t, block, args) in trampolines {
+            self.b.switch_to_block(t);
+            self.b.ins().jump(block, &args);
+        }
+        Ok(())
+    }
+
+    fn variable(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+        let id = inst.result_id.unwrap_or(0);
+        let ptr_ty = self.result_type(inst)?;
+        let Some(Type::Pointer { storage, pointee }) = self.m.ty(ptr_ty).cloned() else {
+            return err("error: OpVariable result type is not a pointer\n");
+        };
+        if storage != StorageClass::Function {
+            return err(format!("error: function-scope OpVariable with storage class {storage:?} (env 2.2 allows only Function)\n"));
+        }
+        let init = if inst.operands.len() > 1 {
+            Some(self.operand(inst, 1)?)
+        } else {
+            None
+        };
+        if self.frame().promotable.contains(&id) {
+            let s = self.shape_of_type(pointee)?;
+            let mut tys = Vec::new();
+            s.leaf_types(&mut tys);
+            let vars: Vec<Variable> = tys.iter().map(|t| self.b.declare_var(*t)).collect();
+            if let Some(init) = init {
+                for (var, v) in vars.iter().zip(init.flat()) {
+                    self.b.def_var(*var, v);
+                }
+            }
+            self.frame()
+                .vars
+                .insert(id, VarStorage::Promoted { vars, shape: s });
+        } else {
+            let size = self
+                .m
+                .size_of(pointee)
+                .ok_or_else(|| BuildError::new("error: variable of unsized type\n"))?;
+            let align = self.m.align_of(pointee).unwrap_or(16).max(1);
+            if size > 16 << 20 {
+                return err(format!("error: private variable of {size} bytes is larger than the 16 MiB private-memory limit\n"));
+            }
+            self.private_bytes += size.next_multiple_of(align);
+            let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
+                ir::StackSlotKind::ExplicitSlot,
+                size as u32,
+                align.trailing_zeros().min(12) as u8,
+            ));
+            let addr = self.b.ins().stack_addr(ir::types::I64, slot, 0);
+            self.frame().vars.insert(id, VarStorage::Memory);
+            self.frame().values.insert(id, Val::S(addr));
+            if let Some(init) = init {
+                self.store_val(pointee, addr, &init)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Function-storage variables whose every use is the pointer operand of a load or store: they
+/// never escape, so they can live in SSA (clang's -O0 output keeps every local in memory).
+fn promotable_variables(m: &Module, f: &Function) -> HashSet<Word> {
+    let mut candidates = HashSet::new();
+    for inst in f.blocks.iter().flat_map(|b| &b.instructions) {
+        if inst.class.opcode == Op::Variable {
+            if let (Some(id), Some(ty)) = (inst.result_id, inst.result_type) {
+                if let Some(Type::Pointer { pointee, .. }) = m.ty(ty) {
+                    if matches!(
+                        m.ty(*pointee),
+                        Some(
+                            Type::Int { .. }
+                                | Type::Float { .. }
+                                | Type::Bool
+                                | Type::Pointer { .. }
+                                | Type::Vector { .. }
+                        )
+                    ) {
+                        candidates.insert(id);
+                    }
+                }
+            }
+        }
+    }
+    for inst in f.blocks.iter().flat_map(|b| &b.instructions) {
+        let op = inst.class.opcode;
+        for (i, operand) in inst.operands.iter().enumerate() {
+            let Operand::IdRef(id) = operand else {
+                continue;
+            };
+            if !candidates.contains(id) {
+                continue;
+            }
+            let ok = matches!(
+                (op, i),
+                (Op::Load, 0) | (Op::Store, 0) | (Op::LifetimeStart, 0) | (Op::LifetimeStop, 0)
+            );
+            if !ok {
+                candidates.remove(id);
+            }
+        }
+    }
+    candidates
+}
+
+/// Block indices of `f` in reverse post-order from the entry: every block comes after its
+/// dominators (llvm-spirv's optimised output does not always list blocks that way).
+/// Unreachable blocks are left out.
+fn reverse_post_order(f: &Function) -> Vec<usize> {
+    let index: HashMap<Word, usize> = f
+        .blocks
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| Some((b.label.as_ref()?.result_id?, i)))
+        .collect();
+    let succs = |bi: usize| -> Vec<usize> {
+        let Some(last) = f.blocks[bi].instructions.last() else {
+            return Vec::new();
+        };
+        let ids: Vec<Word> = match last.class.opcode {
+            Op::Branch => last.operands.iter().take(1).filter_map(id_of).collect(),
+            Op::BranchConditional => last
+                .operands
+                .iter()
+                .skip(1)
+                .take(2)
+                .filter_map(id_of)
+                .collect(),
+            Op::Switch => last.operands.iter().skip(1).filter_map(id_of).collect(),
+            _ => Vec::new(),
+        };
+        ids.iter().filter_map(|id| index.get(id).copied()).collect()
+    };
+    let mut visited = vec![false; f.blocks.len()];
+    let mut post = Vec::with_capacity(f.blocks.len());
+    // Iterative DFS: (block, next successor index).
+    let mut stack: Vec<(usize, Vec<usize>, usize)> = Vec::new();
+    if !f.blocks.is_empty() {
+        visited[0] = true;
+        stack.push((0, succs(0), 0));
+    }
+    while let Some((bi, ss, next)) = stack.last_mut() {
+        if *next < ss.len() {
+            let s = ss[*next];
+            *next += 1;
+            if !visited[s] {
+                visited[s] = true;
+                let s_succs = succs(s);
+                stack.push((s, s_succs, 0));
+            }
+        } else {
+            post.push(*bi);
+            stack.pop();
+        }
+    }
+    post.reverse();
+    post
+}
+
+fn id_of(o: &Operand) -> Option<Word> {
+    if let Operand::IdRef(id) = o {
+        Some(*id)
+    } else {
+        None
+    }
+}

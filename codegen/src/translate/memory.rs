@@ -1,0 +1,369 @@
+//! Memory opcodes: loads and stores of scalarised values with OpenCL layout, access chains,
+//! `OpCopyMemory*`, and the values of module-scope ids (constants, program-scope variables,
+//! built-in variables).
+
+use cranelift_codegen::ir::{self, types, InstBuilder, MemFlagsData, Value};
+use ferrocl_frontend::rspirv::dr::{Instruction, Operand};
+use ferrocl_frontend::spirv::{Decoration, Op, StorageClass, Word};
+use ferrocl_frontend::Type;
+
+use super::function::{err, inst_desc, Translator, VarStorage};
+use super::values::{scalar_ir_type, Val};
+use crate::program::BuildError;
+
+/// No `aligned` flag: OpenCL pointers may be unaligned for the access width (vloadn, packed
+/// structs) and Cranelift would fold such loads into SSE ops that fault.
+fn flags() -> MemFlagsData {
+    MemFlagsData::new()
+}
+
+impl Translator<'_, '_, '_> {
+    /// Loads a value of type `ty` from `addr`.
+    pub(crate) fn load_val(&mut self, ty: Word, addr: Value) -> Result<Val, BuildError> {
+        self.load_at(ty, addr, 0)
+    }
+
+    fn load_at(&mut self, ty: Word, addr: Value, offset: i32) -> Result<Val, BuildError> {
+        let m = self.m;
+        Ok(match m.ty(ty) {
+            Some(Type::Vector { elem, count }) => {
+                let esize = m.size_of(*elem).unwrap_or(0) as i32;
+                Val::C(
+                    (0..*count as i32)
+                        .map(|i| self.load_at(*elem, addr, offset + i * esize))
+                        .collect::<Result<_, _>>()?,
+                )
+            }
+            Some(Type::Array { elem, len }) => {
+                let esize = m.size_of(*elem).unwrap_or(0) as i32;
+                if *len > 4096 {
+                    return err("error: loading an array of more than 4096 elements as a value is not supported\n");
+                }
+                Val::C(
+                    (0..*len as i32)
+                        .map(|i| self.load_at(*elem, addr, offset + i * esize))
+                        .collect::<Result<_, _>>()?,
+                )
+            }
+            Some(Type::Struct { members, .. }) => {
+                let offsets = m.member_offsets(ty).unwrap_or_default();
+                let members = members.clone();
+                Val::C(
+                    members
+                        .iter()
+                        .zip(offsets)
+                        .map(|(&mt, mo)| self.load_at(mt, addr, offset + mo as i32))
+                        .collect::<Result<_, _>>()?,
+                )
+            }
+            Some(Type::Bool) => {
+                let byte = self.b.ins().load(types::I8, flags(), addr, offset);
+                Val::S(
+                    self.b
+                        .ins()
+                        .icmp_imm_s(ir::condcodes::IntCC::NotEqual, byte, 0),
+                )
+            }
+            _ => {
+                let t = scalar_ir_type(m, ty)?;
+                Val::S(self.b.ins().load(t, flags(), addr, offset))
+            }
+        })
+    }
+
+    pub(crate) fn store_val(&mut self, ty: Word, addr: Value, v: &Val) -> Result<(), BuildError> {
+        self.store_at(ty, addr, 0, v)
+    }
+
+    fn store_at(&mut self, ty: Word, addr: Value, offset: i32, v: &Val) -> Result<(), BuildError> {
+        let m = self.m;
+        match m.ty(ty) {
+            Some(Type::Vector { elem, .. }) | Some(Type::Array { elem, .. }) => {
+                let esize = m.size_of(*elem).unwrap_or(0) as i32;
+                for (i, c) in v.children()?.iter().enumerate() {
+                    self.store_at(*elem, addr, offset + i as i32 * esize, c)?;
+                }
+            }
+            Some(Type::Struct { members, .. }) => {
+                let offsets = m.member_offsets(ty).unwrap_or_default();
+                for ((&mt, mo), c) in members.clone().iter().zip(offsets).zip(v.children()?) {
+                    self.store_at(mt, addr, offset + mo as i32, c)?;
+                }
+            }
+            _ => {
+                self.b.ins().store(flags(), v.scalar()?, addr, offset);
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn load(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+        let ptr = self.id_operand(inst, 0)?;
+        let ty = self.result_type(inst)?;
+        if let Some(VarStorage::Promoted { vars, shape }) = self.frame().vars.get(&ptr) {
+            let (vars, shape) = (vars.clone(), shape.clone());
+            let leaves: Vec<Value> = vars.iter().map(|v| self.b.use_var(*v)).collect();
+            let v = shape.assemble(&mut leaves.into_iter())?;
+            self.define(inst, v);
+            return Ok(());
+        }
+        if let Some(v) = self.builtin_load(ptr, ty)? {
+            self.define(inst, v);
+            return Ok(());
+        }
+        let addr = self.value(ptr)?.scalar()?;
+        let v = self.load_val(ty, addr)?;
+        self.define(inst, v);
+        Ok(())
+    }
+
+    pub(crate) fn store(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+        let ptr = self.id_operand(inst, 0)?;
+        let v = self.operand(inst, 1)?;
+        if let Some(VarStorage::Promoted { vars, .. }) = self.frame().vars.get(&ptr) {
+            let vars = vars.clone();
+            for (var, leaf) in vars.iter().zip(v.flat()) {
+                self.b.def_var(*var, leaf);
+            }
+            return Ok(());
+        }
+        let value_ty = self
+            .m
+            .type_of(self.id_operand(inst, 1)?)
+            .ok_or_else(|| BuildError::new("error: stored value has no type\n"))?;
+        let addr = self.value(ptr)?.scalar()?;
+        self.store_val(value_ty, addr, &v)
+    }
+
+    pub(crate) fn access_chain(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+        let m = self.m;
+        let base = self.id_operand(inst, 0)?;
+        let with_element = matches!(
+            inst.class.opcode,
+            Op::PtrAccessChain | Op::InBoundsPtrAccessChain
+        );
+        if self.is_builtin_variable(base) {
+            // Pointer to one component of a built-in vector: `get_global_id(i)` through memory.
+            let index_pos = if with_element { 2 } else { 1 };
+            let index = self.operand(inst, index_pos)?;
+            let id = inst.result_id.unwrap_or(0);
+            self.frame().builtin_ptrs.insert(id, (base, index));
+            return Ok(());
+        }
+        let base_ty = m
+            .type_of(base)
+            .ok_or_else(|| BuildError::new("error: access chain base has no type\n"))?;
+        let Some(Type::Pointer { pointee, .. }) = m.ty(base_ty).cloned() else {
+            return err("error: access chain base is not a pointer\n");
+        };
+        let mut addr = self.value(base)?.scalar()?;
+        let mut cur = pointee;
+        let mut indices = 1..inst.operands.len();
+        if with_element {
+            let i = indices.next().unwrap_or(1);
+            let size = m
+                .size_of(cur)
+                .ok_or_else(|| BuildError::new("error: element type has no size\n"))?;
+            addr = self.scaled_add(inst, addr, i, size)?;
+        }
+        for i in indices {
+            match m.ty(cur).cloned() {
+                Some(Type::Struct { members, .. }) => {
+                    let idx = self.constant_index(inst, i)? as usize;
+                    let offsets = m.member_offsets(cur).unwrap_or_default();
+                    let (Some(&mt), Some(&off)) = (members.get(idx), offsets.get(idx)) else {
+                        return err(format!("error: struct member index {idx} out of range\n"));
+                    };
+                    if off != 0 {
+                        addr = self.b.ins().iadd_imm_s(addr, off as i64);
+                    }
+                    cur = mt;
+                }
+                Some(Type::Array { elem, .. })
+                | Some(Type::RuntimeArray { elem })
+                | Some(Type::Vector { elem, .. }) => {
+                    let size = m
+                        .size_of(elem)
+                        .ok_or_else(|| BuildError::new("error: element type has no size\n"))?;
+                    addr = self.scaled_add(inst, addr, i, size)?;
+                    cur = elem;
+                }
+                other => return err(format!("error: cannot index into {other:?}\n")),
+            }
+        }
+        self.define(inst, Val::S(addr));
+        Ok(())
+    }
+
+    /// `addr + index * size`, with the index sign-extended to 64 bits.
+    fn scaled_add(
+        &mut self,
+        inst: &Instruction,
+        addr: Value,
+        operand: usize,
+        size: u64,
+    ) -> Result<Value, BuildError> {
+        let idx = self.scalar_operand(inst, operand)?;
+        let idx = self.sext_i64(idx);
+        let scaled = self.b.ins().imul_imm_s(idx, size as i64);
+        Ok(self.b.ins().iadd(addr, scaled))
+    }
+
+    pub(crate) fn sext_i64(&mut self, v: Value) -> Value {
+        let t = self.b.func.dfg.value_type(v);
+        if t == types::I64 {
+            v
+        } else {
+            self.b.ins().sextend(types::I64, v)
+        }
+    }
+
+    /// A literal integer from a constant id operand (struct indices must be constants).
+    pub(crate) fn constant_index(&self, inst: &Instruction, i: usize) -> Result<u64, BuildError> {
+        let id = self.id_operand(inst, i)?;
+        self.constant_u64(id).ok_or_else(|| {
+            BuildError::new(format!(
+                "error: {} operand {i} must be a constant\n",
+                inst_desc(inst)
+            ))
+        })
+    }
+
+    pub(crate) fn constant_u64(&self, id: Word) -> Option<u64> {
+        let c = self.m.global(id)?;
+        match (c.class.opcode, c.operands.first()) {
+            (Op::Constant | Op::SpecConstant, Some(Operand::LiteralBit32(v))) => {
+                Some(u64::from(*v))
+            }
+            (Op::Constant | Op::SpecConstant, Some(Operand::LiteralBit64(v))) => Some(*v),
+            (Op::ConstantNull, _) => Some(0),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn copy_memory(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+        let dst = self.scalar_operand(inst, 0)?;
+        let src = self.scalar_operand(inst, 1)?;
+        let size = if inst.class.opcode == Op::CopyMemorySized {
+            let s = self.scalar_operand(inst, 2)?;
+            let t = self.b.func.dfg.value_type(s);
+            if t == types::I64 {
+                s
+            } else {
+                self.b.ins().uextend(types::I64, s)
+            }
+        } else {
+            let ty = self
+                .m
+                .type_of(self.id_operand(inst, 0)?)
+                .and_then(|t| match self.m.ty(t) {
+                    Some(Type::Pointer { pointee, .. }) => self.m.size_of(*pointee),
+                    _ => None,
+                });
+            let size =
+                ty.ok_or_else(|| BuildError::new("error: OpCopyMemory of an unsized type\n"))?;
+            self.b.ins().iconst(types::I64, size as i64)
+        };
+        let memmove = self.func_ref(
+            "ferrocl_memmove",
+            &[types::I64, types::I64, types::I64],
+            &[types::I64],
+        )?;
+        self.b.ins().call(memmove, &[dst, src, size]);
+        Ok(())
+    }
+
+    pub(crate) fn is_builtin_variable(&self, id: Word) -> bool {
+        self.m
+            .global(id)
+            .is_some_and(|g| g.class.opcode == Op::Variable)
+            && self.m.has_decoration(id, Decoration::BuiltIn)
+    }
+
+    /// The value of a module-scope id: constants (emitted inline) and variables' addresses.
+    pub(crate) fn global_value(&mut self, id: Word) -> Result<Val, BuildError> {
+        let m = self.m;
+        let g = m.global(id).expect("checked by caller");
+        let ty = g.result_type.unwrap_or(0);
+        match g.class.opcode {
+            Op::Constant | Op::SpecConstant => {
+                let t = scalar_ir_type(m, ty)?;
+                let bits = match g.operands.first() {
+                    Some(Operand::LiteralBit32(v)) => u64::from(*v),
+                    Some(Operand::LiteralBit64(v)) => *v,
+                    _ => return err(format!("error: OpConstant %{id} has no literal\n")),
+                };
+                Ok(Val::S(if t == types::F32 {
+                    self.b.ins().f32const(f32::from_bits(bits as u32))
+                } else if t == types::F64 {
+                    self.b.ins().f64const(f64::from_bits(bits))
+                } else {
+                    self.b.ins().iconst(t, bits as i64)
+                }))
+            }
+            Op::ConstantTrue | Op::SpecConstantTrue => {
+                Ok(Val::S(self.b.ins().iconst(types::I8, 1)))
+            }
+            Op::ConstantFalse | Op::SpecConstantFalse => {
+                Ok(Val::S(self.b.ins().iconst(types::I8, 0)))
+            }
+            Op::ConstantComposite | Op::SpecConstantComposite => {
+                let parts = g
+                    .operands
+                    .iter()
+                    .filter_map(|o| {
+                        if let Operand::IdRef(i) = o {
+                            Some(*i)
+                        } else {
+                            None
+                        }
+                    })
+                    .collect::<Vec<_>>();
+                Ok(Val::C(
+                    parts
+                        .into_iter()
+                        .map(|p| self.value(p))
+                        .collect::<Result<_, _>>()?,
+                ))
+            }
+            Op::ConstantNull | Op::Undef => {
+                let s = self.shape_of_type(ty)?;
+                Ok(s.zero(&mut self.b))
+            }
+            Op::Variable => self.global_variable_address(id, g),
+            Op::ConstantSampler => err(
+                "error: OpConstantSampler needs image support, which this device does not have\n",
+            ),
+            other => err(format!(
+                "error: module-scope Op{other:?} %{id} is not supported as a value yet\n"
+            )),
+        }
+    }
+
+    fn global_variable_address(&mut self, id: Word, g: &Instruction) -> Result<Val, BuildError> {
+        let storage = match g.operands.first() {
+            Some(Operand::StorageClass(s)) => *s,
+            _ => return err("error: OpVariable without storage class\n"),
+        };
+        match storage {
+            StorageClass::Workgroup => {
+                let offset = *self.env.local_offsets.get(&id).ok_or_else(|| BuildError::new("internal: Workgroup variable without offset\n"))?;
+                Ok(Val::S(self.b.ins().iadd_imm_s(self.wi.local_mem, offset as i64)))
+            }
+            StorageClass::CrossWorkgroup | StorageClass::UniformConstant => {
+                let gv = match self.data_refs.get(&id) {
+                    Some(gv) => *gv,
+                    None => {
+                        let data = *self.env.data.get(&id).ok_or_else(|| BuildError::new("internal: program-scope variable without data\n"))?;
+                        let gv = self.env.jit_declare_data_in_func(data, self.b.func);
+                        self.data_refs.insert(id, gv);
+                        gv
+                    }
+                };
+                Ok(Val::S(self.b.ins().symbol_value(types::I64, gv)))
+            }
+            StorageClass::Input => err(format!("error: built-in variable %{id} used as a pointer value (only loads and access chains are supported)\n")),
+            other => err(format!("error: module-scope variable %{id} in storage class {other:?} is not supported\n")),
+        }
+    }
+}

@@ -1,0 +1,475 @@
+//! Module translation: sets up the JIT (flags, symbols), lays out program-scope variables
+//! (`Workgroup` ones in the local arena, `CrossWorkgroup`/`UniformConstant` ones as JIT data),
+//! and builds one work-group function per kernel — the work-item loop around the inlined
+//! kernel body.
+
+mod arith;
+mod builtins;
+mod composite;
+mod convert;
+mod function;
+mod memory;
+mod opencl_std;
+mod values;
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::{self, types, AbiParam, InstBuilder, MemFlagsData, UserFuncName};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module as _};
+use ferrocl_frontend::rspirv::dr::Operand;
+use ferrocl_frontend::spirv::{Op, StorageClass, Word};
+use ferrocl_frontend::{ArgKind, KernelInfo, Module, Type};
+
+use self::builtins::WorkItem;
+use self::function::Translator;
+use self::values::Val;
+use crate::abi::{ArgSlot, WorkGroupFn};
+use crate::options::BuildOptions;
+use crate::program::{BuildError, Kernel, Program};
+
+/// What every kernel of one module shares while it is translated.
+pub(crate) struct ModuleEnv {
+    pub(crate) jit: JITModule,
+    pub(crate) data: HashMap<Word, DataId>,
+    pub(crate) local_offsets: HashMap<Word, u64>,
+    static_local_size: u64,
+    imports: HashMap<String, FuncId>,
+}
+
+impl ModuleEnv {
+    pub(crate) fn import_function(
+        &mut self,
+        name: &str,
+        params: &[ir::Type],
+        ret: &[ir::Type],
+    ) -> Result<FuncId, BuildError> {
+        if let Some(id) = self.imports.get(name) {
+            return Ok(*id);
+        }
+        let mut sig = self.jit.make_signature();
+        sig.params.extend(params.iter().map(|t| AbiParam::new(*t)));
+        sig.returns.extend(ret.iter().map(|t| AbiParam::new(*t)));
+        let id = self
+            .jit
+            .declare_function(name, Linkage::Import, &sig)
+            .map_err(|e| BuildError::new(format!("internal: declaring {name}: {e}\n")))?;
+        self.imports.insert(name.to_owned(), id);
+        Ok(id)
+    }
+
+    pub(crate) fn jit_declare_data_in_func(
+        &mut self,
+        data: DataId,
+        func: &mut ir::Function,
+    ) -> ir::GlobalValue {
+        self.jit.declare_data_in_func(data, func)
+    }
+}
+
+fn new_jit(options: &BuildOptions) -> Result<JITModule, BuildError> {
+    let mut flags = settings::builder();
+    let set = |flags: &mut settings::Builder, k: &str, v: &str| {
+        flags
+            .set(k, v)
+            .map_err(|e| BuildError::new(format!("internal: cranelift flag {k}={v}: {e}\n")))
+    };
+    set(&mut flags, "use_colocated_libcalls", "false")?;
+    set(&mut flags, "is_pic", "false")?;
+    set(
+        &mut flags,
+        "opt_level",
+        if options.optimize { "speed" } else { "none" },
+    )?;
+    set(
+        &mut flags,
+        "enable_verifier",
+        if cfg!(debug_assertions) {
+            "true"
+        } else {
+            "false"
+        },
+    )?;
+    let isa = cranelift_native::builder()
+        .map_err(|e| {
+            BuildError::new(format!(
+                "error: this host is not supported by the JIT: {e}\n"
+            ))
+        })?
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| BuildError::new(format!("internal: building the target ISA: {e}\n")))?;
+    let mut builder = JITBuilder::with_isa(
+        isa,
+        Box::new(|libcall| {
+            use cranelift_codegen::ir::LibCall::*;
+            match libcall {
+                CeilF32 => "ferrocl_ceilf",
+                CeilF64 => "ferrocl_ceil",
+                FloorF32 => "ferrocl_floorf",
+                FloorF64 => "ferrocl_floor",
+                TruncF32 => "ferrocl_truncf",
+                TruncF64 => "ferrocl_trunc",
+                NearestF32 => "ferrocl_nearbyintf",
+                NearestF64 => "ferrocl_nearbyint",
+                FmaF32 => "ferrocl_fmaf",
+                FmaF64 => "ferrocl_fma",
+                Memcpy => "ferrocl_memcpy",
+                Memset => "ferrocl_memset",
+                Memmove => "ferrocl_memmove",
+                Memcmp => "ferrocl_memcmp",
+                _ => "ferrocl_unsupported_libcall",
+            }
+            .to_owned()
+        }),
+    );
+    for (name, ptr) in ferrocl_mathlib::symbols() {
+        builder.symbol(name, ptr);
+    }
+    Ok(JITModule::new(builder))
+}
+
+/// Bytes of a constant (`OpConstant*`) laid out as OpenCL memory.
+fn constant_bytes(m: &Module, id: Word, out: &mut Vec<u8>) -> Result<(), BuildError> {
+    let c = m
+        .global(id)
+        .ok_or_else(|| BuildError::new(format!("error: initializer %{id} is not a constant\n")))?;
+    let ty = c.result_type.unwrap_or(0);
+    let size = m
+        .size_of(ty)
+        .ok_or_else(|| BuildError::new("error: initializer of unsized type\n"))?
+        as usize;
+    let start = out.len();
+    match c.class.opcode {
+        Op::Constant | Op::SpecConstant => {
+            let bits = match c.operands.first() {
+                Some(Operand::LiteralBit32(v)) => u64::from(*v),
+                Some(Operand::LiteralBit64(v)) => *v,
+                _ => 0,
+            };
+            out.extend_from_slice(&bits.to_le_bytes()[..size]);
+        }
+        Op::ConstantTrue | Op::SpecConstantTrue => out.push(1),
+        Op::ConstantFalse | Op::SpecConstantFalse => out.push(0),
+        Op::ConstantNull | Op::Undef => out.resize(start + size, 0),
+        Op::ConstantComposite | Op::SpecConstantComposite => {
+            let parts: Vec<Word> = c
+                .operands
+                .iter()
+                .filter_map(|o| {
+                    if let Operand::IdRef(i) = o {
+                        Some(*i)
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            let offsets: Vec<u64> = match m.ty(ty) {
+                Some(Type::Struct { .. }) => m.member_offsets(ty).unwrap_or_default(),
+                Some(Type::Vector { elem, .. }) | Some(Type::Array { elem, .. }) => {
+                    let e = m.size_of(*elem).unwrap_or(0);
+                    (0..parts.len() as u64).map(|i| i * e).collect()
+                }
+                _ => {
+                    return Err(BuildError::new(
+                        "error: composite constant of a non-composite type\n",
+                    ))
+                }
+            };
+            for (p, off) in parts.iter().zip(offsets) {
+                out.resize(start + off as usize, 0);
+                constant_bytes(m, *p, out)?;
+            }
+            out.resize(start + size, 0);
+        }
+        other => {
+            return Err(BuildError::new(format!(
+                "error: Op{other:?} %{id} is not supported as a variable initializer\n"
+            )))
+        }
+    }
+    Ok(())
+}
+
+fn layout_module_variables(m: &Module, env: &mut ModuleEnv) -> Result<(), BuildError> {
+    for inst in &m.raw.types_global_values {
+        if inst.class.opcode != Op::Variable {
+            continue;
+        }
+        let id = inst.result_id.unwrap_or(0);
+        let Some(Operand::StorageClass(storage)) = inst.operands.first() else {
+            continue;
+        };
+        let pointee = match inst.result_type.and_then(|t| m.ty(t)) {
+            Some(Type::Pointer { pointee, .. }) => *pointee,
+            _ => continue,
+        };
+        match storage {
+            StorageClass::Workgroup => {
+                let size = m.size_of(pointee).ok_or_else(|| {
+                    BuildError::new(format!("error: __local variable %{id} has no size\n"))
+                })?;
+                let align = m.align_of(pointee).unwrap_or(16).max(1);
+                let offset = env.static_local_size.next_multiple_of(align);
+                env.local_offsets.insert(id, offset);
+                env.static_local_size = offset + size;
+            }
+            StorageClass::CrossWorkgroup | StorageClass::UniformConstant => {
+                let size = m.size_of(pointee).ok_or_else(|| {
+                    BuildError::new(format!("error: program-scope variable %{id} has no size\n"))
+                })?;
+                let align = m.align_of(pointee).unwrap_or(16).max(1);
+                let mut bytes = Vec::with_capacity(size as usize);
+                if let Some(Operand::IdRef(init)) = inst.operands.get(1) {
+                    constant_bytes(m, *init, &mut bytes)?;
+                }
+                bytes.resize(size as usize, 0);
+                let name = format!("__ferrocl_global_{id}");
+                let writable = *storage == StorageClass::CrossWorkgroup;
+                let data = env
+                    .jit
+                    .declare_data(&name, Linkage::Local, writable, false)
+                    .map_err(|e| BuildError::new(format!("internal: declaring {name}: {e}\n")))?;
+                let mut desc = DataDescription::new();
+                desc.define(bytes.into_boxed_slice());
+                desc.set_align(align);
+                env.jit
+                    .define_data(data, &desc)
+                    .map_err(|e| BuildError::new(format!("internal: defining {name}: {e}\n")))?;
+                env.data.insert(id, data);
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Argument-block layout: every argument at its natural alignment (pointers 8).
+fn arg_layout(kernel: &KernelInfo) -> (Vec<ArgSlot>, usize) {
+    let mut offset = 0usize;
+    let mut slots = Vec::with_capacity(kernel.args.len());
+    for arg in &kernel.args {
+        let (size, align) = match arg.kind {
+            ArgKind::Value { size, align } => (size, align.clamp(1, 128)),
+            _ => (8, 8),
+        };
+        offset = offset.next_multiple_of(align);
+        slots.push(ArgSlot { offset, size });
+        offset += size;
+    }
+    (slots, offset.next_multiple_of(16))
+}
+
+pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Program, BuildError> {
+    if let Some(k) = m.kernels.iter().find(|k| k.uses_barrier) {
+        return Err(BuildError::new(format!(
+            "error: kernel \"{}\" uses a work-group barrier; barriers are not supported by this version of Ferrocl\n",
+            k.name
+        )));
+    }
+    let mut env = ModuleEnv {
+        jit: new_jit(options)?,
+        data: HashMap::new(),
+        local_offsets: HashMap::new(),
+        static_local_size: 0,
+        imports: HashMap::new(),
+    };
+    layout_module_variables(m, &mut env)?;
+    let mut ctx = env.jit.make_context();
+    let mut fctx = FunctionBuilderContext::new();
+    let mut built = Vec::new();
+    for (index, kernel) in m.kernels.iter().enumerate() {
+        let mut sig = env.jit.make_signature();
+        sig.params.extend([AbiParam::new(types::I64); 3]);
+        ctx.func.signature = sig.clone();
+        ctx.func.name = UserFuncName::user(0, index as u32);
+        let (slots, args_size) = arg_layout(kernel);
+        let (instruction_count, private_bytes) = build_work_group_function(
+            m,
+            kernel,
+            &slots,
+            &mut env,
+            options,
+            &mut ctx.func,
+            &mut fctx,
+        )
+        .map_err(|e| {
+            BuildError::new(format!(
+                "{}kernel \"{}\" was not built\n",
+                e.log, kernel.name
+            ))
+        })?;
+        let name = format!("__ferrocl_kernel_{index}");
+        let id = env
+            .jit
+            .declare_function(&name, Linkage::Export, &sig)
+            .map_err(|e| BuildError::new(format!("internal: declaring {name}: {e}\n")))?;
+        env.jit.define_function(id, &mut ctx).map_err(|e| {
+            BuildError::new(format!(
+                "error: the JIT could not compile kernel \"{}\": {e:?}\n",
+                kernel.name
+            ))
+        })?;
+        env.jit.clear_context(&mut ctx);
+        built.push((
+            id,
+            kernel.clone(),
+            slots,
+            args_size,
+            instruction_count,
+            private_bytes,
+        ));
+    }
+    env.jit
+        .finalize_definitions()
+        .map_err(|e| BuildError::new(format!("error: linking JIT code failed: {e}\n")))?;
+    let static_local = env.static_local_size as usize;
+    let kernels = built
+        .into_iter()
+        .map(|(id, info, slots, args_size, count, private)| {
+            let code = env.jit.get_finalized_function(id);
+            // SAFETY: `code` was compiled from a function with signature (i64, i64, i64) -> ()
+            // in the host's default calling convention, which is `WorkGroupFn`'s ABI.
+            let entry = unsafe { std::mem::transmute::<*const u8, WorkGroupFn>(code) };
+            Kernel::new(
+                info,
+                slots,
+                args_size,
+                static_local,
+                private as usize,
+                count,
+                entry,
+            )
+        })
+        .collect();
+    Ok(Program::new(kernels, env.jit))
+}
+
+fn build_work_group_function(
+    m: &Module,
+    kernel: &KernelInfo,
+    slots: &[ArgSlot],
+    env: &mut ModuleEnv,
+    options: &BuildOptions,
+    func: &mut ir::Function,
+    fctx: &mut FunctionBuilderContext,
+) -> Result<(usize, u64), BuildError> {
+    let f = m
+        .function(kernel.function)
+        .ok_or_else(|| BuildError::new("error: kernel function is missing\n"))?;
+    let mut b = FunctionBuilder::new(func, fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let params = b.block_params(entry).to_vec();
+    let (args_ptr, group_ptr, local_mem) = (params[0], params[1], params[2]);
+    let wi = WorkItem::load(&mut b, group_ptr, local_mem);
+    let ro = MemFlagsData::trusted().with_readonly();
+
+    // Kernel arguments are loaded once per work-group. By-value aggregates stay in the
+    // argument block; each work-item gets its own copy below, so writes to them stay private.
+    enum Arg {
+        Ready(Val),
+        ByVal { addr: ir::Value, ty: Word },
+        Value { ty: Word, addr: ir::Value },
+    }
+    let mut pending = Vec::new();
+    for ((param, slot), info) in f.parameters.iter().zip(slots).zip(&kernel.args) {
+        let ty = param.result_type.unwrap_or(0);
+        let addr = b.ins().iadd_imm_s(args_ptr, slot.offset as i64);
+        pending.push(match info.kind {
+            ArgKind::Local => {
+                let off = b.ins().load(types::I64, ro, addr, 0);
+                Arg::Ready(Val::S(b.ins().iadd(local_mem, off)))
+            }
+            ArgKind::Value { .. } => match m.ty(ty) {
+                Some(Type::Pointer { pointee, .. }) => Arg::ByVal { addr, ty: *pointee },
+                _ => Arg::Value { ty, addr },
+            },
+            _ => Arg::Ready(Val::S(b.ins().load(types::I64, ro, addr, 0))),
+        });
+    }
+
+    let mut t = Translator {
+        m,
+        b,
+        env,
+        options,
+        frames: Vec::new(),
+        wi,
+        func_refs: HashMap::new(),
+        data_refs: HashMap::new(),
+        instruction_count: 0,
+        private_bytes: 0,
+    };
+    let mut values_at_entry = Vec::new();
+    for a in &pending {
+        values_at_entry.push(match a {
+            Arg::Value { ty, addr } => Some(t.load_val(*ty, *addr)?),
+            Arg::Ready(v) => Some(v.clone()),
+            Arg::ByVal { .. } => None,
+        });
+    }
+
+    // for z in 0..local_size[2] { for y in .. { for x in .. { body } } } — every local size is ≥ 1.
+    let heads = [0, 1, 2].map(|_| t.b.create_block());
+    let latches = [0, 1, 2].map(|_| t.b.create_block());
+    let exit = t.b.create_block();
+    for h in heads {
+        t.b.append_block_param(h, types::I64);
+    }
+    let zero = t.b.ins().iconst(types::I64, 0);
+    t.b.ins().jump(heads[2], &[ir::BlockArg::Value(zero)]);
+    for d in [2, 1] {
+        t.b.switch_to_block(heads[d]);
+        let z = t.b.ins().iconst(types::I64, 0);
+        t.b.ins().jump(heads[d - 1], &[ir::BlockArg::Value(z)]);
+    }
+    t.b.switch_to_block(heads[0]);
+    t.wi.local_id = [0, 1, 2].map(|d| t.b.block_params(heads[d])[0]);
+    let mut args = Vec::with_capacity(pending.len());
+    for (a, ready) in pending.iter().zip(values_at_entry) {
+        args.push(match (a, ready) {
+            (_, Some(v)) => v,
+            (Arg::ByVal { addr, ty }, None) => {
+                let size = m.size_of(*ty).unwrap_or(0);
+                let align = m.align_of(*ty).unwrap_or(8);
+                let slot = t.b.create_sized_stack_slot(ir::StackSlotData::new(
+                    ir::StackSlotKind::ExplicitSlot,
+                    size as u32,
+                    align.trailing_zeros().min(12) as u8,
+                ));
+                let copy = t.b.ins().stack_addr(types::I64, slot, 0);
+                let v = t.load_val(*ty, *addr)?;
+                t.store_val(*ty, copy, &v)?;
+                Val::S(copy)
+            }
+            _ => unreachable!("every argument is either ready or by-value"),
+        });
+    }
+    t.inline_function(kernel.function, args, Some(latches[0]))?;
+    // The builder is now in latches[0].
+    for d in 0..3 {
+        if d > 0 {
+            t.b.switch_to_block(latches[d]);
+        }
+        let cur = t.b.block_params(heads[d])[0];
+        let next = t.b.ins().iadd_imm_s(cur, 1);
+        let more = t.b.ins().icmp(
+            ir::condcodes::IntCC::UnsignedLessThan,
+            next,
+            t.wi.local_size[d],
+        );
+        let after = if d == 2 { exit } else { latches[d + 1] };
+        t.b.ins()
+            .brif(more, heads[d], &[ir::BlockArg::Value(next)], after, &[]);
+    }
+    t.b.switch_to_block(exit);
+    t.b.ins().return_(&[]);
+    t.b.seal_all_blocks();
+    let (count, private) = (t.instruction_count, t.private_bytes);
+    let frontend_config = t.env.jit.isa().frontend_config();
+    t.b.finalize(frontend_config);
+    Ok((count, private))
+}
