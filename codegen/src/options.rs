@@ -16,6 +16,9 @@ pub struct BuildOptions {
     pub fp32_correctly_rounded_divide_sqrt: bool,
     /// `-cl-uniform-work-group-size`.
     pub uniform_work_group_size: bool,
+    /// When set, each kernel's Cranelift IR is written there before (`<kernel>.clif`) and
+    /// after optimisation (`<kernel>.opt.clif`).
+    pub dump_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for BuildOptions {
@@ -30,6 +33,7 @@ impl Default for BuildOptions {
             denorms_are_zero: false,
             fp32_correctly_rounded_divide_sqrt: false,
             uniform_work_group_size: false,
+            dump_dir: None,
         }
     }
 }

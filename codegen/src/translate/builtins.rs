@@ -31,7 +31,8 @@ pub(crate) struct WorkItem {
 impl WorkItem {
     /// Loads the `GroupInfo` fields; `local_id` is filled in by the work-item loop.
     pub(crate) fn load(b: &mut FunctionBuilder, group: Value, local_mem: Value) -> WorkItem {
-        let flags = MemFlagsData::trusted().with_readonly();
+        // `can_move`: the GroupInfo never changes during a call, so unused fields are dropped.
+        let flags = MemFlagsData::trusted().with_readonly().with_can_move();
         let field = |b: &mut FunctionBuilder, base: i32| -> [Value; 3] {
             [0, 1, 2].map(|d| b.ins().load(types::I64, flags, group, base + 8 * d))
         };

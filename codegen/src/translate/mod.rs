@@ -300,6 +300,7 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
                 e.log, kernel.name
             ))
         })?;
+        dump(options, &kernel.name, "clif", &ctx.func);
         let name = format!("__ferrocl_kernel_{index}");
         let id = env
             .jit
@@ -311,6 +312,7 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
                 kernel.name
             ))
         })?;
+        dump(options, &kernel.name, "opt.clif", &ctx.func);
         env.jit.clear_context(&mut ctx);
         built.push((
             id,
@@ -346,6 +348,27 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
     Ok(Program::new(kernels, env.jit))
 }
 
+/// Writes a kernel's IR into `options.dump_dir`; failing to write is reported, not fatal.
+fn dump(options: &BuildOptions, kernel: &str, suffix: &str, func: &ir::Function) {
+    let Some(dir) = &options.dump_dir else { return };
+    let safe: String = kernel
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let path = dir.join(format!("{safe}.{suffix}"));
+    if let Err(e) = std::fs::create_dir_all(dir)
+        .and_then(|()| std::fs::write(&path, func.display().to_string()))
+    {
+        eprintln!("ferrocl: cannot write {}: {e}", path.display());
+    }
+}
+
 fn build_work_group_function(
     m: &Module,
     kernel: &KernelInfo,
@@ -365,7 +388,7 @@ fn build_work_group_function(
     let params = b.block_params(entry).to_vec();
     let (args_ptr, group_ptr, local_mem) = (params[0], params[1], params[2]);
     let wi = WorkItem::load(&mut b, group_ptr, local_mem);
-    let ro = MemFlagsData::trusted().with_readonly();
+    let ro = MemFlagsData::trusted().with_readonly().with_can_move();
 
     // Kernel arguments are loaded once per work-group. By-value aggregates stay in the
     // argument block; each work-item gets its own copy below, so writes to them stay private.
