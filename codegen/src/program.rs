@@ -120,6 +120,21 @@ impl Drop for Program {
 }
 
 /// Compiles every kernel of `module`.
+///
+/// A panic inside Cranelift on a module the frontend let through is turned into a build error
+/// (the backstop; the frontend's validation is the real gate).
 pub fn compile(module: &Module, options: &BuildOptions) -> Result<Program, BuildError> {
-    crate::translate::compile_module(module, options)
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        crate::translate::compile_module(module, options)
+    }))
+    .unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| panic.downcast_ref::<&str>().copied())
+            .unwrap_or("unknown panic");
+        Err(BuildError::new(format!(
+            "internal: the code generator failed on this module: {what}\n"
+        )))
+    })
 }

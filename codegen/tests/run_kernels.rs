@@ -437,3 +437,36 @@ fn local_pointer_argument() {
         }
     });
 }
+
+#[test]
+fn mutated_modules_build_or_fail_cleanly() {
+    // Codegen sits behind the frontend's validation, but the rules that validation does not
+    // cover yet must still end in a BuildError, not a panic.
+    for recipe in [Recipe::O0, Recipe::Optimized] {
+        let bytes = spirv("basic.cl", recipe);
+        let words = bytes.len() / 4;
+        let mut built = 0;
+        let mut refused = 0;
+        for at in (5..words).step_by(7) {
+            for value in [0u32, 1, 0x0000_0003, 0xffff_ffff] {
+                let mut m = bytes.clone();
+                m[at * 4..at * 4 + 4].copy_from_slice(&value.to_le_bytes());
+                let Ok(module) = ferrocl_frontend::parse(&m) else {
+                    continue;
+                };
+                let result = std::panic::catch_unwind(|| {
+                    compile(&module, &BuildOptions::default()).map(|_| ())
+                });
+                match result {
+                    Ok(Ok(())) => built += 1,
+                    Ok(Err(e)) => {
+                        assert!(e.log.starts_with("error:") || e.log.starts_with("internal:"), "unhelpful log: {}", e.log);
+                        refused += 1;
+                    }
+                    Err(_) => panic!("codegen panicked on a module mutated at word {at} with {value:#x} ({recipe:?})"),
+                }
+            }
+        }
+        assert!(built + refused > 0);
+    }
+}

@@ -25,3 +25,6 @@ pub use validate::{SUPPORTED_CAPABILITIES, SUPPORTED_EXTENSIONS, SUPPORTED_EXT_I
 /// `CL_DEVICE_ILS_WITH_VERSION` are derived from this list.
 pub const SUPPORTED_SPIRV_VERSIONS: &[(u8, u8)] =
     &[(1, 0), (1, 1), (1, 2), (1, 3), (1, 4), (1, 5), (1, 6)];
+
+#[cfg(test)]
+mod tests;

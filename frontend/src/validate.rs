@@ -155,18 +155,7 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
         }
     }
     for inst in &m.raw.types_global_values {
-        if inst.class.opcode == Op::TypeInt {
-            if let Some(Operand::LiteralBit32(s)) = inst.operands.get(1) {
-                if *s != 0 {
-                    problems.push(diag(
-                        "env 2.1: OpTypeInt signedness must be 0 in OpenCL".into(),
-                        format!("OpTypeInt %{}", inst.result_id.unwrap_or(0)),
-                        m,
-                        inst.result_id,
-                    ));
-                }
-            }
-        }
+        problems.extend(check_type(m, inst));
     }
     problems.extend(crate::validate_structure::check_functions(m));
 
@@ -175,4 +164,39 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
     } else {
         Err(FrontendError::Invalid(problems))
     }
+}
+
+/// env 2.1 type rules for the types codegen has to represent.
+fn check_type(m: &Module, inst: &rspirv::dr::Instruction) -> Option<Diagnostic> {
+    let id = inst.result_id.unwrap_or(0);
+    let lit = |i: usize| match inst.operands.get(i) {
+        Some(Operand::LiteralBit32(v)) => Some(*v),
+        _ => None,
+    };
+    let (rule, what) = match inst.class.opcode {
+        Op::TypeInt if lit(1) != Some(0) => (
+            "env 2.1: OpTypeInt signedness must be 0 in OpenCL".to_owned(),
+            "OpTypeInt",
+        ),
+        Op::TypeInt if !matches!(lit(0), Some(8 | 16 | 32 | 64)) => (
+            format!("env 2.1: integer width {:?} is not 8, 16, 32 or 64", lit(0)),
+            "OpTypeInt",
+        ),
+        Op::TypeFloat if !matches!(lit(0), Some(16 | 32 | 64)) || inst.operands.len() > 1 => (
+            format!(
+                "env 2.1: floating-point width {:?} (or an FP encoding operand) is not supported",
+                lit(0)
+            ),
+            "OpTypeFloat",
+        ),
+        Op::TypeVector if !matches!(lit(1), Some(2 | 3 | 4 | 8 | 16)) => (
+            format!(
+                "env 2.1: vector component count {:?} is not 2, 3, 4, 8 or 16",
+                lit(1)
+            ),
+            "OpTypeVector",
+        ),
+        _ => return None,
+    };
+    Some(diag(rule, format!("{what} %{id}"), m, inst.result_id))
 }

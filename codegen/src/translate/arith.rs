@@ -125,7 +125,7 @@ impl Translator<'_, '_, '_> {
                 a.zip(&b, &mut |x, y| self.binary(op, x, y))?
             }
         };
-        self.define(inst, v);
+        self.define(inst, v)?;
         Ok(())
     }
 
@@ -309,7 +309,7 @@ impl Translator<'_, '_, '_> {
                 a.zip(&b, &mut |x, y| self.compare_pair(op, x, y))?
             }
         };
-        self.define(inst, v);
+        self.define(inst, v)?;
         Ok(())
     }
 

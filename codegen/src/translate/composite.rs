@@ -122,7 +122,7 @@ impl Translator<'_, '_, '_> {
             Op::CopyObject | Op::CopyLogical => self.operand(inst, 0)?,
             other => return err(format!("internal: Op{other:?} is not a composite op\n")),
         };
-        self.define(inst, v);
+        self.define(inst, v)?;
         Ok(())
     }
 }

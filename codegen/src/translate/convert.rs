@@ -26,7 +26,7 @@ impl Translator<'_, '_, '_> {
                 .type_of(src_id)
                 .ok_or_else(|| BuildError::new("error: bitcast source has no type\n"))?;
             let v = self.bitcast(&a, src_ty, rt)?;
-            self.define(inst, v);
+            self.define(inst, v)?;
             return Ok(());
         }
         let shape = self.shape_of_type(rt)?;
@@ -67,7 +67,7 @@ impl Translator<'_, '_, '_> {
                 other => return err(format!("error: Op{other:?} is not supported yet\n")),
             })
         })?;
-        self.define(inst, v);
+        self.define(inst, v)?;
         Ok(())
     }
 

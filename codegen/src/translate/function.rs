@@ -116,10 +116,44 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         })
     }
 
-    pub(crate) fn define(&mut self, inst: &Instruction, v: Val) {
-        if let Some(id) = inst.result_id {
-            self.frame().values.insert(id, v);
+    /// Binds an instruction's result. The value's Cranelift types must match the declared result
+    /// type: this is where modules with inconsistent operand types are refused (Cranelift would
+    /// otherwise miscompile or panic on them).
+    pub(crate) fn define(&mut self, inst: &Instruction, v: Val) -> Result<(), BuildError> {
+        let Some(id) = inst.result_id else {
+            return Ok(());
+        };
+        if let Some(ty) = inst.result_type {
+            let mut want = Vec::new();
+            self.shape_of_type(ty)?.leaf_types(&mut want);
+            let have: Vec<ir::Type> = v
+                .flat()
+                .iter()
+                .map(|&x| self.b.func.dfg.value_type(x))
+                .collect();
+            if want != have {
+                return err(format!(
+                    "error: operand types do not match the result type %{ty} (expected {want:?}, computed {have:?})\n"
+                ));
+            }
         }
+        self.frame().values.insert(id, v);
+        Ok(())
+    }
+
+    /// The Cranelift types of `v`'s leaves must be `want`.
+    pub(crate) fn check_leaf_types(
+        &self,
+        v: &[Value],
+        want: &[ir::Type],
+    ) -> Result<(), BuildError> {
+        let have: Vec<ir::Type> = v.iter().map(|&x| self.b.func.dfg.value_type(x)).collect();
+        if have != want {
+            return err(format!(
+                "error: value of types {have:?} used where {want:?} is required\n"
+            ));
+        }
+        Ok(())
     }
 
     pub(crate) fn func_ref(
@@ -255,7 +289,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         for phi in &phis {
             let s = shape(self.m, phi.result_type.unwrap_or(0))?;
             let v = s.assemble(&mut it)?;
-            self.define(phi, v);
+            self.define(phi, v)?;
         }
         for inst in &block.instructions[phis.len()..] {
             self.instruction_count += 1;
@@ -354,7 +388,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                     .map(|i| self.operand(inst, i))
                     .collect::<Result<Vec<_>, _>>()?;
                 if let Some(v) = self.inline_function(callee, args, None)? {
-                    self.define(inst, v);
+                    self.define(inst, v)?;
                 }
             }
             Phi => return err("error: OpPhi after the start of a block\n"),
@@ -372,7 +406,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             Undef | ConstantNull => {
                 let s = self.shape_of_type(self.result_type(inst)?)?;
                 let v = s.zero(&mut self.b);
-                self.define(inst, v);
+                self.define(inst, v)?;
             }
             ConvertFToU
             | ConvertFToS
@@ -523,6 +557,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             s.leaf_types(&mut tys);
             let vars: Vec<Variable> = tys.iter().map(|t| self.b.declare_var(*t)).collect();
             if let Some(init) = init {
+                self.check_leaf_types(&init.flat(), &tys)?;
                 for (var, v) in vars.iter().zip(init.flat()) {
                     self.b.def_var(*var, v);
                 }

@@ -104,24 +104,27 @@ impl Translator<'_, '_, '_> {
             let (vars, shape) = (vars.clone(), shape.clone());
             let leaves: Vec<Value> = vars.iter().map(|v| self.b.use_var(*v)).collect();
             let v = shape.assemble(&mut leaves.into_iter())?;
-            self.define(inst, v);
+            self.define(inst, v)?;
             return Ok(());
         }
         if let Some(v) = self.builtin_load(ptr, ty)? {
-            self.define(inst, v);
+            self.define(inst, v)?;
             return Ok(());
         }
         let addr = self.value(ptr)?.scalar()?;
         let v = self.load_val(ty, addr)?;
-        self.define(inst, v);
+        self.define(inst, v)?;
         Ok(())
     }
 
     pub(crate) fn store(&mut self, inst: &Instruction) -> Result<(), BuildError> {
         let ptr = self.id_operand(inst, 0)?;
         let v = self.operand(inst, 1)?;
-        if let Some(VarStorage::Promoted { vars, .. }) = self.frame().vars.get(&ptr) {
-            let vars = vars.clone();
+        if let Some(VarStorage::Promoted { vars, shape }) = self.frame().vars.get(&ptr) {
+            let (vars, shape) = (vars.clone(), shape.clone());
+            let mut want = Vec::new();
+            shape.leaf_types(&mut want);
+            self.check_leaf_types(&v.flat(), &want)?;
             for (var, leaf) in vars.iter().zip(v.flat()) {
                 self.b.def_var(*var, leaf);
             }
@@ -191,7 +194,7 @@ impl Translator<'_, '_, '_> {
                 other => return err(format!("error: cannot index into {other:?}\n")),
             }
         }
-        self.define(inst, Val::S(addr));
+        self.define(inst, Val::S(addr))?;
         Ok(())
     }
 

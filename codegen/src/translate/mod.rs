@@ -83,15 +83,9 @@ fn new_jit(options: &BuildOptions) -> Result<JITModule, BuildError> {
         "opt_level",
         if options.optimize { "speed" } else { "none" },
     )?;
-    set(
-        &mut flags,
-        "enable_verifier",
-        if cfg!(debug_assertions) {
-            "true"
-        } else {
-            "false"
-        },
-    )?;
+    // The verifier stays on until the frontend checks the operand types of every instruction:
+    // it turns inconsistent modules into build errors instead of miscompiled code.
+    set(&mut flags, "enable_verifier", "true")?;
     let isa = cranelift_native::builder()
         .map_err(|e| {
             BuildError::new(format!(

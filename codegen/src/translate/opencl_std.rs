@@ -253,7 +253,7 @@ impl Translator<'_, '_, '_> {
             })?,
             _ => self.mathlib_call(op, &args)?,
         };
-        self.define(inst, v);
+        self.define(inst, v)?;
         Ok(())
     }
 
