@@ -4,10 +4,11 @@
 /// `extern "C" fn(args, group, local_mem)`: runs every work-item of one work-group.
 ///
 /// - `args` points at the kernel's argument block (layout in [`crate::Kernel::args`]);
-/// - `group` describes the NDRange and which group this is;
+/// - `group` describes the NDRange and which group this is; kernels with barriers also use
+///   its work-item frames (see [`GroupInfo::frames`]);
 /// - `local_mem` is the executing worker's local-memory arena, at least
-///   [`crate::Kernel::local_mem_size`] bytes for the current arguments, aligned to
-///   [`LOCAL_ARG_ALIGN`].
+///   [`crate::Kernel::static_local_mem_size`] bytes plus the `__local` argument sizes, aligned
+///   to [`LOCAL_ARG_ALIGN`].
 pub type WorkGroupFn =
     unsafe extern "C" fn(args: *const u8, group: *const GroupInfo, local_mem: *mut u8);
 
@@ -35,6 +36,10 @@ pub struct GroupInfo {
     pub num_groups: [u64; 3],
     /// `get_work_dim`.
     pub work_dim: u32,
+    /// Address of this group's work-item frames, for kernels with barriers: at least
+    /// [`crate::Kernel::work_item_frame_size`] × (work-items in this group) bytes, 16-byte
+    /// aligned, owned by the executing worker. May be 0 when the frame size is 0.
+    pub frames: u64,
 }
 
 impl GroupInfo {
@@ -45,6 +50,7 @@ impl GroupInfo {
     pub(crate) const GROUP_ID: i32 = 96;
     pub(crate) const NUM_GROUPS: i32 = 120;
     pub(crate) const WORK_DIM: i32 = 144;
+    pub(crate) const FRAMES: i32 = 152;
 }
 
 const _: () = {
@@ -57,6 +63,7 @@ const _: () = {
     assert!(std::mem::offset_of!(GroupInfo, group_id) == GroupInfo::GROUP_ID as usize);
     assert!(std::mem::offset_of!(GroupInfo, num_groups) == GroupInfo::NUM_GROUPS as usize);
     assert!(std::mem::offset_of!(GroupInfo, work_dim) == GroupInfo::WORK_DIM as usize);
+    assert!(std::mem::offset_of!(GroupInfo, frames) == GroupInfo::FRAMES as usize);
     assert!(GroupInfo::GLOBAL_OFFSET == 0);
 };
 

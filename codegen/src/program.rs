@@ -45,10 +45,14 @@ pub struct Kernel {
     pub private_mem_size: usize,
     /// Number of SPIR-V instructions translated (statistics for build-time reporting).
     pub instruction_count: usize,
+    /// Bytes of frame each work-item needs when the kernel has barriers (0 otherwise): its
+    /// resume point and the values live across barriers. See [`GroupInfo::frames`].
+    pub work_item_frame_size: usize,
     entry: WorkGroupFn,
 }
 
 impl Kernel {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         info: KernelInfo,
         args: Vec<ArgSlot>,
@@ -56,6 +60,7 @@ impl Kernel {
         static_local_mem_size: usize,
         private_mem_size: usize,
         instruction_count: usize,
+        work_item_frame_size: usize,
         entry: WorkGroupFn,
     ) -> Self {
         Kernel {
@@ -65,6 +70,7 @@ impl Kernel {
             static_local_mem_size,
             private_mem_size,
             instruction_count,
+            work_item_frame_size,
             entry,
         }
     }
@@ -72,6 +78,8 @@ impl Kernel {
     /// Runs every work-item of one work-group.
     ///
     /// # Safety
+    /// `group.frames` must point at `work_item_frame_size` × (work-items of the group) writable
+    /// bytes, 16-byte aligned, when `work_item_frame_size` is not 0.
     /// `args` must point at an argument block of `args_size` bytes filled as [`ArgSlot`]
     /// describes, with every buffer pointer valid for the accesses the kernel makes; `local_mem`
     /// must point at an arena of at least `static_local_mem_size` plus the `__local` argument

@@ -70,6 +70,12 @@ fn spirv(source: &str, recipe: Recipe) -> Vec<u8> {
     std::fs::read(&spv).expect("read spv")
 }
 
+fn build(source: &str, recipe: Recipe) -> Program {
+    let module =
+        ferrocl_frontend::parse(&spirv(source, recipe)).unwrap_or_else(|e| panic!("frontend: {e}"));
+    compile(&module, &BuildOptions::default()).unwrap_or_else(|e| panic!("codegen: {e}"))
+}
+
 fn program(recipe: Recipe) -> &'static Program {
     static O0: OnceLock<Program> = OnceLock::new();
     static OPT: OnceLock<Program> = OnceLock::new();
@@ -77,11 +83,17 @@ fn program(recipe: Recipe) -> &'static Program {
         Recipe::O0 => &O0,
         Recipe::Optimized => &OPT,
     };
-    cell.get_or_init(|| {
-        let module = ferrocl_frontend::parse(&spirv("basic.cl", recipe))
-            .unwrap_or_else(|e| panic!("frontend: {e}"));
-        compile(&module, &BuildOptions::default()).unwrap_or_else(|e| panic!("codegen: {e}"))
-    })
+    cell.get_or_init(|| build("basic.cl", recipe))
+}
+
+fn barrier_program(recipe: Recipe) -> &'static Program {
+    static O0: OnceLock<Program> = OnceLock::new();
+    static OPT: OnceLock<Program> = OnceLock::new();
+    let cell = match recipe {
+        Recipe::O0 => &O0,
+        Recipe::Optimized => &OPT,
+    };
+    cell.get_or_init(|| build("barriers.cl", recipe))
 }
 
 /// Argument block builder following the kernel's `ArgSlot` layout.
@@ -127,7 +139,9 @@ fn launch(
 ) {
     let k = program.kernel(kernel).expect("kernel");
     let num_groups = [0, 1, 2].map(|d| global[d].div_ceil(local[d]));
-    let mut arena = vec![0u128; 4096 / 16 * 16];
+    let mut arena = vec![0u128; 4096];
+    let items = (local[0] * local[1] * local[2]) as usize;
+    let mut frames = vec![0u128; (k.work_item_frame_size * items).div_ceil(16).max(1)];
     for gz in 0..num_groups[2] {
         for gy in 0..num_groups[1] {
             for gx in 0..num_groups[0] {
@@ -142,6 +156,7 @@ fn launch(
                     group_id,
                     num_groups,
                     work_dim,
+                    frames: frames.as_mut_ptr() as u64,
                 };
                 // SAFETY: the argument block matches the kernel's layout, every buffer outlives
                 // the call and is large enough for the NDRange, the arena is private.
@@ -469,4 +484,159 @@ fn mutated_modules_build_or_fail_cleanly() {
         }
         assert!(built + refused > 0);
     }
+}
+
+fn set_i32(args: &mut Args, p: &Program, k: &str, i: usize, v: i32) {
+    args.set(p, k, i, &v.to_ne_bytes());
+}
+
+#[test]
+fn barrier_reduction_in_local_memory() {
+    both(|r| {
+        let p = barrier_program(r);
+        assert!(p.kernel("reduce_sum").expect("kernel").work_item_frame_size > 0);
+        for local in [1u64, 8, 64] {
+            let groups = 5u64;
+            let n = (local * groups) as usize;
+            let mut input: Vec<f32> = (0..n).map(|i| (i % 13) as f32).collect();
+            let mut out = vec![0f32; groups as usize];
+            let (mut args, _) = Args::new(p, "reduce_sum");
+            args.ptr(p, "reduce_sum", 0, &mut input);
+            args.ptr(p, "reduce_sum", 1, &mut out);
+            args.set(p, "reduce_sum", 2, &0u64.to_ne_bytes());
+            launch(
+                p,
+                "reduce_sum",
+                &args,
+                1,
+                [0; 3],
+                [n as u64, 1, 1],
+                [local, 1, 1],
+            );
+            for g in 0..groups as usize {
+                let e: f32 = input[g * local as usize..(g + 1) * local as usize]
+                    .iter()
+                    .sum();
+                assert_eq!(out[g], e, "{r:?} local {local} group {g}");
+            }
+        }
+    });
+}
+
+#[test]
+fn barrier_tiled_matmul() {
+    both(|r| {
+        let p = barrier_program(r);
+        let n = 12usize;
+        let mut a: Vec<f32> = (0..n * n).map(|i| (i % 7) as f32 - 2.0).collect();
+        let mut b: Vec<f32> = (0..n * n).map(|i| (i % 5) as f32 * 0.5).collect();
+        let mut c = vec![0f32; n * n];
+        let (mut args, _) = Args::new(p, "matmul_tiled");
+        args.ptr(p, "matmul_tiled", 0, &mut a);
+        args.ptr(p, "matmul_tiled", 1, &mut b);
+        args.ptr(p, "matmul_tiled", 2, &mut c);
+        set_i32(&mut args, p, "matmul_tiled", 3, n as i32);
+        launch(
+            p,
+            "matmul_tiled",
+            &args,
+            2,
+            [0; 3],
+            [n as u64, n as u64, 1],
+            [4, 4, 1],
+        );
+        for row in 0..n {
+            for col in 0..n {
+                let mut acc = 0f32;
+                for t in 0..n / 4 {
+                    for k in 0..4 {
+                        acc += a[row * n + t * 4 + k] * b[(t * 4 + k) * n + col];
+                    }
+                }
+                assert_eq!(c[row * n + col], acc, "{r:?} ({row},{col})");
+            }
+        }
+    });
+}
+
+#[test]
+fn barrier_in_loop_with_uniform_break_and_private_array() {
+    both(|r| {
+        let p = barrier_program(r);
+        for (local, stop) in [(7u64, 5i32), (1, 0), (13, 9)] {
+            let n = local as usize * 2;
+            let mut out = vec![0i32; n];
+            let (mut args, _) = Args::new(p, "loop_break");
+            args.ptr(p, "loop_break", 0, &mut out);
+            args.set(p, "loop_break", 1, &0u64.to_ne_bytes());
+            set_i32(&mut args, p, "loop_break", 2, stop);
+            launch(
+                p,
+                "loop_break",
+                &args,
+                1,
+                [0; 3],
+                [n as u64, 1, 1],
+                [local, 1, 1],
+            );
+            for gid in 0..n {
+                let l = (gid as u64 % local) as i32;
+                let nl = local as i32;
+                let mut h = [0i32; 4];
+                for i in 0..=stop {
+                    h[(i & 3) as usize] += ((l + 1) % nl) * i;
+                }
+                assert_eq!(
+                    out[gid],
+                    h[0] + 10 * h[1] + 100 * h[2] + 1000 * h[3],
+                    "{r:?} local {local} item {gid}"
+                );
+            }
+        }
+    });
+}
+
+#[test]
+fn barrier_under_uniform_branch_and_in_called_function() {
+    both(|r| {
+        let p = barrier_program(r);
+        for mode in [0, 1] {
+            let local = 5u64;
+            let n = 10usize;
+            let mut out = vec![0i32; n];
+            let (mut args, _) = Args::new(p, "branch_and_call");
+            args.ptr(p, "branch_and_call", 0, &mut out);
+            args.set(p, "branch_and_call", 1, &0u64.to_ne_bytes());
+            set_i32(&mut args, p, "branch_and_call", 2, mode);
+            launch(
+                p,
+                "branch_and_call",
+                &args,
+                1,
+                [0; 3],
+                [n as u64, 1, 1],
+                [local, 1, 1],
+            );
+            let nl = local as i32;
+            let s0: Vec<i32> = (0..nl).map(|l| l + 1).collect();
+            let v: Vec<i32> = (0..nl)
+                .map(|l| {
+                    if mode > 0 {
+                        s0[((l + nl - 1) % nl) as usize] + s0[((l + 1) % nl) as usize]
+                    } else {
+                        0
+                    }
+                })
+                .collect();
+            let s1: Vec<i32> = if mode > 0 { v.clone() } else { s0.clone() };
+            for gid in 0..n {
+                let l = (gid as u64 % local) as i32;
+                assert_eq!(
+                    out[gid],
+                    s1[((l + 2) % nl) as usize] * 1000 + v[l as usize],
+                    "{r:?} mode {mode} item {gid}"
+                );
+            }
+        }
+    });
 }

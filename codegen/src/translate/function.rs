@@ -35,6 +35,13 @@ pub(crate) struct Frame<'m> {
     promotable: HashSet<Word>,
     /// `(builtin variable, component index)` for pointers into built-in input variables.
     pub(crate) builtin_ptrs: HashMap<Word, (Word, Val)>,
+    /// Kernels with barriers: ids whose value must survive a barrier (or be visible from a
+    /// resume point), kept in the work-item frame instead of SSA.
+    frame_resident: HashSet<Word>,
+    /// Frame offset and shape of each frame-resident value defined so far.
+    frame_slots: HashMap<Word, (u64, Shape)>,
+    /// Function variables placed in the work-item frame: id → frame offset.
+    frame_vars: HashMap<Word, u64>,
     ret: ir::Block,
     ret_shape: Option<Shape>,
     label: Word,
@@ -51,7 +58,28 @@ pub(crate) struct Translator<'m, 'b, 'e> {
     pub(crate) data_refs: HashMap<Word, ir::GlobalValue>,
     pub(crate) instruction_count: usize,
     pub(crate) private_bytes: u64,
+    /// Present when the kernel has barriers.
+    pub(crate) barrier: Option<BarrierState>,
 }
+
+/// What translation needs to cut a kernel at its barriers.
+pub(crate) struct BarrierState {
+    /// The current work-item's frame.
+    pub(crate) frame_base: Value,
+    /// Bytes of frame allocated so far; offset 0 holds the resume point (u32).
+    pub(crate) frame_size: u64,
+    /// Resume point k (k ≥ 1) continues at `resume_blocks[k - 1]`.
+    pub(crate) resume_blocks: Vec<ir::Block>,
+    /// Set when some work-item stopped at a barrier in the current round.
+    pub(crate) pending: Variable,
+    /// Where a work-item goes when it stops at a barrier.
+    pub(crate) item_done: ir::Block,
+    /// Functions that contain a barrier, directly or through calls.
+    pub(crate) barrier_functions: HashSet<Word>,
+}
+
+/// Resume point of a work-item that returned from the kernel.
+pub(crate) const RESUME_DONE: i64 = -1;
 
 pub(crate) fn err<T>(msg: impl Into<String>) -> Result<T, BuildError> {
     Err(BuildError::new(msg))
@@ -100,6 +128,25 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         if let Some(v) = self.frame().values.get(&id) {
             return Ok(v.clone());
         }
+        if let Some((offset, shape)) = self.frame().frame_slots.get(&id).cloned() {
+            let base = self.frame_base()?;
+            let mut tys = Vec::new();
+            shape.leaf_types(&mut tys);
+            let leaves: Vec<Value> = tys
+                .iter()
+                .enumerate()
+                .map(|(i, &t)| {
+                    self.b
+                        .ins()
+                        .load(t, frame_flags(), base, (offset + 8 * i as u64) as i32)
+                })
+                .collect();
+            return shape.assemble(&mut leaves.into_iter());
+        }
+        if let Some(offset) = self.frame().frame_vars.get(&id).copied() {
+            let base = self.frame_base()?;
+            return Ok(Val::S(self.b.ins().iadd_imm_s(base, offset as i64)));
+        }
         if self.m.global(id).is_some() {
             return self.global_value(id);
         }
@@ -137,7 +184,70 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 ));
             }
         }
-        self.frame().values.insert(id, v);
+        if self.barrier.is_some() && self.frame().frame_resident.contains(&id) {
+            let shape = self.shape_of_type(inst.result_type.unwrap_or(0))?;
+            self.store_in_frame(id, &v, shape)?;
+        } else {
+            self.frame().values.insert(id, v);
+        }
+        Ok(())
+    }
+
+    fn frame_base(&self) -> Result<Value, BuildError> {
+        self.barrier
+            .as_ref()
+            .map(|b| b.frame_base)
+            .ok_or_else(|| BuildError::new("internal: frame used without barriers\n"))
+    }
+
+    /// Allocates `bytes` of work-item frame aligned to `align`, returning the offset.
+    pub(crate) fn frame_alloc(&mut self, bytes: u64, align: u64) -> Result<u64, BuildError> {
+        let state = self
+            .barrier
+            .as_mut()
+            .ok_or_else(|| BuildError::new("internal: frame used without barriers\n"))?;
+        let offset = state.frame_size.next_multiple_of(align.clamp(1, 128));
+        state.frame_size = offset + bytes;
+        if state.frame_size > 1 << 20 {
+            return err("error: more than 1 MiB of values live across barriers per work-item\n");
+        }
+        Ok(offset)
+    }
+
+    /// Keeps `v` (id `id`) in the work-item frame, one 8-byte cell per leaf.
+    fn store_in_frame(&mut self, id: Word, v: &Val, shape: Shape) -> Result<(), BuildError> {
+        let leaves = v.flat();
+        let offset = self.frame_alloc(8 * leaves.len() as u64, 8)?;
+        let base = self.frame_base()?;
+        for (i, leaf) in leaves.iter().enumerate() {
+            self.b
+                .ins()
+                .store(frame_flags(), *leaf, base, (offset + 8 * i as u64) as i32);
+        }
+        self.frame().frame_slots.insert(id, (offset, shape));
+        Ok(())
+    }
+
+    /// `OpControlBarrier`: the work-item records where to resume and leaves; translation
+    /// continues in the resume block, which only the round dispatch reaches.
+    fn barrier_point(&mut self) -> Result<(), BuildError> {
+        let Some(state) = self.barrier.as_mut() else {
+            return err("internal: barrier in a kernel analysed as barrier-free\n");
+        };
+        let resume = self.b.create_block();
+        state.resume_blocks.push(resume);
+        let (k, base, pending, done) = (
+            state.resume_blocks.len() as i64,
+            state.frame_base,
+            state.pending,
+            state.item_done,
+        );
+        let kv = self.b.ins().iconst(ir::types::I32, k);
+        self.b.ins().store(frame_flags(), kv, base, 0);
+        let one = self.b.ins().iconst(ir::types::I8, 1);
+        self.b.def_var(pending, one);
+        self.b.ins().jump(done, &[]);
+        self.b.switch_to_block(resume);
         Ok(())
     }
 
@@ -219,20 +329,43 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 f.parameters.len()
             ));
         }
+        let (frame_resident, promotable) = match &self.barrier {
+            Some(state) => (
+                frame_resident_ids(f, &state.barrier_functions),
+                HashSet::new(),
+            ),
+            None => (HashSet::new(), promotable_variables(m, f)),
+        };
+        let callee_has_barrier = self
+            .barrier
+            .as_ref()
+            .is_some_and(|s| s.barrier_functions.contains(&fid));
         let mut frame = Frame {
             values: HashMap::new(),
             blocks: HashMap::new(),
             phis: HashMap::new(),
             vars: HashMap::new(),
-            promotable: promotable_variables(m, f),
+            promotable,
             builtin_ptrs: HashMap::new(),
+            frame_resident,
+            frame_slots: HashMap::new(),
+            frame_vars: HashMap::new(),
             ret: cont,
             ret_shape: ret_shape.clone(),
             label: 0,
         };
+        // Parameters of a function with a barrier are read after resume points, where the
+        // caller's SSA values do not reach: they go to the frame. The kernel's own parameters
+        // come from the prologue, which dominates everything.
+        let frame_params = callee_has_barrier && !self.frames.is_empty();
+        let mut params_to_store = Vec::new();
         for (p, a) in f.parameters.iter().zip(args) {
             if let Some(id) = p.result_id {
-                frame.values.insert(id, a);
+                if frame_params {
+                    params_to_store.push((id, p.result_type.unwrap_or(0), a));
+                } else {
+                    frame.values.insert(id, a);
+                }
             }
         }
         let order = reverse_post_order(f);
@@ -262,6 +395,10 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             .unwrap_or(0);
         let entry = frame.blocks[&entry_label];
         self.frames.push(frame);
+        for (id, ty, a) in params_to_store {
+            let shape = self.shape_of_type(ty)?;
+            self.store_in_frame(id, &a, shape)?;
+        }
         self.b.ins().jump(entry, &[]);
         for &bi in &order {
             self.translate_block(f, bi)?;
@@ -473,11 +610,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             MemoryBarrier => {
                 self.b.ins().fence();
             }
-            ControlBarrier => {
-                return err(
-                    "error: work-group barriers are not supported yet (OpControlBarrier)\n",
-                );
-            }
+            ControlBarrier => self.barrier_point()?,
             _ => {
                 return err(format!(
                     "error: instruction Op{op:?} is not supported by Ferrocl's codegen yet\n"
@@ -551,7 +684,22 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         } else {
             None
         };
-        if self.frame().promotable.contains(&id) {
+        if self.barrier.is_some() {
+            // Private variables of a kernel with barriers live in the work-item frame.
+            let size = self
+                .m
+                .size_of(pointee)
+                .ok_or_else(|| BuildError::new("error: variable of unsized type\n"))?;
+            let align = self.m.align_of(pointee).unwrap_or(16).max(1);
+            let offset = self.frame_alloc(size, align)?;
+            self.private_bytes += size;
+            self.frame().vars.insert(id, VarStorage::Memory);
+            self.frame().frame_vars.insert(id, offset);
+            if let Some(init) = init {
+                let addr = self.value(id)?.scalar()?;
+                self.store_val(pointee, addr, &init)?;
+            }
+        } else if self.frame().promotable.contains(&id) {
             let s = self.shape_of_type(pointee)?;
             let mut tys = Vec::new();
             s.leaf_types(&mut tys);
@@ -589,6 +737,57 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         }
         Ok(())
     }
+}
+
+/// Frame accesses: the frame is private to the work-item and aligned for every cell.
+pub(crate) fn frame_flags() -> ir::MemFlagsData {
+    ir::MemFlagsData::trusted()
+}
+
+/// Ids of `f` whose values must live in the work-item frame when the kernel has barriers:
+/// everything except values used only later in their own block with no barrier (or call of a
+/// function containing one) in between. Values crossing blocks go to the frame because resume
+/// points enter the CFG where the defining block does not dominate.
+fn frame_resident_ids(f: &Function, barrier_functions: &HashSet<Word>) -> HashSet<Word> {
+    let mut def_at: HashMap<Word, (usize, usize)> = HashMap::new();
+    for (bi, block) in f.blocks.iter().enumerate() {
+        for (ii, inst) in block.instructions.iter().enumerate() {
+            if let (Some(id), Some(_)) = (inst.result_id, inst.result_type) {
+                if inst.class.opcode != Op::Variable {
+                    def_at.insert(id, (bi, ii));
+                }
+            }
+        }
+    }
+    let is_barrier_point = |inst: &Instruction| match inst.class.opcode {
+        Op::ControlBarrier => true,
+        Op::FunctionCall => {
+            matches!(inst.operands.first(), Some(Operand::IdRef(c)) if barrier_functions.contains(c))
+        }
+        _ => false,
+    };
+    let mut resident = HashSet::new();
+    for (bi, block) in f.blocks.iter().enumerate() {
+        let mut last_barrier: Option<usize> = None;
+        for (ii, inst) in block.instructions.iter().enumerate() {
+            for id in inst.operands.iter().filter_map(id_of) {
+                let Some(&(dbi, dii)) = def_at.get(&id) else {
+                    continue;
+                };
+                let same_segment = dbi == bi
+                    && dii < ii
+                    && last_barrier.is_none_or(|b| b < dii)
+                    && inst.class.opcode != Op::Phi;
+                if !same_segment {
+                    resident.insert(id);
+                }
+            }
+            if is_barrier_point(inst) {
+                last_barrier = Some(ii);
+            }
+        }
+    }
+    resident
 }
 
 /// Function-storage variables whose every use is the pointer operand of a load or store: they

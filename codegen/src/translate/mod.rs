@@ -8,24 +8,22 @@ mod builtins;
 mod composite;
 mod convert;
 mod function;
+mod kernel;
 mod memory;
 mod opencl_std;
 mod values;
 
 use std::collections::HashMap;
 
-use cranelift_codegen::ir::{self, types, AbiParam, InstBuilder, MemFlagsData, UserFuncName};
+use cranelift_codegen::ir::{self, types, AbiParam, UserFuncName};
 use cranelift_codegen::settings::{self, Configurable};
-use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_frontend::FunctionBuilderContext;
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module as _};
 use ferrocl_frontend::rspirv::dr::Operand;
 use ferrocl_frontend::spirv::{Op, StorageClass, Word};
 use ferrocl_frontend::{ArgKind, KernelInfo, Module, Type};
 
-use self::builtins::WorkItem;
-use self::function::Translator;
-use self::values::Val;
 use crate::abi::{ArgSlot, WorkGroupFn};
 use crate::options::BuildOptions;
 use crate::program::{BuildError, Kernel, Program};
@@ -256,12 +254,6 @@ fn arg_layout(kernel: &KernelInfo) -> (Vec<ArgSlot>, usize) {
 }
 
 pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Program, BuildError> {
-    if let Some(k) = m.kernels.iter().find(|k| k.uses_barrier) {
-        return Err(BuildError::new(format!(
-            "error: kernel \"{}\" uses a work-group barrier; barriers are not supported by this version of Ferrocl\n",
-            k.name
-        )));
-    }
     let mut env = ModuleEnv {
         jit: new_jit(options)?,
         data: HashMap::new(),
@@ -279,7 +271,7 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
         ctx.func.signature = sig.clone();
         ctx.func.name = UserFuncName::user(0, index as u32);
         let (slots, args_size) = arg_layout(kernel);
-        let (instruction_count, private_bytes) = build_work_group_function(
+        let shape = kernel::build(
             m,
             kernel,
             &slots,
@@ -308,14 +300,7 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
         })?;
         dump(options, &kernel.name, "opt.clif", &ctx.func);
         env.jit.clear_context(&mut ctx);
-        built.push((
-            id,
-            kernel.clone(),
-            slots,
-            args_size,
-            instruction_count,
-            private_bytes,
-        ));
+        built.push((id, kernel.clone(), slots, args_size, shape));
     }
     env.jit
         .finalize_definitions()
@@ -323,7 +308,7 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
     let static_local = env.static_local_size as usize;
     let kernels = built
         .into_iter()
-        .map(|(id, info, slots, args_size, count, private)| {
+        .map(|(id, info, slots, args_size, shape)| {
             let code = env.jit.get_finalized_function(id);
             // SAFETY: `code` was compiled from a function with signature (i64, i64, i64) -> ()
             // in the host's default calling convention, which is `WorkGroupFn`'s ABI.
@@ -333,8 +318,9 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
                 slots,
                 args_size,
                 static_local,
-                private as usize,
-                count,
+                shape.private_bytes as usize,
+                shape.instruction_count,
+                shape.frame_size as usize,
                 entry,
             )
         })
@@ -361,132 +347,4 @@ fn dump(options: &BuildOptions, kernel: &str, suffix: &str, func: &ir::Function)
     {
         eprintln!("ferrocl: cannot write {}: {e}", path.display());
     }
-}
-
-fn build_work_group_function(
-    m: &Module,
-    kernel: &KernelInfo,
-    slots: &[ArgSlot],
-    env: &mut ModuleEnv,
-    options: &BuildOptions,
-    func: &mut ir::Function,
-    fctx: &mut FunctionBuilderContext,
-) -> Result<(usize, u64), BuildError> {
-    let f = m
-        .function(kernel.function)
-        .ok_or_else(|| BuildError::new("error: kernel function is missing\n"))?;
-    let mut b = FunctionBuilder::new(func, fctx);
-    let entry = b.create_block();
-    b.append_block_params_for_function_params(entry);
-    b.switch_to_block(entry);
-    let params = b.block_params(entry).to_vec();
-    let (args_ptr, group_ptr, local_mem) = (params[0], params[1], params[2]);
-    let wi = WorkItem::load(&mut b, group_ptr, local_mem);
-    let ro = MemFlagsData::trusted().with_readonly().with_can_move();
-
-    // Kernel arguments are loaded once per work-group. By-value aggregates stay in the
-    // argument block; each work-item gets its own copy below, so writes to them stay private.
-    enum Arg {
-        Ready(Val),
-        ByVal { addr: ir::Value, ty: Word },
-        Value { ty: Word, addr: ir::Value },
-    }
-    let mut pending = Vec::new();
-    for ((param, slot), info) in f.parameters.iter().zip(slots).zip(&kernel.args) {
-        let ty = param.result_type.unwrap_or(0);
-        let addr = b.ins().iadd_imm_s(args_ptr, slot.offset as i64);
-        pending.push(match info.kind {
-            ArgKind::Local => {
-                let off = b.ins().load(types::I64, ro, addr, 0);
-                Arg::Ready(Val::S(b.ins().iadd(local_mem, off)))
-            }
-            ArgKind::Value { .. } => match m.ty(ty) {
-                Some(Type::Pointer { pointee, .. }) => Arg::ByVal { addr, ty: *pointee },
-                _ => Arg::Value { ty, addr },
-            },
-            _ => Arg::Ready(Val::S(b.ins().load(types::I64, ro, addr, 0))),
-        });
-    }
-
-    let mut t = Translator {
-        m,
-        b,
-        env,
-        options,
-        frames: Vec::new(),
-        wi,
-        func_refs: HashMap::new(),
-        data_refs: HashMap::new(),
-        instruction_count: 0,
-        private_bytes: 0,
-    };
-    let mut values_at_entry = Vec::new();
-    for a in &pending {
-        values_at_entry.push(match a {
-            Arg::Value { ty, addr } => Some(t.load_val(*ty, *addr)?),
-            Arg::Ready(v) => Some(v.clone()),
-            Arg::ByVal { .. } => None,
-        });
-    }
-
-    // for z in 0..local_size[2] { for y in .. { for x in .. { body } } } — every local size is ≥ 1.
-    let heads = [0, 1, 2].map(|_| t.b.create_block());
-    let latches = [0, 1, 2].map(|_| t.b.create_block());
-    let exit = t.b.create_block();
-    for h in heads {
-        t.b.append_block_param(h, types::I64);
-    }
-    let zero = t.b.ins().iconst(types::I64, 0);
-    t.b.ins().jump(heads[2], &[ir::BlockArg::Value(zero)]);
-    for d in [2, 1] {
-        t.b.switch_to_block(heads[d]);
-        let z = t.b.ins().iconst(types::I64, 0);
-        t.b.ins().jump(heads[d - 1], &[ir::BlockArg::Value(z)]);
-    }
-    t.b.switch_to_block(heads[0]);
-    t.wi.local_id = [0, 1, 2].map(|d| t.b.block_params(heads[d])[0]);
-    let mut args = Vec::with_capacity(pending.len());
-    for (a, ready) in pending.iter().zip(values_at_entry) {
-        args.push(match (a, ready) {
-            (_, Some(v)) => v,
-            (Arg::ByVal { addr, ty }, None) => {
-                let size = m.size_of(*ty).unwrap_or(0);
-                let align = m.align_of(*ty).unwrap_or(8);
-                let slot = t.b.create_sized_stack_slot(ir::StackSlotData::new(
-                    ir::StackSlotKind::ExplicitSlot,
-                    size as u32,
-                    align.trailing_zeros().min(12) as u8,
-                ));
-                let copy = t.b.ins().stack_addr(types::I64, slot, 0);
-                let v = t.load_val(*ty, *addr)?;
-                t.store_val(*ty, copy, &v)?;
-                Val::S(copy)
-            }
-            _ => unreachable!("every argument is either ready or by-value"),
-        });
-    }
-    t.inline_function(kernel.function, args, Some(latches[0]))?;
-    // The builder is now in latches[0].
-    for d in 0..3 {
-        if d > 0 {
-            t.b.switch_to_block(latches[d]);
-        }
-        let cur = t.b.block_params(heads[d])[0];
-        let next = t.b.ins().iadd_imm_s(cur, 1);
-        let more = t.b.ins().icmp(
-            ir::condcodes::IntCC::UnsignedLessThan,
-            next,
-            t.wi.local_size[d],
-        );
-        let after = if d == 2 { exit } else { latches[d + 1] };
-        t.b.ins()
-            .brif(more, heads[d], &[ir::BlockArg::Value(next)], after, &[]);
-    }
-    t.b.switch_to_block(exit);
-    t.b.ins().return_(&[]);
-    t.b.seal_all_blocks();
-    let (count, private) = (t.instruction_count, t.private_bytes);
-    let frontend_config = t.env.jit.isa().frontend_config();
-    t.b.finalize(frontend_config);
-    Ok((count, private))
 }

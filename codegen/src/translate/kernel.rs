@@ -1,0 +1,333 @@
+//! The work-group function around an inlined kernel body.
+//!
+//! Without barriers: `for z, y, x in local range { body }`.
+//!
+//! With barriers (DESIGN.md "Barriers are compiled"): every work-item has a frame holding its
+//! resume point and the values that must survive a barrier. A *round* runs each work-item from
+//! its resume point until it reaches a barrier (it stores the barrier's resume point and leaves)
+//! or returns (resume point DONE); rounds repeat while some work-item stopped at a barrier.
+//! The first round enters at the kernel's entry. Barriers inside loops and branches work because
+//! the spec makes them work-group uniform; a divergent barrier (undefined behaviour) cannot hang:
+//! each work-item resumes from its own point and DONE items are skipped.
+
+use std::collections::HashSet;
+
+use cranelift_codegen::ir::{self, condcodes::IntCC, types, BlockArg, InstBuilder, MemFlagsData};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch};
+use cranelift_module::Module as _;
+use ferrocl_frontend::rspirv::dr::Operand;
+use ferrocl_frontend::spirv::{Op, Word};
+use ferrocl_frontend::{ArgKind, KernelInfo, Module, Type};
+
+use super::builtins::WorkItem;
+use super::function::{frame_flags, BarrierState, Translator, RESUME_DONE};
+use super::values::Val;
+use super::ModuleEnv;
+use crate::abi::{ArgSlot, GroupInfo};
+use crate::options::BuildOptions;
+use crate::program::BuildError;
+
+/// What building one kernel's function found out.
+pub(crate) struct KernelShape {
+    pub(crate) instruction_count: usize,
+    pub(crate) private_bytes: u64,
+    pub(crate) frame_size: u64,
+}
+
+/// Kernel arguments as the prologue loads them.
+enum Arg {
+    Ready(Val),
+    /// By-value aggregate in the argument block; each work-item works on its own copy.
+    ByVal {
+        addr: ir::Value,
+        ty: Word,
+    },
+}
+
+/// Functions of `m` that contain `OpControlBarrier`, directly or through calls.
+fn barrier_functions(m: &Module) -> HashSet<Word> {
+    let mut with_barrier = HashSet::new();
+    loop {
+        let before = with_barrier.len();
+        for f in &m.raw.functions {
+            let Some(id) = f.def.as_ref().and_then(|d| d.result_id) else {
+                continue;
+            };
+            let has = f.blocks.iter().flat_map(|b| &b.instructions).any(|i| match i.class.opcode {
+                Op::ControlBarrier => true,
+                Op::FunctionCall => matches!(i.operands.first(), Some(Operand::IdRef(c)) if with_barrier.contains(c)),
+                _ => false,
+            });
+            if has {
+                with_barrier.insert(id);
+            }
+        }
+        if with_barrier.len() == before {
+            return with_barrier;
+        }
+    }
+}
+
+pub(crate) fn build(
+    m: &Module,
+    kernel: &KernelInfo,
+    slots: &[ArgSlot],
+    env: &mut ModuleEnv,
+    options: &BuildOptions,
+    func: &mut ir::Function,
+    fctx: &mut FunctionBuilderContext,
+) -> Result<KernelShape, BuildError> {
+    let f = m
+        .function(kernel.function)
+        .ok_or_else(|| BuildError::new("error: kernel function is missing\n"))?;
+    let mut b = FunctionBuilder::new(func, fctx);
+    let entry = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.switch_to_block(entry);
+    let params = b.block_params(entry).to_vec();
+    let (args_ptr, group_ptr, local_mem) = (params[0], params[1], params[2]);
+    let wi = WorkItem::load(&mut b, group_ptr, local_mem);
+    let ro = MemFlagsData::trusted().with_readonly().with_can_move();
+
+    let mut pending_args = Vec::new();
+    for ((param, slot), info) in f.parameters.iter().zip(slots).zip(&kernel.args) {
+        let ty = param.result_type.unwrap_or(0);
+        let addr = b.ins().iadd_imm_s(args_ptr, slot.offset as i64);
+        pending_args.push(match info.kind {
+            ArgKind::Local => {
+                let off = b.ins().load(types::I64, ro, addr, 0);
+                Arg::Ready(Val::S(b.ins().iadd(local_mem, off)))
+            }
+            ArgKind::Value { .. } => match m.ty(ty) {
+                Some(Type::Pointer { pointee, .. }) => Arg::ByVal { addr, ty: *pointee },
+                _ => Arg::Ready(Val::C(Vec::new())), // placeholder, loaded below with the translator
+            },
+            _ => Arg::Ready(Val::S(b.ins().load(types::I64, ro, addr, 0))),
+        });
+    }
+    let mut t = Translator {
+        m,
+        b,
+        env,
+        options,
+        frames: Vec::new(),
+        wi,
+        func_refs: Default::default(),
+        data_refs: Default::default(),
+        instruction_count: 0,
+        private_bytes: 0,
+        barrier: None,
+    };
+    // Scalar and vector values are loaded once per work-group.
+    for ((param, slot), (info, arg)) in f
+        .parameters
+        .iter()
+        .zip(slots)
+        .zip(kernel.args.iter().zip(pending_args.iter_mut()))
+    {
+        let ty = param.result_type.unwrap_or(0);
+        if matches!(info.kind, ArgKind::Value { .. })
+            && !matches!(m.ty(ty), Some(Type::Pointer { .. }))
+        {
+            let addr = t.b.ins().iadd_imm_s(args_ptr, slot.offset as i64);
+            *arg = Arg::Ready(t.load_val(ty, addr)?);
+        }
+    }
+    let frame_size = if kernel.uses_barrier {
+        build_rounds(&mut t, kernel, group_ptr, &pending_args)?
+    } else {
+        build_plain(&mut t, kernel, &pending_args)?;
+        0
+    };
+    t.b.seal_all_blocks();
+    let shape = KernelShape {
+        instruction_count: t.instruction_count,
+        private_bytes: t.private_bytes,
+        frame_size,
+    };
+    let frontend_config = t.env.jit.isa().frontend_config();
+    t.b.finalize(frontend_config);
+    Ok(shape)
+}
+
+/// Creates `for d in 0..local_size[d]` loop heads for z, y, x (every local size is ≥ 1) and
+/// leaves the builder in the x head; returns (heads, latches).
+fn item_loops(t: &mut Translator) -> ([ir::Block; 3], [ir::Block; 3]) {
+    let heads = [0, 1, 2].map(|_| t.b.create_block());
+    let latches = [0, 1, 2].map(|_| t.b.create_block());
+    for h in heads {
+        t.b.append_block_param(h, types::I64);
+    }
+    let zero = t.b.ins().iconst(types::I64, 0);
+    t.b.ins().jump(heads[2], &[BlockArg::Value(zero)]);
+    for d in [2, 1] {
+        t.b.switch_to_block(heads[d]);
+        let z = t.b.ins().iconst(types::I64, 0);
+        t.b.ins().jump(heads[d - 1], &[BlockArg::Value(z)]);
+    }
+    t.b.switch_to_block(heads[0]);
+    t.wi.local_id = [0, 1, 2].map(|d| t.b.block_params(heads[d])[0]);
+    (heads, latches)
+}
+
+/// Emits the latches of the item loops, starting in `latches[0]`; ends by jumping to `after`.
+fn close_item_loops(
+    t: &mut Translator,
+    heads: [ir::Block; 3],
+    latches: [ir::Block; 3],
+    after: ir::Block,
+) {
+    for d in 0..3 {
+        t.b.switch_to_block(latches[d]);
+        let cur = t.b.block_params(heads[d])[0];
+        let next = t.b.ins().iadd_imm_s(cur, 1);
+        let more =
+            t.b.ins()
+                .icmp(IntCC::UnsignedLessThan, next, t.wi.local_size[d]);
+        let exit = if d == 2 { after } else { latches[d + 1] };
+        t.b.ins()
+            .brif(more, heads[d], &[BlockArg::Value(next)], exit, &[]);
+    }
+}
+
+/// Per-work-item private copy of a by-value aggregate at `copy`.
+fn copy_by_value(
+    t: &mut Translator,
+    from: ir::Value,
+    ty: Word,
+    copy: ir::Value,
+) -> Result<(), BuildError> {
+    let v = t.load_val(ty, from)?;
+    t.store_val(ty, copy, &v)
+}
+
+fn build_plain(t: &mut Translator, kernel: &KernelInfo, args: &[Arg]) -> Result<(), BuildError> {
+    let (heads, latches) = item_loops(t);
+    let mut values = Vec::with_capacity(args.len());
+    for a in args {
+        values.push(match a {
+            Arg::Ready(v) => v.clone(),
+            Arg::ByVal { addr, ty } => {
+                let size = t.m.size_of(*ty).unwrap_or(0);
+                let align = t.m.align_of(*ty).unwrap_or(8);
+                let slot = t.b.create_sized_stack_slot(ir::StackSlotData::new(
+                    ir::StackSlotKind::ExplicitSlot,
+                    size as u32,
+                    align.trailing_zeros().min(12) as u8,
+                ));
+                let copy = t.b.ins().stack_addr(types::I64, slot, 0);
+                copy_by_value(t, *addr, *ty, copy)?;
+                Val::S(copy)
+            }
+        });
+    }
+    t.inline_function(kernel.function, values, Some(latches[0]))?;
+    let exit = t.b.create_block();
+    close_item_loops(t, heads, latches, exit);
+    t.b.switch_to_block(exit);
+    t.b.ins().return_(&[]);
+    Ok(())
+}
+
+/// Returns the work-item frame size.
+fn build_rounds(
+    t: &mut Translator,
+    kernel: &KernelInfo,
+    group_ptr: ir::Value,
+    args: &[Arg],
+) -> Result<u64, BuildError> {
+    let frames = t.b.ins().load(
+        types::I64,
+        MemFlagsData::trusted().with_readonly(),
+        group_ptr,
+        GroupInfo::FRAMES,
+    );
+    // The frame size is known only after translation: patched below.
+    let frame_size_value = t.b.ins().iconst(types::I64, 0);
+    let frame_size_inst = t.b.func.dfg.value_def(frame_size_value).unwrap_inst();
+
+    let round_head = t.b.create_block();
+    t.b.append_block_param(round_head, types::I8);
+    let first = t.b.ins().iconst(types::I8, 1);
+    t.b.ins().jump(round_head, &[BlockArg::Value(first)]);
+
+    t.b.switch_to_block(round_head);
+    let is_first_round = t.b.block_params(round_head)[0];
+    let pending = t.b.declare_var(types::I8);
+    let no = t.b.ins().iconst(types::I8, 0);
+    t.b.def_var(pending, no);
+    let (heads, latches) = item_loops(t);
+
+    // In the x head: this work-item's frame.
+    let lid = t.wi.local_id;
+    let row = t.b.ins().imul(lid[2], t.wi.local_size[1]);
+    let row = t.b.ins().iadd(row, lid[1]);
+    let lin = t.b.ins().imul(row, t.wi.local_size[0]);
+    let lin = t.b.ins().iadd(lin, lid[0]);
+    let offset = t.b.ins().imul(lin, frame_size_value);
+    let frame_base = t.b.ins().iadd(frames, offset);
+    let start = t.b.create_block();
+    let dispatch = t.b.create_block();
+    t.b.ins().brif(is_first_round, start, &[], dispatch, &[]);
+
+    let item_returned = t.b.create_block();
+    t.barrier = Some(BarrierState {
+        frame_base,
+        frame_size: 16,
+        resume_blocks: Vec::new(),
+        pending,
+        item_done: latches[0],
+        barrier_functions: barrier_functions(t.m),
+    });
+
+    // First round: by-value copies into the frame, then the kernel from its entry.
+    t.b.switch_to_block(start);
+    let mut values = Vec::with_capacity(args.len());
+    for a in args {
+        values.push(match a {
+            Arg::Ready(v) => v.clone(),
+            Arg::ByVal { addr, ty } => {
+                let size = t.m.size_of(*ty).unwrap_or(0);
+                let align = t.m.align_of(*ty).unwrap_or(8);
+                let off = t.frame_alloc(size, align)?;
+                let copy = t.b.ins().iadd_imm_s(frame_base, off as i64);
+                copy_by_value(t, *addr, *ty, copy)?;
+                Val::S(copy)
+            }
+        });
+    }
+    t.inline_function(kernel.function, values, Some(item_returned))?;
+
+    t.b.switch_to_block(item_returned);
+    let done = t.b.ins().iconst(types::I32, RESUME_DONE);
+    t.b.ins().store(frame_flags(), done, frame_base, 0);
+    t.b.ins().jump(latches[0], &[]);
+
+    // Later rounds: continue where this work-item stopped (DONE and unknown points: skip).
+    t.b.switch_to_block(dispatch);
+    let resume = t.b.ins().load(types::I32, frame_flags(), frame_base, 0);
+    let mut switch = Switch::new();
+    let state = t.barrier.as_ref().expect("set above");
+    for (k, block) in state.resume_blocks.iter().enumerate() {
+        switch.set_entry(k as u128 + 1, *block);
+    }
+    let frame_size = state.frame_size.next_multiple_of(16);
+    switch.emit(&mut t.b, resume, latches[0]);
+
+    let round_end = t.b.create_block();
+    close_item_loops(t, heads, latches, round_end);
+    t.b.switch_to_block(round_end);
+    let again = t.b.use_var(pending);
+    let not_first = t.b.ins().iconst(types::I8, 0);
+    let exit = t.b.create_block();
+    t.b.ins()
+        .brif(again, round_head, &[BlockArg::Value(not_first)], exit, &[]);
+    t.b.switch_to_block(exit);
+    t.b.ins().return_(&[]);
+
+    t.b.func
+        .replace(frame_size_inst)
+        .iconst(types::I64, frame_size as i64);
+    t.barrier = None;
+    Ok(frame_size)
+}

@@ -1,0 +1,65 @@
+// Kernels with work-group barriers, as issue "Work-group execution" lists them.
+
+__kernel void reduce_sum(__global const float *in, __global float *out, __local float *scratch) {
+    size_t l = get_local_id(0), n = get_local_size(0);
+    scratch[l] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (size_t s = n / 2; s > 0; s /= 2) {
+        if (l < s) scratch[l] += scratch[l + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l == 0) out[get_group_id(0)] = scratch[0];
+}
+
+#define TILE 4
+__kernel void matmul_tiled(__global const float *a, __global const float *b, __global float *c, int n) {
+    __local float ta[TILE][TILE], tb[TILE][TILE];
+    int lr = get_local_id(1), lc = get_local_id(0);
+    int row = get_global_id(1), col = get_global_id(0);
+    float acc = 0.0f;
+    for (int t = 0; t < n / TILE; ++t) {
+        ta[lr][lc] = a[row * n + t * TILE + lc];
+        tb[lr][lc] = b[(t * TILE + lr) * n + col];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = 0; k < TILE; ++k) acc += ta[lr][k] * tb[k][lc];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    c[row * n + col] = acc;
+}
+
+// Barrier in a loop left early with a uniform break; private array live across barriers.
+__kernel void loop_break(__global int *out, __local int *shared, int stop) {
+    int l = get_local_id(0), n = get_local_size(0);
+    int history[4] = {0, 0, 0, 0};
+    for (int i = 0; i < 100; ++i) {
+        shared[l] = l * i;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        history[i & 3] += shared[(l + 1) % n];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (i == stop) break;
+    }
+    out[get_global_id(0)] = history[0] + 10 * history[1] + 100 * history[2] + 1000 * history[3];
+}
+
+static int neighbour_sum(__local int *s, int l, int n) {
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int v = s[(l + n - 1) % n] + s[(l + 1) % n];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return v;
+}
+
+// Barrier under a uniform condition and inside a called function; several barriers in a row.
+__kernel void branch_and_call(__global int *out, __local int *s, int mode) {
+    int l = get_local_id(0), n = get_local_size(0);
+    s[l] = l + 1;
+    int v = 0;
+    if (mode > 0) {
+        v = neighbour_sum(s, l, n);
+        s[l] = v;
+    } else {
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = s[(l + 2) % n] * 1000 + v;
+}
