@@ -579,7 +579,7 @@ fn barrier_in_loop_with_uniform_break_and_private_array() {
                 [n as u64, 1, 1],
                 [local, 1, 1],
             );
-            for gid in 0..n {
+            for (gid, &got) in out.iter().enumerate() {
                 let l = (gid as u64 % local) as i32;
                 let nl = local as i32;
                 let mut h = [0i32; 4];
