@@ -587,7 +587,7 @@ fn barrier_in_loop_with_uniform_break_and_private_array() {
                     h[(i & 3) as usize] += ((l + 1) % nl) * i;
                 }
                 assert_eq!(
-                    out[gid],
+                    got,
                     h[0] + 10 * h[1] + 100 * h[2] + 1000 * h[3],
                     "{r:?} local {local} item {gid}"
                 );
@@ -629,10 +629,10 @@ fn barrier_under_uniform_branch_and_in_called_function() {
                 })
                 .collect();
             let s1: Vec<i32> = if mode > 0 { v.clone() } else { s0.clone() };
-            for gid in 0..n {
+            for (gid, &got) in out.iter().enumerate() {
                 let l = (gid as u64 % local) as i32;
                 assert_eq!(
-                    out[gid],
+                    got,
                     s1[((l + 2) % nl) as usize] * 1000 + v[l as usize],
                     "{r:?} mode {mode} item {gid}"
                 );
