@@ -27,3 +27,4 @@ const _: () = {
     send_sync::<queue::Queue>();
     send_sync::<event::Event>();
 };
+pub use ferrocl_frontend as frontend;

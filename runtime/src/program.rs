@@ -97,6 +97,38 @@ fn split_quoted(s: &str) -> Vec<String> {
     out
 }
 
+/// Temporary include directory holding clCompileProgram's embedded headers.
+struct HeaderDir(std::path::PathBuf);
+
+impl HeaderDir {
+    fn new(headers: &[(String, Vec<u8>)]) -> std::io::Result<Option<HeaderDir>> {
+        if headers.is_empty() {
+            return Ok(None);
+        }
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "ferrocl-hdr-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let d = HeaderDir(dir);
+        for (name, text) in headers {
+            let path = d.0.join(name);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(path, text)?;
+        }
+        Ok(Some(d))
+    }
+}
+
+impl Drop for HeaderDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 /// A successful build: the machine code and the options it was built with.
 pub struct Built {
     pub code: ferrocl_codegen::Program,
@@ -194,11 +226,10 @@ impl Program {
 
     /// Turns the program's source into SPIR-V (OpenCL C through clang), or reports why not.
     fn to_spirv(&self, options: &str, st: &BuildState) -> Result<Vec<u8>, String> {
-        if let Some(s) = &st.spirv {
-            return Ok(s.clone());
-        }
-        match &self.source {
-            Source::OpenClC(src) => ferrocl_frontend::compile_opencl_c(src, options),
+        // Source is recompiled every time: options (-D, -I) may differ between builds.
+        match (&self.source, &st.spirv) {
+            (Source::OpenClC(src), _) => ferrocl_frontend::compile_opencl_c(src, options),
+            (_, Some(s)) => Ok(s.clone()),
             _ => Err("error: the program has no source, IL or binary to build\n".into()),
         }
     }
@@ -248,9 +279,15 @@ impl Program {
         }
     }
 
-    /// clCompileProgram: source → SPIR-V (validated), kept as a compiled object.
-    pub fn compile(&self, options: &str) -> CLResult<BuildOutcome> {
+    /// clCompileProgram: source → SPIR-V (validated), kept as a compiled object. Embedded
+    /// headers (`#include "name"`) are written to a temporary directory put on the include path.
+    pub fn compile(&self, options: &str, headers: &[(String, Vec<u8>)]) -> CLResult<BuildOutcome> {
         parse_options(options)?;
+        let header_dir = HeaderDir::new(headers).map_err(|_| CL_OUT_OF_HOST_MEMORY)?;
+        let clang_options = match &header_dir {
+            Some(d) => format!("{options} -I {}", d.0.display()),
+            None => options.to_owned(),
+        };
         let mut st = self.lock();
         self.check_rebuild(&st)?;
         if matches!(self.source, Source::OpenClC(_))
@@ -260,7 +297,7 @@ impl Program {
         }
         st.options = options.to_owned();
         st.built = None;
-        let result = self.to_spirv(options, &st).and_then(|spirv| {
+        let result = self.to_spirv(&clang_options, &st).and_then(|spirv| {
             ferrocl_frontend::parse(&spirv).map_err(|e| e.log())?;
             Ok(spirv)
         });
