@@ -253,3 +253,81 @@ pub unsafe fn properties<T: Copy + Default + PartialEq>(p: *const T) -> (Vec<(T,
     }
     (pairs, raw)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrocl_runtime::memory::Mem;
+    use ferrocl_runtime::platform::platform;
+
+    #[test]
+    fn info_protocol() {
+        let mut size = 0;
+        let mut buf = [0u8; 8];
+        // SAFETY: buf has 8 bytes, size is writable.
+        unsafe {
+            assert_eq!(write_info(Ok(s("abc")), 0, null(), &mut size), Ok(()));
+            assert_eq!(size, 4);
+            assert_eq!(
+                write_info(Ok(s("abc")), 3, buf.as_mut_ptr().cast(), &mut size),
+                Err(CL_INVALID_VALUE)
+            );
+            assert_eq!(
+                write_info(
+                    Ok(v(7u32)),
+                    8,
+                    buf.as_mut_ptr().cast(),
+                    std::ptr::null_mut()
+                ),
+                Ok(())
+            );
+            assert_eq!(&buf[..4], &7u32.to_ne_bytes());
+            assert_eq!(
+                write_info(Err(CL_INVALID_VALUE), 8, buf.as_mut_ptr().cast(), &mut size),
+                Err(CL_INVALID_VALUE)
+            );
+        }
+    }
+
+    fn null() -> *mut c_void {
+        std::ptr::null_mut()
+    }
+
+    #[test]
+    fn handles_are_validated_and_counted() {
+        init();
+        let ctx = Context::new(platform().devices.clone(), Vec::new());
+        let weak = Arc::downgrade(&ctx);
+        let h = new_handle(ctx);
+        // SAFETY: `h` is a live handle; the other pointers are NULL or of another type.
+        unsafe {
+            assert!(obj::<Context>(h).is_ok());
+            assert_eq!(obj::<Mem>(h).err(), Some(CL_INVALID_MEM_OBJECT));
+            assert_eq!(obj::<Context>(null()).err(), Some(CL_INVALID_CONTEXT));
+            assert_eq!(
+                obj::<Context>(handle(platform())).err(),
+                Some(CL_INVALID_CONTEXT)
+            );
+            let internal = arc::<Context>(h).unwrap();
+            retain::<Context>(h).unwrap();
+            assert_eq!(internal.base().ref_count(), 2);
+            release::<Context>(h).unwrap();
+            release::<Context>(h).unwrap();
+            // The CL count is 0 but the internal reference keeps the object alive.
+            assert!(weak.upgrade().is_some());
+            assert_eq!(internal.base().ref_count(), 0);
+            drop(internal);
+            assert!(weak.upgrade().is_none());
+        }
+    }
+
+    #[test]
+    fn panics_do_not_cross_the_boundary() {
+        assert_eq!(status(|| panic!("boom")), CL_OUT_OF_HOST_MEMORY);
+        let mut err = 0;
+        // SAFETY: err is writable.
+        let p: *mut c_void = unsafe { create(&mut err, || panic!("boom")) };
+        assert!(p.is_null());
+        assert_eq!(err, CL_OUT_OF_HOST_MEMORY);
+    }
+}

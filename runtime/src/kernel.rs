@@ -5,10 +5,11 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-use ferrocl_codegen::LOCAL_ARG_ALIGN;
+use ferrocl_codegen::{ArgSlot, LOCAL_ARG_ALIGN};
 use ferrocl_frontend::{ArgKind, KernelInfo};
 use opencl_sys::*;
 
+use crate::config::DeviceConfig;
 use crate::executor::{run_ndrange, ArgBlock, Launch};
 use crate::memory::Mem;
 use crate::object::{Base, CLResult, Tag};
@@ -166,64 +167,25 @@ impl Kernel {
             .info()
             .reqd_work_group_size
             .map(|r| r.map(|v| v as usize));
-        let local = match local {
-            Some(l) => {
-                if l[..work_dim].contains(&0) {
-                    return Err(CL_INVALID_WORK_GROUP_SIZE);
-                }
-                if (0..work_dim).any(|d| l[d] > cfg.max_work_item_sizes[d]) {
-                    return Err(CL_INVALID_WORK_ITEM_SIZE);
-                }
-                if l.iter().product::<usize>() > self.max_work_group_size(device) {
-                    return Err(CL_INVALID_WORK_GROUP_SIZE);
-                }
-                if reqd.is_some_and(|r| r != l) {
-                    return Err(CL_INVALID_WORK_GROUP_SIZE);
-                }
-                if uniform && (0..work_dim).any(|d| !global[d].is_multiple_of(l[d])) {
-                    return Err(CL_INVALID_WORK_GROUP_SIZE);
-                }
-                l
-            }
-            None => match reqd {
-                Some(r) => {
-                    if uniform && (0..3).any(|d| !global[d].is_multiple_of(r[d])) {
-                        return Err(CL_INVALID_WORK_GROUP_SIZE);
-                    }
-                    r
-                }
-                None => choose_local_size(global, cfg.max_work_group_size),
-            },
-        };
-
-        // Local memory: static variables first, then each __local argument aligned.
-        let mut local_total = round_up(code.static_local_mem_size, LOCAL_ARG_ALIGN);
-        let mut block = ArgBlock::new(code.args_size);
-        let mut keep = Vec::new();
-        for (i, (slot, v)) in code.args.iter().zip(values.iter()).enumerate() {
-            let Some(v) = v else {
-                return Err(CL_INVALID_KERNEL_ARGS);
-            };
-            match v {
-                ArgValue::Mem(m) => {
-                    let addr = m.as_ref().map_or(0u64, |m| m.address() as u64);
-                    block.write(slot.offset, slot.size, &addr.to_ne_bytes());
-                    if let Some(m) = m {
-                        keep.push(m.clone());
-                    }
-                }
-                ArgValue::Local(n) => {
-                    local_total = round_up(local_total, LOCAL_ARG_ALIGN);
-                    block.write(slot.offset, slot.size, &(local_total as u64).to_ne_bytes());
-                    local_total += n;
-                }
-                ArgValue::Bytes(b) => block.write(slot.offset, slot.size, b),
-            }
-            let _ = i;
-        }
-        if local_total as u64 > cfg.local_mem_size {
+        let local = resolve_local_size(
+            &device.config,
+            self.max_work_group_size(device),
+            work_dim,
+            global,
+            local,
+            reqd,
+            uniform,
+        )?;
+        let packed = pack_args(
+            &code.args,
+            code.args_size,
+            code.static_local_mem_size,
+            &values,
+        )?;
+        if packed.arena_size as u64 > cfg.local_mem_size {
             return Err(CL_OUT_OF_RESOURCES);
         }
+        let (block, keep, local_total) = (packed.block, packed.keep, packed.arena_size);
         let launch = Launch {
             work_dim: work_dim as u32,
             offset,
@@ -246,6 +208,98 @@ impl Kernel {
 impl Drop for Kernel {
     fn drop(&mut self) {
         self.program.kernel_count.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The argument block of one launch, the arena size it needs and the buffers it refers to.
+pub struct PackedArgs {
+    pub block: ArgBlock,
+    pub arena_size: usize,
+    pub keep: Vec<Arc<Mem>>,
+}
+
+/// Lays the argument values out as codegen's [`ArgSlot`]s describe:
+/// - buffers: the host address (u64; 0 for NULL), the buffer kept alive by the command;
+/// - `__local` arguments: the u64 byte offset of their region in the arena; regions follow the
+///   kernel's static local variables (rounded up to LOCAL_ARG_ALIGN), each aligned to
+///   LOCAL_ARG_ALIGN;
+/// - values: the bytes given to clSetKernelArg.
+pub fn pack_args(
+    slots: &[ArgSlot],
+    args_size: usize,
+    static_local_mem_size: usize,
+    values: &[Option<ArgValue>],
+) -> CLResult<PackedArgs> {
+    let mut arena = round_up(static_local_mem_size, LOCAL_ARG_ALIGN);
+    let mut block = ArgBlock::new(args_size);
+    let mut keep = Vec::new();
+    if slots.len() != values.len() {
+        return Err(CL_INVALID_KERNEL_ARGS);
+    }
+    for (slot, v) in slots.iter().zip(values) {
+        match v.as_ref().ok_or(CL_INVALID_KERNEL_ARGS)? {
+            ArgValue::Mem(m) => {
+                let addr = m.as_ref().map_or(0u64, |m| m.address() as u64);
+                block.write(slot.offset, slot.size, &addr.to_ne_bytes());
+                if let Some(m) = m {
+                    keep.push(m.clone());
+                }
+            }
+            ArgValue::Local(n) => {
+                arena = round_up(arena, LOCAL_ARG_ALIGN);
+                block.write(slot.offset, slot.size, &(arena as u64).to_ne_bytes());
+                arena = arena.checked_add(*n).ok_or(CL_OUT_OF_RESOURCES)?;
+            }
+            ArgValue::Bytes(b) => block.write(slot.offset, slot.size, b),
+        }
+    }
+    Ok(PackedArgs {
+        block,
+        arena_size: arena,
+        keep,
+    })
+}
+
+/// The work-group size of a launch: the application's (checked against the device limits,
+/// `reqd_work_group_size` and `-cl-uniform-work-group-size`), else the required one, else one
+/// chosen to divide the global size.
+pub fn resolve_local_size(
+    cfg: &DeviceConfig,
+    max_work_group_size: usize,
+    work_dim: usize,
+    global: [usize; 3],
+    local: Option<[usize; 3]>,
+    reqd: Option<[usize; 3]>,
+    uniform: bool,
+) -> CLResult<[usize; 3]> {
+    match local {
+        Some(l) => {
+            if l[..work_dim].contains(&0) {
+                return Err(CL_INVALID_WORK_GROUP_SIZE);
+            }
+            if (0..work_dim).any(|d| l[d] > cfg.max_work_item_sizes[d]) {
+                return Err(CL_INVALID_WORK_ITEM_SIZE);
+            }
+            if l.iter().product::<usize>() > max_work_group_size {
+                return Err(CL_INVALID_WORK_GROUP_SIZE);
+            }
+            if reqd.is_some_and(|r| r != l) {
+                return Err(CL_INVALID_WORK_GROUP_SIZE);
+            }
+            if uniform && (0..work_dim).any(|d| !global[d].is_multiple_of(l[d])) {
+                return Err(CL_INVALID_WORK_GROUP_SIZE);
+            }
+            Ok(l)
+        }
+        None => match reqd {
+            Some(r) => {
+                if uniform && (0..3).any(|d| !global[d].is_multiple_of(r[d])) {
+                    return Err(CL_INVALID_WORK_GROUP_SIZE);
+                }
+                Ok(r)
+            }
+            None => Ok(choose_local_size(global, cfg.max_work_group_size)),
+        },
     }
 }
 
@@ -275,6 +329,76 @@ pub fn choose_local_size(global: [usize; 3], max: usize) -> [usize; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::config::DeviceConfig;
+
+    #[test]
+    fn args_are_packed_per_slot() {
+        let slots = [
+            ArgSlot { offset: 0, size: 8 },
+            ArgSlot { offset: 8, size: 8 },
+            ArgSlot {
+                offset: 16,
+                size: 4,
+            },
+            ArgSlot {
+                offset: 24,
+                size: 8,
+            },
+        ];
+        let values = [
+            Some(ArgValue::Mem(None)),
+            Some(ArgValue::Local(10)),
+            Some(ArgValue::Bytes(vec![1, 2, 3, 4])),
+            Some(ArgValue::Local(300)),
+        ];
+        let p = pack_args(&slots, 32, 5, &values).unwrap();
+        // SAFETY: the block has at least 32 bytes.
+        let b = unsafe { std::slice::from_raw_parts(p.block.as_ptr(), 32) };
+        let word = |o: usize| u64::from_ne_bytes(b[o..o + 8].try_into().unwrap());
+        assert_eq!(word(0), 0);
+        assert_eq!(word(8), LOCAL_ARG_ALIGN as u64);
+        assert_eq!(&b[16..20], &[1, 2, 3, 4]);
+        assert_eq!(word(24), 2 * LOCAL_ARG_ALIGN as u64);
+        assert_eq!(p.arena_size, 2 * LOCAL_ARG_ALIGN + 300);
+        assert!(p.keep.is_empty());
+        let missing = [Some(ArgValue::Mem(None)), None, None, None];
+        assert_eq!(
+            pack_args(&slots, 32, 0, &missing).err(),
+            Some(CL_INVALID_KERNEL_ARGS)
+        );
+    }
+
+    #[test]
+    fn work_group_size_rules() {
+        let cfg = DeviceConfig::detect(2);
+        let r =
+            |l, reqd, uniform| resolve_local_size(&cfg, 4096, 2, [100, 10, 1], l, reqd, uniform);
+        assert_eq!(r(Some([10, 10, 1]), None, false), Ok([10, 10, 1]));
+        assert_eq!(
+            r(Some([0, 1, 1]), None, false),
+            Err(CL_INVALID_WORK_GROUP_SIZE)
+        );
+        assert_eq!(
+            r(Some([5000, 1, 1]), None, false),
+            Err(CL_INVALID_WORK_ITEM_SIZE)
+        );
+        assert_eq!(
+            r(Some([1024, 8, 1]), None, false),
+            Err(CL_INVALID_WORK_GROUP_SIZE)
+        );
+        assert_eq!(r(Some([30, 1, 1]), None, false), Ok([30, 1, 1]));
+        assert_eq!(
+            r(Some([30, 1, 1]), None, true),
+            Err(CL_INVALID_WORK_GROUP_SIZE)
+        );
+        assert_eq!(
+            r(Some([10, 1, 1]), Some([20, 1, 1]), false),
+            Err(CL_INVALID_WORK_GROUP_SIZE)
+        );
+        assert_eq!(r(None, Some([20, 1, 1]), false), Ok([20, 1, 1]));
+        assert_eq!(r(None, None, false), Ok([100, 2, 1]));
+    }
 
     #[test]
     fn local_size_divides_global() {

@@ -4,7 +4,7 @@
 //! a command panics, so no waiter hangs.
 
 use std::sync::mpsc::{channel, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use opencl_sys::*;
 
@@ -31,7 +31,9 @@ pub struct Queue {
     pub properties_array: Vec<cl_queue_properties>,
     sender: Mutex<Sender<Command>>,
     /// The most recently enqueued command's event: clFinish waits for it (in-order execution).
-    last: Mutex<Option<Arc<Event>>>,
+    /// Weak, because events hold their queue (a strong reference here would be a cycle); a
+    /// pending command holds its event, so a dead Weak means that command already finished.
+    last: Mutex<Weak<Event>>,
 }
 crate::cl_object!(Queue, Queue, CL_INVALID_COMMAND_QUEUE);
 
@@ -86,7 +88,7 @@ impl Queue {
             properties,
             properties_array,
             sender: Mutex::new(tx),
-            last: Mutex::new(None),
+            last: Mutex::new(Weak::new()),
         }))
     }
 
@@ -115,13 +117,17 @@ impl Queue {
             .unwrap_or_else(|p| p.into_inner())
             .send(cmd)
             .map_err(|_| CL_OUT_OF_RESOURCES)?;
-        *last = Some(event.clone());
+        *last = Arc::downgrade(&event);
         Ok(event)
     }
 
     /// Waits until every command enqueued so far has finished.
     pub fn finish(&self) {
-        let last = self.last.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let last = self
+            .last
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .upgrade();
         if let Some(e) = last {
             e.wait();
         }
@@ -182,6 +188,30 @@ mod tests {
             .unwrap();
         assert!(e1.wait() < 0);
         assert_eq!(e2.wait(), CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    }
+
+    #[test]
+    fn queue_is_freed_after_its_commands() {
+        let q = queue();
+        let e = q
+            .enqueue(CL_COMMAND_MARKER as _, Vec::new(), Box::new(|| Ok(())))
+            .unwrap();
+        q.finish();
+        let weak = Arc::downgrade(&q);
+        drop(q);
+        assert!(
+            weak.upgrade().is_some(),
+            "the event still refers to its queue"
+        );
+        drop(e);
+        // The worker may still hold the command for a moment after completing it.
+        for _ in 0..100 {
+            if weak.upgrade().is_none() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        panic!("queue leaked");
     }
 
     #[test]
