@@ -283,16 +283,16 @@ pub unsafe extern "C" fn clCreateFromGLRenderbuffer(
     std::ptr::null_mut()
 }
 
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
+/// Unsupported: no memory object is created from a GL object (CL_INVALID_MEM_OBJECT).
 pub unsafe extern "C" fn clGetGLObjectInfo(
     _memobj: cl_mem,
     _gl_object_type: *mut cl_gl_object_type,
     _gl_object_name: *mut cl_GLuint,
 ) -> cl_int {
-    CL_INVALID_OPERATION
+    CL_INVALID_MEM_OBJECT
 }
 
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
+/// Unsupported: no memory object is created from a GL object (CL_INVALID_MEM_OBJECT).
 pub unsafe extern "C" fn clGetGLTextureInfo(
     _memobj: cl_mem,
     _param_name: cl_gl_texture_info,
@@ -300,10 +300,10 @@ pub unsafe extern "C" fn clGetGLTextureInfo(
     _param_value: *mut c_void,
     _param_value_size_ret: *mut size_t,
 ) -> cl_int {
-    CL_INVALID_OPERATION
+    CL_INVALID_MEM_OBJECT
 }
 
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
+/// Unsupported: the context was not created for GL/D3D/DX9/EGL sharing (CL_INVALID_CONTEXT).
 pub unsafe extern "C" fn clEnqueueAcquireGLObjects(
     _command_queue: cl_command_queue,
     _num_objects: cl_uint,
@@ -312,10 +312,10 @@ pub unsafe extern "C" fn clEnqueueAcquireGLObjects(
     _event_wait_list: *const cl_event,
     _event: *mut cl_event,
 ) -> cl_int {
-    CL_INVALID_OPERATION
+    CL_INVALID_CONTEXT
 }
 
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
+/// Unsupported: the context was not created for GL/D3D/DX9/EGL sharing (CL_INVALID_CONTEXT).
 pub unsafe extern "C" fn clEnqueueReleaseGLObjects(
     _command_queue: cl_command_queue,
     _num_objects: cl_uint,
@@ -324,7 +324,7 @@ pub unsafe extern "C" fn clEnqueueReleaseGLObjects(
     _event_wait_list: *const cl_event,
     _event: *mut cl_event,
 ) -> cl_int {
-    CL_INVALID_OPERATION
+    CL_INVALID_CONTEXT
 }
 
 /// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
@@ -338,7 +338,7 @@ pub unsafe extern "C" fn clGetGLContextInfoKHR(
     CL_INVALID_OPERATION
 }
 
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
+/// Unsupported: no device can share with D3D/DX9 (CL_DEVICE_NOT_FOUND).
 pub unsafe extern "C" fn clGetDeviceIDsFromD3D10KHR(
     _platform: cl_platform_id,
     _d3d_device_source: cl_d3d10_device_source_khr,
@@ -348,7 +348,7 @@ pub unsafe extern "C" fn clGetDeviceIDsFromD3D10KHR(
     _devices: *mut cl_device_id,
     _num_devices: *mut cl_uint,
 ) -> cl_int {
-    CL_INVALID_OPERATION
+    CL_DEVICE_NOT_FOUND
 }
 
 /// Unsupported: the context was not created for GL/D3D/DX9/EGL sharing (CL_INVALID_CONTEXT).
@@ -395,7 +395,7 @@ pub unsafe extern "C" fn clCreateFromD3D10Texture3DKHR(
     std::ptr::null_mut()
 }
 
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
+/// Unsupported: the context was not created for GL/D3D/DX9/EGL sharing (CL_INVALID_CONTEXT).
 pub unsafe extern "C" fn clEnqueueAcquireD3D10ObjectsKHR(
     _command_queue: cl_command_queue,
     _num_objects: cl_uint,
@@ -404,10 +404,10 @@ pub unsafe extern "C" fn clEnqueueAcquireD3D10ObjectsKHR(
     _event_wait_list: *const cl_event,
     _event: *mut cl_event,
 ) -> cl_int {
-    CL_INVALID_OPERATION
+    CL_INVALID_CONTEXT
 }
 
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
+/// Unsupported: the context was not created for GL/D3D/DX9/EGL sharing (CL_INVALID_CONTEXT).
 pub unsafe extern "C" fn clEnqueueReleaseD3D10ObjectsKHR(
     _command_queue: cl_command_queue,
     _num_objects: cl_uint,
@@ -416,7 +416,7 @@ pub unsafe extern "C" fn clEnqueueReleaseD3D10ObjectsKHR(
     _event_wait_list: *const cl_event,
     _event: *mut cl_event,
 ) -> cl_int {
-    CL_INVALID_OPERATION
+    CL_INVALID_CONTEXT
 }
 
 /// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
@@ -514,7 +514,7 @@ pub unsafe extern "C" fn clCreateFromGLTexture(
     std::ptr::null_mut()
 }
 
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
+/// Unsupported: no device can share with D3D/DX9 (CL_DEVICE_NOT_FOUND).
 pub unsafe extern "C" fn clGetDeviceIDsFromD3D11KHR(
     _platform: cl_platform_id,
     _d3d_device_source: cl_d3d11_device_source_khr,
@@ -524,7 +524,7 @@ pub unsafe extern "C" fn clGetDeviceIDsFromD3D11KHR(
     _devices: *mut cl_device_id,
     _num_devices: *mut cl_uint,
 ) -> cl_int {
-    CL_INVALID_OPERATION
+    CL_DEVICE_NOT_FOUND
 }
 
 /// Unsupported: the context was not created for GL/D3D/DX9/EGL sharing (CL_INVALID_CONTEXT).
@@ -587,7 +587,7 @@ pub unsafe extern "C" fn clCreateFromDX9MediaSurfaceKHR(
     std::ptr::null_mut()
 }
 
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
+/// Unsupported: the context was not created for GL/D3D/DX9/EGL sharing (CL_INVALID_CONTEXT).
 pub unsafe extern "C" fn clEnqueueAcquireD3D11ObjectsKHR(
     _command_queue: cl_command_queue,
     _num_objects: cl_uint,
@@ -596,10 +596,10 @@ pub unsafe extern "C" fn clEnqueueAcquireD3D11ObjectsKHR(
     _event_wait_list: *const cl_event,
     _event: *mut cl_event,
 ) -> cl_int {
-    CL_INVALID_OPERATION
+    CL_INVALID_CONTEXT
 }
 
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
+/// Unsupported: the context was not created for GL/D3D/DX9/EGL sharing (CL_INVALID_CONTEXT).
 pub unsafe extern "C" fn clEnqueueReleaseD3D11ObjectsKHR(
     _command_queue: cl_command_queue,
     _num_objects: cl_uint,
@@ -608,10 +608,10 @@ pub unsafe extern "C" fn clEnqueueReleaseD3D11ObjectsKHR(
     _event_wait_list: *const cl_event,
     _event: *mut cl_event,
 ) -> cl_int {
-    CL_INVALID_OPERATION
+    CL_INVALID_CONTEXT
 }
 
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
+/// Unsupported: no device can share with D3D/DX9 (CL_DEVICE_NOT_FOUND).
 pub unsafe extern "C" fn clGetDeviceIDsFromDX9MediaAdapterKHR(
     _platform: cl_platform_id,
     _num_media_adapters: cl_uint,
@@ -622,10 +622,10 @@ pub unsafe extern "C" fn clGetDeviceIDsFromDX9MediaAdapterKHR(
     _devices: *mut cl_device_id,
     _num_devices: *mut cl_uint,
 ) -> cl_int {
-    CL_INVALID_OPERATION
+    CL_DEVICE_NOT_FOUND
 }
 
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
+/// Unsupported: the context was not created for GL/D3D/DX9/EGL sharing (CL_INVALID_CONTEXT).
 pub unsafe extern "C" fn clEnqueueAcquireDX9MediaSurfacesKHR(
     _command_queue: cl_command_queue,
     _num_objects: cl_uint,
@@ -634,10 +634,10 @@ pub unsafe extern "C" fn clEnqueueAcquireDX9MediaSurfacesKHR(
     _event_wait_list: *const cl_event,
     _event: *mut cl_event,
 ) -> cl_int {
-    CL_INVALID_OPERATION
+    CL_INVALID_CONTEXT
 }
 
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
+/// Unsupported: the context was not created for GL/D3D/DX9/EGL sharing (CL_INVALID_CONTEXT).
 pub unsafe extern "C" fn clEnqueueReleaseDX9MediaSurfacesKHR(
     _command_queue: cl_command_queue,
     _num_objects: cl_uint,
@@ -646,7 +646,7 @@ pub unsafe extern "C" fn clEnqueueReleaseDX9MediaSurfacesKHR(
     _event_wait_list: *const cl_event,
     _event: *mut cl_event,
 ) -> cl_int {
-    CL_INVALID_OPERATION
+    CL_INVALID_CONTEXT
 }
 
 /// Unsupported: the context was not created for GL/D3D/DX9/EGL sharing (CL_INVALID_CONTEXT).
@@ -665,7 +665,7 @@ pub unsafe extern "C" fn clCreateFromEGLImageKHR(
     std::ptr::null_mut()
 }
 
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
+/// Unsupported: the context was not created for GL/D3D/DX9/EGL sharing (CL_INVALID_CONTEXT).
 pub unsafe extern "C" fn clEnqueueAcquireEGLObjectsKHR(
     _command_queue: cl_command_queue,
     _num_objects: cl_uint,
@@ -674,10 +674,10 @@ pub unsafe extern "C" fn clEnqueueAcquireEGLObjectsKHR(
     _event_wait_list: *const cl_event,
     _event: *mut cl_event,
 ) -> cl_int {
-    CL_INVALID_OPERATION
+    CL_INVALID_CONTEXT
 }
 
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
+/// Unsupported: the context was not created for GL/D3D/DX9/EGL sharing (CL_INVALID_CONTEXT).
 pub unsafe extern "C" fn clEnqueueReleaseEGLObjectsKHR(
     _command_queue: cl_command_queue,
     _num_objects: cl_uint,
@@ -686,7 +686,7 @@ pub unsafe extern "C" fn clEnqueueReleaseEGLObjectsKHR(
     _event_wait_list: *const cl_event,
     _event: *mut cl_event,
 ) -> cl_int {
-    CL_INVALID_OPERATION
+    CL_INVALID_CONTEXT
 }
 
 /// Unsupported: the context was not created for GL/D3D/DX9/EGL sharing (CL_INVALID_CONTEXT).

@@ -56,8 +56,12 @@ def code_for(name, args):
     """The error an implementation without the feature must give (OpenCL 3.0 wording)."""
     first = args[0].split(":")[0].strip() if args else ""
     sharing = re.search(r"GL|D3D|DX9|EGL", name)
-    if sharing and first == "context":
+    if sharing and first in ("context", "command_queue"):
         return "CL_INVALID_CONTEXT", "the context was not created for GL/D3D/DX9/EGL sharing"
+    if sharing and first == "memobj":
+        return "CL_INVALID_MEM_OBJECT", "no memory object is created from a GL object"
+    if sharing and name.startswith("clGetDeviceIDsFrom"):
+        return "CL_DEVICE_NOT_FOUND", "no device can share with D3D/DX9"
     if name in ("clRetainSampler", "clReleaseSampler", "clGetSamplerInfo"):
         return "CL_INVALID_SAMPLER", "no sampler object can exist (no image support)"
     if name in ("clGetImageInfo",):
