@@ -129,6 +129,9 @@ impl Drop for HeaderDir {
     }
 }
 
+/// Outcome of a build/compile step: (SPIR-V, code) or (SPIR-V if it got that far, log).
+type StepResult = Result<(Vec<u8>, Option<Built>), (Option<Vec<u8>>, String)>;
+
 /// A successful build: the machine code and the options it was built with.
 pub struct Built {
     pub code: ferrocl_codegen::Program,
@@ -225,27 +228,23 @@ impl Program {
     }
 
     /// Turns the program's source into SPIR-V (OpenCL C through clang), or reports why not.
-    fn to_spirv(&self, options: &str, st: &BuildState) -> Result<Vec<u8>, String> {
+    fn to_spirv(&self, options: &str, spirv: Option<Vec<u8>>) -> Result<Vec<u8>, String> {
         // Source is recompiled every time: options (-D, -I) may differ between builds.
-        match (&self.source, &st.spirv) {
+        match (&self.source, spirv) {
             (Source::OpenClC(src), _) => ferrocl_frontend::compile_opencl_c(src, options),
-            (_, Some(s)) => Ok(s.clone()),
+            (_, Some(s)) => Ok(s),
             _ => Err("error: the program has no source, IL or binary to build\n".into()),
         }
     }
 
-    fn check_rebuild(&self, st: &BuildState) -> CLResult<()> {
+    /// Starts a build or compile: checks it is allowed, marks it in progress (so other threads
+    /// querying the program are not blocked while clang and the JIT run) and returns the
+    /// SPIR-V known so far.
+    fn begin(&self, options: &str) -> CLResult<Option<Vec<u8>>> {
+        let mut st = self.lock();
         if self.kernel_count.load(Ordering::Acquire) > 0 || st.status == CL_BUILD_IN_PROGRESS {
             return Err(CL_INVALID_OPERATION);
         }
-        Ok(())
-    }
-
-    /// clBuildProgram: source → SPIR-V → parse/validate → codegen.
-    pub fn build(&self, options: &str) -> CLResult<BuildOutcome> {
-        let parsed = parse_options(options)?;
-        let mut st = self.lock();
-        self.check_rebuild(&st)?;
         if matches!(self.source, Source::OpenClC(_))
             && !self.context.devices[0].config.compiler_available()
         {
@@ -253,30 +252,58 @@ impl Program {
             st.log = "error: no OpenCL C compiler (clang-15) is available\n".into();
             return Err(CL_COMPILER_NOT_AVAILABLE);
         }
+        st.status = CL_BUILD_IN_PROGRESS;
         st.options = options.to_owned();
         st.built = None;
-        let result = self.to_spirv(options, &st).and_then(|spirv| {
-            st.spirv = Some(spirv.clone());
-            let module = ferrocl_frontend::parse(&spirv).map_err(|e| e.log())?;
-            ferrocl_codegen::compile(&module, &parsed.codegen).map_err(|e| e.log)
-        });
+        Ok(st.spirv.clone())
+    }
+
+    /// Records the result of a build or compile.
+    fn finish(&self, result: StepResult, binary_type: u32) -> BuildOutcome {
+        let mut st = self.lock();
         match result {
-            Ok(code) => {
+            Ok((spirv, built)) => {
+                st.spirv = Some(spirv);
                 st.status = CL_BUILD_SUCCESS;
                 st.log.clear();
-                st.binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE as cl_program_binary_type;
-                st.built = Some(Arc::new(Built {
-                    code,
-                    options: parsed,
-                }));
-                Ok(BuildOutcome::Ok)
+                st.binary_type = binary_type as cl_program_binary_type;
+                st.built = built.map(Arc::new);
+                BuildOutcome::Ok
             }
-            Err(log) => {
+            Err((spirv, log)) => {
+                if spirv.is_some() {
+                    st.spirv = spirv;
+                }
                 st.status = CL_BUILD_ERROR;
                 st.log = log;
-                Ok(BuildOutcome::Failed)
+                BuildOutcome::Failed
             }
         }
+    }
+
+    /// clBuildProgram: source → SPIR-V → parse/validate → codegen.
+    pub fn build(&self, options: &str) -> CLResult<BuildOutcome> {
+        let parsed = parse_options(options)?;
+        let known = self.begin(options)?;
+        let result = self
+            .to_spirv(options, known)
+            .map_err(|log| (None, log))
+            .and_then(|spirv| {
+                let code = ferrocl_frontend::parse(&spirv)
+                    .map_err(|e| e.log())
+                    .and_then(|m| ferrocl_codegen::compile(&m, &parsed.codegen).map_err(|e| e.log));
+                match code {
+                    Ok(code) => Ok((
+                        spirv,
+                        Some(Built {
+                            code,
+                            options: parsed,
+                        }),
+                    )),
+                    Err(log) => Err((Some(spirv), log)),
+                }
+            });
+        Ok(self.finish(result, CL_PROGRAM_BINARY_TYPE_EXECUTABLE))
     }
 
     /// clCompileProgram: source → SPIR-V (validated), kept as a compiled object. Embedded
@@ -288,33 +315,15 @@ impl Program {
             Some(d) => format!("{options} -I {}", d.0.display()),
             None => options.to_owned(),
         };
-        let mut st = self.lock();
-        self.check_rebuild(&st)?;
-        if matches!(self.source, Source::OpenClC(_))
-            && !self.context.devices[0].config.compiler_available()
-        {
-            return Err(CL_COMPILER_NOT_AVAILABLE);
-        }
-        st.options = options.to_owned();
-        st.built = None;
-        let result = self.to_spirv(&clang_options, &st).and_then(|spirv| {
-            ferrocl_frontend::parse(&spirv).map_err(|e| e.log())?;
-            Ok(spirv)
-        });
-        match result {
-            Ok(spirv) => {
-                st.spirv = Some(spirv);
-                st.status = CL_BUILD_SUCCESS;
-                st.log.clear();
-                st.binary_type = CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT as cl_program_binary_type;
-                Ok(BuildOutcome::Ok)
-            }
-            Err(log) => {
-                st.status = CL_BUILD_ERROR;
-                st.log = log;
-                Ok(BuildOutcome::Failed)
-            }
-        }
+        let known = self.begin(options)?;
+        let result = self
+            .to_spirv(&clang_options, known)
+            .map_err(|log| (None, log))
+            .and_then(|spirv| match ferrocl_frontend::parse(&spirv) {
+                Ok(_) => Ok((spirv, None)),
+                Err(e) => Err((Some(spirv), e.log())),
+            });
+        Ok(self.finish(result, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT))
     }
 
     /// clLinkProgram: one compiled input becomes an executable; several need SPIR-V linkage,
