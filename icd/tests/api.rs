@@ -266,6 +266,63 @@ extern "C" {
         out: *mut cl_device_id,
         num: *mut cl_uint,
     ) -> cl_int;
+    fn clCompileProgram(
+        p: cl_program,
+        n: cl_uint,
+        d: *const cl_device_id,
+        o: *const c_char,
+        nh: cl_uint,
+        h: *const cl_program,
+        hn: *const *const c_char,
+        f: *const c_void,
+        u: *mut c_void,
+    ) -> cl_int;
+    fn clLinkProgram(
+        c: cl_context,
+        n: cl_uint,
+        d: *const cl_device_id,
+        o: *const c_char,
+        np: cl_uint,
+        p: *const cl_program,
+        f: *const c_void,
+        u: *mut c_void,
+        err: *mut cl_int,
+    ) -> cl_program;
+    fn clCreateProgramWithBinary(
+        c: cl_context,
+        n: cl_uint,
+        d: *const cl_device_id,
+        l: *const usize,
+        b: *const *const u8,
+        st: *mut cl_int,
+        err: *mut cl_int,
+    ) -> cl_program;
+    fn clCreateCommandQueue(
+        c: cl_context,
+        d: cl_device_id,
+        p: cl_command_queue_properties,
+        err: *mut cl_int,
+    ) -> cl_command_queue;
+    fn clGetCommandQueueInfo(
+        q: cl_command_queue,
+        name: cl_command_queue_info,
+        size: usize,
+        v: *mut c_void,
+        ret: *mut usize,
+    ) -> cl_int;
+    fn clEnqueueBarrierWithWaitList(
+        q: cl_command_queue,
+        n: cl_uint,
+        w: *const cl_event,
+        e: *mut cl_event,
+    ) -> cl_int;
+    fn clSetEventCallback(
+        e: cl_event,
+        t: cl_int,
+        f: extern "C" fn(cl_event, cl_int, *mut c_void),
+        u: *mut c_void,
+    ) -> cl_int;
+    fn clFlush(q: cl_command_queue) -> cl_int;
     fn clGetDeviceAndHostTimer(d: cl_device_id, dt: *mut cl_ulong, ht: *mut cl_ulong) -> cl_int;
 }
 
@@ -1323,5 +1380,207 @@ fn kernel_args_and_execution() {
         }
         assert_eq!(clReleaseKernel(k), CL_SUCCESS);
         assert_eq!(clReleaseMemObject(buf), CL_SUCCESS);
+    }
+}
+
+#[test]
+fn compile_link_and_binaries() {
+    let env = Env::new(0);
+    let mut err = 0;
+    let il = spirv("store");
+    // SAFETY: valid handles; buffers sized as passed.
+    unsafe {
+        let p = clCreateProgramWithIL(env.ctx, il.as_ptr().cast(), il.len(), &mut err);
+        assert_eq!(err, CL_SUCCESS);
+        assert_eq!(
+            clCompileProgram(p, 0, null(), null(), 0, null(), null(), null(), null_mut()),
+            CL_SUCCESS
+        );
+        let mut bt: cl_program_binary_type = 0;
+        assert_eq!(
+            clGetProgramBuildInfo(
+                p,
+                env.dev,
+                CL_PROGRAM_BINARY_TYPE,
+                4,
+                (&mut bt as *mut cl_program_binary_type).cast(),
+                null_mut()
+            ),
+            CL_SUCCESS
+        );
+        assert_eq!(
+            bt,
+            CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT as cl_program_binary_type
+        );
+
+        // Two inputs need SPIR-V linkage: an honest failure with a log.
+        let two = [p, p];
+        let linked = clLinkProgram(
+            env.ctx,
+            0,
+            null(),
+            null(),
+            2,
+            two.as_ptr(),
+            null(),
+            null_mut(),
+            &mut err,
+        );
+        assert_eq!(err, CL_LINK_PROGRAM_FAILURE);
+        assert!(!linked.is_null());
+        assert!(build_log(linked, env.dev).contains("linkage"));
+        assert_eq!(clReleaseProgram(linked), CL_SUCCESS);
+        // One input links for real (the build result depends on the codegen).
+        let one = clLinkProgram(
+            env.ctx,
+            0,
+            null(),
+            null(),
+            1,
+            &p,
+            null(),
+            null_mut(),
+            &mut err,
+        );
+        assert!(!one.is_null());
+        assert!(err == CL_SUCCESS || err == CL_LINK_PROGRAM_FAILURE, "{err}");
+        assert_eq!(clReleaseProgram(one), CL_SUCCESS);
+
+        // CL_PROGRAM_BINARIES gives the SPIR-V back, and it is accepted as a binary.
+        let mut size = 0usize;
+        assert_eq!(
+            clGetProgramInfo(
+                p,
+                CL_PROGRAM_BINARY_SIZES,
+                8,
+                (&mut size as *mut usize).cast(),
+                null_mut()
+            ),
+            CL_SUCCESS
+        );
+        assert_eq!(size, il.len());
+        let mut bin = vec![0u8; size];
+        let mut ptrs = [bin.as_mut_ptr()];
+        assert_eq!(
+            clGetProgramInfo(
+                p,
+                CL_PROGRAM_BINARIES,
+                8,
+                ptrs.as_mut_ptr().cast(),
+                null_mut()
+            ),
+            CL_SUCCESS
+        );
+        assert_eq!(bin, il);
+        let bp = [bin.as_ptr()];
+        let mut st = 1;
+        let from_bin =
+            clCreateProgramWithBinary(env.ctx, 1, &env.dev, &size, bp.as_ptr(), &mut st, &mut err);
+        assert_eq!((err, st), (CL_SUCCESS, CL_SUCCESS));
+        assert_eq!(clReleaseProgram(from_bin), CL_SUCCESS);
+        let junk = [0u8; 16];
+        let jp = [junk.as_ptr()];
+        let jl = 16usize;
+        assert!(clCreateProgramWithBinary(
+            env.ctx,
+            1,
+            &env.dev,
+            &jl,
+            jp.as_ptr(),
+            &mut st,
+            &mut err
+        )
+        .is_null());
+        assert_eq!((err, st), (CL_INVALID_BINARY, CL_INVALID_BINARY));
+        assert_eq!(clReleaseProgram(p), CL_SUCCESS);
+    }
+}
+
+static CALLBACKS: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+extern "C" fn on_event(_e: cl_event, status: cl_int, _u: *mut c_void) {
+    assert_eq!(status, CL_COMPLETE);
+    CALLBACKS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+}
+
+#[test]
+fn legacy_queue_barrier_and_callbacks() {
+    let dev = device();
+    let mut err = 0;
+    // SAFETY: valid handles and out pointers.
+    unsafe {
+        let ctx = clCreateContext(null(), 1, &dev, null(), null_mut(), &mut err);
+        let q = clCreateCommandQueue(
+            ctx,
+            dev,
+            CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE as cl_command_queue_properties,
+            &mut err,
+        );
+        assert_eq!(err, CL_SUCCESS);
+        let mut props: cl_command_queue_properties = 0;
+        assert_eq!(
+            clGetCommandQueueInfo(
+                q,
+                CL_QUEUE_PROPERTIES,
+                8,
+                (&mut props as *mut cl_command_queue_properties).cast(),
+                null_mut()
+            ),
+            CL_SUCCESS
+        );
+        assert_eq!(
+            props,
+            CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE as cl_command_queue_properties
+        );
+        let mut qctx: cl_context = null_mut();
+        assert_eq!(
+            clGetCommandQueueInfo(
+                q,
+                CL_QUEUE_CONTEXT,
+                8,
+                (&mut qctx as *mut cl_context).cast(),
+                null_mut()
+            ),
+            CL_SUCCESS
+        );
+        assert_eq!(qctx, ctx);
+        assert!(clCreateCommandQueue(ctx, dev, 1 << 20, &mut err).is_null());
+        assert_eq!(err, CL_INVALID_VALUE);
+        let mut ev = null_mut();
+        assert_eq!(
+            clEnqueueBarrierWithWaitList(q, 0, null(), &mut ev),
+            CL_SUCCESS
+        );
+        assert_eq!(clFlush(q), CL_SUCCESS);
+        assert_eq!(clFinish(q), CL_SUCCESS);
+        let before = CALLBACKS.load(std::sync::atomic::Ordering::SeqCst);
+        // Registered after completion: called at once.
+        assert_eq!(
+            clSetEventCallback(ev, CL_COMPLETE, on_event, null_mut()),
+            CL_SUCCESS
+        );
+        assert_eq!(
+            CALLBACKS.load(std::sync::atomic::Ordering::SeqCst),
+            before + 1
+        );
+        assert_eq!(
+            clSetEventCallback(ev, 42, on_event, null_mut()),
+            CL_INVALID_VALUE
+        );
+        let mut ty: cl_command_type = 0;
+        assert_eq!(
+            clGetEventInfo(
+                ev,
+                CL_EVENT_COMMAND_TYPE,
+                4,
+                (&mut ty as *mut cl_command_type).cast(),
+                null_mut()
+            ),
+            CL_SUCCESS
+        );
+        assert_eq!(ty, CL_COMMAND_BARRIER);
+        assert_eq!(clReleaseEvent(ev), CL_SUCCESS);
+        assert_eq!(clReleaseCommandQueue(q), CL_SUCCESS);
+        assert_eq!(clFinish(ctx as cl_command_queue), CL_INVALID_COMMAND_QUEUE);
+        assert_eq!(clReleaseContext(ctx), CL_SUCCESS);
     }
 }
