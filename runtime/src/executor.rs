@@ -121,8 +121,27 @@ pub fn group_count(l: &Launch) -> usize {
         .product()
 }
 
+/// Something that runs one work-group: the JIT kernel, or a stand-in in tests.
+pub trait GroupRunner: Sync {
+    /// # Safety
+    /// As [`Kernel::run_group`].
+    unsafe fn run_group(&self, args: *const u8, group: &GroupInfo, local_mem: *mut u8);
+}
+
+impl GroupRunner for Kernel {
+    unsafe fn run_group(&self, args: *const u8, group: &GroupInfo, local_mem: *mut u8) {
+        // SAFETY: forwarded contract.
+        unsafe { Kernel::run_group(self, args, group, local_mem) }
+    }
+}
+
 /// Runs every work-group of the launch on `pool` and returns when all have finished.
-pub fn run_ndrange(pool: &rayon::ThreadPool, kernel: &Kernel, args: &ArgBlock, l: &Launch) {
+pub fn run_ndrange<K: GroupRunner>(
+    pool: &rayon::ThreadPool,
+    kernel: &K,
+    args: &ArgBlock,
+    l: &Launch,
+) {
     if l.global[..l.work_dim as usize].contains(&0) {
         return; // an empty range executes nothing (OpenCL 2.1+)
     }
@@ -165,6 +184,57 @@ mod tests {
         assert_eq!(last.global_offset, [5, 0, 0]);
         let first = group_info(&l, 0);
         assert_eq!(first.local_size, [4, 2, 1]);
+    }
+
+    /// Records every group it is asked to run and writes its group id through the argument
+    /// block's first pointer, checking the arena on the way.
+    struct Recorder {
+        arena: usize,
+        seen: std::sync::Mutex<Vec<GroupInfo>>,
+    }
+
+    impl GroupRunner for Recorder {
+        unsafe fn run_group(&self, args: *const u8, group: &GroupInfo, local_mem: *mut u8) {
+            assert_eq!(args as usize % 16, 0);
+            assert_eq!(local_mem as usize % LOCAL_ARG_ALIGN, 0);
+            // SAFETY: the arena has at least `arena` bytes for this thread alone.
+            unsafe { std::ptr::write_bytes(local_mem, 0xab, self.arena) };
+            // SAFETY: the test put a pointer to a u32 array with one slot per group first.
+            unsafe {
+                let out = *(args as *const *mut u32);
+                let linear = group.group_id[0] + group.group_id[1] * group.num_groups[0];
+                *out.add(linear as usize) = (group.local_size[0] * group.local_size[1]) as u32;
+            }
+            self.seen.lock().unwrap().push(*group);
+        }
+    }
+
+    #[test]
+    fn every_group_runs_once_with_its_size() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let l = Launch {
+            work_dim: 2,
+            offset: [0, 0, 0],
+            global: [10, 7, 1],
+            local: [4, 3, 1],
+            arena_size: 1000,
+        };
+        let mut out = vec![0u32; group_count(&l)];
+        let mut block = ArgBlock::new(8);
+        block.write(0, 8, &(out.as_mut_ptr() as u64).to_ne_bytes());
+        let r = Recorder {
+            arena: 1000,
+            seen: Default::default(),
+        };
+        run_ndrange(&pool, &r, &block, &l);
+        assert_eq!(r.seen.lock().unwrap().len(), 9);
+        // Groups along x: 4, 4, 2 items; along y: 3, 3, 1.
+        assert_eq!(out, [12, 12, 6, 12, 12, 6, 4, 4, 2]);
+        let total: u32 = out.iter().sum();
+        assert_eq!(total, 70);
     }
 
     #[test]
