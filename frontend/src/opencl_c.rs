@@ -10,6 +10,17 @@ const LLVM_SPIRV: &str = "llvm-spirv-15";
 const OPT_PASSES: &str = "sroa,early-cse,instcombine,simplifycfg,loop-mssa(licm),gvn,\
 loop(indvars,loop-unroll-full),instcombine,simplifycfg,gvn,instcombine";
 
+/// OpenCL C extensions and optional features clang may assume: exactly the device's
+/// (`CL_DEVICE_EXTENSIONS`, `CL_DEVICE_OPENCL_C_FEATURES`), so `-cl-std=CL3.0` sources cannot use
+/// images, generic address space, device-side atomics scopes … the runtime does not provide.
+/// The runtime checks its device table against this list in a test.
+pub const OPENCL_C_EXTENSIONS: &[&str] = &[
+    "cl_khr_fp64",
+    "cl_khr_byte_addressable_store",
+    "__opencl_c_fp64",
+    "__opencl_c_int64",
+];
+
 fn tool_exists(name: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(name).is_file()))
@@ -136,6 +147,8 @@ pub fn compile_opencl_c(source: &str, options: &str) -> Result<Vec<u8>, String> 
             .arg(format!("-cl-std={std}"))
             .args(["-target", "spir64", "-O0", "-Xclang", "-disable-O0-optnone"])
             .args(["-emit-llvm", "-c", "-Xclang", "-finclude-default-header"])
+            .arg("-Xclang")
+            .arg(format!("-cl-ext=-all,+{}", OPENCL_C_EXTENSIONS.join(",+")))
             .args(&args)
             .arg(&src)
             .arg("-o")
@@ -170,6 +183,19 @@ mod tests {
         let (args, std) = clang_args("-D A=1 -DB=\"x y\" -I /inc -cl-std=CL3.0 -cl-mad-enable -w");
         assert_eq!(args, ["-D", "A=1", "-DB=x y", "-I", "/inc", "-w"]);
         assert_eq!(std, "CL3.0");
+    }
+
+    #[test]
+    fn optional_features_are_off() {
+        if !opencl_c_compiler_available() {
+            return;
+        }
+        let src = "kernel void k(read_only image2d_t i, global float4 *p) \
+                   { p[0] = read_imagef(i, (int2)(0, 0)); }";
+        let err = compile_opencl_c(src, "-cl-std=CL3.0").unwrap_err();
+        assert!(err.contains("__opencl_c_images"), "{err}");
+        let fp64 = "kernel void k(global double *p) { p[0] = sqrt(p[1]); }";
+        assert!(compile_opencl_c(fp64, "-cl-std=CL3.0").is_ok());
     }
 
     #[test]

@@ -279,4 +279,26 @@ mod tests {
         assert_eq!(make_version(3, 0, 0), 0xC00000);
         assert!(c.max_mem_alloc_size <= c.global_mem_size.max(128 << 20));
     }
+
+    #[test]
+    fn clang_sees_exactly_the_device_language_features() {
+        let c = DeviceConfig::detect(2);
+        // Extensions that are not OpenCL C language features.
+        let api_only = [
+            "cl_khr_icd",
+            "cl_khr_il_program",
+            "cl_khr_spirv_no_integer_wrap_decoration",
+        ];
+        let mut want: Vec<&str> = c
+            .extensions
+            .iter()
+            .map(|e| e.name.as_str())
+            .filter(|n| !api_only.contains(n))
+            .chain(c.opencl_c_features.iter().map(|f| f.name.as_str()))
+            .collect();
+        let mut got = ferrocl_frontend::OPENCL_C_EXTENSIONS.to_vec();
+        want.sort_unstable();
+        got.sort_unstable();
+        assert_eq!(want, got);
+    }
 }

@@ -311,10 +311,8 @@ pub unsafe extern "C" fn clGetProgramInfo(
                     .iter()
                     .map(|d| handle(&**d))
                     .collect::<Vec<_>>())),
-                CL_PROGRAM_SOURCE => Ok(match p.source_text() {
-                    Some(t) => s(t),
-                    None => Vec::new(),
-                }),
+                // IL and binary programs have no source: an empty string.
+                CL_PROGRAM_SOURCE => Ok(s(p.source_text().unwrap_or(""))),
                 CL_PROGRAM_IL => Ok(p.il().map(<[u8]>::to_vec).unwrap_or_default()),
                 CL_PROGRAM_BINARY_SIZES => {
                     Ok(arr(&vec![p.binary().len(); p.context.devices.len()]))
