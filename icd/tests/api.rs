@@ -1584,3 +1584,56 @@ fn legacy_queue_barrier_and_callbacks() {
         assert_eq!(clReleaseContext(ctx), CL_SUCCESS);
     }
 }
+
+#[test]
+fn concurrent_queues_on_one_context() {
+    let env = Env::new(0);
+    let (ctx, dev) = (env.ctx as usize, env.dev as usize);
+    let threads: Vec<_> = (0..4u32)
+        .map(|t| {
+            std::thread::spawn(move || {
+                let (ctx, dev) = (ctx as cl_context, dev as cl_device_id);
+                let mut err = 0;
+                // SAFETY: each thread uses its own queue and buffers on the shared context.
+                unsafe {
+                    let q = clCreateCommandQueueWithProperties(ctx, dev, null(), &mut err);
+                    assert_eq!(err, CL_SUCCESS);
+                    for i in 0..50u32 {
+                        let data = vec![t * 1000 + i; 256];
+                        let m = clCreateBuffer(
+                            ctx,
+                            CL_MEM_COPY_HOST_PTR as cl_mem_flags,
+                            1024,
+                            data.as_ptr() as *mut c_void,
+                            &mut err,
+                        );
+                        assert_eq!(err, CL_SUCCESS);
+                        let mut out = vec![0u32; 256];
+                        assert_eq!(
+                            clEnqueueReadBuffer(
+                                q,
+                                m,
+                                CL_FALSE,
+                                0,
+                                1024,
+                                out.as_mut_ptr().cast(),
+                                0,
+                                null(),
+                                null_mut()
+                            ),
+                            CL_SUCCESS
+                        );
+                        // Released before the read ran: the command keeps the buffer alive.
+                        assert_eq!(clReleaseMemObject(m), CL_SUCCESS);
+                        assert_eq!(clFinish(q), CL_SUCCESS);
+                        assert!(out.iter().all(|&x| x == t * 1000 + i));
+                    }
+                    assert_eq!(clReleaseCommandQueue(q), CL_SUCCESS);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}
