@@ -135,7 +135,7 @@ impl Mem {
     /// USE_HOST_PTR, for the buffer's whole life).
     pub unsafe fn new_buffer(
         context: Arc<Context>,
-        mut flags: cl_mem_flags,
+        flags: cl_mem_flags,
         size: usize,
         host_ptr: *mut u8,
         properties: Vec<cl_mem_properties>,
@@ -155,9 +155,7 @@ impl Mem {
         if (use_host || copy_host) == host_ptr.is_null() {
             return Err(CL_INVALID_HOST_PTR);
         }
-        if flags & ACCESS_FLAGS == 0 {
-            flags |= CL_MEM_READ_WRITE as cl_mem_flags;
-        }
+        // No access flag means read-write; CL_MEM_FLAGS still reports the flags as given.
         let storage = if use_host {
             // SAFETY: the caller guarantees the application memory outlives the buffer.
             unsafe { Storage::borrowed(host_ptr, size) }
@@ -274,10 +272,6 @@ impl Mem {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .push((f, user_data));
-    }
-
-    pub fn is_buffer(&self) -> bool {
-        true
     }
 }
 
