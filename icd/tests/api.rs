@@ -327,17 +327,22 @@ extern "C" {
 }
 
 /// Points the loader at the freshly built libferrocl.so (…/target/debug/deps/api-x →
-/// …/target/debug/libferrocl.so) before the first CL call.
+/// …/target/debug/deps/libferrocl.so, else …/target/debug/libferrocl.so) before the first CL
+/// call.
 fn setup() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         let exe = std::env::current_exe().unwrap();
-        let dir = exe.parent().unwrap().parent().unwrap();
-        let lib = dir.join("libferrocl.so");
-        assert!(
-            lib.exists(),
-            "{lib:?} missing: build with `cargo build -p ferrocl-icd`"
-        );
+        let deps = exe.parent().unwrap();
+        // `cargo test` refreshes target/debug/deps/libferrocl.so but not the copy in
+        // target/debug/ (only `cargo build` does): prefer the one beside the test binary.
+        let lib = [
+            deps.join("libferrocl.so"),
+            deps.parent().unwrap().join("libferrocl.so"),
+        ]
+        .into_iter()
+        .find(|p| p.exists())
+        .expect("libferrocl.so missing: build with `cargo build -p ferrocl-icd`");
         let icd = std::env::temp_dir().join(format!("ferrocl-api-test-{}.icd", std::process::id()));
         std::fs::write(&icd, format!("{}\n", lib.display())).unwrap();
         // SAFETY: called once, before any thread of this test binary reads the environment
