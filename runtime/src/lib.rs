@@ -1,1 +1,30 @@
-//! placeholder
+//! Ferrocl's runtime: platform, device and its configuration, contexts, memory objects, programs,
+//! kernels, queues, events and the executor. The icd crate checks C arguments and calls in here;
+//! this crate knows no C handles beyond the object header (`object::Base`).
+
+pub mod config;
+pub mod context;
+pub mod event;
+pub mod executor;
+pub mod kernel;
+pub mod memory;
+pub mod object;
+pub mod platform;
+pub mod program;
+pub mod queue;
+
+pub use object::{CLResult, ClObject};
+
+// Every object is shared across threads by the C API.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<platform::Platform>();
+    send_sync::<platform::Device>();
+    send_sync::<context::Context>();
+    send_sync::<memory::Mem>();
+    send_sync::<program::Program>();
+    send_sync::<kernel::Kernel>();
+    send_sync::<queue::Queue>();
+    send_sync::<event::Event>();
+};
+pub use ferrocl_frontend as frontend;

@@ -1,0 +1,213 @@
+//! OpenCL C → SPIR-V through the system's clang-15, opt-15 and llvm-spirv-15 (the recipe in
+//! DESIGN.md that yields valid, optimised SPIR-V 1.0). The tools' stderr becomes the build log.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+const CLANG: &str = "clang-15";
+const OPT: &str = "opt-15";
+const LLVM_SPIRV: &str = "llvm-spirv-15";
+const OPT_PASSES: &str = "sroa,early-cse,instcombine,simplifycfg,loop-mssa(licm),gvn,\
+loop(indvars,loop-unroll-full),instcombine,simplifycfg,gvn,instcombine";
+
+/// OpenCL C extensions and optional features clang may assume: exactly the device's
+/// (`CL_DEVICE_EXTENSIONS`, `CL_DEVICE_OPENCL_C_FEATURES`), so `-cl-std=CL3.0` sources cannot use
+/// images, generic address space, device-side atomics scopes … the runtime does not provide.
+/// The runtime checks its device table against this list in a test.
+pub const OPENCL_C_EXTENSIONS: &[&str] = &[
+    "cl_khr_fp64",
+    "cl_khr_byte_addressable_store",
+    "__opencl_c_fp64",
+    "__opencl_c_int64",
+];
+
+fn tool_exists(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(name).is_file()))
+}
+
+/// Whether all three tools are on `PATH` (drives `CL_DEVICE_COMPILER_AVAILABLE`).
+pub fn opencl_c_compiler_available() -> bool {
+    tool_exists(CLANG) && tool_exists(OPT) && tool_exists(LLVM_SPIRV)
+}
+
+/// Splits an option string on whitespace, honouring double quotes (`-D X="a b"`).
+fn split_options(options: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut in_quotes = false;
+    let mut has = false;
+    for c in options.chars() {
+        match c {
+            '"' => {
+                in_quotes = !in_quotes;
+                has = true;
+            }
+            c if c.is_whitespace() && !in_quotes => {
+                if has {
+                    out.push(std::mem::take(&mut cur));
+                    has = false;
+                }
+            }
+            c => {
+                cur.push(c);
+                has = true;
+            }
+        }
+    }
+    if has {
+        out.push(cur);
+    }
+    out
+}
+
+/// The clang arguments taken from a build option string: `-D`, `-I`, `-cl-std=`, `-w`,
+/// `-Werror`, `-cl-kernel-arg-info` pass through; other options are the runtime's business.
+fn clang_args(options: &str) -> (Vec<String>, String) {
+    let words = split_options(options);
+    let mut args = Vec::new();
+    let mut std = "CL1.2".to_owned();
+    let mut i = 0;
+    while i < words.len() {
+        let w = &words[i];
+        if w == "-D" || w == "-I" {
+            if let Some(v) = words.get(i + 1) {
+                args.push(w.clone());
+                args.push(v.clone());
+            }
+            i += 1;
+        } else if w.starts_with("-D") || w.starts_with("-I") {
+            args.push(w.clone());
+        } else if let Some(s) = w.strip_prefix("-cl-std=") {
+            std = s.to_owned();
+        } else if w == "-w" || w == "-Werror" || w == "-cl-kernel-arg-info" {
+            args.push(w.clone());
+        }
+        i += 1;
+    }
+    (args, std)
+}
+
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn temp_dir() -> Result<TempDir, String> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!("ferrocl-clc-{}-{n}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("error: cannot create {dir:?}: {e}\n"))?;
+    Ok(TempDir(dir))
+}
+
+fn run(cmd: &mut Command, log: &mut String) -> Result<(), String> {
+    let out = cmd
+        .output()
+        .map_err(|e| format!("{log}error: cannot run {:?}: {e}\n", cmd.get_program()))?;
+    log.push_str(&String::from_utf8_lossy(&out.stderr));
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{log}error: {:?} failed ({})\n",
+            cmd.get_program(),
+            out.status
+        ))
+    }
+}
+
+/// Compiles OpenCL C `source` with the clang-relevant parts of `options` to SPIR-V 1.0.
+/// On success returns the module bytes (warnings are dropped); on failure the build log.
+pub fn compile_opencl_c(source: &str, options: &str) -> Result<Vec<u8>, String> {
+    if !opencl_c_compiler_available() {
+        return Err(format!(
+            "error: the OpenCL C compiler is not available ({CLANG}, {OPT} and {LLVM_SPIRV} \
+             must be on PATH)\n"
+        ));
+    }
+    let dir = temp_dir()?;
+    let src = dir.0.join("input.cl");
+    let bc = dir.0.join("input.bc");
+    let opt_bc = dir.0.join("opt.bc");
+    let spv = dir.0.join("out.spv");
+    std::fs::write(&src, source).map_err(|e| format!("error: cannot write source: {e}\n"))?;
+    let (args, std) = clang_args(options);
+    let mut log = String::new();
+    run(
+        Command::new(CLANG)
+            .arg(format!("-cl-std={std}"))
+            .args(["-target", "spir64", "-O0", "-Xclang", "-disable-O0-optnone"])
+            .args(["-emit-llvm", "-c", "-Xclang", "-finclude-default-header"])
+            .arg("-Xclang")
+            .arg(format!("-cl-ext=-all,+{}", OPENCL_C_EXTENSIONS.join(",+")))
+            .args(&args)
+            .arg(&src)
+            .arg("-o")
+            .arg(&bc),
+        &mut log,
+    )?;
+    run(
+        Command::new(OPT)
+            .arg(format!("-passes={OPT_PASSES}"))
+            .arg(&bc)
+            .arg("-o")
+            .arg(&opt_bc),
+        &mut log,
+    )?;
+    run(
+        Command::new(LLVM_SPIRV)
+            .arg("--spirv-max-version=1.0")
+            .arg(&opt_bc)
+            .arg("-o")
+            .arg(&spv),
+        &mut log,
+    )?;
+    std::fs::read(&spv).map_err(|e| format!("{log}error: cannot read SPIR-V output: {e}\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options_split_and_filter() {
+        let (args, std) = clang_args("-D A=1 -DB=\"x y\" -I /inc -cl-std=CL3.0 -cl-mad-enable -w");
+        assert_eq!(args, ["-D", "A=1", "-DB=x y", "-I", "/inc", "-w"]);
+        assert_eq!(std, "CL3.0");
+    }
+
+    #[test]
+    fn optional_features_are_off() {
+        if !opencl_c_compiler_available() {
+            return;
+        }
+        let src = "kernel void k(read_only image2d_t i, global float4 *p) \
+                   { p[0] = read_imagef(i, (int2)(0, 0)); }";
+        let err = compile_opencl_c(src, "-cl-std=CL3.0").unwrap_err();
+        assert!(err.contains("__opencl_c_images"), "{err}");
+        let fp64 = "kernel void k(global double *p) { p[0] = sqrt(p[1]); }";
+        assert!(compile_opencl_c(fp64, "-cl-std=CL3.0").is_ok());
+    }
+
+    #[test]
+    fn compiles_or_reports() {
+        let r = compile_opencl_c("kernel void k(global int *p) { p[0] = 1; }", "");
+        if opencl_c_compiler_available() {
+            let bytes = r.unwrap();
+            assert!(crate::is_spirv(&bytes).is_ok());
+            let err = compile_opencl_c("kernel void k( { }", "").unwrap_err();
+            assert!(err.contains("error"), "{err}");
+        } else {
+            assert!(r.is_err());
+        }
+    }
+}

@@ -1,0 +1,367 @@
+//! Kernel entry points: creation, arguments, kernel/arg/work-group info, and the NDRange and
+//! task commands.
+#![allow(non_snake_case, clippy::too_many_arguments)]
+
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::Arc;
+
+use ferrocl_runtime::frontend::{AccessQualifier, AddressQualifier, ArgKind};
+use ferrocl_runtime::kernel::{ArgValue, Kernel};
+use ferrocl_runtime::memory::Mem;
+use ferrocl_runtime::platform::Device;
+use ferrocl_runtime::program::Program;
+use ferrocl_runtime::queue::Queue;
+use ferrocl_runtime::ClObject;
+use opencl_sys::*;
+
+use super::queue::submit;
+use crate::util::*;
+
+pub unsafe extern "C" fn clCreateKernel(
+    program: cl_program,
+    kernel_name: *const c_char,
+    errcode_ret: *mut cl_int,
+) -> cl_kernel {
+    // SAFETY: handle check; name NUL-terminated (API contract).
+    unsafe {
+        create(errcode_ret, || {
+            let p = arc::<Program>(program)?;
+            if kernel_name.is_null() {
+                return Err(CL_INVALID_VALUE);
+            }
+            let name = CStr::from_ptr(kernel_name)
+                .to_str()
+                .map_err(|_| CL_INVALID_KERNEL_NAME)?;
+            Ok(new_handle(Kernel::new(&p, name)?))
+        })
+    }
+}
+
+pub unsafe extern "C" fn clCreateKernelsInProgram(
+    program: cl_program,
+    num_kernels: cl_uint,
+    kernels: *mut cl_kernel,
+    num_kernels_ret: *mut cl_uint,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle check; outputs per the API contract.
+        unsafe {
+            let p = arc::<Program>(program)?;
+            let built = p.built().ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
+            let names: Vec<String> = built
+                .code
+                .kernels()
+                .iter()
+                .map(|k| k.info.name.clone())
+                .collect();
+            if !kernels.is_null() {
+                if (num_kernels as usize) < names.len() {
+                    return Err(CL_INVALID_VALUE);
+                }
+                for (i, n) in names.iter().enumerate() {
+                    *kernels.add(i) = new_handle(Kernel::new(&p, n)?);
+                }
+            }
+            if !num_kernels_ret.is_null() {
+                *num_kernels_ret = names.len() as cl_uint;
+            }
+            Ok(())
+        }
+    })
+}
+
+pub unsafe extern "C" fn clCloneKernel(
+    source_kernel: cl_kernel,
+    errcode_ret: *mut cl_int,
+) -> cl_kernel {
+    // SAFETY: handle check.
+    unsafe {
+        create(errcode_ret, || {
+            Ok(new_handle(obj::<Kernel>(source_kernel)?.clone_kernel()))
+        })
+    }
+}
+
+pub unsafe extern "C" fn clRetainKernel(kernel: cl_kernel) -> cl_int {
+    // SAFETY: handle check.
+    status(|| unsafe { retain::<Kernel>(kernel) })
+}
+
+pub unsafe extern "C" fn clReleaseKernel(kernel: cl_kernel) -> cl_int {
+    // SAFETY: handle check.
+    status(|| unsafe { release::<Kernel>(kernel) })
+}
+
+pub unsafe extern "C" fn clSetKernelArg(
+    kernel: cl_kernel,
+    arg_index: cl_uint,
+    arg_size: usize,
+    arg_value: *const c_void,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks; arg_value readable for arg_size bytes (API contract).
+        unsafe {
+            let k = obj::<Kernel>(kernel)?;
+            let idx = arg_index as usize;
+            let value = match k.arg_kind(idx)? {
+                ArgKind::Buffer { .. } => {
+                    if arg_size != std::mem::size_of::<cl_mem>() {
+                        return Err(CL_INVALID_ARG_SIZE);
+                    }
+                    let h = if arg_value.is_null() {
+                        std::ptr::null_mut()
+                    } else {
+                        *(arg_value as *const cl_mem)
+                    };
+                    if h.is_null() {
+                        ArgValue::Mem(None)
+                    } else {
+                        let m = arc::<Mem>(h)?;
+                        if !Arc::ptr_eq(&m.context, &k.program.context) {
+                            return Err(CL_INVALID_MEM_OBJECT);
+                        }
+                        ArgValue::Mem(Some(m))
+                    }
+                }
+                ArgKind::Local => {
+                    if !arg_value.is_null() {
+                        return Err(CL_INVALID_ARG_VALUE);
+                    }
+                    if arg_size == 0 {
+                        return Err(CL_INVALID_ARG_SIZE);
+                    }
+                    ArgValue::Local(arg_size)
+                }
+                ArgKind::Value { size, .. } => {
+                    if arg_size != *size {
+                        return Err(CL_INVALID_ARG_SIZE);
+                    }
+                    if arg_value.is_null() {
+                        return Err(CL_INVALID_ARG_VALUE);
+                    }
+                    ArgValue::Bytes(slice(arg_value as *const u8, arg_size).to_vec())
+                }
+                ArgKind::Sampler => {
+                    if arg_size != std::mem::size_of::<cl_sampler>() {
+                        return Err(CL_INVALID_ARG_SIZE);
+                    }
+                    // No sampler object can exist on this device (no image support).
+                    return Err(CL_INVALID_SAMPLER);
+                }
+                ArgKind::Image { .. } => {
+                    if arg_size != std::mem::size_of::<cl_mem>() {
+                        return Err(CL_INVALID_ARG_SIZE);
+                    }
+                    // No image object can exist on this device.
+                    return Err(CL_INVALID_MEM_OBJECT);
+                }
+            };
+            k.set_arg(idx, arg_size, value)
+        }
+    })
+}
+
+pub unsafe extern "C" fn clGetKernelInfo(
+    kernel: cl_kernel,
+    param_name: cl_kernel_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle check; outputs per the API contract.
+        unsafe {
+            let k = obj::<Kernel>(kernel)?;
+            let val = match param_name {
+                CL_KERNEL_FUNCTION_NAME => Ok(s(&k.info().name)),
+                CL_KERNEL_NUM_ARGS => Ok(v(k.info().args.len() as cl_uint)),
+                CL_KERNEL_REFERENCE_COUNT => Ok(v(k.base().ref_count())),
+                CL_KERNEL_CONTEXT => Ok(v(handle(&*k.program.context))),
+                CL_KERNEL_PROGRAM => Ok(v(handle(&*k.program))),
+                CL_KERNEL_ATTRIBUTES => Ok(s(&k.info().attributes())),
+                _ => Err(CL_INVALID_VALUE),
+            };
+            write_info(val, param_value_size, param_value, param_value_size_ret)
+        }
+    })
+}
+
+pub unsafe extern "C" fn clGetKernelArgInfo(
+    kernel: cl_kernel,
+    arg_indx: cl_uint,
+    param_name: cl_kernel_arg_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle check; outputs per the API contract.
+        unsafe {
+            let k = obj::<Kernel>(kernel)?;
+            let arg = k
+                .info()
+                .args
+                .get(arg_indx as usize)
+                .ok_or(CL_INVALID_ARG_INDEX)?;
+            if !k.built.options.kernel_arg_info {
+                return Err(CL_KERNEL_ARG_INFO_NOT_AVAILABLE);
+            }
+            let val = match param_name {
+                CL_KERNEL_ARG_ADDRESS_QUALIFIER => Ok(v(match arg.address {
+                    AddressQualifier::Global => CL_KERNEL_ARG_ADDRESS_GLOBAL,
+                    AddressQualifier::Constant => CL_KERNEL_ARG_ADDRESS_CONSTANT,
+                    AddressQualifier::Local => CL_KERNEL_ARG_ADDRESS_LOCAL,
+                    AddressQualifier::Private => CL_KERNEL_ARG_ADDRESS_PRIVATE,
+                }
+                    as cl_kernel_arg_address_qualifier)),
+                CL_KERNEL_ARG_ACCESS_QUALIFIER => Ok(v(match arg.access {
+                    AccessQualifier::ReadOnly => CL_KERNEL_ARG_ACCESS_READ_ONLY,
+                    AccessQualifier::WriteOnly => CL_KERNEL_ARG_ACCESS_WRITE_ONLY,
+                    AccessQualifier::ReadWrite => CL_KERNEL_ARG_ACCESS_READ_WRITE,
+                    AccessQualifier::None => CL_KERNEL_ARG_ACCESS_NONE,
+                }
+                    as cl_kernel_arg_access_qualifier)),
+                CL_KERNEL_ARG_TYPE_NAME => arg
+                    .type_name
+                    .as_deref()
+                    .map(s)
+                    .ok_or(CL_KERNEL_ARG_INFO_NOT_AVAILABLE),
+                CL_KERNEL_ARG_TYPE_QUALIFIER => {
+                    let q = arg.qualifiers;
+                    let mut bits = CL_KERNEL_ARG_TYPE_NONE as cl_kernel_arg_type_qualifier;
+                    if q.is_const {
+                        bits |= CL_KERNEL_ARG_TYPE_CONST as cl_kernel_arg_type_qualifier;
+                    }
+                    if q.is_restrict {
+                        bits |= CL_KERNEL_ARG_TYPE_RESTRICT as cl_kernel_arg_type_qualifier;
+                    }
+                    if q.is_volatile {
+                        bits |= CL_KERNEL_ARG_TYPE_VOLATILE as cl_kernel_arg_type_qualifier;
+                    }
+                    if q.is_pipe {
+                        bits |= CL_KERNEL_ARG_TYPE_PIPE as cl_kernel_arg_type_qualifier;
+                    }
+                    Ok(v(bits))
+                }
+                CL_KERNEL_ARG_NAME => arg
+                    .name
+                    .as_deref()
+                    .map(s)
+                    .ok_or(CL_KERNEL_ARG_INFO_NOT_AVAILABLE),
+                _ => Err(CL_INVALID_VALUE),
+            };
+            write_info(val, param_value_size, param_value, param_value_size_ret)
+        }
+    })
+}
+
+pub unsafe extern "C" fn clGetKernelWorkGroupInfo(
+    kernel: cl_kernel,
+    device: cl_device_id,
+    param_name: cl_kernel_work_group_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks; outputs per the API contract.
+        unsafe {
+            let k = obj::<Kernel>(kernel)?;
+            let d: &Device = if device.is_null() {
+                if k.program.context.devices.len() != 1 {
+                    return Err(CL_INVALID_DEVICE);
+                }
+                &k.program.context.devices[0]
+            } else {
+                let d = obj::<Device>(device)?;
+                if !k.program.context.has_device(d) {
+                    return Err(CL_INVALID_DEVICE);
+                }
+                d
+            };
+            let val = match param_name {
+                CL_KERNEL_WORK_GROUP_SIZE => Ok(v(k.max_work_group_size(d))),
+                CL_KERNEL_COMPILE_WORK_GROUP_SIZE => Ok(arr(&k
+                    .info()
+                    .reqd_work_group_size
+                    .map_or([0usize; 3], |r| r.map(|x| x as usize)))),
+                CL_KERNEL_LOCAL_MEM_SIZE => Ok(v(k.local_mem_size() as cl_ulong)),
+                CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => {
+                    Ok(v(d.config.preferred_work_group_size_multiple))
+                }
+                CL_KERNEL_PRIVATE_MEM_SIZE => Ok(v(k.code().private_mem_size as cl_ulong)),
+                // Only for custom devices and built-in kernels.
+                CL_KERNEL_GLOBAL_WORK_SIZE => Err(CL_INVALID_VALUE),
+                _ => Err(CL_INVALID_VALUE),
+            };
+            write_info(val, param_value_size, param_value, param_value_size_ret)
+        }
+    })
+}
+
+unsafe fn read3(p: *const usize, dims: usize, default: usize) -> Option<[usize; 3]> {
+    if p.is_null() {
+        return None;
+    }
+    let mut out = [default; 3];
+    for (d, o) in out.iter_mut().enumerate().take(dims) {
+        // SAFETY: readable for `dims` values (API contract).
+        *o = unsafe { *p.add(d) };
+    }
+    Some(out)
+}
+
+pub unsafe extern "C" fn clEnqueueNDRangeKernel(
+    command_queue: cl_command_queue,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+    global_work_offset: *const usize,
+    global_work_size: *const usize,
+    local_work_size: *const usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks; arrays of work_dim values (API contract).
+        unsafe {
+            let q = arc::<Queue>(command_queue)?;
+            let k = arc::<Kernel>(kernel)?;
+            if !Arc::ptr_eq(&q.context, &k.program.context) {
+                return Err(CL_INVALID_CONTEXT);
+            }
+            if !(1..=3).contains(&work_dim) {
+                return Err(CL_INVALID_WORK_DIMENSION);
+            }
+            let dims = work_dim as usize;
+            let global = read3(global_work_size, dims, 1).ok_or(CL_INVALID_VALUE)?;
+            let offset = read3(global_work_offset, dims, 0).unwrap_or([0; 3]);
+            let local = read3(local_work_size, dims, 1);
+            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+            let work = k.prepare_launch(&q.device, dims, offset, global, local)?;
+            submit(&q, CL_COMMAND_NDRANGE_KERNEL, wait, false, event, work)
+        }
+    })
+}
+
+pub unsafe extern "C" fn clEnqueueTask(
+    command_queue: cl_command_queue,
+    kernel: cl_kernel,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks (API contract).
+        unsafe {
+            let q = arc::<Queue>(command_queue)?;
+            let k = arc::<Kernel>(kernel)?;
+            if !Arc::ptr_eq(&q.context, &k.program.context) {
+                return Err(CL_INVALID_CONTEXT);
+            }
+            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+            let work = k.prepare_launch(&q.device, 1, [0; 3], [1, 1, 1], Some([1, 1, 1]))?;
+            submit(&q, CL_COMMAND_TASK, wait, false, event, work)
+        }
+    })
+}

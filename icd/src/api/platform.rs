@@ -1,0 +1,439 @@
+//! Platform and device entry points: discovery, the platform/device info queries (answered
+//! from the runtime's DeviceConfig table), sub-devices, timers, extension function lookup.
+#![allow(non_snake_case)]
+
+use std::ffi::{c_char, c_void, CStr};
+use std::sync::Arc;
+
+use ferrocl_runtime::config::{self, NameVersion};
+use ferrocl_runtime::object::now_ns;
+use ferrocl_runtime::platform::{platform, Device, Platform};
+use ferrocl_runtime::CLResult;
+use opencl_sys::*;
+
+use crate::util::*;
+
+fn name_versions(list: &[NameVersion]) -> Vec<u8> {
+    let v: Vec<cl_name_version> = list
+        .iter()
+        .map(|nv| {
+            let mut name = [0u8; CL_NAME_VERSION_MAX_NAME_SIZE];
+            let n = nv.name.len().min(CL_NAME_VERSION_MAX_NAME_SIZE - 1);
+            name[..n].copy_from_slice(&nv.name.as_bytes()[..n]);
+            cl_name_version {
+                version: nv.version,
+                name,
+            }
+        })
+        .collect();
+    arr(&v)
+}
+
+/// A NULL platform means "ours" (there is one); anything else must be our handle.
+unsafe fn check_platform(p: cl_platform_id) -> CLResult<&'static Platform> {
+    if p.is_null() {
+        return Ok(platform());
+    }
+    // SAFETY: handle check.
+    let got = unsafe { obj::<Platform>(p)? };
+    if got.is(platform()) {
+        Ok(platform())
+    } else {
+        Err(CL_INVALID_PLATFORM)
+    }
+}
+
+unsafe fn platform_ids(n: cl_uint, out: *mut cl_platform_id, num: *mut cl_uint) -> CLResult<()> {
+    if (n == 0 && !out.is_null()) || (out.is_null() && num.is_null()) {
+        return Err(CL_INVALID_VALUE);
+    }
+    if !out.is_null() {
+        // SAFETY: out has room for n >= 1 entries (caller contract).
+        unsafe { *out = handle(platform()) };
+    }
+    if !num.is_null() {
+        // SAFETY: writable (caller contract).
+        unsafe { *num = 1 };
+    }
+    Ok(())
+}
+
+pub unsafe extern "C" fn clGetPlatformIDs(
+    num_entries: cl_uint,
+    platforms: *mut cl_platform_id,
+    num_platforms: *mut cl_uint,
+) -> cl_int {
+    // SAFETY: pointers per the API contract.
+    status(|| unsafe { platform_ids(num_entries, platforms, num_platforms) })
+}
+
+/// The ICD loader's discovery entry point.
+#[no_mangle]
+pub unsafe extern "C" fn clIcdGetPlatformIDsKHR(
+    num_entries: cl_uint,
+    platforms: *mut cl_platform_id,
+    num_platforms: *mut cl_uint,
+) -> cl_int {
+    // SAFETY: pointers per the API contract.
+    status(|| unsafe { platform_ids(num_entries, platforms, num_platforms) })
+}
+
+fn platform_info(param: cl_platform_info) -> CLResult<Vec<u8>> {
+    let cfg = &platform().devices[0].config;
+    Ok(match param {
+        CL_PLATFORM_PROFILE => s(config::PLATFORM_PROFILE),
+        CL_PLATFORM_VERSION => s(config::PLATFORM_VERSION),
+        CL_PLATFORM_NAME => s(config::PLATFORM_NAME),
+        CL_PLATFORM_VENDOR => s(config::PLATFORM_VENDOR),
+        CL_PLATFORM_EXTENSIONS => s(&cfg.extension_string()),
+        CL_PLATFORM_EXTENSIONS_WITH_VERSION => name_versions(&cfg.extensions),
+        CL_PLATFORM_NUMERIC_VERSION => v(cfg.numeric_version),
+        CL_PLATFORM_HOST_TIMER_RESOLUTION => v(1 as cl_ulong),
+        CL_PLATFORM_ICD_SUFFIX_KHR => s(config::ICD_SUFFIX),
+        _ => return Err(CL_INVALID_VALUE),
+    })
+}
+
+pub unsafe extern "C" fn clGetPlatformInfo(
+    platform_id: cl_platform_id,
+    param_name: cl_platform_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle check; output pointers per the API contract.
+        unsafe {
+            check_platform(platform_id)?;
+            write_info(
+                platform_info(param_name),
+                param_value_size,
+                param_value,
+                param_value_size_ret,
+            )
+        }
+    })
+}
+
+pub unsafe extern "C" fn clGetDeviceIDs(
+    platform_id: cl_platform_id,
+    device_type: cl_device_type,
+    num_entries: cl_uint,
+    devices: *mut cl_device_id,
+    num_devices: *mut cl_uint,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle check.
+        let p = unsafe { check_platform(platform_id)? };
+        let known = (CL_DEVICE_TYPE_DEFAULT
+            | CL_DEVICE_TYPE_CPU
+            | CL_DEVICE_TYPE_GPU
+            | CL_DEVICE_TYPE_ACCELERATOR
+            | CL_DEVICE_TYPE_CUSTOM) as cl_device_type;
+        if device_type != CL_DEVICE_TYPE_ALL as cl_device_type
+            && (device_type & !known != 0 || device_type == 0)
+        {
+            return Err(CL_INVALID_DEVICE_TYPE);
+        }
+        if (num_entries == 0 && !devices.is_null()) || (devices.is_null() && num_devices.is_null())
+        {
+            return Err(CL_INVALID_VALUE);
+        }
+        let want = (CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_DEFAULT) as cl_device_type;
+        if device_type & want == 0 {
+            return Err(CL_DEVICE_NOT_FOUND);
+        }
+        let found: Vec<_> = p.devices.iter().map(|d| handle(&**d)).collect();
+        if !devices.is_null() {
+            for (i, d) in found.iter().take(num_entries as usize).enumerate() {
+                // SAFETY: room for num_entries handles (caller contract).
+                unsafe { *devices.add(i) = *d };
+            }
+        }
+        if !num_devices.is_null() {
+            // SAFETY: writable (caller contract).
+            unsafe { *num_devices = found.len() as cl_uint };
+        }
+        Ok(())
+    })
+}
+
+fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
+    let c = &d.config;
+    let zero_u = || v(0 as cl_uint);
+    let zero_s = || v(0usize);
+    Ok(match param {
+        CL_DEVICE_TYPE => v(CL_DEVICE_TYPE_CPU as cl_device_type),
+        CL_DEVICE_VENDOR_ID => v(c.vendor_id),
+        CL_DEVICE_MAX_COMPUTE_UNITS => v(c.compute_units),
+        CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS => v(c.max_work_item_dimensions),
+        CL_DEVICE_MAX_WORK_ITEM_SIZES => arr(&c.max_work_item_sizes),
+        CL_DEVICE_MAX_WORK_GROUP_SIZE => v(c.max_work_group_size),
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR | CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR => {
+            v(c.vector_widths[0])
+        }
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT | CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT => {
+            v(c.vector_widths[1])
+        }
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT | CL_DEVICE_NATIVE_VECTOR_WIDTH_INT => {
+            v(c.vector_widths[2])
+        }
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG | CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG => {
+            v(c.vector_widths[3])
+        }
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT | CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT => {
+            v(c.vector_widths[4])
+        }
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE | CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE => {
+            v(c.vector_widths[5])
+        }
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF | CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF => {
+            v(c.vector_widths[6])
+        }
+        CL_DEVICE_MAX_CLOCK_FREQUENCY => v(c.max_clock_frequency),
+        CL_DEVICE_ADDRESS_BITS => v(c.address_bits),
+        CL_DEVICE_MAX_MEM_ALLOC_SIZE => v(c.max_mem_alloc_size),
+        CL_DEVICE_IMAGE_SUPPORT => b(c.image_support),
+        CL_DEVICE_MAX_READ_IMAGE_ARGS
+        | CL_DEVICE_MAX_WRITE_IMAGE_ARGS
+        | CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS
+        | CL_DEVICE_MAX_SAMPLERS
+        | CL_DEVICE_IMAGE_PITCH_ALIGNMENT
+        | CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT
+        | CL_DEVICE_MAX_PIPE_ARGS
+        | CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS
+        | CL_DEVICE_PIPE_MAX_PACKET_SIZE
+        | CL_DEVICE_MAX_ON_DEVICE_QUEUES
+        | CL_DEVICE_MAX_ON_DEVICE_EVENTS
+        | CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE
+        | CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE
+        | CL_DEVICE_MAX_NUM_SUB_GROUPS
+        | CL_DEVICE_PARTITION_MAX_SUB_DEVICES
+        | CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT
+        | CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT
+        | CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT => zero_u(),
+        CL_DEVICE_IMAGE2D_MAX_WIDTH
+        | CL_DEVICE_IMAGE2D_MAX_HEIGHT
+        | CL_DEVICE_IMAGE3D_MAX_WIDTH
+        | CL_DEVICE_IMAGE3D_MAX_HEIGHT
+        | CL_DEVICE_IMAGE3D_MAX_DEPTH
+        | CL_DEVICE_IMAGE_MAX_BUFFER_SIZE
+        | CL_DEVICE_IMAGE_MAX_ARRAY_SIZE
+        | CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE
+        | CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE => zero_s(),
+        CL_DEVICE_IL_VERSION => s(&c.il_version_string()),
+        CL_DEVICE_ILS_WITH_VERSION => name_versions(&c.il_versions),
+        CL_DEVICE_MAX_PARAMETER_SIZE => v(c.max_parameter_size),
+        CL_DEVICE_MEM_BASE_ADDR_ALIGN => v(c.mem_base_addr_align_bits),
+        CL_DEVICE_MIN_DATA_TYPE_ALIGN_SIZE => v(128 as cl_uint),
+        CL_DEVICE_SINGLE_FP_CONFIG => v(c.single_fp_config),
+        CL_DEVICE_DOUBLE_FP_CONFIG => v(c.double_fp_config),
+        CL_DEVICE_HALF_FP_CONFIG => v(c.half_fp_config),
+        CL_DEVICE_GLOBAL_MEM_CACHE_TYPE => v(CL_READ_WRITE_CACHE as cl_device_mem_cache_type),
+        CL_DEVICE_GLOBAL_MEM_CACHELINE_SIZE => v(c.global_mem_cacheline_size),
+        CL_DEVICE_GLOBAL_MEM_CACHE_SIZE => v(c.global_mem_cache_size),
+        CL_DEVICE_GLOBAL_MEM_SIZE => v(c.global_mem_size),
+        CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE => v(c.max_constant_buffer_size),
+        CL_DEVICE_MAX_CONSTANT_ARGS => v(c.max_constant_args),
+        CL_DEVICE_LOCAL_MEM_TYPE => v(CL_LOCAL as cl_device_local_mem_type),
+        CL_DEVICE_LOCAL_MEM_SIZE => v(c.local_mem_size),
+        CL_DEVICE_ERROR_CORRECTION_SUPPORT => b(false),
+        CL_DEVICE_HOST_UNIFIED_MEMORY => b(true),
+        CL_DEVICE_PROFILING_TIMER_RESOLUTION => v(c.profiling_timer_resolution),
+        CL_DEVICE_ENDIAN_LITTLE => b(cfg!(target_endian = "little")),
+        CL_DEVICE_AVAILABLE => b(true),
+        CL_DEVICE_COMPILER_AVAILABLE | CL_DEVICE_LINKER_AVAILABLE => b(c.compiler_available()),
+        CL_DEVICE_EXECUTION_CAPABILITIES => v(CL_EXEC_KERNEL as cl_device_exec_capabilities),
+        CL_DEVICE_QUEUE_ON_HOST_PROPERTIES => v(c.queue_properties),
+        CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES => v(0 as cl_command_queue_properties),
+        CL_DEVICE_BUILT_IN_KERNELS => s(""),
+        CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION => Vec::new(),
+        CL_DEVICE_PLATFORM => v(handle(platform())),
+        CL_DEVICE_NAME => s(&c.name),
+        CL_DEVICE_VENDOR => s(&c.vendor),
+        CL_DRIVER_VERSION => s(config::DRIVER_VERSION),
+        CL_DEVICE_PROFILE => s(config::PLATFORM_PROFILE),
+        CL_DEVICE_VERSION => s(c.device_version),
+        CL_DEVICE_NUMERIC_VERSION => v(c.numeric_version),
+        CL_DEVICE_OPENCL_C_VERSION => s(c.opencl_c_version),
+        CL_DEVICE_OPENCL_C_ALL_VERSIONS => name_versions(&c.opencl_c_all_versions),
+        CL_DEVICE_OPENCL_C_FEATURES => name_versions(&c.opencl_c_features),
+        CL_DEVICE_EXTENSIONS => s(&c.extension_string()),
+        CL_DEVICE_EXTENSIONS_WITH_VERSION => name_versions(&c.extensions),
+        CL_DEVICE_PRINTF_BUFFER_SIZE => v(c.printf_buffer_size),
+        CL_DEVICE_PREFERRED_INTEROP_USER_SYNC => b(true),
+        CL_DEVICE_PARENT_DEVICE => v(std::ptr::null_mut::<c_void>()),
+        CL_DEVICE_PARTITION_PROPERTIES => v(0 as cl_device_partition_property),
+        CL_DEVICE_PARTITION_AFFINITY_DOMAIN => v(0 as cl_device_affinity_domain),
+        CL_DEVICE_PARTITION_TYPE => Vec::new(),
+        CL_DEVICE_REFERENCE_COUNT => v(1 as cl_uint),
+        CL_DEVICE_SVM_CAPABILITIES => v(0 as cl_device_svm_capabilities),
+        CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS
+        | CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT
+        | CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT
+        | CL_DEVICE_PIPE_SUPPORT => b(false),
+        CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES => v(c.atomic_memory_capabilities),
+        CL_DEVICE_ATOMIC_FENCE_CAPABILITIES => v(c.atomic_fence_capabilities),
+        CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT => b(c.non_uniform_work_group_support),
+        CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES => v(0 as cl_device_device_enqueue_capabilities),
+        CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => v(c.preferred_work_group_size_multiple),
+        CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED => s(c.latest_conformance_version_passed),
+        _ => return Err(CL_INVALID_VALUE),
+    })
+}
+
+pub unsafe extern "C" fn clGetDeviceInfo(
+    device: cl_device_id,
+    param_name: cl_device_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle check; output pointers per the API contract.
+        unsafe {
+            let d = obj::<Device>(device)?;
+            write_info(
+                device_info(d, param_name),
+                param_value_size,
+                param_value,
+                param_value_size_ret,
+            )
+        }
+    })
+}
+
+pub unsafe extern "C" fn clCreateSubDevices(
+    in_device: cl_device_id,
+    properties: *const cl_device_partition_property,
+    _num_devices: cl_uint,
+    _out_devices: *mut cl_device_id,
+    _num_devices_ret: *mut cl_uint,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle check.
+        unsafe { obj::<Device>(in_device)? };
+        if properties.is_null() {
+            return Err(CL_INVALID_VALUE);
+        }
+        // CL_DEVICE_PARTITION_PROPERTIES reports no partition type: every request is one the
+        // device does not support.
+        Err(CL_INVALID_VALUE)
+    })
+}
+
+pub unsafe extern "C" fn clRetainDevice(device: cl_device_id) -> cl_int {
+    // Root devices are not reference counted (spec): validate only.
+    // SAFETY: handle check.
+    status(|| unsafe { obj::<Device>(device).map(|_| ()) })
+}
+
+pub unsafe extern "C" fn clReleaseDevice(device: cl_device_id) -> cl_int {
+    // SAFETY: handle check.
+    status(|| unsafe { obj::<Device>(device).map(|_| ()) })
+}
+
+pub unsafe extern "C" fn clGetHostTimer(
+    device: cl_device_id,
+    host_timestamp: *mut cl_ulong,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle check.
+        unsafe { obj::<Device>(device)? };
+        if host_timestamp.is_null() {
+            return Err(CL_INVALID_VALUE);
+        }
+        // SAFETY: non-NULL, writable (caller contract).
+        unsafe { *host_timestamp = now_ns() };
+        Ok(())
+    })
+}
+
+pub unsafe extern "C" fn clGetDeviceAndHostTimer(
+    device: cl_device_id,
+    device_timestamp: *mut cl_ulong,
+    host_timestamp: *mut cl_ulong,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle check.
+        unsafe { obj::<Device>(device)? };
+        if host_timestamp.is_null() || device_timestamp.is_null() {
+            return Err(CL_INVALID_VALUE);
+        }
+        // The device is the host: one clock serves both (and profiling timestamps).
+        let t = now_ns();
+        // SAFETY: non-NULL, writable (caller contract).
+        unsafe {
+            *device_timestamp = t;
+            *host_timestamp = t;
+        }
+        Ok(())
+    })
+}
+
+fn extension_function(name: &CStr) -> *mut c_void {
+    match name.to_bytes() {
+        b"clIcdGetPlatformIDsKHR" => clIcdGetPlatformIDsKHR as *mut c_void,
+        b"clGetPlatformInfo" => clGetPlatformInfo as *mut c_void,
+        b"clCreateProgramWithILKHR" => super::program::clCreateProgramWithIL as *mut c_void,
+        _ => std::ptr::null_mut(),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn clGetExtensionFunctionAddress(func_name: *const c_char) -> *mut c_void {
+    init();
+    if func_name.is_null() {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: a non-NULL name is a NUL-terminated string (API contract).
+    extension_function(unsafe { CStr::from_ptr(func_name) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn clGetExtensionFunctionAddressForPlatform(
+    platform_id: cl_platform_id,
+    func_name: *const c_char,
+) -> *mut c_void {
+    init();
+    // SAFETY: handle check.
+    if func_name.is_null()
+        || unsafe { check_platform(platform_id) }.is_err()
+        || platform_id.is_null()
+    {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: as above.
+    extension_function(unsafe { CStr::from_ptr(func_name) })
+}
+
+/// A hint; nothing to unload (clang runs as a separate process).
+pub unsafe extern "C" fn clUnloadCompiler() -> cl_int {
+    CL_SUCCESS
+}
+
+pub unsafe extern "C" fn clUnloadPlatformCompiler(platform_id: cl_platform_id) -> cl_int {
+    status(|| {
+        if platform_id.is_null() {
+            return Err(CL_INVALID_PLATFORM);
+        }
+        // SAFETY: handle check.
+        unsafe { check_platform(platform_id).map(|_| ()) }
+    })
+}
+
+/// The devices of a context-creating call, all ours.
+///
+/// # Safety
+/// `devices` is NULL or readable for `n` handles.
+pub unsafe fn device_list(n: cl_uint, devices: *const cl_device_id) -> CLResult<Vec<Arc<Device>>> {
+    if n == 0 || devices.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    // SAFETY: readable for n (caller contract).
+    unsafe { slice(devices, n as usize) }
+        .iter()
+        // SAFETY: handle check.
+        .map(|&d| unsafe { arc::<Device>(d) })
+        .collect()
+}

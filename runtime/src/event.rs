@@ -1,0 +1,175 @@
+//! Events: execution status with a condition variable for waiters, status callbacks, profiling
+//! timestamps. Command events belong to a queue; user events are set by the application.
+
+use std::sync::{Arc, Condvar, Mutex};
+
+use opencl_sys::*;
+
+use crate::context::Context;
+use crate::object::{now_ns, Base, CLResult, Tag};
+use crate::queue::Queue;
+
+pub type EventCallback = unsafe extern "C" fn(cl_event, cl_int, *mut std::ffi::c_void);
+
+struct State {
+    status: cl_int,
+    /// (callback, user data, status it waits for).
+    callbacks: Vec<(EventCallback, usize, cl_int)>,
+    /// queued, submit, start, end (ns, `now_ns` clock).
+    times: [u64; 4],
+}
+
+#[repr(C)]
+pub struct Event {
+    base: Base,
+    pub context: Arc<Context>,
+    pub queue: Option<Arc<Queue>>,
+    pub command_type: cl_command_type,
+    state: Mutex<State>,
+    cv: Condvar,
+}
+crate::cl_object!(Event, Event, CL_INVALID_EVENT);
+
+impl Event {
+    pub fn new_command(queue: &Arc<Queue>, command_type: cl_command_type) -> Arc<Event> {
+        let t = now_ns();
+        Arc::new(Event {
+            base: Base::new(Tag::Event),
+            context: queue.context.clone(),
+            queue: Some(queue.clone()),
+            command_type,
+            state: Mutex::new(State {
+                status: CL_QUEUED,
+                callbacks: Vec::new(),
+                times: [t, 0, 0, 0],
+            }),
+            cv: Condvar::new(),
+        })
+    }
+
+    pub fn new_user(context: Arc<Context>) -> Arc<Event> {
+        Arc::new(Event {
+            base: Base::new(Tag::Event),
+            context,
+            queue: None,
+            command_type: CL_COMMAND_USER as cl_command_type,
+            state: Mutex::new(State {
+                status: CL_SUBMITTED,
+                callbacks: Vec::new(),
+                times: [0; 4],
+            }),
+            cv: Condvar::new(),
+        })
+    }
+
+    pub fn is_user(&self) -> bool {
+        self.queue.is_none()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn status(&self) -> cl_int {
+        self.lock().status
+    }
+
+    /// Moves the event to `status` (a lower value: submitted → running → complete, or a
+    /// negative error), stamps the profiling time and runs the callbacks now due.
+    pub fn set_status(&self, status: cl_int) {
+        let due = {
+            let mut st = self.lock();
+            if st.status <= CL_COMPLETE {
+                return; // terminal already
+            }
+            let t = now_ns();
+            match status {
+                CL_SUBMITTED => st.times[1] = t,
+                CL_RUNNING => st.times[2] = t,
+                _ => {
+                    if st.times[1] == 0 {
+                        st.times[1] = t;
+                    }
+                    if st.times[2] == 0 {
+                        st.times[2] = t;
+                    }
+                    st.times[3] = t;
+                }
+            }
+            st.status = status;
+            let (due, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut st.callbacks)
+                .into_iter()
+                .partition(|c| status <= c.2);
+            st.callbacks = keep;
+            due
+        };
+        if status <= CL_COMPLETE {
+            self.cv.notify_all();
+        }
+        let me = self as *const Event as cl_event;
+        for (f, ud, _) in due {
+            // SAFETY: registered by the application for this event; the spec passes the
+            // execution status (negative on error) to the callback.
+            unsafe { f(me, status, ud as *mut std::ffi::c_void) };
+        }
+    }
+
+    /// `clSetUserEventStatus`: only once, CL_COMPLETE or a negative value.
+    pub fn set_user_status(&self, status: cl_int) -> CLResult<()> {
+        if status > CL_COMPLETE {
+            return Err(CL_INVALID_VALUE);
+        }
+        if self.status() <= CL_COMPLETE {
+            return Err(CL_INVALID_OPERATION);
+        }
+        self.set_status(status);
+        Ok(())
+    }
+
+    /// Blocks until the event is complete or failed; returns the final status.
+    pub fn wait(&self) -> cl_int {
+        let mut st = self.lock();
+        while st.status > CL_COMPLETE {
+            st = self.cv.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        st.status
+    }
+
+    pub fn add_callback(&self, f: EventCallback, user_data: usize, on: cl_int) {
+        let status = {
+            let mut st = self.lock();
+            if st.status > on {
+                st.callbacks.push((f, user_data, on));
+                return;
+            }
+            st.status
+        };
+        let me = self as *const Event as cl_event;
+        // SAFETY: as in set_status; the status was already reached, so call at once.
+        unsafe { f(me, status, user_data as *mut std::ffi::c_void) };
+    }
+
+    /// Profiling info for queued/submit/start/end; None until the event completed.
+    pub fn profiling(&self, which: usize) -> Option<u64> {
+        let st = self.lock();
+        if st.status != CL_COMPLETE || self.is_user() {
+            return None;
+        }
+        st.times.get(which).copied()
+    }
+}
+
+/// Waits for all events; Err(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST) if any failed.
+pub fn wait_all(events: &[Arc<Event>]) -> CLResult<()> {
+    let mut ok = true;
+    for e in events {
+        if e.wait() < 0 {
+            ok = false;
+        }
+    }
+    if ok {
+        Ok(())
+    } else {
+        Err(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    }
+}

@@ -1,0 +1,251 @@
+//! The executor: splits an NDRange into work-groups run on the device's rayon pool; each pool
+//! thread owns a local-memory arena (aligned to LOCAL_ARG_ALIGN, grown on demand).
+
+use std::alloc::Layout;
+use std::cell::RefCell;
+
+use ferrocl_codegen::{GroupInfo, Kernel, LOCAL_ARG_ALIGN};
+use rayon::prelude::*;
+
+/// A kernel's argument block, 16-byte aligned (backed by u128s).
+pub struct ArgBlock {
+    words: Vec<u128>,
+}
+
+impl ArgBlock {
+    pub fn new(size: usize) -> Self {
+        ArgBlock {
+            words: vec![0; size.div_ceil(16).max(1)],
+        }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        let len = self.words.len() * 16;
+        // SAFETY: u128 storage reinterpreted as bytes; same length in bytes, u8 has no alignment.
+        unsafe { std::slice::from_raw_parts_mut(self.words.as_mut_ptr().cast::<u8>(), len) }
+    }
+
+    /// Writes `bytes` (truncated to the slot's `size`) at `offset`; out-of-range slots are
+    /// ignored (the layout comes from codegen and is trusted to fit `args_size`).
+    pub fn write(&mut self, offset: usize, size: usize, bytes: &[u8]) {
+        let n = size.min(bytes.len());
+        if let Some(dst) = self.bytes_mut().get_mut(offset..offset + n) {
+            dst.copy_from_slice(&bytes[..n]);
+        }
+    }
+
+    pub fn as_ptr(&self) -> *const u8 {
+        self.words.as_ptr().cast()
+    }
+}
+
+/// One NDRange launch after validation.
+#[derive(Clone, Debug)]
+pub struct Launch {
+    pub work_dim: u32,
+    pub offset: [usize; 3],
+    pub global: [usize; 3],
+    pub local: [usize; 3],
+    pub arena_size: usize,
+}
+
+/// A per-thread local-memory arena.
+struct Arena {
+    ptr: *mut u8,
+    layout: Option<Layout>,
+}
+
+impl Arena {
+    fn get(&mut self, size: usize) -> *mut u8 {
+        let need = size.max(LOCAL_ARG_ALIGN);
+        if self.layout.is_none_or(|l| l.size() < need) {
+            self.free();
+            let layout = Layout::from_size_align(need.next_power_of_two(), LOCAL_ARG_ALIGN)
+                .expect("arena size fits isize (bounded by CL_DEVICE_LOCAL_MEM_SIZE)");
+            // SAFETY: non-zero size.
+            let p = unsafe { std::alloc::alloc_zeroed(layout) };
+            if p.is_null() {
+                std::alloc::handle_alloc_error(layout);
+            }
+            self.ptr = p;
+            self.layout = Some(layout);
+        }
+        self.ptr
+    }
+
+    fn free(&mut self) {
+        if let Some(l) = self.layout.take() {
+            // SAFETY: allocated in `get` with layout `l`.
+            unsafe { std::alloc::dealloc(self.ptr, l) };
+        }
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        self.free();
+    }
+}
+
+thread_local! {
+    static ARENA: RefCell<Arena> = const { RefCell::new(Arena { ptr: std::ptr::null_mut(), layout: None }) };
+}
+
+/// The `GroupInfo` of linear group `g`.
+pub fn group_info(l: &Launch, g: usize) -> GroupInfo {
+    let mut info = GroupInfo {
+        work_dim: l.work_dim,
+        ..GroupInfo::default()
+    };
+    let mut rest = g;
+    for d in 0..3 {
+        let global = l.global[d].max(1) as u64;
+        let local = l.local[d].max(1) as u64;
+        let groups = global.div_ceil(local);
+        let id = rest as u64 % groups;
+        rest /= groups as usize;
+        info.global_offset[d] = l.offset[d] as u64;
+        info.global_size[d] = global;
+        info.enqueued_local_size[d] = local;
+        info.num_groups[d] = groups;
+        info.group_id[d] = id;
+        // Last group of a non-uniform range: the remainder.
+        info.local_size[d] = local.min(global - id * local);
+    }
+    info
+}
+
+pub fn group_count(l: &Launch) -> usize {
+    (0..3)
+        .map(|d| l.global[d].max(1).div_ceil(l.local[d].max(1)))
+        .product()
+}
+
+/// Something that runs one work-group: the JIT kernel, or a stand-in in tests.
+pub trait GroupRunner: Sync {
+    /// # Safety
+    /// As [`Kernel::run_group`].
+    unsafe fn run_group(&self, args: *const u8, group: &GroupInfo, local_mem: *mut u8);
+}
+
+impl GroupRunner for Kernel {
+    unsafe fn run_group(&self, args: *const u8, group: &GroupInfo, local_mem: *mut u8) {
+        // SAFETY: forwarded contract.
+        unsafe { Kernel::run_group(self, args, group, local_mem) }
+    }
+}
+
+/// Runs every work-group of the launch on `pool` and returns when all have finished.
+pub fn run_ndrange<K: GroupRunner>(
+    pool: &rayon::ThreadPool,
+    kernel: &K,
+    args: &ArgBlock,
+    l: &Launch,
+) {
+    if l.global[..l.work_dim as usize].contains(&0) {
+        return; // an empty range executes nothing (OpenCL 2.1+)
+    }
+    let groups = group_count(l);
+    let args_ptr = args.as_ptr() as usize;
+    pool.install(|| {
+        (0..groups).into_par_iter().for_each(|g| {
+            let info = group_info(l, g);
+            ARENA.with(|a| {
+                let mut a = a.borrow_mut();
+                let mem = a.get(l.arena_size);
+                // SAFETY: the argument block was filled per the kernel's ArgSlot layout and the
+                // buffers it points to are kept alive by the command; the arena is this
+                // thread's own, at least arena_size bytes and LOCAL_ARG_ALIGN-aligned.
+                unsafe { kernel.run_group(args_ptr as *const u8, &info, mem) };
+            });
+        });
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn non_uniform_last_group() {
+        let l = Launch {
+            work_dim: 2,
+            offset: [5, 0, 0],
+            global: [10, 3, 1],
+            local: [4, 2, 1],
+            arena_size: 0,
+        };
+        assert_eq!(group_count(&l), 3 * 2);
+        let last = group_info(&l, 5);
+        assert_eq!(last.group_id, [2, 1, 0]);
+        assert_eq!(last.local_size, [2, 1, 1]);
+        assert_eq!(last.enqueued_local_size, [4, 2, 1]);
+        assert_eq!(last.num_groups, [3, 2, 1]);
+        assert_eq!(last.global_offset, [5, 0, 0]);
+        let first = group_info(&l, 0);
+        assert_eq!(first.local_size, [4, 2, 1]);
+    }
+
+    /// Records every group it is asked to run and writes its group id through the argument
+    /// block's first pointer, checking the arena on the way.
+    struct Recorder {
+        arena: usize,
+        seen: std::sync::Mutex<Vec<GroupInfo>>,
+    }
+
+    impl GroupRunner for Recorder {
+        unsafe fn run_group(&self, args: *const u8, group: &GroupInfo, local_mem: *mut u8) {
+            assert_eq!(args as usize % 16, 0);
+            assert_eq!(local_mem as usize % LOCAL_ARG_ALIGN, 0);
+            // SAFETY: the arena has at least `arena` bytes for this thread alone.
+            unsafe { std::ptr::write_bytes(local_mem, 0xab, self.arena) };
+            // SAFETY: the test put a pointer to a u32 array with one slot per group first.
+            unsafe {
+                let out = *(args as *const *mut u32);
+                let linear = group.group_id[0] + group.group_id[1] * group.num_groups[0];
+                *out.add(linear as usize) = (group.local_size[0] * group.local_size[1]) as u32;
+            }
+            self.seen.lock().unwrap().push(*group);
+        }
+    }
+
+    #[test]
+    fn every_group_runs_once_with_its_size() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let l = Launch {
+            work_dim: 2,
+            offset: [0, 0, 0],
+            global: [10, 7, 1],
+            local: [4, 3, 1],
+            arena_size: 1000,
+        };
+        let mut out = vec![0u32; group_count(&l)];
+        let mut block = ArgBlock::new(8);
+        block.write(0, 8, &(out.as_mut_ptr() as u64).to_ne_bytes());
+        let r = Recorder {
+            arena: 1000,
+            seen: Default::default(),
+        };
+        run_ndrange(&pool, &r, &block, &l);
+        assert_eq!(r.seen.lock().unwrap().len(), 9);
+        // Groups along x: 4, 4, 2 items; along y: 3, 3, 1.
+        assert_eq!(out, [12, 12, 6, 12, 12, 6, 4, 4, 2]);
+        let total: u32 = out.iter().sum();
+        assert_eq!(total, 70);
+    }
+
+    #[test]
+    fn arg_block_alignment() {
+        let mut b = ArgBlock::new(20);
+        assert_eq!(b.as_ptr() as usize % 16, 0);
+        b.write(8, 8, &7u64.to_ne_bytes());
+        b.write(16, 4, &[1, 2, 3, 4, 5]);
+        // SAFETY: 32 bytes backing.
+        let s = unsafe { std::slice::from_raw_parts(b.as_ptr(), 20) };
+        assert_eq!(&s[8..16], &7u64.to_ne_bytes());
+        assert_eq!(&s[16..20], &[1, 2, 3, 4]);
+    }
+}

@@ -1,0 +1,480 @@
+//! Memory objects: buffers and sub-buffers over host allocations (aligned to
+//! CL_DEVICE_MEM_BASE_ADDR_ALIGN) or the application's memory (CL_MEM_USE_HOST_PTR), the byte
+//! copies behind read/write/copy/fill/rect commands, map bookkeeping and destructor callbacks.
+
+use std::alloc::Layout;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use opencl_sys::*;
+
+use crate::context::Context;
+use crate::object::{Base, CLResult, Tag};
+
+/// Alignment of every allocation: CL_DEVICE_MEM_BASE_ADDR_ALIGN (1024 bits).
+pub const MEM_ALIGN: usize = 128;
+
+/// The bytes behind a buffer: owned (aligned heap allocation) or borrowed from the application.
+pub struct Storage {
+    ptr: *mut u8,
+    len: usize,
+    owned: Option<Layout>,
+}
+
+// SAFETY: Storage is a plain byte region; concurrent access is governed by the OpenCL memory
+// model (the application synchronises with events), exactly like device memory.
+unsafe impl Send for Storage {}
+// SAFETY: see above.
+unsafe impl Sync for Storage {}
+
+impl Storage {
+    /// A zeroed, `MEM_ALIGN`-aligned allocation of `len` bytes (at least 1).
+    pub fn alloc(len: usize) -> CLResult<Self> {
+        let layout = Layout::from_size_align(len.max(1), MEM_ALIGN)
+            .map_err(|_| CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
+        // SAFETY: layout has non-zero size.
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        if ptr.is_null() {
+            return Err(CL_MEM_OBJECT_ALLOCATION_FAILURE);
+        }
+        Ok(Storage {
+            ptr,
+            len,
+            owned: Some(layout),
+        })
+    }
+
+    /// The application's memory (CL_MEM_USE_HOST_PTR): used in place, never freed by us.
+    ///
+    /// # Safety
+    /// `ptr` must be valid for reads and writes of `len` bytes as long as the memory object
+    /// lives (the spec makes that the application's duty).
+    pub unsafe fn borrowed(ptr: *mut u8, len: usize) -> Self {
+        Storage {
+            ptr,
+            len,
+            owned: None,
+        }
+    }
+
+    pub fn ptr(&self) -> *mut u8 {
+        self.ptr
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Drop for Storage {
+    fn drop(&mut self) {
+        if let Some(layout) = self.owned {
+            // SAFETY: allocated in `alloc` with this layout and freed once.
+            unsafe { std::alloc::dealloc(self.ptr, layout) };
+        }
+    }
+}
+
+pub type MemCallback = unsafe extern "C" fn(cl_mem, *mut std::ffi::c_void);
+
+#[repr(C)]
+pub struct Mem {
+    base: Base,
+    pub context: Arc<Context>,
+    pub flags: cl_mem_flags,
+    pub size: usize,
+    /// `CL_MEM_HOST_PTR`: the application pointer given with USE_HOST_PTR (NULL otherwise).
+    pub host_ptr: usize,
+    pub storage: Arc<Storage>,
+    /// Byte offset into `storage` (non-zero for sub-buffers).
+    pub offset: usize,
+    pub parent: Option<Arc<Mem>>,
+    pub properties: Vec<cl_mem_properties>,
+    pub map_count: AtomicU32,
+    destructors: Mutex<Vec<(MemCallback, usize)>>,
+}
+crate::cl_object!(Mem, Mem, CL_INVALID_MEM_OBJECT);
+
+const ACCESS_FLAGS: cl_mem_flags = (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY) as _;
+const HOST_ACCESS_FLAGS: cl_mem_flags =
+    (CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS) as _;
+const HOST_PTR_FLAGS: cl_mem_flags =
+    (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR) as _;
+const ALL_FLAGS: cl_mem_flags = ACCESS_FLAGS
+    | HOST_ACCESS_FLAGS
+    | HOST_PTR_FLAGS
+    | CL_MEM_KERNEL_READ_AND_WRITE as cl_mem_flags;
+
+fn at_most_one(flags: cl_mem_flags, group: cl_mem_flags) -> bool {
+    (flags & group).count_ones() <= 1
+}
+
+/// The flag rules of clCreateBuffer: known bits only, one access flag, one host-access flag,
+/// USE_HOST_PTR excludes the other two host-pointer flags.
+pub fn check_flags(flags: cl_mem_flags) -> CLResult<()> {
+    if flags & !ALL_FLAGS != 0
+        || !at_most_one(flags, ACCESS_FLAGS)
+        || !at_most_one(flags, HOST_ACCESS_FLAGS)
+        || (flags & CL_MEM_USE_HOST_PTR as cl_mem_flags != 0
+            && flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR) as cl_mem_flags != 0)
+    {
+        return Err(CL_INVALID_VALUE);
+    }
+    Ok(())
+}
+
+impl Mem {
+    /// Creates a buffer; the icd layer has checked the host pointer against the flags.
+    ///
+    /// # Safety
+    /// With USE_HOST_PTR or COPY_HOST_PTR, `host_ptr` must be valid for `size` bytes (for
+    /// USE_HOST_PTR, for the buffer's whole life).
+    pub unsafe fn new_buffer(
+        context: Arc<Context>,
+        flags: cl_mem_flags,
+        size: usize,
+        host_ptr: *mut u8,
+        properties: Vec<cl_mem_properties>,
+    ) -> CLResult<Arc<Mem>> {
+        check_flags(flags)?;
+        let max = context
+            .devices
+            .iter()
+            .map(|d| d.config.max_mem_alloc_size)
+            .min()
+            .unwrap_or(0);
+        if size == 0 || size as u64 > max {
+            return Err(CL_INVALID_BUFFER_SIZE);
+        }
+        let use_host = flags & CL_MEM_USE_HOST_PTR as cl_mem_flags != 0;
+        let copy_host = flags & CL_MEM_COPY_HOST_PTR as cl_mem_flags != 0;
+        if (use_host || copy_host) == host_ptr.is_null() {
+            return Err(CL_INVALID_HOST_PTR);
+        }
+        // No access flag means read-write; CL_MEM_FLAGS still reports the flags as given.
+        let storage = if use_host {
+            // SAFETY: the caller guarantees the application memory outlives the buffer.
+            unsafe { Storage::borrowed(host_ptr, size) }
+        } else {
+            let s = Storage::alloc(size)?;
+            if copy_host {
+                // SAFETY: host_ptr is valid for `size` bytes (caller), s is a fresh allocation.
+                unsafe { std::ptr::copy_nonoverlapping(host_ptr, s.ptr(), size) };
+            }
+            s
+        };
+        Ok(Arc::new(Mem {
+            base: Base::new(Tag::Mem),
+            context,
+            flags,
+            size,
+            host_ptr: if use_host { host_ptr as usize } else { 0 },
+            storage: Arc::new(storage),
+            offset: 0,
+            parent: None,
+            properties,
+            map_count: AtomicU32::new(0),
+            destructors: Mutex::new(Vec::new()),
+        }))
+    }
+
+    /// `clCreateSubBuffer` with CL_BUFFER_CREATE_TYPE_REGION.
+    pub fn new_sub_buffer(
+        parent: &Arc<Mem>,
+        flags: cl_mem_flags,
+        origin: usize,
+        size: usize,
+    ) -> CLResult<Arc<Mem>> {
+        if parent.parent.is_some() {
+            return Err(CL_INVALID_MEM_OBJECT);
+        }
+        check_flags(flags)?;
+        if flags & HOST_PTR_FLAGS != 0 {
+            return Err(CL_INVALID_VALUE);
+        }
+        let pf = parent.flags;
+        let w = CL_MEM_WRITE_ONLY as cl_mem_flags;
+        let r = CL_MEM_READ_ONLY as cl_mem_flags;
+        let rw = CL_MEM_READ_WRITE as cl_mem_flags;
+        // Access may only narrow: a write-only parent cannot give read-write/read-only, etc.
+        if (pf & w != 0 && flags & (rw | r) != 0)
+            || (pf & r != 0 && flags & (rw | w) != 0)
+            || (pf & CL_MEM_HOST_WRITE_ONLY as cl_mem_flags != 0
+                && flags & CL_MEM_HOST_READ_ONLY as cl_mem_flags != 0)
+            || (pf & CL_MEM_HOST_READ_ONLY as cl_mem_flags != 0
+                && flags & CL_MEM_HOST_WRITE_ONLY as cl_mem_flags != 0)
+            || (pf & CL_MEM_HOST_NO_ACCESS as cl_mem_flags != 0
+                && flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY) as cl_mem_flags != 0)
+        {
+            return Err(CL_INVALID_VALUE);
+        }
+        if size == 0 {
+            return Err(CL_INVALID_BUFFER_SIZE);
+        }
+        if origin.checked_add(size).is_none_or(|end| end > parent.size) {
+            return Err(CL_INVALID_VALUE);
+        }
+        let align = MEM_ALIGN;
+        if !origin.is_multiple_of(align) {
+            return Err(CL_MISALIGNED_SUB_BUFFER_OFFSET);
+        }
+        let mut f = flags;
+        if f & ACCESS_FLAGS == 0 {
+            f |= pf & ACCESS_FLAGS;
+        }
+        if f & HOST_ACCESS_FLAGS == 0 {
+            f |= pf & HOST_ACCESS_FLAGS;
+        }
+        f |= pf & HOST_PTR_FLAGS;
+        Ok(Arc::new(Mem {
+            base: Base::new(Tag::Mem),
+            context: parent.context.clone(),
+            flags: f,
+            size,
+            host_ptr: if parent.host_ptr != 0 {
+                parent.host_ptr + origin
+            } else {
+                0
+            },
+            storage: parent.storage.clone(),
+            offset: parent.offset + origin,
+            parent: Some(parent.clone()),
+            properties: Vec::new(),
+            map_count: AtomicU32::new(0),
+            destructors: Mutex::new(Vec::new()),
+        }))
+    }
+
+    /// Host address of byte 0 of this buffer (what kernels and maps see).
+    pub fn address(&self) -> *mut u8 {
+        // SAFETY: offset + size lies within the storage (checked at creation).
+        unsafe { self.storage.ptr().add(self.offset) }
+    }
+
+    pub fn has_flag(&self, f: u64) -> bool {
+        self.flags & f as cl_mem_flags != 0
+    }
+
+    /// Checks `offset..offset+len` lies inside the buffer.
+    pub fn check_range(&self, offset: usize, len: usize) -> CLResult<()> {
+        match offset.checked_add(len) {
+            Some(end) if end <= self.size => Ok(()),
+            _ => Err(CL_INVALID_VALUE),
+        }
+    }
+
+    pub fn add_destructor(&self, f: MemCallback, user_data: usize) {
+        self.destructors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push((f, user_data));
+    }
+}
+
+impl Drop for Mem {
+    fn drop(&mut self) {
+        let cbs = std::mem::take(
+            self.destructors
+                .get_mut()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        let me = self as *mut Mem as cl_mem;
+        for (f, ud) in cbs.into_iter().rev() {
+            // SAFETY: the application registered `f` for this object; the handle is readable
+            // while Drop runs (the spec calls these just before the memory is released).
+            unsafe { f(me, ud as *mut std::ffi::c_void) };
+        }
+    }
+}
+
+/// A 3-D rectangle copy description in bytes (the `*Rect` commands).
+#[derive(Clone, Copy, Debug)]
+pub struct Rect {
+    pub region: [usize; 3],
+    pub src_origin: [usize; 3],
+    pub src_row_pitch: usize,
+    pub src_slice_pitch: usize,
+    pub dst_origin: [usize; 3],
+    pub dst_row_pitch: usize,
+    pub dst_slice_pitch: usize,
+}
+
+impl Rect {
+    /// Fills defaulted pitches (0 → tight) and checks them (CL_INVALID_VALUE).
+    pub fn normalise(mut self) -> CLResult<Self> {
+        let [w, h, d] = self.region;
+        if w == 0 || h == 0 || d == 0 {
+            return Err(CL_INVALID_VALUE);
+        }
+        for (row, slice) in [
+            (&mut self.src_row_pitch, &mut self.src_slice_pitch),
+            (&mut self.dst_row_pitch, &mut self.dst_slice_pitch),
+        ] {
+            if *row == 0 {
+                *row = w;
+            }
+            if *slice == 0 {
+                *slice = *row * h;
+            }
+            if *row < w || *slice < *row * h || *slice % *row != 0 {
+                return Err(CL_INVALID_VALUE);
+            }
+        }
+        Ok(self)
+    }
+
+    fn last_byte(
+        origin: [usize; 3],
+        row: usize,
+        slice: usize,
+        region: [usize; 3],
+    ) -> Option<usize> {
+        let start = origin[2]
+            .checked_mul(slice)?
+            .checked_add(origin[1].checked_mul(row)?)?
+            .checked_add(origin[0])?;
+        start
+            .checked_add((region[2] - 1).checked_mul(slice)?)?
+            .checked_add((region[1] - 1).checked_mul(row)?)?
+            .checked_add(region[0])
+    }
+
+    /// End (exclusive) of the bytes touched on the source side.
+    pub fn src_extent(&self) -> Option<usize> {
+        Self::last_byte(
+            self.src_origin,
+            self.src_row_pitch,
+            self.src_slice_pitch,
+            self.region,
+        )
+    }
+
+    pub fn dst_extent(&self) -> Option<usize> {
+        Self::last_byte(
+            self.dst_origin,
+            self.dst_row_pitch,
+            self.dst_slice_pitch,
+            self.region,
+        )
+    }
+
+    /// Copies the rectangle row by row.
+    ///
+    /// # Safety
+    /// `src` must be readable up to `src_extent()` bytes and `dst` writable up to
+    /// `dst_extent()`; overlapping rows are handled with `copy` (memmove).
+    pub unsafe fn copy(&self, src: *const u8, dst: *mut u8) {
+        for z in 0..self.region[2] {
+            for y in 0..self.region[1] {
+                let s = (self.src_origin[2] + z) * self.src_slice_pitch
+                    + (self.src_origin[1] + y) * self.src_row_pitch
+                    + self.src_origin[0];
+                let d = (self.dst_origin[2] + z) * self.dst_slice_pitch
+                    + (self.dst_origin[1] + y) * self.dst_row_pitch
+                    + self.dst_origin[0];
+                // SAFETY: within the extents the caller vouched for.
+                unsafe { std::ptr::copy(src.add(s), dst.add(d), self.region[0]) };
+            }
+        }
+    }
+}
+
+/// Fills `len` bytes at `dst` with repetitions of `pattern` (len is a multiple of its size).
+///
+/// # Safety
+/// `dst` must be writable for `len` bytes.
+pub unsafe fn fill(dst: *mut u8, len: usize, pattern: &[u8]) {
+    let mut off = 0;
+    while off + pattern.len() <= len {
+        // SAFETY: off + pattern.len() <= len.
+        unsafe { std::ptr::copy_nonoverlapping(pattern.as_ptr(), dst.add(off), pattern.len()) };
+        off += pattern.len();
+    }
+}
+
+/// Map/unmap are zero-copy: the mapped pointer is the buffer's own memory; only the count and
+/// the live (object, pointer) pairs are tracked (unmapping a pointer never mapped is an error).
+impl Mem {
+    pub fn map(&self, offset: usize) -> *mut u8 {
+        self.map_count.fetch_add(1, Ordering::AcqRel);
+        // SAFETY: the caller checked offset against size.
+        let p = unsafe { self.address().add(offset) };
+        map_table()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((self as *const Mem as usize, p as usize));
+        p
+    }
+
+    /// Checks `ptr` was returned by a map of this object and removes that record.
+    pub fn unmap_check(&self, ptr: *mut u8) -> CLResult<()> {
+        let mut t = map_table().lock().unwrap_or_else(|e| e.into_inner());
+        let key = (self as *const Mem as usize, ptr as usize);
+        let i = t.iter().position(|m| *m == key).ok_or(CL_INVALID_VALUE)?;
+        t.swap_remove(i);
+        Ok(())
+    }
+
+    pub fn unmap_done(&self) {
+        let _ = self
+            .map_count
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |c| c.checked_sub(1));
+    }
+}
+
+fn map_table() -> &'static Mutex<Vec<(usize, usize)>> {
+    static T: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+    &T
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_rules() {
+        assert!(check_flags(CL_MEM_READ_WRITE as _).is_ok());
+        assert_eq!(
+            check_flags((CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY) as _),
+            Err(CL_INVALID_VALUE)
+        );
+        assert_eq!(
+            check_flags((CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR) as _),
+            Err(CL_INVALID_VALUE)
+        );
+        assert_eq!(check_flags(1 << 40), Err(CL_INVALID_VALUE));
+    }
+
+    #[test]
+    fn rect_copy() {
+        let src: Vec<u8> = (0..64).collect();
+        let mut dst = vec![0u8; 64];
+        let r = Rect {
+            region: [2, 2, 1],
+            src_origin: [1, 1, 0],
+            src_row_pitch: 8,
+            src_slice_pitch: 0,
+            dst_origin: [0, 0, 0],
+            dst_row_pitch: 0,
+            dst_slice_pitch: 0,
+        }
+        .normalise()
+        .unwrap();
+        assert_eq!(r.src_extent(), Some(8 + 8 + 1 + 2));
+        // SAFETY: extents fit in 64 bytes.
+        unsafe { r.copy(src.as_ptr(), dst.as_mut_ptr()) };
+        assert_eq!(&dst[..4], &[9, 10, 17, 18]);
+    }
+
+    #[test]
+    fn fill_pattern() {
+        let mut d = [0u8; 8];
+        // SAFETY: 8 bytes.
+        unsafe { fill(d.as_mut_ptr(), 8, &[1, 2]) };
+        assert_eq!(d, [1, 2, 1, 2, 1, 2, 1, 2]);
+    }
+}

@@ -1,0 +1,405 @@
+//! Programs: their source (SPIR-V or OpenCL C), build options parsed into codegen's
+//! `BuildOptions`, the build (frontend parse + validate, codegen compile) with status and log,
+//! compile/link for single inputs, and the compiled kernels kernels are created from.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ferrocl_codegen::BuildOptions;
+use opencl_sys::*;
+
+use crate::context::Context;
+use crate::object::{Base, CLResult, Tag};
+
+/// What the program was created from.
+#[derive(Clone, Debug)]
+pub enum Source {
+    Il(Vec<u8>),
+    OpenClC(String),
+    /// A binary from clGetProgramInfo(CL_PROGRAM_BINARIES): SPIR-V again.
+    Binary(Vec<u8>),
+    /// Output of clLinkProgram (may be empty after a failed link).
+    Linked,
+}
+
+/// Build options after parsing.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ParsedOptions {
+    pub codegen: BuildOptions,
+    pub kernel_arg_info: bool,
+}
+
+/// Parses a `clBuildProgram`/`clCompileProgram` option string. Preprocessor options (-D, -I)
+/// are accepted (they matter only for OpenCL C); unknown options are CL_INVALID_BUILD_OPTIONS.
+pub fn parse_options(options: &str) -> CLResult<ParsedOptions> {
+    let mut p = ParsedOptions::default();
+    let words = split_quoted(options);
+    let mut words = words.iter().map(String::as_str);
+    while let Some(w) = words.next() {
+        match w {
+            "-cl-opt-disable" => p.codegen.optimize = false,
+            "-cl-mad-enable" => p.codegen.mad_enable = true,
+            "-cl-fast-relaxed-math" => {
+                p.codegen.fast_relaxed_math = true;
+                p.codegen.unsafe_math_optimizations = true;
+                p.codegen.finite_math_only = true;
+                p.codegen.no_signed_zeros = true;
+                p.codegen.mad_enable = true;
+            }
+            "-cl-unsafe-math-optimizations" => {
+                p.codegen.unsafe_math_optimizations = true;
+                p.codegen.no_signed_zeros = true;
+                p.codegen.mad_enable = true;
+            }
+            "-cl-finite-math-only" => p.codegen.finite_math_only = true,
+            "-cl-no-signed-zeros" => p.codegen.no_signed_zeros = true,
+            "-cl-denorms-are-zero" => p.codegen.denorms_are_zero = true,
+            "-cl-fp32-correctly-rounded-divide-sqrt" => {
+                p.codegen.fp32_correctly_rounded_divide_sqrt = true
+            }
+            "-cl-uniform-work-group-size" => p.codegen.uniform_work_group_size = true,
+            "-cl-kernel-arg-info" => p.kernel_arg_info = true,
+            "-cl-single-precision-constant" | "-w" | "-Werror" => {}
+            "-D" | "-I" => {
+                words.next().ok_or(CL_INVALID_BUILD_OPTIONS)?;
+            }
+            w if w.starts_with("-cl-std=") => match &w[8..] {
+                "CL1.0" | "CL1.1" | "CL1.2" | "CL3.0" => {}
+                _ => return Err(CL_INVALID_BUILD_OPTIONS),
+            },
+            w if w.starts_with("-D") || w.starts_with("-I") => {}
+            _ => return Err(CL_INVALID_BUILD_OPTIONS),
+        }
+    }
+    Ok(p)
+}
+
+/// Splits on whitespace outside double quotes (`-D X="a b"` is two words).
+fn split_quoted(s: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    for c in s.chars() {
+        if c == '"' {
+            quoted = !quoted;
+            cur.push(c);
+        } else if c.is_whitespace() && !quoted {
+            if !cur.is_empty() {
+                out.push(std::mem::take(&mut cur));
+            }
+        } else {
+            cur.push(c);
+        }
+    }
+    if !cur.is_empty() {
+        out.push(cur);
+    }
+    out
+}
+
+/// Temporary include directory holding clCompileProgram's embedded headers.
+struct HeaderDir(std::path::PathBuf);
+
+impl HeaderDir {
+    fn new(headers: &[(String, Vec<u8>)]) -> std::io::Result<Option<HeaderDir>> {
+        if headers.is_empty() {
+            return Ok(None);
+        }
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "ferrocl-hdr-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let d = HeaderDir(dir);
+        for (name, text) in headers {
+            let path = d.0.join(name);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::write(path, text)?;
+        }
+        Ok(Some(d))
+    }
+}
+
+impl Drop for HeaderDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Outcome of a build/compile step: (SPIR-V, code) or (SPIR-V if it got that far, log).
+type StepResult = Result<(Vec<u8>, Option<Built>), (Option<Vec<u8>>, String)>;
+
+/// A successful build: the machine code and the options it was built with.
+pub struct Built {
+    pub code: ferrocl_codegen::Program,
+    pub options: ParsedOptions,
+}
+
+struct BuildState {
+    status: cl_build_status,
+    log: String,
+    options: String,
+    binary_type: cl_program_binary_type,
+    /// The SPIR-V of the program once known (IL, compiled source, binary).
+    spirv: Option<Vec<u8>>,
+    built: Option<Arc<Built>>,
+}
+
+#[repr(C)]
+pub struct Program {
+    base: Base,
+    pub context: Arc<Context>,
+    pub source: Source,
+    state: Mutex<BuildState>,
+    /// Number of live kernel objects: a program with kernels cannot be rebuilt.
+    pub kernel_count: AtomicUsize,
+}
+crate::cl_object!(Program, Program, CL_INVALID_PROGRAM);
+
+/// Result of a build/compile/link attempt, as the API reports it.
+#[derive(Debug, PartialEq, Eq)]
+pub enum BuildOutcome {
+    Ok,
+    Failed,
+}
+
+impl Program {
+    pub fn new(context: Arc<Context>, source: Source) -> Arc<Program> {
+        let (spirv, binary_type) = match &source {
+            Source::Il(b) => (Some(b.clone()), CL_PROGRAM_BINARY_TYPE_NONE),
+            Source::Binary(b) => (Some(b.clone()), CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT),
+            _ => (None, CL_PROGRAM_BINARY_TYPE_NONE),
+        };
+        Arc::new(Program {
+            base: Base::new(Tag::Program),
+            context,
+            source,
+            state: Mutex::new(BuildState {
+                status: CL_BUILD_NONE,
+                log: String::new(),
+                options: String::new(),
+                binary_type: binary_type as cl_program_binary_type,
+                spirv,
+                built: None,
+            }),
+            kernel_count: AtomicUsize::new(0),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, BuildState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn il(&self) -> Option<&[u8]> {
+        match &self.source {
+            Source::Il(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    pub fn source_text(&self) -> Option<&str> {
+        match &self.source {
+            Source::OpenClC(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn build_status(&self) -> cl_build_status {
+        self.lock().status
+    }
+    pub fn build_log(&self) -> String {
+        self.lock().log.clone()
+    }
+    pub fn build_options(&self) -> String {
+        self.lock().options.clone()
+    }
+    pub fn binary_type(&self) -> cl_program_binary_type {
+        self.lock().binary_type
+    }
+    /// CL_PROGRAM_BINARIES: the SPIR-V (empty before it exists).
+    pub fn binary(&self) -> Vec<u8> {
+        self.lock().spirv.clone().unwrap_or_default()
+    }
+    pub fn built(&self) -> Option<Arc<Built>> {
+        self.lock().built.clone()
+    }
+
+    /// Turns the program's source into SPIR-V (OpenCL C through clang), or reports why not.
+    fn to_spirv(&self, options: &str, spirv: Option<Vec<u8>>) -> Result<Vec<u8>, String> {
+        // Source is recompiled every time: options (-D, -I) may differ between builds.
+        match (&self.source, spirv) {
+            (Source::OpenClC(src), _) => ferrocl_frontend::compile_opencl_c(src, options),
+            (_, Some(s)) => Ok(s),
+            _ => Err("error: the program has no source, IL or binary to build\n".into()),
+        }
+    }
+
+    /// Starts a build or compile: checks it is allowed, marks it in progress (so other threads
+    /// querying the program are not blocked while clang and the JIT run) and returns the
+    /// SPIR-V known so far.
+    fn begin(&self, options: &str) -> CLResult<Option<Vec<u8>>> {
+        let mut st = self.lock();
+        if self.kernel_count.load(Ordering::Acquire) > 0 || st.status == CL_BUILD_IN_PROGRESS {
+            return Err(CL_INVALID_OPERATION);
+        }
+        if matches!(self.source, Source::OpenClC(_))
+            && !self.context.devices[0].config.compiler_available()
+        {
+            st.status = CL_BUILD_ERROR;
+            st.log = "error: no OpenCL C compiler (clang-15) is available\n".into();
+            return Err(CL_COMPILER_NOT_AVAILABLE);
+        }
+        st.status = CL_BUILD_IN_PROGRESS;
+        st.options = options.to_owned();
+        st.built = None;
+        Ok(st.spirv.clone())
+    }
+
+    /// Records the result of a build or compile.
+    fn finish(&self, result: StepResult, binary_type: u32) -> BuildOutcome {
+        let mut st = self.lock();
+        match result {
+            Ok((spirv, built)) => {
+                st.spirv = Some(spirv);
+                st.status = CL_BUILD_SUCCESS;
+                st.log.clear();
+                st.binary_type = binary_type as cl_program_binary_type;
+                st.built = built.map(Arc::new);
+                BuildOutcome::Ok
+            }
+            Err((spirv, log)) => {
+                if spirv.is_some() {
+                    st.spirv = spirv;
+                }
+                st.status = CL_BUILD_ERROR;
+                st.log = log;
+                BuildOutcome::Failed
+            }
+        }
+    }
+
+    /// clBuildProgram: source → SPIR-V → parse/validate → codegen.
+    pub fn build(&self, options: &str) -> CLResult<BuildOutcome> {
+        let parsed = parse_options(options)?;
+        let known = self.begin(options)?;
+        let result = self
+            .to_spirv(options, known)
+            .map_err(|log| (None, log))
+            .and_then(|spirv| {
+                let code = ferrocl_frontend::parse(&spirv)
+                    .map_err(|e| e.log())
+                    .and_then(|m| ferrocl_codegen::compile(&m, &parsed.codegen).map_err(|e| e.log));
+                match code {
+                    Ok(code) => Ok((
+                        spirv,
+                        Some(Built {
+                            code,
+                            options: parsed,
+                        }),
+                    )),
+                    Err(log) => Err((Some(spirv), log)),
+                }
+            });
+        Ok(self.finish(result, CL_PROGRAM_BINARY_TYPE_EXECUTABLE))
+    }
+
+    /// clCompileProgram: source → SPIR-V (validated), kept as a compiled object. Embedded
+    /// headers (`#include "name"`) are written to a temporary directory put on the include path.
+    pub fn compile(&self, options: &str, headers: &[(String, Vec<u8>)]) -> CLResult<BuildOutcome> {
+        parse_options(options)?;
+        let header_dir = HeaderDir::new(headers).map_err(|_| CL_OUT_OF_HOST_MEMORY)?;
+        let clang_options = match &header_dir {
+            Some(d) => format!("{options} -I {}", d.0.display()),
+            None => options.to_owned(),
+        };
+        let known = self.begin(options)?;
+        let result = self
+            .to_spirv(&clang_options, known)
+            .map_err(|log| (None, log))
+            .and_then(|spirv| match ferrocl_frontend::parse(&spirv) {
+                Ok(_) => Ok((spirv, None)),
+                Err(e) => Err((Some(spirv), e.log())),
+            });
+        Ok(self.finish(result, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT))
+    }
+
+    /// clLinkProgram: one compiled input becomes an executable; several need SPIR-V linkage,
+    /// which is not implemented yet (the result is a program in the error state).
+    pub fn link(
+        context: Arc<Context>,
+        inputs: &[Arc<Program>],
+        options: &str,
+    ) -> CLResult<(Arc<Program>, BuildOutcome)> {
+        let parsed = parse_options(options)?;
+        for p in inputs {
+            let st = p.lock();
+            if st.spirv.is_none()
+                || st.status != CL_BUILD_SUCCESS
+                    && !matches!(p.source, Source::Binary(_) | Source::Il(_))
+            {
+                return Err(CL_INVALID_OPERATION);
+            }
+        }
+        let out = Program::new(context, Source::Linked);
+        let mut st = out.lock();
+        st.options = options.to_owned();
+        let result = if inputs.len() != 1 {
+            Err(format!(
+                "error: linking {} programs needs SPIR-V module linkage, which Ferrocl does not \
+                 implement yet; link a single program\n",
+                inputs.len()
+            ))
+        } else {
+            let spirv = inputs[0].binary();
+            st.spirv = Some(spirv.clone());
+            ferrocl_frontend::parse(&spirv)
+                .map_err(|e| e.log())
+                .and_then(|m| ferrocl_codegen::compile(&m, &parsed.codegen).map_err(|e| e.log))
+        };
+        let outcome = match result {
+            Ok(code) => {
+                st.status = CL_BUILD_SUCCESS;
+                st.binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE as cl_program_binary_type;
+                st.built = Some(Arc::new(Built {
+                    code,
+                    options: parsed,
+                }));
+                BuildOutcome::Ok
+            }
+            Err(log) => {
+                st.status = CL_BUILD_ERROR;
+                st.log = log;
+                BuildOutcome::Failed
+            }
+        };
+        drop(st);
+        Ok((out, outcome))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn options() {
+        let p = parse_options("-cl-fast-relaxed-math -D X=\"a b\" -DY -I /tmp -cl-std=CL3.0 -w")
+            .unwrap();
+        assert!(p.codegen.fast_relaxed_math && p.codegen.mad_enable);
+        assert!(!parse_options("-cl-opt-disable").unwrap().codegen.optimize);
+        assert!(
+            parse_options("-cl-kernel-arg-info")
+                .unwrap()
+                .kernel_arg_info
+        );
+        assert_eq!(parse_options("-bogus"), Err(CL_INVALID_BUILD_OPTIONS));
+        assert_eq!(
+            parse_options("-cl-std=CL9.9"),
+            Err(CL_INVALID_BUILD_OPTIONS)
+        );
+        assert_eq!(parse_options("-D"), Err(CL_INVALID_BUILD_OPTIONS));
+    }
+}
