@@ -1,7 +1,7 @@
 //! API tests through the real ICD loader: libOpenCL.so (ocl-icd) finds libferrocl.so via
 //! OCL_ICD_VENDORS. Covers discovery and info queries, object lifecycles, buffer commands,
 //! programs from IL/source, events, and the error paths (invalid handles, NULL pointers, wrong
-//! sizes). Kernel execution needs the codegen (merged later): that one test is #[ignore]d.
+//! sizes), and one kernel run with argument errors, an offset and uneven groups.
 #![allow(non_snake_case, clippy::missing_safety_doc)]
 
 use std::ffi::{c_char, c_void, CString};
@@ -1271,7 +1271,6 @@ fn unsupported_features_give_spec_errors() {
 /// Needs the codegen (not on this branch): builds a hand-written kernel, checks argument
 /// errors, runs it over a non-uniform range with an offset and checks every element.
 #[test]
-#[ignore = "kernel execution needs ferrocl-codegen (merged later)"]
 fn kernel_args_and_execution() {
     let env = Env::new(0);
     let mut err = 0;

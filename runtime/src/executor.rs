@@ -1,5 +1,6 @@
 //! The executor: splits an NDRange into work-groups run on the device's rayon pool; each pool
-//! thread owns a local-memory arena (aligned to LOCAL_ARG_ALIGN, grown on demand).
+//! thread owns an arena (aligned to LOCAL_ARG_ALIGN, grown on demand) holding the group's local
+//! memory followed by the work-item frames of kernels with barriers.
 
 use std::alloc::Layout;
 use std::cell::RefCell;
@@ -46,7 +47,18 @@ pub struct Launch {
     pub offset: [usize; 3],
     pub global: [usize; 3],
     pub local: [usize; 3],
+    /// Local memory of one group: static `__local` variables and `__local` arguments.
     pub arena_size: usize,
+    /// Work-item frame bytes of one group (frame size × enqueued work-group size); 0 for
+    /// kernels without barriers.
+    pub frames_size: usize,
+}
+
+impl Launch {
+    /// Where the frames start in the arena.
+    fn frames_offset(&self) -> usize {
+        self.arena_size.next_multiple_of(LOCAL_ARG_ALIGN)
+    }
 }
 
 /// A per-thread local-memory arena.
@@ -152,10 +164,17 @@ pub fn run_ndrange<K: GroupRunner>(
             let info = group_info(l, g);
             ARENA.with(|a| {
                 let mut a = a.borrow_mut();
-                let mem = a.get(l.arena_size);
+                let frames_offset = l.frames_offset();
+                let mem = a.get(frames_offset + l.frames_size);
+                let mut info = info;
+                if l.frames_size > 0 {
+                    // SAFETY: the arena has frames_offset + frames_size bytes.
+                    info.frames = unsafe { mem.add(frames_offset) } as u64;
+                }
                 // SAFETY: the argument block was filled per the kernel's ArgSlot layout and the
                 // buffers it points to are kept alive by the command; the arena is this
-                // thread's own, at least arena_size bytes and LOCAL_ARG_ALIGN-aligned.
+                // thread's own, at least arena_size bytes and LOCAL_ARG_ALIGN-aligned, followed
+                // by the frames the kernel asked for.
                 unsafe { kernel.run_group(args_ptr as *const u8, &info, mem) };
             });
         });
@@ -174,6 +193,7 @@ mod tests {
             global: [10, 3, 1],
             local: [4, 2, 1],
             arena_size: 0,
+            frames_size: 0,
         };
         assert_eq!(group_count(&l), 3 * 2);
         let last = group_info(&l, 5);
@@ -221,6 +241,7 @@ mod tests {
             global: [10, 7, 1],
             local: [4, 3, 1],
             arena_size: 1000,
+            frames_size: 0,
         };
         let mut out = vec![0u32; group_count(&l)];
         let mut block = ArgBlock::new(8);

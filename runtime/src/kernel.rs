@@ -192,6 +192,7 @@ impl Kernel {
             global,
             local,
             arena_size: local_total,
+            frames_size: code.work_item_frame_size * local.iter().product::<usize>(),
         };
         let built = self.built.clone();
         let index = self.index;
