@@ -744,21 +744,11 @@ pub(crate) fn frame_flags() -> ir::MemFlagsData {
     ir::MemFlagsData::trusted()
 }
 
-/// Ids of `f` whose values must live in the work-item frame when the kernel has barriers:
-/// everything except values used only later in their own block with no barrier (or call of a
-/// function containing one) in between. Values crossing blocks go to the frame because resume
-/// points enter the CFG where the defining block does not dominate.
+/// Ids of `f` whose values must live in the work-item frame when the kernel has barriers: those
+/// live right after a barrier point (`OpControlBarrier`, or a call of a function containing
+/// one). Exactly these need it: a value not live at any resume point is still dominated by its
+/// definition once resume points become extra entries into the CFG.
 fn frame_resident_ids(f: &Function, barrier_functions: &HashSet<Word>) -> HashSet<Word> {
-    let mut def_at: HashMap<Word, (usize, usize)> = HashMap::new();
-    for (bi, block) in f.blocks.iter().enumerate() {
-        for (ii, inst) in block.instructions.iter().enumerate() {
-            if let (Some(id), Some(_)) = (inst.result_id, inst.result_type) {
-                if inst.class.opcode != Op::Variable {
-                    def_at.insert(id, (bi, ii));
-                }
-            }
-        }
-    }
     let is_barrier_point = |inst: &Instruction| match inst.class.opcode {
         Op::ControlBarrier => true,
         Op::FunctionCall => {
@@ -766,24 +756,116 @@ fn frame_resident_ids(f: &Function, barrier_functions: &HashSet<Word>) -> HashSe
         }
         _ => false,
     };
-    let mut resident = HashSet::new();
+    if !f
+        .blocks
+        .iter()
+        .flat_map(|b| &b.instructions)
+        .any(is_barrier_point)
+    {
+        return HashSet::new();
+    }
+    // Only values defined in this function matter (parameters come from the prologue or are
+    // stored by the caller; variables are frame addresses recomputed at each use).
+    let defined: HashSet<Word> = f
+        .blocks
+        .iter()
+        .flat_map(|b| &b.instructions)
+        .filter(|i| i.class.opcode != Op::Variable && i.result_type.is_some())
+        .filter_map(|i| i.result_id)
+        .collect();
+    let index: HashMap<Word, usize> = f
+        .blocks
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| Some((b.label.as_ref()?.result_id?, i)))
+        .collect();
+    let n = f.blocks.len();
+    let mut succs = vec![Vec::new(); n];
+    // phi_uses[p]: values the phis of p's successors take from p (used at the end of p).
+    let mut phi_uses: Vec<HashSet<Word>> = vec![HashSet::new(); n];
+    // Upward-exposed uses and definitions of each block, phis excluded.
+    let mut gen: Vec<HashSet<Word>> = vec![HashSet::new(); n];
+    let mut kill: Vec<HashSet<Word>> = vec![HashSet::new(); n];
     for (bi, block) in f.blocks.iter().enumerate() {
-        let mut last_barrier: Option<usize> = None;
-        for (ii, inst) in block.instructions.iter().enumerate() {
-            for id in inst.operands.iter().filter_map(id_of) {
-                let Some(&(dbi, dii)) = def_at.get(&id) else {
-                    continue;
-                };
-                let same_segment = dbi == bi
-                    && dii < ii
-                    && last_barrier.is_none_or(|b| b < dii)
-                    && inst.class.opcode != Op::Phi;
-                if !same_segment {
-                    resident.insert(id);
+        for inst in &block.instructions {
+            if inst.class.opcode == Op::Phi {
+                for pair in inst.operands.chunks(2) {
+                    if let [Operand::IdRef(v), Operand::IdRef(parent)] = pair {
+                        if let Some(&p) = index.get(parent) {
+                            if defined.contains(v) {
+                                phi_uses[p].insert(*v);
+                            }
+                        }
+                    }
+                }
+            } else {
+                for id in inst.operands.iter().filter_map(id_of) {
+                    if defined.contains(&id) && !kill[bi].contains(&id) {
+                        gen[bi].insert(id);
+                    }
                 }
             }
+            if let Some(id) = inst.result_id.filter(|id| defined.contains(id)) {
+                kill[bi].insert(id);
+            }
+        }
+        if let Some(last) = block.instructions.last() {
+            let targets: Vec<Word> = match last.class.opcode {
+                Op::Branch => last.operands.iter().take(1).filter_map(id_of).collect(),
+                Op::BranchConditional => last
+                    .operands
+                    .iter()
+                    .skip(1)
+                    .take(2)
+                    .filter_map(id_of)
+                    .collect(),
+                Op::Switch => last.operands.iter().skip(1).filter_map(id_of).collect(),
+                _ => Vec::new(),
+            };
+            succs[bi] = targets
+                .iter()
+                .filter_map(|t| index.get(t).copied())
+                .collect();
+        }
+    }
+    // Backward liveness to a fixed point.
+    let mut live_in: Vec<HashSet<Word>> = vec![HashSet::new(); n];
+    let mut live_out: Vec<HashSet<Word>> = vec![HashSet::new(); n];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for bi in (0..n).rev() {
+            let mut out: HashSet<Word> = phi_uses[bi].clone();
+            for &s in &succs[bi] {
+                out.extend(live_in[s].iter().copied());
+            }
+            let mut inn = gen[bi].clone();
+            inn.extend(out.iter().filter(|v| !kill[bi].contains(v)).copied());
+            if inn.len() != live_in[bi].len() || out.len() != live_out[bi].len() {
+                live_in[bi] = inn;
+                live_out[bi] = out;
+                changed = true;
+            }
+        }
+    }
+    // Values live right after each barrier point.
+    let mut resident = HashSet::new();
+    for (bi, block) in f.blocks.iter().enumerate() {
+        let mut live = live_out[bi].clone();
+        for inst in block.instructions.iter().rev() {
             if is_barrier_point(inst) {
-                last_barrier = Some(ii);
+                resident.extend(live.iter().copied());
+            }
+            if let Some(id) = inst.result_id {
+                live.remove(&id);
+            }
+            if inst.class.opcode != Op::Phi {
+                live.extend(
+                    inst.operands
+                        .iter()
+                        .filter_map(id_of)
+                        .filter(|id| defined.contains(id)),
+                );
             }
         }
     }
