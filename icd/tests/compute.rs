@@ -5,20 +5,67 @@ mod common;
 
 use common::*;
 
+/// Every kernel of icd/tests/kernels compiles with both recipes to SPIR-V that
+/// `spirv-val --target-env opencl2.1` accepts (checked inside `spirv`). Needs no driver.
+#[test]
+fn kernels_compile_to_valid_spirv() {
+    let dir = kernel_source("vecadd")
+        .parent()
+        .expect("kernels dir")
+        .to_path_buf();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .expect("read kernels dir")
+        .filter_map(|e| {
+            e.ok()?
+                .file_name()
+                .to_str()?
+                .strip_suffix(".cl")
+                .map(str::to_owned)
+        })
+        .collect();
+    names.sort();
+    assert!(names.len() >= 10, "kernels found: {names:?}");
+    for name in &names {
+        for opt in OPTS {
+            let spv = spirv(name, opt);
+            assert!(
+                spv.len() > 20 && spv[..4] == 0x0723_0203u32.to_le_bytes(),
+                "{name} {opt:?}: not SPIR-V"
+            );
+            // --spirv-max-version=1.0: version word 0x00010000.
+            assert_eq!(
+                spv[4..8],
+                0x0001_0000u32.to_le_bytes(),
+                "{name} {opt:?}: SPIR-V version"
+            );
+        }
+    }
+}
+
 /// Runs `vecadd` over `n` elements with the given local size and checks every element.
 fn vecadd_case(env: &Env, opt: Opt, n: usize, local: Option<&[usize]>) {
     let mut rng = Rng::new(1);
     let a: Vec<f32> = (0..n).map(|_| rng.f32_in(-1000.0, 1000.0)).collect();
     let b: Vec<f32> = (0..n).map(|_| rng.f32_in(-1000.0, 1000.0)).collect();
     let k = env.kernel("vecadd", opt, "vecadd");
-    let (ba, bb, bc) = (env.buffer(&a), env.buffer(&b), env.buffer_filled(n, f32::NAN));
+    let (ba, bb, bc) = (
+        env.buffer(&a),
+        env.buffer(&b),
+        env.buffer_filled(n, f32::NAN),
+    );
     arg_buf(&k, 0, &ba);
     arg_buf(&k, 1, &bb);
     arg_buf(&k, 2, &bc);
     env.run(&k, &[n], local, None);
     let c = env.read(&bc, n);
     for i in 0..n {
-        assert_eq!(c[i].to_bits(), (a[i] + b[i]).to_bits(), "{opt:?} vecadd[{i}]: {} + {}", a[i], b[i]);
+        assert_eq!(
+            c[i].to_bits(),
+            (a[i] + b[i]).to_bits(),
+            "{opt:?} vecadd[{i}]: {} + {}",
+            a[i],
+            b[i]
+        );
     }
 }
 
@@ -69,8 +116,12 @@ fn matmul_non_square() {
     let mut rng = Rng::new(3);
     // Small integers: every product and partial sum is exact in f32, so the result is
     // independent of summation contraction.
-    let a: Vec<f32> = (0..m * kk).map(|_| (rng.next_u32() % 9) as f32 - 4.0).collect();
-    let b: Vec<f32> = (0..kk * n).map(|_| (rng.next_u32() % 9) as f32 - 4.0).collect();
+    let a: Vec<f32> = (0..m * kk)
+        .map(|_| (rng.next_u32() % 9) as f32 - 4.0)
+        .collect();
+    let b: Vec<f32> = (0..kk * n)
+        .map(|_| (rng.next_u32() % 9) as f32 - 4.0)
+        .collect();
     let mut want = vec![0f32; m * n];
     for r in 0..m {
         for c in 0..n {
@@ -80,10 +131,15 @@ fn matmul_non_square() {
     for opt in OPTS {
         // Exact range with NULL local size, then a range padded to 8x8 groups that
         // exercises the kernel's bounds check.
-        let cases: [(&[usize], Option<&[usize]>); 2] = [(&[n, m], None), (&[24, 40], Some(&[8, 8]))];
+        let cases: [(&[usize], Option<&[usize]>); 2] =
+            [(&[n, m], None), (&[24, 40], Some(&[8, 8]))];
         for (global, local) in cases {
             let k = env.kernel("matmul", opt, "matmul");
-            let (ba, bb, bc) = (env.buffer(&a), env.buffer(&b), env.buffer_filled(m * n, f32::NAN));
+            let (ba, bb, bc) = (
+                env.buffer(&a),
+                env.buffer(&b),
+                env.buffer_filled(m * n, f32::NAN),
+            );
             arg_buf(&k, 0, &ba);
             arg_buf(&k, 1, &bb);
             arg_buf(&k, 2, &bc);
@@ -93,7 +149,13 @@ fn matmul_non_square() {
             env.run(&k, global, local, None);
             let got = env.read(&bc, m * n);
             for i in 0..m * n {
-                assert_eq!(got[i], want[i], "{opt:?} global {global:?}: C[{}][{}]", i / n, i % n);
+                assert_eq!(
+                    got[i],
+                    want[i],
+                    "{opt:?} global {global:?}: C[{}][{}]",
+                    i / n,
+                    i % n
+                );
             }
         }
     }
@@ -129,7 +191,10 @@ fn mandelbrot_exact_iterations() {
     let want: Vec<u32> = (0..w * h)
         .map(|i| mandel_host(x0 + dx * (i % w) as f32, y0 + dy * (i / w) as f32, max_iter))
         .collect();
-    assert!(want.iter().any(|&v| v == max_iter) && want.iter().any(|&v| v < 5), "grid covers inside and outside");
+    assert!(
+        want.contains(&max_iter) && want.iter().any(|&v| v < 5),
+        "grid covers inside and outside"
+    );
     for opt in OPTS {
         let k = env.kernel("mandelbrot", opt, "mandelbrot");
         let out = env.buffer_filled(w * h, u32::MAX);
@@ -147,7 +212,10 @@ fn mandelbrot_exact_iterations() {
             bad.is_empty(),
             "{opt:?}: {} pixels differ, first: {:?}",
             bad.len(),
-            bad.iter().take(5).map(|&i| (i % w, i / w, got[i], want[i])).collect::<Vec<_>>()
+            bad.iter()
+                .take(5)
+                .map(|&i| (i % w, i / w, got[i], want[i]))
+                .collect::<Vec<_>>()
         );
     }
 }
@@ -158,7 +226,11 @@ fn hash32_host(x: u32) -> u32 {
     h = h.wrapping_add(x.leading_zeros() + x.count_ones() * 7);
     h = h.rotate_left(x % 32);
     h ^= h.rotate_left(37 % 32);
-    h.wrapping_add(h.leading_zeros().wrapping_mul(0x0100_0193).wrapping_add((h ^ x).count_ones()))
+    h.wrapping_add(
+        h.leading_zeros()
+            .wrapping_mul(0x0100_0193)
+            .wrapping_add((h ^ x).count_ones()),
+    )
 }
 
 fn hash64_host(x: u64) -> u64 {
@@ -167,7 +239,11 @@ fn hash64_host(x: u64) -> u64 {
     h = h.wrapping_add(x.leading_zeros() as u64 + x.count_ones() as u64 * 11);
     h = h.rotate_left((x % 64) as u32);
     h ^= h.rotate_left(71 % 64);
-    h.wrapping_add((h.leading_zeros() as u64).wrapping_mul(0x100_0000_01B3).wrapping_add((h ^ x).count_ones() as u64))
+    h.wrapping_add(
+        (h.leading_zeros() as u64)
+            .wrapping_mul(0x100_0000_01B3)
+            .wrapping_add((h ^ x).count_ones() as u64),
+    )
 }
 
 #[test]
@@ -178,7 +254,17 @@ fn integer_hash_rotate_clz_popcount() {
     let mut in32: Vec<u32> = (0..n).map(|_| rng.next_u32()).collect();
     let mut in64: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
     let edge32 = [0, 1, 31, 32, 33, 0x8000_0000, u32::MAX, 0x7FFF_FFFF];
-    let edge64 = [0, 1, 63, 64, 65, 1 << 63, u64::MAX, u64::MAX >> 1, 0xFFFF_FFFF];
+    let edge64 = [
+        0,
+        1,
+        63,
+        64,
+        65,
+        1 << 63,
+        u64::MAX,
+        u64::MAX >> 1,
+        0xFFFF_FFFF,
+    ];
     in32[..edge32.len()].copy_from_slice(&edge32);
     in64[..edge64.len()].copy_from_slice(&edge64);
     for opt in OPTS {
@@ -189,7 +275,12 @@ fn integer_hash_rotate_clz_popcount() {
         env.run(&k, &[n], Some(&[32]), None);
         let got = env.read(&bo, n);
         for i in 0..n {
-            assert_eq!(got[i], hash32_host(in32[i]), "{opt:?} hash32({:#x})", in32[i]);
+            assert_eq!(
+                got[i],
+                hash32_host(in32[i]),
+                "{opt:?} hash32({:#x})",
+                in32[i]
+            );
         }
 
         let k = env.kernel("inthash", opt, "hash64");
@@ -199,7 +290,12 @@ fn integer_hash_rotate_clz_popcount() {
         env.run(&k, &[n], None, None);
         let got = env.read(&bo, n);
         for i in 0..n {
-            assert_eq!(got[i], hash64_host(in64[i]), "{opt:?} hash64({:#x})", in64[i]);
+            assert_eq!(
+                got[i],
+                hash64_host(in64[i]),
+                "{opt:?} hash64({:#x})",
+                in64[i]
+            );
         }
     }
 }
@@ -264,12 +360,30 @@ fn float4_builtins() {
             let o = &got[10 * i..10 * i + 10];
             for l in 0..4 {
                 let (x, y, z) = (a[i][l], b[i][l], c[i][l]);
-                let at = |what: &str, g: f32| format!("{opt:?} element {i} lane {l}: {what}({x}, {y}, {z}) = {g}");
-                assert!(same_or_both_nan(o[0][l], x.abs()), "{}", at("fabs", o[0][l]));
-                assert!(same_or_both_nan(o[1][l], x.floor()), "{}", at("floor", o[1][l]));
+                let at = |what: &str, g: f32| {
+                    format!("{opt:?} element {i} lane {l}: {what}({x}, {y}, {z}) = {g}")
+                };
+                assert!(
+                    same_or_both_nan(o[0][l], x.abs()),
+                    "{}",
+                    at("fabs", o[0][l])
+                );
+                assert!(
+                    same_or_both_nan(o[1][l], x.floor()),
+                    "{}",
+                    at("floor", o[1][l])
+                );
                 // f32::min/max ignore a NaN operand, as OpenCL's fmin/fmax must.
-                assert!(same_or_both_nan(o[2][l], x.min(y)), "{}", at("fmin", o[2][l]));
-                assert!(same_or_both_nan(o[3][l], x.max(y)), "{}", at("fmax", o[3][l]));
+                assert!(
+                    same_or_both_nan(o[2][l], x.min(y)),
+                    "{}",
+                    at("fmin", o[2][l])
+                );
+                assert!(
+                    same_or_both_nan(o[3][l], x.max(y)),
+                    "{}",
+                    at("fmax", o[3][l])
+                );
                 if !x.is_nan() {
                     assert_eq!(o[4][l], x.clamp(-0.5, 0.75), "{}", at("clamp", o[4][l]));
                 }
@@ -284,13 +398,23 @@ fn float4_builtins() {
                 if x.is_nan() {
                     assert!(o[7][l].is_nan(), "{}", at("sqrt", o[7][l]));
                 } else {
-                    assert!(ulp_error(o[7][l], s) <= 3.0, "{} ({} ulp)", at("sqrt", o[7][l]), ulp_error(o[7][l], s));
+                    assert!(
+                        ulp_error(o[7][l], s) <= 3.0,
+                        "{} ({} ulp)",
+                        at("sqrt", o[7][l]),
+                        ulp_error(o[7][l], s)
+                    );
                 }
                 let r = 1.0 / ((x.abs() + 1.0) as f64).sqrt();
                 if x.is_nan() {
                     assert!(o[8][l].is_nan(), "{}", at("rsqrt", o[8][l]));
                 } else {
-                    assert!(ulp_error(o[8][l], r) <= 2.0, "{} ({} ulp)", at("rsqrt", o[8][l]), ulp_error(o[8][l], r));
+                    assert!(
+                        ulp_error(o[8][l], r) <= 2.0,
+                        "{} ({} ulp)",
+                        at("rsqrt", o[8][l]),
+                        ulp_error(o[8][l], r)
+                    );
                 }
             }
             let d = o[9][0];
@@ -298,9 +422,15 @@ fn float4_builtins() {
                 assert!(d.is_nan(), "{opt:?} dot of element {i} with a NaN = {d}");
             } else if a[i].iter().all(|v| v.is_finite()) {
                 let exact: f64 = (0..4).map(|l| a[i][l] as f64 * b[i][l] as f64).sum();
-                let max = a[i].iter().chain(&b[i]).fold(0f64, |m, v| m.max(v.abs() as f64));
+                let max = a[i]
+                    .iter()
+                    .chain(&b[i])
+                    .fold(0f64, |m, v| m.max(v.abs() as f64));
                 let tol = max * max * 7.0 * f32::EPSILON as f64;
-                assert!((d as f64 - exact).abs() <= tol, "{opt:?} dot element {i} = {d}, exact {exact}, tol {tol}");
+                assert!(
+                    (d as f64 - exact).abs() <= tol,
+                    "{opt:?} dot element {i} = {d}, exact {exact}, tol {tol}"
+                );
             }
         }
     }
@@ -367,7 +497,13 @@ fn constant_args_and_struct_by_value() {
                 let mut v = input[i] * p.scale + table[index[i % index.len()] as usize];
                 v = v + p.bias[i & 1] + p.offset as f32;
                 let want = if p.negate != 0 { -v } else { v };
-                assert_eq!(got[i].to_bits(), want.to_bits(), "{opt:?} negate={} out[{i}] = {} want {want}", p.negate, got[i]);
+                assert_eq!(
+                    got[i].to_bits(),
+                    want.to_bits(),
+                    "{opt:?} negate={} out[{i}] = {} want {want}",
+                    p.negate,
+                    got[i]
+                );
                 let m = (i as u64).wrapping_mul(0x0101_0101_0101_0101) & p.mask;
                 assert_eq!(masked[i], m, "{opt:?} masked[{i}]");
             }
@@ -442,8 +578,16 @@ fn undefined_arithmetic_does_not_crash() {
     for opt in OPTS {
         let k = env.kernel("hazards", opt, "hazards");
         let (ba, bb, bf) = (env.buffer(&a), env.buffer(&b), env.buffer(&f));
-        let (q, r, uq) = (env.buffer_filled(n, 0i32), env.buffer_filled(n, 0i32), env.buffer_filled(n, 0u32));
-        let (ci, cu, cl) = (env.buffer_filled(n, 0i32), env.buffer_filled(n, 0u32), env.buffer_filled(n, 0i64));
+        let (q, r, uq) = (
+            env.buffer_filled(n, 0i32),
+            env.buffer_filled(n, 0i32),
+            env.buffer_filled(n, 0u32),
+        );
+        let (ci, cu, cl) = (
+            env.buffer_filled(n, 0i32),
+            env.buffer_filled(n, 0u32),
+            env.buffer_filled(n, 0i64),
+        );
         let (si, su) = (env.buffer_filled(n, 1i32), env.buffer_filled(n, 1u32));
         arg_buf(&k, 0, &ba);
         arg_buf(&k, 1, &bb);
@@ -465,16 +609,20 @@ fn undefined_arithmetic_does_not_crash() {
                 assert_eq!((q[i], r[i]), (wq, wr), "{opt:?} {x} / {y}, {x} % {y}");
             }
             if y != 0 {
-                assert_eq!(uq[i], (x as u32) / (y as u32), "{opt:?} (uint){x} / (uint){y}");
+                assert_eq!(
+                    uq[i],
+                    (x as u32) / (y as u32),
+                    "{opt:?} (uint){x} / (uint){y}"
+                );
             }
             let t = v.trunc();
-            if t >= -2_147_483_648.0 && t < 2_147_483_648.0 {
+            if (-2_147_483_648.0..2_147_483_648.0).contains(&t) {
                 assert_eq!(ci[i], t as i32, "{opt:?} (int){v}");
             }
-            if t >= 0.0 && t < 4_294_967_296.0 {
+            if (0.0..4_294_967_296.0).contains(&t) {
                 assert_eq!(cu[i], t as u32, "{opt:?} (uint){v}");
             }
-            if t >= -9.223_372e18 && t < 9.223_372e18 {
+            if (-(2f32.powi(63))..2f32.powi(63)).contains(&t) {
                 assert_eq!(cl[i], t as i64, "{opt:?} (long){v}");
             }
             // Rust's `as` saturates and maps NaN to 0, exactly like convert_*_sat (rtz).

@@ -9,7 +9,13 @@ use common::*;
 const RECORD: usize = 22;
 
 /// Runs workitem.cl over the range and checks all 22 values of every work-item.
-fn check_range(env: &Env, opt: Opt, global: &[usize], local: Option<&[usize]>, offset: Option<&[usize]>) {
+fn check_range(
+    env: &Env,
+    opt: Opt,
+    global: &[usize],
+    local: Option<&[usize]>,
+    offset: Option<&[usize]>,
+) {
     let dims = global.len();
     let total: usize = global.iter().product();
     let k = env.kernel("workitem", opt, "workitem");
@@ -21,7 +27,13 @@ fn check_range(env: &Env, opt: Opt, global: &[usize], local: Option<&[usize]>, o
 
     // Size of dimension d, 1 past the work dimension (spec: get_global_size etc. return 1).
     let gs = |d: usize| if d < dims { global[d] } else { 1 };
-    let off = |d: usize| if d < dims { offset.map_or(0, |o| o[d]) } else { 0 };
+    let off = |d: usize| {
+        if d < dims {
+            offset.map_or(0, |o| o[d])
+        } else {
+            0
+        }
+    };
     // The enqueued local size: given, or what work-item 0 (always in a full group) saw.
     let first = &got[..RECORD];
     let ls = |d: usize| match (d < dims, local) {
@@ -29,9 +41,9 @@ fn check_range(env: &Env, opt: Opt, global: &[usize], local: Option<&[usize]>, o
         (true, Some(l)) => l[d],
         (true, None) => first[1 + 7 * d + 4] as usize,
     };
-    for d in 0..dims {
+    for (d, &g) in global.iter().enumerate() {
         let l = ls(d);
-        assert!(l >= 1 && l <= global[d], "{ctx}: chosen local size {l} in dim {d}");
+        assert!(l >= 1 && l <= g, "{ctx}: chosen local size {l} in dim {d}");
     }
 
     for lin in 0..total {
@@ -58,8 +70,15 @@ fn check_range(env: &Env, opt: Opt, global: &[usize], local: Option<&[usize]>, o
                 groups as u64,
                 off(d) as u64,
             ];
-            let names =
-                ["get_global_id", "get_local_id", "get_group_id", "get_global_size", "get_local_size", "get_num_groups", "get_global_offset"];
+            let names = [
+                "get_global_id",
+                "get_local_id",
+                "get_group_id",
+                "get_global_size",
+                "get_local_size",
+                "get_num_groups",
+                "get_global_offset",
+            ];
             for j in 0..7 {
                 assert_eq!(q[j], want[j], "{ctx}: work-item {lin} {}({d})", names[j]);
             }
@@ -91,7 +110,13 @@ fn three_dimensions_with_offset() {
     for opt in OPTS {
         check_range(&env, opt, &[6, 4, 10], Some(&[3, 2, 5]), Some(&[1, 2, 3]));
         check_range(&env, opt, &[6, 4, 10], Some(&[6, 4, 1]), None);
-        check_range(&env, opt, &[2, 3, 4], Some(&[1, 1, 1]), Some(&[1000, 0, 1 << 20]));
+        check_range(
+            &env,
+            opt,
+            &[2, 3, 4],
+            Some(&[1, 1, 1]),
+            Some(&[1000, 0, 1 << 20]),
+        );
     }
 }
 

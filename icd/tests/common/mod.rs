@@ -62,7 +62,12 @@ pub fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("current_exe");
     exe.parent()
         .and_then(Path::parent)
-        .unwrap_or_else(|| panic!("test binary {} is not in target/<profile>/deps", exe.display()))
+        .unwrap_or_else(|| {
+            panic!(
+                "test binary {} is not in target/<profile>/deps",
+                exe.display()
+            )
+        })
         .to_path_buf()
 }
 
@@ -72,9 +77,16 @@ pub fn target() -> &'static Target {
     TARGET.get_or_init(|| {
         if let Some(icd) = std::env::var_os(OTHER_ICD_VAR).filter(|v| !v.is_empty()) {
             let icd = PathBuf::from(icd);
-            assert!(icd.exists(), "{OTHER_ICD_VAR}={} does not exist", icd.display());
+            assert!(
+                icd.exists(),
+                "{OTHER_ICD_VAR}={} does not exist",
+                icd.display()
+            );
             std::env::set_var("OCL_ICD_VENDORS", &icd);
-            return Target { icd, other_icd: true };
+            return Target {
+                icd,
+                other_icd: true,
+            };
         }
         let dir = profile_dir();
         let lib = dir.join("libferrocl.so");
@@ -91,7 +103,10 @@ pub fn target() -> &'static Target {
         std::fs::write(&tmp, format!("{}\n", lib.display())).expect("write .icd");
         std::fs::rename(&tmp, &icd).expect("rename .icd");
         std::env::set_var("OCL_ICD_VENDORS", &icd);
-        Target { icd, other_icd: false }
+        Target {
+            icd,
+            other_icd: false,
+        }
     })
 }
 
@@ -112,12 +127,23 @@ pub fn cl<T>(r: opencl3::Result<T>) -> Result<T, cl_int> {
 /// The platform under test: the one named "*ferrocl*", or the first one of the other ICD.
 pub fn platform() -> Platform {
     let t = target();
-    let platforms = check(cl(opencl3::platform::get_platforms()), "clGetPlatformIDs");
-    let names: Vec<String> = platforms.iter().map(|p| p.name().unwrap_or_default()).collect();
+    let platforms = match opencl3::platform::get_platforms() {
+        Ok(p) => p,
+        Err(e) => panic!(
+            "clGetPlatformIDs through OCL_ICD_VENDORS={} failed: {} ({}): the driver did not register with the loader",
+            t.icd.display(),
+            error_text(e.0),
+            e.0
+        ),
+    };
+    let names: Vec<String> = platforms
+        .iter()
+        .map(|p| p.name().unwrap_or_default())
+        .collect();
     if t.other_icd {
-        return *platforms.first().unwrap_or_else(|| {
-            panic!("no platform through OCL_ICD_VENDORS={}", t.icd.display())
-        });
+        return *platforms
+            .first()
+            .unwrap_or_else(|| panic!("no platform through OCL_ICD_VENDORS={}", t.icd.display()));
     }
     platforms
         .iter()
@@ -137,10 +163,16 @@ pub fn platform() -> Platform {
 pub fn device_id() -> cl_device_id {
     static DEVICE: OnceLock<usize> = OnceLock::new();
     let id = *DEVICE.get_or_init(|| {
-        let ids = check(cl(platform().get_devices(CL_DEVICE_TYPE_ALL)), "clGetDeviceIDs");
+        let ids = check(
+            cl(platform().get_devices(CL_DEVICE_TYPE_ALL)),
+            "clGetDeviceIDs",
+        );
         let id = *ids.first().expect("platform has no device");
         // Touch the device once more so lazy initialisation completes here.
-        check(cl(Device::new(id).name()), "clGetDeviceInfo(CL_DEVICE_NAME)");
+        check(
+            cl(Device::new(id).name()),
+            "clGetDeviceInfo(CL_DEVICE_NAME)",
+        );
         id as usize
     });
     id as cl_device_id
@@ -162,14 +194,22 @@ impl Env {
             cl(CommandQueue::create_default_with_properties(&context, 0, 0)),
             "clCreateCommandQueueWithProperties",
         );
-        Env { device, context, queue, other_icd: target().other_icd }
+        Env {
+            device,
+            context,
+            queue,
+            other_icd: target().other_icd,
+        }
     }
 
     /// Builds `icd/tests/kernels/<file>.cl` with the given recipe; panics with the build log.
     pub fn program(&self, file: &str, opt: Opt) -> Program {
         let (mut program, options) = if self.other_icd {
             let src = std::fs::read_to_string(kernel_source(file)).expect("read kernel source");
-            let p = check(cl(Program::create_from_source(&self.context, &src)), "clCreateProgramWithSource");
+            let p = check(
+                cl(Program::create_from_source(&self.context, &src)),
+                "clCreateProgramWithSource",
+            );
             let options = match opt {
                 Opt::O0 => "-cl-std=CL1.2 -cl-opt-disable",
                 Opt::Optimised => "-cl-std=CL1.2",
@@ -177,12 +217,19 @@ impl Env {
             (p, options)
         } else {
             let il = spirv(file, opt);
-            let p = check(cl(Program::create_from_il(&self.context, &il)), "clCreateProgramWithIL");
+            let p = check(
+                cl(Program::create_from_il(&self.context, &il)),
+                "clCreateProgramWithIL",
+            );
             (p, "")
         };
         if let Err(e) = program.build(self.context.devices(), options) {
             let log = program.get_build_log(self.device.id()).unwrap_or_default();
-            panic!("clBuildProgram({file}, {opt:?}) failed: {} ({})\n--- build log ---\n{log}", error_text(e.0), e.0);
+            panic!(
+                "clBuildProgram({file}, {opt:?}) failed: {} ({})\n--- build log ---\n{log}",
+                error_text(e.0),
+                e.0
+            );
         }
         program
     }
@@ -216,13 +263,22 @@ impl Env {
     pub fn read<T: Copy + Default>(&self, buf: &Buffer<T>, n: usize) -> Vec<T> {
         let mut out = vec![T::default(); n];
         // SAFETY: blocking read into a host slice of exactly `n` elements.
-        let r = unsafe { self.queue.enqueue_read_buffer(buf, CL_BLOCKING, 0, &mut out, &[]) };
+        let r = unsafe {
+            self.queue
+                .enqueue_read_buffer(buf, CL_BLOCKING, 0, &mut out, &[])
+        };
         check(cl(r), "clEnqueueReadBuffer");
         out
     }
 
     /// Enqueues `kernel` over the range and waits for it.
-    pub fn run(&self, kernel: &Kernel, global: &[usize], local: Option<&[usize]>, offset: Option<&[usize]>) {
+    pub fn run(
+        &self,
+        kernel: &Kernel,
+        global: &[usize],
+        local: Option<&[usize]>,
+        offset: Option<&[usize]>,
+    ) {
         if let Some(l) = local {
             assert_eq!(l.len(), global.len());
         }
@@ -256,7 +312,10 @@ impl Default for Env {
 #[track_caller]
 pub fn arg<T>(kernel: &Kernel, index: cl_uint, value: &T) {
     // SAFETY: `value` points to `size_of::<T>()` readable bytes.
-    check(cl(unsafe { kernel.set_arg(index, value) }), &format!("clSetKernelArg({index})"));
+    check(
+        cl(unsafe { kernel.set_arg(index, value) }),
+        &format!("clSetKernelArg({index})"),
+    );
 }
 
 /// Sets kernel argument `index` to buffer `buf`.
@@ -269,12 +328,18 @@ pub fn arg_buf<T>(kernel: &Kernel, index: cl_uint, buf: &Buffer<T>) {
 #[track_caller]
 pub fn arg_local(kernel: &Kernel, index: cl_uint, bytes: usize) {
     // SAFETY: a local argument takes a size and a null value.
-    check(cl(unsafe { kernel.set_arg_local_buffer(index, bytes) }), &format!("clSetKernelArg({index}, local)"));
+    check(
+        cl(unsafe { kernel.set_arg_local_buffer(index, bytes) }),
+        &format!("clSetKernelArg({index}, local)"),
+    );
 }
 
 /// `icd/tests/kernels/<file>.cl`.
 pub fn kernel_source(file: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("kernels").join(format!("{file}.cl"))
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("kernels")
+        .join(format!("{file}.cl"))
 }
 
 /// SPIR-V for `icd/tests/kernels/<file>.cl` with the given recipe, cached under
@@ -298,7 +363,10 @@ pub fn spirv(file: &str, opt: Opt) -> Vec<u8> {
         Opt::O0 => "O0",
         Opt::Optimised => "opt",
     };
-    let dir = profile_dir().parent().expect("target dir").join("ferrocl-test-spirv");
+    let dir = profile_dir()
+        .parent()
+        .expect("target dir")
+        .join("ferrocl-test-spirv");
     std::fs::create_dir_all(&dir).expect("create spirv cache dir");
     let out = dir.join(format!("{file}-{tag}-{:016x}.spv", h.finish()));
     if let Ok(bytes) = std::fs::read(&out) {
@@ -314,14 +382,20 @@ pub fn spirv(file: &str, opt: Opt) -> Vec<u8> {
     run_tool(clang);
     let to_translate = if opt == Opt::Optimised {
         let mut o = Command::new("opt-15");
-        o.arg(format!("-passes={OPT_PASSES}")).arg(&bc).arg("-o").arg(&bc_opt);
+        o.arg(format!("-passes={OPT_PASSES}"))
+            .arg(&bc)
+            .arg("-o")
+            .arg(&bc_opt);
         run_tool(o);
         &bc_opt
     } else {
         &bc
     };
     let mut tr = Command::new("llvm-spirv-15");
-    tr.arg("--spirv-max-version=1.0").arg(to_translate).arg("-o").arg(&spv_tmp);
+    tr.arg("--spirv-max-version=1.0")
+        .arg(to_translate)
+        .arg("-o")
+        .arg(&spv_tmp);
     run_tool(tr);
     let mut val = Command::new("spirv-val");
     val.args(["--target-env", "opencl2.1"]).arg(&spv_tmp);
