@@ -47,11 +47,11 @@ run_example() {
 
 step "cargo fmt --check" cargo fmt --all -- --check
 step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
-step "cargo test" cargo test --workspace
+step "cargo test" cargo test --workspace --no-fail-fast
 step "C example through the loader" run_example
 if [[ "${FERROCL_TEST_WITH_POCL:-0}" != 0 ]]; then
     step "icd tests against PoCL" env FERROCL_TEST_PLATFORM_ICD=/etc/OpenCL/vendors/pocl.icd \
-        cargo test -p ferrocl-icd --test compute --test ndrange --test errors
+        cargo test --no-fail-fast -p ferrocl-icd --test compute --test ndrange --test errors
 fi
 
 if ((${#failed[@]})); then
