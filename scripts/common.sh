@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # scripts/common.sh: shared by setup.sh, test.sh and .ci/run (sourced, not run): the list of
 # system packages, installing the missing ones, and building SPIR-V from OpenCL C.
 

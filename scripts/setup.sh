@@ -10,7 +10,7 @@
 # Environment: FERROCL_WITH_POCL=0 skips installing pocl-opencl-icd (installed by default
 # as the reference implementation for the test suite). Safe to run again.
 set -euo pipefail
-# shellcheck source=scripts/common.sh
+# shellcheck source=SCRIPTDIR/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$FERROCL_ROOT"
 

@@ -10,7 +10,7 @@
 #       against that ICD instead (validates the tests themselves; builds from OpenCL C).
 #   FERROCL_TEST_WITH_POCL=1  additionally run icd/tests against PoCL after the Ferrocl run.
 set -euo pipefail
-# shellcheck source=scripts/common.sh
+# shellcheck source=SCRIPTDIR/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$FERROCL_ROOT"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
