@@ -7,8 +7,8 @@
 //!   the first platform of that ICD is used and programs are built from OpenCL C source
 //!   (`-cl-opt-disable` for the `-O0` variant), since Debian's PoCL rejects SPIR-V.
 //! - Otherwise the harness writes `target/<profile>/ferrocl-test.icd` naming
-//!   `target/<profile>/libferrocl.so`, sets `OCL_ICD_VENDORS` to it before the first CL call,
-//!   and picks the platform whose name contains "ferrocl" (case-insensitive).
+//!   `target/<profile>/deps/libferrocl.so` (else `target/<profile>/libferrocl.so`), sets
+//!   `OCL_ICD_VENDORS` to it before the first CL call, and picks the platform whose name contains "ferrocl" (case-insensitive).
 #![allow(dead_code)]
 
 use std::collections::hash_map::DefaultHasher;
@@ -89,12 +89,20 @@ pub fn target() -> &'static Target {
             };
         }
         let dir = profile_dir();
-        let lib = dir.join("libferrocl.so");
-        assert!(
-            lib.exists(),
-            "{} not found: build the ferrocl-icd cdylib (cargo test builds it for icd's tests)",
-            lib.display()
-        );
+        // `cargo test` builds the cdylib next to the test binary (deps/) in the same
+        // compilation as the rlib the tests link, but only `cargo build` copies it up to
+        // target/<profile>/: prefer the deps/ copy, it is never stale.
+        let candidates = [
+            dir.join("deps").join("libferrocl.so"),
+            dir.join("libferrocl.so"),
+        ];
+        let lib = candidates
+            .iter()
+            .find(|p| p.exists())
+            .unwrap_or_else(|| {
+                panic!("libferrocl.so not found in {candidates:?}: build ferrocl-icd")
+            })
+            .clone();
         let lib = lib.canonicalize().expect("canonicalize libferrocl.so");
         // Written under a per-process name and renamed, so parallel test binaries never
         // see a half-written file.
