@@ -8,7 +8,8 @@
 //!   (`-cl-opt-disable` for the `-O0` variant), since Debian's PoCL rejects SPIR-V.
 //! - Otherwise the harness writes `target/<profile>/ferrocl-test.icd` naming
 //!   `target/<profile>/deps/libferrocl.so` (else `target/<profile>/libferrocl.so`), sets
-//!   `OCL_ICD_VENDORS` to it before the first CL call, and picks the platform whose name contains "ferrocl" (case-insensitive).
+//!   `OCL_ICD_VENDORS` to it before the first CL call, and picks the platform whose name
+//!   contains "ferrocl" (case-insensitive).
 #![allow(dead_code)]
 
 use std::collections::hash_map::DefaultHasher;
