@@ -16,10 +16,25 @@ cd "$FERROCL_ROOT"
 
 say "system packages"
 ensure_packages always
-ensure_rust
+
+# Under sudo, build as the user who ran sudo when they have a Rust toolchain (sudo resets
+# PATH, and a root-owned target/ would break their later builds).
+AS_USER=()
+if [[ "$(id -u)" == 0 && -n "${SUDO_USER:-}" && "$SUDO_USER" != root ]]; then
+    user_home="$(getent passwd "$SUDO_USER" | cut -d: -f6)"
+    user_env=(env "HOME=$user_home" "PATH=$user_home/.cargo/bin:$PATH")
+    if runuser -u "$SUDO_USER" -- "${user_env[@]}" cargo --version >/dev/null 2>&1; then
+        AS_USER=(runuser -u "$SUDO_USER" -- "${user_env[@]}")
+        echo "building as $SUDO_USER (who ran sudo), so target/ stays theirs"
+    else
+        echo "note: $SUDO_USER has no cargo on PATH; building as root"
+    fi
+fi
+"${AS_USER[@]}" cargo --version >/dev/null 2>&1 ||
+    die "cargo not found: install the Rust toolchain (rustup) first"
 
 say "cargo build --release -p ferrocl-icd"
-cargo build --release -p ferrocl-icd
+"${AS_USER[@]}" cargo build --release -p ferrocl-icd
 LIBDIR="$FERROCL_ROOT/target/release"
 
 say "registering the ICD"
@@ -45,7 +60,9 @@ say "clinfo -l"
 clinfo -l || echo "(clinfo failed with status $?)"
 
 say "building the sample (target/examples/)"
-build_example "$FERROCL_ROOT/target/examples"
+# shellcheck disable=SC2016 # $1 is expanded by the inner shell
+"${AS_USER[@]}" bash -c 'source "$1/scripts/common.sh" && build_example "$1/target/examples"' \
+    _ "$FERROCL_ROOT"
 
 say "running: target/examples/vecadd target/examples/vecadd.spv"
 if target/examples/vecadd target/examples/vecadd.spv; then
