@@ -213,7 +213,7 @@ impl Env {
 
     /// Builds `icd/tests/kernels/<file>.cl` with the given recipe; panics with the build log.
     pub fn program(&self, file: &str, opt: Opt) -> Program {
-        let (mut program, options) = if self.other_icd {
+        let (program, options) = if self.other_icd {
             let src = std::fs::read_to_string(kernel_source(file)).expect("read kernel source");
             let p = check(
                 cl(Program::create_from_source(&self.context, &src)),
@@ -232,12 +232,20 @@ impl Env {
             );
             (p, "")
         };
-        if let Err(e) = program.build(self.context.devices(), options) {
+        // Plain clBuildProgram (opencl3's Program::build also queries the kernel names).
+        let c_options = std::ffi::CString::new(options).expect("options");
+        let built = opencl3::program::build_program(
+            program.get(),
+            self.context.devices(),
+            &c_options,
+            None,
+            ptr::null_mut(),
+        );
+        if let Err(code) = built {
             let log = program.get_build_log(self.device.id()).unwrap_or_default();
             panic!(
-                "clBuildProgram({file}, {opt:?}) failed: {} ({})\n--- build log ---\n{log}",
-                error_text(e.0),
-                e.0
+                "clBuildProgram({file}, {opt:?}) failed: {} ({code})\n--- build log ---\n{log}",
+                error_text(code)
             );
         }
         program
