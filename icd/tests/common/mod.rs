@@ -1,0 +1,498 @@
+//! Shared harness of the loader-level integration tests: points ocl-icd at the freshly built
+//! libferrocl.so, compiles `icd/tests/kernels/*.cl` to SPIR-V, and wraps CL object creation.
+//!
+//! Environment:
+//! - `FERROCL_TEST_PLATFORM_ICD=/path/to/x.icd` runs the suite against another ICD (e.g.
+//!   `/etc/OpenCL/vendors/pocl.icd`) to validate the tests and host references themselves:
+//!   the first platform of that ICD is used and programs are built from OpenCL C source
+//!   (`-cl-opt-disable` for the `-O0` variant), since Debian's PoCL rejects SPIR-V.
+//! - Otherwise the harness writes `target/<profile>/ferrocl-test.icd` naming
+//!   `target/<profile>/deps/libferrocl.so` (else `target/<profile>/libferrocl.so`), sets
+//!   `OCL_ICD_VENDORS` to it before the first CL call, and picks the platform whose name
+//!   contains "ferrocl" (case-insensitive).
+#![allow(dead_code)]
+
+use std::collections::hash_map::DefaultHasher;
+use std::ffi::c_void;
+use std::hash::{Hash, Hasher};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::ptr;
+use std::sync::{Mutex, OnceLock};
+
+pub use opencl3::command_queue::CommandQueue;
+pub use opencl3::context::Context;
+pub use opencl3::device::{Device, CL_DEVICE_TYPE_ALL};
+pub use opencl3::error_codes::error_text;
+pub use opencl3::kernel::Kernel;
+pub use opencl3::memory::{Buffer, ClMem, CL_MEM_COPY_HOST_PTR, CL_MEM_READ_WRITE};
+pub use opencl3::platform::Platform;
+pub use opencl3::program::Program;
+pub use opencl3::types::{cl_device_id, cl_int, cl_uint, CL_BLOCKING};
+
+/// Name of the environment variable that swaps the driver under test for another ICD.
+pub const OTHER_ICD_VAR: &str = "FERROCL_TEST_PLATFORM_ICD";
+
+/// How the kernels of a test are turned into a program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Opt {
+    /// `clang-15 -O0` + `llvm-spirv-15`: every variable in memory, `a*b+c` as `mad`.
+    O0,
+    /// `clang-15 -O0 -disable-O0-optnone` + `opt-15` pass list + `llvm-spirv-15` (DESIGN.md).
+    Optimised,
+}
+
+/// Both recipes; every kernel test runs once per entry.
+pub const OPTS: [Opt; 2] = [Opt::O0, Opt::Optimised];
+
+/// The pass list DESIGN.md records as giving modules that `spirv-val` accepts.
+const OPT_PASSES: &str = "sroa,early-cse,instcombine,simplifycfg,loop-mssa(licm),gvn,\
+loop(indvars,loop-unroll-full),instcombine,simplifycfg,gvn,instcombine";
+
+/// Which driver the loader was pointed at.
+#[derive(Debug)]
+pub struct Target {
+    /// Path of the .icd file given to `OCL_ICD_VENDORS`.
+    pub icd: PathBuf,
+    /// True when running against `FERROCL_TEST_PLATFORM_ICD` (build from source).
+    pub other_icd: bool,
+}
+
+/// `target/<profile>` of the running test binary (`target/<profile>/deps/<test>-<hash>`).
+pub fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    exe.parent()
+        .and_then(Path::parent)
+        .unwrap_or_else(|| {
+            panic!(
+                "test binary {} is not in target/<profile>/deps",
+                exe.display()
+            )
+        })
+        .to_path_buf()
+}
+
+/// Sets `OCL_ICD_VENDORS` once, before any CL call (ocl-icd reads it at its first call).
+pub fn target() -> &'static Target {
+    static TARGET: OnceLock<Target> = OnceLock::new();
+    TARGET.get_or_init(|| {
+        if let Some(icd) = std::env::var_os(OTHER_ICD_VAR).filter(|v| !v.is_empty()) {
+            let icd = PathBuf::from(icd);
+            assert!(
+                icd.exists(),
+                "{OTHER_ICD_VAR}={} does not exist",
+                icd.display()
+            );
+            std::env::set_var("OCL_ICD_VENDORS", &icd);
+            return Target {
+                icd,
+                other_icd: true,
+            };
+        }
+        let dir = profile_dir();
+        // `cargo test` builds the cdylib next to the test binary (deps/) in the same
+        // compilation as the rlib the tests link, but only `cargo build` copies it up to
+        // target/<profile>/: prefer the deps/ copy, it is never stale.
+        let candidates = [
+            dir.join("deps").join("libferrocl.so"),
+            dir.join("libferrocl.so"),
+        ];
+        let lib = candidates
+            .iter()
+            .find(|p| p.exists())
+            .unwrap_or_else(|| {
+                panic!("libferrocl.so not found in {candidates:?}: build ferrocl-icd")
+            })
+            .clone();
+        let lib = lib.canonicalize().expect("canonicalize libferrocl.so");
+        // Written under a per-process name and renamed, so parallel test binaries never
+        // see a half-written file.
+        let icd = dir.join("ferrocl-test.icd");
+        let tmp = dir.join(format!("ferrocl-test.icd.{}", std::process::id()));
+        std::fs::write(&tmp, format!("{}\n", lib.display())).expect("write .icd");
+        std::fs::rename(&tmp, &icd).expect("rename .icd");
+        std::env::set_var("OCL_ICD_VENDORS", &icd);
+        Target {
+            icd,
+            other_icd: false,
+        }
+    })
+}
+
+/// Panics with the CL error name, the call and the context of the failure.
+#[track_caller]
+pub fn check<T>(r: Result<T, cl_int>, what: &str) -> T {
+    match r {
+        Ok(v) => v,
+        Err(code) => panic!("{what} failed: {} ({code})", error_text(code)),
+    }
+}
+
+/// Converts an `opencl3::Result` into a plain `Result<T, cl_int>`.
+pub fn cl<T>(r: opencl3::Result<T>) -> Result<T, cl_int> {
+    r.map_err(|e| e.0)
+}
+
+/// The platform under test: the one named "*ferrocl*", or the first one of the other ICD.
+pub fn platform() -> Platform {
+    let t = target();
+    let platforms = match opencl3::platform::get_platforms() {
+        Ok(p) => p,
+        Err(e) => panic!(
+            "clGetPlatformIDs through OCL_ICD_VENDORS={} failed: {} ({}): the driver did not register with the loader",
+            t.icd.display(),
+            error_text(e.0),
+            e.0
+        ),
+    };
+    let names: Vec<String> = platforms
+        .iter()
+        .map(|p| p.name().unwrap_or_default())
+        .collect();
+    if t.other_icd {
+        return *platforms
+            .first()
+            .unwrap_or_else(|| panic!("no platform through OCL_ICD_VENDORS={}", t.icd.display()));
+    }
+    platforms
+        .iter()
+        .zip(&names)
+        .find(|(_, n)| n.to_ascii_lowercase().contains("ferrocl"))
+        .map(|(p, _)| *p)
+        .unwrap_or_else(|| {
+            panic!(
+                "no Ferrocl platform through OCL_ICD_VENDORS={} (platforms: {names:?})",
+                t.icd.display()
+            )
+        })
+}
+
+/// The first device of the platform under test, looked up once per process (the lookup is
+/// serialised: PoCL 3.1 initialises its devices lazily and races when several threads do it).
+pub fn device_id() -> cl_device_id {
+    static DEVICE: OnceLock<usize> = OnceLock::new();
+    let id = *DEVICE.get_or_init(|| {
+        let ids = check(
+            cl(platform().get_devices(CL_DEVICE_TYPE_ALL)),
+            "clGetDeviceIDs",
+        );
+        let id = *ids.first().expect("platform has no device");
+        // Touch the device once more so lazy initialisation completes here.
+        check(
+            cl(Device::new(id).name()),
+            "clGetDeviceInfo(CL_DEVICE_NAME)",
+        );
+        id as usize
+    });
+    id as cl_device_id
+}
+
+/// A device, its context and an in-order queue.
+pub struct Env {
+    pub device: Device,
+    pub context: Context,
+    pub queue: CommandQueue,
+    pub other_icd: bool,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let device = Device::new(device_id());
+        let context = check(cl(Context::from_device(&device)), "clCreateContext");
+        let queue = check(
+            cl(CommandQueue::create_default_with_properties(&context, 0, 0)),
+            "clCreateCommandQueueWithProperties",
+        );
+        Env {
+            device,
+            context,
+            queue,
+            other_icd: target().other_icd,
+        }
+    }
+
+    /// Builds `icd/tests/kernels/<file>.cl` with the given recipe; panics with the build log.
+    pub fn program(&self, file: &str, opt: Opt) -> Program {
+        let (program, options) = if self.other_icd {
+            let src = std::fs::read_to_string(kernel_source(file)).expect("read kernel source");
+            let p = check(
+                cl(Program::create_from_source(&self.context, &src)),
+                "clCreateProgramWithSource",
+            );
+            let options = match opt {
+                Opt::O0 => "-cl-std=CL1.2 -cl-opt-disable",
+                Opt::Optimised => "-cl-std=CL1.2",
+            };
+            (p, options)
+        } else {
+            let il = spirv(file, opt);
+            let p = check(
+                cl(Program::create_from_il(&self.context, &il)),
+                "clCreateProgramWithIL",
+            );
+            (p, "")
+        };
+        // Plain clBuildProgram (opencl3's Program::build also queries the kernel names).
+        let c_options = std::ffi::CString::new(options).expect("options");
+        let built = opencl3::program::build_program(
+            program.get(),
+            self.context.devices(),
+            &c_options,
+            None,
+            ptr::null_mut(),
+        );
+        if let Err(code) = built {
+            let log = program.get_build_log(self.device.id()).unwrap_or_default();
+            panic!(
+                "clBuildProgram({file}, {opt:?}) failed: {} ({code})\n--- build log ---\n{log}",
+                error_text(code)
+            );
+        }
+        program
+    }
+
+    /// Builds `file` and creates kernel `name` from it (the kernel keeps the program alive).
+    pub fn kernel(&self, file: &str, opt: Opt, name: &str) -> Kernel {
+        let program = self.program(file, opt);
+        check(cl(Kernel::create(&program, name)), "clCreateKernel")
+    }
+
+    /// A read-write buffer initialised from `data`.
+    pub fn buffer<T>(&self, data: &[T]) -> Buffer<T> {
+        // SAFETY: COPY_HOST_PTR copies `data` during the call; the pointer is not kept.
+        let r = unsafe {
+            Buffer::<T>::create(
+                &self.context,
+                CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
+                data.len().max(1),
+                data.as_ptr() as *mut c_void,
+            )
+        };
+        check(cl(r), "clCreateBuffer")
+    }
+
+    /// A read-write buffer of `n` elements, filled with `fill` by the host.
+    pub fn buffer_filled<T: Copy>(&self, n: usize, fill: T) -> Buffer<T> {
+        self.buffer(&vec![fill; n])
+    }
+
+    /// Blocking read of the first `n` elements.
+    pub fn read<T: Copy + Default>(&self, buf: &Buffer<T>, n: usize) -> Vec<T> {
+        let mut out = vec![T::default(); n];
+        // SAFETY: blocking read into a host slice of exactly `n` elements.
+        let r = unsafe {
+            self.queue
+                .enqueue_read_buffer(buf, CL_BLOCKING, 0, &mut out, &[])
+        };
+        check(cl(r), "clEnqueueReadBuffer");
+        out
+    }
+
+    /// Enqueues `kernel` over the range and waits for it.
+    pub fn run(
+        &self,
+        kernel: &Kernel,
+        global: &[usize],
+        local: Option<&[usize]>,
+        offset: Option<&[usize]>,
+    ) {
+        if let Some(l) = local {
+            assert_eq!(l.len(), global.len());
+        }
+        if let Some(o) = offset {
+            assert_eq!(o.len(), global.len());
+        }
+        // SAFETY: the sizes arrays outlive the call; argument setup is the caller's.
+        let r = unsafe {
+            self.queue.enqueue_nd_range_kernel(
+                kernel.get(),
+                global.len() as cl_uint,
+                offset.map_or(ptr::null(), |o| o.as_ptr()),
+                global.as_ptr(),
+                local.map_or(ptr::null(), |l| l.as_ptr()),
+                &[],
+            )
+        };
+        let event = check(cl(r), "clEnqueueNDRangeKernel");
+        check(cl(event.wait()), "clWaitForEvents");
+        check(cl(self.queue.finish()), "clFinish");
+    }
+}
+
+impl Default for Env {
+    fn default() -> Self {
+        Env::new()
+    }
+}
+
+/// Sets kernel argument `index` to the bytes of `value` (a scalar, struct or `cl_mem`).
+#[track_caller]
+pub fn arg<T>(kernel: &Kernel, index: cl_uint, value: &T) {
+    // SAFETY: `value` points to `size_of::<T>()` readable bytes.
+    check(
+        cl(unsafe { kernel.set_arg(index, value) }),
+        &format!("clSetKernelArg({index})"),
+    );
+}
+
+/// Sets kernel argument `index` to buffer `buf`.
+#[track_caller]
+pub fn arg_buf<T>(kernel: &Kernel, index: cl_uint, buf: &Buffer<T>) {
+    arg(kernel, index, &buf.get());
+}
+
+/// Sets `__local` kernel argument `index` to `bytes` bytes.
+#[track_caller]
+pub fn arg_local(kernel: &Kernel, index: cl_uint, bytes: usize) {
+    // SAFETY: a local argument takes a size and a null value.
+    check(
+        cl(unsafe { kernel.set_arg_local_buffer(index, bytes) }),
+        &format!("clSetKernelArg({index}, local)"),
+    );
+}
+
+/// `icd/tests/kernels/<file>.cl`.
+pub fn kernel_source(file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("kernels")
+        .join(format!("{file}.cl"))
+}
+
+/// SPIR-V for `icd/tests/kernels/<file>.cl` with the given recipe, cached under
+/// `target/ferrocl-test-spirv/` keyed on the source text and the recipe, checked with
+/// `spirv-val --target-env opencl2.1`.
+pub fn spirv(file: &str, opt: Opt) -> Vec<u8> {
+    // One compile at a time per process: tests share kernels and run in parallel.
+    static LOCK: Mutex<()> = Mutex::new(());
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+
+    let src_path = kernel_source(file);
+    let src = std::fs::read(&src_path).unwrap_or_else(|e| panic!("{}: {e}", src_path.display()));
+    let clang_args = clang_args(opt);
+    let mut h = DefaultHasher::new();
+    src.hash(&mut h);
+    clang_args.hash(&mut h);
+    if opt == Opt::Optimised {
+        OPT_PASSES.hash(&mut h);
+    }
+    let tag = match opt {
+        Opt::O0 => "O0",
+        Opt::Optimised => "opt",
+    };
+    let dir = profile_dir()
+        .parent()
+        .expect("target dir")
+        .join("ferrocl-test-spirv");
+    std::fs::create_dir_all(&dir).expect("create spirv cache dir");
+    let out = dir.join(format!("{file}-{tag}-{:016x}.spv", h.finish()));
+    if let Ok(bytes) = std::fs::read(&out) {
+        return bytes;
+    }
+
+    let pid = std::process::id();
+    let bc = dir.join(format!("{file}-{tag}.{pid}.bc"));
+    let bc_opt = dir.join(format!("{file}-{tag}.{pid}.opt.bc"));
+    let spv_tmp = dir.join(format!("{file}-{tag}.{pid}.spv"));
+    let mut clang = Command::new("clang-15");
+    clang.args(&clang_args).arg(&src_path).arg("-o").arg(&bc);
+    run_tool(clang);
+    let to_translate = if opt == Opt::Optimised {
+        let mut o = Command::new("opt-15");
+        o.arg(format!("-passes={OPT_PASSES}"))
+            .arg(&bc)
+            .arg("-o")
+            .arg(&bc_opt);
+        run_tool(o);
+        &bc_opt
+    } else {
+        &bc
+    };
+    let mut tr = Command::new("llvm-spirv-15");
+    tr.arg("--spirv-max-version=1.0")
+        .arg(to_translate)
+        .arg("-o")
+        .arg(&spv_tmp);
+    run_tool(tr);
+    let mut val = Command::new("spirv-val");
+    val.args(["--target-env", "opencl2.1"]).arg(&spv_tmp);
+    run_tool(val);
+    std::fs::rename(&spv_tmp, &out).expect("rename .spv into the cache");
+    let _ = std::fs::remove_file(&bc);
+    let _ = std::fs::remove_file(&bc_opt);
+    std::fs::read(&out).expect("read cached .spv")
+}
+
+fn clang_args(opt: Opt) -> Vec<&'static str> {
+    let mut a = vec!["-cl-std=CL1.2", "-target", "spir64", "-O0"];
+    if opt == Opt::Optimised {
+        a.extend(["-Xclang", "-disable-O0-optnone"]);
+    }
+    a.extend(["-emit-llvm", "-c", "-Xclang", "-finclude-default-header"]);
+    a
+}
+
+fn run_tool(mut cmd: Command) {
+    let shown = format!("{cmd:?}");
+    let out = cmd.output().unwrap_or_else(|e| {
+        panic!("cannot run {shown}: {e} (install clang-15 llvm-15 llvm-spirv-15 spirv-tools; see scripts/setup.sh)")
+    });
+    assert!(
+        out.status.success(),
+        "{shown} failed ({}):\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Deterministic pseudo-random numbers for test inputs (xorshift64*).
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    pub fn next_u32(&mut self) -> u32 {
+        (self.next_u64() >> 32) as u32
+    }
+    /// Uniform in [lo, hi).
+    pub fn f32_in(&mut self, lo: f32, hi: f32) -> f32 {
+        let unit = (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
+        lo + (hi - lo) * unit
+    }
+}
+
+/// Distance in units in the last place between two finite f32 of the same sign
+/// (or both zero); `u32::MAX` otherwise.
+pub fn ulp_diff(a: f32, b: f32) -> u32 {
+    if a == b {
+        return 0;
+    }
+    if !a.is_finite() || !b.is_finite() || a.is_sign_negative() != b.is_sign_negative() {
+        return u32::MAX;
+    }
+    a.to_bits().abs_diff(b.to_bits())
+}
+
+/// Error of `got` against the exact value `exact`, in ulps of the f32 nearest to `exact`
+/// (the measure of the OpenCL ULP table).
+pub fn ulp_error(got: f32, exact: f64) -> f64 {
+    let r = exact as f32;
+    if got as f64 == exact {
+        return 0.0;
+    }
+    let ulp = if r == 0.0 {
+        f32::from_bits(1) as f64
+    } else {
+        let next = f32::from_bits(r.abs().to_bits() + 1) as f64;
+        next - r.abs() as f64
+    };
+    ((got as f64) - exact).abs() / ulp
+}

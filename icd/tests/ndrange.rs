@@ -1,0 +1,132 @@
+//! Work-item functions over 1-, 2- and 3-D NDRanges with global offsets and with
+//! `local_work_size = NULL`, checked for every work-item (kernels/workitem.cl).
+
+mod common;
+
+use common::*;
+
+/// ulongs written per work-item by workitem.cl.
+const RECORD: usize = 22;
+
+/// Runs workitem.cl over the range and checks all 22 values of every work-item.
+fn check_range(
+    env: &Env,
+    opt: Opt,
+    global: &[usize],
+    local: Option<&[usize]>,
+    offset: Option<&[usize]>,
+) {
+    let dims = global.len();
+    let total: usize = global.iter().product();
+    let k = env.kernel("workitem", opt, "workitem");
+    let out = env.buffer_filled(total * RECORD, u64::MAX);
+    arg_buf(&k, 0, &out);
+    env.run(&k, global, local, offset);
+    let got = env.read(&out, total * RECORD);
+    let ctx = format!("{opt:?} global {global:?} local {local:?} offset {offset:?}");
+
+    // Size of dimension d, 1 past the work dimension (spec: get_global_size etc. return 1).
+    let gs = |d: usize| if d < dims { global[d] } else { 1 };
+    let off = |d: usize| {
+        if d < dims {
+            offset.map_or(0, |o| o[d])
+        } else {
+            0
+        }
+    };
+    // The enqueued local size: given, or what work-item 0 (always in a full group) saw.
+    let first = &got[..RECORD];
+    let ls = |d: usize| match (d < dims, local) {
+        (false, _) => 1,
+        (true, Some(l)) => l[d],
+        (true, None) => first[1 + 7 * d + 4] as usize,
+    };
+    for (d, &g) in global.iter().enumerate() {
+        let l = ls(d);
+        assert!(l >= 1 && l <= g, "{ctx}: chosen local size {l} in dim {d}");
+    }
+
+    for lin in 0..total {
+        let r = &got[lin * RECORD..(lin + 1) * RECORD];
+        assert_ne!(r[0], u64::MAX, "{ctx}: work-item {lin} never ran");
+        assert_eq!(r[0], dims as u64, "{ctx}: work-item {lin} get_work_dim");
+        let mut rest = lin;
+        for d in 0..3 {
+            let q = &r[1 + 7 * d..1 + 7 * d + 7];
+            let pos = rest % gs(d); // position inside the range, offset excluded
+            rest /= gs(d);
+            let l = ls(d);
+            let group = pos / l;
+            let groups = gs(d).div_ceil(l);
+            // With a chosen local size the last group may be partial (non-uniform
+            // work-groups); with an explicit one the range is a multiple of it here.
+            let this_ls = l.min(gs(d) - group * l);
+            let want = [
+                (off(d) + pos) as u64,
+                (pos % l) as u64,
+                group as u64,
+                gs(d) as u64,
+                this_ls as u64,
+                groups as u64,
+                off(d) as u64,
+            ];
+            let names = [
+                "get_global_id",
+                "get_local_id",
+                "get_group_id",
+                "get_global_size",
+                "get_local_size",
+                "get_num_groups",
+                "get_global_offset",
+            ];
+            for j in 0..7 {
+                assert_eq!(q[j], want[j], "{ctx}: work-item {lin} {}({d})", names[j]);
+            }
+        }
+    }
+}
+
+#[test]
+fn one_dimension_with_offset() {
+    let env = Env::new();
+    for opt in OPTS {
+        check_range(&env, opt, &[48], Some(&[8]), Some(&[5]));
+        check_range(&env, opt, &[48], Some(&[48]), None);
+    }
+}
+
+#[test]
+fn two_dimensions_with_offset() {
+    let env = Env::new();
+    for opt in OPTS {
+        check_range(&env, opt, &[12, 10], Some(&[4, 5]), Some(&[3, 7]));
+        check_range(&env, opt, &[12, 10], Some(&[1, 10]), None);
+    }
+}
+
+#[test]
+fn three_dimensions_with_offset() {
+    let env = Env::new();
+    for opt in OPTS {
+        check_range(&env, opt, &[6, 4, 10], Some(&[3, 2, 5]), Some(&[1, 2, 3]));
+        check_range(&env, opt, &[6, 4, 10], Some(&[6, 4, 1]), None);
+        check_range(
+            &env,
+            opt,
+            &[2, 3, 4],
+            Some(&[1, 1, 1]),
+            Some(&[1000, 0, 1 << 20]),
+        );
+    }
+}
+
+#[test]
+fn null_local_size() {
+    let env = Env::new();
+    for opt in OPTS {
+        check_range(&env, opt, &[1000], None, None);
+        check_range(&env, opt, &[97], None, Some(&[3]));
+        check_range(&env, opt, &[30, 7], None, Some(&[1, 2]));
+        check_range(&env, opt, &[5, 6, 7], None, None);
+    }
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# scripts/test.sh: the whole test suite — rustfmt check, clippy (-D warnings), cargo test
+# of the workspace (icd/tests drive the fresh debug libferrocl.so through the system
+# loader), and the C example built with gcc -lOpenCL run through the loader against the
+# debug library. Every step runs; the script exits non-zero if any failed.
+#
+# Installs missing system packages when run as root (as scripts/setup.sh would).
+# Environment:
+#   FERROCL_TEST_PLATFORM_ICD=/etc/OpenCL/vendors/pocl.icd  run icd/tests and the example
+#       against that ICD instead (validates the tests themselves; builds from OpenCL C).
+#   FERROCL_TEST_WITH_POCL=1  additionally run icd/tests against PoCL after the Ferrocl run.
+set -euo pipefail
+# shellcheck source=SCRIPTDIR/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$FERROCL_ROOT"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+ensure_packages
+ensure_rust
+
+failed=()
+step() {
+    local name="$1"
+    shift
+    say "$name"
+    local start=$SECONDS
+    if "$@"; then
+        echo "--- $name: ok ($((SECONDS - start)) s)"
+    else
+        echo "--- $name: FAILED (status $?, $((SECONDS - start)) s)"
+        failed+=("$name")
+    fi
+}
+
+run_example() {
+    local outdir="$FERROCL_ROOT/target/examples-debug"
+    cargo build -p ferrocl-icd || return 1
+    build_example "$outdir" || return 1
+    if [[ -n "${FERROCL_TEST_PLATFORM_ICD:-}" ]]; then
+        OCL_ICD_VENDORS="$FERROCL_TEST_PLATFORM_ICD" FERROCL_EXAMPLE_ANY=1 \
+            "$outdir/vecadd" "$FERROCL_ROOT/examples/vecadd.cl"
+    else
+        write_icd "$FERROCL_ROOT/target/debug" "$outdir/ferrocl-debug.icd" || return 1
+        OCL_ICD_VENDORS="$outdir/ferrocl-debug.icd" "$outdir/vecadd" "$outdir/vecadd.spv"
+    fi
+}
+
+step "cargo fmt --check" cargo fmt --all -- --check
+step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
+step "cargo test" cargo test --workspace --no-fail-fast
+step "C example through the loader" run_example
+if [[ "${FERROCL_TEST_WITH_POCL:-0}" != 0 ]]; then
+    step "icd tests against PoCL" env FERROCL_TEST_PLATFORM_ICD=/etc/OpenCL/vendors/pocl.icd \
+        cargo test --no-fail-fast -p ferrocl-icd --test compute --test ndrange --test errors
+fi
+
+if ((${#failed[@]})); then
+    say "FAILED steps: ${failed[*]}"
+    exit 1
+fi
+say "all steps passed"
