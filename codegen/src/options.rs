@@ -16,8 +16,12 @@ pub struct BuildOptions {
     pub fp32_correctly_rounded_divide_sqrt: bool,
     /// `-cl-uniform-work-group-size`.
     pub uniform_work_group_size: bool,
+    /// The device's default single-precision rounding is toward zero (the runtime sets the
+    /// worker threads' rounding mode). Cranelift's optimiser is off then: its constant folding
+    /// rounds to nearest.
+    pub round_to_zero: bool,
     /// When set, each kernel's Cranelift IR is written there before (`<kernel>.clif`) and
-    /// after optimisation (`<kernel>.opt.clif`).
+    /// after optimisation (`<kernel>.opt.clif`), and its machine code as `<kernel>.s`.
     pub dump_dir: Option<std::path::PathBuf>,
 }
 
@@ -33,6 +37,7 @@ impl Default for BuildOptions {
             denorms_are_zero: false,
             fp32_correctly_rounded_divide_sqrt: false,
             uniform_work_group_size: false,
+            round_to_zero: false,
             dump_dir: None,
         }
     }

@@ -17,7 +17,7 @@ pub use metadata::{
     AccessQualifier, AddressQualifier, ArgKind, KernelArg, KernelInfo, TypeQualifiers,
 };
 pub use module::{Module, Type, TypeId};
-pub use opencl_c::{compile_opencl_c, opencl_c_compiler_available, OPENCL_C_EXTENSIONS};
+pub use opencl_c::{compile_opencl_c, opencl_c_compiler_available};
 pub use parse::{is_spirv, parse};
 pub use rspirv;
 pub use spirv;

@@ -10,16 +10,15 @@ const LLVM_SPIRV: &str = "llvm-spirv-15";
 const OPT_PASSES: &str = "sroa,early-cse,instcombine,simplifycfg,loop-mssa(licm),gvn,\
 loop(indvars,loop-unroll-full),instcombine,simplifycfg,gvn,instcombine";
 
-/// OpenCL C extensions and optional features clang may assume: exactly the device's
-/// (`CL_DEVICE_EXTENSIONS`, `CL_DEVICE_OPENCL_C_FEATURES`), so `-cl-std=CL3.0` sources cannot use
-/// images, generic address space, device-side atomics scopes … the runtime does not provide.
-/// The runtime checks its device table against this list in a test.
-pub const OPENCL_C_EXTENSIONS: &[&str] = &[
-    "cl_khr_fp64",
-    "cl_khr_byte_addressable_store",
-    "__opencl_c_fp64",
-    "__opencl_c_int64",
-];
+/// `-cl-ext=-all,+a,+b`: everything off, then exactly `extensions` on.
+fn cl_ext_option(extensions: &[&str]) -> String {
+    let mut opt = "-cl-ext=-all".to_owned();
+    for e in extensions {
+        opt.push_str(",+");
+        opt.push_str(e);
+    }
+    opt
+}
 
 fn tool_exists(name: &str) -> bool {
     std::env::var_os("PATH")
@@ -126,8 +125,14 @@ fn run(cmd: &mut Command, log: &mut String) -> Result<(), String> {
 }
 
 /// Compiles OpenCL C `source` with the clang-relevant parts of `options` to SPIR-V 1.0.
+/// `extensions` are the OpenCL C extensions and optional features clang may assume: exactly
+/// the device's, so sources cannot use what the device does not provide.
 /// On success returns the module bytes (warnings are dropped); on failure the build log.
-pub fn compile_opencl_c(source: &str, options: &str) -> Result<Vec<u8>, String> {
+pub fn compile_opencl_c(
+    source: &str,
+    options: &str,
+    extensions: &[&str],
+) -> Result<Vec<u8>, String> {
     if !opencl_c_compiler_available() {
         return Err(format!(
             "error: the OpenCL C compiler is not available ({CLANG}, {OPT} and {LLVM_SPIRV} \
@@ -148,7 +153,7 @@ pub fn compile_opencl_c(source: &str, options: &str) -> Result<Vec<u8>, String> 
             .args(["-target", "spir64", "-O0", "-Xclang", "-disable-O0-optnone"])
             .args(["-emit-llvm", "-c", "-Xclang", "-finclude-default-header"])
             .arg("-Xclang")
-            .arg(format!("-cl-ext=-all,+{}", OPENCL_C_EXTENSIONS.join(",+")))
+            .arg(cl_ext_option(extensions))
             .args(&args)
             .arg(&src)
             .arg("-o")
@@ -192,19 +197,22 @@ mod tests {
         }
         let src = "kernel void k(read_only image2d_t i, global float4 *p) \
                    { p[0] = read_imagef(i, (int2)(0, 0)); }";
-        let err = compile_opencl_c(src, "-cl-std=CL3.0").unwrap_err();
+        let device = ["cl_khr_fp64", "__opencl_c_fp64", "__opencl_c_int64"];
+        let err = compile_opencl_c(src, "-cl-std=CL3.0", &device).unwrap_err();
         assert!(err.contains("__opencl_c_images"), "{err}");
         let fp64 = "kernel void k(global double *p) { p[0] = sqrt(p[1]); }";
-        assert!(compile_opencl_c(fp64, "-cl-std=CL3.0").is_ok());
+        assert!(compile_opencl_c(fp64, "-cl-std=CL3.0", &device).is_ok());
+        // A device with fp64 turned off: clang refuses double.
+        assert!(compile_opencl_c(fp64, "-cl-std=CL3.0", &["__opencl_c_int64"]).is_err());
     }
 
     #[test]
     fn compiles_or_reports() {
-        let r = compile_opencl_c("kernel void k(global int *p) { p[0] = 1; }", "");
+        let r = compile_opencl_c("kernel void k(global int *p) { p[0] = 1; }", "", &[]);
         if opencl_c_compiler_available() {
             let bytes = r.unwrap();
             assert!(crate::is_spirv(&bytes).is_ok());
-            let err = compile_opencl_c("kernel void k( { }", "").unwrap_err();
+            let err = compile_opencl_c("kernel void k( { }", "", &[]).unwrap_err();
             assert!(err.contains("error"), "{err}");
         } else {
             assert!(r.is_err());

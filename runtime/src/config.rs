@@ -3,6 +3,8 @@
 
 use opencl_sys::*;
 
+use crate::settings::{Profile, Rounding, Settings};
+
 /// `CL_MAKE_VERSION(major, minor, patch)`.
 pub const fn make_version(major: u32, minor: u32, patch: u32) -> cl_version {
     (major << 22) | (minor << 12) | patch
@@ -26,37 +28,45 @@ impl NameVersion {
 
 pub const PLATFORM_NAME: &str = "Ferrocl";
 pub const PLATFORM_VENDOR: &str = "Ferrocl project";
-pub const PLATFORM_PROFILE: &str = "FULL_PROFILE";
 pub const PLATFORM_VERSION: &str = "OpenCL 3.0 Ferrocl";
 pub const ICD_SUFFIX: &str = "FCL";
 pub const DRIVER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Extensions that actually work, with the version of each KHR spec implemented.
-pub fn extensions() -> Vec<NameVersion> {
-    vec![
+/// Extensions that actually work with these settings, with the version of each KHR spec.
+pub fn extensions(settings: &Settings) -> Vec<NameVersion> {
+    let mut v = vec![
         NameVersion::new("cl_khr_icd", make_version(1, 0, 0)),
         NameVersion::new("cl_khr_il_program", make_version(1, 0, 0)),
         NameVersion::new("cl_khr_byte_addressable_store", make_version(1, 0, 0)),
-        NameVersion::new("cl_khr_fp64", make_version(1, 0, 0)),
-        NameVersion::new(
-            "cl_khr_spirv_no_integer_wrap_decoration",
-            make_version(1, 0, 0),
-        ),
-    ]
+    ];
+    if settings.fp64 {
+        v.push(NameVersion::new("cl_khr_fp64", make_version(1, 0, 0)));
+    }
+    if settings.profile == Profile::Embedded {
+        // 64-bit integers are optional in the embedded profile; this device has them.
+        v.push(NameVersion::new("cles_khr_int64", make_version(1, 0, 0)));
+    }
+    v.push(NameVersion::new(
+        "cl_khr_spirv_no_integer_wrap_decoration",
+        make_version(1, 0, 0),
+    ));
+    v
 }
 
-/// Space-separated extension string (the form `CL_*_EXTENSIONS` reports).
-pub fn extension_string() -> String {
-    extensions()
-        .iter()
-        .map(|e| e.name.as_str())
-        .collect::<Vec<_>>()
-        .join(" ")
-}
+/// Extensions that are API-only, not OpenCL C language extensions clang should know.
+const API_ONLY_EXTENSIONS: &[&str] = &[
+    "cl_khr_icd",
+    "cl_khr_il_program",
+    "cl_khr_spirv_no_integer_wrap_decoration",
+];
 
 /// Every device fact reported through the API.
 #[derive(Clone, Debug)]
 pub struct DeviceConfig {
+    /// The `FERROCL_*` settings this device was configured with.
+    pub settings: Settings,
+    /// `CL_PLATFORM_PROFILE` / `CL_DEVICE_PROFILE`.
+    pub profile: &'static str,
     pub name: String,
     pub vendor: String,
     pub vendor_id: cl_uint,
@@ -137,34 +147,39 @@ fn cpu_mhz() -> cl_uint {
         .unwrap_or(1000)
 }
 
-/// Thread count of the device's pool: `FERROCL_THREADS` if set to a positive number, else the
-/// machine's available parallelism.
-pub fn thread_count() -> usize {
-    let default = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    match std::env::var("FERROCL_THREADS") {
-        Ok(v) => match v.trim().parse::<usize>() {
-            Ok(n) if n > 0 => n,
-            _ => {
-                eprintln!(
-                    "ferrocl: FERROCL_THREADS={v:?} is not a positive number; using {default}"
-                );
-                default
-            }
-        },
-        Err(_) => default,
-    }
-}
-
 impl DeviceConfig {
-    pub fn detect(threads: usize) -> Self {
+    /// The device as `settings` configure it, with `threads` workers.
+    pub fn detect(settings: &Settings, threads: usize) -> Self {
+        let flush = settings.flush_denormals;
+        let single_fp_config = match settings.rounding {
+            Rounding::NearestEven => {
+                CL_FP_INF_NAN
+                    | CL_FP_ROUND_TO_NEAREST
+                    | CL_FP_ROUND_TO_ZERO
+                    | CL_FP_ROUND_TO_INF
+                    | CL_FP_FMA
+            }
+            Rounding::TowardZero => CL_FP_INF_NAN | CL_FP_ROUND_TO_ZERO | CL_FP_FMA,
+        } | if flush { 0 } else { CL_FP_DENORM };
+        let mut opencl_c_features =
+            vec![NameVersion::new("__opencl_c_int64", make_version(3, 0, 0))];
+        if settings.fp64 {
+            opencl_c_features.insert(
+                0,
+                NameVersion::new("__opencl_c_fp64", make_version(3, 0, 0)),
+            );
+        }
         let ram = physical_ram();
         let il_versions = ferrocl_frontend::SUPPORTED_SPIRV_VERSIONS
             .iter()
             .map(|&(ma, mi)| NameVersion::new("SPIR-V", make_version(ma as u32, mi as u32, 0)))
             .collect();
         DeviceConfig {
+            settings: settings.clone(),
+            profile: match settings.profile {
+                Profile::Full => "FULL_PROFILE",
+                Profile::Embedded => "EMBEDDED_PROFILE",
+            },
             name: cpu_model_name(),
             vendor: PLATFORM_VENDOR.to_owned(),
             vendor_id: 0, // no registered PCI or Khronos vendor id
@@ -186,18 +201,17 @@ impl DeviceConfig {
             max_constant_buffer_size: 64 * 1024 * 1024,
             max_constant_args: 8,
             max_parameter_size: 1024,
-            single_fp_config: (CL_FP_DENORM
-                | CL_FP_INF_NAN
-                | CL_FP_ROUND_TO_NEAREST
-                | CL_FP_ROUND_TO_ZERO
-                | CL_FP_ROUND_TO_INF
-                | CL_FP_FMA) as cl_device_fp_config,
-            double_fp_config: (CL_FP_DENORM
-                | CL_FP_INF_NAN
-                | CL_FP_ROUND_TO_NEAREST
-                | CL_FP_ROUND_TO_ZERO
-                | CL_FP_ROUND_TO_INF
-                | CL_FP_FMA) as cl_device_fp_config,
+            single_fp_config: single_fp_config as cl_device_fp_config,
+            double_fp_config: if !settings.fp64 {
+                0
+            } else {
+                (CL_FP_DENORM
+                    | CL_FP_INF_NAN
+                    | CL_FP_ROUND_TO_NEAREST
+                    | CL_FP_ROUND_TO_ZERO
+                    | CL_FP_ROUND_TO_INF
+                    | CL_FP_FMA) as cl_device_fp_config
+            },
             half_fp_config: 0,
             profiling_timer_resolution: 1,
             printf_buffer_size: 1024 * 1024,
@@ -217,14 +231,11 @@ impl DeviceConfig {
                 NameVersion::new("OpenCL C", make_version(1, 2, 0)),
                 NameVersion::new("OpenCL C", make_version(3, 0, 0)),
             ],
-            opencl_c_features: vec![
-                NameVersion::new("__opencl_c_fp64", make_version(3, 0, 0)),
-                NameVersion::new("__opencl_c_int64", make_version(3, 0, 0)),
-            ],
+            opencl_c_features,
             il_versions,
-            extensions: extensions(),
+            extensions: extensions(settings),
             // char short int long float double half
-            vector_widths: [16, 8, 4, 2, 4, 2, 0],
+            vector_widths: [16, 8, 4, 2, 4, if settings.fp64 { 2 } else { 0 }, 0],
             queue_properties: (CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
                 as cl_command_queue_properties,
             device_version: "OpenCL 3.0 Ferrocl",
@@ -257,6 +268,25 @@ impl DeviceConfig {
             .join(" ")
     }
 
+    /// What clang may assume (`-cl-ext`): exactly the device's OpenCL C extensions and
+    /// optional features, so sources cannot use what the device does not provide.
+    pub fn opencl_c_extensions(&self) -> Vec<&str> {
+        self.extensions
+            .iter()
+            .map(|e| e.name.as_str())
+            .filter(|n| !API_ONLY_EXTENSIONS.contains(n))
+            .chain(self.opencl_c_features.iter().map(|f| f.name.as_str()))
+            .collect()
+    }
+
+    /// Whether a module may declare SPIR-V capability `cap` on this device: the frontend's
+    /// table, narrowed by the optional features these settings turned off.
+    pub fn allows_capability(&self, cap: ferrocl_frontend::spirv::Capability) -> bool {
+        use ferrocl_frontend::spirv::Capability;
+        ferrocl_frontend::SUPPORTED_CAPABILITIES.contains(&cap)
+            && (cap != Capability::Float64 || self.settings.fp64)
+    }
+
     /// Whether OpenCL C sources can be compiled: decided at runtime by finding clang.
     pub fn compiler_available(&self) -> bool {
         ferrocl_frontend::opencl_c_compiler_available()
@@ -269,7 +299,7 @@ mod tests {
 
     #[test]
     fn il_versions_come_from_the_frontend() {
-        let c = DeviceConfig::detect(2);
+        let c = DeviceConfig::detect(&Settings::parse(|_| None, |_| {}), 2);
         assert_eq!(
             c.il_versions.len(),
             ferrocl_frontend::SUPPORTED_SPIRV_VERSIONS.len()
@@ -282,23 +312,63 @@ mod tests {
 
     #[test]
     fn clang_sees_exactly_the_device_language_features() {
-        let c = DeviceConfig::detect(2);
-        // Extensions that are not OpenCL C language features.
-        let api_only = [
-            "cl_khr_icd",
-            "cl_khr_il_program",
-            "cl_khr_spirv_no_integer_wrap_decoration",
-        ];
-        let mut want: Vec<&str> = c
-            .extensions
-            .iter()
-            .map(|e| e.name.as_str())
-            .filter(|n| !api_only.contains(n))
-            .chain(c.opencl_c_features.iter().map(|f| f.name.as_str()))
-            .collect();
-        let mut got = ferrocl_frontend::OPENCL_C_EXTENSIONS.to_vec();
-        want.sort_unstable();
+        let full = DeviceConfig::detect(&Settings::parse(|_| None, |_| {}), 2);
+        let mut got = full.opencl_c_extensions();
         got.sort_unstable();
-        assert_eq!(want, got);
+        assert_eq!(
+            got,
+            [
+                "__opencl_c_fp64",
+                "__opencl_c_int64",
+                "cl_khr_byte_addressable_store",
+                "cl_khr_fp64"
+            ]
+        );
+        let no_fp64 = DeviceConfig::detect(
+            &Settings::parse(|k| (k == "FERROCL_FP64").then(|| "off".to_owned()), |_| {}),
+            2,
+        );
+        assert!(!no_fp64
+            .opencl_c_extensions()
+            .iter()
+            .any(|e| e.contains("fp64")));
+        assert_eq!(no_fp64.double_fp_config, 0);
+        assert_eq!(no_fp64.vector_widths[5], 0);
+        assert!(!no_fp64.allows_capability(ferrocl_frontend::spirv::Capability::Float64));
+        assert!(full.allows_capability(ferrocl_frontend::spirv::Capability::Float64));
+    }
+
+    #[test]
+    fn ftz_and_rtz_change_the_single_precision_config() {
+        let ftz = DeviceConfig::detect(
+            &Settings::parse(|k| (k == "FERROCL_FTZ").then(|| "on".to_owned()), |_| {}),
+            2,
+        );
+        assert_eq!(
+            ftz.single_fp_config & CL_FP_DENORM as cl_device_fp_config,
+            0
+        );
+        assert_ne!(
+            ftz.double_fp_config & CL_FP_DENORM as cl_device_fp_config,
+            0
+        );
+        let rtz = DeviceConfig::detect(
+            &Settings::parse(
+                |k| (k == "FERROCL_ROUNDING").then(|| "rtz".to_owned()),
+                |_| {},
+            ),
+            2,
+        );
+        assert_eq!(rtz.profile, "EMBEDDED_PROFILE");
+        assert_eq!(
+            rtz.single_fp_config & CL_FP_ROUND_TO_NEAREST as cl_device_fp_config,
+            0
+        );
+        assert_ne!(
+            rtz.single_fp_config & CL_FP_ROUND_TO_ZERO as cl_device_fp_config,
+            0
+        );
+        assert!(rtz.extensions.iter().any(|e| e.name == "cles_khr_int64"));
+        assert_eq!(rtz.double_fp_config, 0);
     }
 }

@@ -52,6 +52,8 @@ pub struct Launch {
     /// Work-item frame bytes of one group (frame size × enqueued work-group size); 0 for
     /// kernels without barriers.
     pub frames_size: usize,
+    /// Run with single-precision round-toward-zero (`FERROCL_ROUNDING=rtz`).
+    pub round_to_zero: bool,
 }
 
 impl Launch {
@@ -101,6 +103,42 @@ impl Drop for Arena {
 
 thread_local! {
     static ARENA: RefCell<Arena> = const { RefCell::new(Arena { ptr: std::ptr::null_mut(), layout: None }) };
+}
+
+/// Sets the calling thread's SSE rounding control (MXCSR.RC) to round-toward-zero and restores
+/// the previous MXCSR when dropped, so the mode never leaks into other work on the thread.
+struct RoundingGuard {
+    saved: u32,
+}
+
+impl RoundingGuard {
+    const RC_MASK: u32 = 0b11 << 13;
+    const RC_TOWARD_ZERO: u32 = 0b11 << 13;
+
+    fn toward_zero() -> Self {
+        let saved = read_mxcsr();
+        write_mxcsr((saved & !Self::RC_MASK) | Self::RC_TOWARD_ZERO);
+        RoundingGuard { saved }
+    }
+}
+
+impl Drop for RoundingGuard {
+    fn drop(&mut self) {
+        write_mxcsr(self.saved);
+    }
+}
+
+fn read_mxcsr() -> u32 {
+    let mut v: u32 = 0;
+    // SAFETY: stmxcsr stores the 32-bit MXCSR register into the local `v`.
+    unsafe { std::arch::asm!("stmxcsr [{}]", in(reg) &mut v, options(nostack)) };
+    v
+}
+
+fn write_mxcsr(v: u32) {
+    // SAFETY: ldmxcsr loads a value read from MXCSR with only the rounding-control bits
+    // changed (no reserved bits set), which cannot fault.
+    unsafe { std::arch::asm!("ldmxcsr [{}]", in(reg) &v, options(nostack)) };
 }
 
 /// The `GroupInfo` of linear group `g`.
@@ -166,6 +204,7 @@ pub fn run_ndrange<K: GroupRunner>(
                 let mut a = a.borrow_mut();
                 let frames_offset = l.frames_offset();
                 let mem = a.get(frames_offset + l.frames_size);
+                let _rounding = l.round_to_zero.then(RoundingGuard::toward_zero);
                 let mut info = info;
                 if l.frames_size > 0 {
                     // SAFETY: the arena has frames_offset + frames_size bytes.
@@ -186,6 +225,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn rounding_guard_sets_and_restores_mxcsr() {
+        let before = read_mxcsr();
+        {
+            let _g = RoundingGuard::toward_zero();
+            assert_eq!(
+                read_mxcsr() & RoundingGuard::RC_MASK,
+                RoundingGuard::RC_TOWARD_ZERO
+            );
+            let third = std::hint::black_box(1.0f32) / std::hint::black_box(3.0f32);
+            assert_eq!(third.to_bits(), 0x3eaa_aaaa); // nearest would be 0x3eaaaaab
+        }
+        assert_eq!(read_mxcsr(), before);
+    }
+
+    #[test]
     fn non_uniform_last_group() {
         let l = Launch {
             work_dim: 2,
@@ -194,6 +248,7 @@ mod tests {
             local: [4, 2, 1],
             arena_size: 0,
             frames_size: 0,
+            round_to_zero: false,
         };
         assert_eq!(group_count(&l), 3 * 2);
         let last = group_info(&l, 5);
@@ -242,6 +297,7 @@ mod tests {
             local: [4, 3, 1],
             arena_size: 1000,
             frames_size: 0,
+            round_to_zero: false,
         };
         let mut out = vec![0u32; group_count(&l)];
         let mut block = ArgBlock::new(8);

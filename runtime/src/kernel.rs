@@ -193,7 +193,16 @@ impl Kernel {
             local,
             arena_size: local_total,
             frames_size: code.work_item_frame_size * local.iter().product::<usize>(),
+            round_to_zero: cfg.settings.rounding == crate::settings::Rounding::TowardZero,
         };
+        crate::settings::log(
+            &cfg.settings,
+            crate::settings::LogLevel::Info,
+            format_args!(
+                "launch {}: work_dim {work_dim}, offset {:?}, global {:?}, local {:?}",
+                code.info.name, launch.offset, launch.global, launch.local
+            ),
+        );
         let built = self.built.clone();
         let index = self.index;
         let device = device.clone();
@@ -372,7 +381,7 @@ mod tests {
 
     #[test]
     fn work_group_size_rules() {
-        let cfg = DeviceConfig::detect(2);
+        let cfg = DeviceConfig::detect(&crate::settings::Settings::parse(|_| None, |_| {}), 2);
         let r =
             |l, reqd, uniform| resolve_local_size(&cfg, 4096, 2, [100, 10, 1], l, reqd, uniform);
         assert_eq!(r(Some([10, 10, 1]), None, false), Ok([10, 10, 1]));

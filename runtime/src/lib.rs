@@ -12,6 +12,7 @@ pub mod object;
 pub mod platform;
 pub mod program;
 pub mod queue;
+pub mod settings;
 
 pub use object::{CLResult, ClObject};
 

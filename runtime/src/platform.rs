@@ -3,8 +3,9 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::config::{thread_count, DeviceConfig};
+use crate::config::DeviceConfig;
 use crate::object::{Base, Tag};
+use crate::settings::Settings;
 
 #[repr(C)]
 pub struct Platform {
@@ -27,10 +28,17 @@ static PLATFORM: OnceLock<Platform> = OnceLock::new();
 /// The platform, created on first use (after the icd layer has set the dispatch pointer).
 pub fn platform() -> &'static Platform {
     PLATFORM.get_or_init(|| {
-        let threads = thread_count();
+        // The FERROCL_* settings are read once, here, when the platform is first used.
+        let settings = Settings::from_env();
+        let pin = settings.pin_threads;
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
+            .num_threads(settings.threads)
             .thread_name(|i| format!("ferrocl-worker-{i}"))
+            .start_handler(move |i| {
+                if pin {
+                    pin_current_thread(i);
+                }
+            })
             .build()
             .unwrap_or_else(|_| {
                 rayon::ThreadPoolBuilder::new()
@@ -41,7 +49,7 @@ pub fn platform() -> &'static Platform {
         let threads = pool.current_num_threads();
         let device = Arc::new(Device {
             base: Base::new(Tag::Device),
-            config: DeviceConfig::detect(threads),
+            config: DeviceConfig::detect(&settings, threads),
             pool,
         });
         Platform {
@@ -54,5 +62,28 @@ pub fn platform() -> &'static Platform {
 impl Platform {
     pub fn is(&self, other: *const Platform) -> bool {
         std::ptr::eq(self, other)
+    }
+}
+
+/// Pins the calling worker thread to the `index`-th CPU this process may run on.
+fn pin_current_thread(index: usize) {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity/sched_setaffinity with pid 0 act on
+    // the calling thread and only read/write the set passed with its exact size.
+    unsafe {
+        let mut allowed: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut allowed) != 0 {
+            return;
+        }
+        let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &allowed))
+            .collect();
+        if cpus.is_empty() {
+            return;
+        }
+        let mut one: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpus[index % cpus.len()], &mut one);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &one) != 0 {
+            eprintln!("ferrocl: FERROCL_PIN_THREADS: could not pin worker {index}");
+        }
     }
 }

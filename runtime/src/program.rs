@@ -8,8 +8,10 @@ use std::sync::{Arc, Mutex};
 use ferrocl_codegen::BuildOptions;
 use opencl_sys::*;
 
+use crate::config::DeviceConfig;
 use crate::context::Context;
 use crate::object::{Base, CLResult, Tag};
+use crate::settings::{log, LogLevel, Rounding};
 
 /// What the program was created from.
 #[derive(Clone, Debug)]
@@ -231,7 +233,10 @@ impl Program {
     fn to_spirv(&self, options: &str, spirv: Option<Vec<u8>>) -> Result<Vec<u8>, String> {
         // Source is recompiled every time: options (-D, -I) may differ between builds.
         match (&self.source, spirv) {
-            (Source::OpenClC(src), _) => ferrocl_frontend::compile_opencl_c(src, options),
+            (Source::OpenClC(src), _) => {
+                let config = &self.context.devices[0].config;
+                ferrocl_frontend::compile_opencl_c(src, options, &config.opencl_c_extensions())
+            }
             (_, Some(s)) => Ok(s),
             _ => Err("error: the program has no source, IL or binary to build\n".into()),
         }
@@ -289,9 +294,7 @@ impl Program {
             .to_spirv(options, known)
             .map_err(|log| (None, log))
             .and_then(|spirv| {
-                let code = ferrocl_frontend::parse(&spirv)
-                    .map_err(|e| e.log())
-                    .and_then(|m| ferrocl_codegen::compile(&m, &parsed.codegen).map_err(|e| e.log));
+                let code = build_for_device(&self.context.devices[0].config, &spirv, &parsed);
                 match code {
                     Ok(code) => Ok((
                         spirv,
@@ -355,9 +358,7 @@ impl Program {
         } else {
             let spirv = inputs[0].binary();
             st.spirv = Some(spirv.clone());
-            ferrocl_frontend::parse(&spirv)
-                .map_err(|e| e.log())
-                .and_then(|m| ferrocl_codegen::compile(&m, &parsed.codegen).map_err(|e| e.log))
+            build_for_device(&out.context.devices[0].config, &spirv, &parsed)
         };
         let outcome = match result {
             Ok(code) => {
@@ -378,6 +379,80 @@ impl Program {
         drop(st);
         Ok((out, outcome))
     }
+}
+
+/// SPIR-V → validated module → machine code for this device: the module may only use the
+/// capabilities the device's settings leave on, and the device's float settings (FTZ, default
+/// rounding) and dump directory reach the code generator.
+fn build_for_device(
+    config: &DeviceConfig,
+    spirv: &[u8],
+    parsed: &ParsedOptions,
+) -> Result<ferrocl_codegen::Program, String> {
+    static PROGRAMS: AtomicUsize = AtomicUsize::new(0);
+    let settings = &config.settings;
+    let start = std::time::Instant::now();
+    let module = ferrocl_frontend::parse(spirv).map_err(|e| e.log())?;
+    let refused: String = module
+        .raw
+        .capabilities
+        .iter()
+        .filter_map(|i| match i.operands.first() {
+            Some(ferrocl_frontend::rspirv::dr::Operand::Capability(c)) if !config.allows_capability(*c) => {
+                Some(format!(
+                    "error: env 3: capability {c:?} is turned off on this device (FERROCL_FP64=off or FERROCL_ROUNDING=rtz) [OpCapability {c:?}]\n"
+                ))
+            }
+            _ => None,
+        })
+        .collect();
+    if !refused.is_empty() {
+        return Err(refused);
+    }
+    let mut options = parsed.codegen.clone();
+    options.denorms_are_zero |= settings.flush_denormals;
+    options.round_to_zero = settings.rounding == Rounding::TowardZero;
+    if let Some(dir) = &settings.dump_dir {
+        let dir = dir.join(format!(
+            "program-{}",
+            PROGRAMS.fetch_add(1, Ordering::Relaxed)
+        ));
+        if let Err(e) = std::fs::create_dir_all(&dir)
+            .and_then(|()| std::fs::write(dir.join("input.spv"), spirv))
+        {
+            log(
+                settings,
+                LogLevel::Warn,
+                format_args!("cannot write {}: {e}", dir.display()),
+            );
+        }
+        options.dump_dir = Some(dir);
+    }
+    let code = ferrocl_codegen::compile(&module, &options).map_err(|e| e.log)?;
+    for k in code.kernels() {
+        log(
+            settings,
+            LogLevel::Debug,
+            format_args!(
+                "kernel {}: {} SPIR-V instructions, {} argument bytes, {} bytes of __local variables, {} private bytes, {} frame bytes per work-item",
+                k.info.name, k.instruction_count, k.args_size, k.static_local_mem_size, k.private_mem_size, k.work_item_frame_size
+            ),
+        );
+    }
+    log(
+        settings,
+        LogLevel::Info,
+        format_args!(
+            "built {} kernel(s), {} SPIR-V instructions, in {:.2} ms",
+            code.kernels().len(),
+            code.kernels()
+                .iter()
+                .map(|k| k.instruction_count)
+                .sum::<usize>(),
+            start.elapsed().as_secs_f64() * 1e3
+        ),
+    );
+    Ok(code)
 }
 
 #[cfg(test)]

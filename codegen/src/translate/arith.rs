@@ -16,6 +16,26 @@ impl Translator<'_, '_, '_> {
         self.b.func.dfg.value_type(v)
     }
 
+    /// Flush-to-zero for single precision (`-cl-denorms-are-zero` or `FERROCL_FTZ=on`):
+    /// a denormal `f32` becomes a zero of the same sign; other values and types pass. Applied
+    /// per operation to inputs and results, so doubles keep their denormals (env spec 6.7.3
+    /// allows either sign for the flushed zero; keeping it is the natural choice).
+    pub(crate) fn ftz(&mut self, v: Value) -> Value {
+        if !self.options.denorms_are_zero || self.ty_of(v) != types::F32 {
+            return v;
+        }
+        let abs = self.b.ins().fabs(v);
+        let min_normal = self.b.ins().f32const(f32::MIN_POSITIVE);
+        let tiny = self.b.ins().fcmp(FloatCC::LessThan, abs, min_normal);
+        let zero = self.b.ins().f32const(0.0);
+        let signed_zero = self.b.ins().fcopysign(zero, v);
+        self.b.ins().select(tiny, signed_zero, v)
+    }
+
+    pub(crate) fn ftz_val(&mut self, v: &Val) -> Result<Val, BuildError> {
+        v.map(&mut |x| Ok(self.ftz(x)))
+    }
+
     /// Divisor safe for `udiv`/`urem`: 0 becomes 1.
     fn safe_unsigned_divisor(&mut self, d: Value) -> Value {
         let t = self.ty_of(d);
@@ -75,13 +95,14 @@ impl Translator<'_, '_, '_> {
             BitReverse => a.map(&mut |x| Ok(self.b.ins().bitrev(x)))?,
             Dot => {
                 let b = self.operand(inst, 1)?;
+                let (a, b) = (self.ftz_val(&a)?, self.ftz_val(&b)?);
                 let (xs, ys) = (a.flat(), b.flat());
                 let mut acc = self.b.ins().fmul(xs[0], ys[0]);
                 for (x, y) in xs.iter().zip(&ys).skip(1) {
                     let p = self.b.ins().fmul(*x, *y);
                     acc = self.b.ins().fadd(acc, p);
                 }
-                Val::S(acc)
+                Val::S(self.ftz(acc))
             }
             IAddCarry | ISubBorrow | UMulExtended | SMulExtended => {
                 let b = self.operand(inst, 1)?;
@@ -118,7 +139,11 @@ impl Translator<'_, '_, '_> {
             }
             VectorTimesScalar => {
                 let s = self.operand(inst, 1)?;
-                a.zip(&s, &mut |x, y| Ok(self.b.ins().fmul(x, y)))?
+                a.zip(&s, &mut |x, y| {
+                    let (x, y) = (self.ftz(x), self.ftz(y));
+                    let r = self.b.ins().fmul(x, y);
+                    Ok(self.ftz(r))
+                })?
             }
             _ => {
                 let b = self.operand(inst, 1)?;
@@ -131,14 +156,15 @@ impl Translator<'_, '_, '_> {
 
     fn binary(&mut self, op: Op, x: Value, y: Value) -> Result<Value, BuildError> {
         use Op::*;
+        if matches!(op, FAdd | FSub | FMul | FDiv | FRem | FMod) {
+            let (x, y) = (self.ftz(x), self.ftz(y));
+            let r = self.float_binary(op, x, y)?;
+            return Ok(self.ftz(r));
+        }
         Ok(match op {
             IAdd => self.b.ins().iadd(x, y),
             ISub => self.b.ins().isub(x, y),
             IMul => self.b.ins().imul(x, y),
-            FAdd => self.b.ins().fadd(x, y),
-            FSub => self.b.ins().fsub(x, y),
-            FMul => self.b.ins().fmul(x, y),
-            FDiv => self.b.ins().fdiv(x, y),
             UDiv => {
                 let d = self.safe_unsigned_divisor(y);
                 self.b.ins().udiv(x, d)
@@ -166,20 +192,6 @@ impl Translator<'_, '_, '_> {
                 let adjusted = self.b.ins().iadd(r, d);
                 self.b.ins().select(fix, adjusted, r)
             }
-            FRem => self.fmod_call(x, y)?,
-            FMod => {
-                // Result takes the sign of the divisor.
-                let r = self.fmod_call(x, y)?;
-                let t = self.ty_of(r);
-                let zero = super::values::zero_of(&mut self.b, t);
-                let r_neg = self.b.ins().fcmp(FloatCC::LessThan, r, zero);
-                let y_neg = self.b.ins().fcmp(FloatCC::LessThan, y, zero);
-                let r_nz = self.b.ins().fcmp(FloatCC::NotEqual, r, zero);
-                let differ = self.b.ins().bxor(r_neg, y_neg);
-                let fix = self.b.ins().band(differ, r_nz);
-                let adjusted = self.b.ins().fadd(r, y);
-                self.b.ins().select(fix, adjusted, r)
-            }
             ShiftRightLogical | ShiftRightArithmetic | ShiftLeftLogical => {
                 let y = self.resize_int(y, self.ty_of(x), false);
                 match op {
@@ -196,6 +208,31 @@ impl Translator<'_, '_, '_> {
                     "internal: Op{other:?} is not a binary arithmetic op\n"
                 ))
             }
+        })
+    }
+
+    fn float_binary(&mut self, op: Op, x: Value, y: Value) -> Result<Value, BuildError> {
+        use Op::*;
+        Ok(match op {
+            FAdd => self.b.ins().fadd(x, y),
+            FSub => self.b.ins().fsub(x, y),
+            FMul => self.b.ins().fmul(x, y),
+            FDiv => self.b.ins().fdiv(x, y),
+            FRem => self.fmod_call(x, y)?,
+            FMod => {
+                // Result takes the sign of the divisor.
+                let r = self.fmod_call(x, y)?;
+                let t = self.ty_of(r);
+                let zero = super::values::zero_of(&mut self.b, t);
+                let r_neg = self.b.ins().fcmp(FloatCC::LessThan, r, zero);
+                let y_neg = self.b.ins().fcmp(FloatCC::LessThan, y, zero);
+                let r_nz = self.b.ins().fcmp(FloatCC::NotEqual, r, zero);
+                let differ = self.b.ins().bxor(r_neg, y_neg);
+                let fix = self.b.ins().band(differ, r_nz);
+                let adjusted = self.b.ins().fadd(r, y);
+                self.b.ins().select(fix, adjusted, r)
+            }
+            other => return err(format!("internal: Op{other:?} is not a float binary op\n")),
         })
     }
 
@@ -315,6 +352,7 @@ impl Translator<'_, '_, '_> {
 
     fn compare_pair(&mut self, op: Op, x: Value, y: Value) -> Result<Value, BuildError> {
         use Op::*;
+        let (x, y) = (self.ftz(x), self.ftz(y));
         let icmp = |t: &mut Self, cc| t.b.ins().icmp(cc, x, y);
         let fcmp = |t: &mut Self, cc| t.b.ins().fcmp(cc, x, y);
         Ok(match op {

@@ -52,13 +52,15 @@ impl Translator<'_, '_, '_> {
                 UConvert | ConvertPtrToU | ConvertUToPtr => self.resize_int(x, to, false),
                 SConvert => self.resize_int(x, to, true),
                 FConvert => {
+                    let x = self.ftz(x);
                     let from = self.ty_of(x);
                     if from == to {
                         x
                     } else if from.bits() < to.bits() {
                         self.b.ins().fpromote(to, x)
                     } else {
-                        self.b.ins().fdemote(to, x)
+                        let r = self.b.ins().fdemote(to, x);
+                        self.ftz(r)
                     }
                 }
                 PtrCastToGeneric | GenericCastToPtr | GenericCastToPtrExplicit => x,

@@ -79,7 +79,11 @@ fn new_jit(options: &BuildOptions) -> Result<JITModule, BuildError> {
     set(
         &mut flags,
         "opt_level",
-        if options.optimize { "speed" } else { "none" },
+        if options.optimize && !options.round_to_zero {
+            "speed"
+        } else {
+            "none"
+        },
     )?;
     // The verifier stays on until the frontend checks the operand types of every instruction:
     // it turns inconsistent modules into build errors instead of miscompiled code.
@@ -286,7 +290,15 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
                 e.log, kernel.name
             ))
         })?;
-        dump(options, &kernel.name, "clif", &ctx.func);
+        if options.dump_dir.is_some() {
+            dump(
+                options,
+                &kernel.name,
+                "clif",
+                &ctx.func.display().to_string(),
+            );
+            ctx.set_disasm(true);
+        }
         let name = format!("__ferrocl_kernel_{index}");
         let id = env
             .jit
@@ -298,7 +310,18 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
                 kernel.name
             ))
         })?;
-        dump(options, &kernel.name, "opt.clif", &ctx.func);
+        if options.dump_dir.is_some() {
+            dump(
+                options,
+                &kernel.name,
+                "opt.clif",
+                &ctx.func.display().to_string(),
+            );
+            if let Some(asm) = ctx.compiled_code().and_then(|c| c.vcode.as_deref()) {
+                dump(options, &kernel.name, "s", asm);
+            }
+            ctx.set_disasm(false);
+        }
         env.jit.clear_context(&mut ctx);
         built.push((id, kernel.clone(), slots, args_size, shape));
     }
@@ -328,8 +351,9 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
     Ok(Program::new(kernels, env.jit))
 }
 
-/// Writes a kernel's IR into `options.dump_dir`; failing to write is reported, not fatal.
-fn dump(options: &BuildOptions, kernel: &str, suffix: &str, func: &ir::Function) {
+/// Writes one dump file of a kernel (IR or machine code) into `options.dump_dir`; failing to
+/// write is reported, not fatal.
+fn dump(options: &BuildOptions, kernel: &str, suffix: &str, text: &str) {
     let Some(dir) = &options.dump_dir else { return };
     let safe: String = kernel
         .chars()
@@ -342,9 +366,7 @@ fn dump(options: &BuildOptions, kernel: &str, suffix: &str, func: &ir::Function)
         })
         .collect();
     let path = dir.join(format!("{safe}.{suffix}"));
-    if let Err(e) = std::fs::create_dir_all(dir)
-        .and_then(|()| std::fs::write(&path, func.display().to_string()))
-    {
+    if let Err(e) = std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&path, text)) {
         eprintln!("ferrocl: cannot write {}: {e}", path.display());
     }
 }

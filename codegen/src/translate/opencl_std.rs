@@ -29,10 +29,27 @@ impl Translator<'_, '_, '_> {
                 "error: OpenCL.std instruction {number} does not exist\n"
             ));
         };
-        let args: Vec<Val> = (2..inst.operands.len())
+        let mut args: Vec<Val> = (2..inst.operands.len())
             .filter(|&i| matches!(inst.operands[i], Operand::IdRef(_)))
             .map(|i| self.operand(inst, i))
             .collect::<Result<_, _>>()?;
+        // Flush-to-zero applies to the floating-point operations, not to data movement.
+        let arithmetic = !matches!(
+            op,
+            Cl::vloadn
+                | Cl::vstoren
+                | Cl::prefetch
+                | Cl::select
+                | Cl::bitselect
+                | Cl::shuffle
+                | Cl::shuffle2
+        );
+        if arithmetic && self.options.denorms_are_zero {
+            args = args
+                .iter()
+                .map(|a| self.ftz_val(a))
+                .collect::<Result<_, _>>()?;
+        }
         let arg = |i: usize| -> Result<&Val, BuildError> {
             args.get(i).ok_or_else(|| {
                 BuildError::new(format!("error: OpenCL.std {op:?} is missing operand {i}\n"))
@@ -253,6 +270,7 @@ impl Translator<'_, '_, '_> {
             })?,
             _ => self.mathlib_call(op, &args)?,
         };
+        let v = if arithmetic { self.ftz_val(&v)? } else { v };
         self.define(inst, v)?;
         Ok(())
     }

@@ -81,7 +81,7 @@ pub unsafe extern "C" fn clIcdGetPlatformIDsKHR(
 fn platform_info(param: cl_platform_info) -> CLResult<Vec<u8>> {
     let cfg = &platform().devices[0].config;
     Ok(match param {
-        CL_PLATFORM_PROFILE => s(config::PLATFORM_PROFILE),
+        CL_PLATFORM_PROFILE => s(cfg.profile),
         CL_PLATFORM_VERSION => s(config::PLATFORM_VERSION),
         CL_PLATFORM_NAME => s(config::PLATFORM_NAME),
         CL_PLATFORM_VENDOR => s(config::PLATFORM_VENDOR),
@@ -252,7 +252,7 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_NAME => s(&c.name),
         CL_DEVICE_VENDOR => s(&c.vendor),
         CL_DRIVER_VERSION => s(config::DRIVER_VERSION),
-        CL_DEVICE_PROFILE => s(config::PLATFORM_PROFILE),
+        CL_DEVICE_PROFILE => s(c.profile),
         CL_DEVICE_VERSION => s(c.device_version),
         CL_DEVICE_NUMERIC_VERSION => v(c.numeric_version),
         CL_DEVICE_OPENCL_C_VERSION => s(c.opencl_c_version),

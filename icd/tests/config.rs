@@ -1,0 +1,356 @@
+//! Device configuration through FERROCL_* variables, through the real loader. The settings are
+//! read once per process, so each test re-runs this test binary as a child process with the
+//! variables set and checks results and queries there; the parent checks the child's exit and
+//! its stderr (warnings, logs).
+
+mod common;
+
+use std::process::Command;
+
+use common::{arg_buf, check, cl, device_id, Env, Opt};
+use opencl3::device::Device;
+use opencl3::device::{CL_FP_DENORM, CL_FP_ROUND_TO_NEAREST, CL_FP_ROUND_TO_ZERO};
+use opencl3::kernel::Kernel;
+use opencl3::program::Program;
+use opencl3::types::cl_device_fp_config;
+
+const CHILD: &str = "FERROCL_CONFIG_TEST_CHILD";
+
+/// Runs test `name`'s body in a child process with `vars` set; returns the child's stderr.
+/// In the child (`CHILD` = name) returns `None` and the caller runs the body.
+fn in_child(name: &str, vars: &[(&str, &str)]) -> Option<String> {
+    if std::env::var(CHILD).as_deref() == Ok(name) {
+        return None;
+    }
+    let exe = std::env::current_exe().expect("test binary path");
+    let mut cmd = Command::new(exe);
+    cmd.args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, name);
+    for var in [
+        "FERROCL_FTZ",
+        "FERROCL_ROUNDING",
+        "FERROCL_PROFILE",
+        "FERROCL_FP64",
+        "FERROCL_THREADS",
+        "FERROCL_LOG",
+        "FERROCL_DUMP_DIR",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.envs(vars.iter().copied());
+    let out = cmd.output().expect("run the test binary as a child");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        out.status.success(),
+        "child {name} failed\n--- stdout ---\n{stdout}\n--- stderr ---\n{stderr}"
+    );
+    assert!(
+        stdout.contains("1 passed"),
+        "child {name} ran no test:\n{stdout}"
+    );
+    Some(stderr)
+}
+
+fn device() -> Device {
+    Device::new(device_id())
+}
+
+fn fp_config(param: u32) -> cl_device_fp_config {
+    let d = device();
+    let r = if param == opencl3::device::CL_DEVICE_DOUBLE_FP_CONFIG {
+        d.double_fp_config()
+    } else {
+        d.single_fp_config()
+    };
+    check(cl(r), "clGetDeviceInfo(FP_CONFIG)")
+}
+
+/// Builds an IL program with explicit options; returns the kernel or the build log.
+fn build(env: &Env, file: &str, options: &str, kernel: &str) -> Result<Kernel, String> {
+    let il = common::spirv(file, Opt::Optimised);
+    let program = check(
+        cl(Program::create_from_il(&env.context, &il)),
+        "clCreateProgramWithIL",
+    );
+    let c_options = std::ffi::CString::new(options).expect("options");
+    let built = opencl3::program::build_program(
+        program.get(),
+        env.context.devices(),
+        &c_options,
+        None,
+        std::ptr::null_mut(),
+    );
+    match built {
+        Ok(()) => Ok(check(
+            cl(Kernel::create(&program, kernel)),
+            "clCreateKernel",
+        )),
+        Err(_) => Err(program.get_build_log(env.device.id()).unwrap_or_default()),
+    }
+}
+
+const DENORM: f32 = 1.0e-39; // below f32::MIN_POSITIVE (1.18e-38)
+
+struct Arith {
+    add: Vec<f32>,
+    mul: Vec<f32>,
+    fma: Vec<f32>,
+    sqrt: Vec<f32>,
+    div: Vec<f32>,
+}
+
+fn run_arith(env: &Env, kernel: &Kernel, a: &[f32], b: &[f32]) -> Arith {
+    let n = a.len();
+    let (ba, bb) = (env.buffer(a), env.buffer(b));
+    let outs: Vec<_> = (0..5).map(|_| env.buffer_filled(n, f32::NAN)).collect();
+    arg_buf(kernel, 0, &ba);
+    arg_buf(kernel, 1, &bb);
+    for (i, o) in outs.iter().enumerate() {
+        arg_buf(kernel, 2 + i as u32, o);
+    }
+    env.run(kernel, &[n], None, None);
+    let r: Vec<Vec<f32>> = outs.iter().map(|o| env.read(o, n)).collect();
+    Arith {
+        add: r[0].clone(),
+        mul: r[1].clone(),
+        fma: r[2].clone(),
+        sqrt: r[3].clone(),
+        div: r[4].clone(),
+    }
+}
+
+// Inputs: [denormal + 0, normal*normal = denormal, -denormal]
+const A: [f32; 3] = [DENORM, 1.0e-20, -DENORM];
+const B: [f32; 3] = [0.0, 1.0e-20, 1.0];
+
+#[test]
+fn denormals_are_kept_by_default() {
+    if in_child("denormals_are_kept_by_default", &[]).is_some() {
+        return;
+    }
+    let env = Env::new();
+    assert_ne!(
+        fp_config(opencl3::device::CL_DEVICE_SINGLE_FP_CONFIG) & CL_FP_DENORM,
+        0
+    );
+    let k = build(&env, "fpmode", "", "arith").expect("build");
+    let r = run_arith(&env, &k, &A, &B);
+    assert_eq!(r.add[0], DENORM);
+    assert_eq!(r.mul[1], 1.0e-20f32 * 1.0e-20f32);
+    assert!(r.mul[1] > 0.0 && r.mul[1] < f32::MIN_POSITIVE);
+    assert_eq!(r.fma[1], 1.0e-20f32.mul_add(1.0e-20, 0.0));
+    assert_eq!(r.sqrt[0], DENORM.sqrt());
+    assert_eq!(r.div[2], -DENORM);
+}
+
+#[test]
+fn ftz_flushes_single_precision_and_keeps_doubles() {
+    if in_child(
+        "ftz_flushes_single_precision_and_keeps_doubles",
+        &[("FERROCL_FTZ", "on")],
+    )
+    .is_some()
+    {
+        return;
+    }
+    let env = Env::new();
+    assert_eq!(
+        fp_config(opencl3::device::CL_DEVICE_SINGLE_FP_CONFIG) & CL_FP_DENORM,
+        0
+    );
+    assert_ne!(
+        fp_config(opencl3::device::CL_DEVICE_DOUBLE_FP_CONFIG) & CL_FP_DENORM,
+        0
+    );
+    let k = build(&env, "fpmode", "", "arith").expect("build");
+    let r = run_arith(&env, &k, &A, &B);
+    for (what, v) in [
+        ("add", r.add[0]),
+        ("mul", r.mul[1]),
+        ("fma", r.fma[1]),
+        ("sqrt", r.sqrt[0]),
+        ("div", r.div[2]),
+    ] {
+        assert_eq!(v, 0.0, "{what} should flush to zero, got {v:e}");
+    }
+    assert!(
+        r.div[2].is_sign_negative(),
+        "the sign of a flushed -denormal is kept"
+    );
+    // Doubles keep denormals; converting a double denormal-range value to float flushes.
+    let d = build(&env, "fpmode_double", "", "dmul").expect("build");
+    let (a, b) = (env.buffer(&[1.0e-160f64]), env.buffer(&[1.0e-160f64]));
+    let (out, demoted) = (
+        env.buffer_filled(1, f64::NAN),
+        env.buffer_filled(1, f32::NAN),
+    );
+    arg_buf(&d, 0, &a);
+    arg_buf(&d, 1, &b);
+    arg_buf(&d, 2, &out);
+    arg_buf(&d, 3, &demoted);
+    env.run(&d, &[1], None, None);
+    assert_eq!(env.read(&out, 1)[0], 1.0e-160f64 * 1.0e-160);
+    assert!(env.read(&out, 1)[0] > 0.0);
+    assert_eq!(env.read(&demoted, 1)[0], 0.0);
+}
+
+#[test]
+fn denorms_are_zero_build_option_flushes_one_program() {
+    if in_child("denorms_are_zero_build_option_flushes_one_program", &[]).is_some() {
+        return;
+    }
+    let env = Env::new();
+    let flushed = build(&env, "fpmode", "-cl-denorms-are-zero", "arith").expect("build");
+    let r = run_arith(&env, &flushed, &A, &B);
+    assert_eq!(r.mul[1], 0.0);
+    let exact = build(&env, "fpmode", "", "arith").expect("build");
+    let r = run_arith(&env, &exact, &A, &B);
+    assert!(r.mul[1] > 0.0);
+}
+
+#[test]
+fn rtz_rounds_toward_zero_in_the_embedded_profile() {
+    if in_child(
+        "rtz_rounds_toward_zero_in_the_embedded_profile",
+        &[("FERROCL_ROUNDING", "rtz")],
+    )
+    .is_some()
+    {
+        return;
+    }
+    let env = Env::new();
+    let d = device();
+    assert_eq!(
+        check(cl(d.profile()), "CL_DEVICE_PROFILE"),
+        "EMBEDDED_PROFILE"
+    );
+    let single = fp_config(opencl3::device::CL_DEVICE_SINGLE_FP_CONFIG);
+    assert_eq!(single & CL_FP_ROUND_TO_NEAREST, 0);
+    assert_ne!(single & CL_FP_ROUND_TO_ZERO, 0);
+    let ext = check(cl(d.extensions()), "CL_DEVICE_EXTENSIONS");
+    assert!(
+        !ext.contains("cl_khr_fp64") && ext.contains("cles_khr_int64"),
+        "{ext}"
+    );
+    // 1 + 1.5 * 2^-24 is 1.0000001 rounded to nearest, 1.0 toward zero.
+    let k = build(&env, "fpmode", "", "arith").expect("build");
+    let eps = 1.5 * 2f32.powi(-24);
+    let r = run_arith(&env, &k, &[1.0, 1.0], &[eps, 3.0]);
+    assert_eq!(r.add[0], 1.0);
+    assert_eq!(r.div[1].to_bits(), 0x3eaa_aaaa, "1/3 rounded toward zero");
+    // convert_float(uint) without a rounding suffix follows the default mode.
+    let conv = build(&env, "fpmode", "", "to_float").expect("build");
+    let (input, out) = (env.buffer(&[16_777_219u32]), env.buffer_filled(1, 0f32));
+    arg_buf(&conv, 0, &input);
+    arg_buf(&conv, 1, &out);
+    env.run(&conv, &[1], None, None);
+    assert_eq!(env.read(&out, 1)[0], 16_777_218.0);
+    // Double kernels are refused: fp64 is off with rtz.
+    let Err(log) = build(&env, "fpmode_double", "", "dmul") else {
+        panic!("fp64 is off: the double kernel must not build");
+    };
+    assert!(log.contains("Float64"), "{log}");
+}
+
+#[test]
+fn fp64_can_be_turned_off() {
+    if in_child("fp64_can_be_turned_off", &[("FERROCL_FP64", "off")]).is_some() {
+        return;
+    }
+    let env = Env::new();
+    let d = device();
+    assert_eq!(check(cl(d.profile()), "CL_DEVICE_PROFILE"), "FULL_PROFILE");
+    assert!(!check(cl(d.extensions()), "CL_DEVICE_EXTENSIONS").contains("cl_khr_fp64"));
+    assert_eq!(fp_config(opencl3::device::CL_DEVICE_DOUBLE_FP_CONFIG), 0);
+    let Err(log) = build(&env, "fpmode_double", "", "dmul") else {
+        panic!("fp64 is off: the double kernel must not build");
+    };
+    assert!(log.contains("capability Float64 is turned off"), "{log}");
+    assert!(build(&env, "fpmode", "", "arith").is_ok());
+}
+
+#[test]
+fn thread_count_sets_compute_units() {
+    if in_child(
+        "thread_count_sets_compute_units",
+        &[("FERROCL_THREADS", "3")],
+    )
+    .is_some()
+    {
+        return;
+    }
+    assert_eq!(
+        check(
+            cl(device().max_compute_units()),
+            "CL_DEVICE_MAX_COMPUTE_UNITS"
+        ),
+        3
+    );
+}
+
+#[test]
+fn invalid_values_warn_and_fall_back() {
+    let stderr = in_child(
+        "invalid_values_warn_and_fall_back",
+        &[("FERROCL_FTZ", "maybe"), ("FERROCL_THREADS", "-2")],
+    );
+    let Some(stderr) = stderr else {
+        // In the child: the configured device.
+        assert_ne!(
+            fp_config(opencl3::device::CL_DEVICE_SINGLE_FP_CONFIG) & CL_FP_DENORM,
+            0
+        );
+        assert!(check(cl(device().max_compute_units()), "units") >= 1);
+        return;
+    };
+    // In the parent: what the child printed.
+    assert_eq!(
+        stderr
+            .matches("FERROCL_FTZ=\"maybe\" is not one of on, off")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(
+        stderr.matches("FERROCL_THREADS=\"-2\"").count(),
+        1,
+        "{stderr}"
+    );
+}
+
+#[test]
+fn dumps_and_logs() {
+    let dir = std::env::temp_dir().join(format!("ferrocl-dump-test-{}", std::process::id()));
+    let dir_s = dir.to_string_lossy().into_owned();
+    let stderr = in_child(
+        "dumps_and_logs",
+        &[("FERROCL_DUMP_DIR", &dir_s), ("FERROCL_LOG", "debug")],
+    );
+    let Some(stderr) = stderr else {
+        // In the child: the configured device.
+        let env = Env::new();
+        let k = build(&env, "fpmode", "", "arith").expect("build");
+        run_arith(&env, &k, &A, &B);
+        return;
+    };
+    // In the parent: what the child printed.
+    assert!(
+        stderr.contains("ferrocl: info: built 2 kernel(s)"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("ferrocl: info: launch arith"), "{stderr}");
+    assert!(stderr.contains("ferrocl: debug: kernel arith:"), "{stderr}");
+    let program = dir.join("program-0");
+    let spv = std::fs::read(program.join("input.spv")).expect("input.spv dumped");
+    assert_eq!(&spv[..4], &0x0723_0203u32.to_le_bytes());
+    for file in ["arith.clif", "arith.opt.clif", "arith.s", "to_float.s"] {
+        let text =
+            std::fs::read_to_string(program.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(!text.trim().is_empty(), "{file} is empty");
+    }
+    assert!(std::fs::read_to_string(program.join("arith.s"))
+        .expect("asm")
+        .contains("ret"));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1,0 +1,331 @@
+//! The `FERROCL_*` environment variables: one table of what users may choose without rebuilding
+//! anything, parsed strictly once when the platform is first used. An invalid value prints one
+//! warning naming the variable and its accepted values, and the default applies.
+
+use std::path::PathBuf;
+
+/// One documented variable (the README table is checked against this list).
+pub struct Variable {
+    pub name: &'static str,
+    pub values: &'static str,
+    pub default: &'static str,
+    pub effect: &'static str,
+}
+
+pub const VARIABLES: &[Variable] = &[
+    Variable {
+        name: "FERROCL_THREADS",
+        values: "a positive integer",
+        default: "available parallelism",
+        effect: "worker threads of the device; CL_DEVICE_MAX_COMPUTE_UNITS follows",
+    },
+    Variable {
+        name: "FERROCL_PIN_THREADS",
+        values: "on, off",
+        default: "off",
+        effect: "pin worker i to CPU i (modulo the CPUs this process may use)",
+    },
+    Variable {
+        name: "FERROCL_FTZ",
+        values: "on, off",
+        default: "off",
+        effect: "flush single-precision denormal inputs and results to zero (doubles keep \
+                 denormals); CL_DEVICE_SINGLE_FP_CONFIG drops CL_FP_DENORM",
+    },
+    Variable {
+        name: "FERROCL_ROUNDING",
+        values: "rte, rtz",
+        default: "rte",
+        effect: "default single-precision rounding; rtz selects the embedded profile and turns \
+                 fp64 off (the rounding mode is per thread and would affect doubles)",
+    },
+    Variable {
+        name: "FERROCL_PROFILE",
+        values: "full, embedded",
+        default: "full",
+        effect: "CL_PLATFORM_PROFILE / CL_DEVICE_PROFILE; embedded adds cles_khr_int64",
+    },
+    Variable {
+        name: "FERROCL_FP64",
+        values: "on, off",
+        default: "on",
+        effect: "cl_khr_fp64, __opencl_c_fp64, the Float64 SPIR-V capability and \
+                 CL_DEVICE_DOUBLE_FP_CONFIG together",
+    },
+    Variable {
+        name: "FERROCL_FP16",
+        values: "off",
+        default: "off",
+        effect: "half precision is not implemented; only off is accepted",
+    },
+    Variable {
+        name: "FERROCL_IMAGES",
+        values: "off",
+        default: "off",
+        effect: "images are not implemented; only off is accepted",
+    },
+    Variable {
+        name: "FERROCL_SUBGROUPS",
+        values: "off",
+        default: "off",
+        effect: "sub-groups are not implemented; only off is accepted",
+    },
+    Variable {
+        name: "FERROCL_SVM",
+        values: "off",
+        default: "off",
+        effect: "shared virtual memory is not implemented; only off is accepted",
+    },
+    Variable {
+        name: "FERROCL_DUMP_DIR",
+        values: "a directory",
+        default: "unset (no dumps)",
+        effect: "per built program (DIR/program-N/): input.spv, <kernel>.clif, \
+                 <kernel>.opt.clif and <kernel>.s (machine code)",
+    },
+    Variable {
+        name: "FERROCL_LOG",
+        values: "off, error, warn, info, debug",
+        default: "warn",
+        effect: "build and launch tracing on stderr (info: builds and launches; debug: also each kernel's sizes)",
+    },
+];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounding {
+    NearestEven,
+    TowardZero,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    Full,
+    Embedded,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    Off,
+    Error,
+    Warn,
+    Info,
+    Debug,
+}
+
+/// The settings in force for the process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    pub threads: usize,
+    pub pin_threads: bool,
+    pub flush_denormals: bool,
+    pub rounding: Rounding,
+    pub profile: Profile,
+    pub fp64: bool,
+    pub dump_dir: Option<PathBuf>,
+    pub log: LogLevel,
+}
+
+impl Settings {
+    /// Reads the process environment; warnings go to stderr.
+    pub fn from_env() -> Settings {
+        Settings::parse(
+            |name| std::env::var(name).ok(),
+            |w| eprintln!("ferrocl: {w}"),
+        )
+    }
+
+    /// Parses settings from `lookup`, reporting each invalid value through `warn`.
+    pub fn parse(
+        lookup: impl Fn(&str) -> Option<String>,
+        mut warn: impl FnMut(String),
+    ) -> Settings {
+        let default_threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1);
+        let mut pick = |name: &str, choices: &[&str], default: &str| -> String {
+            let Some(raw) = lookup(name) else {
+                return default.to_owned();
+            };
+            let v = raw.trim().to_ascii_lowercase();
+            if choices.contains(&v.as_str()) {
+                v
+            } else {
+                warn(format!(
+                    "{name}={raw:?} is not one of {}; using {default}",
+                    choices.join(", ")
+                ));
+                default.to_owned()
+            }
+        };
+        let on_off = ["on", "off"];
+        let pin_threads = pick("FERROCL_PIN_THREADS", &on_off, "off") == "on";
+        let flush_denormals = pick("FERROCL_FTZ", &on_off, "off") == "on";
+        let rounding = match pick("FERROCL_ROUNDING", &["rte", "rtz"], "rte").as_str() {
+            "rtz" => Rounding::TowardZero,
+            _ => Rounding::NearestEven,
+        };
+        let mut profile = match pick("FERROCL_PROFILE", &["full", "embedded"], "full").as_str() {
+            "embedded" => Profile::Embedded,
+            _ => Profile::Full,
+        };
+        let mut fp64 = pick("FERROCL_FP64", &on_off, "on") == "on";
+        for name in [
+            "FERROCL_FP16",
+            "FERROCL_IMAGES",
+            "FERROCL_SUBGROUPS",
+            "FERROCL_SVM",
+        ] {
+            pick(name, &["off"], "off");
+        }
+        let log = match pick(
+            "FERROCL_LOG",
+            &["off", "error", "warn", "info", "debug"],
+            "warn",
+        )
+        .as_str()
+        {
+            "off" => LogLevel::Off,
+            "error" => LogLevel::Error,
+            "info" => LogLevel::Info,
+            "debug" => LogLevel::Debug,
+            _ => LogLevel::Warn,
+        };
+        let threads = match lookup("FERROCL_THREADS") {
+            None => default_threads,
+            Some(raw) => match raw.trim().parse::<usize>() {
+                Ok(n) if (1..=4096).contains(&n) => n,
+                _ => {
+                    warn(format!(
+                        "FERROCL_THREADS={raw:?} is not a positive integer up to 4096; using {default_threads}"
+                    ));
+                    default_threads
+                }
+            },
+        };
+        let dump_dir = lookup("FERROCL_DUMP_DIR")
+            .filter(|d| !d.trim().is_empty())
+            .map(PathBuf::from);
+        if rounding == Rounding::TowardZero {
+            // Round-to-zero is allowed only for the embedded profile, and the MXCSR rounding
+            // mode would apply to doubles too, which must round to nearest.
+            if profile == Profile::Full && lookup("FERROCL_PROFILE").is_some() {
+                warn(
+                    "FERROCL_ROUNDING=rtz requires the embedded profile; using embedded".to_owned(),
+                );
+            }
+            profile = Profile::Embedded;
+            if fp64 && lookup("FERROCL_FP64").is_some() {
+                warn(
+                    "FERROCL_ROUNDING=rtz turns fp64 off (doubles must round to nearest)"
+                        .to_owned(),
+                );
+            }
+            fp64 = false;
+        }
+        Settings {
+            threads,
+            pin_threads,
+            flush_denormals,
+            rounding,
+            profile,
+            fp64,
+            dump_dir,
+            log,
+        }
+    }
+}
+
+/// Writes `message` to stderr when `FERROCL_LOG` lets `level` through.
+pub fn log(settings: &Settings, level: LogLevel, message: std::fmt::Arguments) {
+    if level != LogLevel::Off && level <= settings.log {
+        let tag = match level {
+            LogLevel::Error => "error",
+            LogLevel::Warn => "warning",
+            LogLevel::Info => "info",
+            _ => "debug",
+        };
+        eprintln!("ferrocl: {tag}: {message}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn parse(vars: &[(&str, &str)]) -> (Settings, Vec<String>) {
+        let map: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let mut warnings = Vec::new();
+        let s = Settings::parse(|k| map.get(k).cloned(), |w| warnings.push(w));
+        (s, warnings)
+    }
+
+    #[test]
+    fn defaults_are_full_profile_rte_with_denormals_and_fp64() {
+        let (s, w) = parse(&[]);
+        assert!(w.is_empty());
+        assert_eq!(s.rounding, Rounding::NearestEven);
+        assert_eq!(s.profile, Profile::Full);
+        assert!(s.fp64 && !s.flush_denormals && !s.pin_threads);
+        assert_eq!(s.log, LogLevel::Warn);
+        assert!(s.threads >= 1);
+    }
+
+    #[test]
+    fn valid_values_are_taken_case_insensitively() {
+        let (s, w) = parse(&[
+            ("FERROCL_FTZ", "ON"),
+            ("FERROCL_THREADS", " 3 "),
+            ("FERROCL_LOG", "debug"),
+        ]);
+        assert!(w.is_empty(), "{w:?}");
+        assert!(s.flush_denormals);
+        assert_eq!(s.threads, 3);
+        assert_eq!(s.log, LogLevel::Debug);
+    }
+
+    #[test]
+    fn invalid_values_warn_once_and_fall_back() {
+        let (s, w) = parse(&[
+            ("FERROCL_FTZ", "yes"),
+            ("FERROCL_THREADS", "0"),
+            ("FERROCL_IMAGES", "on"),
+        ]);
+        assert_eq!(w.len(), 3, "{w:?}");
+        assert!(
+            w[0].contains("FERROCL_FTZ=\"yes\"") && w[0].contains("on, off"),
+            "{}",
+            w[0]
+        );
+        assert!(w.iter().any(|m| m.contains("FERROCL_THREADS")));
+        assert!(w
+            .iter()
+            .any(|m| m.contains("FERROCL_IMAGES") && m.contains("off")));
+        assert!(!s.flush_denormals);
+    }
+
+    #[test]
+    fn rtz_selects_embedded_profile_without_fp64() {
+        let (s, w) = parse(&[("FERROCL_ROUNDING", "rtz")]);
+        assert!(w.is_empty());
+        assert_eq!(s.profile, Profile::Embedded);
+        assert!(!s.fp64);
+        let (_, w) = parse(&[
+            ("FERROCL_ROUNDING", "rtz"),
+            ("FERROCL_FP64", "on"),
+            ("FERROCL_PROFILE", "full"),
+        ]);
+        assert_eq!(w.len(), 2, "{w:?}");
+    }
+
+    #[test]
+    fn every_variable_is_documented_in_the_readme() {
+        let readme = include_str!("../../README.md");
+        for v in VARIABLES {
+            assert!(readme.contains(v.name), "README lacks {}", v.name);
+        }
+    }
+}
