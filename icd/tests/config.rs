@@ -32,6 +32,7 @@ fn in_child(name: &str, vars: &[(&str, &str)]) -> Option<String> {
         "FERROCL_PROFILE",
         "FERROCL_FP64",
         "FERROCL_THREADS",
+        "FERROCL_PIN_THREADS",
         "FERROCL_LOG",
         "FERROCL_DUMP_DIR",
     ] {
@@ -120,6 +121,24 @@ fn run_arith(env: &Env, kernel: &Kernel, a: &[f32], b: &[f32]) -> Arith {
     }
 }
 
+/// Runs `dmul` on [1e-160, 1e-20]²: returns the double products (1e-320 is a double denormal)
+/// and the products converted to float (1e-40 is a float denormal).
+fn run_dmul(env: &Env) -> (Vec<f64>, Vec<f32>) {
+    let d = build(env, "fpmode_double", "", "dmul").expect("build");
+    let x = [1.0e-160f64, 1.0e-20];
+    let (a, b) = (env.buffer(&x), env.buffer(&x));
+    let (out, demoted) = (
+        env.buffer_filled(2, f64::NAN),
+        env.buffer_filled(2, f32::NAN),
+    );
+    arg_buf(&d, 0, &a);
+    arg_buf(&d, 1, &b);
+    arg_buf(&d, 2, &out);
+    arg_buf(&d, 3, &demoted);
+    env.run(&d, &[2], None, None);
+    (env.read(&out, 2), env.read(&demoted, 2))
+}
+
 // Inputs: [denormal + 0, normal*normal = denormal, -denormal]
 const A: [f32; 3] = [DENORM, 1.0e-20, -DENORM];
 const B: [f32; 3] = [0.0, 1.0e-20, 1.0];
@@ -142,6 +161,10 @@ fn denormals_are_kept_by_default() {
     assert_eq!(r.fma[1], 1.0e-20f32.mul_add(1.0e-20, 0.0));
     assert_eq!(r.sqrt[0], DENORM.sqrt());
     assert_eq!(r.div[2], -DENORM);
+    let (doubles, floats) = run_dmul(&env);
+    assert_eq!(doubles[0], 1.0e-160f64 * 1.0e-160);
+    assert_eq!(floats[1], (1.0e-20f64 * 1.0e-20) as f32);
+    assert!(floats[1] > 0.0 && floats[1] < f32::MIN_POSITIVE);
 }
 
 #[test]
@@ -178,21 +201,11 @@ fn ftz_flushes_single_precision_and_keeps_doubles() {
         r.div[2].is_sign_negative(),
         "the sign of a flushed -denormal is kept"
     );
-    // Doubles keep denormals; converting a double denormal-range value to float flushes.
-    let d = build(&env, "fpmode_double", "", "dmul").expect("build");
-    let (a, b) = (env.buffer(&[1.0e-160f64]), env.buffer(&[1.0e-160f64]));
-    let (out, demoted) = (
-        env.buffer_filled(1, f64::NAN),
-        env.buffer_filled(1, f32::NAN),
-    );
-    arg_buf(&d, 0, &a);
-    arg_buf(&d, 1, &b);
-    arg_buf(&d, 2, &out);
-    arg_buf(&d, 3, &demoted);
-    env.run(&d, &[1], None, None);
-    assert_eq!(env.read(&out, 1)[0], 1.0e-160f64 * 1.0e-160);
-    assert!(env.read(&out, 1)[0] > 0.0);
-    assert_eq!(env.read(&demoted, 1)[0], 0.0);
+    // Doubles keep denormals; a double → float conversion with a denormal result flushes.
+    let (doubles, floats) = run_dmul(&env);
+    assert_eq!(doubles[0], 1.0e-160f64 * 1.0e-160);
+    assert!(doubles[0] > 0.0 && doubles[0] < f64::MIN_POSITIVE);
+    assert_eq!(floats[1], 0.0);
 }
 
 #[test]
@@ -353,4 +366,42 @@ fn dumps_and_logs() {
         .expect("asm")
         .contains("ret"));
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn workers_can_be_pinned() {
+    if in_child(
+        "workers_can_be_pinned",
+        &[("FERROCL_PIN_THREADS", "on"), ("FERROCL_THREADS", "2")],
+    )
+    .is_some()
+    {
+        return;
+    }
+    // Start the pool and run something on it.
+    let env = Env::new();
+    let k = build(&env, "fpmode", "", "arith").expect("build");
+    run_arith(&env, &k, &A, &B);
+    let mut workers = 0;
+    for task in std::fs::read_dir("/proc/self/task").expect("/proc/self/task") {
+        let task = task.expect("task").path();
+        let comm = std::fs::read_to_string(task.join("comm")).unwrap_or_default();
+        if !comm.starts_with("ferrocl-worker") {
+            continue;
+        }
+        workers += 1;
+        let status = std::fs::read_to_string(task.join("status")).expect("status");
+        let cpus = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .expect("Cpus_allowed_list")
+            .trim()
+            .to_owned();
+        assert!(
+            cpus.parse::<usize>().is_ok(),
+            "{} runs on {cpus}, not on one CPU",
+            comm.trim()
+        );
+    }
+    assert_eq!(workers, 2);
 }
