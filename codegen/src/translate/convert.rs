@@ -1,6 +1,7 @@
 //! Conversion opcodes. Float→integer conversions saturate and map NaN to 0 (what OpenCL's
 //! `_sat` forms require, and a defined result for the plain forms, whose out-of-range results
-//! are unspecified) — Cranelift's plain `fcvt_to_*int` would trap.
+//! are unspecified) — Cranelift's plain `fcvt_to_*int` would trap. `FPRoundingMode` and
+//! `SaturatedConversion` decorations are honoured (rounding.rs).
 
 use cranelift_codegen::ir::{
     types, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value,
@@ -33,9 +34,19 @@ impl Translator<'_, '_, '_> {
         let mut tys = Vec::new();
         shape.leaf_types(&mut tys);
         let to = tys[0];
+        let id = inst.result_id.unwrap_or(0);
+        let mode = self.rounding_of(id);
+        let saturated = self.is_saturated(id);
         let v = a.map(&mut |x| {
             Ok(match op {
-                ConvertFToU | ConvertFToS => self.float_to_int(x, to, op == ConvertFToS),
+                ConvertFToU | ConvertFToS => {
+                    let x = self.round_integral(x, mode);
+                    self.float_to_int(x, to, op == ConvertFToS)
+                }
+                ConvertSToF | ConvertUToF if mode.is_some() => {
+                    let mode = mode.expect("checked by the guard");
+                    self.int_to_float_rounded(x, op == ConvertSToF, to, mode)
+                }
                 ConvertSToF | ConvertUToF => {
                     let signed = op == ConvertSToF;
                     let x = if self.ty_of(x).bits() < 32 {
@@ -49,6 +60,8 @@ impl Translator<'_, '_, '_> {
                         self.b.ins().fcvt_from_uint(to, x)
                     }
                 }
+                UConvert if saturated => self.saturate_int(x, to, false, false),
+                SConvert if saturated => self.saturate_int(x, to, true, true),
                 UConvert | ConvertPtrToU | ConvertUToPtr => self.resize_int(x, to, false),
                 SConvert => self.resize_int(x, to, true),
                 FConvert => {
@@ -59,7 +72,10 @@ impl Translator<'_, '_, '_> {
                     } else if from.bits() < to.bits() {
                         self.b.ins().fpromote(to, x)
                     } else {
-                        let r = self.b.ins().fdemote(to, x);
+                        let r = match mode {
+                            Some(mode) => self.demote_rounded(x, mode),
+                            None => self.b.ins().fdemote(to, x),
+                        };
                         self.ftz(r)
                     }
                 }

@@ -11,6 +11,7 @@ mod function;
 mod kernel;
 mod memory;
 mod opencl_std;
+mod rounding;
 mod values;
 
 use std::collections::HashMap;
