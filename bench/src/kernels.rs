@@ -338,7 +338,13 @@ fn reduce(quick: bool) -> Case {
 }
 
 fn sgemm_case(quick: bool, tiled: bool) -> Case {
-    let n = if quick { 128 } else { 1024 };
+    let n = if quick {
+        128
+    } else if tiled {
+        1024
+    } else {
+        512
+    };
     let mut rng = Rng(4);
     let a = rng.f32s(n * n, -1.0, 1.0);
     let b = rng.f32s(n * n, -1.0, 1.0);
@@ -512,7 +518,7 @@ fn conv(quick: bool) -> Case {
 }
 
 fn transcendental(quick: bool) -> Case {
-    let n = if quick { MI } else { 4 * MI };
+    let n = if quick { MI } else { 2 * MI };
     let mut rng = Rng(7);
     let x = rng.f32s(n, -4.0, 4.0);
     let (want, scale): (Vec<f64>, Vec<f64>) = x
@@ -546,7 +552,7 @@ fn transcendental(quick: bool) -> Case {
 }
 
 fn hash(quick: bool) -> Case {
-    let n = if quick { MI } else { 16 * MI };
+    let n = if quick { MI } else { 8 * MI };
     let mut rng = Rng(8);
     let x: Vec<u32> = (0..n).map(|_| rng.u32()).collect();
     let want: Vec<u32> = x

@@ -26,6 +26,8 @@ usage: ferrocl-bench [options]
   --csv PATH           write CSV results to PATH
   --no-save            do not write bench/results/<date>-<hostname>[-quick].{json,csv}
   --list               list the kernels and exit
+  --ferrocl-name TEXT  platform-name substring for the Ferrocl slot (default Ferrocl)
+  --ferrocl-source     give the Ferrocl slot OpenCL C instead of SPIR-V (clCreateProgramWithSource)
 Ferrocl runs SPIR-V built by clang-15/opt-15/llvm-spirv-15 (cached under target/bench-spirv);
 PoCL runs the same OpenCL C. POCL_KERNEL_CACHE=0 is set unless already set.";
 
@@ -39,6 +41,8 @@ struct Options {
     csv: Option<PathBuf>,
     save: bool,
     list: bool,
+    ferrocl_name: String,
+    ferrocl_source: bool,
 }
 
 fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
@@ -52,6 +56,8 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
         csv: None,
         save: true,
         list: false,
+        ferrocl_name: "Ferrocl".into(),
+        ferrocl_source: false,
     };
     let mut args = args.peekable();
     while let Some(a) = args.next() {
@@ -77,6 +83,8 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--csv" => o.csv = Some(value("--csv")?.into()),
             "--no-save" => o.save = false,
             "--list" => o.list = true,
+            "--ferrocl-name" => o.ferrocl_name = value("--ferrocl-name")?,
+            "--ferrocl-source" => o.ferrocl_source = true,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -290,6 +298,33 @@ fn run_kernel(plats: &[Plat], spec: &Spec, quick: bool, reps: usize, index: usiz
     }
 }
 
+/// Builds and runs a trivial program once per platform, untimed, so one-time platform start-up
+/// (compiler libraries loaded, thread pools started) is not charged to the first kernel.
+fn warm_up(plats: &[Plat]) {
+    let (entry, source) = ("tiny", include_str!("../kernels/tiny.cl"));
+    for p in plats {
+        let code = if p.il {
+            match spirv::compile(entry, source) {
+                Ok(w) => ProgramCode::Il(w),
+                Err(_) => continue,
+            }
+        } else {
+            ProgramCode::Source(source.into())
+        };
+        let run = || -> Result<(), String> {
+            let (program, _) = p.ctx.build(&code, "")?;
+            let kernel = p.ctx.kernel(&program, entry)?;
+            let buf = p.ctx.buffer(4, Some(&[0; 4]))?;
+            kernel.set_buffer(0, &buf)?;
+            p.ctx.enqueue(&kernel, &[1], None, false)?;
+            p.ctx.finish()
+        };
+        if let Err(e) = run() {
+            eprintln!("{}: warm-up failed: {e}", p.label);
+        }
+    }
+}
+
 /// UTC date `YYYY-MM-DD` and time `YYYY-MM-DDTHH:MM:SSZ` from the system clock.
 fn utc_now() -> (String, String) {
     let secs = std::time::SystemTime::now()
@@ -395,8 +430,14 @@ fn main() {
     });
     let mut plats = Vec::new();
     let mut plat_info = Vec::new();
+    let ferrocl_needle = opts.ferrocl_name.to_ascii_lowercase();
     let wanted = [
-        ("Ferrocl", "ferrocl", opts.ferrocl, true),
+        (
+            "Ferrocl",
+            ferrocl_needle.as_str(),
+            opts.ferrocl,
+            !opts.ferrocl_source,
+        ),
         ("PoCL", "portable computing language", opts.pocl, false),
     ];
     for (label, needle, want, il) in wanted {
@@ -412,8 +453,9 @@ fn main() {
         };
         match Context::new(&api, pi.id) {
             Ok(ctx) => {
+                let how = if il { "SPIR-V" } else { "OpenCL C" };
                 println!(
-                    "{label}: {} / {} / {}",
+                    "{label}: {} / {} / {} ({how})",
                     pi.name, pi.version, ctx.device_name
                 );
                 plat_info.push((pi.name.clone(), pi.version.clone(), ctx.device_name.clone()));
@@ -427,6 +469,7 @@ fn main() {
         println!("no platform to measure (loader reports {names:?}); nothing to do");
         return;
     }
+    warm_up(&plats);
     eprintln!("measuring roofline probes…");
     let roof = probe::measure(opts.quick);
     let mode = if opts.quick { "quick" } else { "default" };

@@ -83,6 +83,7 @@ impl KernelResult {
             return None;
         }
         Some(match self.class {
+            Class::Build => return None,
             Class::Launch { .. } => (1.0 / s / 1e3, "k launch/s"),
             Class::Memory => (self.bytes / s / 1e9, "GB/s"),
             _ if self.flops > 0.0 => (self.flops / s / 1e9, "GFLOP/s"),

@@ -50,7 +50,8 @@ pub fn format_ms(ms: Option<f64>) -> String {
         Some(v) if v >= 100.0 => format!("{v:.0}"),
         Some(v) if v >= 10.0 => format!("{v:.1}"),
         Some(v) if v >= 1.0 => format!("{v:.2}"),
-        Some(v) => format!("{v:.3}"),
+        Some(v) if v >= 0.01 => format!("{v:.3}"),
+        Some(v) => format!("{v:.4}"),
     }
 }
 
@@ -84,6 +85,7 @@ mod tests {
         assert_eq!(format_ratio(None), "-");
         assert_eq!(format_ms(Some(1280.4)), "1280");
         assert_eq!(format_ms(Some(0.1234)), "0.123");
+        assert_eq!(format_ms(Some(0.00134)), "0.0013");
         assert_eq!(format_ms(None), "-");
     }
 }
