@@ -384,7 +384,7 @@ fn mandelbrot(quick: bool) -> Case {
     let (w, h, max_iter) = if quick {
         (256usize, 256usize, 256u32)
     } else {
-        (1024, 1024, 512)
+        (1024, 1024, 256)
     };
     let want = par_rows(h, |py| {
         (0..w)
