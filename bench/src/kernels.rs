@@ -264,7 +264,7 @@ fn par_rows<T: Send>(rows: usize, f: impl Fn(usize) -> Vec<T> + Sync) -> Vec<T> 
 }
 
 fn vadd(quick: bool) -> Case {
-    let n = if quick { MI } else { 64 * MI };
+    let n = if quick { 8 * MI } else { 64 * MI };
     let mut rng = Rng(1);
     let a = rng.f32s(n, -1.0, 1.0);
     let b = rng.f32s(n, -1.0, 1.0);
@@ -284,7 +284,7 @@ fn vadd(quick: bool) -> Case {
 }
 
 fn triad(quick: bool) -> Case {
-    let n = if quick { MI } else { 64 * MI };
+    let n = if quick { 8 * MI } else { 64 * MI };
     let s = 3.0f32;
     let mut rng = Rng(2);
     let b = rng.f32s(n, -1.0, 1.0);
