@@ -8,6 +8,7 @@ mod probe;
 mod report;
 mod spirv;
 mod stats;
+mod watchdog;
 
 use cl::{Api, Buffer, Context, Kernel, Program, ProgramCode};
 use kernels::{Arg, Case, Class, Spec};
@@ -26,6 +27,7 @@ usage: ferrocl-bench [options]
   --csv PATH           write CSV results to PATH
   --no-save            do not write bench/results/<date>-<hostname>[-quick].{json,csv}
   --list               list the kernels and exit
+  --timeout SECONDS    abort (exit 3) when one build or launch takes longer (default 600)
   --roofline           only measure and print the STREAM and FMA probes
   --ferrocl-name TEXT  platform-name substring for the Ferrocl slot (default Ferrocl)
   --ferrocl-source     give the Ferrocl slot OpenCL C instead of SPIR-V (clCreateProgramWithSource)
@@ -42,6 +44,7 @@ struct Options {
     csv: Option<PathBuf>,
     save: bool,
     list: bool,
+    timeout: u64,
     roofline_only: bool,
     ferrocl_name: String,
     ferrocl_source: bool,
@@ -58,6 +61,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
         csv: None,
         save: true,
         list: false,
+        timeout: 600,
         roofline_only: false,
         ferrocl_name: "Ferrocl".into(),
         ferrocl_source: false,
@@ -86,6 +90,11 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--csv" => o.csv = Some(value("--csv")?.into()),
             "--no-save" => o.save = false,
             "--list" => o.list = true,
+            "--timeout" => {
+                o.timeout = value("--timeout")?
+                    .parse()
+                    .map_err(|e| format!("--timeout: {e}"))?;
+            }
             "--roofline" => o.roofline_only = true,
             "--ferrocl-name" => o.ferrocl_name = value("--ferrocl-name")?,
             "--ferrocl-source" => o.ferrocl_source = true,
@@ -243,6 +252,10 @@ fn run_kernel(plats: &[Plat], spec: &Spec, quick: bool, reps: usize, index: usiz
     let mut ready: Vec<Option<Ready>> = plats.iter().map(|_| None).collect();
     for i in order(index) {
         let (p, r) = (&plats[i], &mut results[i]);
+        watchdog::doing(&format!(
+            "{} on {}: build and first launch",
+            spec.name, p.label
+        ));
         let Some(rd) = prepare(p, spec, &case, r) else {
             continue;
         };
@@ -264,6 +277,12 @@ fn run_kernel(plats: &[Plat], spec: &Spec, quick: bool, reps: usize, index: usiz
     for rep in 0..reps {
         for i in order(rep) {
             let Some(rd) = &ready[i] else { continue };
+            watchdog::doing(&format!(
+                "{} on {}: repetition {}",
+                spec.name,
+                plats[i].label,
+                rep + 1
+            ));
             match timed(&plats[i], spec, &case, rd) {
                 Ok(ms) => results[i].samples_ms.push(ms),
                 Err(e) => {
@@ -273,6 +292,7 @@ fn run_kernel(plats: &[Plat], spec: &Spec, quick: bool, reps: usize, index: usiz
             }
         }
     }
+    watchdog::idle();
     // The last repetition's output must be right too.
     for (i, rd) in ready.iter().enumerate() {
         let Some(rd) = rd else { continue };
@@ -485,6 +505,7 @@ fn main() {
         return;
     }
     warm_up(&plats);
+    watchdog::start(opts.timeout);
     eprintln!("measuring roofline probes…");
     let before = probe::measure(opts.quick);
     let mode = if opts.quick { "quick" } else { "default" };
@@ -529,6 +550,24 @@ fn main() {
     }
     if let Some(p) = csv_path {
         write_file(&p, &report::csv(&info, &results, &roof));
+    }
+    let all: Vec<&Status> = results
+        .iter()
+        .flat_map(|k| k.results.iter().map(|r| &r.status))
+        .collect();
+    let count = |f: fn(&Status) -> bool| all.iter().filter(|s| f(s)).count();
+    let (fail, error) = (
+        count(|s| matches!(s, Status::Fail(_))),
+        count(|s| matches!(s, Status::Error(_))),
+    );
+    println!(
+        "results: {} ok, {fail} FAIL, {} unsupported, {error} error",
+        count(|s| *s == Status::Ok),
+        count(|s| matches!(s, Status::Unsupported(_)))
+    );
+    // Wrong results and runtime errors fail the command; unsupported kernels do not.
+    if fail + error > 0 {
+        std::process::exit(1);
     }
 }
 
