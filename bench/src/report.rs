@@ -251,12 +251,13 @@ pub fn table(kernels: &[KernelResult], roof: &Roofline, summary: &Summary) -> St
         "  kernel time geomean            {:>8}   target <= 0.8x",
         format_ratio(summary.kernel_geomean)
     );
-    let worst = summary.kernel_max.map_or("-".into(), |(r, n)| {
-        format!("{} ({n})", format_ratio(Some(r)))
-    });
+    let (worst, which) = match summary.kernel_max {
+        Some((r, n)) => (format_ratio(Some(r)), format!(" ({n})")),
+        None => ("-".into(), String::new()),
+    };
     let _ = writeln!(
         o,
-        "  worst kernel time ratio        {worst:>8}   target <= 1.2x"
+        "  worst kernel time ratio        {worst:>8}   target <= 1.2x{which}"
     );
     let _ = writeln!(
         o,
