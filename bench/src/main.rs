@@ -1,0 +1,614 @@
+//! `ferrocl-bench`: command line, platform selection and the measurement loop that runs each
+//! kernel on Ferrocl (SPIR-V) and PoCL (OpenCL C), alternating repetitions, checking every result.
+
+mod check;
+mod cl;
+mod kernels;
+mod probe;
+mod report;
+mod spirv;
+mod stats;
+mod watchdog;
+
+use cl::{Api, Buffer, Context, Kernel, Program, ProgramCode};
+use kernels::{Arg, Case, Class, Spec};
+use report::{KernelResult, PlatResult, RunInfo, Status};
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::time::Instant;
+
+const USAGE: &str = "\
+usage: ferrocl-bench [options]
+  --quick              small sizes, few repetitions (under a minute)
+  --kernel NAME        run only kernels whose name contains NAME (repeatable, or comma-separated)
+  --platform WHICH     ferrocl | pocl | both (default both)
+  --reps N             timed repetitions per platform (default 10, quick 3)
+  --json PATH          write JSON results to PATH
+  --csv PATH           write CSV results to PATH
+  --no-save            do not write bench/results/<date>-<hostname>[-quick].{json,csv}
+  --list               list the kernels and exit
+  --timeout SECONDS    abort (exit 3) when one build or launch takes longer (default 600)
+  --roofline           only measure and print the STREAM and FMA probes
+  --ferrocl-name TEXT  platform-name substring for the Ferrocl slot (default Ferrocl)
+  --ferrocl-source     give the Ferrocl slot OpenCL C instead of SPIR-V (clCreateProgramWithSource)
+Ferrocl runs SPIR-V built by clang-15/opt-15/llvm-spirv-15 (cached under target/bench-spirv);
+PoCL runs the same OpenCL C. POCL_KERNEL_CACHE=0 is set unless already set.";
+
+struct Options {
+    quick: bool,
+    kernels: Vec<String>,
+    ferrocl: bool,
+    pocl: bool,
+    reps: Option<usize>,
+    json: Option<PathBuf>,
+    csv: Option<PathBuf>,
+    save: bool,
+    list: bool,
+    timeout: u64,
+    roofline_only: bool,
+    ferrocl_name: String,
+    ferrocl_source: bool,
+}
+
+fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
+    let mut o = Options {
+        quick: false,
+        kernels: Vec::new(),
+        ferrocl: true,
+        pocl: true,
+        reps: None,
+        json: None,
+        csv: None,
+        save: true,
+        list: false,
+        timeout: 600,
+        roofline_only: false,
+        ferrocl_name: "Ferrocl".into(),
+        ferrocl_source: false,
+    };
+    let mut args = args.peekable();
+    while let Some(a) = args.next() {
+        let mut value = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
+        match a.as_str() {
+            "--quick" => o.quick = true,
+            "--kernel" => o
+                .kernels
+                .extend(value("--kernel")?.split(',').map(str::to_string)),
+            "--platform" => match value("--platform")?.to_ascii_lowercase().as_str() {
+                "ferrocl" => (o.ferrocl, o.pocl) = (true, false),
+                "pocl" => (o.ferrocl, o.pocl) = (false, true),
+                "both" => (o.ferrocl, o.pocl) = (true, true),
+                p => return Err(format!("unknown platform {p:?} (ferrocl, pocl or both)")),
+            },
+            "--reps" => {
+                let n: usize = value("--reps")?
+                    .parse()
+                    .map_err(|e| format!("--reps: {e}"))?;
+                o.reps = Some(n.max(1));
+            }
+            "--json" => o.json = Some(value("--json")?.into()),
+            "--csv" => o.csv = Some(value("--csv")?.into()),
+            "--no-save" => o.save = false,
+            "--list" => o.list = true,
+            "--timeout" => {
+                o.timeout = value("--timeout")?
+                    .parse()
+                    .map_err(|e| format!("--timeout: {e}"))?;
+            }
+            "--roofline" => o.roofline_only = true,
+            "--ferrocl-name" => o.ferrocl_name = value("--ferrocl-name")?,
+            "--ferrocl-source" => o.ferrocl_source = true,
+            "-h" | "--help" => return Err(String::new()),
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    Ok(o)
+}
+
+/// A platform under test.
+struct Plat {
+    label: &'static str,
+    ctx: Context,
+    /// Programs are created from SPIR-V (Ferrocl) rather than OpenCL C (PoCL).
+    il: bool,
+}
+
+/// A kernel ready to launch on one platform.
+struct Ready {
+    _program: Program,
+    kernel: Kernel,
+    bufs: Vec<Buffer>,
+}
+
+fn prepare(p: &Plat, spec: &Spec, case: &Case, r: &mut PlatResult) -> Option<Ready> {
+    let code = if p.il {
+        match spirv::compile(spec.entry, spec.source) {
+            Ok(words) => ProgramCode::Il(words),
+            Err(e) => {
+                r.status = Status::Unsupported(format!("SPIR-V compile: {e}"));
+                return None;
+            }
+        }
+    } else {
+        ProgramCode::Source(spec.source.to_string())
+    };
+    let (program, took) = match p.ctx.build(&code, "") {
+        Ok(v) => v,
+        Err(e) => {
+            r.status = Status::Unsupported(e);
+            return None;
+        }
+    };
+    r.build_ms = Some(took.as_secs_f64() * 1e3);
+    let setup = || -> Result<(Kernel, Vec<Buffer>), String> {
+        let kernel = p.ctx.kernel(&program, spec.entry)?;
+        let bufs = case
+            .bufs
+            .iter()
+            .map(|b| p.ctx.buffer(b.bytes, b.init.as_deref()))
+            .collect::<Result<Vec<_>, _>>()?;
+        for (i, arg) in case.args.iter().enumerate() {
+            match arg {
+                Arg::Buf(b) => kernel.set_buffer(i as u32, &bufs[*b])?,
+                Arg::U32(v) => kernel.set_bytes(i as u32, &v.to_ne_bytes())?,
+                Arg::F32(v) => kernel.set_bytes(i as u32, &v.to_ne_bytes())?,
+            }
+        }
+        Ok((kernel, bufs))
+    };
+    match setup() {
+        Ok((kernel, bufs)) => Some(Ready {
+            _program: program,
+            kernel,
+            bufs,
+        }),
+        Err(e) => {
+            r.status = Status::Unsupported(e);
+            None
+        }
+    }
+}
+
+/// Rewrites the buffers that must start fresh for each launch (counters, histogram bins).
+fn reset(p: &Plat, case: &Case, ready: &Ready) -> Result<(), String> {
+    for (spec, buf) in case.bufs.iter().zip(&ready.bufs) {
+        if spec.reset {
+            let zeros;
+            let data = match &spec.init {
+                Some(d) => d.as_slice(),
+                None => {
+                    zeros = vec![0u8; spec.bytes];
+                    &zeros
+                }
+            };
+            p.ctx.write(buf, data)?;
+        }
+    }
+    Ok(())
+}
+
+fn verify(
+    p: &Plat,
+    case: &Case,
+    ready: &Ready,
+    launches: usize,
+) -> Result<Result<(), String>, String> {
+    let out = p.ctx.read(&ready.bufs[case.output])?;
+    Ok((case.check)(&out, launches))
+}
+
+/// One timed repetition: kernel time from profiling events, or host time per launch.
+fn timed(p: &Plat, spec: &Spec, case: &Case, ready: &Ready) -> Result<f64, String> {
+    reset(p, case, ready)?;
+    let local = case.local.as_deref();
+    match spec.class {
+        Class::Launch { sync } => {
+            let t0 = Instant::now();
+            for _ in 0..case.launches {
+                p.ctx.enqueue(&ready.kernel, &case.global, local, false)?;
+                if sync {
+                    p.ctx.finish()?;
+                }
+            }
+            p.ctx.finish()?;
+            Ok(t0.elapsed().as_secs_f64() * 1e3 / case.launches as f64)
+        }
+        _ => {
+            let ev = p.ctx.enqueue(&ready.kernel, &case.global, local, true)?;
+            let ns = ev.expect("event requested").profiled_ns()?;
+            Ok(ns as f64 / 1e6)
+        }
+    }
+}
+
+fn run_kernel(plats: &[Plat], spec: &Spec, quick: bool, reps: usize, index: usize) -> KernelResult {
+    let t_ref = Instant::now();
+    let case = (spec.make)(quick);
+    eprintln!(
+        "[{}] {} ({}), reference {:.1} s",
+        index + 1,
+        spec.name,
+        case.size,
+        t_ref.elapsed().as_secs_f64()
+    );
+    let mut results: Vec<PlatResult> = plats
+        .iter()
+        .map(|p| PlatResult {
+            platform: p.label,
+            status: Status::Ok,
+            build_ms: None,
+            first_ms: None,
+            samples_ms: Vec::new(),
+        })
+        .collect();
+    // Alternate which platform goes first, per kernel for the build and per repetition after.
+    let order = |k: usize| -> Vec<usize> {
+        let mut o: Vec<usize> = (0..plats.len()).collect();
+        if k % 2 == 1 {
+            o.reverse();
+        }
+        o
+    };
+    let mut ready: Vec<Option<Ready>> = plats.iter().map(|_| None).collect();
+    for i in order(index) {
+        let (p, r) = (&plats[i], &mut results[i]);
+        watchdog::doing(&format!(
+            "{} on {}: build and first launch",
+            spec.name, p.label
+        ));
+        let Some(rd) = prepare(p, spec, &case, r) else {
+            continue;
+        };
+        let first = (|| {
+            reset(p, &case, &rd)?;
+            let t0 = Instant::now();
+            p.ctx
+                .enqueue(&rd.kernel, &case.global, case.local.as_deref(), false)?;
+            p.ctx.finish()?;
+            r.first_ms = Some(t0.elapsed().as_secs_f64() * 1e3);
+            verify(p, &case, &rd, 1)
+        })();
+        match first {
+            Ok(Ok(())) => ready[i] = Some(rd),
+            Ok(Err(e)) => r.status = Status::Fail(e),
+            Err(e) => r.status = Status::Error(e),
+        }
+    }
+    for rep in 0..reps {
+        for i in order(rep) {
+            let Some(rd) = &ready[i] else { continue };
+            watchdog::doing(&format!(
+                "{} on {}: repetition {}",
+                spec.name,
+                plats[i].label,
+                rep + 1
+            ));
+            // Poison the output before the last repetition, so the final check sees that launch.
+            if rep + 1 == reps && !case.bufs[case.output].reset {
+                let poison = vec![0xFFu8; case.bufs[case.output].bytes];
+                if let Err(e) = plats[i].ctx.write(&rd.bufs[case.output], &poison) {
+                    results[i].status = Status::Error(e);
+                    ready[i] = None;
+                    continue;
+                }
+            }
+            match timed(&plats[i], spec, &case, rd) {
+                Ok(ms) => results[i].samples_ms.push(ms),
+                Err(e) => {
+                    results[i].status = Status::Error(e);
+                    ready[i] = None;
+                }
+            }
+        }
+    }
+    watchdog::idle();
+    // The last repetition's output must be right too.
+    for (i, rd) in ready.iter().enumerate() {
+        let Some(rd) = rd else { continue };
+        match verify(&plats[i], &case, rd, case.launches) {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => results[i].status = Status::Fail(format!("after repetitions: {e}")),
+            Err(e) => results[i].status = Status::Error(e),
+        }
+    }
+    for r in &results {
+        eprintln!(
+            "    {:<8} {}  build {} ms, first {} ms, median {} ms",
+            r.platform,
+            report::Status::label(&r.status),
+            stats::format_ms(r.build_ms),
+            stats::format_ms(r.first_ms),
+            stats::format_ms(r.median_ms())
+        );
+    }
+    KernelResult {
+        name: spec.name,
+        class: spec.class,
+        size: case.size,
+        bytes: case.bytes,
+        flops: case.flops,
+        results,
+    }
+}
+
+/// Builds and runs a trivial program once per platform, untimed, so one-time platform start-up
+/// (compiler libraries loaded, thread pools started) is not charged to the first kernel.
+fn warm_up(plats: &[Plat]) {
+    let (entry, source) = ("tiny", include_str!("../kernels/tiny.cl"));
+    for p in plats {
+        let code = if p.il {
+            match spirv::compile(entry, source) {
+                Ok(w) => ProgramCode::Il(w),
+                Err(_) => continue,
+            }
+        } else {
+            ProgramCode::Source(source.into())
+        };
+        let run = || -> Result<(), String> {
+            let (program, _) = p.ctx.build(&code, "")?;
+            let kernel = p.ctx.kernel(&program, entry)?;
+            let buf = p.ctx.buffer(4, Some(&[0; 4]))?;
+            kernel.set_buffer(0, &buf)?;
+            p.ctx.enqueue(&kernel, &[1], None, false)?;
+            p.ctx.finish()
+        };
+        if let Err(e) = run() {
+            eprintln!("{}: warm-up failed: {e}", p.label);
+        }
+    }
+}
+
+/// UTC date `YYYY-MM-DD` and time `YYYY-MM-DDTHH:MM:SSZ` from the system clock.
+fn utc_now() -> (String, String) {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Howard Hinnant's days-to-civil algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let date = format!("{y:04}-{m:02}-{d:02}");
+    let time = format!(
+        "{date}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    );
+    (date, time)
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .or_else(|_| std::fs::read_to_string("/etc/hostname"))
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown-host".into())
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_default()
+}
+
+fn write_file(path: &PathBuf, text: &str) {
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    match std::fs::write(path, text) {
+        Ok(()) => println!("wrote {}", path.display()),
+        Err(e) => eprintln!("cannot write {}: {e}", path.display()),
+    }
+}
+
+fn main() {
+    let opts = match parse_args(std::env::args().skip(1)) {
+        Ok(o) => o,
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("ferrocl-bench: {e}");
+            }
+            eprintln!("{USAGE}");
+            std::process::exit(if e.is_empty() { 0 } else { 2 });
+        }
+    };
+    let specs: Vec<Spec> = kernels::all()
+        .into_iter()
+        .filter(|s| {
+            opts.kernels.is_empty() || opts.kernels.iter().any(|k| s.name.contains(k.as_str()))
+        })
+        .collect();
+    if opts.list {
+        for s in kernels::all() {
+            println!("{:<17} {}", s.name, s.class.label());
+        }
+        return;
+    }
+    if opts.roofline_only {
+        let r = probe::measure(opts.quick);
+        println!(
+            "STREAM triad {:.1} GB/s, FMA peak {:.1} GFLOP/s ({}, {} threads)",
+            r.stream_bytes_per_s / 1e9,
+            r.fma_flops_per_s / 1e9,
+            r.fma_kind,
+            r.threads
+        );
+        return;
+    }
+    if specs.is_empty() {
+        eprintln!(
+            "ferrocl-bench: no kernel matches {:?} (see --list)",
+            opts.kernels
+        );
+        std::process::exit(2);
+    }
+    // Cold PoCL builds: must be set before PoCL is loaded.
+    if std::env::var_os("POCL_KERNEL_CACHE").is_none() {
+        std::env::set_var("POCL_KERNEL_CACHE", "0");
+    }
+    let reps = opts.reps.unwrap_or(if opts.quick { 3 } else { 10 });
+    let api: Rc<Api> = match Api::load() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("ferrocl-bench: {e}");
+            std::process::exit(1);
+        }
+    };
+    let available = api.platforms().unwrap_or_else(|e| {
+        eprintln!("ferrocl-bench: {e}");
+        Vec::new()
+    });
+    let mut plats = Vec::new();
+    let mut plat_info = Vec::new();
+    let ferrocl_needle = opts.ferrocl_name.to_ascii_lowercase();
+    let wanted = [
+        (
+            "Ferrocl",
+            ferrocl_needle.as_str(),
+            opts.ferrocl,
+            !opts.ferrocl_source,
+        ),
+        ("PoCL", "portable computing language", opts.pocl, false),
+    ];
+    for (label, needle, want, il) in wanted {
+        if !want {
+            continue;
+        }
+        let Some(pi) = available
+            .iter()
+            .find(|p| p.name.to_ascii_lowercase().contains(needle))
+        else {
+            println!("{label}: platform not found through the loader, skipped");
+            continue;
+        };
+        match Context::new(&api, pi.id) {
+            Ok(ctx) => {
+                let how = if il { "SPIR-V" } else { "OpenCL C" };
+                println!(
+                    "{label}: {} / {} / {} ({how})",
+                    pi.name, pi.version, ctx.device_name
+                );
+                plat_info.push((pi.name.clone(), pi.version.clone(), ctx.device_name.clone()));
+                plats.push(Plat { label, ctx, il });
+            }
+            Err(e) => println!("{label}: {} found but unusable ({e}), skipped", pi.name),
+        }
+    }
+    if plats.is_empty() {
+        let names: Vec<&str> = available.iter().map(|p| p.name.as_str()).collect();
+        println!("no platform to measure (loader reports {names:?}); nothing to do");
+        return;
+    }
+    warm_up(&plats);
+    watchdog::start(opts.timeout);
+    eprintln!("measuring roofline probes…");
+    let before = probe::measure(opts.quick);
+    let mode = if opts.quick { "quick" } else { "default" };
+    let results: Vec<KernelResult> = specs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| run_kernel(&plats, s, opts.quick, reps, i))
+        .collect();
+    // The VM's speed drifts: probe again after the kernels and keep the better of the two limits.
+    eprintln!("measuring roofline probes again…");
+    let roof = probe::best(before, probe::measure(opts.quick));
+    let summary = report::summarise(&results, &roof);
+    println!("\nferrocl-bench, {mode} mode, {reps} repetitions, kernel times from profiling events (launch kernels: host time per launch)");
+    print!("{}", report::table(&results, &roof, &summary));
+
+    let (date, time) = utc_now();
+    let host = hostname();
+    let info = RunInfo {
+        date: time,
+        hostname: host.clone(),
+        cpu: cpu_model(),
+        mode,
+        reps,
+        platforms: plat_info,
+        env: ["POCL_KERNEL_CACHE", "OCL_ICD_VENDORS"]
+            .iter()
+            .filter_map(|k| Some((k.to_string(), std::env::var(k).ok()?)))
+            .collect(),
+    };
+    let stem = format!("{date}-{host}{}", if opts.quick { "-quick" } else { "" });
+    let results_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results");
+    let json_path = opts
+        .json
+        .clone()
+        .or_else(|| opts.save.then(|| results_dir.join(format!("{stem}.json"))));
+    let csv_path = opts
+        .csv
+        .clone()
+        .or_else(|| opts.save.then(|| results_dir.join(format!("{stem}.csv"))));
+    if let Some(p) = json_path {
+        write_file(&p, &report::json(&info, &results, &roof, &summary));
+    }
+    if let Some(p) = csv_path {
+        write_file(&p, &report::csv(&info, &results, &roof));
+    }
+    let all: Vec<&Status> = results
+        .iter()
+        .flat_map(|k| k.results.iter().map(|r| &r.status))
+        .collect();
+    let count = |f: fn(&Status) -> bool| all.iter().filter(|s| f(s)).count();
+    let (fail, error) = (
+        count(|s| matches!(s, Status::Fail(_))),
+        count(|s| matches!(s, Status::Error(_))),
+    );
+    println!(
+        "results: {} ok, {fail} FAIL, {} unsupported, {error} error",
+        count(|s| *s == Status::Ok),
+        count(|s| matches!(s, Status::Unsupported(_)))
+    );
+    // Wrong results and runtime errors fail the command; unsupported kernels do not.
+    if fail + error > 0 {
+        std::process::exit(1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn args_parse() {
+        let o = super::parse_args(
+            [
+                "--quick",
+                "--platform",
+                "pocl",
+                "--kernel",
+                "vadd,sgemm",
+                "--reps",
+                "4",
+                "--no-save",
+            ]
+            .iter()
+            .map(|s| s.to_string()),
+        )
+        .unwrap();
+        assert!(o.quick && o.pocl && !o.ferrocl && !o.save);
+        assert_eq!(o.kernels, ["vadd", "sgemm"]);
+        assert_eq!(o.reps, Some(4));
+        assert!(super::parse_args(["--platform", "x"].iter().map(|s| s.to_string())).is_err());
+    }
+
+    #[test]
+    fn date_is_well_formed() {
+        let (d, t) = super::utc_now();
+        assert_eq!(d.len(), 10);
+        assert!(t.starts_with(&d) && t.ends_with('Z'));
+    }
+}

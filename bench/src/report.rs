@@ -1,0 +1,551 @@
+//! Results of a run and how they are shown: the terminal table with ratios and targets, and the
+//! machine-readable JSON and CSV written under `bench/results/`.
+
+use crate::kernels::Class;
+use crate::probe::Roofline;
+use crate::stats::{format_ms, format_ratio, geomean, median, min};
+use std::fmt::Write as _;
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Status {
+    Ok,
+    /// Wrong result against the host reference.
+    Fail(String),
+    /// The program did not build (or could not be created) on this platform.
+    Unsupported(String),
+    /// A runtime error after a successful build.
+    Error(String),
+}
+
+impl Status {
+    pub fn label(&self) -> String {
+        match self {
+            Status::Ok => "ok".into(),
+            Status::Fail(m) => format!("FAIL: {m}"),
+            Status::Unsupported(m) => format!("unsupported: {m}"),
+            Status::Error(m) => format!("error: {m}"),
+        }
+    }
+    fn short(&self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Fail(_) => "FAIL",
+            Status::Unsupported(_) => "unsupported",
+            Status::Error(_) => "error",
+        }
+    }
+}
+
+pub struct PlatResult {
+    pub platform: &'static str,
+    pub status: Status,
+    pub build_ms: Option<f64>,
+    pub first_ms: Option<f64>,
+    /// Kernel time per repetition (profiling events), or host time per launch for launch kernels.
+    pub samples_ms: Vec<f64>,
+}
+
+impl PlatResult {
+    pub fn ok(&self) -> bool {
+        self.status == Status::Ok
+    }
+    pub fn median_ms(&self) -> Option<f64> {
+        median(&self.samples_ms)
+    }
+    pub fn min_ms(&self) -> Option<f64> {
+        min(&self.samples_ms)
+    }
+    pub fn build_first_ms(&self) -> Option<f64> {
+        Some(self.build_ms? + self.first_ms?)
+    }
+}
+
+pub struct KernelResult {
+    pub name: &'static str,
+    pub class: Class,
+    pub size: String,
+    pub bytes: f64,
+    pub flops: f64,
+    pub results: Vec<PlatResult>,
+}
+
+impl KernelResult {
+    fn get(&self, platform: &str) -> Option<&PlatResult> {
+        self.results
+            .iter()
+            .find(|r| r.platform == platform && r.ok())
+    }
+
+    /// Throughput from the median time, with its unit.
+    pub fn throughput(&self, r: &PlatResult) -> Option<(f64, &'static str)> {
+        let s = r.median_ms()? / 1e3;
+        if s <= 0.0 {
+            return None;
+        }
+        Some(match self.class {
+            Class::Build => return None,
+            Class::Launch { .. } => (1.0 / s / 1e3, "k launch/s"),
+            Class::Memory => (self.bytes / s / 1e9, "GB/s"),
+            _ if self.flops > 0.0 => (self.flops / s / 1e9, "GFLOP/s"),
+            _ => (self.bytes / s / 1e9, "GB/s"),
+        })
+    }
+
+    /// Fraction of the roofline reached by the best repetition: the time the machine's limits
+    /// allow (bytes at STREAM bandwidth, FLOP at FMA peak, whichever is longer) over the time taken.
+    pub fn roof(&self, r: &PlatResult, roof: &Roofline) -> Option<f64> {
+        if !matches!(self.class, Class::Memory | Class::Compute) {
+            return None;
+        }
+        let t = r.min_ms()? / 1e3;
+        let bound = (self.bytes / roof.stream_bytes_per_s).max(self.flops / roof.fma_flops_per_s);
+        (t > 0.0 && bound > 0.0).then(|| bound / t)
+    }
+
+    /// Ferrocl/PoCL ratio of median kernel times (per-launch times for launch kernels).
+    pub fn kernel_ratio(&self) -> Option<f64> {
+        Some(self.get("Ferrocl")?.median_ms()? / self.get("PoCL")?.median_ms()?)
+    }
+
+    /// Ferrocl/PoCL ratio of build + first-launch times.
+    pub fn build_ratio(&self) -> Option<f64> {
+        Some(self.get("Ferrocl")?.build_first_ms()? / self.get("PoCL")?.build_first_ms()?)
+    }
+}
+
+pub struct Summary {
+    pub kernel_geomean: Option<f64>,
+    pub kernel_max: Option<(f64, &'static str)>,
+    pub build_geomean: Option<f64>,
+    pub launch_ratios: Vec<(&'static str, f64)>,
+    /// (platform, lowest % of STREAM among memory-bound kernels)
+    pub memory_roof: Vec<(&'static str, f64)>,
+}
+
+pub fn summarise(kernels: &[KernelResult], roof: &Roofline) -> Summary {
+    let timed: Vec<(f64, &'static str)> = kernels
+        .iter()
+        .filter(|k| matches!(k.class, Class::Memory | Class::Compute))
+        .filter_map(|k| Some((k.kernel_ratio()?, k.name)))
+        .collect();
+    let ratios: Vec<f64> = timed.iter().map(|r| r.0).collect();
+    let builds: Vec<f64> = kernels
+        .iter()
+        .filter_map(KernelResult::build_ratio)
+        .collect();
+    let launch_ratios = kernels
+        .iter()
+        .filter(|k| matches!(k.class, Class::Launch { .. }))
+        .filter_map(|k| Some((k.name, k.kernel_ratio()?)))
+        .collect();
+    let mut memory_roof = Vec::new();
+    for p in ["Ferrocl", "PoCL"] {
+        let fr: Vec<f64> = kernels
+            .iter()
+            .filter(|k| k.class == Class::Memory)
+            .filter_map(|k| k.roof(k.get(p)?, roof))
+            .collect();
+        if let Some(m) = fr.iter().copied().min_by(f64::total_cmp) {
+            memory_roof.push((p, m));
+        }
+    }
+    Summary {
+        kernel_geomean: geomean(&ratios),
+        kernel_max: timed.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0)),
+        build_geomean: geomean(&builds),
+        launch_ratios,
+        memory_roof,
+    }
+}
+
+fn pct(v: Option<f64>) -> String {
+    v.map_or("-".into(), |v| format!("{:.0}%", v * 100.0))
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(n - 1).collect::<String>())
+    }
+}
+
+/// The human-readable table plus summary lines.
+pub fn table(kernels: &[KernelResult], roof: &Roofline, summary: &Summary) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{:<17} {:<8} {:<20} {:>9} {:>9} {:>9} {:>9} {:>18} {:>6} {:>8} {:>8}",
+        "kernel",
+        "platform",
+        "size",
+        "build ms",
+        "1st ms",
+        "med ms",
+        "min ms",
+        "throughput",
+        "roof",
+        "F/P kern",
+        "F/P b+1"
+    );
+    for k in kernels {
+        for (i, r) in k.results.iter().enumerate() {
+            let name = if i == 0 { k.name } else { "" };
+            let size = if i == 0 { k.size.as_str() } else { "" };
+            if !r.ok() {
+                let _ = writeln!(
+                    o,
+                    "{:<17} {:<8} {:<20} {:>9} {:>9}  {}",
+                    name,
+                    r.platform,
+                    size,
+                    format_ms(r.build_ms),
+                    format_ms(r.first_ms),
+                    truncate(&r.status.label(), 90)
+                );
+                continue;
+            }
+            let tp = k
+                .throughput(r)
+                .map_or("-".into(), |(v, u)| format!("{v:.2} {u}"));
+            let last = i + 1 == k.results.len() && k.results.len() > 1;
+            let (kr, br) = if last {
+                (
+                    format_ratio(k.kernel_ratio()),
+                    format_ratio(k.build_ratio()),
+                )
+            } else {
+                (String::new(), String::new())
+            };
+            let _ = writeln!(
+                o,
+                "{:<17} {:<8} {:<20} {:>9} {:>9} {:>9} {:>9} {:>18} {:>6} {:>8} {:>8}",
+                name,
+                r.platform,
+                size,
+                format_ms(r.build_ms),
+                format_ms(r.first_ms),
+                format_ms(r.median_ms()),
+                format_ms(r.min_ms()),
+                tp,
+                pct(k.roof(r, roof)),
+                kr,
+                br
+            );
+        }
+    }
+    let _ = writeln!(
+        o,
+        "\nroofline: STREAM triad {:.1} GB/s, FMA peak {:.1} GFLOP/s ({}, {} threads)",
+        roof.stream_bytes_per_s / 1e9,
+        roof.fma_flops_per_s / 1e9,
+        roof.fma_kind,
+        roof.threads
+    );
+    let _ = writeln!(
+        o,
+        "targets (tracked, not asserted), F/P = Ferrocl time / PoCL time:"
+    );
+    let _ = writeln!(
+        o,
+        "  kernel time geomean            {:>8}   target <= 0.8x",
+        format_ratio(summary.kernel_geomean)
+    );
+    let (worst, which) = match summary.kernel_max {
+        Some((r, n)) => (format_ratio(Some(r)), format!(" ({n})")),
+        None => ("-".into(), String::new()),
+    };
+    let _ = writeln!(
+        o,
+        "  worst kernel time ratio        {worst:>8}   target <= 1.2x{which}"
+    );
+    let _ = writeln!(
+        o,
+        "  build + first launch geomean   {:>8}   target <= 0.1x",
+        format_ratio(summary.build_geomean)
+    );
+    if summary.launch_ratios.is_empty() {
+        let _ = writeln!(
+            o,
+            "  launch overhead                {:>8}   target <= 0.5x",
+            "-"
+        );
+    }
+    for (n, r) in &summary.launch_ratios {
+        let _ = writeln!(
+            o,
+            "  launch overhead {n:<14} {:>8}   target <= 0.5x",
+            format_ratio(Some(*r))
+        );
+    }
+    if summary.memory_roof.is_empty() {
+        let _ = writeln!(
+            o,
+            "  memory-bound, worst % STREAM   {:>8}   target >= 90% (Ferrocl)",
+            "-"
+        );
+    }
+    for (p, f) in &summary.memory_roof {
+        let _ = writeln!(
+            o,
+            "  memory-bound, worst % STREAM   {:>8}   target >= 90% (Ferrocl) [{p}]",
+            pct(Some(*f))
+        );
+    }
+    o
+}
+
+/// JSON string literal.
+fn js(s: &str) -> String {
+    let mut o = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(o, "\\u{:04x}", c as u32);
+            }
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+/// JSON number, `null` when absent or not finite.
+fn jn(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v.is_finite() => format!("{v}"),
+        _ => "null".into(),
+    }
+}
+
+pub struct RunInfo {
+    pub date: String,
+    pub hostname: String,
+    pub cpu: String,
+    pub mode: &'static str,
+    pub reps: usize,
+    pub platforms: Vec<(String, String, String)>,
+    pub env: Vec<(String, String)>,
+}
+
+pub fn json(info: &RunInfo, kernels: &[KernelResult], roof: &Roofline, s: &Summary) -> String {
+    let mut o = String::from("{\n");
+    let _ = writeln!(o, "  \"date\": {},", js(&info.date));
+    let _ = writeln!(o, "  \"hostname\": {},", js(&info.hostname));
+    let _ = writeln!(o, "  \"cpu\": {},", js(&info.cpu));
+    let _ = writeln!(o, "  \"mode\": {},", js(info.mode));
+    let _ = writeln!(o, "  \"reps\": {},", info.reps);
+    let env: Vec<String> = info
+        .env
+        .iter()
+        .map(|(k, v)| format!("{}: {}", js(k), js(v)))
+        .collect();
+    let _ = writeln!(o, "  \"env\": {{{}}},", env.join(", "));
+    let plats: Vec<String> = info
+        .platforms
+        .iter()
+        .map(|(n, v, d)| {
+            format!(
+                "    {{\"name\": {}, \"version\": {}, \"device\": {}}}",
+                js(n),
+                js(v),
+                js(d)
+            )
+        })
+        .collect();
+    let _ = writeln!(o, "  \"platforms\": [\n{}\n  ],", plats.join(",\n"));
+    let _ = writeln!(
+        o,
+        "  \"roofline\": {{\"stream_triad_gb_s\": {}, \"fma_gflop_s\": {}, \"fma_kind\": {}, \"threads\": {}}},",
+        jn(Some(roof.stream_bytes_per_s / 1e9)),
+        jn(Some(roof.fma_flops_per_s / 1e9)),
+        js(roof.fma_kind),
+        roof.threads
+    );
+    let mut ks = Vec::new();
+    for k in kernels {
+        let rs: Vec<String> = k
+            .results
+            .iter()
+            .map(|r| {
+                let tp = k.throughput(r);
+                let samples: Vec<String> = r.samples_ms.iter().map(|v| jn(Some(*v))).collect();
+                format!(
+                    "        {{\"platform\": {}, \"status\": {}, \"message\": {}, \"build_ms\": {}, \"first_launch_ms\": {}, \"median_ms\": {}, \"min_ms\": {}, \"throughput\": {}, \"throughput_unit\": {}, \"roofline_fraction\": {}, \"samples_ms\": [{}]}}",
+                    js(r.platform),
+                    js(r.status.short()),
+                    js(&r.status.label()),
+                    jn(r.build_ms),
+                    jn(r.first_ms),
+                    jn(r.median_ms()),
+                    jn(r.min_ms()),
+                    jn(tp.map(|t| t.0)),
+                    tp.map_or("null".into(), |t| js(t.1)),
+                    jn(k.roof(r, roof)),
+                    samples.join(", ")
+                )
+            })
+            .collect();
+        ks.push(format!(
+            "    {{\"name\": {}, \"class\": {}, \"size\": {}, \"bytes\": {}, \"flops\": {}, \"ratio_kernel\": {}, \"ratio_build_first\": {},\n      \"results\": [\n{}\n      ]}}",
+            js(k.name),
+            js(k.class.label()),
+            js(&k.size),
+            jn(Some(k.bytes)),
+            jn(Some(k.flops)),
+            jn(k.kernel_ratio()),
+            jn(k.build_ratio()),
+            rs.join(",\n")
+        ));
+    }
+    let _ = writeln!(o, "  \"kernels\": [\n{}\n  ],", ks.join(",\n"));
+    let launch: Vec<String> = s
+        .launch_ratios
+        .iter()
+        .map(|(n, r)| format!("{}: {}", js(n), jn(Some(*r))))
+        .collect();
+    let mem: Vec<String> = s
+        .memory_roof
+        .iter()
+        .map(|(n, r)| format!("{}: {}", js(n), jn(Some(*r))))
+        .collect();
+    let _ = writeln!(
+        o,
+        "  \"summary\": {{\"kernel_ratio_geomean\": {}, \"kernel_ratio_max\": {}, \"kernel_ratio_max_kernel\": {}, \"build_first_ratio_geomean\": {}, \"launch_ratios\": {{{}}}, \"memory_bound_min_stream_fraction\": {{{}}}}}",
+        jn(s.kernel_geomean),
+        jn(s.kernel_max.map(|m| m.0)),
+        s.kernel_max.map_or("null".into(), |m| js(m.1)),
+        jn(s.build_geomean),
+        launch.join(", "),
+        mem.join(", ")
+    );
+    o.push_str("}\n");
+    o
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+pub fn csv(info: &RunInfo, kernels: &[KernelResult], roof: &Roofline) -> String {
+    let mut o = String::from(
+        "date,hostname,mode,kernel,class,size,platform,status,build_ms,first_launch_ms,median_ms,min_ms,throughput,throughput_unit,roofline_fraction,ratio_kernel,ratio_build_first,message\n",
+    );
+    let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v}"));
+    for k in kernels {
+        for r in &k.results {
+            let tp = k.throughput(r);
+            let fields = [
+                info.date.clone(),
+                info.hostname.clone(),
+                info.mode.to_string(),
+                k.name.to_string(),
+                k.class.label().to_string(),
+                k.size.clone(),
+                r.platform.to_string(),
+                r.status.short().to_string(),
+                f(r.build_ms),
+                f(r.first_ms),
+                f(r.median_ms()),
+                f(r.min_ms()),
+                f(tp.map(|t| t.0)),
+                tp.map_or(String::new(), |t| t.1.to_string()),
+                f(k.roof(r, roof)),
+                f(k.kernel_ratio()),
+                f(k.build_ratio()),
+                r.status.label(),
+            ];
+            let line: Vec<String> = fields.iter().map(|s| csv_field(s)).collect();
+            o.push_str(&line.join(","));
+            o.push('\n');
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roof() -> Roofline {
+        Roofline {
+            stream_bytes_per_s: 10e9,
+            fma_flops_per_s: 100e9,
+            threads: 2,
+            fma_kind: "test",
+        }
+    }
+
+    fn pr(platform: &'static str, status: Status, samples: &[f64]) -> PlatResult {
+        PlatResult {
+            platform,
+            status,
+            build_ms: Some(10.0),
+            first_ms: Some(10.0),
+            samples_ms: samples.to_vec(),
+        }
+    }
+
+    fn kernel(name: &'static str, f: PlatResult, p: PlatResult) -> KernelResult {
+        KernelResult {
+            name,
+            class: Class::Memory,
+            size: "n".into(),
+            bytes: 1e9,
+            flops: 0.0,
+            results: vec![p, f],
+        }
+    }
+
+    #[test]
+    fn ratios_exclude_failed_and_unsupported_platforms() {
+        let ks = vec![
+            kernel(
+                "a",
+                pr("Ferrocl", Status::Ok, &[50.0, 60.0, 40.0]),
+                pr("PoCL", Status::Ok, &[100.0]),
+            ),
+            kernel(
+                "b",
+                pr("Ferrocl", Status::Ok, &[200.0]),
+                pr("PoCL", Status::Ok, &[100.0]),
+            ),
+            kernel(
+                "c",
+                pr("Ferrocl", Status::Fail("x".into()), &[1.0]),
+                pr("PoCL", Status::Ok, &[100.0]),
+            ),
+            kernel(
+                "d",
+                pr("Ferrocl", Status::Unsupported("y".into()), &[]),
+                pr("PoCL", Status::Ok, &[100.0]),
+            ),
+        ];
+        assert_eq!(ks[0].kernel_ratio(), Some(0.5));
+        assert_eq!(ks[2].kernel_ratio(), None);
+        assert_eq!(ks[3].build_ratio(), None);
+        let s = summarise(&ks, &roof());
+        assert!((s.kernel_geomean.unwrap() - 1.0).abs() < 1e-12);
+        assert_eq!(s.kernel_max, Some((2.0, "b")));
+        // 1 GB in 40 ms best = 25 GB/s against a 10 GB/s STREAM: 250 %
+        assert!((ks[0].roof(&ks[0].results[1], &roof()).unwrap() - 2.5).abs() < 1e-9);
+        let t = table(&ks, &roof(), &s);
+        assert!(t.contains("FAIL: x") && t.contains("unsupported: y"), "{t}");
+    }
+
+    #[test]
+    fn json_and_csv_escape_and_null() {
+        assert_eq!(js("a\"b\\\n"), "\"a\\\"b\\\\\\n\"");
+        assert_eq!(jn(None), "null");
+        assert_eq!(jn(Some(f64::NAN)), "null");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("plain"), "plain");
+    }
+}
