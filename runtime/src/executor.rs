@@ -197,27 +197,31 @@ pub fn run_ndrange<K: GroupRunner>(
     }
     let groups = group_count(l);
     let args_ptr = args.as_ptr() as usize;
-    pool.install(|| {
-        (0..groups).into_par_iter().for_each(|g| {
-            let info = group_info(l, g);
-            ARENA.with(|a| {
-                let mut a = a.borrow_mut();
-                let frames_offset = l.frames_offset();
-                let mem = a.get(frames_offset + l.frames_size);
-                let _rounding = l.round_to_zero.then(RoundingGuard::toward_zero);
-                let mut info = info;
-                if l.frames_size > 0 {
-                    // SAFETY: the arena has frames_offset + frames_size bytes.
-                    info.frames = unsafe { mem.add(frames_offset) } as u64;
-                }
-                // SAFETY: the argument block was filled per the kernel's ArgSlot layout and the
-                // buffers it points to are kept alive by the command; the arena is this
-                // thread's own, at least arena_size bytes and LOCAL_ARG_ALIGN-aligned, followed
-                // by the frames the kernel asked for.
-                unsafe { kernel.run_group(args_ptr as *const u8, &info, mem) };
-            });
+    let run_group = |g: usize| {
+        let mut info = group_info(l, g);
+        ARENA.with(|a| {
+            let mut a = a.borrow_mut();
+            let frames_offset = l.frames_offset();
+            let mem = a.get(frames_offset + l.frames_size);
+            let _rounding = l.round_to_zero.then(RoundingGuard::toward_zero);
+            if l.frames_size > 0 {
+                // SAFETY: the arena has frames_offset + frames_size bytes.
+                info.frames = unsafe { mem.add(frames_offset) } as u64;
+            }
+            // SAFETY: the argument block was filled per the kernel's ArgSlot layout and the
+            // buffers it points to are kept alive by the command; the arena is this thread's
+            // own, at least arena_size bytes and LOCAL_ARG_ALIGN-aligned, followed by the
+            // frames the kernel asked for.
+            unsafe { kernel.run_group(args_ptr as *const u8, &info, mem) };
         });
-    });
+    };
+    if groups == 1 {
+        // Nothing to share: handing one group to the pool and waiting for it only adds a
+        // cross-thread round trip to every small launch.
+        run_group(0);
+    } else {
+        pool.install(|| (0..groups).into_par_iter().for_each(run_group));
+    }
 }
 
 #[cfg(test)]
