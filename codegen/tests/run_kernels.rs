@@ -906,3 +906,42 @@ fn conversions_with_explicit_rounding_modes() {
         }
     });
 }
+
+#[test]
+fn barrier_kernels_beyond_the_specialisation_budget() {
+    both(|r| {
+        let p = barrier_program(r);
+        let local = 6u64;
+        let n = 12usize;
+        let mut out = vec![0i32; n];
+        let (mut args, _) = Args::new(p, "many_barriers");
+        args.ptr(p, "many_barriers", 0, &mut out);
+        args.set(p, "many_barriers", 1, &0u64.to_ne_bytes());
+        launch(
+            p,
+            "many_barriers",
+            &args,
+            1,
+            [0; 3],
+            [n as u64, 1, 1],
+            [local, 1, 1],
+        );
+        for group in 0..n / local as usize {
+            let nl = local as i32;
+            let mut acc: Vec<i32> = (0..nl).collect();
+            for i in 0..40 {
+                let s: Vec<i32> = acc.iter().map(|a| a.wrapping_mul(3) + i).collect();
+                for l in 0..nl as usize {
+                    acc[l] = acc[l].wrapping_add(s[(l + i as usize) % nl as usize] ^ (acc[l] >> 3));
+                }
+            }
+            for l in 0..local as usize {
+                assert_eq!(
+                    out[group * local as usize + l],
+                    acc[l],
+                    "{r:?} group {group} item {l}"
+                );
+            }
+        }
+    });
+}

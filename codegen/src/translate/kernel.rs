@@ -10,7 +10,7 @@
 //! the spec makes them work-group uniform; a divergent barrier (undefined behaviour) cannot hang:
 //! each work-item resumes from its own point and DONE items are skipped.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use cranelift_codegen::ir::{self, condcodes::IntCC, types, BlockArg, InstBuilder, MemFlagsData};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch};
@@ -134,7 +134,12 @@ pub(crate) fn build(
         }
     }
     let frame_size = if kernel.uses_barrier {
-        build_rounds(&mut t, kernel, group_ptr, &pending_args)?
+        let (resume_points, size) = expanded_size(m, kernel.function, &mut HashMap::new());
+        if (resume_points + 1) * size <= MAX_SPECIALISED_INSTRUCTIONS {
+            build_regions(&mut t, kernel, group_ptr, &pending_args)?
+        } else {
+            build_rounds(&mut t, kernel, group_ptr, &pending_args)?
+        }
     } else {
         build_plain(&mut t, kernel, &pending_args)?;
         0
@@ -229,6 +234,226 @@ fn build_plain(t: &mut Translator, kernel: &KernelInfo, args: &[Arg]) -> Result<
     Ok(())
 }
 
+/// Budget for specialised region loops: (resume points + 1) × instructions of the kernel with
+/// calls expanded. Beyond it the single dispatching loop keeps compile time linear.
+const MAX_SPECIALISED_INSTRUCTIONS: usize = 60_000;
+
+/// (barriers, instructions) of function `fid` with every call expanded, as inlining sees it.
+fn expanded_size(
+    m: &Module,
+    fid: Word,
+    memo: &mut HashMap<Word, (usize, usize)>,
+) -> (usize, usize) {
+    if let Some(&r) = memo.get(&fid) {
+        return r;
+    }
+    memo.insert(fid, (0, 0)); // no recursion (validated); guards against it anyway
+    let mut total = (0, 0);
+    if let Some(f) = m.function(fid) {
+        for inst in f.blocks.iter().flat_map(|b| &b.instructions) {
+            total.1 += 1;
+            match inst.class.opcode {
+                Op::ControlBarrier => total.0 += 1,
+                Op::FunctionCall => {
+                    if let Some(Operand::IdRef(callee)) = inst.operands.first() {
+                        let (b, n) = expanded_size(m, *callee, memo);
+                        total = (total.0 + b, total.1 + n);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    memo.insert(fid, total);
+    total
+}
+
+/// The frame of the work-item at the x loop's head: frames + linear local id × frame size.
+fn item_frame(t: &mut Translator, frames: ir::Value, frame_size: ir::Value) -> ir::Value {
+    let lid = t.wi.local_id;
+    let row = t.b.ins().imul(lid[2], t.wi.local_size[1]);
+    let row = t.b.ins().iadd(row, lid[1]);
+    let lin = t.b.ins().imul(row, t.wi.local_size[0]);
+    let lin = t.b.ins().iadd(lin, lid[0]);
+    let offset = t.b.ins().imul(lin, frame_size);
+    t.b.ins().iadd(frames, offset)
+}
+
+/// Kernels with barriers, one work-item loop per region: the kernel is translated once per
+/// resume point (copy k is entered only there; Cranelift drops the unreachable rest), each
+/// round picks its region once, and a work-item only checks that it stopped at that point.
+/// Translation is deterministic, so every copy lays out the frame identically.
+/// Returns the work-item frame size.
+fn build_regions(
+    t: &mut Translator,
+    kernel: &KernelInfo,
+    group_ptr: ir::Value,
+    args: &[Arg],
+) -> Result<u64, BuildError> {
+    let frames = t.b.ins().load(
+        types::I64,
+        MemFlagsData::trusted().with_readonly(),
+        group_ptr,
+        GroupInfo::FRAMES,
+    );
+    // The frame size is known only after translation: patched below.
+    let frame_size_value = t.b.ins().iconst(types::I64, 0);
+    let frame_size_inst = t.b.func.dfg.value_def(frame_size_value).unwrap_inst();
+    let pending = t.b.declare_var(types::I8);
+    let barrier_functions = barrier_functions(t.m);
+
+    // By-value arguments get the same frame slots in every copy.
+    let mut frame_size = 16u64;
+    let mut byval_offsets = Vec::new();
+    for a in args {
+        if let Arg::ByVal { ty, .. } = a {
+            let size = t.m.size_of(*ty).unwrap_or(0);
+            let align = t.m.align_of(*ty).unwrap_or(8).clamp(1, 128);
+            let off = frame_size.next_multiple_of(align);
+            frame_size = off + size;
+            byval_offsets.push(off);
+        }
+    }
+    let layout_start = frame_size;
+
+    let round_head = t.b.create_block();
+    t.b.append_block_param(round_head, types::I8);
+    let first = t.b.ins().iconst(types::I8, 1);
+    t.b.ins().jump(round_head, &[BlockArg::Value(first)]);
+    t.b.switch_to_block(round_head);
+    let is_first_round = t.b.block_params(round_head)[0];
+    let no = t.b.ins().iconst(types::I8, 0);
+    t.b.def_var(pending, no);
+    let region0 = t.b.create_block();
+    let scan_head = t.b.create_block();
+    t.b.append_block_param(scan_head, types::I64);
+    let zero = t.b.ins().iconst(types::I64, 0);
+    t.b.ins().brif(
+        is_first_round,
+        region0,
+        &[],
+        scan_head,
+        &[BlockArg::Value(zero)],
+    );
+
+    let round_tail = t.b.create_block();
+    let exit = t.b.create_block();
+    let mut region_blocks = vec![region0];
+    let mut spirv_instructions = 0;
+    let mut k = 0;
+    loop {
+        t.b.switch_to_block(region_blocks[k]);
+        let (heads, latches) = item_loops(t);
+        let frame_base = item_frame(t, frames, frame_size_value);
+        t.barrier = Some(BarrierState {
+            frame_base,
+            frame_size: layout_start,
+            resume_blocks: Vec::new(),
+            pending,
+            item_done: latches[0],
+            barrier_functions: barrier_functions.clone(),
+        });
+        let mut values = Vec::with_capacity(args.len());
+        let mut byval = byval_offsets.iter();
+        let mut copies = Vec::new();
+        for a in args {
+            values.push(match a {
+                Arg::Ready(v) => v.clone(),
+                Arg::ByVal { addr, ty } => {
+                    let off = *byval.next().expect("one offset per by-value argument");
+                    let copy = t.b.ins().iadd_imm_s(frame_base, off as i64);
+                    copies.push((*addr, *ty, copy));
+                    Val::S(copy)
+                }
+            });
+        }
+        let item_returned = t.b.create_block();
+        let go = if k == 0 {
+            for (addr, ty, copy) in copies {
+                copy_by_value(t, addr, ty, copy)?;
+            }
+            None
+        } else {
+            // Only work-items that stopped at this resume point run in this round.
+            let state = t.b.ins().load(types::I32, frame_flags(), frame_base, 0);
+            let here = t.b.ins().icmp_imm_s(IntCC::Equal, state, k as i64);
+            let go = t.b.create_block();
+            t.b.ins().brif(here, go, &[], latches[0], &[]);
+            // The copy's own entry path is unreachable: it starts in a dead block.
+            let dead = t.b.create_block();
+            t.b.switch_to_block(dead);
+            Some(go)
+        };
+        t.inline_function(kernel.function, values, Some(item_returned))?;
+        let state = t.barrier.take().expect("set above");
+        if let Some(go) = go {
+            let Some(&resume) = state.resume_blocks.get(k - 1) else {
+                return Err(BuildError::new(
+                    "internal: region copies disagree on their resume points\n",
+                ));
+            };
+            t.b.switch_to_block(go);
+            t.b.ins().jump(resume, &[]);
+        }
+        frame_size = frame_size.max(state.frame_size);
+        t.b.switch_to_block(item_returned);
+        let done = t.b.ins().iconst(types::I32, RESUME_DONE);
+        t.b.ins().store(frame_flags(), done, frame_base, 0);
+        t.b.ins().jump(latches[0], &[]);
+        close_item_loops(t, heads, latches, round_tail);
+        if k == 0 {
+            region_blocks.extend(state.resume_blocks.iter().map(|_| t.b.create_block()));
+            // Build statistics count the module's instructions, not the copies.
+            spirv_instructions = t.instruction_count;
+        }
+        k += 1;
+        if k == region_blocks.len() {
+            break;
+        }
+    }
+    t.instruction_count = spirv_instructions;
+    let frame_size = frame_size.next_multiple_of(16);
+
+    // Later rounds run the region of the first work-item that has not returned.
+    t.b.switch_to_block(scan_head);
+    let i = t.b.block_params(scan_head)[0];
+    let ls = t.wi.local_size;
+    let items = t.b.ins().imul(ls[0], ls[1]);
+    let items = t.b.ins().imul(items, ls[2]);
+    let all_done = t.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, items);
+    let probe = t.b.create_block();
+    t.b.ins().brif(all_done, exit, &[], probe, &[]);
+    t.b.switch_to_block(probe);
+    let offset = t.b.ins().imul(i, frame_size_value);
+    let frame = t.b.ins().iadd(frames, offset);
+    let state = t.b.ins().load(types::I32, frame_flags(), frame, 0);
+    let returned = t.b.ins().icmp_imm_s(IntCC::Equal, state, RESUME_DONE);
+    let next = t.b.ins().iadd_imm_s(i, 1);
+    let pick = t.b.create_block();
+    t.b.ins()
+        .brif(returned, scan_head, &[BlockArg::Value(next)], pick, &[]);
+    t.b.switch_to_block(pick);
+    let mut switch = Switch::new();
+    for (k, block) in region_blocks.iter().enumerate().skip(1) {
+        switch.set_entry(k as u128, *block);
+    }
+    switch.emit(&mut t.b, state, exit);
+
+    t.b.switch_to_block(round_tail);
+    let again = t.b.use_var(pending);
+    let not_first = t.b.ins().iconst(types::I8, 0);
+    t.b.ins()
+        .brif(again, round_head, &[BlockArg::Value(not_first)], exit, &[]);
+    t.b.switch_to_block(exit);
+    t.b.ins().return_(&[]);
+    t.b.func
+        .replace(frame_size_inst)
+        .iconst(types::I64, frame_size as i64);
+    Ok(frame_size)
+}
+
+/// Kernels with barriers whose specialised copies would be too large: one work-item loop that
+/// dispatches on each work-item's resume point.
 /// Returns the work-item frame size.
 fn build_rounds(
     t: &mut Translator,

@@ -63,3 +63,18 @@ __kernel void branch_and_call(__global int *out, __local int *s, int mode) {
     barrier(CLK_LOCAL_MEM_FENCE);
     out[get_global_id(0)] = s[(l + 2) % n] * 1000 + v;
 }
+
+// 80 barriers once unrolled: beyond the specialisation budget, so the optimised build takes the
+// dispatching round loop while -O0 (a loop with two barriers) takes specialised regions.
+__kernel void many_barriers(__global int *out, __local int *s) {
+    int l = get_local_id(0), n = get_local_size(0);
+    int acc = l;
+#pragma unroll
+    for (int i = 0; i < 40; ++i) {
+        s[l] = acc * 3 + i;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        acc += s[(l + i) % n] ^ (acc >> 3);
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    out[get_global_id(0)] = acc;
+}
