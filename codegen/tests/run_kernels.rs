@@ -945,3 +945,106 @@ fn barrier_kernels_beyond_the_specialisation_budget() {
         }
     });
 }
+
+fn atomic_program(recipe: Recipe) -> &'static Program {
+    static O0: OnceLock<Program> = OnceLock::new();
+    static OPT: OnceLock<Program> = OnceLock::new();
+    let cell = match recipe {
+        Recipe::O0 => &O0,
+        Recipe::Optimized => &OPT,
+    };
+    cell.get_or_init(|| build("atomics.cl", recipe))
+}
+
+#[test]
+fn atomics_on_global_memory() {
+    both(|r| {
+        let p = atomic_program(r);
+        let n = 40i32;
+        let mut g = vec![0i32, 0, 0, 0, i32::MAX, i32::MIN, 0];
+        let mut u = vec![u32::MAX, 0, 0, u32::MAX, 0];
+        let mut l = vec![0i64, i64::MIN];
+        let mut f = vec![-1.0f32];
+        let mut old = vec![-1i32; n as usize];
+        let (mut args, _) = Args::new(p, "global_ops");
+        args.ptr(p, "global_ops", 0, &mut g);
+        args.ptr(p, "global_ops", 1, &mut u);
+        args.ptr(p, "global_ops", 2, &mut l);
+        args.ptr(p, "global_ops", 3, &mut f);
+        args.ptr(p, "global_ops", 4, &mut old);
+        launch(
+            p,
+            "global_ops",
+            &args,
+            1,
+            [0; 3],
+            [n as u64, 1, 1],
+            [8, 1, 1],
+        );
+        let ids = 0..n;
+        assert_eq!(g[0], n, "{r:?} inc");
+        assert_eq!(g[1], -n, "{r:?} dec");
+        assert_eq!(g[2], ids.clone().sum::<i32>(), "{r:?} add");
+        assert_eq!(g[3], -ids.clone().sum::<i32>(), "{r:?} sub");
+        assert_eq!(
+            g[4],
+            ids.clone().map(|i| 100 - i * 3).min().unwrap_or(0),
+            "{r:?} min"
+        );
+        assert_eq!(
+            g[5],
+            ids.clone().map(|i| i * 7 - 50).max().unwrap_or(0),
+            "{r:?} max"
+        );
+        assert_eq!(u[0], 0, "{r:?} and clears every bit");
+        assert_eq!(u[1], u32::MAX, "{r:?} or");
+        let xor = ids.clone().fold(0u32, |acc, i| acc ^ (1 << (i % 5)));
+        assert_eq!(u[2], xor, "{r:?} xor");
+        assert_eq!(u[3], 3, "{r:?} umin");
+        assert_eq!(u[4], (n - 1) as u32, "{r:?} umax");
+        assert_eq!(
+            l[0],
+            ids.clone().map(|i| i64::from(i) << 33).sum::<i64>(),
+            "{r:?} atom_add"
+        );
+        assert_eq!(l[1], i64::from(n - 1) - 1_000_000_000_000, "{r:?} atom_max");
+        assert!(
+            f[0] >= 0.0 && f[0] < n as f32 && f[0].fract() == 0.0,
+            "{r:?} xchg left {}",
+            f[0]
+        );
+        // One winner saw 0; everyone else saw the winner's value.
+        let winners: Vec<i32> = (0..n).filter(|&i| old[i as usize] == 0).collect();
+        assert_eq!(winners.len(), 1, "{r:?} cmpxchg winners {winners:?}");
+        assert_eq!(g[6], winners[0] + 1, "{r:?}");
+        assert!(old.iter().all(|&o| o == 0 || o == winners[0] + 1), "{r:?}");
+    });
+}
+
+#[test]
+fn atomics_on_local_memory() {
+    both(|r| {
+        let p = atomic_program(r);
+        let n = 200usize;
+        let mut data: Vec<u8> = (0..n).map(|i| (i * 7 + i / 3) as u8).collect();
+        let mut hist = vec![0u32; 16];
+        let (mut args, _) = Args::new(p, "local_histogram");
+        args.ptr(p, "local_histogram", 0, &mut data);
+        args.ptr(p, "local_histogram", 1, &mut hist);
+        args.set(p, "local_histogram", 2, &0u64.to_ne_bytes());
+        launch(
+            p,
+            "local_histogram",
+            &args,
+            1,
+            [0; 3],
+            [n as u64, 1, 1],
+            [8, 1, 1],
+        );
+        let mut want = vec![0u32; 16];
+        for d in &data {
+            want[(d & 15) as usize] += 1;
+        }
+        assert_eq!(hist, want, "{r:?}");
+    });
+}

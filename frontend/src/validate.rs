@@ -18,6 +18,7 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     Capability::Int16,
     Capability::Int64,
     Capability::Float64,
+    Capability::Int64Atomics,
 ];
 
 /// Extended instruction sets a module may import.

@@ -591,8 +591,11 @@ fn device_queries() {
     assert!(device_value::<cl_uint>(d, CL_DEVICE_MAX_COMPUTE_UNITS) >= 1);
     assert_eq!(
         device_value::<cl_device_atomic_capabilities>(d, CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES),
-        (CL_DEVICE_ATOMIC_ORDER_RELAXED | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP)
-            as cl_device_atomic_capabilities
+        (CL_DEVICE_ATOMIC_ORDER_RELAXED
+            | CL_DEVICE_ATOMIC_ORDER_ACQ_REL
+            | CL_DEVICE_ATOMIC_ORDER_SEQ_CST
+            | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP
+            | CL_DEVICE_ATOMIC_SCOPE_DEVICE) as cl_device_atomic_capabilities
     );
     let il = device_string(d, CL_DEVICE_IL_VERSION);
     assert!(
@@ -600,10 +603,16 @@ fn device_queries() {
         "{il}"
     );
     let ext = device_string(d, CL_DEVICE_EXTENSIONS);
-    for e in ["cl_khr_icd", "cl_khr_il_program", "cl_khr_fp64"] {
+    for e in [
+        "cl_khr_icd",
+        "cl_khr_il_program",
+        "cl_khr_fp64",
+        "cl_khr_global_int32_base_atomics",
+        "cl_khr_int64_extended_atomics",
+    ] {
         assert!(ext.split(' ').any(|x| x == e), "{ext}");
     }
-    assert!(!ext.contains("atomics") && !ext.contains("image") && !ext.contains("fp16"));
+    assert!(!ext.contains("image") && !ext.contains("fp16") && !ext.contains("subgroup"));
     assert_eq!(device_string(d, CL_DEVICE_OPENCL_C_VERSION), "OpenCL C 1.2");
     let mut size = 0;
     // SAFETY: size query only.

@@ -38,6 +38,15 @@ pub fn extensions(settings: &Settings) -> Vec<NameVersion> {
         NameVersion::new("cl_khr_icd", make_version(1, 0, 0)),
         NameVersion::new("cl_khr_il_program", make_version(1, 0, 0)),
         NameVersion::new("cl_khr_byte_addressable_store", make_version(1, 0, 0)),
+        NameVersion::new("cl_khr_global_int32_base_atomics", make_version(1, 0, 0)),
+        NameVersion::new(
+            "cl_khr_global_int32_extended_atomics",
+            make_version(1, 0, 0),
+        ),
+        NameVersion::new("cl_khr_local_int32_base_atomics", make_version(1, 0, 0)),
+        NameVersion::new("cl_khr_local_int32_extended_atomics", make_version(1, 0, 0)),
+        NameVersion::new("cl_khr_int64_base_atomics", make_version(1, 0, 0)),
+        NameVersion::new("cl_khr_int64_extended_atomics", make_version(1, 0, 0)),
     ];
     if settings.fp64 {
         v.push(NameVersion::new("cl_khr_fp64", make_version(1, 0, 0)));
@@ -161,8 +170,12 @@ impl DeviceConfig {
             }
             Rounding::TowardZero => CL_FP_INF_NAN | CL_FP_ROUND_TO_ZERO | CL_FP_FMA,
         } | if flush { 0 } else { CL_FP_DENORM };
-        let mut opencl_c_features =
-            vec![NameVersion::new("__opencl_c_int64", make_version(3, 0, 0))];
+        let mut opencl_c_features = vec![
+            NameVersion::new("__opencl_c_int64", make_version(3, 0, 0)),
+            NameVersion::new("__opencl_c_atomic_order_acq_rel", make_version(3, 0, 0)),
+            NameVersion::new("__opencl_c_atomic_order_seq_cst", make_version(3, 0, 0)),
+            NameVersion::new("__opencl_c_atomic_scope_device", make_version(3, 0, 0)),
+        ];
         if settings.fp64 {
             opencl_c_features.insert(
                 0,
@@ -215,12 +228,21 @@ impl DeviceConfig {
             half_fp_config: 0,
             profiling_timer_resolution: 1,
             printf_buffer_size: 1024 * 1024,
+            // Global atomics are Cranelift's sequentially consistent instructions, local ones
+            // run on the one thread executing the work-group: every order holds, up to device
+            // scope (all-devices scope needs SVM, which this device does not have).
             atomic_memory_capabilities: (CL_DEVICE_ATOMIC_ORDER_RELAXED
-                | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP)
+                | CL_DEVICE_ATOMIC_ORDER_ACQ_REL
+                | CL_DEVICE_ATOMIC_ORDER_SEQ_CST
+                | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP
+                | CL_DEVICE_ATOMIC_SCOPE_DEVICE)
                 as cl_device_atomic_capabilities,
             atomic_fence_capabilities: (CL_DEVICE_ATOMIC_ORDER_RELAXED
                 | CL_DEVICE_ATOMIC_ORDER_ACQ_REL
-                | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP)
+                | CL_DEVICE_ATOMIC_ORDER_SEQ_CST
+                | CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM
+                | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP
+                | CL_DEVICE_ATOMIC_SCOPE_DEVICE)
                 as cl_device_atomic_capabilities,
             non_uniform_work_group_support: true,
             image_support: false,
@@ -318,10 +340,19 @@ mod tests {
         assert_eq!(
             got,
             [
+                "__opencl_c_atomic_order_acq_rel",
+                "__opencl_c_atomic_order_seq_cst",
+                "__opencl_c_atomic_scope_device",
                 "__opencl_c_fp64",
                 "__opencl_c_int64",
                 "cl_khr_byte_addressable_store",
-                "cl_khr_fp64"
+                "cl_khr_fp64",
+                "cl_khr_global_int32_base_atomics",
+                "cl_khr_global_int32_extended_atomics",
+                "cl_khr_int64_base_atomics",
+                "cl_khr_int64_extended_atomics",
+                "cl_khr_local_int32_base_atomics",
+                "cl_khr_local_int32_extended_atomics",
             ]
         );
         let no_fp64 = DeviceConfig::detect(

@@ -607,6 +607,24 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             | PtrEqual
             | PtrNotEqual
             | PtrDiff => self.compare(inst)?,
+            AtomicLoad
+            | AtomicStore
+            | AtomicExchange
+            | AtomicCompareExchange
+            | AtomicCompareExchangeWeak
+            | AtomicIIncrement
+            | AtomicIDecrement
+            | AtomicIAdd
+            | AtomicISub
+            | AtomicSMin
+            | AtomicUMin
+            | AtomicSMax
+            | AtomicUMax
+            | AtomicAnd
+            | AtomicOr
+            | AtomicXor
+            | AtomicFlagTestAndSet
+            | AtomicFlagClear => self.atomic(inst)?,
             MemoryBarrier => {
                 self.b.ins().fence();
             }

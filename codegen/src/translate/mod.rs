@@ -4,6 +4,7 @@
 //! kernel body.
 
 mod arith;
+mod atomics;
 mod builtins;
 mod composite;
 mod convert;

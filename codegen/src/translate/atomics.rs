@@ -1,0 +1,177 @@
+//! Atomic opcodes. Global (and generic/constant) memory uses Cranelift's atomic instructions,
+//! which are sequentially consistent: every order and scope the device advertises is satisfied.
+//! A work-group runs on one thread, so atomics on `Workgroup` memory are plain
+//! read-modify-write sequences — no other thread can touch that memory concurrently.
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, AtomicRmwOp, InstBuilder, MemFlagsData, Value};
+use ferrocl_frontend::rspirv::dr::Instruction;
+use ferrocl_frontend::spirv::{Op, StorageClass};
+use ferrocl_frontend::Type;
+
+use super::function::{err, Translator};
+use super::values::Val;
+use crate::program::BuildError;
+
+impl Translator<'_, '_, '_> {
+    /// Whether pointer operand `i` of `inst` points to work-group local memory.
+    fn points_to_local(&self, inst: &Instruction, i: usize) -> Result<bool, BuildError> {
+        let ptr = self.id_operand(inst, i)?;
+        let ty = self.m.type_of(ptr).and_then(|t| self.m.ty(t));
+        Ok(matches!(
+            ty,
+            Some(Type::Pointer {
+                storage: StorageClass::Workgroup,
+                ..
+            })
+        ))
+    }
+
+    /// Atomic operations compute on integers; float atomics (exchange, load, store) move bits.
+    fn atomic_int_type(t: types::Type) -> types::Type {
+        match t {
+            types::F32 => types::I32,
+            types::F64 => types::I64,
+            other => other,
+        }
+    }
+
+    fn atomic_operand(&mut self, v: Value) -> Value {
+        let t = self.ty_of(v);
+        let it = Self::atomic_int_type(t);
+        if it == t {
+            v
+        } else {
+            self.b.ins().bitcast(it, MemFlagsData::new(), v)
+        }
+    }
+
+    fn atomic_result(&mut self, v: Value, t: types::Type) -> Value {
+        if self.ty_of(v) == t {
+            v
+        } else {
+            self.b.ins().bitcast(t, MemFlagsData::new(), v)
+        }
+    }
+
+    pub(crate) fn atomic(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+        let op = inst.class.opcode;
+        let ptr = self.scalar_operand(inst, 0)?;
+        let local = self.points_to_local(inst, 0)?;
+        let flags = MemFlagsData::new();
+        if op == Op::AtomicStore {
+            // pointer, scope, semantics, value
+            let v = self.scalar_operand(inst, 3)?;
+            let bits = self.atomic_operand(v);
+            if local {
+                self.b.ins().store(flags, bits, ptr, 0);
+            } else {
+                self.b.ins().atomic_store(flags, bits, ptr);
+            }
+            return Ok(());
+        }
+        if op == Op::AtomicFlagClear {
+            let zero = self.b.ins().iconst(types::I32, 0);
+            if local {
+                self.b.ins().store(flags, zero, ptr, 0);
+            } else {
+                self.b.ins().atomic_store(flags, zero, ptr);
+            }
+            return Ok(());
+        }
+        let rt = self.result_type(inst)?;
+        let result_ty = super::values::scalar_ir_type(self.m, rt)?;
+        let ty = match op {
+            Op::AtomicFlagTestAndSet => types::I32,
+            _ => Self::atomic_int_type(result_ty),
+        };
+        let old = match op {
+            Op::AtomicLoad => {
+                if local {
+                    self.b.ins().load(ty, flags, ptr, 0)
+                } else {
+                    self.b.ins().atomic_load(ty, flags, ptr)
+                }
+            }
+            Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => {
+                // pointer, scope, equal semantics, unequal semantics, value, comparator
+                let v = self.scalar_operand(inst, 4)?;
+                let cmp = self.scalar_operand(inst, 5)?;
+                let (v, cmp) = (self.atomic_operand(v), self.atomic_operand(cmp));
+                if local {
+                    let cur = self.b.ins().load(ty, flags, ptr, 0);
+                    let equal = self.b.ins().icmp(IntCC::Equal, cur, cmp);
+                    let new = self.b.ins().select(equal, v, cur);
+                    self.b.ins().store(flags, new, ptr, 0);
+                    cur
+                } else {
+                    self.b.ins().atomic_cas(flags, ptr, cmp, v)
+                }
+            }
+            _ => {
+                let (rmw, operand) = match op {
+                    Op::AtomicIIncrement => (AtomicRmwOp::Add, self.b.ins().iconst(ty, 1)),
+                    Op::AtomicIDecrement => (AtomicRmwOp::Sub, self.b.ins().iconst(ty, 1)),
+                    Op::AtomicFlagTestAndSet => (AtomicRmwOp::Xchg, self.b.ins().iconst(ty, 1)),
+                    _ => {
+                        // pointer, scope, semantics, value
+                        let v = self.scalar_operand(inst, 3)?;
+                        let v = self.atomic_operand(v);
+                        let rmw = match op {
+                            Op::AtomicExchange => AtomicRmwOp::Xchg,
+                            Op::AtomicIAdd => AtomicRmwOp::Add,
+                            Op::AtomicISub => AtomicRmwOp::Sub,
+                            Op::AtomicSMin => AtomicRmwOp::Smin,
+                            Op::AtomicUMin => AtomicRmwOp::Umin,
+                            Op::AtomicSMax => AtomicRmwOp::Smax,
+                            Op::AtomicUMax => AtomicRmwOp::Umax,
+                            Op::AtomicAnd => AtomicRmwOp::And,
+                            Op::AtomicOr => AtomicRmwOp::Or,
+                            Op::AtomicXor => AtomicRmwOp::Xor,
+                            other => {
+                                return err(format!("error: Op{other:?} is not supported yet\n"))
+                            }
+                        };
+                        (rmw, v)
+                    }
+                };
+                if local {
+                    self.local_rmw(rmw, ty, ptr, operand)
+                } else {
+                    self.b.ins().atomic_rmw(ty, flags, rmw, ptr, operand)
+                }
+            }
+        };
+        let v = if op == Op::AtomicFlagTestAndSet {
+            // The result is a bool: whether the flag was set before.
+            self.b.ins().icmp_imm_s(IntCC::NotEqual, old, 0)
+        } else {
+            self.atomic_result(old, result_ty)
+        };
+        self.define(inst, Val::S(v))
+    }
+
+    /// Read-modify-write on memory no other thread can access; returns the old value.
+    fn local_rmw(&mut self, rmw: AtomicRmwOp, ty: types::Type, ptr: Value, v: Value) -> Value {
+        let flags = MemFlagsData::new();
+        let old = self.b.ins().load(ty, flags, ptr, 0);
+        let new = match rmw {
+            AtomicRmwOp::Add => self.b.ins().iadd(old, v),
+            AtomicRmwOp::Sub => self.b.ins().isub(old, v),
+            AtomicRmwOp::And => self.b.ins().band(old, v),
+            AtomicRmwOp::Or => self.b.ins().bor(old, v),
+            AtomicRmwOp::Xor => self.b.ins().bxor(old, v),
+            AtomicRmwOp::Smin => self.b.ins().smin(old, v),
+            AtomicRmwOp::Smax => self.b.ins().smax(old, v),
+            AtomicRmwOp::Umin => self.b.ins().umin(old, v),
+            AtomicRmwOp::Umax => self.b.ins().umax(old, v),
+            AtomicRmwOp::Nand => {
+                let a = self.b.ins().band(old, v);
+                self.b.ins().bnot(a)
+            }
+            AtomicRmwOp::Xchg => v,
+        };
+        self.b.ins().store(flags, new, ptr, 0);
+        old
+    }
+}
