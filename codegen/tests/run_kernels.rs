@@ -1048,3 +1048,57 @@ fn atomics_on_local_memory() {
         assert_eq!(hist, want, "{r:?}");
     });
 }
+
+#[test]
+fn async_work_group_copies() {
+    both(|r| {
+        let p = barrier_program(r);
+        let (local, groups) = (5usize, 3usize);
+        let n = local * groups;
+        let mut input: Vec<[f32; 4]> = (0..n)
+            .map(|i| {
+                [
+                    i as f32,
+                    100.0 + i as f32,
+                    200.0 + i as f32,
+                    300.0 + i as f32,
+                ]
+            })
+            .collect();
+        let mut out = vec![0f32; n];
+        let mut strided = vec![-1f32; n * 4];
+        let (mut args, _) = Args::new(p, "async_copies");
+        args.ptr(p, "async_copies", 0, &mut input);
+        args.ptr(p, "async_copies", 1, &mut out);
+        args.ptr(p, "async_copies", 2, &mut strided);
+        args.set(p, "async_copies", 3, &0u64.to_ne_bytes());
+        launch(
+            p,
+            "async_copies",
+            &args,
+            1,
+            [0; 3],
+            [n as u64, 1, 1],
+            [local as u64, 1, 1],
+        );
+        for (i, &o) in out.iter().enumerate() {
+            assert_eq!(o, input[i][0] + input[i][3], "{r:?} item {i}");
+        }
+        // Group g copies 2*local floats of its tile (x, y, z, w, x, …) to every other float of
+        // its 4*local-float window.
+        for g in 0..groups {
+            let tile: Vec<f32> = input[g * local..(g + 1) * local]
+                .iter()
+                .flatten()
+                .copied()
+                .collect();
+            for j in 0..local * 2 {
+                assert_eq!(
+                    strided[g * local * 4 + j * 2],
+                    tile[j],
+                    "{r:?} group {g} float {j}"
+                );
+            }
+        }
+    });
+}

@@ -19,6 +19,10 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     Capability::Int64,
     Capability::Float64,
     Capability::Int64Atomics,
+    // llvm-spirv uses generic pointers internally (e.g. for wait_group_events) even for
+    // OpenCL C 1.2; they are flat addresses here. The OpenCL C generic address space feature
+    // (to_global/to_local, OpGenericCastToPtrExplicit) is not advertised.
+    Capability::GenericPointer,
 ];
 
 /// Extended instruction sets a module may import.

@@ -79,7 +79,10 @@ impl Translator<'_, '_, '_> {
                         self.ftz(r)
                     }
                 }
-                PtrCastToGeneric | GenericCastToPtr | GenericCastToPtrExplicit => x,
+                // Generic pointers are flat addresses; GenericCastToPtr is undefined when the
+                // storage class is wrong, so it needs no check. (GenericCastToPtrExplicit, which
+                // must answer NULL then, is refused: the device has no generic address space.)
+                PtrCastToGeneric | GenericCastToPtr => x,
                 SatConvertSToU => self.saturate_int(x, to, true, false),
                 SatConvertUToS => self.saturate_int(x, to, false, true),
                 other => return err(format!("error: Op{other:?} is not supported yet\n")),

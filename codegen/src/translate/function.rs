@@ -545,22 +545,11 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 let v = s.zero(&mut self.b);
                 self.define(inst, v)?;
             }
-            ConvertFToU
-            | ConvertFToS
-            | ConvertSToF
-            | ConvertUToF
-            | UConvert
-            | SConvert
-            | FConvert
-            | Bitcast
-            | ConvertPtrToU
-            | ConvertUToPtr
-            | PtrCastToGeneric
-            | GenericCastToPtr
-            | GenericCastToPtrExplicit
-            | SatConvertSToU
-            | SatConvertUToS
-            | QuantizeToF16 => self.convert(inst)?,
+            ConvertFToU | ConvertFToS | ConvertSToF | ConvertUToF | UConvert | SConvert
+            | FConvert | Bitcast | ConvertPtrToU | ConvertUToPtr | PtrCastToGeneric
+            | GenericCastToPtr | SatConvertSToU | SatConvertUToS | QuantizeToF16 => {
+                self.convert(inst)?
+            }
             SNegate | FNegate | Not | IAdd | FAdd | ISub | FSub | IMul | FMul | UDiv | SDiv
             | FDiv | UMod | SRem | SMod | FRem | FMod | ShiftRightLogical
             | ShiftRightArithmetic | ShiftLeftLogical | BitwiseOr | BitwiseXor | BitwiseAnd
@@ -625,6 +614,9 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             | AtomicXor
             | AtomicFlagTestAndSet
             | AtomicFlagClear => self.atomic(inst)?,
+            GroupAsyncCopy => self.group_async_copy(inst)?,
+            // Async copies complete synchronously (group.rs): nothing to wait for.
+            GroupWaitEvents => {}
             MemoryBarrier => {
                 self.b.ins().fence();
             }

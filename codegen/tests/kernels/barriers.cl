@@ -78,3 +78,17 @@ __kernel void many_barriers(__global int *out, __local int *s) {
     }
     out[get_global_id(0)] = acc;
 }
+
+// async_work_group_copy / strided copy and wait_group_events.
+__kernel void async_copies(__global const float4 *in, __global float *out, __global float *strided_out,
+                           __local float4 *tile) {
+    event_t e = async_work_group_copy(tile, in + get_group_id(0) * get_local_size(0), get_local_size(0), 0);
+    wait_group_events(1, &e);
+    size_t l = get_local_id(0);
+    out[get_global_id(0)] = tile[l].x + tile[l].w;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    // Local -> global with a stride of 2 floats: .x and .z of each tile element.
+    event_t e2 = async_work_group_strided_copy(strided_out + get_group_id(0) * get_local_size(0) * 4,
+                                               (__local const float *)tile, get_local_size(0) * 2, 2, 0);
+    wait_group_events(1, &e2);
+}
