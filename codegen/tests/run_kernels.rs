@@ -32,6 +32,17 @@ fn run(cmd: &mut Command) {
 }
 
 fn spirv(source: &str, recipe: Recipe) -> Vec<u8> {
+    spirv_with(source, recipe, &["-cl-std=CL1.2"])
+}
+
+/// OpenCL C 3.0 with the optional features these tests exercise.
+const CL3_COLLECTIVES: &[&str] = &[
+    "-cl-std=CL3.0",
+    "-Xclang",
+    "-cl-ext=-all,+__opencl_c_work_group_collective_functions,+__opencl_c_int64",
+];
+
+fn spirv_with(source: &str, recipe: Recipe, language: &[&str]) -> Vec<u8> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/kernels")
         .join(source);
@@ -40,8 +51,8 @@ fn spirv(source: &str, recipe: Recipe) -> Vec<u8> {
     let bc = dir.join(format!("{stem}.bc"));
     let spv = dir.join(format!("{stem}.spv"));
     let mut clang = Command::new("clang-15");
+    clang.args(language);
     clang.args([
-        "-cl-std=CL1.2",
         "-target",
         "spir64",
         "-O0",
@@ -71,8 +82,12 @@ fn spirv(source: &str, recipe: Recipe) -> Vec<u8> {
 }
 
 fn build(source: &str, recipe: Recipe) -> Program {
-    let module =
-        ferrocl_frontend::parse(&spirv(source, recipe)).unwrap_or_else(|e| panic!("frontend: {e}"));
+    build_with(source, recipe, &["-cl-std=CL1.2"])
+}
+
+fn build_with(source: &str, recipe: Recipe, language: &[&str]) -> Program {
+    let module = ferrocl_frontend::parse(&spirv_with(source, recipe, language))
+        .unwrap_or_else(|e| panic!("frontend: {e}"));
     compile(&module, &BuildOptions::default()).unwrap_or_else(|e| panic!("codegen: {e}"))
 }
 
@@ -1098,6 +1113,80 @@ fn async_work_group_copies() {
                     tile[j],
                     "{r:?} group {g} float {j}"
                 );
+            }
+        }
+    });
+}
+
+#[test]
+fn work_group_collectives() {
+    both(|r| {
+        let p = build_with("collectives.cl", r, CL3_COLLECTIVES);
+        // 1-D with a smaller last group, and 2-D groups of 3x2.
+        for (dims, global, local) in [
+            (1u32, [13u64, 1, 1], [5u64, 1, 1]),
+            (2, [6, 4, 1], [3, 2, 1]),
+        ] {
+            let n = (global[0] * global[1]) as usize;
+            let mut a: Vec<i32> = (0..n as i32).map(|i| (i * 37 % 23) - 11).collect();
+            let mut u: Vec<u32> = (0..n as u32)
+                .map(|i| i.wrapping_mul(2_654_435_761) >> 20)
+                .collect();
+            let mut f: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin() * 10.0).collect();
+            let (mut oi, mut ou, mut of) =
+                (vec![0i32; n * 8], vec![0u32; n * 3], vec![0f32; n * 3]);
+            let (mut args, _) = Args::new(&p, "collectives");
+            args.ptr(&p, "collectives", 0, &mut a);
+            args.ptr(&p, "collectives", 1, &mut u);
+            args.ptr(&p, "collectives", 2, &mut f);
+            args.ptr(&p, "collectives", 3, &mut oi);
+            args.ptr(&p, "collectives", 4, &mut ou);
+            args.ptr(&p, "collectives", 5, &mut of);
+            launch(&p, "collectives", &args, dims, [0; 3], global, local);
+            // Work-items of each group, in local linear order.
+            let mut groups: std::collections::BTreeMap<(u64, u64), Vec<usize>> = Default::default();
+            for y in 0..global[1] {
+                for x in 0..global[0] {
+                    groups
+                        .entry((x / local[0], y / local[1]))
+                        .or_default()
+                        .push((y * global[0] + x) as usize);
+                }
+            }
+            for members in groups.values_mut() {
+                members.sort_by_key(|&g| {
+                    let (x, y) = (g as u64 % global[0], g as u64 / global[0]);
+                    (y % local[1]) * local[0] + x % local[0]
+                });
+                let xs: Vec<i32> = members.iter().map(|&g| a[g]).collect();
+                let ys: Vec<u32> = members.iter().map(|&g| u[g]).collect();
+                let zs: Vec<f32> = members.iter().map(|&g| f[g]).collect();
+                let zsum = zs.iter().fold(0f32, |s, v| s + v);
+                for (k, &g) in members.iter().enumerate() {
+                    let want_i = [
+                        xs.iter().sum::<i32>(),
+                        *xs.iter().min().expect("non-empty"),
+                        *xs.iter().max().expect("non-empty"),
+                        xs[..=k].iter().sum(),
+                        xs[..k].iter().copied().max().unwrap_or(i32::MIN),
+                        i32::from(xs.iter().all(|&v| v > -1000)),
+                        i32::from(xs.contains(&7)),
+                        xs[1], // broadcast from local id 1 (1-D) or (1, 0) (2-D)
+                    ];
+                    assert_eq!(&oi[g * 8..g * 8 + 8], &want_i, "{r:?} dims {dims} item {g}");
+                    let want_u = [
+                        *ys.iter().max().expect("non-empty"),
+                        *ys[..=k].iter().min().expect("non-empty"),
+                        ys[..k].iter().sum::<u32>(),
+                    ];
+                    assert_eq!(&ou[g * 3..g * 3 + 3], &want_u, "{r:?} dims {dims} item {g}");
+                    let want_f = [
+                        zsum,
+                        zs[..=k].iter().copied().fold(f32::NEG_INFINITY, f32::max),
+                        zs.iter().copied().fold(f32::INFINITY, f32::min),
+                    ];
+                    assert_eq!(&of[g * 3..g * 3 + 3], &want_f, "{r:?} dims {dims} item {g}");
+                }
             }
         }
     });

@@ -68,7 +68,7 @@ pub struct KernelInfo {
     pub vec_type_hint: Option<String>,
     /// Execution mode `ContractionOff`: no `a*b+c` contraction into fma.
     pub contraction_off: bool,
-    /// Whether the kernel (or anything it calls) contains a work-group barrier.
+    /// Whether the kernel (or anything it calls) contains a work-group barrier or collective.
     pub uses_barrier: bool,
 }
 
@@ -322,7 +322,19 @@ fn uses_barrier(m: &Module, function: u32) -> bool {
         let Some(f) = m.function(id) else { continue };
         for inst in f.blocks.iter().flat_map(|b| &b.instructions) {
             match inst.class.opcode {
-                Op::ControlBarrier => return true,
+                // Work-group collectives synchronise the group like a barrier.
+                Op::ControlBarrier
+                | Op::GroupAll
+                | Op::GroupAny
+                | Op::GroupBroadcast
+                | Op::GroupIAdd
+                | Op::GroupFAdd
+                | Op::GroupFMin
+                | Op::GroupUMin
+                | Op::GroupSMin
+                | Op::GroupFMax
+                | Op::GroupUMax
+                | Op::GroupSMax => return true,
                 Op::FunctionCall => {
                     if let Some(Operand::IdRef(callee)) = inst.operands.first() {
                         stack.push(*callee);

@@ -23,6 +23,8 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     // OpenCL C 1.2; they are flat addresses here. The OpenCL C generic address space feature
     // (to_global/to_local, OpGenericCastToPtrExplicit) is not advertised.
     Capability::GenericPointer,
+    // Work-group collectives (scope Workgroup); sub-group scope is refused by codegen.
+    Capability::Groups,
 ];
 
 /// Extended instruction sets a module may import.

@@ -103,6 +103,7 @@ pub struct DeviceConfig {
     pub atomic_memory_capabilities: cl_device_atomic_capabilities,
     pub atomic_fence_capabilities: cl_device_atomic_capabilities,
     pub non_uniform_work_group_support: bool,
+    pub work_group_collective_functions: bool,
     pub image_support: bool,
     pub opencl_c_version: &'static str,
     pub opencl_c_all_versions: Vec<NameVersion>,
@@ -175,6 +176,10 @@ impl DeviceConfig {
             NameVersion::new("__opencl_c_atomic_order_acq_rel", make_version(3, 0, 0)),
             NameVersion::new("__opencl_c_atomic_order_seq_cst", make_version(3, 0, 0)),
             NameVersion::new("__opencl_c_atomic_scope_device", make_version(3, 0, 0)),
+            NameVersion::new(
+                "__opencl_c_work_group_collective_functions",
+                make_version(3, 0, 0),
+            ),
         ];
         if settings.fp64 {
             opencl_c_features.insert(
@@ -245,6 +250,7 @@ impl DeviceConfig {
                 | CL_DEVICE_ATOMIC_SCOPE_DEVICE)
                 as cl_device_atomic_capabilities,
             non_uniform_work_group_support: true,
+            work_group_collective_functions: true,
             image_support: false,
             opencl_c_version: "OpenCL C 1.2",
             opencl_c_all_versions: vec![
@@ -345,6 +351,7 @@ mod tests {
                 "__opencl_c_atomic_scope_device",
                 "__opencl_c_fp64",
                 "__opencl_c_int64",
+                "__opencl_c_work_group_collective_functions",
                 "cl_khr_byte_addressable_store",
                 "cl_khr_fp64",
                 "cl_khr_global_int32_base_atomics",

@@ -76,6 +76,30 @@ pub(crate) struct BarrierState {
     pub(crate) item_done: ir::Block,
     /// Functions that contain a barrier, directly or through calls.
     pub(crate) barrier_functions: HashSet<Word>,
+    /// The group's frames and the distance between two work-items' frames (collectives read
+    /// every work-item's contribution).
+    pub(crate) frames: Value,
+    pub(crate) frame_stride: Value,
+}
+
+/// Opcodes that synchronise the work-group like a barrier: `OpControlBarrier` and the
+/// work-group collectives (every work-item contributes before any result exists).
+pub(crate) fn is_group_barrier(op: Op) -> bool {
+    matches!(
+        op,
+        Op::ControlBarrier
+            | Op::GroupAll
+            | Op::GroupAny
+            | Op::GroupBroadcast
+            | Op::GroupIAdd
+            | Op::GroupFAdd
+            | Op::GroupFMin
+            | Op::GroupUMin
+            | Op::GroupSMin
+            | Op::GroupFMax
+            | Op::GroupUMax
+            | Op::GroupSMax
+    )
 }
 
 /// Resume point of a work-item that returned from the kernel.
@@ -101,7 +125,9 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
 
     pub(crate) fn id_operand(&self, inst: &Instruction, i: usize) -> Result<Word, BuildError> {
         match inst.operands.get(i) {
-            Some(Operand::IdRef(id)) => Ok(*id),
+            Some(Operand::IdRef(id) | Operand::IdScope(id) | Operand::IdMemorySemantics(id)) => {
+                Ok(*id)
+            }
             _ => err(format!(
                 "error: {} operand {i} is not an id\n",
                 inst_desc(inst)
@@ -230,7 +256,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
 
     /// `OpControlBarrier`: the work-item records where to resume and leaves; translation
     /// continues in the resume block, which only the round dispatch reaches.
-    fn barrier_point(&mut self) -> Result<(), BuildError> {
+    pub(crate) fn barrier_point(&mut self) -> Result<(), BuildError> {
         let Some(state) = self.barrier.as_mut() else {
             return err("internal: barrier in a kernel analysed as barrier-free\n");
         };
@@ -615,6 +641,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             | AtomicFlagTestAndSet
             | AtomicFlagClear => self.atomic(inst)?,
             GroupAsyncCopy => self.group_async_copy(inst)?,
+            op if is_group_barrier(op) && op != ControlBarrier => self.group_collective(inst)?,
             // Async copies complete synchronously (group.rs): nothing to wait for.
             GroupWaitEvents => {}
             MemoryBarrier => {
@@ -760,11 +787,10 @@ pub(crate) fn frame_flags() -> ir::MemFlagsData {
 /// definition once resume points become extra entries into the CFG.
 fn frame_resident_ids(f: &Function, barrier_functions: &HashSet<Word>) -> HashSet<Word> {
     let is_barrier_point = |inst: &Instruction| match inst.class.opcode {
-        Op::ControlBarrier => true,
         Op::FunctionCall => {
             matches!(inst.operands.first(), Some(Operand::IdRef(c)) if barrier_functions.contains(c))
         }
-        _ => false,
+        op => is_group_barrier(op),
     };
     if !f
         .blocks

@@ -1,15 +1,16 @@
-//! Work-group functions that need no barrier in this execution model: `OpGroupAsyncCopy` and
-//! `OpGroupWaitEvents`. Work-items of a group run in order on one thread, so the first
-//! work-item performs the whole copy synchronously; everything after it in program order,
-//! in every work-item, sees the data, and waiting has nothing left to wait for.
+//! Work-group functions. `OpGroupAsyncCopy` / `OpGroupWaitEvents` need no barrier in this
+//! execution model: work-items of a group run in order on one thread, so the first work-item
+//! performs the whole copy synchronously; everything after it in program order, in every
+//! work-item, sees the data, and waiting has nothing left to wait for. The collectives
+//! (reduce, scans, broadcast, all, any) synchronise like a barrier (see `group_collective`).
 
-use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, BlockArg, InstBuilder};
-use ferrocl_frontend::rspirv::dr::Instruction;
-use ferrocl_frontend::spirv::StorageClass;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{types, BlockArg, InstBuilder, Value};
+use ferrocl_frontend::rspirv::dr::{Instruction, Operand};
+use ferrocl_frontend::spirv::{GroupOperation, Op, StorageClass};
 use ferrocl_frontend::Type;
 
-use super::function::{err, Translator};
+use super::function::{err, frame_flags, Translator};
 use super::values::Val;
 use crate::program::BuildError;
 
@@ -78,5 +79,231 @@ impl Translator<'_, '_, '_> {
         // The copy is complete: the event only has to be a value wait_group_events accepts.
         let event: Val = event;
         self.define(inst, event)
+    }
+}
+
+/// How a collective combines values.
+#[derive(Clone, Copy)]
+enum Combine {
+    IAdd,
+    FAdd,
+    FMin,
+    FMax,
+    UMin,
+    UMax,
+    SMin,
+    SMax,
+    And,
+    Or,
+}
+
+impl Translator<'_, '_, '_> {
+    fn combine(&mut self, c: Combine, a: Value, b: Value) -> Value {
+        let ins = self.b.ins();
+        match c {
+            Combine::IAdd => ins.iadd(a, b),
+            Combine::FAdd => ins.fadd(a, b),
+            // OpenCL's fmin/fmax: a NaN operand yields the other one.
+            Combine::FMin | Combine::FMax => {
+                let m = if matches!(c, Combine::FMin) {
+                    self.b.ins().fmin(a, b)
+                } else {
+                    self.b.ins().fmax(a, b)
+                };
+                let a_nan = self.b.ins().fcmp(FloatCC::Unordered, a, a);
+                let b_nan = self.b.ins().fcmp(FloatCC::Unordered, b, b);
+                let r = self.b.ins().select(b_nan, a, m);
+                self.b.ins().select(a_nan, b, r)
+            }
+            Combine::UMin => ins.umin(a, b),
+            Combine::UMax => ins.umax(a, b),
+            Combine::SMin => ins.smin(a, b),
+            Combine::SMax => ins.smax(a, b),
+            Combine::And => ins.band(a, b),
+            Combine::Or => ins.bor(a, b),
+        }
+    }
+
+    fn identity(&mut self, c: Combine, t: types::Type) -> Value {
+        let bits = t.bits();
+        let int = |v: i64| v;
+        match (c, t) {
+            (Combine::FAdd, _) | (Combine::FMin, _) | (Combine::FMax, _) => {
+                let v = match c {
+                    Combine::FAdd => 0.0,
+                    Combine::FMin => f64::INFINITY,
+                    _ => f64::NEG_INFINITY,
+                };
+                if t == types::F32 {
+                    self.b.ins().f32const(v as f32)
+                } else {
+                    self.b.ins().f64const(v)
+                }
+            }
+            _ => {
+                let v = match c {
+                    Combine::UMin | Combine::And => int(-1),
+                    Combine::SMin => int(i64::MAX >> (64 - bits)),
+                    Combine::SMax => int(i64::MIN >> (64 - bits)),
+                    _ => int(0),
+                };
+                self.b.ins().iconst(t, v)
+            }
+        }
+    }
+
+    /// Work-group collectives (scope Workgroup): every work-item stores its contribution in its
+    /// frame, the collective acts as a barrier, and on resume work-item 0 — which always runs
+    /// first in a round — combines all contributions in local-id order (scans write each
+    /// work-item's result into its frame); then every work-item reads its result.
+    pub(crate) fn group_collective(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+        let op = inst.class.opcode;
+        let scope = self.constant_index(inst, 0)?;
+        if scope != 2 {
+            return err(format!("error: Op{op:?} with scope {scope} is not supported (only Workgroup; the device has no sub-groups)\n"));
+        }
+        let (group_op, value_index) = match op {
+            Op::GroupAll | Op::GroupAny | Op::GroupBroadcast => (GroupOperation::Reduce, 1),
+            _ => match inst.operands.get(1) {
+                Some(Operand::GroupOperation(g)) => (*g, 2),
+                _ => return err(format!("error: Op{op:?} without a group operation\n")),
+            },
+        };
+        if !matches!(
+            group_op,
+            GroupOperation::Reduce | GroupOperation::InclusiveScan | GroupOperation::ExclusiveScan
+        ) {
+            return err(format!(
+                "error: group operation {group_op:?} is not supported\n"
+            ));
+        }
+        let x = self.scalar_operand(inst, value_index)?;
+        let t = self.ty_of(x);
+        let combine = match op {
+            Op::GroupAll => Combine::And,
+            Op::GroupAny => Combine::Or,
+            Op::GroupIAdd => Combine::IAdd,
+            Op::GroupFAdd => Combine::FAdd,
+            Op::GroupFMin => Combine::FMin,
+            Op::GroupFMax => Combine::FMax,
+            Op::GroupUMin => Combine::UMin,
+            Op::GroupUMax => Combine::UMax,
+            Op::GroupSMin => Combine::SMin,
+            Op::GroupSMax => Combine::SMax,
+            // Broadcast reads one contribution; it never combines.
+            _ => Combine::Or,
+        };
+        // Two 8-byte cells in every work-item's frame: the contribution and the result.
+        let contribution = self.frame_alloc(8, 8)?;
+        let result = self.frame_alloc(8, 8)?;
+        let (own, frames, stride) = {
+            let state = self.barrier.as_ref().ok_or_else(|| {
+                BuildError::new("internal: collective outside a barrier kernel\n")
+            })?;
+            (state.frame_base, state.frames, state.frame_stride)
+        };
+        self.b
+            .ins()
+            .store(frame_flags(), x, own, contribution as i32);
+        self.barrier_point()?;
+        let own = self
+            .barrier
+            .as_ref()
+            .map(|s| s.frame_base)
+            .expect("still in a barrier kernel");
+
+        let ls = self.wi.local_size;
+        let lid = self.wi.local_id;
+        let frame_of = |t: &mut Self, index: Value| -> Value {
+            let off = t.b.ins().imul(index, stride);
+            t.b.ins().iadd(frames, off)
+        };
+        let v = if op == Op::GroupBroadcast {
+            // The local id is a scalar (1-D) or a vector of 2 or 3 components.
+            let id = self.operand(inst, 2)?.flat();
+            let mut comps = [0, 1, 2].map(|_| None);
+            for (d, c) in id.iter().enumerate().take(3) {
+                comps[d] = Some(self.resize_int(*c, types::I64, false));
+            }
+            let zero = self.b.ins().iconst(types::I64, 0);
+            let [x0, x1, x2] = comps.map(|c| c.unwrap_or(zero));
+            let row = self.b.ins().imul(x2, ls[1]);
+            let row = self.b.ins().iadd(row, x1);
+            let lin = self.b.ins().imul(row, ls[0]);
+            let lin = self.b.ins().iadd(lin, x0);
+            let frame = frame_of(self, lin);
+            self.b
+                .ins()
+                .load(t, frame_flags(), frame, contribution as i32)
+        } else {
+            // Work-item 0 combines; `acc` runs over local ids in order.
+            let any = self.b.ins().bor(lid[0], lid[1]);
+            let any = self.b.ins().bor(any, lid[2]);
+            let is_first = self.b.ins().icmp_imm_s(IntCC::Equal, any, 0);
+            let items = self.b.ins().imul(ls[0], ls[1]);
+            let items = self.b.ins().imul(items, ls[2]);
+            let head = self.b.create_block();
+            self.b.append_block_param(head, types::I64);
+            self.b.append_block_param(head, t);
+            let body = self.b.create_block();
+            let combined = self.b.create_block();
+            self.b.append_block_param(combined, t);
+            let read = self.b.create_block();
+            let init = self.identity(combine, t);
+            let zero = self.b.ins().iconst(types::I64, 0);
+            self.b.ins().brif(
+                is_first,
+                head,
+                &[BlockArg::Value(zero), BlockArg::Value(init)],
+                read,
+                &[],
+            );
+
+            self.b.switch_to_block(head);
+            let (i, acc) = (self.b.block_params(head)[0], self.b.block_params(head)[1]);
+            let more = self.b.ins().icmp(IntCC::UnsignedLessThan, i, items);
+            self.b
+                .ins()
+                .brif(more, body, &[], combined, &[BlockArg::Value(acc)]);
+
+            self.b.switch_to_block(body);
+            let frame = frame_of(self, i);
+            let c = self
+                .b
+                .ins()
+                .load(t, frame_flags(), frame, contribution as i32);
+            let next_acc = self.combine(combine, acc, c);
+            match group_op {
+                GroupOperation::ExclusiveScan => {
+                    self.b.ins().store(frame_flags(), acc, frame, result as i32);
+                }
+                GroupOperation::InclusiveScan => {
+                    self.b
+                        .ins()
+                        .store(frame_flags(), next_acc, frame, result as i32);
+                }
+                _ => {}
+            }
+            let next = self.b.ins().iadd_imm_s(i, 1);
+            self.b
+                .ins()
+                .jump(head, &[BlockArg::Value(next), BlockArg::Value(next_acc)]);
+
+            self.b.switch_to_block(combined);
+            let total = self.b.block_params(combined)[0];
+            if group_op == GroupOperation::Reduce {
+                self.b.ins().store(frame_flags(), total, own, result as i32);
+            }
+            self.b.ins().jump(read, &[]);
+
+            self.b.switch_to_block(read);
+            let source = if group_op == GroupOperation::Reduce {
+                frames
+            } else {
+                own
+            };
+            self.b.ins().load(t, frame_flags(), source, result as i32)
+        };
+        self.define(inst, Val::S(v))
     }
 }

@@ -20,7 +20,7 @@ use ferrocl_frontend::spirv::{Op, Word};
 use ferrocl_frontend::{ArgKind, KernelInfo, Module, Type};
 
 use super::builtins::WorkItem;
-use super::function::{frame_flags, BarrierState, Translator, RESUME_DONE};
+use super::function::{frame_flags, is_group_barrier, BarrierState, Translator, RESUME_DONE};
 use super::values::Val;
 use super::ModuleEnv;
 use crate::abi::{ArgSlot, GroupInfo};
@@ -54,7 +54,7 @@ fn barrier_functions(m: &Module) -> HashSet<Word> {
                 continue;
             };
             let has = f.blocks.iter().flat_map(|b| &b.instructions).any(|i| match i.class.opcode {
-                Op::ControlBarrier => true,
+                op if is_group_barrier(op) => true,
                 Op::FunctionCall => matches!(i.operands.first(), Some(Operand::IdRef(c)) if with_barrier.contains(c)),
                 _ => false,
             });
@@ -253,7 +253,7 @@ fn expanded_size(
         for inst in f.blocks.iter().flat_map(|b| &b.instructions) {
             total.1 += 1;
             match inst.class.opcode {
-                Op::ControlBarrier => total.0 += 1,
+                op if is_group_barrier(op) => total.0 += 1,
                 Op::FunctionCall => {
                     if let Some(Operand::IdRef(callee)) = inst.operands.first() {
                         let (b, n) = expanded_size(m, *callee, memo);
@@ -352,6 +352,8 @@ fn build_regions(
             pending,
             item_done: latches[0],
             barrier_functions: barrier_functions.clone(),
+            frames,
+            frame_stride: frame_size_value,
         });
         let mut values = Vec::with_capacity(args.len());
         let mut byval = byval_offsets.iter();
@@ -503,6 +505,8 @@ fn build_rounds(
         pending,
         item_done: latches[0],
         barrier_functions: barrier_functions(t.m),
+        frames,
+        frame_stride: frame_size_value,
     });
 
     // First round: by-value copies into the frame, then the kernel from its entry.

@@ -268,8 +268,8 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_PARTITION_TYPE => Vec::new(),
         CL_DEVICE_REFERENCE_COUNT => v(1 as cl_uint),
         CL_DEVICE_SVM_CAPABILITIES => v(0 as cl_device_svm_capabilities),
+        CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => b(c.work_group_collective_functions),
         CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS
-        | CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT
         | CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT
         | CL_DEVICE_PIPE_SUPPORT => b(false),
         CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES => v(c.atomic_memory_capabilities),

@@ -1,0 +1,22 @@
+// Work-group collectives (OpenCL C 3.0 with __opencl_c_work_group_collective_functions).
+__kernel void collectives(__global const int *a, __global const uint *u, __global const float *f,
+                          __global int *out_i, __global uint *out_u, __global float *out_f) {
+    size_t g = get_global_id(0) + get_global_id(1) * get_global_size(0);
+    int x = a[g];
+    out_i[g * 8 + 0] = work_group_reduce_add(x);
+    out_i[g * 8 + 1] = work_group_reduce_min(x);
+    out_i[g * 8 + 2] = work_group_reduce_max(x);
+    out_i[g * 8 + 3] = work_group_scan_inclusive_add(x);
+    out_i[g * 8 + 4] = work_group_scan_exclusive_max(x);
+    out_i[g * 8 + 5] = work_group_all(x > -1000);
+    out_i[g * 8 + 6] = work_group_any(x == 7);
+    out_i[g * 8 + 7] = get_work_dim() == 1 ? work_group_broadcast(x, 1) : work_group_broadcast(x, 1, 0);
+    uint y = u[g];
+    out_u[g * 3 + 0] = work_group_reduce_max(y);
+    out_u[g * 3 + 1] = work_group_scan_inclusive_min(y);
+    out_u[g * 3 + 2] = work_group_scan_exclusive_add(y);
+    float z = f[g];
+    out_f[g * 3 + 0] = work_group_reduce_add(z);
+    out_f[g * 3 + 1] = work_group_scan_inclusive_max(z);
+    out_f[g * 3 + 2] = work_group_reduce_min(z);
+}
