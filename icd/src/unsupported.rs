@@ -935,15 +935,3 @@ pub unsafe extern "C" fn clCreateImageWithProperties(
     }
     std::ptr::null_mut()
 }
-
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
-pub unsafe extern "C" fn clGetKernelSuggestedLocalWorkSize(
-    _command_queue: cl_command_queue,
-    _kernel: cl_kernel,
-    _work_dim: cl_uint,
-    _global_work_offset: *const usize,
-    _global_work_size: *const usize,
-    _suggested_local_work_size: *mut usize,
-) -> cl_int {
-    CL_INVALID_OPERATION
-}

@@ -13,6 +13,10 @@ use opencl_sys::*;
 
 #[link(name = "OpenCL")]
 extern "C" {
+    fn clGetExtensionFunctionAddressForPlatform(
+        p: cl_platform_id,
+        name: *const c_char,
+    ) -> *mut c_void;
     fn clGetPlatformIDs(n: cl_uint, p: *mut cl_platform_id, num: *mut cl_uint) -> cl_int;
     fn clGetPlatformInfo(
         p: cl_platform_id,
@@ -1341,6 +1345,43 @@ fn kernel_args_and_execution() {
         assert_eq!(
             clSetKernelArg(k, 1, 4, (&v as *const u32).cast()),
             CL_SUCCESS
+        );
+        // cl_khr_suggested_local_work_size, looked up the way applications find it.
+        let fname = CString::new("clGetKernelSuggestedLocalWorkSizeKHR").unwrap();
+        let f = clGetExtensionFunctionAddressForPlatform(platform(), fname.as_ptr());
+        assert!(!f.is_null());
+        type Suggest = unsafe extern "C" fn(
+            cl_command_queue,
+            cl_kernel,
+            cl_uint,
+            *const usize,
+            *const usize,
+            *mut usize,
+        ) -> cl_int;
+        let suggest: Suggest = std::mem::transmute::<*mut c_void, Suggest>(f);
+        let mut local = [0usize; 2];
+        let g2 = [96usize, 20];
+        assert_eq!(
+            suggest(env.q, k, 2, null(), g2.as_ptr(), local.as_mut_ptr()),
+            CL_SUCCESS
+        );
+        assert!(
+            local.iter().zip(g2).all(|(l, g)| *l >= 1 && g % l == 0),
+            "{local:?}"
+        );
+        assert!(local[0] * local[1] > 1, "{local:?}");
+        let zero = [0usize];
+        assert_eq!(
+            suggest(env.q, k, 1, null(), zero.as_ptr(), local.as_mut_ptr()),
+            CL_INVALID_GLOBAL_WORK_SIZE
+        );
+        assert_eq!(
+            suggest(env.q, k, 4, null(), g2.as_ptr(), local.as_mut_ptr()),
+            CL_INVALID_WORK_DIMENSION
+        );
+        assert_eq!(
+            suggest(env.q, k, 1, null(), g2.as_ptr(), null_mut()),
+            CL_INVALID_VALUE
         );
         // The program stays alive while the kernel does.
         assert_eq!(clReleaseProgram(p), CL_SUCCESS);

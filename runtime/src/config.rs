@@ -47,6 +47,7 @@ pub fn extensions(settings: &Settings) -> Vec<NameVersion> {
         NameVersion::new("cl_khr_local_int32_extended_atomics", make_version(1, 0, 0)),
         NameVersion::new("cl_khr_int64_base_atomics", make_version(1, 0, 0)),
         NameVersion::new("cl_khr_int64_extended_atomics", make_version(1, 0, 0)),
+        NameVersion::new("cl_khr_suggested_local_work_size", make_version(1, 0, 0)),
     ];
     if settings.fp64 {
         v.push(NameVersion::new("cl_khr_fp64", make_version(1, 0, 0)));
@@ -65,6 +66,7 @@ pub fn extensions(settings: &Settings) -> Vec<NameVersion> {
 /// Extensions that are API-only, not OpenCL C language extensions clang should know.
 const API_ONLY_EXTENSIONS: &[&str] = &[
     "cl_khr_icd",
+    "cl_khr_suggested_local_work_size",
     "cl_khr_il_program",
     "cl_khr_spirv_no_integer_wrap_decoration",
 ];

@@ -141,19 +141,18 @@ impl Kernel {
         }
     }
 
-    /// Validates a launch and packages it as a queue command that keeps every buffer argument
-    /// and the compiled code alive until it has run.
-    pub fn prepare_launch(
-        self: &Arc<Self>,
-        device: &Arc<Device>,
+    /// The work-group size a launch uses: `local` checked against the device and the
+    /// kernel, or the device's choice when it is `None`. Also checks what every launch needs
+    /// (all arguments set, offset + size in range).
+    fn launch_local_size(
+        &self,
+        device: &Device,
+        values: &[Option<ArgValue>],
         work_dim: usize,
         offset: [usize; 3],
         global: [usize; 3],
         local: Option<[usize; 3]>,
-    ) -> CLResult<Work> {
-        let cfg = &device.config;
-        let code = self.code();
-        let values = self.lock().clone();
+    ) -> CLResult<[usize; 3]> {
         if values.iter().any(Option::is_none) {
             return Err(CL_INVALID_KERNEL_ARGS);
         }
@@ -167,7 +166,7 @@ impl Kernel {
             .info()
             .reqd_work_group_size
             .map(|r| r.map(|v| v as usize));
-        let local = resolve_local_size(
+        resolve_local_size(
             &device.config,
             self.max_work_group_size(device),
             work_dim,
@@ -175,7 +174,36 @@ impl Kernel {
             local,
             reqd,
             uniform,
-        )?;
+        )
+    }
+
+    /// `clGetKernelSuggestedLocalWorkSizeKHR`: what a launch with `local_work_size = NULL`
+    /// would use.
+    pub fn suggested_local_size(
+        &self,
+        device: &Device,
+        work_dim: usize,
+        offset: [usize; 3],
+        global: [usize; 3],
+    ) -> CLResult<[usize; 3]> {
+        let values = self.lock().clone();
+        self.launch_local_size(device, &values, work_dim, offset, global, None)
+    }
+
+    /// Validates a launch and packages it as a queue command that keeps every buffer argument
+    /// and the compiled code alive until it has run.
+    pub fn prepare_launch(
+        self: &Arc<Self>,
+        device: &Arc<Device>,
+        work_dim: usize,
+        offset: [usize; 3],
+        global: [usize; 3],
+        local: Option<[usize; 3]>,
+    ) -> CLResult<Work> {
+        let cfg = &device.config;
+        let code = self.code();
+        let values = self.lock().clone();
+        let local = self.launch_local_size(device, &values, work_dim, offset, global, local)?;
         let packed = pack_args(
             &code.args,
             code.args_size,

@@ -365,3 +365,40 @@ pub unsafe extern "C" fn clEnqueueTask(
         }
     })
 }
+
+/// `clGetKernelSuggestedLocalWorkSizeKHR` (cl_khr_suggested_local_work_size): the work-group
+/// size a launch with `local_work_size = NULL` would use.
+pub unsafe extern "C" fn clGetKernelSuggestedLocalWorkSize(
+    command_queue: cl_command_queue,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+    global_work_offset: *const usize,
+    global_work_size: *const usize,
+    suggested_local_work_size: *mut usize,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks; arrays of work_dim values (API contract).
+        unsafe {
+            let q = arc::<Queue>(command_queue)?;
+            let k = arc::<Kernel>(kernel)?;
+            if !Arc::ptr_eq(&q.context, &k.program.context) {
+                return Err(CL_INVALID_CONTEXT);
+            }
+            if !(1..=3).contains(&work_dim) {
+                return Err(CL_INVALID_WORK_DIMENSION);
+            }
+            let dims = work_dim as usize;
+            let global = read3(global_work_size, dims, 1).ok_or(CL_INVALID_GLOBAL_WORK_SIZE)?;
+            if global[..dims].contains(&0) {
+                return Err(CL_INVALID_GLOBAL_WORK_SIZE);
+            }
+            let offset = read3(global_work_offset, dims, 0).unwrap_or([0; 3]);
+            if suggested_local_work_size.is_null() {
+                return Err(CL_INVALID_VALUE);
+            }
+            let local = k.suggested_local_size(&q.device, dims, offset, global)?;
+            std::ptr::copy_nonoverlapping(local.as_ptr(), suggested_local_work_size, dims);
+            Ok(())
+        }
+    })
+}

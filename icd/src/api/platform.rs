@@ -376,6 +376,9 @@ fn extension_function(name: &CStr) -> *mut c_void {
         b"clIcdGetPlatformIDsKHR" => clIcdGetPlatformIDsKHR as *mut c_void,
         b"clGetPlatformInfo" => clGetPlatformInfo as *mut c_void,
         b"clCreateProgramWithILKHR" => super::program::clCreateProgramWithIL as *mut c_void,
+        b"clGetKernelSuggestedLocalWorkSizeKHR" => {
+            super::kernel::clGetKernelSuggestedLocalWorkSize as *mut c_void
+        }
         _ => std::ptr::null_mut(),
     }
 }
