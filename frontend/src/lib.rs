@@ -14,7 +14,8 @@ mod validate_structure;
 
 pub use diagnostics::{Diagnostic, FrontendError};
 pub use metadata::{
-    AccessQualifier, AddressQualifier, ArgKind, KernelArg, KernelInfo, TypeQualifiers,
+    synchronises_work_group, AccessQualifier, AddressQualifier, ArgKind, KernelArg, KernelInfo,
+    TypeQualifiers,
 };
 pub use module::{Module, Type, TypeId};
 pub use opencl_c::{compile_opencl_c, opencl_c_compiler_available};

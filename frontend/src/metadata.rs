@@ -311,7 +311,28 @@ fn vec_type_hint_name(encoded: u32) -> String {
     }
 }
 
-/// Whether `function` or anything it calls contains a control barrier.
+/// Opcodes after which every work-item of the group must have arrived before any continues:
+/// `OpControlBarrier` and the work-group collectives (every work-item contributes before any
+/// result exists). Codegen cuts kernels at these points.
+pub fn synchronises_work_group(op: Op) -> bool {
+    matches!(
+        op,
+        Op::ControlBarrier
+            | Op::GroupAll
+            | Op::GroupAny
+            | Op::GroupBroadcast
+            | Op::GroupIAdd
+            | Op::GroupFAdd
+            | Op::GroupFMin
+            | Op::GroupUMin
+            | Op::GroupSMin
+            | Op::GroupFMax
+            | Op::GroupUMax
+            | Op::GroupSMax
+    )
+}
+
+/// Whether `function` or anything it calls synchronises the work-group.
 fn uses_barrier(m: &Module, function: u32) -> bool {
     let mut seen = HashSet::new();
     let mut stack = vec![function];
@@ -322,19 +343,7 @@ fn uses_barrier(m: &Module, function: u32) -> bool {
         let Some(f) = m.function(id) else { continue };
         for inst in f.blocks.iter().flat_map(|b| &b.instructions) {
             match inst.class.opcode {
-                // Work-group collectives synchronise the group like a barrier.
-                Op::ControlBarrier
-                | Op::GroupAll
-                | Op::GroupAny
-                | Op::GroupBroadcast
-                | Op::GroupIAdd
-                | Op::GroupFAdd
-                | Op::GroupFMin
-                | Op::GroupUMin
-                | Op::GroupSMin
-                | Op::GroupFMax
-                | Op::GroupUMax
-                | Op::GroupSMax => return true,
+                op if synchronises_work_group(op) => return true,
                 Op::FunctionCall => {
                     if let Some(Operand::IdRef(callee)) = inst.operands.first() {
                         stack.push(*callee);

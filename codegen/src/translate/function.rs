@@ -82,24 +82,9 @@ pub(crate) struct BarrierState {
     pub(crate) frame_stride: Value,
 }
 
-/// Opcodes that synchronise the work-group like a barrier: `OpControlBarrier` and the
-/// work-group collectives (every work-item contributes before any result exists).
+/// Opcodes that synchronise the work-group like a barrier (the frontend's definition).
 pub(crate) fn is_group_barrier(op: Op) -> bool {
-    matches!(
-        op,
-        Op::ControlBarrier
-            | Op::GroupAll
-            | Op::GroupAny
-            | Op::GroupBroadcast
-            | Op::GroupIAdd
-            | Op::GroupFAdd
-            | Op::GroupFMin
-            | Op::GroupUMin
-            | Op::GroupSMin
-            | Op::GroupFMax
-            | Op::GroupUMax
-            | Op::GroupSMax
-    )
+    ferrocl_frontend::synchronises_work_group(op)
 }
 
 /// Resume point of a work-item that returned from the kernel.
@@ -845,24 +830,7 @@ fn frame_resident_ids(f: &Function, barrier_functions: &HashSet<Word>) -> HashSe
                 kill[bi].insert(id);
             }
         }
-        if let Some(last) = block.instructions.last() {
-            let targets: Vec<Word> = match last.class.opcode {
-                Op::Branch => last.operands.iter().take(1).filter_map(id_of).collect(),
-                Op::BranchConditional => last
-                    .operands
-                    .iter()
-                    .skip(1)
-                    .take(2)
-                    .filter_map(id_of)
-                    .collect(),
-                Op::Switch => last.operands.iter().skip(1).filter_map(id_of).collect(),
-                _ => Vec::new(),
-            };
-            succs[bi] = targets
-                .iter()
-                .filter_map(|t| index.get(t).copied())
-                .collect();
-        }
+        succs[bi] = block_successors(f, bi, &index);
     }
     // Backward liveness to a fixed point.
     let mut live_in: Vec<HashSet<Word>> = vec![HashSet::new(); n];
@@ -963,24 +931,7 @@ fn reverse_post_order(f: &Function) -> Vec<usize> {
         .enumerate()
         .filter_map(|(i, b)| Some((b.label.as_ref()?.result_id?, i)))
         .collect();
-    let succs = |bi: usize| -> Vec<usize> {
-        let Some(last) = f.blocks[bi].instructions.last() else {
-            return Vec::new();
-        };
-        let ids: Vec<Word> = match last.class.opcode {
-            Op::Branch => last.operands.iter().take(1).filter_map(id_of).collect(),
-            Op::BranchConditional => last
-                .operands
-                .iter()
-                .skip(1)
-                .take(2)
-                .filter_map(id_of)
-                .collect(),
-            Op::Switch => last.operands.iter().skip(1).filter_map(id_of).collect(),
-            _ => Vec::new(),
-        };
-        ids.iter().filter_map(|id| index.get(id).copied()).collect()
-    };
+    let succs = |bi: usize| block_successors(f, bi, &index);
     let mut visited = vec![false; f.blocks.len()];
     let mut post = Vec::with_capacity(f.blocks.len());
     // Iterative DFS: (block, next successor index).
@@ -1005,6 +956,26 @@ fn reverse_post_order(f: &Function) -> Vec<usize> {
     }
     post.reverse();
     post
+}
+
+/// Indices (in `f.blocks`) of the blocks block `bi` branches to; `index` maps labels to indices.
+fn block_successors(f: &Function, bi: usize, index: &HashMap<Word, usize>) -> Vec<usize> {
+    let Some(last) = f.blocks[bi].instructions.last() else {
+        return Vec::new();
+    };
+    let targets = match last.class.opcode {
+        Op::Branch => &last.operands[..last.operands.len().min(1)],
+        Op::BranchConditional => {
+            &last.operands[1.min(last.operands.len())..last.operands.len().min(3)]
+        }
+        Op::Switch => &last.operands[1.min(last.operands.len())..],
+        _ => &[][..],
+    };
+    targets
+        .iter()
+        .filter_map(id_of)
+        .filter_map(|id| index.get(&id).copied())
+        .collect()
 }
 
 fn id_of(o: &Operand) -> Option<Word> {

@@ -268,6 +268,18 @@ fn expanded_size(
     total
 }
 
+/// The group's frames from `GroupInfo`, and the frame size as a placeholder constant (known
+/// only after translation; its instruction is patched then).
+fn frames_of(t: &mut Translator, group_ptr: ir::Value) -> (ir::Value, ir::Value, ir::Inst) {
+    let flags = MemFlagsData::trusted().with_readonly();
+    let frames =
+        t.b.ins()
+            .load(types::I64, flags, group_ptr, GroupInfo::FRAMES);
+    let frame_size = t.b.ins().iconst(types::I64, 0);
+    let inst = t.b.func.dfg.value_def(frame_size).unwrap_inst();
+    (frames, frame_size, inst)
+}
+
 /// The frame of the work-item at the x loop's head: frames + linear local id × frame size.
 fn item_frame(t: &mut Translator, frames: ir::Value, frame_size: ir::Value) -> ir::Value {
     let lid = t.wi.local_id;
@@ -290,15 +302,7 @@ fn build_regions(
     group_ptr: ir::Value,
     args: &[Arg],
 ) -> Result<u64, BuildError> {
-    let frames = t.b.ins().load(
-        types::I64,
-        MemFlagsData::trusted().with_readonly(),
-        group_ptr,
-        GroupInfo::FRAMES,
-    );
-    // The frame size is known only after translation: patched below.
-    let frame_size_value = t.b.ins().iconst(types::I64, 0);
-    let frame_size_inst = t.b.func.dfg.value_def(frame_size_value).unwrap_inst();
+    let (frames, frame_size_value, frame_size_inst) = frames_of(t, group_ptr);
     let pending = t.b.declare_var(types::I8);
     let barrier_functions = barrier_functions(t.m);
 
@@ -463,15 +467,7 @@ fn build_rounds(
     group_ptr: ir::Value,
     args: &[Arg],
 ) -> Result<u64, BuildError> {
-    let frames = t.b.ins().load(
-        types::I64,
-        MemFlagsData::trusted().with_readonly(),
-        group_ptr,
-        GroupInfo::FRAMES,
-    );
-    // The frame size is known only after translation: patched below.
-    let frame_size_value = t.b.ins().iconst(types::I64, 0);
-    let frame_size_inst = t.b.func.dfg.value_def(frame_size_value).unwrap_inst();
+    let (frames, frame_size_value, frame_size_inst) = frames_of(t, group_ptr);
 
     let round_head = t.b.create_block();
     t.b.append_block_param(round_head, types::I8);
@@ -486,13 +482,7 @@ fn build_rounds(
     let (heads, latches) = item_loops(t);
 
     // In the x head: this work-item's frame.
-    let lid = t.wi.local_id;
-    let row = t.b.ins().imul(lid[2], t.wi.local_size[1]);
-    let row = t.b.ins().iadd(row, lid[1]);
-    let lin = t.b.ins().imul(row, t.wi.local_size[0]);
-    let lin = t.b.ins().iadd(lin, lid[0]);
-    let offset = t.b.ins().imul(lin, frame_size_value);
-    let frame_base = t.b.ins().iadd(frames, offset);
+    let frame_base = item_frame(t, frames, frame_size_value);
     let start = t.b.create_block();
     let dispatch = t.b.create_block();
     t.b.ins().brif(is_first_round, start, &[], dispatch, &[]);
