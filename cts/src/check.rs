@@ -368,7 +368,7 @@ impl Judge<'_> {
         if !(special || zero_rule) {
             return None;
         }
-        if special && self.func.kind == Kind::Mad {
+        if self.func.kind == Kind::Native || (special && self.func.kind == Kind::Mad) {
             return None;
         }
         let ok = if hi == 0.0 && self.func.kind == Kind::ZeroSignFree {

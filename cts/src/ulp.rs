@@ -94,7 +94,9 @@ pub fn ulp_error(test: f64, hi: f64, lo: f64, fmt: Format) -> f64 {
     }
     let shift = lo_shift(hi);
     // Exactly a power of two, or just below one in magnitude (tail of the opposite sign).
-    let pow2 = hi == 0.0 || (hi.to_bits() & ((1u64 << 52) - 1) == 0 && lo * hi <= 0.0);
+    let pow2 = hi == 0.0
+        || (hi.to_bits() & ((1u64 << 52) - 1) == 0
+            && (lo == 0.0 || lo.is_sign_negative() != hi.is_sign_negative()));
     let e = if hi == 0.0 {
         i32::MIN
     } else if pow2 {
@@ -188,6 +190,10 @@ mod tests {
         // double, so it is stored as 2^(256-1075).
         let hi = f64::MIN_POSITIVE;
         let err = ulp_error(hi + f64::from_bits(1), hi, ldexp(1.0, 256 - 1075), F64);
+        assert_eq!(err, 0.5);
+        // 2^-1017 + 2^-1070: hi·lo underflows, the sign test must not depend on it.
+        let hi = ldexp(1.0, -1017);
+        let err = ulp_error(hi + ldexp(1.0, -1069), hi, ldexp(1.0, 256 - 1070), F64);
         assert_eq!(err, 0.5);
     }
 
