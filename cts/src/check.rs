@@ -353,7 +353,7 @@ impl Judge<'_> {
         lo: f64,
         special: bool,
     ) -> Option<String> {
-        if lo != 0.0 || to_fmt(hi, self.double) != hi && !hi.is_nan() {
+        if lo != 0.0 || (to_fmt(hi, self.double) != hi && !hi.is_nan()) {
             return None;
         }
         // The long double reference has only 11 bits beyond double: a double reference that

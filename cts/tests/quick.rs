@@ -6,18 +6,21 @@ use ferrocl_cts::check::{self, Options};
 use ferrocl_cts::{cl, funcs};
 use std::path::PathBuf;
 
-/// The freshly built driver: this profile's first, then the other one.
+/// The most recently built driver of this workspace: `cargo test --workspace` builds the cdylib
+/// into `target/<profile>/deps/`; `cargo build` copies it up to `target/<profile>/`.
 fn driver() -> Option<PathBuf> {
     let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target");
-    let profiles = if cfg!(debug_assertions) {
-        ["debug", "release"]
-    } else {
-        ["release", "debug"]
-    };
-    profiles
+    ["debug", "release"]
         .iter()
-        .map(|p| target.join(p).join("libferrocl.so"))
-        .find(|p| p.exists())
+        .flat_map(|p| {
+            [
+                target.join(p).join("deps/libferrocl.so"),
+                target.join(p).join("libferrocl.so"),
+            ]
+        })
+        .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+        .max()
+        .map(|(_, p)| p)
 }
 
 #[test]
