@@ -467,7 +467,16 @@ pub fn check(dev: &Device, func: &'static Func, double: bool, opts: &Options) ->
     };
     let limit = bound.map(|b| b + judge.tol);
     let mut inputs = Inputs::new(func, double, opts);
+    let mut chunks = 0u64;
     while let Some((cols, special)) = inputs.next() {
+        chunks += 1;
+        if opts.full && chunks.is_multiple_of(256) {
+            // Full runs take minutes per row: show that they progress.
+            eprintln!(
+                "  {} {}: {} inputs, max {:.3} ulp so far",
+                func.name, fmt.name, row.tested, row.max_ulp
+            );
+        }
         let (scalar, vector) = match run_kernels(&prog, &bufs, &cols, double, opts.vector) {
             Ok(o) => o,
             Err(e) => return finish(row, format!("run error: {e}")),

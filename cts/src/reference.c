@@ -78,6 +78,8 @@ static ld r_asinpi(ld x) { return asinl(x) / PI; }
 static ld r_acospi(ld x) { return acosl(x) / PI; }
 static ld r_atanpi(ld x) { return atanl(x) / PI; }
 static ld r_atan2pi(ld y, ld x) { return atan2l(y, x) / PI; }
+static ld r_degrees(ld x) { return x * (180.0L / PI); }
+static ld r_radians(ld x) { return x * (PI / 180.0L); }
 static ld r_rsqrt(ld x) { return 1.0L / sqrtl(x); }
 static ld r_recip(ld x) { return 1.0L / x; }
 static ld r_divide(ld x, ld y) { return x / y; }
@@ -90,12 +92,12 @@ static const entry TABLE[] = {
     {"asin", 1, asinl, 0}, {"asinh", 1, asinhl, 0}, {"asinpi", 1, r_asinpi, 0},
     {"atan", 1, atanl, 0}, {"atanh", 1, atanhl, 0}, {"atanpi", 1, r_atanpi, 0},
     {"cbrt", 1, cbrtl, 0}, {"ceil", 1, ceill, 0}, {"cos", 1, cosl, 0}, {"cosh", 1, coshl, 0},
-    {"cospi", 1, ref_cospi, 0}, {"erf", 1, erfl, 0}, {"erfc", 1, erfcl, 0},
+    {"cospi", 1, ref_cospi, 0}, {"degrees", 1, r_degrees, 0}, {"erf", 1, erfl, 0}, {"erfc", 1, erfcl, 0},
     {"exp", 1, expl, 0}, {"exp2", 1, exp2l, 0}, {"exp10", 1, r_exp10, 0},
     {"expm1", 1, expm1l, 0}, {"fabs", 1, fabsl, 0}, {"floor", 1, floorl, 0},
     {"lgamma", 1, r_lgamma, 0}, {"log", 1, logl, 0}, {"log2", 1, log2l, 0},
     {"log10", 1, log10l, 0}, {"log1p", 1, log1pl, 0}, {"logb", 1, logbl, 0},
-    {"recip", 1, r_recip, 0}, {"rint", 1, rintl, 0}, {"round", 1, ref_round, 0},
+    {"radians", 1, r_radians, 0}, {"recip", 1, r_recip, 0}, {"rint", 1, rintl, 0}, {"round", 1, ref_round, 0},
     {"rsqrt", 1, r_rsqrt, 0}, {"sin", 1, sinl, 0}, {"sinh", 1, sinhl, 0},
     {"sinpi", 1, ref_sinpi, 0}, {"sqrt", 1, sqrtl, 0}, {"tan", 1, tanl, 0},
     {"tanh", 1, tanhl, 0}, {"tanpi", 1, ref_tanpi, 0}, {"tgamma", 1, tgammal, 0},

@@ -231,7 +231,7 @@ mod tests {
         let before = names.len();
         names.dedup();
         assert_eq!(before, names.len());
-        for f in UNARY.iter().chain(BINARY) {
+        for f in UNARY.iter().chain(BINARY).chain(shapes::OTHER_SHAPES) {
             assert!(names.contains(&format!("ferrocl_{f}_f32").as_str()), "{f}");
             assert!(names.contains(&format!("ferrocl_{f}_f64").as_str()), "{f}");
         }
