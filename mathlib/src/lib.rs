@@ -7,8 +7,11 @@
 //! full-profile ULP table, and its special values follow C99 Annex F / IEEE 754-2019, which is
 //! what OpenCL 6.7 asks for. The OpenCL-only functions (powr, logb, maxmag, …) are in [`ocl`];
 //! entry points whose shape is not `T -> T` or `(T, T) -> T` (frexp, sincos, pown, …) are in
-//! [`shapes`]. `ferrocl-cts` measures all of them through the ICD.
+//! [`shapes`]; half precision (`_f16`, as `u16` bits) is in [`half`]. `ferrocl-cts` measures the
+//! f32/f64 functions codegen calls, through the ICD; the others have unit tests until codegen
+//! calls them.
 
+pub mod half;
 pub mod ocl;
 pub mod shapes;
 
@@ -216,6 +219,7 @@ pub fn symbols() -> Vec<(String, *const u8)> {
     ];
     out.extend(support.iter().map(|(n, p)| (n.to_string(), *p)));
     shapes::symbols(&mut out);
+    half::symbols(&mut out);
     out
 }
 
