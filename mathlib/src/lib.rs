@@ -11,6 +11,8 @@
 //! f32/f64 functions codegen calls, through the ICD; the others have unit tests until codegen
 //! calls them.
 
+#[cfg(test)]
+mod edge_cases;
 pub mod half;
 pub mod ocl;
 pub mod shapes;
