@@ -1,0 +1,206 @@
+//! `ferrocl-cts math [--quick|--full] [--function NAME,…] …`: runs the math brute-force checker
+//! through the OpenCL loader, prints the table and writes it to `cts/results/`.
+
+use ferrocl_cts::check::{self, Options, HEADER};
+use ferrocl_cts::{cl, funcs};
+use std::io::Write;
+
+const USAGE: &str = "usage: ferrocl-cts math [--quick | --full] [options]
+
+  --quick              special values + 2^20 random inputs per function and type (default)
+  --full               all 2^32 inputs for unary float functions, 2^28 random for the others
+                       (hours; run it on an idle machine)
+  --function A,B       only these functions (repeatable); names as in the table, e.g. sin,
+                       divide, native_exp, half_sqrt
+  --type float|double  only this type
+  --random N           random inputs per function (quick mode)
+  --seed N             random seed (runs are reproducible)
+  --no-vector          only the scalar kernel (by default float4/double4 too)
+  --icd PATH           set OCL_ICD_VENDORS=PATH (a .icd file, a directory of them or the
+                       driver .so) before loading the loader; otherwise the loader uses
+                       OCL_ICD_VENDORS if set, else /etc/OpenCL/vendors
+  --platform NAME      platform whose name contains NAME (default: ferrocl)
+  --out PATH           where to write the table (default: cts/results/math-<mode>.md)
+  --list               print the functions and bounds and exit";
+
+fn main() {
+    let code = match run() {
+        Ok(true) => 0,
+        Ok(false) => 1,
+        Err(e) => {
+            eprintln!("ferrocl-cts: {e}");
+            2
+        }
+    };
+    std::process::exit(code);
+}
+
+fn run() -> Result<bool, String> {
+    let mut args = std::env::args().skip(1);
+    match args.next().as_deref() {
+        Some("math") => {}
+        Some("--help" | "-h") | None => {
+            println!("{USAGE}");
+            return Ok(true);
+        }
+        Some(other) => return Err(format!("unknown command {other:?}\n{USAGE}")),
+    }
+    let mut opts = Options::default();
+    let mut names: Vec<String> = Vec::new();
+    let mut platform = "ferrocl".to_string();
+    let mut out: Option<String> = None;
+    let value = |args: &mut dyn Iterator<Item = String>, flag: &str| {
+        args.next().ok_or_else(|| format!("{flag} needs a value"))
+    };
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--quick" => opts.full = false,
+            "--full" => opts.full = true,
+            "--function" => names.extend(value(&mut args, &a)?.split(',').map(str::to_string)),
+            "--type" => match value(&mut args, &a)?.as_str() {
+                "float" => opts.double = false,
+                "double" => opts.float = false,
+                t => return Err(format!("unknown type {t}")),
+            },
+            "--random" => {
+                opts.random = value(&mut args, &a)?
+                    .parse()
+                    .map_err(|e| format!("--random: {e}"))?
+            }
+            "--seed" => {
+                opts.seed = value(&mut args, &a)?
+                    .parse()
+                    .map_err(|e| format!("--seed: {e}"))?
+            }
+            "--no-vector" => opts.vector = false,
+            "--icd" => {
+                let path = value(&mut args, &a)?;
+                // Before the loader is opened, so it is the only ICD the loader sees.
+                std::env::set_var(
+                    "OCL_ICD_VENDORS",
+                    std::fs::canonicalize(&path).map_err(|e| format!("{path}: {e}"))?,
+                );
+            }
+            "--platform" => platform = value(&mut args, &a)?,
+            "--out" => out = Some(value(&mut args, &a)?),
+            "--list" => {
+                for f in funcs::FUNCS {
+                    let d = f.f64_bound.map_or("—".into(), funcs::bound_text);
+                    println!(
+                        "{:14} float {:12} double {}",
+                        f.name,
+                        funcs::bound_text(f.f32_bound),
+                        d
+                    );
+                }
+                return Ok(true);
+            }
+            _ => return Err(format!("unknown option {a:?}\n{USAGE}")),
+        }
+    }
+    let selected: Vec<&'static funcs::Func> = if names.is_empty() {
+        funcs::FUNCS.iter().collect()
+    } else {
+        names
+            .iter()
+            .map(|n| funcs::by_name(n).ok_or_else(|| format!("unknown function {n} (see --list)")))
+            .collect::<Result<_, _>>()?
+    };
+    let dev = cl::Device::open(&platform)?;
+    let mode = if opts.full { "full" } else { "quick" };
+    let out = out.unwrap_or_else(|| {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/results");
+        if names.is_empty() {
+            format!("{dir}/math-{mode}.md")
+        } else {
+            format!("{dir}/math-{mode}-{}.md", names.join("-"))
+        }
+    });
+    let mut text = format!(
+        "# ferrocl-cts math --{mode}\n\n\
+         - command: `ferrocl-cts {}`\n\
+         - finished: {} (UTC)\n\
+         - platform: {}; device: {}; float denormals: {}\n\
+         - inputs: special values (all pairs / triples for 2 / 3 arguments), then {}\n\
+         - reference: glibc long double (64-bit significand); float fma/mad/fdim exact\n\
+         - kernels: scalar and {}; both are judged, `vec≠scalar` counts lanes that differ\n\n",
+        std::env::args().skip(1).collect::<Vec<_>>().join(" "),
+        "{finished}",
+        dev.platform_name,
+        dev.device_name,
+        if dev.ftz_f32 {
+            "flushed (CTS FTZ rules)"
+        } else {
+            "supported"
+        },
+        if opts.full {
+            "every float for unary float functions, 2^28 random for the others".to_string()
+        } else {
+            format!("{} random inputs (seed {})", opts.random, opts.seed)
+        },
+        if opts.vector {
+            "4-wide vector"
+        } else {
+            "no vector"
+        },
+    );
+    println!("{}", text.replace("{finished}", "…"));
+    println!("{HEADER}");
+    text.push_str(HEADER);
+    text.push('\n');
+    let mut all_ok = true;
+    let started = std::time::Instant::now();
+    for f in selected {
+        for double in [false, true] {
+            let wanted = if double {
+                opts.double && f.f64_bound.is_some() && dev.has_double
+            } else {
+                opts.float
+            };
+            if !wanted {
+                continue;
+            }
+            let row = check::check(&dev, f, double, &opts);
+            all_ok &= row.ok();
+            let line = check::row_text(&row);
+            println!("{line}");
+            let _ = std::io::stdout().flush();
+            text.push_str(&line);
+            text.push('\n');
+        }
+    }
+    text.push_str(&format!(
+        "\nTotal time: {:.0} s.\n",
+        started.elapsed().as_secs_f64()
+    ));
+    let text = text.replace("{finished}", &utc_now());
+    if let Some(dir) = std::path::Path::new(&out).parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    std::fs::write(&out, text).map_err(|e| format!("{out}: {e}"))?;
+    println!("\nwritten to {out}");
+    Ok(all_ok)
+}
+
+/// Current UTC time as YYYY-MM-DD HH:MM (no date crate for one line).
+fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil-from-days (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60
+    )
+}

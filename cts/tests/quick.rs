@@ -1,0 +1,66 @@
+//! A reduced quick run of the math checker through the loader, as part of `cargo test`: a few
+//! functions of each kind with a few thousand random inputs (seconds), against the libferrocl.so
+//! of this workspace's target directory.
+
+use ferrocl_cts::check::{self, Options};
+use ferrocl_cts::{cl, funcs};
+use std::path::PathBuf;
+
+/// The most recently built driver of this workspace: `cargo test --workspace` builds the cdylib
+/// into `target/<profile>/deps/`; `cargo build` copies it up to `target/<profile>/`.
+fn driver() -> Option<PathBuf> {
+    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target");
+    ["debug", "release"]
+        .iter()
+        .flat_map(|p| {
+            [
+                target.join(p).join("deps/libferrocl.so"),
+                target.join(p).join("libferrocl.so"),
+            ]
+        })
+        .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
+        .max()
+        .map(|(_, p)| p)
+}
+
+#[test]
+fn quick_math_subset_is_within_bounds() {
+    let Some(lib) = driver() else {
+        // `cargo test --workspace` builds the cdylib first; `-p ferrocl-cts` alone may not.
+        eprintln!("SKIPPED: no target/*/libferrocl.so; build ferrocl-icd first");
+        return;
+    };
+    // SAFETY: set before any thread of this test binary loads the OpenCL loader; this is the
+    // only test in the binary.
+    std::env::set_var("OCL_ICD_VENDORS", lib.canonicalize().unwrap());
+    let dev = cl::Device::open("ferrocl").expect("Ferrocl platform");
+    let opts = Options {
+        random: 4096,
+        ..Options::default()
+    };
+    let mut failed = Vec::new();
+    for (name, double) in [
+        ("sin", false),
+        ("sinpi", false),
+        ("tanpi", false),
+        ("exp", false),
+        ("log", true),
+        ("pow", false),
+        ("atan2pi", false),
+        ("divide", false),
+        ("divide", true),
+        ("sqrt", false),
+        ("fma", false),
+        ("mad", false),
+        ("fmin", false),
+        ("half_exp", false),
+    ] {
+        let f = funcs::by_name(name).unwrap();
+        let row = check::check(&dev, f, double, &opts);
+        println!("{}", check::row_text(&row));
+        if !row.ok() {
+            failed.push(check::row_text(&row));
+        }
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
