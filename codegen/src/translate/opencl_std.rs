@@ -268,11 +268,135 @@ impl Translator<'_, '_, '_> {
                 let call = self.b.ins().call(f, &[x, n]);
                 Ok(self.b.inst_results(call)[0])
             })?,
+            Cl::frexp
+            | Cl::modf
+            | Cl::fract
+            | Cl::sincos
+            | Cl::lgamma_r
+            | Cl::remquo
+            | Cl::ilogb
+            | Cl::pown
+            | Cl::rootn
+            | Cl::nan => self.shaped_math_call(inst, op, &args)?,
             _ => self.mathlib_call(op, &args)?,
         };
         let v = if arithmetic { self.ftz_val(&v)? } else { v };
         self.define(inst, v)?;
         Ok(())
+    }
+
+    /// Size of the components behind pointer operand `i` (the out-parameter of frexp & co.).
+    fn out_component_size(&self, inst: &Instruction, i: usize) -> Result<i64, BuildError> {
+        let ptr = match inst.operands.get(i) {
+            Some(Operand::IdRef(id)) => *id,
+            _ => return err("error: OpenCL.std out-parameter is not an id\n"),
+        };
+        let pointee = match self.m.type_of(ptr).and_then(|t| self.m.ty(t)) {
+            Some(Type::Pointer { pointee, .. }) => *pointee,
+            _ => return err("error: OpenCL.std out-parameter is not a pointer\n"),
+        };
+        let elem = match self.m.ty(pointee) {
+            Some(Type::Vector { elem, .. }) => *elem,
+            _ => pointee,
+        };
+        self.m
+            .size_of(elem)
+            .map(|s| s as i64)
+            .ok_or_else(|| BuildError::new("error: out-parameter of unsized type\n"))
+    }
+
+    /// mathlib entry points that are not `T -> T` / `(T, T) -> T` (see mathlib's shapes.rs):
+    /// out-parameters (written per component through the component's address) and integer
+    /// arguments or results. Called per component.
+    fn shaped_math_call(
+        &mut self,
+        inst: &Instruction,
+        op: Cl,
+        args: &[Val],
+    ) -> Result<Val, BuildError> {
+        let name = format!("{op:?}");
+        let rt = self.result_type(inst)?;
+        let mut result_types = Vec::new();
+        self.shape_of_type(rt)?.leaf_types(&mut result_types);
+        // Float type of the call: the first argument's (nan: the result's).
+        let float_ty = if op == Cl::nan {
+            result_types[0]
+        } else {
+            self.ty_of(args[0].flat()[0])
+        };
+        let suffix = if float_ty == types::F32 {
+            "f32"
+        } else if float_ty == types::F64 {
+            "f64"
+        } else {
+            return err(format!(
+                "error: OpenCL.std {name} on {float_ty} is not supported\n"
+            ));
+        };
+        let symbol = format!("ferrocl_{name}_{suffix}");
+        let int_of_float = if float_ty == types::F32 {
+            types::I32
+        } else {
+            types::I64
+        };
+        // (argument index of the out-pointer, its component size) for the pointer shapes.
+        let out = match op {
+            Cl::frexp | Cl::modf | Cl::fract | Cl::sincos | Cl::lgamma_r => Some((1, 3)),
+            Cl::remquo => Some((2, 4)),
+            _ => None,
+        };
+        let out = match out {
+            Some((arg, operand)) => Some((
+                args.get(arg)
+                    .ok_or_else(|| BuildError::new("error: missing out-parameter\n"))?
+                    .scalar()?,
+                self.out_component_size(inst, operand)?,
+            )),
+            None => None,
+        };
+        let inputs: Vec<Vec<Value>> = match op {
+            Cl::remquo => vec![args[0].flat(), args[1].flat()],
+            Cl::pown | Cl::rootn => vec![args[0].flat(), args[1].flat()],
+            _ => vec![args[0].flat()],
+        };
+        let (params, ret): (Vec<types::Type>, types::Type) = match op {
+            Cl::frexp | Cl::lgamma_r | Cl::modf | Cl::fract | Cl::sincos => {
+                (vec![float_ty, types::I64], float_ty)
+            }
+            Cl::remquo => (vec![float_ty, float_ty, types::I64], float_ty),
+            Cl::ilogb => (vec![float_ty], types::I32),
+            Cl::pown | Cl::rootn => (vec![float_ty, types::I32], float_ty),
+            _ => (vec![int_of_float], float_ty), // nan
+        };
+        let f = self.func_ref(&symbol, &params, &[ret])?;
+        let n = inputs[0].len();
+        let mut results = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut call_args: Vec<Value> = Vec::with_capacity(params.len());
+            match op {
+                Cl::pown | Cl::rootn => {
+                    call_args.push(inputs[0][i]);
+                    let k = self.resize_int(inputs[1][i], types::I32, true);
+                    call_args.push(k);
+                }
+                Cl::nan => {
+                    let code = self.resize_int(inputs[0][i], int_of_float, false);
+                    call_args.push(code);
+                }
+                _ => call_args.extend(inputs.iter().map(|v| v[i])),
+            }
+            if let Some((base, size)) = out {
+                let addr = self.b.ins().iadd_imm_s(base, size * i as i64);
+                call_args.push(addr);
+            }
+            let call = self.b.ins().call(f, &call_args);
+            results.push(Val::S(self.b.inst_results(call)[0]));
+        }
+        Ok(if results.len() == 1 {
+            results.pop().expect("one result")
+        } else {
+            Val::C(results)
+        })
     }
 
     /// Functions implemented in ferrocl-mathlib, called per component.
