@@ -5,6 +5,7 @@
 //! Nothing here knows about Cranelift or CL objects.
 
 mod diagnostics;
+mod locations;
 mod metadata;
 mod module;
 mod opencl_c;

@@ -9,13 +9,13 @@ use rspirv::dr::{self, Operand};
 use spirv::{Op, Word};
 
 use crate::diagnostics::FrontendError;
+use crate::locations::{locate, scan, Scan, HEADER_WORDS};
 use crate::metadata::extract_kernels;
 use crate::module::{Module, Type};
 use crate::validate::validate;
 use crate::SUPPORTED_SPIRV_VERSIONS;
 
 const MAGIC: u32 = 0x0723_0203;
-const HEADER_WORDS: usize = 5;
 
 /// Cheap check used by `clCreateProgramWithIL`: are these bytes a SPIR-V module at all?
 /// Returns the words in host byte order.
@@ -62,11 +62,11 @@ pub fn is_spirv(bytes: &[u8]) -> Result<Vec<u32>, FrontendError> {
 pub fn parse(bytes: &[u8]) -> Result<Module, FrontendError> {
     let words = is_spirv(bytes)?;
     let version = check_header(&words)?;
-    check_word_counts(&words)?;
-    let raw = catch_unwind(AssertUnwindSafe(|| dr::load_words(&words)))
+    let scan = scan(&words)?;
+    let raw = catch_unwind(AssertUnwindSafe(|| dr::load_words(&scan.words)))
         .map_err(|_| FrontendError::invalid("SPIR-V binary is malformed (parser rejected it)", ""))?
         .map_err(|e| FrontendError::invalid(format!("SPIR-V binary is malformed: {e}"), ""))?;
-    let mut module = build_tables(raw, version)?;
+    let mut module = build_tables(raw, version, scan)?;
     validate(&module)?;
     module.kernels = extract_kernels(&module)?;
     Ok(module)
@@ -92,35 +92,12 @@ fn check_header(words: &[u32]) -> Result<(u8, u8), FrontendError> {
     Ok((major, minor))
 }
 
-/// Every instruction's word count must be non-zero and stay inside the buffer, and every
-/// literal string must be NUL-terminated inside its instruction (rspirv panics otherwise).
-fn check_word_counts(words: &[u32]) -> Result<(), FrontendError> {
-    let mut at = HEADER_WORDS;
-    while at < words.len() {
-        let count = (words[at] >> 16) as usize;
-        let opcode = words[at] & 0xffff;
-        if count == 0 {
-            return Err(FrontendError::invalid(
-                format!("instruction at word {at} (opcode {opcode}) has word count 0"),
-                "",
-            ));
-        }
-        if at + count > words.len() {
-            return Err(FrontendError::invalid(
-                format!(
-                    "instruction at word {at} (opcode {opcode}) has word count {count}, past the end of the module ({} words)",
-                    words.len()
-                ),
-                "",
-            ));
-        }
-        at += count;
-    }
-    Ok(())
-}
-
-fn build_tables(raw: dr::Module, version: (u8, u8)) -> Result<Module, FrontendError> {
+fn build_tables(raw: dr::Module, version: (u8, u8), scan: Scan) -> Result<Module, FrontendError> {
+    let locations = locate(&raw, &scan.kept);
     let mut m = Module {
+        locations,
+        strings: HashMap::new(),
+        debug_ids: scan.debug_ids,
         raw,
         version,
         kernels: Vec::new(),
@@ -138,6 +115,13 @@ fn build_tables(raw: dr::Module, version: (u8, u8)) -> Result<Module, FrontendEr
             m.ext_imports.insert(id, name.clone());
         }
     }
+    for inst in &m.raw.debug_string_source {
+        if let (Op::String, Some(id), Some(Operand::LiteralString(text))) =
+            (inst.class.opcode, inst.result_id, inst.operands.first())
+        {
+            m.strings.insert(id, text.clone());
+        }
+    }
     for inst in &m.raw.debug_names {
         if inst.class.opcode == Op::Name {
             if let (Some(Operand::IdRef(id)), Some(Operand::LiteralString(name))) =
@@ -151,10 +135,11 @@ fn build_tables(raw: dr::Module, version: (u8, u8)) -> Result<Module, FrontendEr
     for (index, inst) in m.raw.types_global_values.iter().enumerate() {
         let Some(id) = inst.result_id else { continue };
         if m.globals.insert(id, index).is_some() {
-            return Err(FrontendError::invalid(
-                format!("id %{id} is defined more than once"),
-                format!("Op{:?} %{id}", inst.class.opcode),
-            ));
+            return Err(FrontendError::Invalid(vec![m.diag(
+                format!("SPIR-V 2.2: id %{id} is defined more than once"),
+                inst,
+                None,
+            )]));
         }
         if let Some(ty) = inst.result_type {
             m.result_types.insert(id, ty);

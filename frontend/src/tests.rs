@@ -182,7 +182,7 @@ fn rejects_physical32_naming_the_rule() {
         ..Knobs::default()
     }));
     assert!(
-        log.contains("env 4.1: Physical32 addressing is not supported"),
+        log.contains("env 4: Physical32 addressing is not supported"),
         "{log}"
     );
     assert!(log.contains("OpMemoryModel"), "{log}");

@@ -10,13 +10,6 @@ use spirv::Op;
 use crate::diagnostics::Diagnostic;
 use crate::module::Module;
 
-fn inst_name(inst: &Instruction) -> String {
-    match inst.result_id {
-        Some(id) => format!("Op{:?} %{id}", inst.class.opcode),
-        None => format!("Op{:?}", inst.class.opcode),
-    }
-}
-
 fn is_terminator(op: Op) -> bool {
     matches!(
         op,
@@ -33,12 +26,7 @@ fn is_terminator(op: Op) -> bool {
 pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
     let mut problems = Vec::new();
     let mut push = |rule: String, inst: &Instruction, id: Option<u32>| {
-        problems.push(Diagnostic {
-            rule,
-            instruction: inst_name(inst),
-            word_offset: None,
-            source_name: id.and_then(|i| m.name(i)).map(str::to_owned),
-        });
+        problems.push(m.diag(rule, inst, id));
     };
     let function_ids: HashSet<u32> = m
         .raw
@@ -49,6 +37,9 @@ pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
     let mut defined: HashSet<u32> = m.globals.keys().copied().collect();
     defined.extend(m.ext_imports.keys());
     defined.extend(&function_ids);
+    defined.extend(&m.debug_ids);
+    // OpString ids (OpLine file names, debug info).
+    defined.extend(m.raw.debug_string_source.iter().filter_map(|i| i.result_id));
     let mut calls: HashMap<u32, Vec<u32>> = HashMap::new();
 
     for f in &m.raw.functions {
@@ -198,14 +189,12 @@ pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
         let Some(def) = &f.def else { continue };
         let fid = def.result_id.unwrap_or(0);
         if let Some(at) = visit(fid, &calls, &mut state) {
-            problems.push(Diagnostic {
-                rule: format!(
-                    "env 4.1: recursion is not allowed; function %{at} is part of a call cycle"
-                ),
-                instruction: format!("OpFunction %{at}"),
-                word_offset: None,
-                source_name: m.name(at).map(str::to_owned),
-            });
+            let def = m.function(at).and_then(|f| f.def.as_ref()).unwrap_or(def);
+            problems.push(m.diag(
+                format!("env 4: recursion is not allowed; function %{at} is part of a call cycle"),
+                def,
+                None,
+            ));
             break;
         }
     }
