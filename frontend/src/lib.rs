@@ -12,6 +12,7 @@ mod opencl_c;
 mod parse;
 mod validate;
 mod validate_structure;
+mod validate_types;
 
 pub use diagnostics::{Diagnostic, FrontendError};
 pub use metadata::{

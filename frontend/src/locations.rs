@@ -209,8 +209,10 @@ pub(crate) fn locate(raw: &dr::Module, kept: &[(usize, u16)]) -> Locations {
             if lines {
                 match op {
                     Op::Line => {
-                        if let (Some(dr::Operand::IdRef(file)), Some(dr::Operand::LiteralBit32(l))) =
-                            (inst.operands.first(), inst.operands.get(1))
+                        if let (
+                            Some(dr::Operand::IdRef(file)),
+                            Some(dr::Operand::LiteralBit32(l)),
+                        ) = (inst.operands.first(), inst.operands.get(1))
                         {
                             line = Some((*file, *l));
                         }
@@ -232,9 +234,17 @@ pub(crate) fn locate(raw: &dr::Module, kept: &[(usize, u16)]) -> Locations {
     pair(MemoryModel, raw.memory_model.iter().collect(), false);
     pair(EntryPoints, raw.entry_points.iter().collect(), false);
     pair(ExecutionModes, raw.execution_modes.iter().collect(), false);
-    pair(DebugStrings, raw.debug_string_source.iter().collect(), false);
+    pair(
+        DebugStrings,
+        raw.debug_string_source.iter().collect(),
+        false,
+    );
     pair(Names, raw.debug_names.iter().collect(), false);
-    pair(Processed, raw.debug_module_processed.iter().collect(), false);
+    pair(
+        Processed,
+        raw.debug_module_processed.iter().collect(),
+        false,
+    );
     pair(Annotations, raw.annotations.iter().collect(), false);
     pair(Globals, raw.types_global_values.iter().collect(), false);
     let function_insts: Vec<&dr::Instruction> = raw

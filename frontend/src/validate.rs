@@ -46,6 +46,9 @@ pub const SUPPORTED_EXTENSIONS: &[&str] = &[
     "SPV_KHR_non_semantic_info",
 ];
 
+/// Most problems listed in one build log.
+const MAX_DIAGNOSTICS: usize = 100;
+
 pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
     let mut problems = Vec::new();
 
@@ -57,8 +60,7 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
                     inst,
                     None,
                 ));
-            } else if let Some(&(_, min)) = CAPABILITY_MIN_VERSION.iter().find(|(c, _)| c == cap)
-            {
+            } else if let Some(&(_, min)) = CAPABILITY_MIN_VERSION.iter().find(|(c, _)| c == cap) {
                 if m.version < min {
                     problems.push(m.diag(
                         format!(
@@ -169,13 +171,29 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
     for inst in &m.raw.types_global_values {
         problems.extend(check_type(m, inst));
     }
-    problems.extend(crate::validate_structure::check_functions(m));
+    let structural = crate::validate_structure::check_functions(m);
+    // Operand types are only meaningful once every id is known and defined once.
+    if structural.is_empty() {
+        problems.extend(crate::validate_types::check_types(m));
+    }
+    problems.extend(structural);
 
     if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(FrontendError::Invalid(problems))
+        return Ok(());
     }
+    // A corrupt module can break a rule per instruction: keep the log readable and bounded.
+    if problems.len() > MAX_DIAGNOSTICS {
+        let more = problems.len() - MAX_DIAGNOSTICS;
+        problems.truncate(MAX_DIAGNOSTICS);
+        problems.push(Diagnostic {
+            rule: format!("{more} more problems not shown"),
+            instruction: String::new(),
+            word_offset: None,
+            source_name: None,
+            source_line: None,
+        });
+    }
+    Err(FrontendError::Invalid(problems))
 }
 
 /// env 2.5.1 and 4 type rules for the types codegen has to represent.
@@ -185,16 +203,23 @@ fn check_type(m: &Module, inst: &rspirv::dr::Instruction) -> Option<Diagnostic> 
         _ => None,
     };
     let rule = match inst.class.opcode {
-        Op::TypeInt if lit(1) != Some(0) => "env 4: OpTypeInt signedness must be 0 in OpenCL".to_owned(),
-        Op::TypeInt if !matches!(lit(0), Some(8 | 16 | 32 | 64)) => format!("env 2.5.1: integer width {:?} is not 8, 16, 32 or 64", lit(0)),
-        Op::TypeFloat if !matches!(lit(0), Some(16 | 32 | 64)) || inst.operands.len() > 1 => format!(
+        Op::TypeInt if lit(1) != Some(0) => {
+            "env 4: OpTypeInt signedness must be 0 in OpenCL".to_owned()
+        }
+        Op::TypeInt if !matches!(lit(0), Some(8 | 16 | 32 | 64)) => format!(
+            "env 2.5.1: integer width {:?} is not 8, 16, 32 or 64",
+            lit(0)
+        ),
+        Op::TypeFloat if !matches!(lit(0), Some(16 | 32 | 64)) || inst.operands.len() > 1 => {
+            format!(
                 "env 2.5.1: floating-point width {:?} (or an FP encoding operand) is not supported",
                 lit(0)
-            ),
+            )
+        }
         Op::TypeVector if !matches!(lit(1), Some(2 | 3 | 4 | 8 | 16)) => format!(
-                "env 2.5.1: vector component count {:?} is not 2, 3, 4, 8 or 16",
-                lit(1)
-            ),
+            "env 2.5.1: vector component count {:?} is not 2, 3, 4, 8 or 16",
+            lit(1)
+        ),
         _ => return None,
     };
     Some(m.diag(rule, inst, None))
