@@ -107,11 +107,25 @@ pub(crate) struct Loc {
     pub line: Option<(Word, u32)>,
 }
 
-/// Instruction address → location. Keys are the addresses of the instructions inside the
-/// `dr::Module`, which the frontend never mutates after parsing.
-pub(crate) type Locations = HashMap<usize, Loc>;
+/// Instruction → location. Keys are the addresses of the instructions inside the vectors of
+/// the `dr::Module` (heap storage that stays put: the frontend never mutates the module after
+/// parsing). `OpMemoryModel` lives inline in `dr::Module`, which moves, so it is kept apart.
+#[derive(Default)]
+pub(crate) struct Locations {
+    pub by_address: HashMap<usize, Loc>,
+    pub memory_model: Option<Loc>,
+}
 
-pub(crate) fn key(inst: &dr::Instruction) -> usize {
+impl Locations {
+    pub fn get(&self, inst: &dr::Instruction) -> Option<&Loc> {
+        if inst.class.opcode == Op::MemoryModel {
+            return self.memory_model.as_ref();
+        }
+        self.by_address.get(&key(inst))
+    }
+}
+
+fn key(inst: &dr::Instruction) -> usize {
     inst as *const dr::Instruction as usize
 }
 
@@ -186,7 +200,7 @@ pub(crate) fn locate(raw: &dr::Module, kept: &[(usize, u16)]) -> Locations {
             .or_default()
             .push((offset, opcode));
     }
-    let mut locs = Locations::new();
+    let mut locs = HashMap::new();
     let mut pair = |section: Section, insts: Vec<&dr::Instruction>, lines: bool| {
         let stream = streams.remove(&(section as u8)).unwrap_or_default();
         // rspirv keeps only the last OpMemoryModel.
@@ -263,5 +277,9 @@ pub(crate) fn locate(raw: &dr::Module, kept: &[(usize, u16)]) -> Locations {
         })
         .collect();
     pair(Functions, function_insts, true);
-    locs
+    let memory_model = raw.memory_model.as_ref().and_then(|i| locs.remove(&key(i)));
+    Locations {
+        by_address: locs,
+        memory_model,
+    }
 }

@@ -7,7 +7,7 @@ use rspirv::dr;
 use spirv::{Decoration, StorageClass, Word};
 
 use crate::diagnostics::Diagnostic;
-use crate::locations::{key, Locations};
+use crate::locations::Locations;
 use crate::metadata::KernelInfo;
 
 pub type TypeId = Word;
@@ -184,12 +184,12 @@ impl Module {
 
     /// Word offset of `inst` (an instruction of `self.raw`) in the module as given.
     pub fn word_offset(&self, inst: &dr::Instruction) -> Option<usize> {
-        self.locations.get(&key(inst)).map(|l| l.offset)
+        self.locations.get(inst).map(|l| l.offset)
     }
 
     /// Source file and line of the `OpLine` in effect at `inst`, if any.
     pub fn source_line(&self, inst: &dr::Instruction) -> Option<(String, u32)> {
-        let (file, line) = self.locations.get(&key(inst))?.line?;
+        let (file, line) = self.locations.get(inst)?.line?;
         Some((self.strings.get(&file)?.clone(), line))
     }
 

@@ -2,10 +2,12 @@
 //! must be something this device can run, and safe for codegen to walk.
 
 use rspirv::dr::Operand;
-use spirv::{AddressingModel, Capability, ExecutionModel, MemoryModel, Op};
+use spirv::{
+    AddressingModel, BuiltIn, Capability, Decoration, ExecutionModel, MemoryModel, Op, StorageClass,
+};
 
 use crate::diagnostics::{Diagnostic, FrontendError};
-use crate::module::Module;
+use crate::module::{Module, Type};
 
 /// Capabilities a module may declare on this device. The device's `cl_khr_spirv_queries`
 /// answers and feature checks derive from this one table.
@@ -151,8 +153,12 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
             _ => None,
         };
         if model != Some(&Operand::ExecutionModel(ExecutionModel::Kernel)) {
+            let found = match model {
+                Some(Operand::ExecutionModel(e)) => format!("{e:?}"),
+                other => format!("{other:?}"),
+            };
             problems.push(m.diag(
-                format!("env 4: entry point execution model must be Kernel, found {model:?}"),
+                format!("env 4: entry point execution model must be Kernel, found {found}"),
                 inst,
                 func,
             ));
@@ -170,7 +176,9 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
     }
     for inst in &m.raw.types_global_values {
         problems.extend(check_type(m, inst));
+        problems.extend(check_builtin(m, inst));
     }
+    problems.extend(check_kernels(m));
     let structural = crate::validate_structure::check_functions(m);
     // Operand types are only meaningful once every id is known and defined once.
     if structural.is_empty() {
@@ -194,6 +202,156 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
         });
     }
     Err(FrontendError::Invalid(problems))
+}
+
+/// Built-in variables Ferrocl provides, with the type env 2.9 requires for each (Physical64:
+/// `size_t` is a 64-bit integer).
+enum BuiltinShape {
+    SizeT3,
+    SizeT,
+    Int32,
+}
+
+fn builtin_shape(b: BuiltIn) -> Option<BuiltinShape> {
+    use BuiltinShape::*;
+    Some(match b {
+        BuiltIn::GlobalSize
+        | BuiltIn::GlobalInvocationId
+        | BuiltIn::WorkgroupSize
+        | BuiltIn::EnqueuedWorkgroupSize
+        | BuiltIn::LocalInvocationId
+        | BuiltIn::NumWorkgroups
+        | BuiltIn::WorkgroupId
+        | BuiltIn::GlobalOffset => SizeT3,
+        BuiltIn::GlobalLinearId | BuiltIn::LocalInvocationIndex => SizeT,
+        BuiltIn::WorkDim => Int32,
+        _ => return None,
+    })
+}
+
+/// env 2.9: a variable decorated BuiltIn is in Input storage and has the table's type.
+fn check_builtin(m: &Module, inst: &rspirv::dr::Instruction) -> Option<Diagnostic> {
+    if inst.class.opcode != Op::Variable {
+        return None;
+    }
+    let id = inst.result_id?;
+    let builtin = m
+        .decorations(id)
+        .iter()
+        .find_map(|(d, ops)| match (d, ops.first()) {
+            (Decoration::BuiltIn, Some(Operand::BuiltIn(b))) => Some(*b),
+            _ => None,
+        })?;
+    let Some(shape) = builtin_shape(builtin) else {
+        return Some(m.diag(
+            format!("env 2.9: built-in variable {builtin:?} is not supported by this device"),
+            inst,
+            None,
+        ));
+    };
+    let Some(Type::Pointer { storage, pointee }) = inst.result_type.and_then(|t| m.ty(t)) else {
+        return Some(m.diag(
+            format!("env 2.9: built-in variable {builtin:?} does not have a pointer type"),
+            inst,
+            None,
+        ));
+    };
+    if *storage != StorageClass::Input {
+        return Some(m.diag(
+            format!("env 2.9: built-in variable {builtin:?} must be in the Input storage class, found {storage:?}"),
+            inst,
+            None,
+        ));
+    }
+    let int_width = |t: u32| match m.ty(t) {
+        Some(Type::Int { width }) => Some(*width),
+        _ => None,
+    };
+    let (ok, want) = match shape {
+        BuiltinShape::SizeT3 => (
+            matches!(m.ty(*pointee), Some(Type::Vector { elem, count: 3 }) if int_width(*elem) == Some(64)),
+            "a vector of 3 64-bit integers (size_t, Physical64)",
+        ),
+        BuiltinShape::SizeT => (
+            int_width(*pointee) == Some(64),
+            "a 64-bit integer (size_t, Physical64)",
+        ),
+        BuiltinShape::Int32 => (int_width(*pointee) == Some(32), "a 32-bit integer"),
+    };
+    if ok {
+        None
+    } else {
+        Some(m.diag(
+            format!("env 2.9: built-in variable {builtin:?} must be {want}"),
+            inst,
+            None,
+        ))
+    }
+}
+
+/// env 2.8: kernels return void; their parameters have the types a host can pass.
+fn check_kernels(m: &Module) -> Vec<Diagnostic> {
+    let mut problems = Vec::new();
+    for ep in &m.raw.entry_points {
+        let Some(Operand::IdRef(fid)) = ep.operands.get(1) else {
+            continue;
+        };
+        let Some(f) = m.function(*fid) else { continue };
+        let Some(def) = &f.def else { continue };
+        if let Some(ret) = def.result_type {
+            if !matches!(m.ty(ret), Some(Type::Void)) {
+                problems.push(m.diag(
+                    "env 2.8.1: a kernel's result type must be OpTypeVoid",
+                    def,
+                    None,
+                ));
+            }
+        }
+        for p in &f.parameters {
+            let Some(ty) = p.result_type else { continue };
+            let why = match m.ty(ty) {
+                Some(Type::Pointer { storage, .. }) => match storage {
+                    StorageClass::CrossWorkgroup
+                    | StorageClass::Workgroup
+                    | StorageClass::UniformConstant => None,
+                    // llvm-spirv passes structs by value as a ByVal Function pointer.
+                    StorageClass::Function
+                        if m.decorations(p.result_id.unwrap_or(0))
+                            .iter()
+                            .any(|(d, ops)| {
+                                *d == Decoration::FuncParamAttr
+                                    && ops.first()
+                                        == Some(&Operand::FunctionParameterAttribute(
+                                            spirv::FunctionParameterAttribute::ByVal,
+                                        ))
+                            }) =>
+                    {
+                        None
+                    }
+                    other => Some(format!("a pointer to {other:?} storage")),
+                },
+                Some(
+                    Type::Int { .. }
+                    | Type::Float { .. }
+                    | Type::Struct { .. }
+                    | Type::Vector { .. }
+                    | Type::Sampler
+                    | Type::Image { .. },
+                ) => None,
+                Some(Type::Bool) => Some("bool".to_owned()),
+                Some(other) => Some(format!("{other:?}")),
+                None => Some(format!("%{ty}, which is not a type")),
+            };
+            if let Some(why) = why {
+                problems.push(m.diag(
+                    format!("env 2.8.2: a kernel argument cannot have type {why}"),
+                    p,
+                    None,
+                ));
+            }
+        }
+    }
+    problems
 }
 
 /// env 2.5.1 and 4 type rules for the types codegen has to represent.
