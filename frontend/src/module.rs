@@ -81,6 +81,8 @@ pub struct Module {
     pub(crate) locations: Locations,
     /// `OpString` id → text (file names for `OpLine`).
     pub(crate) strings: HashMap<Word, String>,
+    /// Function result id → index in `raw.functions`.
+    pub(crate) function_index: HashMap<Word, usize>,
     /// Ids defined by module-scope debug-info instructions the parser set aside.
     pub(crate) debug_ids: HashSet<Word>,
 }
@@ -219,10 +221,9 @@ impl Module {
 
     /// The functions of the module by result id.
     pub fn function(&self, id: Word) -> Option<&dr::Function> {
-        self.raw
-            .functions
-            .iter()
-            .find(|f| f.def.as_ref().and_then(|d| d.result_id) == Some(id))
+        self.function_index
+            .get(&id)
+            .map(|&i| &self.raw.functions[i])
     }
 }
 

@@ -98,6 +98,7 @@ fn build_tables(raw: dr::Module, version: (u8, u8), scan: Scan) -> Result<Module
         locations,
         strings: HashMap::new(),
         debug_ids: scan.debug_ids,
+        function_index: HashMap::new(),
         raw,
         version,
         kernels: Vec::new(),
@@ -152,7 +153,11 @@ fn build_tables(raw: dr::Module, version: (u8, u8), scan: Scan) -> Result<Module
         .filter_map(|inst| Some((inst.result_id?, decode_type(&m, inst)?)))
         .collect();
     m.types.extend(type_defs);
-    for f in &m.raw.functions {
+    for (index, f) in m.raw.functions.iter().enumerate() {
+        if let Some(id) = f.def.as_ref().and_then(|d| d.result_id) {
+            // The first definition wins; a duplicate is reported by the structural checks.
+            m.function_index.entry(id).or_insert(index);
+        }
         let insts = f
             .def
             .iter()

@@ -36,6 +36,19 @@ pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
         .collect();
     let mut defined: HashSet<u32> = m.globals.keys().copied().collect();
     defined.extend(m.ext_imports.keys());
+    // Functions, parameters and labels may not reuse a module-scope id or each other's.
+    let mut seen_functions = HashSet::new();
+    for f in &m.raw.functions {
+        let Some(def) = &f.def else { continue };
+        let Some(id) = def.result_id else { continue };
+        if !seen_functions.insert(id) || defined.contains(&id) {
+            push(
+                format!("SPIR-V 2.2: id %{id} is defined more than once"),
+                def,
+                None,
+            );
+        }
+    }
     defined.extend(&function_ids);
     defined.extend(&m.debug_ids);
     // OpString ids (OpLine file names, debug info).
@@ -50,8 +63,22 @@ pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
             .iter()
             .filter_map(|b| b.label.as_ref()?.result_id)
             .collect();
-        let mut local: HashSet<u32> = f.parameters.iter().filter_map(|p| p.result_id).collect();
-        local.extend(&labels);
+        let mut local: HashSet<u32> = HashSet::new();
+        let headers = f
+            .parameters
+            .iter()
+            .chain(f.blocks.iter().filter_map(|b| b.label.as_ref()));
+        for inst in headers {
+            if let Some(id) = inst.result_id {
+                if !local.insert(id) || defined.contains(&id) {
+                    push(
+                        format!("SPIR-V 2.2: id %{id} is defined more than once"),
+                        inst,
+                        None,
+                    );
+                }
+            }
+        }
         for b in &f.blocks {
             for inst in &b.instructions {
                 if let Some(id) = inst.result_id {

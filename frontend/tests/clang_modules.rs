@@ -33,7 +33,14 @@ fn compile(debug: bool, opt: bool, version: &str) -> Vec<u8> {
     let bc = dir.join(format!("{stem}.bc"));
     let spv = dir.join(format!("{stem}.spv"));
     let mut clang = Command::new("clang-15");
-    clang.args(["-cl-std=CL1.2", "-target", "spir64", "-O0", "-emit-llvm", "-c"]);
+    clang.args([
+        "-cl-std=CL1.2",
+        "-target",
+        "spir64",
+        "-O0",
+        "-emit-llvm",
+        "-c",
+    ]);
     clang.args(["-Xclang", "-finclude-default-header"]);
     if debug {
         clang.arg("-g");
@@ -100,7 +107,10 @@ fn clang_modules_are_accepted() {
         (true, false, "1.4"),
     ] {
         let m = ferrocl_frontend::parse(&compile(debug, opt, version)).unwrap_or_else(|e| {
-            panic!("debug={debug} opt={opt} SPIR-V {version} refused:\n{}", e.log())
+            panic!(
+                "debug={debug} opt={opt} SPIR-V {version} refused:\n{}",
+                e.log()
+            )
         });
         assert_eq!(m.kernels.len(), 6, "debug={debug} opt={opt} {version}");
     }
@@ -126,7 +136,10 @@ fn debug_info_modules_name_source_lines() {
         .find(|(_, op, _)| *op == OP_FADD)
         .expect("an OpFAdd");
     w[fadd + 1] = int_id;
-    let log = ferrocl_frontend::parse(&bytes(&w)).err().expect("refused").log();
+    let log = ferrocl_frontend::parse(&bytes(&w))
+        .err()
+        .expect("refused")
+        .log();
     let want = format!(
         "error: SPIR-V Arithmetic: result type i32 is not allowed for OpFAdd [OpFAdd %{} at word {fadd}]",
         w[fadd + 2]
@@ -165,7 +178,10 @@ fn mutated_clang_modules_give_exact_errors() {
     let mut w = base.clone();
     w[call] = ((count as u32 - 1) << 16) | OP_FUNCTION_CALL;
     w.remove(call + count - 1);
-    let log = ferrocl_frontend::parse(&bytes(&w)).err().expect("refused").log();
+    let log = ferrocl_frontend::parse(&bytes(&w))
+        .err()
+        .expect("refused")
+        .log();
     let want = format!(
         "error: SPIR-V Function: OpFunctionCall passes {} arguments to %{}, which takes {} [OpFunctionCall %{} at word {call}]",
         count - 5,
@@ -185,7 +201,15 @@ fn single_word_mutations_of_real_modules_never_panic() {
     let base = words(&compile(false, true, "1.0"));
     // Every word of the module, a handful of values each: Ok or a diagnostic, never a panic.
     for at in 5..base.len() {
-        for value in [0u32, 1, 2, 0xffff_ffff, 0x0001_0000, base[at] ^ 1, base[at].wrapping_add(1)] {
+        for value in [
+            0u32,
+            1,
+            2,
+            0xffff_ffff,
+            0x0001_0000,
+            base[at] ^ 1,
+            base[at].wrapping_add(1),
+        ] {
             let mut w = base.clone();
             w[at] = value;
             let _ = ferrocl_frontend::parse(&bytes(&w));
