@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds the fuzz seed corpus in fuzz/corpus/parse_compile from the OpenCL C kernels of the
 # codegen tests (clang-15 + llvm-spirv-15, at -O0 and with the optimising recipe, SPIR-V 1.0 and
-# 1.4, with and without -g; debug info only at 1.4). Seeds are regenerated, never committed.
+# 1.4, with and without -g; debug info only at 1.4), plus the frontend's .spvasm corpus.. Seeds are regenerated, never committed.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out="$here/corpus/parse_compile"
@@ -30,6 +30,9 @@ for src in "$here"/../codegen/tests/kernels/*.cl "$here"/../frontend/tests/kerne
         done
     done
 done
-# The small hand-made seeds kept in the repository.
-cp "$here"/seeds/*.spv "$out"/ 2>/dev/null || true
+# The invalid-module corpus of the frontend tests: small modules near the validation rules.
+for asm in "$here"/../frontend/tests/invalid/*.spvasm; do
+    env=$(sed -n 's/^; target-env: //p' "$asm")
+    spirv-as --target-env "${env:-spv1.0}" "$asm" -o "$out/$(basename "$asm" .spvasm).spv"
+done
 echo "seeds in $out: $(ls "$out" | wc -l)"

@@ -174,9 +174,12 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
             ));
         }
     }
+    let mut declared = std::collections::HashSet::new();
     for inst in &m.raw.types_global_values {
         problems.extend(check_type(m, inst));
+        problems.extend(check_declared_before_use(m, inst, &declared));
         problems.extend(check_builtin(m, inst));
+        declared.extend(inst.result_id);
     }
     problems.extend(check_kernels(m));
     let structural = crate::validate_structure::check_functions(m);
@@ -352,6 +355,89 @@ fn check_kernels(m: &Module) -> Vec<Diagnostic> {
         }
     }
     problems
+}
+
+/// SPIR-V 2.4: module-scope instructions refer only to ids declared before them (no forward
+/// pointers are supported), and a type's operands are types. This also rules out cyclic types,
+/// which would make layout computations recurse forever.
+fn check_declared_before_use(
+    m: &Module,
+    inst: &rspirv::dr::Instruction,
+    declared: &std::collections::HashSet<u32>,
+) -> Option<Diagnostic> {
+    // OpLine names an OpString, which lives in the debug section.
+    if matches!(inst.class.opcode, Op::Line | Op::NoLine) {
+        return None;
+    }
+    for op in &inst.operands {
+        if let Operand::IdRef(id) = op {
+            if !declared.contains(id) && !m.ext_imports.contains_key(id) {
+                return Some(m.diag(
+                    format!("SPIR-V 2.4: %{id} is used before it is declared"),
+                    inst,
+                    None,
+                ));
+            }
+        }
+    }
+    if inst.result_type.is_some_and(|t| !declared.contains(&t)) {
+        return Some(m.diag(
+            format!(
+                "SPIR-V 2.4: result type %{} is not a type declared before this instruction",
+                inst.result_type.unwrap_or(0)
+            ),
+            inst,
+            None,
+        ));
+    }
+    let op = inst.class.opcode;
+    if op.is_type() {
+        // Operands that must name types (array lengths are constants).
+        let type_operands: Vec<u32> = inst
+            .operands
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !(op == Op::TypeArray && *i == 1))
+            .filter_map(|(_, o)| match o {
+                Operand::IdRef(id) => Some(*id),
+                _ => None,
+            })
+            .collect();
+        if let Some(bad) = type_operands.iter().find(|id| m.ty(**id).is_none()) {
+            return Some(m.diag(
+                format!("SPIR-V 2.4: operand %{bad} of a type declaration is not a type"),
+                inst,
+                None,
+            ));
+        }
+        if op == Op::TypeVector {
+            let elem = type_operands.first().and_then(|e| m.ty(*e));
+            if !matches!(
+                elem,
+                Some(Type::Int { .. } | Type::Float { .. } | Type::Bool)
+            ) {
+                return Some(m.diag(
+                    "SPIR-V: vector components must be integer, float or bool scalars",
+                    inst,
+                    None,
+                ));
+            }
+        }
+        if op == Op::TypeArray {
+            let len = match inst.operands.get(1) {
+                Some(Operand::IdRef(id)) => m.global(*id),
+                _ => None,
+            };
+            if !len.is_some_and(|c| c.class.opcode == Op::Constant) {
+                return Some(m.diag(
+                    "SPIR-V: an array length must be an integer OpConstant",
+                    inst,
+                    None,
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// env 2.5.1 and 4 type rules for the types codegen has to represent.
