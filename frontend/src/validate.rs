@@ -428,7 +428,7 @@ fn check_declared_before_use(
                 Some(Operand::IdRef(id)) => m.global(*id),
                 _ => None,
             };
-            if !len.is_some_and(|c| c.class.opcode == Op::Constant) {
+            if len.is_none_or(|c| c.class.opcode != Op::Constant) {
                 return Some(m.diag(
                     "SPIR-V: an array length must be an integer OpConstant",
                     inst,
