@@ -33,6 +33,9 @@ pub(crate) fn check_types(m: &Module) -> Vec<Diagnostic> {
         m,
         problems: Vec::new(),
     };
+    for inst in &m.raw.types_global_values {
+        c.global(inst);
+    }
     for f in &m.raw.functions {
         c.function(f);
     }
@@ -173,6 +176,29 @@ impl<'m> Checker<'m> {
                 );
                 self.report(inst, rule);
             }
+        }
+    }
+
+    /// Module-scope constants and variables: constituents and initializers of the right types.
+    fn global(&mut self, inst: &Instruction) {
+        let rt = inst.result_type.unwrap_or(0);
+        match inst.class.opcode {
+            Op::ConstantComposite | Op::SpecConstantComposite => self.composite_construct(inst, rt),
+            Op::Variable => match self.ty(rt) {
+                Some(Type::Pointer { storage, pointee }) => {
+                    if *storage == StorageClass::Function || *storage == StorageClass::Generic {
+                        let rule = format!(
+                            "SPIR-V Memory: a module-scope variable cannot have {storage:?} storage"
+                        );
+                        self.report(inst, rule);
+                    }
+                    if inst.operands.len() > 1 {
+                        self.expect_type(inst, 1, *pointee, "Memory", "Initializer");
+                    }
+                }
+                _ => self.expect_pointer_type(inst, rt, "Memory"),
+            },
+            _ => {}
         }
     }
 
