@@ -23,7 +23,10 @@ pub use opencl_c::{compile_opencl_c, opencl_c_compiler_available, OPENCL_C_EXTEN
 pub use parse::{is_spirv, parse};
 pub use rspirv;
 pub use spirv;
-pub use validate::{SUPPORTED_CAPABILITIES, SUPPORTED_EXTENSIONS, SUPPORTED_EXT_INST_SETS};
+pub use validate::{
+    CAPABILITY_MIN_VERSION, SUPPORTED_CAPABILITIES, SUPPORTED_EXTENSIONS, SUPPORTED_EXT_INST_SETS,
+};
+pub use validate_types::{ATOMIC_SCOPES, FENCE_SCOPES};
 
 /// SPIR-V versions (major, minor) the frontend accepts; the device's `CL_DEVICE_IL_VERSION` and
 /// `CL_DEVICE_ILS_WITH_VERSION` are derived from this list.

@@ -177,7 +177,10 @@ pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
                     }
                 }
                 for operand in &inst.operands {
-                    if let Operand::IdRef(id) = operand {
+                    if let Operand::IdRef(id)
+                    | Operand::IdScope(id)
+                    | Operand::IdMemorySemantics(id) = operand
+                    {
                         if !defined.contains(id) && !local.contains(id) {
                             push(format!("SPIR-V 2.2: id %{id} is used but not defined in this function or at module scope"), inst, None);
                         }

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use rspirv::dr::{Function, Instruction, Operand};
-use spirv::{Op, OpenclStd100Op as Cl, StorageClass, Word};
+use spirv::{Op, OpenclStd100Op as Cl, Scope, StorageClass, Word};
 
 use crate::diagnostics::Diagnostic;
 use crate::module::{Module, Type};
@@ -498,6 +498,11 @@ impl<'m> Checker<'m> {
                 );
                 self.report(inst, rule);
             }
+            ControlBarrier | MemoryBarrier => self.barrier(inst),
+            AtomicLoad | AtomicStore | AtomicExchange | AtomicCompareExchange
+            | AtomicCompareExchangeWeak | AtomicIIncrement | AtomicIDecrement | AtomicIAdd
+            | AtomicISub | AtomicSMin | AtomicUMin | AtomicSMax | AtomicUMax | AtomicAnd
+            | AtomicOr | AtomicXor => self.atomic(inst, rt),
             Phi => self.phi(inst, rt, label, preds),
             FunctionCall => self.function_call(inst, rt),
             ExtInst => self.ext_inst(inst, rt),
@@ -973,6 +978,122 @@ impl<'m> Checker<'m> {
         }
     }
 
+    /// The value of a Scope or Memory Semantics operand, which must be an integer OpConstant.
+    fn constant_operand(&mut self, inst: &Instruction, i: usize, what: &str) -> Option<u32> {
+        let value = match inst.operands.get(i) {
+            Some(Operand::IdRef(id) | Operand::IdScope(id) | Operand::IdMemorySemantics(id)) => {
+                self.constant_value(*id)
+            }
+            _ => None,
+        };
+        if value.is_none() {
+            let rule = format!(
+                "SPIR-V 2.2: {what} of Op{:?} must be an integer OpConstant",
+                inst.class.opcode
+            );
+            self.report(inst, rule);
+        }
+        value.map(|v| v as u32)
+    }
+
+    /// env 4: barrier scopes and orders allowed by the device's fence capabilities.
+    fn barrier(&mut self, inst: &Instruction) {
+        let control = inst.class.opcode == Op::ControlBarrier;
+        let base = usize::from(control);
+        if control {
+            if let Some(exec) = self.constant_operand(inst, 0, "Scope for Execution") {
+                if exec != Scope::Workgroup as u32 {
+                    let rule = format!("env 4: Scope for Execution of OpControlBarrier must be Workgroup on this device (no sub-groups), found {}", scope_name(exec));
+                    self.report(inst, rule);
+                }
+            }
+        }
+        if let Some(mem) = self.constant_operand(inst, base, "Scope for Memory") {
+            if !FENCE_SCOPES.iter().any(|s| *s as u32 == mem) {
+                let rule = format!("env 4: Scope for Memory {} is not in this device's CL_DEVICE_ATOMIC_FENCE_CAPABILITIES (work-group scope)", scope_name(mem));
+                self.report(inst, rule);
+            }
+        }
+        if let Some(sem) = self.constant_operand(inst, base + 1, "Memory Semantics") {
+            // OpenCL C 1.2 barriers are sequentially consistent (env 4, OpenCL 1.2 rule); the
+            // device's fence orders are relaxed and acquire/release.
+            if sem & ORDER_MASK & !(ACQUIRE | RELEASE | ACQ_REL | SEQ_CST) != 0
+                || (sem & ORDER_MASK).count_ones() > 1
+            {
+                let rule =
+                    format!("env 4: Memory Semantics {sem:#x} does not name one memory order");
+                self.report(inst, rule);
+            }
+        }
+    }
+
+    /// env 4 atomic rules: 32-bit integers, Function/Workgroup/CrossWorkgroup pointers, scopes
+    /// and orders from the device's atomic memory capabilities (relaxed, work-group scope).
+    fn atomic(&mut self, inst: &Instruction, rt: Word) {
+        let op = inst.class.opcode;
+        let Some(pointee) = self.expect_pointer(inst, 0, "Atomic", "Pointer") else {
+            return;
+        };
+        if let Some(Type::Pointer { storage, .. }) =
+            self.operand_type(inst, 0).and_then(|t| self.ty(t))
+        {
+            if !matches!(
+                storage,
+                StorageClass::Function | StorageClass::Workgroup | StorageClass::CrossWorkgroup
+            ) {
+                let rule = format!("env 4: the Pointer of an atomic instruction must point to Function, Workgroup or CrossWorkgroup storage, found {storage:?}");
+                self.report(inst, rule);
+            }
+        }
+        if !matches!(self.ty(pointee), Some(Type::Int { width: 32 })) {
+            let rule = format!(
+                "env 4: atomic instructions support only 32-bit integers on this device, found {}",
+                self.type_name(pointee)
+            );
+            self.report(inst, rule);
+            return;
+        }
+        if op != Op::AtomicStore && !self.same(rt, pointee) {
+            let rule = format!(
+                "SPIR-V Atomic: result type {} differs from the pointee type {}",
+                self.type_name(rt),
+                self.type_name(pointee)
+            );
+            self.report(inst, rule);
+        }
+        if let Some(scope) = self.constant_operand(inst, 1, "Memory scope") {
+            if !ATOMIC_SCOPES.iter().any(|s| *s as u32 == scope) {
+                let rule = format!("env 4: atomic Scope {} is not in this device's CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES (work-group scope)", scope_name(scope));
+                self.report(inst, rule);
+            }
+        }
+        let semantics = if matches!(
+            op,
+            Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak
+        ) {
+            2
+        } else {
+            1
+        };
+        for i in 0..semantics {
+            if let Some(sem) = self.constant_operand(inst, 2 + i, "Memory Semantics") {
+                if sem & ORDER_MASK != 0 {
+                    let rule = format!("env 4: atomic Memory Semantics {sem:#x} asks for an order stronger than relaxed, which this device's CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES does not include");
+                    self.report(inst, rule);
+                }
+            }
+        }
+        // Value operands follow the scope and semantics.
+        let values = match op {
+            Op::AtomicLoad | Op::AtomicIIncrement | Op::AtomicIDecrement => 0..0,
+            Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => 4..6,
+            _ => 3..4,
+        };
+        for i in values {
+            self.expect_type(inst, i, pointee, "Atomic", "Value");
+        }
+    }
+
     fn phi(
         &mut self,
         inst: &Instruction,
@@ -1159,6 +1280,25 @@ impl<'m> Checker<'m> {
                 self.expect_pointer(inst, 4, "OpenCL.std", "vstoren p");
             }
         }
+    }
+}
+
+/// Memory scopes a barrier or fence may name: the device's CL_DEVICE_ATOMIC_FENCE_CAPABILITIES
+/// (work-group scope). The runtime's capability query must report the same.
+pub const FENCE_SCOPES: &[Scope] = &[Scope::Workgroup];
+/// Scopes an atomic instruction may name: the device's CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES.
+pub const ATOMIC_SCOPES: &[Scope] = &[Scope::Workgroup];
+
+const ACQUIRE: u32 = 0x2;
+const RELEASE: u32 = 0x4;
+const ACQ_REL: u32 = 0x8;
+const SEQ_CST: u32 = 0x10;
+const ORDER_MASK: u32 = 0x1f;
+
+fn scope_name(v: u32) -> String {
+    match Scope::from_u32(v) {
+        Some(s) => format!("{s:?}"),
+        None => format!("{v} (not a scope)"),
     }
 }
 

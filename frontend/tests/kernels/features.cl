@@ -65,3 +65,13 @@ kernel void vload_store(global float *out, global const float *in, constant floa
     v = v * c[0] + (float8)(c[1]);
     vstore8(v, i, out);
 }
+
+kernel void atomics(global int *p, local int *l, global uint *u) {
+    atomic_inc(l);
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    atomic_add(p, *l);
+    atomic_cmpxchg(u, 1u, 2u);
+    atom_xchg(p, 3);
+    atomic_max(p, 7);
+}
