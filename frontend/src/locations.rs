@@ -57,7 +57,23 @@ pub(crate) fn scan(words: &[u32]) -> Result<Scan, FrontendError> {
             ));
         }
         let inst = &words[at..at + count];
-        match Op::from_u32(u32::from(opcode)) {
+        let op = Op::from_u32(u32::from(opcode));
+        if let Some(start) = op.and_then(string_operand) {
+            // rspirv's string decoding does not stop at the instruction's end.
+            let terminated = inst
+                .get(start..)
+                .is_some_and(|w| w.iter().any(|w| w.to_le_bytes().contains(&0)));
+            if !terminated {
+                return Err(header_problem(
+                    format!(
+                        "SPIR-V 2.2.1: the literal string of Op{:?} is not NUL-terminated inside the instruction",
+                        op.unwrap_or(Op::Nop)
+                    ),
+                    at,
+                ));
+            }
+        }
+        match op {
             Some(Op::ExtInstImport) if count >= 3 => {
                 let name = literal_string(&inst[2..]);
                 if name.starts_with("NonSemantic.") || name == "OpenCL.DebugInfo.100" {
@@ -80,7 +96,18 @@ pub(crate) fn scan(words: &[u32]) -> Result<Scan, FrontendError> {
     Ok(out)
 }
 
-fn header_problem(rule: String, at: usize) -> FrontendError {
+/// Word index (within the instruction) of the first literal string of instructions that have
+/// one in a fixed place.
+fn string_operand(op: Op) -> Option<usize> {
+    Some(match op {
+        Op::Extension | Op::SourceExtension | Op::ModuleProcessed => 1,
+        Op::ExtInstImport | Op::String | Op::Name => 2,
+        Op::MemberName | Op::EntryPoint => 3,
+        _ => return None,
+    })
+}
+
+pub(crate) fn header_problem(rule: String, at: usize) -> FrontendError {
     FrontendError::Invalid(vec![crate::diagnostics::Diagnostic {
         rule,
         instruction: String::new(),

@@ -9,7 +9,7 @@ use rspirv::dr::{self, Operand};
 use spirv::{Op, Word};
 
 use crate::diagnostics::FrontendError;
-use crate::locations::{locate, scan, Scan, HEADER_WORDS};
+use crate::locations::{header_problem, locate, scan, Scan, HEADER_WORDS};
 use crate::metadata::extract_kernels;
 use crate::module::{Module, Type};
 use crate::validate::validate;
@@ -77,16 +77,16 @@ fn check_header(words: &[u32]) -> Result<(u8, u8), FrontendError> {
     let major = ((version >> 16) & 0xff) as u8;
     let minor = ((version >> 8) & 0xff) as u8;
     if version & 0xff00_00ff != 0 || !SUPPORTED_SPIRV_VERSIONS.contains(&(major, minor)) {
-        return Err(FrontendError::invalid(
-            format!("SPIR-V version word {version:#010x} ({major}.{minor}) is not supported; accepted: 1.0 to 1.6"),
-            "",
+        return Err(header_problem(
+            format!("env 2.1: SPIR-V version word {version:#010x} ({major}.{minor}) is not supported; accepted: 1.0 to 1.6"),
+            1,
         ));
     }
     let bound = words[3];
     if bound == 0 || bound > 0x0400_0000 {
-        return Err(FrontendError::invalid(
-            format!("id bound {bound} is out of range"),
-            "",
+        return Err(header_problem(
+            format!("SPIR-V 2.3: id bound {bound} is out of range (1 to 2^26)"),
+            3,
         ));
     }
     Ok((major, minor))

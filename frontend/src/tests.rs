@@ -231,3 +231,33 @@ fn never_panics_on_mutated_modules() {
         }
     }
 }
+
+#[test]
+fn rejects_unterminated_strings_and_ids_past_the_bound() {
+    let bytes = module(Knobs::default());
+    let words: Vec<u32> = bytes
+        .chunks(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let to_bytes = |w: &[u32]| -> Vec<u8> { w.iter().flat_map(|w| w.to_le_bytes()).collect() };
+    // The OpExtInstImport "OpenCL.std" string with its NUL (and padding) overwritten.
+    let mut at = 5;
+    while words[at] & 0xffff != 11 {
+        at += (words[at] >> 16) as usize;
+    }
+    let count = (words[at] >> 16) as usize;
+    let mut w = words.clone();
+    w[at + count - 1] = u32::from_le_bytes(*b"abcd");
+    assert_eq!(
+        log_of(&to_bytes(&w)),
+        format!("error: SPIR-V 2.2.1: the literal string of OpExtInstImport is not NUL-terminated inside the instruction [at word {at}]\n")
+    );
+    // A bound one too small for the ids the module uses.
+    let mut w = words.clone();
+    w[3] -= 1;
+    let log = log_of(&to_bytes(&w));
+    assert!(
+        log.contains(&format!("is not below the module's id bound {}", w[3])),
+        "{log}"
+    );
+}

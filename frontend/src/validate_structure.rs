@@ -198,6 +198,17 @@ pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
             }
         }
     }
+    // SPIR-V 2.3: every id is below the header's bound.
+    let bound = m.raw.header.as_ref().map_or(u32::MAX, |h| h.bound);
+    for inst in m.raw.all_inst_iter() {
+        if let Some(id) = inst.result_id.filter(|&id| id >= bound) {
+            problems.push(m.diag(
+                format!("SPIR-V 2.3: id %{id} is not below the module's id bound {bound}"),
+                inst,
+                None,
+            ));
+        }
+    }
     // env 4.1: no recursion — look for a cycle in the static call graph.
     let mut state: HashMap<u32, u8> = HashMap::new();
     fn visit(f: u32, calls: &HashMap<u32, Vec<u32>>, state: &mut HashMap<u32, u8>) -> Option<u32> {
