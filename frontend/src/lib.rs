@@ -11,6 +11,7 @@ mod module;
 mod opencl_c;
 mod parse;
 mod validate;
+mod validate_dominance;
 mod validate_structure;
 mod validate_types;
 

@@ -186,6 +186,7 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
     // Operand types are only meaningful once every id is known and defined once.
     if structural.is_empty() {
         problems.extend(crate::validate_types::check_types(m));
+        crate::validate_dominance::check_dominance(m, &mut problems);
     }
     problems.extend(structural);
 
