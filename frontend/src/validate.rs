@@ -465,7 +465,85 @@ fn check_type(m: &Module, inst: &rspirv::dr::Instruction) -> Option<Diagnostic> 
             "env 2.5.1: vector component count {:?} is not 2, 3, 4, 8 or 16",
             lit(1)
         ),
+        Op::TypeImage => return check_image_type(m, inst),
+        _ => {
+            let (cap, what) = required_capability(inst)?;
+            if declares(m, cap) {
+                return None;
+            }
+            format!("SPIR-V 2.4: {what} requires the {cap:?} capability, which the module does not declare")
+        }
+    };
+    Some(m.diag(rule, inst, None))
+}
+
+fn declares(m: &Module, cap: Capability) -> bool {
+    m.raw
+        .capabilities
+        .iter()
+        .any(|i| i.operands.first() == Some(&Operand::Capability(cap)))
+}
+
+/// The capability a type declaration needs (SPIR-V capability dependencies of the types an
+/// OpenCL module may use).
+fn required_capability(inst: &rspirv::dr::Instruction) -> Option<(Capability, String)> {
+    let lit = |i: usize| match inst.operands.get(i) {
+        Some(Operand::LiteralBit32(v)) => Some(*v),
+        _ => None,
+    };
+    Some(match (inst.class.opcode, lit(0), lit(1)) {
+        (Op::TypeInt, Some(8), _) => (Capability::Int8, "an 8-bit integer type".into()),
+        (Op::TypeInt, Some(16), _) => (Capability::Int16, "a 16-bit integer type".into()),
+        (Op::TypeInt, Some(64), _) => (Capability::Int64, "a 64-bit integer type".into()),
+        (Op::TypeFloat, Some(16), _) => (Capability::Float16Buffer, "a 16-bit float type".into()),
+        (Op::TypeFloat, Some(64), _) => (Capability::Float64, "a 64-bit float type".into()),
+        (Op::TypeVector, _, Some(n @ (8 | 16))) => {
+            (Capability::Vector16, format!("a {n}-component vector"))
+        }
+        (Op::TypeSampler | Op::TypeSampledImage, _, _) => {
+            (Capability::ImageBasic, format!("Op{:?}", inst.class.opcode))
+        }
+        (Op::TypeDeviceEvent | Op::TypeQueue, _, _) => (
+            Capability::DeviceEnqueue,
+            format!("Op{:?}", inst.class.opcode),
+        ),
+        (Op::TypePipe | Op::TypeReserveId, _, _) => {
+            (Capability::Pipes, format!("Op{:?}", inst.class.opcode))
+        }
         _ => return None,
+    })
+}
+
+/// env 4 rules for OpTypeImage (and the ImageBasic capability it needs).
+fn check_image_type(m: &Module, inst: &rspirv::dr::Instruction) -> Option<Diagnostic> {
+    let lit = |i: usize| match inst.operands.get(i) {
+        Some(Operand::LiteralBit32(v)) => Some(*v),
+        _ => None,
+    };
+    let sampled_type = match inst.operands.first() {
+        Some(Operand::IdRef(t)) => m.ty(*t),
+        _ => None,
+    };
+    let dim = match inst.operands.get(1) {
+        Some(Operand::Dim(d)) => Some(*d),
+        _ => None,
+    };
+    let rule = if !matches!(sampled_type, Some(crate::module::Type::Void)) {
+        "env 4: OpTypeImage Sampled Type must be OpTypeVoid".to_owned()
+    } else if lit(5) != Some(0) {
+        "env 4: OpTypeImage Sampled must be 0".to_owned()
+    } else if lit(4) != Some(0) {
+        "env 4: OpTypeImage MS must be 0 (single-sampled)".to_owned()
+    } else if lit(3) == Some(1) && !matches!(dim, Some(spirv::Dim::Dim1D | spirv::Dim::Dim2D)) {
+        format!("env 4: OpTypeImage may be Arrayed only when Dim is 1D or 2D, found {dim:?}")
+    } else if inst.operands.get(6) != Some(&Operand::ImageFormat(spirv::ImageFormat::Unknown)) {
+        "env 4: OpTypeImage Image Format must be Unknown".to_owned()
+    } else if !matches!(inst.operands.get(7), Some(Operand::AccessQualifier(_))) {
+        "env 4: OpTypeImage must have an Access Qualifier".to_owned()
+    } else if !declares(m, Capability::ImageBasic) {
+        "SPIR-V 2.4: OpTypeImage requires the ImageBasic capability, which the module does not declare".to_owned()
+    } else {
+        return None;
     };
     Some(m.diag(rule, inst, None))
 }
