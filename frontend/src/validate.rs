@@ -245,7 +245,24 @@ fn check_builtin(m: &Module, inst: &rspirv::dr::Instruction) -> Option<Diagnosti
         .find_map(|(d, ops)| match (d, ops.first()) {
             (Decoration::BuiltIn, Some(Operand::BuiltIn(b))) => Some(*b),
             _ => None,
-        })?;
+        });
+    let Some(builtin) = builtin else {
+        // In OpenCL, Input storage holds only the built-ins.
+        let input = matches!(
+            inst.result_type.and_then(|t| m.ty(t)),
+            Some(Type::Pointer {
+                storage: StorageClass::Input,
+                ..
+            })
+        );
+        return input.then(|| {
+            m.diag(
+                "env 2.9: a variable in the Input storage class must be a built-in (decorated BuiltIn)",
+                inst,
+                None,
+            )
+        });
+    };
     let Some(shape) = builtin_shape(builtin) else {
         return Some(m.diag(
             format!("env 2.9: built-in variable {builtin:?} is not supported by this device"),

@@ -111,7 +111,22 @@ pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
                     );
                 }
             }
+            let mut past_phis = false;
             for (i, inst) in b.instructions.iter().enumerate() {
+                match inst.class.opcode {
+                    Op::Phi if past_phis => push(
+                        "SPIR-V 2.4: OpPhi must come before every other instruction of its block"
+                            .into(),
+                        inst,
+                        None,
+                    ),
+                    Op::Phi | Op::Line | Op::NoLine => {}
+                    // llvm-spirv puts DebugScope (OpenCL.DebugInfo.100) before phis.
+                    Op::ExtInst
+                        if matches!(inst.operands.first(), Some(Operand::IdRef(set))
+                            if m.ext_import(*set) != Some("OpenCL.std")) => {}
+                    _ => past_phis = true,
+                }
                 if is_terminator(inst.class.opcode) && i + 1 != b.instructions.len() {
                     push(
                         "SPIR-V 2.2.5: termination instruction in the middle of a block".into(),

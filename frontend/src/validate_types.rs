@@ -179,6 +179,43 @@ impl<'m> Checker<'m> {
         }
     }
 
+    /// env 2.9: built-in (Input) variables are read-only values of the work-item; codegen
+    /// materialises them on load, so a pointer to Input storage may only be loaded from or
+    /// indexed (then loaded).
+    fn input_pointer_uses(&mut self, inst: &Instruction) {
+        let op = inst.class.opcode;
+        if op == Op::ExtInst {
+            return; // debug info may name variables
+        }
+        for (k, operand) in inst.operands.iter().enumerate() {
+            let Operand::IdRef(id) = operand else {
+                continue;
+            };
+            let input = matches!(
+                self.value_type(*id).and_then(|t| self.ty(t)),
+                Some(Type::Pointer {
+                    storage: StorageClass::Input,
+                    ..
+                })
+            );
+            let allowed = k == 0
+                && matches!(
+                    op,
+                    Op::Load
+                        | Op::AccessChain
+                        | Op::InBoundsAccessChain
+                        | Op::PtrAccessChain
+                        | Op::InBoundsPtrAccessChain
+                );
+            if input && !allowed {
+                let rule = format!(
+                    "env 2.9: %{id} points to a built-in (Input) variable, which may only be loaded or indexed, not used by Op{op:?}"
+                );
+                self.report(inst, rule);
+            }
+        }
+    }
+
     /// Module-scope constants and variables: constituents and initializers of the right types.
     fn global(&mut self, inst: &Instruction) {
         let rt = inst.result_type.unwrap_or(0);
@@ -210,6 +247,7 @@ impl<'m> Checker<'m> {
             let label = b.label.as_ref().and_then(|l| l.result_id).unwrap_or(0);
             for inst in &b.instructions {
                 self.instruction(inst, ret, label, &preds);
+                self.input_pointer_uses(inst);
             }
         }
     }

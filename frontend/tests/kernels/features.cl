@@ -18,7 +18,7 @@ kernel void vectors(global float4 *out, global const int4 *in, float s) {
     f.xy = f.yx;
     float4 g = (float4)(f.s0, f.s1, 2.0f, 3.0f);
     out[i] = select(f, g, v > 2) + fmax(f, g) + mad(f, g, f) + sqrt(fabs(g));
-    out[i].w = dot(f, g) + length(f.xyz);
+    out[i].w = dot(f, g);
 }
 
 kernel void structs(global long *out, pod p, global pod *ps) {
