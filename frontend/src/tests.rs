@@ -261,3 +261,31 @@ fn rejects_unterminated_strings_and_ids_past_the_bound() {
         "{log}"
     );
 }
+
+#[test]
+fn deep_type_nesting_is_refused_without_deep_recursion() {
+    // 5 000 nested array types (rspirv's builder is quadratic in types; the frontend is not):
+    // layout code, which recurses over types, must never see them.
+    let mut b = Builder::new();
+    b.set_version(1, 0);
+    b.capability(Capability::Addresses);
+    b.capability(Capability::Kernel);
+    b.memory_model(AddressingModel::Physical64, MemoryModel::OpenCL);
+    let int = b.type_int(32, 0);
+    let two = b.constant_bit32(int, 2);
+    let mut t = int;
+    for _ in 0..5_000 {
+        t = b.type_array(t, two);
+    }
+    let bytes: Vec<u8> = b
+        .module()
+        .assemble()
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    let log = log_of(&bytes);
+    assert!(
+        log.contains("types nested more than 64 levels deep are not supported"),
+        "{log}"
+    );
+}

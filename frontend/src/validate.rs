@@ -175,16 +175,20 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
         }
     }
     let mut declared = std::collections::HashSet::new();
+    let mut nesting = std::collections::HashMap::new();
     for inst in &m.raw.types_global_values {
         problems.extend(check_type(m, inst));
         problems.extend(check_declared_before_use(m, inst, &declared));
+        problems.extend(check_nesting(m, inst, &mut nesting));
         problems.extend(check_builtin(m, inst));
         declared.extend(inst.result_id);
     }
+    // The type graph is acyclic and shallow from here on: layout queries may recurse.
+    let types_ok = problems.is_empty();
     problems.extend(check_kernels(m));
     let structural = crate::validate_structure::check_functions(m);
     // Operand types are only meaningful once every id is known and defined once.
-    if structural.is_empty() {
+    if types_ok && structural.is_empty() {
         problems.extend(crate::validate_types::check_types(m));
         crate::validate_dominance::check_dominance(m, &mut problems);
     }
@@ -373,6 +377,37 @@ fn check_kernels(m: &Module) -> Vec<Diagnostic> {
         }
     }
     problems
+}
+
+/// Deepest type nesting accepted (OpenCL C types are a handful of levels deep); layout
+/// computations recurse over it.
+const MAX_TYPE_NESTING: u32 = 64;
+
+fn check_nesting(
+    m: &Module,
+    inst: &rspirv::dr::Instruction,
+    nesting: &mut std::collections::HashMap<u32, u32>,
+) -> Option<Diagnostic> {
+    if !inst.class.opcode.is_type() {
+        return None;
+    }
+    let depth = 1 + inst
+        .operands
+        .iter()
+        .filter_map(|o| match o {
+            Operand::IdRef(id) => nesting.get(id).copied(),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    nesting.insert(inst.result_id?, depth);
+    (depth == MAX_TYPE_NESTING + 1).then(|| {
+        m.diag(
+            format!("types nested more than {MAX_TYPE_NESTING} levels deep are not supported"),
+            inst,
+            None,
+        )
+    })
 }
 
 /// SPIR-V 2.4: module-scope instructions refer only to ids declared before them (no forward

@@ -216,6 +216,50 @@ impl<'m> Checker<'m> {
         }
     }
 
+    /// SPIR-V Function instructions: OpFunction's Function Type returns its result type, and
+    /// its parameters are the OpFunctionParameters, in number and type.
+    fn function_signature(&mut self, f: &Function, def: &Instruction, ret: Word) {
+        let fn_ty = match def.operands.get(1) {
+            Some(Operand::IdRef(t)) => *t,
+            _ => 0,
+        };
+        let Some(Type::Function { ret: want, params }) = self.ty(fn_ty) else {
+            self.report(
+                def,
+                format!("SPIR-V Function: Function Type %{fn_ty} is not an OpTypeFunction"),
+            );
+            return;
+        };
+        if !self.same(*want, ret) {
+            let rule = format!(
+                "SPIR-V Function: result type {} differs from the Function Type's return type {}",
+                self.type_name(ret),
+                self.type_name(*want)
+            );
+            self.report(def, rule);
+        }
+        if params.len() != f.parameters.len() {
+            let rule = format!(
+                "SPIR-V Function: the Function Type has {} parameters, the function declares {}",
+                params.len(),
+                f.parameters.len()
+            );
+            self.report(def, rule);
+            return;
+        }
+        for (p, want) in f.parameters.iter().zip(params) {
+            let got = p.result_type.unwrap_or(0);
+            if !self.same(got, *want) {
+                let rule = format!(
+                    "SPIR-V Function: parameter type {} differs from the Function Type's {}",
+                    self.type_name(got),
+                    self.type_name(*want)
+                );
+                self.report(p, rule);
+            }
+        }
+    }
+
     /// Module-scope constants and variables: constituents and initializers of the right types.
     fn global(&mut self, inst: &Instruction) {
         let rt = inst.result_type.unwrap_or(0);
@@ -223,6 +267,13 @@ impl<'m> Checker<'m> {
             Op::ConstantComposite | Op::SpecConstantComposite => self.composite_construct(inst, rt),
             Op::Variable => match self.ty(rt) {
                 Some(Type::Pointer { storage, pointee }) => {
+                    if *storage != StorageClass::Input && self.m.size_of(*pointee).is_none() {
+                        let rule = format!(
+                            "SPIR-V Memory: a {storage:?} variable must have a sized type, found {}",
+                            self.type_name(*pointee)
+                        );
+                        self.report(inst, rule);
+                    }
                     if *storage == StorageClass::Function || *storage == StorageClass::Generic {
                         let rule = format!(
                             "SPIR-V Memory: a module-scope variable cannot have {storage:?} storage"
@@ -242,6 +293,7 @@ impl<'m> Checker<'m> {
     fn function(&mut self, f: &Function) {
         let Some(def) = &f.def else { return };
         let ret = def.result_type.unwrap_or(0);
+        self.function_signature(f, def, ret);
         let preds = predecessors(f);
         for b in &f.blocks {
             let label = b.label.as_ref().and_then(|l| l.result_id).unwrap_or(0);
@@ -428,6 +480,13 @@ impl<'m> Checker<'m> {
             }
             Variable => {
                 if let Some(Type::Pointer { storage, pointee }) = self.ty(rt) {
+                    if self.m.size_of(*pointee).is_none() {
+                        let rule = format!(
+                            "SPIR-V Memory: a variable must have a sized type, found {}",
+                            self.type_name(*pointee)
+                        );
+                        self.report(inst, rule);
+                    }
                     if *storage != StorageClass::Function {
                         self.report(inst, format!("SPIR-V Memory: a variable inside a function must have Function storage, found {storage:?}"));
                     }
