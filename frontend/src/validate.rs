@@ -146,6 +146,7 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
             }
         }
     }
+    let mut kernel_names = std::collections::HashSet::new();
     for inst in &m.raw.entry_points {
         let model = inst.operands.first();
         let func = match inst.operands.get(1) {
@@ -172,6 +173,50 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
                 inst,
                 None,
             ));
+        }
+        if let Some(Operand::LiteralString(name)) = inst.operands.get(2) {
+            // clCreateKernel finds kernels by name: two with one name would be ambiguous.
+            if !kernel_names.insert(name.as_str()) {
+                problems.push(m.diag(
+                    format!("SPIR-V 2.4: two entry points are named \"{name}\""),
+                    inst,
+                    func,
+                ));
+            }
+        }
+        for op in inst.operands.iter().skip(3) {
+            let Operand::IdRef(id) = op else { continue };
+            if m.global(*id).is_none_or(|g| g.class.opcode != Op::Variable) {
+                problems.push(m.diag(
+                    format!(
+                        "SPIR-V 2.4: entry point interface %{id} is not a module-scope OpVariable"
+                    ),
+                    inst,
+                    func,
+                ));
+            }
+        }
+    }
+    let entry_functions: std::collections::HashSet<u32> = m
+        .raw
+        .entry_points
+        .iter()
+        .filter_map(|e| match e.operands.get(1) {
+            Some(Operand::IdRef(id)) => Some(*id),
+            _ => None,
+        })
+        .collect();
+    for inst in &m.raw.execution_modes {
+        if let Some(Operand::IdRef(target)) = inst.operands.first() {
+            if !entry_functions.contains(target) {
+                problems.push(m.diag(
+                    format!(
+                        "SPIR-V 2.4: OpExecutionMode names %{target}, which is not an entry point"
+                    ),
+                    inst,
+                    None,
+                ));
+            }
         }
     }
     let mut declared = std::collections::HashSet::new();
