@@ -1160,7 +1160,7 @@ impl<'m> Checker<'m> {
         }
         if let Some(scope) = self.constant_operand(inst, 1, "Memory scope") {
             if !ATOMIC_SCOPES.iter().any(|s| *s as u32 == scope) {
-                let rule = format!("env 4: atomic Scope {} is not in this device's CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES (work-group scope)", scope_name(scope));
+                let rule = format!("env 4: atomic Scope {} is not supported by this device (Workgroup, or Device for relaxed OpenCL 1.2 atomics)", scope_name(scope));
                 self.report(inst, rule);
             }
         }
@@ -1383,8 +1383,11 @@ impl<'m> Checker<'m> {
 /// Memory scopes a barrier or fence may name: the device's CL_DEVICE_ATOMIC_FENCE_CAPABILITIES
 /// (work-group scope). The runtime's capability query must report the same.
 pub const FENCE_SCOPES: &[Scope] = &[Scope::Workgroup];
-/// Scopes an atomic instruction may name: the device's CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES.
-pub const ATOMIC_SCOPES: &[Scope] = &[Scope::Workgroup];
+/// Scopes an atomic instruction may name: work-group scope from the device's
+/// CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES, plus Device, which env 4 requires for the OpenCL 1.2
+/// atomic built-ins (relaxed, device scope) every OpenCL 3.0 device runs; the orders stay
+/// relaxed only.
+pub const ATOMIC_SCOPES: &[Scope] = &[Scope::Workgroup, Scope::Device];
 
 const ACQUIRE: u32 = 0x2;
 const RELEASE: u32 = 0x4;
