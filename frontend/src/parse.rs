@@ -1,6 +1,7 @@
 //! Bytes → [`Module`]: header checks (magic, length, version, bound) before rspirv sees the
-//! words, instruction word counts checked so rspirv's own panics are unreachable in practice,
-//! `catch_unwind` as the backstop, then the type/name/decoration tables and kernel metadata.
+//! words, the word scan of `locations` (word counts, string terminators, debug-info set aside)
+//! so rspirv's own panics are unreachable in practice, `catch_unwind` as the backstop, then the
+//! type/name/decoration tables, validation and kernel metadata.
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};

@@ -1,5 +1,9 @@
 //! Validation against the OpenCL SPIR-V environment (env spec 3.1.1 chapters 2–4): the module
-//! must be something this device can run, and safe for codegen to walk.
+//! must be something this device can run, and safe for codegen to walk. Module-level rules
+//! live here (capabilities and their versions, extensions, memory model, entry points, types,
+//! built-ins, kernel signatures); function bodies are checked by `validate_structure`,
+//! `validate_types` and `validate_dominance`, in that order, each only once the previous
+//! ones found nothing (their reasoning depends on it).
 
 use rspirv::dr::Operand;
 use spirv::{

@@ -1,6 +1,6 @@
-//! Structural checks that keep codegen safe: ids defined once and known, blocks terminated,
-//! branch targets are labels of the same function, phi parents are blocks of the function,
-//! no recursion in the static call graph.
+//! Structural checks that keep codegen safe: ids defined once, known and below the bound,
+//! blocks terminated, OpPhi first in its block, branch targets are labels of the same function,
+//! phi parents are blocks of the function, no recursion in the static call graph.
 
 use std::collections::{HashMap, HashSet};
 
