@@ -1,9 +1,9 @@
 //! Validation against the OpenCL SPIR-V environment (env spec 3.1.1 chapters 2–4): the module
 //! must be something this device can run, and safe for codegen to walk. Module-level rules
 //! live here (capabilities and their versions, extensions, memory model, entry points, types,
-//! built-ins, kernel signatures); function bodies are checked by `validate_structure`,
-//! `validate_types` and `validate_dominance`, in that order, each only once the previous
-//! ones found nothing (their reasoning depends on it).
+//! built-ins, kernel signatures); function bodies are checked by `validate_structure`, then
+//! `validate_types` and `validate_dominance`, which run only when the type declarations and
+//! the structure are sound (their reasoning depends on it).
 
 use rspirv::dr::Operand;
 use spirv::{
