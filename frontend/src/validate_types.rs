@@ -119,11 +119,14 @@ impl<'m> Checker<'m> {
             );
             return None;
         };
-        let ty = self.value_type(*id);
+        // An OpFunction has a result type (its return type) but is not a value.
+        let ty = self
+            .value_type(*id)
+            .filter(|_| self.m.function(*id).is_none());
         if ty.is_none() {
             self.report(
                 inst,
-                format!("SPIR-V 2.2: operand %{id} is not a value (it has no type)"),
+                format!("SPIR-V 2.2: operand %{id} is not a value (a type, label, function or instruction without result)"),
             );
         }
         ty
