@@ -283,7 +283,14 @@ impl<'m> Checker<'m> {
                         );
                         self.report(inst, rule);
                     }
-                    if inst.operands.len() > 1 {
+                    if let Some(Operand::IdRef(init)) = inst.operands.get(1) {
+                        let constant = self.m.global(*init).is_some_and(|g| {
+                            g.class.opcode.is_constant() || g.class.opcode == Op::Variable
+                        });
+                        if !constant {
+                            let rule = format!("SPIR-V Memory: the initializer %{init} of a module-scope variable must be a constant or a module-scope variable");
+                            self.report(inst, rule);
+                        }
                         self.expect_type(inst, 1, *pointee, "Memory", "Initializer");
                     }
                 }
