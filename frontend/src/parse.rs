@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use rspirv::binary::ParseState;
 use rspirv::dr::{self, Operand};
 use spirv::{Op, Word};
 
@@ -66,11 +67,36 @@ pub fn parse(bytes: &[u8]) -> Result<Module, FrontendError> {
     let scan = scan(&words)?;
     let raw = catch_unwind(AssertUnwindSafe(|| dr::load_words(&scan.words)))
         .map_err(|_| FrontendError::invalid("SPIR-V binary is malformed (parser rejected it)", ""))?
-        .map_err(|e| FrontendError::invalid(format!("SPIR-V binary is malformed: {e}"), ""))?;
+        .map_err(|e| malformed(&e, &scan))?;
     let mut module = build_tables(raw, version, scan)?;
     validate(&module)?;
     module.kernels = extract_kernels(&module)?;
     Ok(module)
+}
+
+/// rspirv's parse error, with the instruction's word offset in the module as given (rspirv
+/// counts instructions from 1 in the words it saw, which `scan.kept` maps back).
+fn malformed(e: &ParseState, scan: &Scan) -> FrontendError {
+    let (what, index) = match *e {
+        ParseState::WordCountZero(_, i) => ("zero word count".to_owned(), Some(i)),
+        ParseState::OpcodeUnknown(_, i, op) => (format!("unknown opcode {op}"), Some(i)),
+        ParseState::OperandExpected(_, i) => ("expected more operands".to_owned(), Some(i)),
+        ParseState::OperandExceeded(_, i) => ("extra operands".to_owned(), Some(i)),
+        ParseState::TypeUnsupported(_, i) => {
+            ("the operand type cannot be decoded".to_owned(), Some(i))
+        }
+        ParseState::SpecConstantOpIntegerIncorrect(_, i) => {
+            ("incorrect OpSpecConstantOp opcode".to_owned(), Some(i))
+        }
+        ref other => (other.to_string(), None),
+    };
+    match index
+        .and_then(|i| i.checked_sub(1))
+        .and_then(|i| scan.kept.get(i))
+    {
+        Some(&(at, _)) => header_problem(format!("SPIR-V 2.3: malformed instruction: {what}"), at),
+        None => FrontendError::invalid(format!("SPIR-V binary is malformed: {what}"), ""),
+    }
 }
 
 fn check_header(words: &[u32]) -> Result<(u8, u8), FrontendError> {

@@ -289,3 +289,23 @@ fn deep_type_nesting_is_refused_without_deep_recursion() {
         "{log}"
     );
 }
+
+#[test]
+fn malformed_instructions_give_their_word_offset() {
+    let bytes = module(Knobs::default());
+    let mut words: Vec<u32> = bytes
+        .chunks(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    // Give the third instruction an opcode that does not exist.
+    let mut at = 5;
+    for _ in 0..2 {
+        at += (words[at] >> 16) as usize;
+    }
+    words[at] = (words[at] & 0xffff_0000) | 0xfff0;
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    assert_eq!(
+        log_of(&bytes),
+        format!("error: SPIR-V 2.3: malformed instruction: unknown opcode 65520 [at word {at}]\n")
+    );
+}
