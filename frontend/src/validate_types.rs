@@ -18,6 +18,8 @@ const TYPE_DEPTH: u32 = 32;
 struct Checker<'m> {
     m: &'m Module,
     problems: Vec<Diagnostic>,
+    /// Results of debug-info and non-semantic OpExtInsts: codegen gives them no value.
+    non_semantic: HashSet<Word>,
 }
 
 /// The element kind of a scalar or vector type.
@@ -29,9 +31,25 @@ enum Kind {
 }
 
 pub(crate) fn check_types(m: &Module) -> Vec<Diagnostic> {
+    let mut non_semantic: HashSet<Word> = m.debug_ids.clone();
+    for inst in m
+        .raw
+        .functions
+        .iter()
+        .flat_map(|f| f.blocks.iter().flat_map(|b| &b.instructions))
+    {
+        if let (Op::ExtInst, Some(id), Some(Operand::IdRef(set))) =
+            (inst.class.opcode, inst.result_id, inst.operands.first())
+        {
+            if m.ext_import(*set) != Some("OpenCL.std") {
+                non_semantic.insert(id);
+            }
+        }
+    }
     let mut c = Checker {
         m,
         problems: Vec::new(),
+        non_semantic,
     };
     for inst in &m.raw.types_global_values {
         c.global(inst);
@@ -187,8 +205,23 @@ impl<'m> Checker<'m> {
     /// indexed (then loaded).
     fn input_pointer_uses(&mut self, inst: &Instruction) {
         let op = inst.class.opcode;
+        let set = match (op, inst.operands.first()) {
+            (Op::ExtInst, Some(Operand::IdRef(set))) => self.m.ext_import(*set),
+            _ => None,
+        };
+        if op == Op::ExtInst && set != Some("OpenCL.std") {
+            return; // debug info may name variables and other debug results
+        }
+        for operand in &inst.operands {
+            if let Operand::IdRef(id) = operand {
+                if self.non_semantic.contains(id) {
+                    let rule = format!("SPIR-V 2.2: %{id} is the result of a debug-info or non-semantic instruction and cannot be used as a value");
+                    self.report(inst, rule);
+                }
+            }
+        }
         if op == Op::ExtInst {
-            return; // debug info may name variables
+            return; // llvm-spirv reads vector built-ins with OpenCL.std vloadn
         }
         for (k, operand) in inst.operands.iter().enumerate() {
             let Operand::IdRef(id) = operand else {
@@ -1295,8 +1328,15 @@ impl<'m> Checker<'m> {
         let Some(Operand::IdRef(set)) = inst.operands.first() else {
             return;
         };
-        if self.m.ext_import(*set) != Some("OpenCL.std") {
-            return; // debug info and non-semantic sets: ignored by codegen
+        match self.m.ext_import(*set) {
+            Some("OpenCL.std") => {}
+            Some(_) => return, // debug info and non-semantic sets: ignored by codegen
+            None => {
+                let rule =
+                    format!("SPIR-V 2.2: the Set %{set} of OpExtInst is not an OpExtInstImport");
+                self.report(inst, rule);
+                return;
+            }
         }
         let Some(Operand::LiteralExtInstInteger(number)) = inst.operands.get(1) else {
             return;

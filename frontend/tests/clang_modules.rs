@@ -92,6 +92,7 @@ const OP_TYPE_INT: u32 = 21;
 const OP_MEMORY_MODEL: u32 = 14;
 const OP_FADD: u32 = 129;
 const OP_FUNCTION_CALL: u32 = 57;
+const OP_EXT_INST: u32 = 12;
 
 #[test]
 fn clang_modules_are_accepted() {
@@ -188,6 +189,25 @@ fn mutated_clang_modules_give_exact_errors() {
         w[call + 3],
         count - 4,
         w[call + 2]
+    );
+    assert!(log.lines().any(|l| l.starts_with(&want)), "{want}\n{log}");
+
+    // An OpExtInst whose Set is a type id (found by fuzzing: codegen skipped the instruction
+    // as "not OpenCL.std" and its result had no value).
+    let (ext, _, _) = *insts
+        .iter()
+        .find(|(_, op, _)| *op == OP_EXT_INST)
+        .expect("an OpExtInst");
+    let mut w = base.clone();
+    w[ext + 3] = w[ext + 1];
+    let log = ferrocl_frontend::parse(&bytes(&w))
+        .err()
+        .expect("refused")
+        .log();
+    let want = format!(
+        "error: SPIR-V 2.2: the Set %{} of OpExtInst is not an OpExtInstImport [OpExtInst %{} at word {ext}]",
+        w[ext + 1],
+        w[ext + 2]
     );
     assert!(log.lines().any(|l| l.starts_with(&want)), "{want}\n{log}");
 }

@@ -26,10 +26,28 @@ const VALIDATION_GAPS: &[&str] = &[
     "cannot index into",
 ];
 
+/// Known codegen issue (README "Findings"): large program-scope data can land beyond the
+/// ±2 GiB reach of cranelift-jit's PC-relative relocations, which then panic. Such modules are
+/// only parsed, so the run keeps looking for new problems.
+fn has_large_program_scope_data(m: &ferrocl_frontend::Module) -> bool {
+    use ferrocl_frontend::{spirv::Op, Type};
+    m.raw.types_global_values.iter().any(|inst| {
+        inst.class.opcode == Op::Variable
+            && matches!(
+                inst.result_type.and_then(|t| m.ty(t)),
+                Some(Type::Pointer { pointee, .. })
+                    if m.size_of(*pointee).is_none_or(|s| s > 1 << 20)
+            )
+    })
+}
+
 fuzz_target!(|data: &[u8]| {
     let Ok(module) = ferrocl_frontend::parse(data) else {
         return;
     };
+    if has_large_program_scope_data(&module) {
+        return;
+    }
     if let Err(e) = ferrocl_codegen::compile(&module, &ferrocl_codegen::BuildOptions::default()) {
         let log = e.log;
         assert!(
