@@ -27,7 +27,9 @@ pub use spirv;
 pub use validate::{
     CAPABILITY_MIN_VERSION, SUPPORTED_CAPABILITIES, SUPPORTED_EXTENSIONS, SUPPORTED_EXT_INST_SETS,
 };
-pub use validate_types::{ATOMIC_SCOPES, FENCE_SCOPES};
+pub use validate_types::{
+    ATOMIC_SCOPES, FENCE_SCOPES, MAX_LOCAL_VARIABLE_BYTES, MAX_PROGRAM_SCOPE_VARIABLE_BYTES,
+};
 
 /// SPIR-V versions (major, minor) the frontend accepts; the device's `CL_DEVICE_IL_VERSION` and
 /// `CL_DEVICE_ILS_WITH_VERSION` are derived from this list.

@@ -303,6 +303,19 @@ impl<'m> Checker<'m> {
             Op::ConstantComposite | Op::SpecConstantComposite => self.composite_construct(inst, rt),
             Op::Variable => match self.ty(rt) {
                 Some(Type::Pointer { storage, pointee }) => {
+                    let limit = match storage {
+                        StorageClass::Workgroup => Some(MAX_LOCAL_VARIABLE_BYTES),
+                        StorageClass::CrossWorkgroup | StorageClass::UniformConstant => {
+                            Some(MAX_PROGRAM_SCOPE_VARIABLE_BYTES)
+                        }
+                        _ => None,
+                    };
+                    if let (Some(limit), Some(size)) = (limit, self.m.size_of(*pointee)) {
+                        if size > limit {
+                            let rule = format!("device limit: a {storage:?} variable of {size} bytes is larger than this device allows ({limit} bytes)");
+                            self.report(inst, rule);
+                        }
+                    }
                     if *storage != StorageClass::Input && self.m.size_of(*pointee).is_none() {
                         let rule = format!(
                             "SPIR-V Memory: a {storage:?} variable must have a sized type, found {}",
@@ -1429,6 +1442,12 @@ impl<'m> Checker<'m> {
         }
     }
 }
+
+/// Largest program-scope (`global`/`constant`) variable: CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE
+/// (64 MiB); codegen allocates program-scope data when it builds the program.
+pub const MAX_PROGRAM_SCOPE_VARIABLE_BYTES: u64 = 64 << 20;
+/// Largest `__local` variable: CL_DEVICE_LOCAL_MEM_SIZE (256 KiB).
+pub const MAX_LOCAL_VARIABLE_BYTES: u64 = 256 << 10;
 
 /// Memory scopes a barrier or fence may name: the device's CL_DEVICE_ATOMIC_FENCE_CAPABILITIES
 /// (work-group scope). The runtime's capability query must report the same.
