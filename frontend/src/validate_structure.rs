@@ -213,6 +213,30 @@ pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
             }
         }
     }
+    // SPIR-V 2.4: an instruction that needs capabilities needs one of them declared (the
+    // device's capability check has already run on the declared ones).
+    let declared: HashSet<spirv::Capability> = m
+        .raw
+        .capabilities
+        .iter()
+        .filter_map(|i| match i.operands.first() {
+            Some(Operand::Capability(c)) => Some(*c),
+            _ => None,
+        })
+        .collect();
+    for inst in m.raw.all_inst_iter() {
+        let needs = inst.class.capabilities;
+        if !needs.is_empty() && !needs.iter().any(|c| declared.contains(c)) {
+            problems.push(m.diag(
+                format!(
+                    "SPIR-V 2.4: Op{:?} requires one of the capabilities {needs:?}, which the module does not declare",
+                    inst.class.opcode
+                ),
+                inst,
+                None,
+            ));
+        }
+    }
     // SPIR-V 2.3: every id is below the header's bound.
     let bound = m.raw.header.as_ref().map_or(u32::MAX, |h| h.bound);
     for inst in m.raw.all_inst_iter() {
