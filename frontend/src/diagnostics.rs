@@ -15,20 +15,24 @@ pub struct Diagnostic {
     pub word_offset: Option<usize>,
     /// Source name from `OpName`, if the offending id has one.
     pub source_name: Option<String>,
+    /// Source file and line from the `OpLine` in effect at the instruction, if any.
+    pub source_line: Option<(String, u32)>,
 }
 
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "error: {}", self.rule)?;
-        if !self.instruction.is_empty() {
-            write!(f, " [{}", self.instruction)?;
-            if let Some(off) = self.word_offset {
-                write!(f, " at word {off}")?;
-            }
-            write!(f, "]")?;
+        match (self.instruction.is_empty(), self.word_offset) {
+            (false, Some(off)) => write!(f, " [{} at word {off}]", self.instruction)?,
+            (false, None) => write!(f, " [{}]", self.instruction)?,
+            (true, Some(off)) => write!(f, " [at word {off}]")?,
+            (true, None) => {}
         }
         if let Some(name) = &self.source_name {
             write!(f, " (source name '{name}')")?;
+        }
+        if let Some((file, line)) = &self.source_line {
+            write!(f, " ({file}:{line})")?;
         }
         Ok(())
     }
@@ -50,6 +54,7 @@ impl FrontendError {
             instruction: instruction.into(),
             word_offset: None,
             source_name: None,
+            source_line: None,
         }])
     }
 

@@ -5,12 +5,15 @@
 //! Nothing here knows about Cranelift or CL objects.
 
 mod diagnostics;
+mod locations;
 mod metadata;
 mod module;
 mod opencl_c;
 mod parse;
 mod validate;
+mod validate_dominance;
 mod validate_structure;
+mod validate_types;
 
 pub use diagnostics::{Diagnostic, FrontendError};
 pub use metadata::{
@@ -22,7 +25,12 @@ pub use opencl_c::{compile_opencl_c, opencl_c_compiler_available};
 pub use parse::{is_spirv, parse};
 pub use rspirv;
 pub use spirv;
-pub use validate::{SUPPORTED_CAPABILITIES, SUPPORTED_EXTENSIONS, SUPPORTED_EXT_INST_SETS};
+pub use validate::{
+    CAPABILITY_MIN_VERSION, SUPPORTED_CAPABILITIES, SUPPORTED_EXTENSIONS, SUPPORTED_EXT_INST_SETS,
+};
+pub use validate_types::{
+    ATOMIC_SCOPES, FENCE_SCOPES, MAX_LOCAL_VARIABLE_BYTES, MAX_PROGRAM_SCOPE_VARIABLE_BYTES,
+};
 
 /// SPIR-V versions (major, minor) the frontend accepts; the device's `CL_DEVICE_IL_VERSION` and
 /// `CL_DEVICE_ILS_WITH_VERSION` are derived from this list.

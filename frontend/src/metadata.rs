@@ -104,16 +104,18 @@ pub(crate) fn extract_kernels(m: &Module) -> Result<Vec<KernelInfo>, FrontendErr
         let (Some(Operand::IdRef(function)), Some(Operand::LiteralString(name))) =
             (ep.operands.get(1), ep.operands.get(2))
         else {
-            return Err(FrontendError::invalid(
-                "SPIR-V 3.32.5: malformed OpEntryPoint",
-                "OpEntryPoint",
-            ));
+            return Err(FrontendError::Invalid(vec![m.diag(
+                "SPIR-V: malformed OpEntryPoint",
+                ep,
+                None,
+            )]));
         };
         let f = m.function(*function).ok_or_else(|| {
-            FrontendError::invalid(
+            FrontendError::Invalid(vec![m.diag(
                 format!("entry point \"{name}\" names %{function}, not a function"),
-                "OpEntryPoint",
-            )
+                ep,
+                None,
+            )])
         })?;
         let type_names = arg_type_names(m, name);
         let mut args = Vec::new();
@@ -121,10 +123,11 @@ pub(crate) fn extract_kernels(m: &Module) -> Result<Vec<KernelInfo>, FrontendErr
             let pid = param.result_id.unwrap_or(0);
             let ty = param.result_type.unwrap_or(0);
             let arg = describe_arg(m, pid, ty).map_err(|why| {
-                FrontendError::invalid(
-                    format!("env 2.5: kernel \"{name}\" argument {index}: {why}"),
-                    format!("OpFunctionParameter %{pid}"),
-                )
+                FrontendError::Invalid(vec![m.diag(
+                    format!("env 2.8.2: kernel \"{name}\" argument {index}: {why}"),
+                    param,
+                    None,
+                )])
             })?;
             args.push(KernelArg {
                 name: m.name(pid).map(str::to_owned),

@@ -1,11 +1,13 @@
 //! The parsed module: rspirv's data representation plus the tables codegen and metadata need
 //! (types with their OpenCL memory layout, names, decorations, constants).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rspirv::dr;
 use spirv::{Decoration, StorageClass, Word};
 
+use crate::diagnostics::Diagnostic;
+use crate::locations::Locations;
 use crate::metadata::KernelInfo;
 
 pub type TypeId = Word;
@@ -75,6 +77,14 @@ pub struct Module {
     /// Result id → defining instruction type id, for every instruction with a result type.
     pub(crate) result_types: HashMap<Word, TypeId>,
     pub(crate) ext_imports: HashMap<Word, String>,
+    /// Where each instruction of `raw` was in the binary (word offset, `OpLine`).
+    pub(crate) locations: Locations,
+    /// `OpString` id → text (file names for `OpLine`).
+    pub(crate) strings: HashMap<Word, String>,
+    /// Function result id → index in `raw.functions`.
+    pub(crate) function_index: HashMap<Word, usize>,
+    /// Ids defined by module-scope debug-info instructions the parser set aside.
+    pub(crate) debug_ids: HashSet<Word>,
 }
 
 impl Module {
@@ -174,12 +184,46 @@ impl Module {
         Some(offsets)
     }
 
+    /// Word offset of `inst` (an instruction of `self.raw`) in the module as given.
+    pub fn word_offset(&self, inst: &dr::Instruction) -> Option<usize> {
+        self.locations.get(inst).map(|l| l.offset)
+    }
+
+    /// Source file and line of the `OpLine` in effect at `inst`, if any.
+    pub fn source_line(&self, inst: &dr::Instruction) -> Option<(String, u32)> {
+        let (file, line) = self.locations.get(inst)?.line?;
+        Some((self.strings.get(&file)?.clone(), line))
+    }
+
+    /// A diagnostic for `inst`: the rule, "OpX %id", its word offset, the source name of its
+    /// result id (or of `named`, when given) and its source line.
+    pub(crate) fn diag(
+        &self,
+        rule: impl Into<String>,
+        inst: &dr::Instruction,
+        named: Option<Word>,
+    ) -> Diagnostic {
+        let instruction = match inst.result_id {
+            Some(id) => format!("Op{:?} %{id}", inst.class.opcode),
+            None => format!("Op{:?}", inst.class.opcode),
+        };
+        Diagnostic {
+            rule: rule.into(),
+            instruction,
+            word_offset: self.word_offset(inst),
+            source_name: named
+                .or(inst.result_id)
+                .and_then(|id| self.name(id))
+                .map(str::to_owned),
+            source_line: self.source_line(inst),
+        }
+    }
+
     /// The functions of the module by result id.
     pub fn function(&self, id: Word) -> Option<&dr::Function> {
-        self.raw
-            .functions
-            .iter()
-            .find(|f| f.def.as_ref().and_then(|d| d.result_id) == Some(id))
+        self.function_index
+            .get(&id)
+            .map(|&i| &self.raw.functions[i])
     }
 }
 

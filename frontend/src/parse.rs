@@ -1,21 +1,23 @@
 //! Bytes → [`Module`]: header checks (magic, length, version, bound) before rspirv sees the
-//! words, instruction word counts checked so rspirv's own panics are unreachable in practice,
-//! `catch_unwind` as the backstop, then the type/name/decoration tables and kernel metadata.
+//! words, the word scan of `locations` (word counts, string terminators, debug-info set aside)
+//! so rspirv's own panics are unreachable in practice, `catch_unwind` as the backstop, then the
+//! type/name/decoration tables, validation and kernel metadata.
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use rspirv::binary::ParseState;
 use rspirv::dr::{self, Operand};
 use spirv::{Op, Word};
 
 use crate::diagnostics::FrontendError;
+use crate::locations::{header_problem, locate, scan, Scan, HEADER_WORDS};
 use crate::metadata::extract_kernels;
 use crate::module::{Module, Type};
 use crate::validate::validate;
 use crate::SUPPORTED_SPIRV_VERSIONS;
 
 const MAGIC: u32 = 0x0723_0203;
-const HEADER_WORDS: usize = 5;
 
 /// Cheap check used by `clCreateProgramWithIL`: are these bytes a SPIR-V module at all?
 /// Returns the words in host byte order.
@@ -62,14 +64,39 @@ pub fn is_spirv(bytes: &[u8]) -> Result<Vec<u32>, FrontendError> {
 pub fn parse(bytes: &[u8]) -> Result<Module, FrontendError> {
     let words = is_spirv(bytes)?;
     let version = check_header(&words)?;
-    check_word_counts(&words)?;
-    let raw = catch_unwind(AssertUnwindSafe(|| dr::load_words(&words)))
+    let scan = scan(&words)?;
+    let raw = catch_unwind(AssertUnwindSafe(|| dr::load_words(&scan.words)))
         .map_err(|_| FrontendError::invalid("SPIR-V binary is malformed (parser rejected it)", ""))?
-        .map_err(|e| FrontendError::invalid(format!("SPIR-V binary is malformed: {e}"), ""))?;
-    let mut module = build_tables(raw, version)?;
+        .map_err(|e| malformed(&e, &scan))?;
+    let mut module = build_tables(raw, version, scan)?;
     validate(&module)?;
     module.kernels = extract_kernels(&module)?;
     Ok(module)
+}
+
+/// rspirv's parse error, with the instruction's word offset in the module as given (rspirv
+/// counts instructions from 1 in the words it saw, which `scan.kept` maps back).
+fn malformed(e: &ParseState, scan: &Scan) -> FrontendError {
+    let (what, index) = match *e {
+        ParseState::WordCountZero(_, i) => ("zero word count".to_owned(), Some(i)),
+        ParseState::OpcodeUnknown(_, i, op) => (format!("unknown opcode {op}"), Some(i)),
+        ParseState::OperandExpected(_, i) => ("expected more operands".to_owned(), Some(i)),
+        ParseState::OperandExceeded(_, i) => ("extra operands".to_owned(), Some(i)),
+        ParseState::TypeUnsupported(_, i) => {
+            ("the operand type cannot be decoded".to_owned(), Some(i))
+        }
+        ParseState::SpecConstantOpIntegerIncorrect(_, i) => {
+            ("incorrect OpSpecConstantOp opcode".to_owned(), Some(i))
+        }
+        ref other => (other.to_string(), None),
+    };
+    match index
+        .and_then(|i| i.checked_sub(1))
+        .and_then(|i| scan.kept.get(i))
+    {
+        Some(&(at, _)) => header_problem(format!("SPIR-V 2.3: malformed instruction: {what}"), at),
+        None => FrontendError::invalid(format!("SPIR-V binary is malformed: {what}"), ""),
+    }
 }
 
 fn check_header(words: &[u32]) -> Result<(u8, u8), FrontendError> {
@@ -77,50 +104,28 @@ fn check_header(words: &[u32]) -> Result<(u8, u8), FrontendError> {
     let major = ((version >> 16) & 0xff) as u8;
     let minor = ((version >> 8) & 0xff) as u8;
     if version & 0xff00_00ff != 0 || !SUPPORTED_SPIRV_VERSIONS.contains(&(major, minor)) {
-        return Err(FrontendError::invalid(
-            format!("SPIR-V version word {version:#010x} ({major}.{minor}) is not supported; accepted: 1.0 to 1.6"),
-            "",
+        return Err(header_problem(
+            format!("env 2.1: SPIR-V version word {version:#010x} ({major}.{minor}) is not supported; accepted: 1.0 to 1.6"),
+            1,
         ));
     }
     let bound = words[3];
     if bound == 0 || bound > 0x0400_0000 {
-        return Err(FrontendError::invalid(
-            format!("id bound {bound} is out of range"),
-            "",
+        return Err(header_problem(
+            format!("SPIR-V 2.3: id bound {bound} is out of range (1 to 2^26)"),
+            3,
         ));
     }
     Ok((major, minor))
 }
 
-/// Every instruction's word count must be non-zero and stay inside the buffer, and every
-/// literal string must be NUL-terminated inside its instruction (rspirv panics otherwise).
-fn check_word_counts(words: &[u32]) -> Result<(), FrontendError> {
-    let mut at = HEADER_WORDS;
-    while at < words.len() {
-        let count = (words[at] >> 16) as usize;
-        let opcode = words[at] & 0xffff;
-        if count == 0 {
-            return Err(FrontendError::invalid(
-                format!("instruction at word {at} (opcode {opcode}) has word count 0"),
-                "",
-            ));
-        }
-        if at + count > words.len() {
-            return Err(FrontendError::invalid(
-                format!(
-                    "instruction at word {at} (opcode {opcode}) has word count {count}, past the end of the module ({} words)",
-                    words.len()
-                ),
-                "",
-            ));
-        }
-        at += count;
-    }
-    Ok(())
-}
-
-fn build_tables(raw: dr::Module, version: (u8, u8)) -> Result<Module, FrontendError> {
+fn build_tables(raw: dr::Module, version: (u8, u8), scan: Scan) -> Result<Module, FrontendError> {
+    let locations = locate(&raw, &scan.kept);
     let mut m = Module {
+        locations,
+        strings: HashMap::new(),
+        debug_ids: scan.debug_ids,
+        function_index: HashMap::new(),
         raw,
         version,
         kernels: Vec::new(),
@@ -138,6 +143,13 @@ fn build_tables(raw: dr::Module, version: (u8, u8)) -> Result<Module, FrontendEr
             m.ext_imports.insert(id, name.clone());
         }
     }
+    for inst in &m.raw.debug_string_source {
+        if let (Op::String, Some(id), Some(Operand::LiteralString(text))) =
+            (inst.class.opcode, inst.result_id, inst.operands.first())
+        {
+            m.strings.insert(id, text.clone());
+        }
+    }
     for inst in &m.raw.debug_names {
         if inst.class.opcode == Op::Name {
             if let (Some(Operand::IdRef(id)), Some(Operand::LiteralString(name))) =
@@ -151,10 +163,11 @@ fn build_tables(raw: dr::Module, version: (u8, u8)) -> Result<Module, FrontendEr
     for (index, inst) in m.raw.types_global_values.iter().enumerate() {
         let Some(id) = inst.result_id else { continue };
         if m.globals.insert(id, index).is_some() {
-            return Err(FrontendError::invalid(
-                format!("id %{id} is defined more than once"),
-                format!("Op{:?} %{id}", inst.class.opcode),
-            ));
+            return Err(FrontendError::Invalid(vec![m.diag(
+                format!("SPIR-V 2.2: id %{id} is defined more than once"),
+                inst,
+                None,
+            )]));
         }
         if let Some(ty) = inst.result_type {
             m.result_types.insert(id, ty);
@@ -167,7 +180,11 @@ fn build_tables(raw: dr::Module, version: (u8, u8)) -> Result<Module, FrontendEr
         .filter_map(|inst| Some((inst.result_id?, decode_type(&m, inst)?)))
         .collect();
     m.types.extend(type_defs);
-    for f in &m.raw.functions {
+    for (index, f) in m.raw.functions.iter().enumerate() {
+        if let Some(id) = f.def.as_ref().and_then(|d| d.result_id) {
+            // The first definition wins; a duplicate is reported by the structural checks.
+            m.function_index.entry(id).or_insert(index);
+        }
         let insts = f
             .def
             .iter()

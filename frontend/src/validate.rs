@@ -1,11 +1,17 @@
 //! Validation against the OpenCL SPIR-V environment (env spec 3.1.1 chapters 2–4): the module
-//! must be something this device can run, and safe for codegen to walk.
+//! must be something this device can run, and safe for codegen to walk. Module-level rules
+//! live here (capabilities and their versions, extensions, memory model, entry points, types,
+//! built-ins, kernel signatures); function bodies are checked by `validate_structure`, then
+//! `validate_types` and `validate_dominance`, which run only when the type declarations and
+//! the structure are sound (their reasoning depends on it).
 
 use rspirv::dr::Operand;
-use spirv::{AddressingModel, Capability, ExecutionModel, MemoryModel, Op};
+use spirv::{
+    AddressingModel, BuiltIn, Capability, Decoration, ExecutionModel, MemoryModel, Op, StorageClass,
+};
 
 use crate::diagnostics::{Diagnostic, FrontendError};
-use crate::module::Module;
+use crate::module::{Module, Type};
 
 /// Capabilities a module may declare on this device. The device's `cl_khr_spirv_queries`
 /// answers and feature checks derive from this one table.
@@ -27,6 +33,19 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     Capability::Groups,
 ];
 
+/// Capabilities a module may declare only from a given SPIR-V version on (env 3.2–3.7). Those
+/// not listed are allowed from SPIR-V 1.0.
+pub const CAPABILITY_MIN_VERSION: &[(Capability, (u8, u8))] = &[
+    (Capability::SubgroupDispatch, (1, 1)),
+    (Capability::PipeStorage, (1, 1)),
+    (Capability::GroupNonUniform, (1, 3)),
+    (Capability::GroupNonUniformShuffle, (1, 3)),
+    (Capability::GroupNonUniformShuffleRelative, (1, 3)),
+    (Capability::DotProduct, (1, 6)),
+    (Capability::DotProductInput4x8Bit, (1, 6)),
+    (Capability::DotProductInput4x8BitPacked, (1, 6)),
+];
+
 /// Extended instruction sets a module may import.
 pub const SUPPORTED_EXT_INST_SETS: &[&str] = &[
     "OpenCL.std",
@@ -40,14 +59,8 @@ pub const SUPPORTED_EXTENSIONS: &[&str] = &[
     "SPV_KHR_non_semantic_info",
 ];
 
-fn diag(rule: String, instruction: String, m: &Module, id: Option<u32>) -> Diagnostic {
-    Diagnostic {
-        rule,
-        instruction,
-        word_offset: None,
-        source_name: id.and_then(|id| m.name(id)).map(str::to_owned),
-    }
-}
+/// Most problems listed in one build log.
+const MAX_DIAGNOSTICS: usize = 100;
 
 pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
     let mut problems = Vec::new();
@@ -55,12 +68,22 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
     for inst in &m.raw.capabilities {
         if let Some(Operand::Capability(cap)) = inst.operands.first() {
             if !SUPPORTED_CAPABILITIES.contains(cap) {
-                problems.push(diag(
+                problems.push(m.diag(
                     format!("env 3: capability {cap:?} is not supported by this device"),
-                    format!("OpCapability {cap:?}"),
-                    m,
+                    inst,
                     None,
                 ));
+            } else if let Some(&(_, min)) = CAPABILITY_MIN_VERSION.iter().find(|(c, _)| c == cap) {
+                if m.version < min {
+                    problems.push(m.diag(
+                        format!(
+                            "env 3: capability {cap:?} requires SPIR-V {}.{}; this module is SPIR-V {}.{}",
+                            min.0, min.1, m.version.0, m.version.1
+                        ),
+                        inst,
+                        None,
+                    ));
+                }
             }
         }
     }
@@ -70,22 +93,22 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
         .iter()
         .any(|i| i.operands.first() == Some(&Operand::Capability(Capability::Kernel)))
     {
-        problems.push(diag(
-            "env 3: an OpenCL module must declare the Kernel capability".into(),
-            String::new(),
-            m,
-            None,
-        ));
+        problems.push(Diagnostic {
+            rule: "env 3: an OpenCL module must declare the Kernel capability".into(),
+            instruction: String::new(),
+            word_offset: None,
+            source_name: None,
+            source_line: None,
+        });
     }
     for inst in &m.raw.extensions {
         if let Some(Operand::LiteralString(name)) = inst.operands.first() {
             if !SUPPORTED_EXTENSIONS.contains(&name.as_str())
                 && !name.starts_with("SPV_KHR_non_semantic")
             {
-                problems.push(diag(
+                problems.push(m.diag(
                     format!("env 3.8: SPIR-V extension {name} is not supported by this device"),
-                    format!("OpExtension \"{name}\""),
-                    m,
+                    inst,
                     None,
                 ));
             }
@@ -96,45 +119,45 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
             if !SUPPORTED_EXT_INST_SETS.contains(&name.as_str())
                 && !name.starts_with("NonSemantic.")
             {
-                problems.push(diag(
-                    format!("env 3: extended instruction set \"{name}\" is not supported"),
-                    format!("OpExtInstImport %{}", inst.result_id.unwrap_or(0)),
-                    m,
+                problems.push(m.diag(
+                    format!("env 2.2: extended instruction set \"{name}\" is not supported"),
+                    inst,
                     None,
                 ));
             }
         }
     }
     match &m.raw.memory_model {
-        None => problems.push(diag(
-            "SPIR-V 2.4: the module has no OpMemoryModel".into(),
-            String::new(),
-            m,
-            None,
-        )),
+        None => problems.push(Diagnostic {
+            rule: "SPIR-V 2.4: the module has no OpMemoryModel".into(),
+            instruction: String::new(),
+            word_offset: None,
+            source_name: None,
+            source_line: None,
+        }),
         Some(inst) => {
             match inst.operands.first() {
                 Some(Operand::AddressingModel(AddressingModel::Physical64)) => {}
-                Some(Operand::AddressingModel(AddressingModel::Physical32)) => problems.push(diag(
-                    "env 4.1: Physical32 addressing is not supported by this 64-bit device (CL_DEVICE_ADDRESS_BITS is 64); compile for spir64".into(),
-                    "OpMemoryModel".into(), m, None)),
-                other => problems.push(diag(
-                    format!("env 4.1: addressing model {other:?} is not allowed for OpenCL; Physical64 is required"),
-                    "OpMemoryModel".into(), m, None)),
+                Some(Operand::AddressingModel(AddressingModel::Physical32)) => problems.push(m.diag(
+                    "env 4: Physical32 addressing is not supported by this 64-bit device (CL_DEVICE_ADDRESS_BITS is 64); compile for spir64",
+                    inst, None)),
+                other => problems.push(m.diag(
+                    format!("env 4: addressing model {other:?} is not allowed for OpenCL; Physical64 is required"),
+                    inst, None)),
             }
             if inst.operands.get(1) != Some(&Operand::MemoryModel(MemoryModel::OpenCL)) {
-                problems.push(diag(
+                problems.push(m.diag(
                     format!(
-                        "env 4.1: memory model must be OpenCL, found {:?}",
+                        "env 4: memory model must be OpenCL, found {:?}",
                         inst.operands.get(1)
                     ),
-                    "OpMemoryModel".into(),
-                    m,
+                    inst,
                     None,
                 ));
             }
         }
     }
+    let mut kernel_names = std::collections::HashSet::new();
     for inst in &m.raw.entry_points {
         let model = inst.operands.first();
         let func = match inst.operands.get(1) {
@@ -142,68 +165,493 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
             _ => None,
         };
         if model != Some(&Operand::ExecutionModel(ExecutionModel::Kernel)) {
-            problems.push(diag(
-                format!("env 4.1: entry point execution model must be Kernel, found {model:?}"),
-                "OpEntryPoint".into(),
-                m,
+            let found = match model {
+                Some(Operand::ExecutionModel(e)) => format!("{e:?}"),
+                other => format!("{other:?}"),
+            };
+            problems.push(m.diag(
+                format!("env 4: entry point execution model must be Kernel, found {found}"),
+                inst,
                 func,
             ));
         }
         if func.and_then(|f| m.function(f)).is_none() {
-            problems.push(diag(
+            problems.push(m.diag(
                 format!(
                     "SPIR-V 2.4: entry point names %{} which is not a function of this module",
                     func.unwrap_or(0)
                 ),
-                "OpEntryPoint".into(),
-                m,
+                inst,
                 None,
             ));
         }
+        if let Some(Operand::LiteralString(name)) = inst.operands.get(2) {
+            // clCreateKernel finds kernels by name: two with one name would be ambiguous.
+            if !kernel_names.insert(name.as_str()) {
+                problems.push(m.diag(
+                    format!("SPIR-V 2.4: two entry points are named \"{name}\""),
+                    inst,
+                    func,
+                ));
+            }
+        }
+        for op in inst.operands.iter().skip(3) {
+            let Operand::IdRef(id) = op else { continue };
+            if m.global(*id).is_none_or(|g| g.class.opcode != Op::Variable) {
+                problems.push(m.diag(
+                    format!(
+                        "SPIR-V 2.4: entry point interface %{id} is not a module-scope OpVariable"
+                    ),
+                    inst,
+                    func,
+                ));
+            }
+        }
     }
+    let entry_functions: std::collections::HashSet<u32> = m
+        .raw
+        .entry_points
+        .iter()
+        .filter_map(|e| match e.operands.get(1) {
+            Some(Operand::IdRef(id)) => Some(*id),
+            _ => None,
+        })
+        .collect();
+    for inst in &m.raw.execution_modes {
+        if let Some(Operand::IdRef(target)) = inst.operands.first() {
+            if !entry_functions.contains(target) {
+                problems.push(m.diag(
+                    format!(
+                        "SPIR-V 2.4: OpExecutionMode names %{target}, which is not an entry point"
+                    ),
+                    inst,
+                    None,
+                ));
+            }
+        }
+    }
+    let mut declared = std::collections::HashSet::new();
+    let mut nesting = std::collections::HashMap::new();
     for inst in &m.raw.types_global_values {
         problems.extend(check_type(m, inst));
+        problems.extend(check_declared_before_use(m, inst, &declared));
+        problems.extend(check_nesting(m, inst, &mut nesting));
+        problems.extend(check_builtin(m, inst));
+        declared.extend(inst.result_id);
     }
-    problems.extend(crate::validate_structure::check_functions(m));
+    // The type graph is acyclic and shallow from here on: layout queries may recurse.
+    let types_ok = problems.is_empty();
+    problems.extend(check_kernels(m));
+    let structural = crate::validate_structure::check_functions(m);
+    // Operand types are only meaningful once every id is known and defined once.
+    if types_ok && structural.is_empty() {
+        problems.extend(crate::validate_types::check_types(m));
+        crate::validate_dominance::check_dominance(m, &mut problems);
+    }
+    problems.extend(structural);
 
     if problems.is_empty() {
-        Ok(())
+        return Ok(());
+    }
+    // A corrupt module can break a rule per instruction: keep the log readable and bounded.
+    if problems.len() > MAX_DIAGNOSTICS {
+        let more = problems.len() - MAX_DIAGNOSTICS;
+        problems.truncate(MAX_DIAGNOSTICS);
+        problems.push(Diagnostic {
+            rule: format!("{more} more problems not shown"),
+            instruction: String::new(),
+            word_offset: None,
+            source_name: None,
+            source_line: None,
+        });
+    }
+    Err(FrontendError::Invalid(problems))
+}
+
+/// Built-in variables Ferrocl provides, with the type env 2.9 requires for each (Physical64:
+/// `size_t` is a 64-bit integer).
+enum BuiltinShape {
+    SizeT3,
+    SizeT,
+    Int32,
+}
+
+fn builtin_shape(b: BuiltIn) -> Option<BuiltinShape> {
+    use BuiltinShape::*;
+    Some(match b {
+        BuiltIn::GlobalSize
+        | BuiltIn::GlobalInvocationId
+        | BuiltIn::WorkgroupSize
+        | BuiltIn::EnqueuedWorkgroupSize
+        | BuiltIn::LocalInvocationId
+        | BuiltIn::NumWorkgroups
+        | BuiltIn::WorkgroupId
+        | BuiltIn::GlobalOffset => SizeT3,
+        BuiltIn::GlobalLinearId | BuiltIn::LocalInvocationIndex => SizeT,
+        BuiltIn::WorkDim => Int32,
+        _ => return None,
+    })
+}
+
+/// env 2.9: a variable decorated BuiltIn is in Input storage and has the table's type.
+fn check_builtin(m: &Module, inst: &rspirv::dr::Instruction) -> Option<Diagnostic> {
+    if inst.class.opcode != Op::Variable {
+        return None;
+    }
+    let id = inst.result_id?;
+    let builtin = m
+        .decorations(id)
+        .iter()
+        .find_map(|(d, ops)| match (d, ops.first()) {
+            (Decoration::BuiltIn, Some(Operand::BuiltIn(b))) => Some(*b),
+            _ => None,
+        });
+    let Some(builtin) = builtin else {
+        // In OpenCL, Input storage holds only the built-ins.
+        let input = matches!(
+            inst.result_type.and_then(|t| m.ty(t)),
+            Some(Type::Pointer {
+                storage: StorageClass::Input,
+                ..
+            })
+        );
+        return input.then(|| {
+            m.diag(
+                "env 2.9: a variable in the Input storage class must be a built-in (decorated BuiltIn)",
+                inst,
+                None,
+            )
+        });
+    };
+    let Some(shape) = builtin_shape(builtin) else {
+        return Some(m.diag(
+            format!("env 2.9: built-in variable {builtin:?} is not supported by this device"),
+            inst,
+            None,
+        ));
+    };
+    let Some(Type::Pointer { storage, pointee }) = inst.result_type.and_then(|t| m.ty(t)) else {
+        return Some(m.diag(
+            format!("env 2.9: built-in variable {builtin:?} does not have a pointer type"),
+            inst,
+            None,
+        ));
+    };
+    if *storage != StorageClass::Input {
+        return Some(m.diag(
+            format!("env 2.9: built-in variable {builtin:?} must be in the Input storage class, found {storage:?}"),
+            inst,
+            None,
+        ));
+    }
+    let int_width = |t: u32| match m.ty(t) {
+        Some(Type::Int { width }) => Some(*width),
+        _ => None,
+    };
+    let (ok, want) = match shape {
+        BuiltinShape::SizeT3 => (
+            matches!(m.ty(*pointee), Some(Type::Vector { elem, count: 3 }) if int_width(*elem) == Some(64)),
+            "a vector of 3 64-bit integers (size_t, Physical64)",
+        ),
+        BuiltinShape::SizeT => (
+            int_width(*pointee) == Some(64),
+            "a 64-bit integer (size_t, Physical64)",
+        ),
+        BuiltinShape::Int32 => (int_width(*pointee) == Some(32), "a 32-bit integer"),
+    };
+    if ok {
+        None
     } else {
-        Err(FrontendError::Invalid(problems))
+        Some(m.diag(
+            format!("env 2.9: built-in variable {builtin:?} must be {want}"),
+            inst,
+            None,
+        ))
     }
 }
 
-/// env 2.1 type rules for the types codegen has to represent.
+/// env 2.8: kernels return void; their parameters have the types a host can pass.
+fn check_kernels(m: &Module) -> Vec<Diagnostic> {
+    let mut problems = Vec::new();
+    for ep in &m.raw.entry_points {
+        let Some(Operand::IdRef(fid)) = ep.operands.get(1) else {
+            continue;
+        };
+        let Some(f) = m.function(*fid) else { continue };
+        let Some(def) = &f.def else { continue };
+        if let Some(ret) = def.result_type {
+            if !matches!(m.ty(ret), Some(Type::Void)) {
+                problems.push(m.diag(
+                    "env 2.8.1: a kernel's result type must be OpTypeVoid",
+                    def,
+                    None,
+                ));
+            }
+        }
+        for p in &f.parameters {
+            let Some(ty) = p.result_type else { continue };
+            let why = match m.ty(ty) {
+                Some(Type::Pointer { storage, .. }) => match storage {
+                    StorageClass::CrossWorkgroup
+                    | StorageClass::Workgroup
+                    | StorageClass::UniformConstant => None,
+                    // llvm-spirv passes structs by value as a ByVal Function pointer.
+                    StorageClass::Function
+                        if m.decorations(p.result_id.unwrap_or(0))
+                            .iter()
+                            .any(|(d, ops)| {
+                                *d == Decoration::FuncParamAttr
+                                    && ops.first()
+                                        == Some(&Operand::FunctionParameterAttribute(
+                                            spirv::FunctionParameterAttribute::ByVal,
+                                        ))
+                            }) =>
+                    {
+                        None
+                    }
+                    other => Some(format!("a pointer to {other:?} storage")),
+                },
+                Some(
+                    Type::Int { .. }
+                    | Type::Float { .. }
+                    | Type::Struct { .. }
+                    | Type::Vector { .. }
+                    | Type::Sampler
+                    | Type::Image { .. },
+                ) => None,
+                Some(Type::Bool) => Some("bool".to_owned()),
+                Some(other) => Some(format!("{other:?}")),
+                None => Some(format!("%{ty}, which is not a type")),
+            };
+            if let Some(why) = why {
+                problems.push(m.diag(
+                    format!("env 2.8.2: a kernel argument cannot have type {why}"),
+                    p,
+                    None,
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// Deepest type nesting accepted (OpenCL C types are a handful of levels deep); layout
+/// computations recurse over it.
+const MAX_TYPE_NESTING: u32 = 64;
+
+fn check_nesting(
+    m: &Module,
+    inst: &rspirv::dr::Instruction,
+    nesting: &mut std::collections::HashMap<u32, u32>,
+) -> Option<Diagnostic> {
+    if !inst.class.opcode.is_type() {
+        return None;
+    }
+    let depth = 1 + inst
+        .operands
+        .iter()
+        .filter_map(|o| match o {
+            Operand::IdRef(id) => nesting.get(id).copied(),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    nesting.insert(inst.result_id?, depth);
+    (depth == MAX_TYPE_NESTING + 1).then(|| {
+        m.diag(
+            format!("types nested more than {MAX_TYPE_NESTING} levels deep are not supported"),
+            inst,
+            None,
+        )
+    })
+}
+
+/// SPIR-V 2.4: module-scope instructions refer only to ids declared before them (no forward
+/// pointers are supported), and a type's operands are types. This also rules out cyclic types,
+/// which would make layout computations recurse forever.
+fn check_declared_before_use(
+    m: &Module,
+    inst: &rspirv::dr::Instruction,
+    declared: &std::collections::HashSet<u32>,
+) -> Option<Diagnostic> {
+    // OpLine names an OpString, which lives in the debug section.
+    if matches!(inst.class.opcode, Op::Line | Op::NoLine) {
+        return None;
+    }
+    for op in &inst.operands {
+        if let Operand::IdRef(id) = op {
+            if !declared.contains(id) && !m.ext_imports.contains_key(id) {
+                return Some(m.diag(
+                    format!("SPIR-V 2.4: %{id} is used before it is declared"),
+                    inst,
+                    None,
+                ));
+            }
+        }
+    }
+    if inst.result_type.is_some_and(|t| !declared.contains(&t)) {
+        return Some(m.diag(
+            format!(
+                "SPIR-V 2.4: result type %{} is not a type declared before this instruction",
+                inst.result_type.unwrap_or(0)
+            ),
+            inst,
+            None,
+        ));
+    }
+    let op = inst.class.opcode;
+    if op.is_type() {
+        // Operands that must name types (array lengths are constants).
+        let type_operands: Vec<u32> = inst
+            .operands
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !(op == Op::TypeArray && *i == 1))
+            .filter_map(|(_, o)| match o {
+                Operand::IdRef(id) => Some(*id),
+                _ => None,
+            })
+            .collect();
+        if let Some(bad) = type_operands.iter().find(|id| m.ty(**id).is_none()) {
+            return Some(m.diag(
+                format!("SPIR-V 2.4: operand %{bad} of a type declaration is not a type"),
+                inst,
+                None,
+            ));
+        }
+        if op == Op::TypeVector {
+            let elem = type_operands.first().and_then(|e| m.ty(*e));
+            if !matches!(
+                elem,
+                Some(Type::Int { .. } | Type::Float { .. } | Type::Bool)
+            ) {
+                return Some(m.diag(
+                    "SPIR-V: vector components must be integer, float or bool scalars",
+                    inst,
+                    None,
+                ));
+            }
+        }
+        if op == Op::TypeArray {
+            let len = match inst.operands.get(1) {
+                Some(Operand::IdRef(id)) => m.global(*id),
+                _ => None,
+            };
+            if len.is_none_or(|c| c.class.opcode != Op::Constant) {
+                return Some(m.diag(
+                    "SPIR-V: an array length must be an integer OpConstant",
+                    inst,
+                    None,
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// env 2.5.1 and 4 type rules for the types codegen has to represent.
 fn check_type(m: &Module, inst: &rspirv::dr::Instruction) -> Option<Diagnostic> {
-    let id = inst.result_id.unwrap_or(0);
     let lit = |i: usize| match inst.operands.get(i) {
         Some(Operand::LiteralBit32(v)) => Some(*v),
         _ => None,
     };
-    let (rule, what) = match inst.class.opcode {
-        Op::TypeInt if lit(1) != Some(0) => (
-            "env 2.1: OpTypeInt signedness must be 0 in OpenCL".to_owned(),
-            "OpTypeInt",
+    let rule = match inst.class.opcode {
+        Op::TypeInt if lit(1) != Some(0) => {
+            "env 4: OpTypeInt signedness must be 0 in OpenCL".to_owned()
+        }
+        Op::TypeInt if !matches!(lit(0), Some(8 | 16 | 32 | 64)) => format!(
+            "env 2.5.1: integer width {:?} is not 8, 16, 32 or 64",
+            lit(0)
         ),
-        Op::TypeInt if !matches!(lit(0), Some(8 | 16 | 32 | 64)) => (
-            format!("env 2.1: integer width {:?} is not 8, 16, 32 or 64", lit(0)),
-            "OpTypeInt",
-        ),
-        Op::TypeFloat if !matches!(lit(0), Some(16 | 32 | 64)) || inst.operands.len() > 1 => (
+        Op::TypeFloat if !matches!(lit(0), Some(16 | 32 | 64)) || inst.operands.len() > 1 => {
             format!(
-                "env 2.1: floating-point width {:?} (or an FP encoding operand) is not supported",
+                "env 2.5.1: floating-point width {:?} (or an FP encoding operand) is not supported",
                 lit(0)
-            ),
-            "OpTypeFloat",
+            )
+        }
+        Op::TypeVector if !matches!(lit(1), Some(2 | 3 | 4 | 8 | 16)) => format!(
+            "env 2.5.1: vector component count {:?} is not 2, 3, 4, 8 or 16",
+            lit(1)
         ),
-        Op::TypeVector if !matches!(lit(1), Some(2 | 3 | 4 | 8 | 16)) => (
-            format!(
-                "env 2.1: vector component count {:?} is not 2, 3, 4, 8 or 16",
-                lit(1)
-            ),
-            "OpTypeVector",
-        ),
-        _ => return None,
+        Op::TypeImage => return check_image_type(m, inst),
+        _ => {
+            let (cap, what) = required_capability(inst)?;
+            if declares(m, cap) {
+                return None;
+            }
+            format!("SPIR-V 2.4: {what} requires the {cap:?} capability, which the module does not declare")
+        }
     };
-    Some(diag(rule, format!("{what} %{id}"), m, inst.result_id))
+    Some(m.diag(rule, inst, None))
+}
+
+fn declares(m: &Module, cap: Capability) -> bool {
+    m.raw
+        .capabilities
+        .iter()
+        .any(|i| i.operands.first() == Some(&Operand::Capability(cap)))
+}
+
+/// The capability a type declaration needs (SPIR-V capability dependencies of the types an
+/// OpenCL module may use).
+fn required_capability(inst: &rspirv::dr::Instruction) -> Option<(Capability, String)> {
+    let lit = |i: usize| match inst.operands.get(i) {
+        Some(Operand::LiteralBit32(v)) => Some(*v),
+        _ => None,
+    };
+    Some(match (inst.class.opcode, lit(0), lit(1)) {
+        (Op::TypeInt, Some(8), _) => (Capability::Int8, "an 8-bit integer type".into()),
+        (Op::TypeInt, Some(16), _) => (Capability::Int16, "a 16-bit integer type".into()),
+        (Op::TypeInt, Some(64), _) => (Capability::Int64, "a 64-bit integer type".into()),
+        (Op::TypeFloat, Some(16), _) => (Capability::Float16Buffer, "a 16-bit float type".into()),
+        (Op::TypeFloat, Some(64), _) => (Capability::Float64, "a 64-bit float type".into()),
+        (Op::TypeVector, _, Some(n @ (8 | 16))) => {
+            (Capability::Vector16, format!("a {n}-component vector"))
+        }
+        (Op::TypeSampler | Op::TypeSampledImage, _, _) => {
+            (Capability::ImageBasic, format!("Op{:?}", inst.class.opcode))
+        }
+        (Op::TypeDeviceEvent | Op::TypeQueue, _, _) => (
+            Capability::DeviceEnqueue,
+            format!("Op{:?}", inst.class.opcode),
+        ),
+        (Op::TypePipe | Op::TypeReserveId, _, _) => {
+            (Capability::Pipes, format!("Op{:?}", inst.class.opcode))
+        }
+        _ => return None,
+    })
+}
+
+/// env 4 rules for OpTypeImage (and the ImageBasic capability it needs).
+fn check_image_type(m: &Module, inst: &rspirv::dr::Instruction) -> Option<Diagnostic> {
+    let lit = |i: usize| match inst.operands.get(i) {
+        Some(Operand::LiteralBit32(v)) => Some(*v),
+        _ => None,
+    };
+    let sampled_type = match inst.operands.first() {
+        Some(Operand::IdRef(t)) => m.ty(*t),
+        _ => None,
+    };
+    let dim = match inst.operands.get(1) {
+        Some(Operand::Dim(d)) => Some(*d),
+        _ => None,
+    };
+    let rule = if !matches!(sampled_type, Some(crate::module::Type::Void)) {
+        "env 4: OpTypeImage Sampled Type must be OpTypeVoid".to_owned()
+    } else if lit(5) != Some(0) {
+        "env 4: OpTypeImage Sampled must be 0".to_owned()
+    } else if lit(4) != Some(0) {
+        "env 4: OpTypeImage MS must be 0 (single-sampled)".to_owned()
+    } else if lit(3) == Some(1) && !matches!(dim, Some(spirv::Dim::Dim1D | spirv::Dim::Dim2D)) {
+        format!("env 4: OpTypeImage may be Arrayed only when Dim is 1D or 2D, found {dim:?}")
+    } else if inst.operands.get(6) != Some(&Operand::ImageFormat(spirv::ImageFormat::Unknown)) {
+        "env 4: OpTypeImage Image Format must be Unknown".to_owned()
+    } else if !matches!(inst.operands.get(7), Some(Operand::AccessQualifier(_))) {
+        "env 4: OpTypeImage must have an Access Qualifier".to_owned()
+    } else if !declares(m, Capability::ImageBasic) {
+        "SPIR-V 2.4: OpTypeImage requires the ImageBasic capability, which the module does not declare".to_owned()
+    } else {
+        return None;
+    };
+    Some(m.diag(rule, inst, None))
 }

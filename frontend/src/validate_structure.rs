@@ -1,6 +1,6 @@
-//! Structural checks that keep codegen safe: ids defined once and known, blocks terminated,
-//! branch targets are labels of the same function, phi parents are blocks of the function,
-//! no recursion in the static call graph.
+//! Structural checks that keep codegen safe: ids defined once, known and below the bound,
+//! blocks terminated, OpPhi first in its block, branch targets are labels of the same function,
+//! phi parents are blocks of the function, no recursion in the static call graph.
 
 use std::collections::{HashMap, HashSet};
 
@@ -9,13 +9,6 @@ use spirv::Op;
 
 use crate::diagnostics::Diagnostic;
 use crate::module::Module;
-
-fn inst_name(inst: &Instruction) -> String {
-    match inst.result_id {
-        Some(id) => format!("Op{:?} %{id}", inst.class.opcode),
-        None => format!("Op{:?}", inst.class.opcode),
-    }
-}
 
 fn is_terminator(op: Op) -> bool {
     matches!(
@@ -33,12 +26,7 @@ fn is_terminator(op: Op) -> bool {
 pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
     let mut problems = Vec::new();
     let mut push = |rule: String, inst: &Instruction, id: Option<u32>| {
-        problems.push(Diagnostic {
-            rule,
-            instruction: inst_name(inst),
-            word_offset: None,
-            source_name: id.and_then(|i| m.name(i)).map(str::to_owned),
-        });
+        problems.push(m.diag(rule, inst, id));
     };
     let function_ids: HashSet<u32> = m
         .raw
@@ -48,7 +36,23 @@ pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
         .collect();
     let mut defined: HashSet<u32> = m.globals.keys().copied().collect();
     defined.extend(m.ext_imports.keys());
+    // Functions, parameters and labels may not reuse a module-scope id or each other's.
+    let mut seen_functions = HashSet::new();
+    for f in &m.raw.functions {
+        let Some(def) = &f.def else { continue };
+        let Some(id) = def.result_id else { continue };
+        if !seen_functions.insert(id) || defined.contains(&id) {
+            push(
+                format!("SPIR-V 2.2: id %{id} is defined more than once"),
+                def,
+                None,
+            );
+        }
+    }
     defined.extend(&function_ids);
+    defined.extend(&m.debug_ids);
+    // OpString ids (OpLine file names, debug info).
+    defined.extend(m.raw.debug_string_source.iter().filter_map(|i| i.result_id));
     let mut calls: HashMap<u32, Vec<u32>> = HashMap::new();
 
     for f in &m.raw.functions {
@@ -59,8 +63,22 @@ pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
             .iter()
             .filter_map(|b| b.label.as_ref()?.result_id)
             .collect();
-        let mut local: HashSet<u32> = f.parameters.iter().filter_map(|p| p.result_id).collect();
-        local.extend(&labels);
+        let mut local: HashSet<u32> = HashSet::new();
+        let headers = f
+            .parameters
+            .iter()
+            .chain(f.blocks.iter().filter_map(|b| b.label.as_ref()));
+        for inst in headers {
+            if let Some(id) = inst.result_id {
+                if !local.insert(id) || defined.contains(&id) {
+                    push(
+                        format!("SPIR-V 2.2: id %{id} is defined more than once"),
+                        inst,
+                        None,
+                    );
+                }
+            }
+        }
         for b in &f.blocks {
             for inst in &b.instructions {
                 if let Some(id) = inst.result_id {
@@ -93,7 +111,22 @@ pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
                     );
                 }
             }
+            let mut past_phis = false;
             for (i, inst) in b.instructions.iter().enumerate() {
+                match inst.class.opcode {
+                    Op::Phi if past_phis => push(
+                        "SPIR-V 2.4: OpPhi must come before every other instruction of its block"
+                            .into(),
+                        inst,
+                        None,
+                    ),
+                    Op::Phi | Op::Line | Op::NoLine => {}
+                    // llvm-spirv puts DebugScope (OpenCL.DebugInfo.100) before phis.
+                    Op::ExtInst
+                        if matches!(inst.operands.first(), Some(Operand::IdRef(set))
+                            if m.ext_import(*set) != Some("OpenCL.std")) => {}
+                    _ => past_phis = true,
+                }
                 if is_terminator(inst.class.opcode) && i + 1 != b.instructions.len() {
                     push(
                         "SPIR-V 2.2.5: termination instruction in the middle of a block".into(),
@@ -159,7 +192,10 @@ pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
                     }
                 }
                 for operand in &inst.operands {
-                    if let Operand::IdRef(id) = operand {
+                    if let Operand::IdRef(id)
+                    | Operand::IdScope(id)
+                    | Operand::IdMemorySemantics(id) = operand
+                    {
                         if !defined.contains(id) && !local.contains(id) {
                             push(format!("SPIR-V 2.2: id %{id} is used but not defined in this function or at module scope"), inst, None);
                         }
@@ -175,6 +211,41 @@ pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
                     }
                 }
             }
+        }
+    }
+    // SPIR-V 2.4: an instruction that needs capabilities needs one of them declared (the
+    // device's capability check has already run on the declared ones).
+    let declared: HashSet<spirv::Capability> = m
+        .raw
+        .capabilities
+        .iter()
+        .filter_map(|i| match i.operands.first() {
+            Some(Operand::Capability(c)) => Some(*c),
+            _ => None,
+        })
+        .collect();
+    for inst in m.raw.all_inst_iter() {
+        let needs = inst.class.capabilities;
+        if !needs.is_empty() && !needs.iter().any(|c| declared.contains(c)) {
+            problems.push(m.diag(
+                format!(
+                    "SPIR-V 2.4: Op{:?} requires one of the capabilities {needs:?}, which the module does not declare",
+                    inst.class.opcode
+                ),
+                inst,
+                None,
+            ));
+        }
+    }
+    // SPIR-V 2.3: every id is below the header's bound.
+    let bound = m.raw.header.as_ref().map_or(u32::MAX, |h| h.bound);
+    for inst in m.raw.all_inst_iter() {
+        if let Some(id) = inst.result_id.filter(|&id| id >= bound) {
+            problems.push(m.diag(
+                format!("SPIR-V 2.3: id %{id} is not below the module's id bound {bound}"),
+                inst,
+                None,
+            ));
         }
     }
     // env 4.1: no recursion — look for a cycle in the static call graph.
@@ -198,14 +269,12 @@ pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
         let Some(def) = &f.def else { continue };
         let fid = def.result_id.unwrap_or(0);
         if let Some(at) = visit(fid, &calls, &mut state) {
-            problems.push(Diagnostic {
-                rule: format!(
-                    "env 4.1: recursion is not allowed; function %{at} is part of a call cycle"
-                ),
-                instruction: format!("OpFunction %{at}"),
-                word_offset: None,
-                source_name: m.name(at).map(str::to_owned),
-            });
+            let def = m.function(at).and_then(|f| f.def.as_ref()).unwrap_or(def);
+            problems.push(m.diag(
+                format!("env 4: recursion is not allowed; function %{at} is part of a call cycle"),
+                def,
+                None,
+            ));
             break;
         }
     }
