@@ -46,7 +46,13 @@ fn spirv_with(source: &str, recipe: Recipe, language: &[&str]) -> Vec<u8> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/kernels")
         .join(source);
-    let stem = format!("{}-{recipe:?}", source.trim_end_matches(".cl"));
+    // The cache name carries the flags: the same source is built with different ones.
+    let flags: String = language
+        .concat()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    let stem = format!("{}-{recipe:?}-{flags}", source.trim_end_matches(".cl"));
     let dir = out_dir();
     let bc = dir.join(format!("{stem}.bc"));
     let spv = dir.join(format!("{stem}.spv"));
@@ -73,8 +79,14 @@ fn spirv_with(source: &str, recipe: Recipe, language: &[&str]) -> Vec<u8> {
             .arg("-o")
             .arg(&bc));
     }
+    // llvm-spirv-15 asserts on -g output limited to SPIR-V 1.0; 1.4 works.
+    let max_version = if language.contains(&"-g") {
+        "--spirv-max-version=1.4"
+    } else {
+        "--spirv-max-version=1.0"
+    };
     run(Command::new("llvm-spirv-15")
-        .arg("--spirv-max-version=1.0")
+        .arg(max_version)
         .arg(&bc)
         .arg("-o")
         .arg(&spv));
@@ -1314,4 +1326,55 @@ fn libm_frexp(x: f64) -> (f64, i32) {
     }
     let e = x.abs().log2().floor() as i32 + 1;
     (x / 2f64.powi(e), e)
+}
+
+#[test]
+fn debug_info_modules_build_and_run() {
+    // llvm-spirv puts OpenCL.DebugInfo.100 instructions (DebugScope) before phis in optimised
+    // -g output; codegen must take the phis wherever they sit at the block's start.
+    both(|r| {
+        let p = build_with("basic.cl", r, &["-cl-std=CL1.2", "-g"]);
+        let n = 100;
+        let mut a: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let mut b: Vec<f32> = (0..n).map(|i| 2.0 * i as f32).collect();
+        let mut c = vec![0f32; n];
+        let (mut args, _) = Args::new(&p, "vadd");
+        args.ptr(&p, "vadd", 0, &mut a);
+        args.ptr(&p, "vadd", 1, &mut b);
+        args.ptr(&p, "vadd", 2, &mut c);
+        launch(&p, "vadd", &args, 1, [0; 3], [n as u64, 1, 1], [10, 1, 1]);
+        assert!(
+            c.iter().enumerate().all(|(i, &v)| v == 3.0 * i as f32),
+            "{r:?}"
+        );
+        assert!(
+            p.kernel("mandel").is_some(),
+            "{r:?}: the loop kernels build too"
+        );
+    });
+}
+
+#[test]
+fn vloadn_and_vstoren() {
+    both(|r| {
+        let p = program(r);
+        let n = 6;
+        let mut input: Vec<f32> = (0..n * 4 + 1).map(|i| i as f32).collect();
+        let mut out = vec![0f32; n * 4];
+        let (mut args, _) = Args::new(p, "vload_store");
+        args.ptr(p, "vload_store", 0, &mut input);
+        args.ptr(p, "vload_store", 1, &mut out);
+        launch(
+            p,
+            "vload_store",
+            &args,
+            1,
+            [0; 3],
+            [n as u64, 1, 1],
+            [2, 1, 1],
+        );
+        for (i, &o) in out.iter().enumerate() {
+            assert_eq!(o, 2.0 * input[i + 1], "{r:?} element {i}");
+        }
+    });
 }

@@ -385,10 +385,12 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             let label = block.label.as_ref().and_then(|l| l.result_id).unwrap_or(0);
             let cl_block = self.b.create_block();
             frame.blocks.insert(label, cl_block);
+            // Phis open the block; the frontend allows only debug instructions (llvm-spirv's
+            // DebugScope in optimised -g modules) before them.
             let phis: Vec<&Instruction> = block
                 .instructions
                 .iter()
-                .take_while(|i| i.class.opcode == Op::Phi)
+                .filter(|i| i.class.opcode == Op::Phi)
                 .collect();
             for phi in &phis {
                 let mut tys = Vec::new();
@@ -439,7 +441,11 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             let v = s.assemble(&mut it)?;
             self.define(phi, v)?;
         }
-        for inst in &block.instructions[phis.len()..] {
+        for inst in block
+            .instructions
+            .iter()
+            .filter(|i| i.class.opcode != Op::Phi)
+        {
             self.instruction_count += 1;
             self.translate_instruction(inst).map_err(|e| {
                 if e.log.starts_with("error: ") && !e.log.contains(" [in ") {

@@ -61,12 +61,24 @@ impl ModuleEnv {
         Ok(id)
     }
 
+    /// A reference to program-scope data from `func`. Not `colocated`: the JIT may map data
+    /// more than 2 GiB away from code, beyond a 32-bit PC-relative relocation (what
+    /// `declare_data_in_func` emits for local data), so an absolute 64-bit address is used.
     pub(crate) fn jit_declare_data_in_func(
         &mut self,
         data: DataId,
         func: &mut ir::Function,
     ) -> ir::GlobalValue {
-        self.jit.declare_data_in_func(data, func)
+        let name = func.declare_imported_user_function(ir::UserExternalName {
+            namespace: 1,
+            index: data.as_u32(),
+        });
+        func.create_global_value(ir::GlobalValueData::Symbol {
+            name: ir::ExternalName::user(name),
+            offset: ir::immediates::Imm64::new(0),
+            colocated: false,
+            tls: false,
+        })
     }
 }
 

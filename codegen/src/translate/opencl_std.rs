@@ -29,7 +29,13 @@ impl Translator<'_, '_, '_> {
                 "error: OpenCL.std instruction {number} does not exist\n"
             ));
         };
-        let mut args: Vec<Val> = (2..inst.operands.len())
+        // vloadn's last operand is the literal n, which rspirv reads as an id: leave it out.
+        let last = if op == Cl::vloadn {
+            inst.operands.len().min(4)
+        } else {
+            inst.operands.len()
+        };
+        let mut args: Vec<Val> = (2..last)
             .filter(|&i| matches!(inst.operands[i], Operand::IdRef(_)))
             .map(|i| self.operand(inst, i))
             .collect::<Result<_, _>>()?;
@@ -65,7 +71,9 @@ impl Translator<'_, '_, '_> {
             Cl::sqrt | Cl::native_sqrt | Cl::half_sqrt => {
                 arg(0)?.map(&mut |x| Ok(self.b.ins().sqrt(x)))?
             }
-            Cl::rsqrt | Cl::native_rsqrt | Cl::half_rsqrt => arg(0)?.map(&mut |x| {
+            // rsqrt itself is mathlib's correctly rounded one; the native_/half_ forms, whose
+            // bounds are loose, stay an inline 1/sqrt (≤ 1.5 ulp).
+            Cl::native_rsqrt | Cl::half_rsqrt => arg(0)?.map(&mut |x| {
                 let s = self.b.ins().sqrt(x);
                 let one = self.float_const(x, 1.0);
                 Ok(self.b.ins().fdiv(one, s))
@@ -407,11 +415,6 @@ impl Translator<'_, '_, '_> {
             .or_else(|| name.strip_prefix("half_"))
             .unwrap_or(&name)
             .to_owned();
-        let base = if base == "powr" {
-            "pow".to_owned()
-        } else {
-            base
-        };
         let arity = if ferrocl_mathlib::UNARY.contains(&base.as_str()) {
             1
         } else if ferrocl_mathlib::BINARY.contains(&base.as_str()) {

@@ -71,3 +71,9 @@ __kernel void local_scratch(__global const int *in, __global int *out, __local i
     scratch[l] = in[get_global_id(0)] * 2;
     out[get_global_id(0)] = scratch[l] + 1;
 }
+
+__kernel void vload_store(__global const float *in, __global float *out) {
+    size_t i = get_global_id(0);
+    float4 v = vload4(i, in + 1); // unaligned: 4-byte offset
+    vstore4(v * 2.0f, i, out);
+}
