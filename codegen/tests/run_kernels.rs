@@ -93,6 +93,41 @@ fn spirv_with(source: &str, recipe: Recipe, language: &[&str]) -> Vec<u8> {
     std::fs::read(&spv).expect("read spv")
 }
 
+/// Programs built once per test binary, by source and recipe (CL 1.2 sources).
+fn cached(source: &'static str, recipe: Recipe) -> &'static Program {
+    type Cache =
+        std::sync::Mutex<std::collections::HashMap<(&'static str, bool), &'static Program>>;
+    static CACHE: OnceLock<Cache> = OnceLock::new();
+    let key = (source, matches!(recipe, Recipe::Optimized));
+    let mut cache = CACHE
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    if let Some(p) = cache.get(&key) {
+        return p;
+    }
+    // Leaked on purpose: the programs live as long as the test binary.
+    let p: &'static Program = Box::leak(Box::new(build(source, recipe)));
+    cache.insert(key, p);
+    p
+}
+
+fn program(recipe: Recipe) -> &'static Program {
+    cached("basic.cl", recipe)
+}
+
+fn barrier_program(recipe: Recipe) -> &'static Program {
+    cached("barriers.cl", recipe)
+}
+
+fn conversion_program(recipe: Recipe) -> &'static Program {
+    cached("conversions.cl", recipe)
+}
+
+fn atomic_program(recipe: Recipe) -> &'static Program {
+    cached("atomics.cl", recipe)
+}
+
 fn build(source: &str, recipe: Recipe) -> Program {
     build_with(source, recipe, &["-cl-std=CL1.2"])
 }
@@ -101,26 +136,6 @@ fn build_with(source: &str, recipe: Recipe, language: &[&str]) -> Program {
     let module = ferrocl_frontend::parse(&spirv_with(source, recipe, language))
         .unwrap_or_else(|e| panic!("frontend: {e}"));
     compile(&module, &BuildOptions::default()).unwrap_or_else(|e| panic!("codegen: {e}"))
-}
-
-fn program(recipe: Recipe) -> &'static Program {
-    static O0: OnceLock<Program> = OnceLock::new();
-    static OPT: OnceLock<Program> = OnceLock::new();
-    let cell = match recipe {
-        Recipe::O0 => &O0,
-        Recipe::Optimized => &OPT,
-    };
-    cell.get_or_init(|| build("basic.cl", recipe))
-}
-
-fn barrier_program(recipe: Recipe) -> &'static Program {
-    static O0: OnceLock<Program> = OnceLock::new();
-    static OPT: OnceLock<Program> = OnceLock::new();
-    let cell = match recipe {
-        Recipe::O0 => &O0,
-        Recipe::Optimized => &OPT,
-    };
-    cell.get_or_init(|| build("barriers.cl", recipe))
 }
 
 /// Argument block builder following the kernel's `ArgSlot` layout.
@@ -668,16 +683,6 @@ fn barrier_under_uniform_branch_and_in_called_function() {
     });
 }
 
-fn conversion_program(recipe: Recipe) -> &'static Program {
-    static O0: OnceLock<Program> = OnceLock::new();
-    static OPT: OnceLock<Program> = OnceLock::new();
-    let cell = match recipe {
-        Recipe::O0 => &O0,
-        Recipe::Optimized => &OPT,
-    };
-    cell.get_or_init(|| build("conversions.cl", recipe))
-}
-
 #[derive(Clone, Copy, Debug)]
 enum Mode {
     Rte,
@@ -971,16 +976,6 @@ fn barrier_kernels_beyond_the_specialisation_budget() {
             }
         }
     });
-}
-
-fn atomic_program(recipe: Recipe) -> &'static Program {
-    static O0: OnceLock<Program> = OnceLock::new();
-    static OPT: OnceLock<Program> = OnceLock::new();
-    let cell = match recipe {
-        Recipe::O0 => &O0,
-        Recipe::Optimized => &OPT,
-    };
-    cell.get_or_init(|| build("atomics.cl", recipe))
 }
 
 #[test]

@@ -11,6 +11,7 @@ use ferrocl_runtime::memory::Mem;
 use ferrocl_runtime::platform::Device;
 use ferrocl_runtime::program::Program;
 use ferrocl_runtime::queue::Queue;
+use ferrocl_runtime::CLResult;
 use ferrocl_runtime::ClObject;
 use opencl_sys::*;
 
@@ -311,6 +312,27 @@ unsafe fn read3(p: *const usize, dims: usize, default: usize) -> Option<[usize; 
     Some(out)
 }
 
+/// The queue and kernel of a launch (or launch-size query), checked to share a context, and
+/// the work dimension checked to be 1–3.
+///
+/// # Safety
+/// Handles are checked; see `arc`.
+unsafe fn launch_target(
+    command_queue: cl_command_queue,
+    kernel: cl_kernel,
+    work_dim: cl_uint,
+) -> CLResult<(Arc<Queue>, Arc<Kernel>, usize)> {
+    // SAFETY: `arc` validates the handles' dispatch pointer and type tag.
+    let (q, k) = unsafe { (arc::<Queue>(command_queue)?, arc::<Kernel>(kernel)?) };
+    if !Arc::ptr_eq(&q.context, &k.program.context) {
+        return Err(CL_INVALID_CONTEXT);
+    }
+    if !(1..=3).contains(&work_dim) {
+        return Err(CL_INVALID_WORK_DIMENSION);
+    }
+    Ok((q, k, work_dim as usize))
+}
+
 pub unsafe extern "C" fn clEnqueueNDRangeKernel(
     command_queue: cl_command_queue,
     kernel: cl_kernel,
@@ -325,15 +347,7 @@ pub unsafe extern "C" fn clEnqueueNDRangeKernel(
     status(|| {
         // SAFETY: handle checks; arrays of work_dim values (API contract).
         unsafe {
-            let q = arc::<Queue>(command_queue)?;
-            let k = arc::<Kernel>(kernel)?;
-            if !Arc::ptr_eq(&q.context, &k.program.context) {
-                return Err(CL_INVALID_CONTEXT);
-            }
-            if !(1..=3).contains(&work_dim) {
-                return Err(CL_INVALID_WORK_DIMENSION);
-            }
-            let dims = work_dim as usize;
+            let (q, k, dims) = launch_target(command_queue, kernel, work_dim)?;
             let global = read3(global_work_size, dims, 1).ok_or(CL_INVALID_VALUE)?;
             let offset = read3(global_work_offset, dims, 0).unwrap_or([0; 3]);
             let local = read3(local_work_size, dims, 1);
@@ -379,15 +393,7 @@ pub unsafe extern "C" fn clGetKernelSuggestedLocalWorkSize(
     status(|| {
         // SAFETY: handle checks; arrays of work_dim values (API contract).
         unsafe {
-            let q = arc::<Queue>(command_queue)?;
-            let k = arc::<Kernel>(kernel)?;
-            if !Arc::ptr_eq(&q.context, &k.program.context) {
-                return Err(CL_INVALID_CONTEXT);
-            }
-            if !(1..=3).contains(&work_dim) {
-                return Err(CL_INVALID_WORK_DIMENSION);
-            }
-            let dims = work_dim as usize;
+            let (q, k, dims) = launch_target(command_queue, kernel, work_dim)?;
             let global = read3(global_work_size, dims, 1).ok_or(CL_INVALID_GLOBAL_WORK_SIZE)?;
             if global[..dims].contains(&0) {
                 return Err(CL_INVALID_GLOBAL_WORK_SIZE);
