@@ -39,7 +39,7 @@ fn spirv(source: &str, recipe: Recipe) -> Vec<u8> {
 const CL3_COLLECTIVES: &[&str] = &[
     "-cl-std=CL3.0",
     "-Xclang",
-    "-cl-ext=-all,+__opencl_c_work_group_collective_functions,+__opencl_c_int64",
+    "-cl-ext=-all,+__opencl_c_work_group_collective_functions,+__opencl_c_int64,+cl_khr_fp64,+__opencl_c_fp64",
 ];
 
 fn spirv_with(source: &str, recipe: Recipe, language: &[&str]) -> Vec<u8> {
@@ -1370,6 +1370,62 @@ fn vloadn_and_vstoren() {
         );
         for (i, &o) in out.iter().enumerate() {
             assert_eq!(o, 2.0 * input[i + 1], "{r:?} element {i}");
+        }
+    });
+}
+
+#[test]
+fn work_group_collectives_on_64_bit_types() {
+    both(|r| {
+        let p = build_with("collectives.cl", r, CL3_COLLECTIVES);
+        let (n, local) = (11usize, 4usize); // groups of 4, 4 and 3
+        let mut a: Vec<i64> = (0..n as i64)
+            .map(|i| (i * 0x1_0000_0001 * 7) % 1_000_000_007 - 400_000_000)
+            .collect();
+        let mut u: Vec<u64> = (0..n as u64)
+            .map(|i| u64::MAX - i.wrapping_mul(0x9E37_79B9_7F4A_7C15) % 1_000_000)
+            .collect();
+        let mut f: Vec<f64> = (0..n).map(|i| (i as f64 * 0.7).cos() * 1e3).collect();
+        let (mut ol, mut ou, mut od) = (vec![0i64; n * 4], vec![0u64; n * 2], vec![0f64; n * 2]);
+        let (mut args, _) = Args::new(&p, "collectives64");
+        args.ptr(&p, "collectives64", 0, &mut a);
+        args.ptr(&p, "collectives64", 1, &mut u);
+        args.ptr(&p, "collectives64", 2, &mut f);
+        args.ptr(&p, "collectives64", 3, &mut ol);
+        args.ptr(&p, "collectives64", 4, &mut ou);
+        args.ptr(&p, "collectives64", 5, &mut od);
+        launch(
+            &p,
+            "collectives64",
+            &args,
+            1,
+            [0; 3],
+            [n as u64, 1, 1],
+            [local as u64, 1, 1],
+        );
+        for start in (0..n).step_by(local) {
+            let end = (start + local).min(n);
+            let (xs, ys, zs) = (&a[start..end], &u[start..end], &f[start..end]);
+            for k in 0..end - start {
+                let g = start + k;
+                let want_l = [
+                    xs.iter().sum::<i64>(),
+                    *xs[..=k].iter().min().expect("non-empty"),
+                    xs[..k].iter().copied().max().unwrap_or(i64::MIN),
+                    xs[2],
+                ];
+                assert_eq!(&ol[g * 4..g * 4 + 4], &want_l, "{r:?} long item {g}");
+                let want_u = [
+                    *ys.iter().min().expect("non-empty"),
+                    ys[..k].iter().fold(0u64, |s, v| s.wrapping_add(*v)),
+                ];
+                assert_eq!(&ou[g * 2..g * 2 + 2], &want_u, "{r:?} ulong item {g}");
+                let want_d = [
+                    zs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+                    zs[..=k].iter().fold(0f64, |s, v| s + v),
+                ];
+                assert_eq!(&od[g * 2..g * 2 + 2], &want_d, "{r:?} double item {g}");
+            }
         }
     });
 }

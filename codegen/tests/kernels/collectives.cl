@@ -20,3 +20,17 @@ __kernel void collectives(__global const int *a, __global const uint *u, __globa
     out_f[g * 3 + 1] = work_group_scan_inclusive_max(z);
     out_f[g * 3 + 2] = work_group_reduce_min(z);
 }
+
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+__kernel void collectives64(__global const long *a, __global const ulong *u, __global const double *f,
+                            __global long *out_l, __global ulong *out_u, __global double *out_d) {
+    size_t g = get_global_id(0);
+    out_l[g * 4 + 0] = work_group_reduce_add(a[g]);
+    out_l[g * 4 + 1] = work_group_scan_inclusive_min(a[g]);
+    out_l[g * 4 + 2] = work_group_scan_exclusive_max(a[g]);
+    out_l[g * 4 + 3] = work_group_broadcast(a[g], 2);
+    out_u[g * 2 + 0] = work_group_reduce_min(u[g]);
+    out_u[g * 2 + 1] = work_group_scan_exclusive_add(u[g]);
+    out_d[g * 2 + 0] = work_group_reduce_max(f[g]);
+    out_d[g * 2 + 1] = work_group_scan_inclusive_add(f[g]);
+}
