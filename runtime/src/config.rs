@@ -134,6 +134,57 @@ fn physical_ram() -> u64 {
         .unwrap_or(1 << 30)
 }
 
+/// The CPU's last-level data cache, as the kernel reports it in sysfs.
+struct Cache {
+    size: cl_ulong,
+    line_size: cl_uint,
+}
+
+/// Largest data or unified cache of CPU 0; 1 MiB with 64-byte lines when sysfs cannot be read.
+fn last_level_cache() -> Cache {
+    let read = |path: std::path::PathBuf| {
+        std::fs::read_to_string(path)
+            .ok()
+            .map(|s| s.trim().to_owned())
+    };
+    let mut best = Cache {
+        size: 1 << 20,
+        line_size: 64,
+    };
+    let mut found = 0;
+    for index in 0..8 {
+        let dir =
+            std::path::PathBuf::from(format!("/sys/devices/system/cpu/cpu0/cache/index{index}"));
+        let Some(kind) = read(dir.join("type")) else {
+            continue;
+        };
+        if kind == "Instruction" {
+            continue;
+        }
+        let size = read(dir.join("size")).and_then(|s| {
+            let (digits, unit) =
+                s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+            let n: cl_ulong = digits.parse().ok()?;
+            Some(match unit {
+                "K" => n << 10,
+                "M" => n << 20,
+                _ => n,
+            })
+        });
+        let line = read(dir.join("coherency_line_size")).and_then(|s| s.parse().ok());
+        if let (Some(size), Some(line)) = (size, line) {
+            if size > found {
+                found = size;
+                best = Cache {
+                    size,
+                    line_size: line,
+                };
+            }
+        }
+    }
+    best
+}
+
 fn cpu_model_name() -> String {
     std::fs::read_to_string("/proc/cpuinfo")
         .ok()
@@ -194,6 +245,7 @@ impl DeviceConfig {
             .iter()
             .map(|&(ma, mi)| NameVersion::new("SPIR-V", make_version(ma as u32, mi as u32, 0)))
             .collect();
+        let cache = last_level_cache();
         DeviceConfig {
             settings: settings.clone(),
             profile: match settings.profile {
@@ -215,8 +267,8 @@ impl DeviceConfig {
             // exceed isize::MAX.
             max_mem_alloc_size: (ram / 4).max(128 << 20).min(isize::MAX as u64),
             mem_base_addr_align_bits: 1024,
-            global_mem_cacheline_size: 64,
-            global_mem_cache_size: 1 << 20,
+            global_mem_cacheline_size: cache.line_size,
+            global_mem_cache_size: cache.size,
             local_mem_size: 256 * 1024,
             max_constant_buffer_size: 64 * 1024 * 1024,
             max_constant_args: 8,
@@ -338,6 +390,7 @@ mod tests {
         assert!(c.il_version_string().ends_with("SPIR-V_1.6"));
         assert_eq!(make_version(3, 0, 0), 0xC00000);
         assert!(c.max_mem_alloc_size <= c.global_mem_size.max(128 << 20));
+        assert!(c.global_mem_cache_size >= 4096 && c.global_mem_cacheline_size.is_power_of_two());
     }
 
     #[test]
