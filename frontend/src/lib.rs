@@ -10,6 +10,7 @@ mod metadata;
 mod module;
 mod opencl_c;
 mod parse;
+mod specialize;
 mod validate;
 mod validate_dominance;
 mod validate_structure;
@@ -22,8 +23,9 @@ pub use metadata::{
 };
 pub use module::{Module, Type, TypeId};
 pub use opencl_c::{compile_opencl_c, opencl_c_compiler_available};
-pub use parse::{is_spirv, parse};
+pub use parse::{is_spirv, parse, parse_specialized, spec_constants};
 pub use rspirv;
+pub use specialize::SpecConstantInfo;
 pub use spirv;
 pub use validate::{
     CAPABILITY_MIN_VERSION, SUPPORTED_CAPABILITIES, SUPPORTED_EXTENSIONS, SUPPORTED_EXT_INST_SETS,

@@ -14,6 +14,7 @@ use crate::diagnostics::FrontendError;
 use crate::locations::{header_problem, locate, scan, Scan, HEADER_WORDS};
 use crate::metadata::extract_kernels;
 use crate::module::{Module, Type};
+use crate::specialize::{self, SpecConstantInfo};
 use crate::validate::validate;
 use crate::SUPPORTED_SPIRV_VERSIONS;
 
@@ -60,10 +61,27 @@ pub fn is_spirv(bytes: &[u8]) -> Result<Vec<u32>, FrontendError> {
         .collect())
 }
 
-/// Parses and validates a module.
+/// Parses and validates a module (specialization constants take their default values).
 pub fn parse(bytes: &[u8]) -> Result<Module, FrontendError> {
+    parse_specialized(bytes, &HashMap::new())
+}
+
+/// The specialization constants a module declares, for `clSetProgramSpecializationConstant`.
+pub fn spec_constants(bytes: &[u8]) -> Result<Vec<SpecConstantInfo>, FrontendError> {
+    let words = is_spirv(bytes)?;
+    check_header(&words)?;
+    Ok(specialize::spec_constants(&words))
+}
+
+/// Parses and validates a module after freezing its specialization constants: `values` maps a
+/// `SpecId` to the little-endian bytes the application set; the others keep their defaults.
+pub fn parse_specialized(
+    bytes: &[u8],
+    values: &HashMap<u32, Vec<u8>>,
+) -> Result<Module, FrontendError> {
     let words = is_spirv(bytes)?;
     let version = check_header(&words)?;
+    let words = specialize::freeze(words, values)?;
     let scan = scan(&words)?;
     let raw = catch_unwind(AssertUnwindSafe(|| dr::load_words(&scan.words)))
         .map_err(|_| FrontendError::invalid("SPIR-V binary is malformed (parser rejected it)", ""))?

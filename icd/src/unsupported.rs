@@ -910,16 +910,6 @@ pub unsafe extern "C" fn clSetProgramReleaseCallback(
 }
 
 /// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
-pub unsafe extern "C" fn clSetProgramSpecializationConstant(
-    _program: cl_program,
-    _spec_id: cl_uint,
-    _spec_size: size_t,
-    _spec_value: *const c_void,
-) -> cl_int {
-    CL_INVALID_OPERATION
-}
-
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
 pub unsafe extern "C" fn clCreateImageWithProperties(
     _context: cl_context,
     _properties: *const cl_mem_properties,

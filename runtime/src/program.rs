@@ -2,6 +2,7 @@
 //! `BuildOptions`, the build (frontend parse + validate, codegen compile) with status and log,
 //! compile/link for single inputs, and the compiled kernels kernels are created from.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -148,6 +149,8 @@ struct BuildState {
     /// The SPIR-V of the program once known (IL, compiled source, binary).
     spirv: Option<Vec<u8>>,
     built: Option<Arc<Built>>,
+    /// Values set with `clSetProgramSpecializationConstant`, by `SpecId` (little-endian bytes).
+    spec_values: HashMap<u32, Vec<u8>>,
 }
 
 #[repr(C)]
@@ -186,6 +189,7 @@ impl Program {
                 binary_type: binary_type as cl_program_binary_type,
                 spirv,
                 built: None,
+                spec_values: HashMap::new(),
             }),
             kernel_count: AtomicUsize::new(0),
         })
@@ -227,6 +231,28 @@ impl Program {
     }
     pub fn built(&self) -> Option<Arc<Built>> {
         self.lock().built.clone()
+    }
+
+    /// clSetProgramSpecializationConstant: records `value` for the constant with `spec_id`; it
+    /// applies to the next build or compile. Only IL programs have specialization constants.
+    pub fn set_spec_constant(&self, spec_id: u32, value: &[u8]) -> CLResult<()> {
+        let Some(il) = self.il() else {
+            return Err(CL_INVALID_PROGRAM);
+        };
+        let constants = ferrocl_frontend::spec_constants(il).map_err(|_| CL_INVALID_PROGRAM)?;
+        let constant = constants
+            .iter()
+            .find(|c| c.spec_id == spec_id)
+            .ok_or(CL_INVALID_SPEC_ID)?;
+        if constant.size != value.len() {
+            return Err(CL_INVALID_VALUE);
+        }
+        self.lock().spec_values.insert(spec_id, value.to_vec());
+        Ok(())
+    }
+
+    fn spec_values(&self) -> HashMap<u32, Vec<u8>> {
+        self.lock().spec_values.clone()
     }
 
     /// Turns the program's source into SPIR-V (OpenCL C through clang), or reports why not.
@@ -294,7 +320,12 @@ impl Program {
             .to_spirv(options, known)
             .map_err(|log| (None, log))
             .and_then(|spirv| {
-                let code = build_for_device(&self.context.devices[0].config, &spirv, &parsed);
+                let code = build_for_device(
+                    &self.context.devices[0].config,
+                    &spirv,
+                    &self.spec_values(),
+                    &parsed,
+                );
                 match code {
                     Ok(code) => Ok((
                         spirv,
@@ -322,9 +353,11 @@ impl Program {
         let result = self
             .to_spirv(&clang_options, known)
             .map_err(|log| (None, log))
-            .and_then(|spirv| match ferrocl_frontend::parse(&spirv) {
-                Ok(_) => Ok((spirv, None)),
-                Err(e) => Err((Some(spirv), e.log())),
+            .and_then(|spirv| {
+                match ferrocl_frontend::parse_specialized(&spirv, &self.spec_values()) {
+                    Ok(_) => Ok((spirv, None)),
+                    Err(e) => Err((Some(spirv), e.log())),
+                }
             });
         Ok(self.finish(result, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT))
     }
@@ -358,7 +391,12 @@ impl Program {
         } else {
             let spirv = inputs[0].binary();
             st.spirv = Some(spirv.clone());
-            build_for_device(&out.context.devices[0].config, &spirv, &parsed)
+            build_for_device(
+                &out.context.devices[0].config,
+                &spirv,
+                &HashMap::new(),
+                &parsed,
+            )
         };
         let outcome = match result {
             Ok(code) => {
@@ -387,12 +425,13 @@ impl Program {
 fn build_for_device(
     config: &DeviceConfig,
     spirv: &[u8],
+    spec_values: &HashMap<u32, Vec<u8>>,
     parsed: &ParsedOptions,
 ) -> Result<ferrocl_codegen::Program, String> {
     static PROGRAMS: AtomicUsize = AtomicUsize::new(0);
     let settings = &config.settings;
     let start = std::time::Instant::now();
-    let module = ferrocl_frontend::parse(spirv).map_err(|e| e.log())?;
+    let module = ferrocl_frontend::parse_specialized(spirv, spec_values).map_err(|e| e.log())?;
     let refused: String = module
         .raw
         .capabilities

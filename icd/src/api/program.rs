@@ -385,3 +385,21 @@ pub unsafe extern "C" fn clGetProgramBuildInfo(
         }
     })
 }
+
+pub unsafe extern "C" fn clSetProgramSpecializationConstant(
+    program: cl_program,
+    spec_id: cl_uint,
+    spec_size: usize,
+    spec_value: *const c_void,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle check; spec_value readable for spec_size bytes (API contract).
+        unsafe {
+            let p = obj::<Program>(program)?;
+            if spec_value.is_null() {
+                return Err(CL_INVALID_VALUE);
+            }
+            p.set_spec_constant(spec_id, slice(spec_value.cast::<u8>(), spec_size))
+        }
+    })
+}
