@@ -5,6 +5,7 @@
 //! Nothing here knows about Cranelift or CL objects.
 
 mod diagnostics;
+mod link;
 mod locations;
 mod metadata;
 mod module;
@@ -17,6 +18,7 @@ mod validate_structure;
 mod validate_types;
 
 pub use diagnostics::{Diagnostic, FrontendError};
+pub use link::{link, Linked, SpecValues};
 pub use metadata::{
     synchronises_work_group, AccessQualifier, AddressQualifier, ArgKind, KernelArg, KernelInfo,
     TypeQualifiers,

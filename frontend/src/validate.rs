@@ -55,6 +55,7 @@ pub const SUPPORTED_EXT_INST_SETS: &[&str] = &[
 
 /// SPIR-V extensions a module may declare (decoration-only extensions codegen can ignore).
 pub const SUPPORTED_EXTENSIONS: &[&str] = &[
+    "SPV_KHR_linkonce_odr",
     "SPV_KHR_no_integer_wrap_decoration",
     "SPV_KHR_non_semantic_info",
 ];

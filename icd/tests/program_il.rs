@@ -20,7 +20,10 @@ use opencl_sys::*;
 /// Assembles `icd/tests/data/<name>.spvasm` with spirv-as (SPIR-V 1.0).
 fn assemble(name: &str) -> Vec<u8> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
-    let out = std::env::temp_dir().join(format!("ferrocl-il-{}-{name}.spv", std::process::id()));
+    static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out =
+        std::env::temp_dir().join(format!("ferrocl-il-{}-{n}-{name}.spv", std::process::id()));
     let st = std::process::Command::new("spirv-as")
         .args(["--target-env", "spv1.0"])
         .arg(dir.join(format!("{name}.spvasm")))
@@ -149,4 +152,260 @@ fn spec_constant_errors() {
         )
     };
     assert_eq!(bad, Err(CL_INVALID_PROGRAM));
+}
+
+#[link(name = "OpenCL")]
+extern "C" {
+    fn clLinkProgram(
+        context: cl_context,
+        num_devices: cl_uint,
+        devices: *const cl_device_id,
+        options: *const std::ffi::c_char,
+        num_inputs: cl_uint,
+        inputs: *const cl_program,
+        notify: *const c_void,
+        user_data: *mut c_void,
+        errcode_ret: *mut cl_int,
+    ) -> cl_program;
+}
+
+/// A program returned by clLinkProgram, released on drop.
+struct Linked(cl_program);
+
+impl Linked {
+    fn log(&self, env: &Env) -> String {
+        opencl3::program::get_program_build_info(self.0, env.device.id(), CL_PROGRAM_BUILD_LOG)
+            .map(String::from)
+            .unwrap_or_default()
+    }
+
+    fn kernel(&self, name: &str) -> Result<Kernel, cl_int> {
+        let name = CString::new(name).unwrap();
+        opencl3::kernel::create_kernel(self.0, &name).map(Kernel::new)
+    }
+}
+
+impl Drop for Linked {
+    fn drop(&mut self) {
+        // SAFETY: the handle came from clLinkProgram and is released once.
+        unsafe { opencl3::program::release_program(self.0).unwrap() };
+    }
+}
+
+/// Anything clLinkProgram takes as input.
+trait Input {
+    fn handle(&self) -> cl_program;
+}
+impl Input for Program {
+    fn handle(&self) -> cl_program {
+        self.get()
+    }
+}
+impl Input for Linked {
+    fn handle(&self) -> cl_program {
+        self.0
+    }
+}
+
+/// clLinkProgram, keeping the program a failed link returns (its log says why).
+fn link(env: &Env, inputs: &[&dyn Input], options: &str) -> (Option<Linked>, cl_int) {
+    let handles: Vec<cl_program> = inputs.iter().map(|p| p.handle()).collect();
+    let options = CString::new(options).unwrap();
+    let mut err = CL_SUCCESS;
+    // SAFETY: valid context and program handles; the arrays outlive the call.
+    let p = unsafe {
+        clLinkProgram(
+            env.context.get(),
+            0,
+            ptr::null(),
+            options.as_ptr(),
+            handles.len() as cl_uint,
+            handles.as_ptr(),
+            ptr::null(),
+            ptr::null_mut(),
+            &mut err,
+        )
+    };
+    ((!p.is_null()).then(|| Linked(p)), err)
+}
+
+/// clCompileProgram without headers.
+fn compile(env: &Env, p: &Program, options: &str) -> Result<(), cl_int> {
+    let options = CString::new(options).unwrap();
+    opencl3::program::compile_program(
+        p.get(),
+        env.context.devices(),
+        &options,
+        &[],
+        &[],
+        None,
+        ptr::null_mut(),
+    )
+}
+
+fn compiled_il(env: &Env, name: &str) -> Program {
+    let p = il_program(env, &assemble(name));
+    compile(env, &p, "").unwrap_or_else(|e| {
+        panic!(
+            "clCompileProgram({name}): {e}\n{}",
+            p.get_build_log(env.device.id()).unwrap_or_default()
+        )
+    });
+    p
+}
+
+fn binary_type(env: &Env, p: &dyn Input) -> cl_program_binary_type {
+    let v = opencl3::program::get_program_build_info(
+        p.handle(),
+        env.device.id(),
+        CL_PROGRAM_BINARY_TYPE,
+    )
+    .unwrap();
+    cl_program_binary_type::from(v)
+}
+
+/// Runs kernel `scale` of a linked program over 8 work-items.
+fn run_scale(env: &Env, p: &Linked) -> Vec<u32> {
+    let k = p.kernel("scale").expect("clCreateKernel");
+    let out = env.buffer_filled::<u32>(8, 0);
+    arg_buf(&k, 0, &out);
+    env.run(&k, &[8], None, None);
+    env.read(&out, 8)
+}
+
+/// out[i] = mul3(i) + table[i % 4] + twice(i).
+fn expected_scale() -> Vec<u32> {
+    (0..8u32)
+        .map(|i| 3 * i + [10, 20, 30, 40][i as usize % 4] + 2 * i)
+        .collect()
+}
+
+#[test]
+fn il_objects_link_into_an_executable() {
+    let env = Env::new();
+    if !ferrocl_only(&env) {
+        return;
+    }
+    let main = compiled_il(&env, "link_main");
+    let lib = compiled_il(&env, "link_lib");
+    assert_eq!(
+        binary_type(&env, &main),
+        CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT as cl_program_binary_type
+    );
+    let (linked, err) = link(&env, &[&main, &lib], "");
+    let linked = linked.unwrap();
+    assert_eq!(err, CL_SUCCESS, "{}", linked.log(&env));
+    assert_eq!(
+        binary_type(&env, &linked),
+        CL_PROGRAM_BINARY_TYPE_EXECUTABLE as cl_program_binary_type
+    );
+    assert_eq!(run_scale(&env, &linked), expected_scale());
+    // The inputs in the other order give the same program.
+    let (linked, err) = link(&env, &[&lib, &main], "-cl-fast-relaxed-math");
+    assert_eq!(err, CL_SUCCESS);
+    assert_eq!(run_scale(&env, &linked.unwrap()), expected_scale());
+}
+
+#[test]
+fn libraries_link_later() {
+    let env = Env::new();
+    if !ferrocl_only(&env) {
+        return;
+    }
+    let lib = compiled_il(&env, "link_lib");
+    let (library, err) = link(&env, &[&lib], "-create-library -enable-link-options");
+    let library = library.unwrap();
+    assert_eq!(err, CL_SUCCESS);
+    assert_eq!(
+        binary_type(&env, &library),
+        CL_PROGRAM_BINARY_TYPE_LIBRARY as cl_program_binary_type
+    );
+    // A library has no executable: no kernels can be created from it.
+    assert_eq!(
+        library.kernel("scale").err(),
+        Some(CL_INVALID_PROGRAM_EXECUTABLE)
+    );
+    // A library of an object with unresolved imports is fine too.
+    let main = compiled_il(&env, "link_main");
+    let (main_library, err) = link(&env, &[&main], "-create-library");
+    assert_eq!(err, CL_SUCCESS);
+    let (linked, err) = link(&env, &[&main_library.unwrap(), &library], "");
+    assert_eq!(err, CL_SUCCESS);
+    assert_eq!(run_scale(&env, &linked.unwrap()), expected_scale());
+}
+
+#[test]
+fn link_failures_name_the_symbol() {
+    let env = Env::new();
+    if !ferrocl_only(&env) {
+        return;
+    }
+    let main = compiled_il(&env, "link_main");
+    let lib = compiled_il(&env, "link_lib");
+
+    let (p, err) = link(&env, &[&main], "");
+    assert_eq!(err, CL_LINK_PROGRAM_FAILURE);
+    let log = p.unwrap().log(&env);
+    assert!(
+        log.contains("unresolved import \"mul3\"") && log.contains("unresolved import \"table\""),
+        "{log}"
+    );
+    assert!(
+        !log.contains("__spirv_BuiltIn"),
+        "built-ins are not imports to resolve: {log}"
+    );
+
+    let (p, err) = link(&env, &[&lib, &main, &lib], "");
+    assert_eq!(err, CL_LINK_PROGRAM_FAILURE);
+    let log = p.unwrap().log(&env);
+    assert!(
+        log.contains("\"mul3\" is defined by input program 0 and again by input program 2"),
+        "{log}"
+    );
+
+    // Options: unknown ones and -enable-link-options without -create-library.
+    assert_eq!(
+        link(&env, &[&main, &lib], "-bogus").1,
+        CL_INVALID_LINKER_OPTIONS
+    );
+    assert_eq!(
+        link(&env, &[&main, &lib], "-enable-link-options").1,
+        CL_INVALID_LINKER_OPTIONS
+    );
+    // An IL program that was never compiled is not a linkable object.
+    let raw = il_program(&env, &assemble("link_lib"));
+    assert_eq!(link(&env, &[&main, &raw], "").1, CL_INVALID_OPERATION);
+}
+
+#[test]
+fn opencl_c_objects_link() {
+    let env = Env::new();
+    let caller = check(
+        cl(Program::create_from_source(
+            &env.context,
+            "int helper(int x);\n\
+             kernel void use_helper(global int* out) { int i = get_global_id(0); out[i] = helper(i); }",
+        )),
+        "clCreateProgramWithSource",
+    );
+    let callee = check(
+        cl(Program::create_from_source(
+            &env.context,
+            "int helper(int x) { return x * 7 - 2; }",
+        )),
+        "clCreateProgramWithSource",
+    );
+    compile(&env, &caller, "").unwrap();
+    compile(&env, &callee, "").unwrap();
+    let (linked, err) = link(&env, &[&caller, &callee], "");
+    let linked = linked.unwrap();
+    assert_eq!(err, CL_SUCCESS, "{}", linked.log(&env));
+    let k = linked.kernel("use_helper").expect("clCreateKernel");
+    let out = env.buffer_filled::<i32>(16, 0);
+    arg_buf(&k, 0, &out);
+    env.run(&k, &[16], None, None);
+    assert_eq!(
+        env.read(&out, 16),
+        (0..16).map(|i| i * 7 - 2).collect::<Vec<i32>>()
+    );
 }

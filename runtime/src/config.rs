@@ -60,6 +60,10 @@ pub fn extensions(settings: &Settings) -> Vec<NameVersion> {
         "cl_khr_spirv_no_integer_wrap_decoration",
         make_version(1, 0, 0),
     ));
+    v.push(NameVersion::new(
+        "cl_khr_spirv_linkonce_odr",
+        make_version(1, 0, 0),
+    ));
     v
 }
 
@@ -69,6 +73,7 @@ const API_ONLY_EXTENSIONS: &[&str] = &[
     "cl_khr_suggested_local_work_size",
     "cl_khr_il_program",
     "cl_khr_spirv_no_integer_wrap_decoration",
+    "cl_khr_spirv_linkonce_odr",
 ];
 
 /// Every device fact reported through the API.

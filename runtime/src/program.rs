@@ -362,50 +362,77 @@ impl Program {
         Ok(self.finish(result, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT))
     }
 
-    /// clLinkProgram: one compiled input becomes an executable; several need SPIR-V linkage,
-    /// which is not implemented yet (the result is a program in the error state).
+    /// clLinkProgram: compiled objects and libraries become one SPIR-V module (imports resolved
+    /// to exports by name, see `ferrocl_frontend::link`), then an executable — or, with
+    /// `-create-library`, a library that later links may take as input.
     pub fn link(
         context: Arc<Context>,
         inputs: &[Arc<Program>],
         options: &str,
     ) -> CLResult<(Arc<Program>, BuildOutcome)> {
-        let parsed = parse_options(options)?;
-        for p in inputs {
+        let link_options = parse_link_options(options)?;
+        let mut spirv_inputs = Vec::new();
+        let mut parsed = ParsedOptions::default();
+        for (index, p) in inputs.iter().enumerate() {
             let st = p.lock();
-            if st.spirv.is_none()
-                || st.status != CL_BUILD_SUCCESS
-                    && !matches!(p.source, Source::Binary(_) | Source::Il(_))
-            {
+            let linkable = st.binary_type
+                == CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT as cl_program_binary_type
+                || st.binary_type == CL_PROGRAM_BINARY_TYPE_LIBRARY as cl_program_binary_type;
+            let compiled = st.status == CL_BUILD_SUCCESS || matches!(p.source, Source::Binary(_));
+            let Some(spirv) = st.spirv.clone().filter(|_| linkable && compiled) else {
                 return Err(CL_INVALID_OPERATION);
+            };
+            // The executable keeps what the inputs were compiled with (optimisation, argument
+            // info); the link's own math options are added on top.
+            let compiled_with = parse_options(&st.options).unwrap_or_default();
+            if index == 0 {
+                parsed = compiled_with;
+            } else {
+                parsed.kernel_arg_info |= compiled_with.kernel_arg_info;
+                parsed.codegen.optimize &= compiled_with.codegen.optimize;
             }
+            spirv_inputs.push((spirv, st.spec_values.clone()));
         }
+        link_options.apply(&mut parsed);
         let out = Program::new(context, Source::Linked);
         let mut st = out.lock();
         st.options = options.to_owned();
-        let result = if inputs.len() != 1 {
-            Err(format!(
-                "error: linking {} programs needs SPIR-V module linkage, which Ferrocl does not \
-                 implement yet; link a single program\n",
-                inputs.len()
-            ))
-        } else {
-            let spirv = inputs[0].binary();
-            st.spirv = Some(spirv.clone());
-            build_for_device(
-                &out.context.devices[0].config,
-                &spirv,
-                &HashMap::new(),
-                &parsed,
-            )
+        let refs: Vec<(&[u8], &ferrocl_frontend::SpecValues)> = spirv_inputs
+            .iter()
+            .map(|(s, v)| (s.as_slice(), v))
+            .collect();
+        let linked = ferrocl_frontend::link(&refs, link_options.create_library);
+        let result = match linked {
+            Err(e) => Err(e.log()),
+            Ok(linked) => {
+                st.spirv = Some(linked.spirv.clone());
+                if link_options.create_library {
+                    Ok(None)
+                } else {
+                    build_for_device(
+                        &out.context.devices[0].config,
+                        &linked.spirv,
+                        &HashMap::new(),
+                        &parsed,
+                    )
+                    .map(Some)
+                }
+            }
         };
         let outcome = match result {
             Ok(code) => {
                 st.status = CL_BUILD_SUCCESS;
-                st.binary_type = CL_PROGRAM_BINARY_TYPE_EXECUTABLE as cl_program_binary_type;
-                st.built = Some(Arc::new(Built {
-                    code,
-                    options: parsed,
-                }));
+                st.binary_type = if link_options.create_library {
+                    CL_PROGRAM_BINARY_TYPE_LIBRARY
+                } else {
+                    CL_PROGRAM_BINARY_TYPE_EXECUTABLE
+                } as cl_program_binary_type;
+                st.built = code.map(|code| {
+                    Arc::new(Built {
+                        code,
+                        options: parsed,
+                    })
+                });
                 BuildOutcome::Ok
             }
             Err(log) => {
@@ -417,6 +444,55 @@ impl Program {
         drop(st);
         Ok((out, outcome))
     }
+}
+
+/// `clLinkProgram` options (OpenCL 3.0 section 5.8.6.3).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkOptions {
+    pub create_library: bool,
+    pub enable_link_options: bool,
+    pub denorms_are_zero: bool,
+    pub no_signed_zeros: bool,
+    pub unsafe_math_optimizations: bool,
+    pub finite_math_only: bool,
+    pub fast_relaxed_math: bool,
+}
+
+impl LinkOptions {
+    fn apply(&self, p: &mut ParsedOptions) {
+        let c = &mut p.codegen;
+        c.denorms_are_zero |= self.denorms_are_zero;
+        c.no_signed_zeros |= self.no_signed_zeros | self.unsafe_math_optimizations;
+        c.unsafe_math_optimizations |= self.unsafe_math_optimizations | self.fast_relaxed_math;
+        c.mad_enable |= self.unsafe_math_optimizations | self.fast_relaxed_math;
+        c.finite_math_only |= self.finite_math_only | self.fast_relaxed_math;
+        c.fast_relaxed_math |= self.fast_relaxed_math;
+        c.no_signed_zeros |= self.fast_relaxed_math;
+    }
+}
+
+/// Parses a `clLinkProgram` option string; anything else is CL_INVALID_LINKER_OPTIONS, as is
+/// `-enable-link-options` without `-create-library`.
+pub fn parse_link_options(options: &str) -> CLResult<LinkOptions> {
+    let mut o = LinkOptions::default();
+    for w in split_quoted(options) {
+        match w.as_str() {
+            "-create-library" => o.create_library = true,
+            "-enable-link-options" => o.enable_link_options = true,
+            "-cl-denorms-are-zero" => o.denorms_are_zero = true,
+            "-cl-no-signed-zeros" => o.no_signed_zeros = true,
+            "-cl-unsafe-math-optimizations" => o.unsafe_math_optimizations = true,
+            "-cl-finite-math-only" => o.finite_math_only = true,
+            "-cl-fast-relaxed-math" => o.fast_relaxed_math = true,
+            // Sub-groups make no independent-forward-progress promise either way.
+            "-cl-no-subgroup-ifp" => {}
+            _ => return Err(CL_INVALID_LINKER_OPTIONS),
+        }
+    }
+    if o.enable_link_options && !o.create_library {
+        return Err(CL_INVALID_LINKER_OPTIONS);
+    }
+    Ok(o)
 }
 
 /// SPIR-V → validated module → machine code for this device: the module may only use the
