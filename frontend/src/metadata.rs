@@ -117,7 +117,8 @@ pub(crate) fn extract_kernels(m: &Module) -> Result<Vec<KernelInfo>, FrontendErr
                 None,
             )])
         })?;
-        let type_names = arg_type_names(m, name);
+        let type_names = arg_strings(m, "kernel_arg_type", name);
+        let type_quals = arg_strings(m, "kernel_arg_type_qual", name);
         let mut args = Vec::new();
         for (index, param) in f.parameters.iter().enumerate() {
             let pid = param.result_id.unwrap_or(0);
@@ -129,9 +130,22 @@ pub(crate) fn extract_kernels(m: &Module) -> Result<Vec<KernelInfo>, FrontendErr
                     None,
                 )])
             })?;
+            let mut qualifiers = arg.qualifiers;
+            if let Some(q) = type_quals.as_ref().and_then(|q| q.get(index)) {
+                for word in q.split_whitespace() {
+                    match word {
+                        "const" => qualifiers.is_const = true,
+                        "restrict" => qualifiers.is_restrict = true,
+                        "volatile" => qualifiers.is_volatile = true,
+                        "pipe" => qualifiers.is_pipe = true,
+                        _ => {}
+                    }
+                }
+            }
             args.push(KernelArg {
                 name: m.name(pid).map(str::to_owned),
                 type_name: type_names.as_ref().and_then(|t| t.get(index).cloned()),
+                qualifiers,
                 ..arg
             });
         }
@@ -275,10 +289,11 @@ fn param_attr(m: &Module, id: u32, attr: FunctionParameterAttribute) -> bool {
     })
 }
 
-/// llvm-spirv records `kernel_arg_type` metadata (with `-cl-kernel-arg-info`) as an OpString
-/// `kernel_arg_type.<kernel>.<t0>,<t1>,…,`.
-fn arg_type_names(m: &Module, kernel: &str) -> Option<Vec<String>> {
-    let prefix = format!("kernel_arg_type.{kernel}.");
+/// llvm-spirv (with `--preserve-ocl-kernel-arg-type-metadata-through-string`) records the
+/// `kernel_arg_type` and `kernel_arg_type_qual` metadata as OpStrings
+/// `<what>.<kernel>.<arg0>,<arg1>,…,` — one entry per argument, possibly empty.
+fn arg_strings(m: &Module, what: &str, kernel: &str) -> Option<Vec<String>> {
+    let prefix = format!("{what}.{kernel}.");
     m.raw.debug_string_source.iter().find_map(|inst| {
         if inst.class.opcode != Op::String {
             return None;
@@ -287,12 +302,12 @@ fn arg_type_names(m: &Module, kernel: &str) -> Option<Vec<String>> {
             return None;
         };
         let rest = s.strip_prefix(&prefix)?;
-        Some(
-            rest.split(',')
-                .filter(|t| !t.is_empty())
-                .map(str::to_owned)
-                .collect(),
-        )
+        let mut entries: Vec<String> = rest.split(',').map(str::to_owned).collect();
+        // The list ends with a comma: drop the empty entry after it.
+        if entries.last().is_some_and(String::is_empty) {
+            entries.pop();
+        }
+        Some(entries)
     })
 }
 

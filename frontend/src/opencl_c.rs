@@ -171,6 +171,8 @@ pub fn compile_opencl_c(
     run(
         Command::new(LLVM_SPIRV)
             .arg("--spirv-max-version=1.0")
+            // Source type names and qualifiers for clGetKernelArgInfo, as OpStrings.
+            .arg("--preserve-ocl-kernel-arg-type-metadata-through-string")
             .arg(&opt_bc)
             .arg("-o")
             .arg(&spv),

@@ -645,7 +645,25 @@ impl<'m> Checker<'m> {
                     }
                 }
             }
-            Switch => self.expect_int_scalar(inst, 0, "Control-Flow", "Selector"),
+            Switch => {
+                self.expect_int_scalar(inst, 0, "Control-Flow", "Selector");
+                // Operands: Selector, Default, then (literal, label) pairs.
+                let mut seen = std::collections::HashSet::new();
+                for literal in inst.operands.iter().skip(2).step_by(2) {
+                    let value = match literal {
+                        Operand::LiteralBit32(v) => u64::from(*v),
+                        Operand::LiteralBit64(v) => *v,
+                        _ => continue,
+                    };
+                    if !seen.insert(value) {
+                        self.report(
+                            inst,
+                            format!("SPIR-V Control-Flow: OpSwitch case literal {value} appears more than once (two Target literals must not be equal)"),
+                        );
+                        break;
+                    }
+                }
+            }
             ReturnValue => {
                 if matches!(self.ty(fn_ret), Some(Type::Void)) {
                     self.report(inst, "SPIR-V Control-Flow: OpReturnValue in a function returning void".into());

@@ -409,3 +409,47 @@ fn opencl_c_objects_link() {
         (0..16).map(|i| i * 7 - 2).collect::<Vec<i32>>()
     );
 }
+
+/// `cl_khr_spirv_queries`: the lists are what the frontend accepts.
+#[test]
+fn spirv_queries() {
+    let env = Env::new();
+    if !ferrocl_only(&env) {
+        return;
+    }
+    let id = env.device.id();
+    let extensions = env.device.extensions().unwrap();
+    assert!(extensions.contains("cl_khr_spirv_queries"), "{extensions}");
+    let strings = |param| -> Vec<String> {
+        let bytes = opencl3::device::get_device_data(id, param).unwrap();
+        bytes
+            .chunks_exact(std::mem::size_of::<usize>())
+            .map(|c| {
+                let p = usize::from_ne_bytes(c.try_into().unwrap()) as *const std::ffi::c_char;
+                // SAFETY: the driver returns pointers to NUL-terminated strings it keeps alive.
+                unsafe { std::ffi::CStr::from_ptr(p) }
+                    .to_string_lossy()
+                    .into_owned()
+            })
+            .collect()
+    };
+    let sets = strings(CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR);
+    assert!(sets.iter().any(|s| s == "OpenCL.std"), "{sets:?}");
+    let spv_extensions = strings(CL_DEVICE_SPIRV_EXTENSIONS_KHR);
+    for e in ["SPV_KHR_linkonce_odr", "SPV_KHR_no_integer_wrap_decoration"] {
+        assert!(
+            spv_extensions.iter().any(|s| s == e),
+            "{e} in {spv_extensions:?}"
+        );
+    }
+    let caps: Vec<u32> = opencl3::device::get_device_data(id, CL_DEVICE_SPIRV_CAPABILITIES_KHR)
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| u32::from_ne_bytes(c.try_into().unwrap()))
+        .collect();
+    // Addresses 4, Linkage 5, Kernel 6, Int64 11 are there; Shader 1 is not.
+    for cap in [4, 5, 6, 11] {
+        assert!(caps.contains(&cap), "capability {cap} in {caps:?}");
+    }
+    assert!(!caps.contains(&1), "{caps:?}");
+}

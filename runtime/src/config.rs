@@ -64,7 +64,31 @@ pub fn extensions(settings: &Settings) -> Vec<NameVersion> {
         "cl_khr_spirv_linkonce_odr",
         make_version(1, 0, 0),
     ));
+    v.push(NameVersion::new(
+        "cl_khr_spirv_queries",
+        make_version(1, 0, 0),
+    ));
     v
+}
+
+/// `CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR`: the frontend's table, as C strings that
+/// live as long as the process (the query returns pointers to them).
+pub fn spirv_extended_instruction_sets() -> &'static [std::ffi::CString] {
+    static SETS: std::sync::OnceLock<Vec<std::ffi::CString>> = std::sync::OnceLock::new();
+    SETS.get_or_init(|| c_strings(ferrocl_frontend::SUPPORTED_EXT_INST_SETS))
+}
+
+/// `CL_DEVICE_SPIRV_EXTENSIONS_KHR`: the SPIR-V extensions the frontend accepts.
+pub fn spirv_extensions() -> &'static [std::ffi::CString] {
+    static EXTENSIONS: std::sync::OnceLock<Vec<std::ffi::CString>> = std::sync::OnceLock::new();
+    EXTENSIONS.get_or_init(|| c_strings(ferrocl_frontend::SUPPORTED_EXTENSIONS))
+}
+
+fn c_strings(names: &[&str]) -> Vec<std::ffi::CString> {
+    names
+        .iter()
+        .filter_map(|n| std::ffi::CString::new(*n).ok())
+        .collect()
 }
 
 /// Extensions that are API-only, not OpenCL C language extensions clang should know.
@@ -74,7 +98,26 @@ const API_ONLY_EXTENSIONS: &[&str] = &[
     "cl_khr_il_program",
     "cl_khr_spirv_no_integer_wrap_decoration",
     "cl_khr_spirv_linkonce_odr",
+    "cl_khr_spirv_queries",
 ];
+
+/// `CL_DEVICE_ATOMIC_*_CAPABILITIES`: every memory order, and the scopes in `scopes`.
+fn atomic_capabilities(scopes: &[ferrocl_frontend::spirv::Scope]) -> cl_device_atomic_capabilities {
+    use ferrocl_frontend::spirv::Scope;
+    let mut caps = CL_DEVICE_ATOMIC_ORDER_RELAXED
+        | CL_DEVICE_ATOMIC_ORDER_ACQ_REL
+        | CL_DEVICE_ATOMIC_ORDER_SEQ_CST;
+    for scope in scopes {
+        caps |= match scope {
+            Scope::Invocation => CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM,
+            Scope::Workgroup => CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP,
+            Scope::Device => CL_DEVICE_ATOMIC_SCOPE_DEVICE,
+            Scope::CrossDevice => CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES,
+            _ => 0,
+        };
+    }
+    caps as cl_device_atomic_capabilities
+}
 
 /// Every device fact reported through the API.
 #[derive(Clone, Debug)]
@@ -274,7 +317,7 @@ impl DeviceConfig {
             mem_base_addr_align_bits: 1024,
             global_mem_cacheline_size: cache.line_size,
             global_mem_cache_size: cache.size,
-            local_mem_size: 256 * 1024,
+            local_mem_size: ferrocl_frontend::MAX_LOCAL_VARIABLE_BYTES,
             max_constant_buffer_size: 64 * 1024 * 1024,
             max_constant_args: 8,
             max_parameter_size: 1024,
@@ -293,21 +336,10 @@ impl DeviceConfig {
             profiling_timer_resolution: 1,
             printf_buffer_size: 1024 * 1024,
             // Global atomics are Cranelift's sequentially consistent instructions, local ones
-            // run on the one thread executing the work-group: every order holds, up to device
-            // scope (all-devices scope needs SVM, which this device does not have).
-            atomic_memory_capabilities: (CL_DEVICE_ATOMIC_ORDER_RELAXED
-                | CL_DEVICE_ATOMIC_ORDER_ACQ_REL
-                | CL_DEVICE_ATOMIC_ORDER_SEQ_CST
-                | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP
-                | CL_DEVICE_ATOMIC_SCOPE_DEVICE)
-                as cl_device_atomic_capabilities,
-            atomic_fence_capabilities: (CL_DEVICE_ATOMIC_ORDER_RELAXED
-                | CL_DEVICE_ATOMIC_ORDER_ACQ_REL
-                | CL_DEVICE_ATOMIC_ORDER_SEQ_CST
-                | CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM
-                | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP
-                | CL_DEVICE_ATOMIC_SCOPE_DEVICE)
-                as cl_device_atomic_capabilities,
+            // run on the one thread executing the work-group: every order holds. The scopes are
+            // the ones the frontend accepts in modules (all-devices scope would need SVM).
+            atomic_memory_capabilities: atomic_capabilities(ferrocl_frontend::ATOMIC_SCOPES),
+            atomic_fence_capabilities: atomic_capabilities(ferrocl_frontend::FENCE_SCOPES),
             non_uniform_work_group_support: true,
             work_group_collective_functions: true,
             image_support: false,
@@ -372,6 +404,15 @@ impl DeviceConfig {
         use ferrocl_frontend::spirv::Capability;
         ferrocl_frontend::SUPPORTED_CAPABILITIES.contains(&cap)
             && (cap != Capability::Float64 || self.settings.fp64)
+    }
+
+    /// `CL_DEVICE_SPIRV_CAPABILITIES_KHR`: every capability a module may declare here.
+    pub fn spirv_capabilities(&self) -> Vec<cl_uint> {
+        ferrocl_frontend::SUPPORTED_CAPABILITIES
+            .iter()
+            .filter(|c| self.allows_capability(**c))
+            .map(|c| *c as cl_uint)
+            .collect()
     }
 
     /// Whether OpenCL C sources can be compiled: decided at runtime by finding clang.

@@ -29,6 +29,12 @@ fn name_versions(list: &[NameVersion]) -> Vec<u8> {
     arr(&v)
 }
 
+/// An array of `const char*` into strings that live as long as the process.
+fn c_string_pointers(list: &'static [std::ffi::CString]) -> Vec<u8> {
+    let ptrs: Vec<*const c_char> = list.iter().map(|s| s.as_ptr()).collect();
+    arr(&ptrs)
+}
+
 /// A NULL platform means "ours" (there is one); anything else must be our handle.
 unsafe fn check_platform(p: cl_platform_id) -> CLResult<&'static Platform> {
     if p.is_null() {
@@ -261,6 +267,11 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_EXTENSIONS => s(&c.extension_string()),
         CL_DEVICE_EXTENSIONS_WITH_VERSION => name_versions(&c.extensions),
         CL_DEVICE_PRINTF_BUFFER_SIZE => v(c.printf_buffer_size),
+        CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR => {
+            c_string_pointers(config::spirv_extended_instruction_sets())
+        }
+        CL_DEVICE_SPIRV_EXTENSIONS_KHR => c_string_pointers(config::spirv_extensions()),
+        CL_DEVICE_SPIRV_CAPABILITIES_KHR => arr(&c.spirv_capabilities()),
         CL_DEVICE_PREFERRED_INTEROP_USER_SYNC => b(true),
         CL_DEVICE_PARENT_DEVICE => v(std::ptr::null_mut::<c_void>()),
         CL_DEVICE_PARTITION_PROPERTIES => v(0 as cl_device_partition_property),

@@ -1,0 +1,119 @@
+//! clGetKernelArgInfo through the loader: address and access qualifiers, source type names,
+//! type qualifiers and argument names of a kernel built from OpenCL C with
+//! `-cl-kernel-arg-info`, the same kernel's answers when built as IL with the option, and
+//! CL_KERNEL_ARG_INFO_NOT_AVAILABLE / CL_INVALID_ARG_INDEX.
+
+mod common;
+
+use std::ffi::CString;
+use std::ptr;
+
+use common::*;
+use opencl3::kernel::get_kernel_arg_info;
+use opencl_sys::*;
+
+const SOURCE: &str = "typedef struct { int a; float b; } pair;
+kernel void k(global const float* restrict a, global volatile int* b, constant int* c,
+              local float4* l, pair p, const int n, global uint* restrict const u) {}";
+
+fn built(env: &Env, options: &str) -> Program {
+    let p = check(
+        cl(Program::create_from_source(&env.context, SOURCE)),
+        "clCreateProgramWithSource",
+    );
+    let options = CString::new(options).unwrap();
+    opencl3::program::build_program(
+        p.get(),
+        env.context.devices(),
+        &options,
+        None,
+        ptr::null_mut(),
+    )
+    .unwrap_or_else(|e| {
+        panic!(
+            "build: {e}: {}",
+            p.get_build_log(env.device.id()).unwrap_or_default()
+        )
+    });
+    p
+}
+
+/// A qualifier answer: cl_uint for address/access qualifiers, cl_bitfield for type qualifiers.
+fn info_u64(k: &Kernel, index: u32, param: cl_kernel_arg_info) -> u64 {
+    match get_kernel_arg_info(k.get(), index, param).unwrap() {
+        cl3::info_type::InfoType::Uint(v) => u64::from(v),
+        cl3::info_type::InfoType::Ulong(v) => v,
+        other => panic!("param {param:#x}: unexpected answer {other:?}"),
+    }
+}
+
+fn info_string(k: &Kernel, index: u32, param: cl_kernel_arg_info) -> String {
+    String::from(get_kernel_arg_info(k.get(), index, param).unwrap())
+}
+
+#[test]
+fn argument_info_from_opencl_c() {
+    let env = Env::new();
+    let p = built(&env, "-cl-kernel-arg-info");
+    let k = check(cl(Kernel::create(&p, "k")), "clCreateKernel");
+    let global = CL_KERNEL_ARG_ADDRESS_GLOBAL as u64;
+    let constant = CL_KERNEL_ARG_ADDRESS_CONSTANT as u64;
+    let local = CL_KERNEL_ARG_ADDRESS_LOCAL as u64;
+    let private = CL_KERNEL_ARG_ADDRESS_PRIVATE as u64;
+    let none = CL_KERNEL_ARG_TYPE_NONE as u64;
+    let cst = CL_KERNEL_ARG_TYPE_CONST as u64;
+    let restrict = CL_KERNEL_ARG_TYPE_RESTRICT as u64;
+    let volatile = CL_KERNEL_ARG_TYPE_VOLATILE as u64;
+    let expected = [
+        ("a", "float*", global, cst | restrict),
+        ("b", "int*", global, volatile),
+        ("c", "int*", constant, cst),
+        ("l", "float4*", local, none),
+        ("p", "pair", private, none),
+        ("n", "int", private, none),
+        ("u", "uint*", global, restrict),
+    ];
+    for (i, (name, ty, address, quals)) in expected.into_iter().enumerate() {
+        let i = i as u32;
+        assert_eq!(info_string(&k, i, CL_KERNEL_ARG_NAME), name);
+        assert_eq!(info_string(&k, i, CL_KERNEL_ARG_TYPE_NAME), ty, "{name}");
+        assert_eq!(
+            info_u64(&k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER),
+            address,
+            "{name}"
+        );
+        assert_eq!(
+            info_u64(&k, i, CL_KERNEL_ARG_TYPE_QUALIFIER),
+            quals,
+            "{name}"
+        );
+        assert_eq!(
+            info_u64(&k, i, CL_KERNEL_ARG_ACCESS_QUALIFIER),
+            CL_KERNEL_ARG_ACCESS_NONE as u64,
+            "{name}"
+        );
+    }
+    assert_eq!(
+        get_kernel_arg_info(k.get(), 7, CL_KERNEL_ARG_NAME).err(),
+        Some(CL_INVALID_ARG_INDEX)
+    );
+    assert_eq!(
+        get_kernel_arg_info(k.get(), 0, 0x7777).err(),
+        Some(CL_INVALID_VALUE)
+    );
+}
+
+#[test]
+fn argument_info_needs_the_option() {
+    let env = Env::new();
+    if env.other_icd {
+        // PoCL answers argument info without the option, which the spec allows.
+        return;
+    }
+    let p = built(&env, "");
+    let k = check(cl(Kernel::create(&p, "k")), "clCreateKernel");
+    assert_eq!(
+        get_kernel_arg_info(k.get(), 0, CL_KERNEL_ARG_TYPE_NAME).err(),
+        Some(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+    );
+}
