@@ -1,7 +1,7 @@
-//! Fuzz target: untrusted bytes through `frontend::parse`, then `codegen::compile` on whatever
-//! the frontend accepts. A crash is any panic (libfuzzer-sys aborts on panics even when codegen
-//! catches them), a hang, an allocation past libFuzzer's `-rss_limit_mb`, or a module the
-//! frontend accepted that codegen then refuses for a reason validation should have caught
+//! Fuzz target: untrusted bytes through `frontend::parse` (which freezes specialization
+//! constants) and `frontend::link`, then `codegen::compile` on whatever the frontend accepts.
+//! A crash is any panic (libfuzzer-sys aborts on panics even when codegen catches them), a hang,
+//! an allocation past libFuzzer's `-rss_limit_mb`, or a module the frontend accepted that codegen then refuses for a reason validation should have caught
 //! (Cranelift's verifier, codegen's internal checks, or its double-checks of ids and shapes).
 #![no_main]
 
@@ -26,28 +26,18 @@ const VALIDATION_GAPS: &[&str] = &[
     "cannot index into",
 ];
 
-/// Known codegen issue (README "Findings"): large program-scope data can land beyond the
-/// ±2 GiB reach of cranelift-jit's PC-relative relocations, which then panic. Such modules are
-/// only parsed, so the run keeps looking for new problems.
-fn has_large_program_scope_data(m: &ferrocl_frontend::Module) -> bool {
-    use ferrocl_frontend::{spirv::Op, Type};
-    m.raw.types_global_values.iter().any(|inst| {
-        inst.class.opcode == Op::Variable
-            && matches!(
-                inst.result_type.and_then(|t| m.ty(t)),
-                Some(Type::Pointer { pointee, .. })
-                    if m.size_of(*pointee).is_none_or(|s| s > 1 << 20)
-            )
-    })
-}
-
 fuzz_target!(|data: &[u8]| {
+    // The linker on one input: whatever it accepts must link into a module the frontend
+    // accepts again (ids, types and sections stay consistent).
+    let no_values = std::collections::HashMap::new();
+    if let Ok(linked) = ferrocl_frontend::link(&[(data, &no_values)], true) {
+        if let Err(e) = ferrocl_frontend::parse(&linked.spirv) {
+            panic!("a linked module no longer parses:\n{}", e.log());
+        }
+    }
     let Ok(module) = ferrocl_frontend::parse(data) else {
         return;
     };
-    if has_large_program_scope_data(&module) {
-        return;
-    }
     if let Err(e) = ferrocl_codegen::compile(&module, &ferrocl_codegen::BuildOptions::default()) {
         let log = e.log;
         assert!(
