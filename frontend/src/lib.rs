@@ -18,7 +18,7 @@ mod validate_structure;
 mod validate_types;
 
 pub use diagnostics::{Diagnostic, FrontendError};
-pub use link::{link, Linked, SpecValues};
+pub use link::{link, unresolved_imports, Linked, SpecValues};
 pub use metadata::{
     synchronises_work_group, AccessQualifier, AddressQualifier, ArgKind, KernelArg, KernelInfo,
     TypeQualifiers,

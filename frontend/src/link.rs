@@ -423,3 +423,39 @@ impl Merger {
         })
     }
 }
+
+/// The imports of a module that only linking could resolve (`Import` linkage on anything but a
+/// built-in variable), as build-log lines; empty for a module that builds on its own.
+pub fn unresolved_imports(m: &Module) -> Vec<String> {
+    m.raw
+        .annotations
+        .iter()
+        .filter_map(|inst| {
+            let (
+                Some(Operand::IdRef(target)),
+                Some(Operand::Decoration(Decoration::LinkageAttributes)),
+                Some(Operand::LiteralString(name)),
+                Some(Operand::LinkageType(LinkageType::Import)),
+            ) = (
+                inst.operands.first(),
+                inst.operands.get(1),
+                inst.operands.get(2),
+                inst.operands.get(3),
+            )
+            else {
+                return None;
+            };
+            if m.has_decoration(*target, Decoration::BuiltIn) {
+                return None;
+            }
+            let what = if m.function(*target).is_some() {
+                "function"
+            } else {
+                "variable"
+            };
+            Some(format!(
+                "error: link: unresolved import \"{name}\" ({what} %{target}): no program provides it; compile this program and link it with one that exports it (clCompileProgram + clLinkProgram)\n"
+            ))
+        })
+        .collect()
+}

@@ -31,6 +31,9 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     Capability::GenericPointer,
     // Work-group collectives (scope Workgroup); sub-group scope is refused by codegen.
     Capability::Groups,
+    // SPIR-V 1.6 Uniform/UniformId decorations: promises that a value is the same across a
+    // scope, which code generation may ignore.
+    Capability::UniformDecoration,
 ];
 
 /// Capabilities a module may declare only from a given SPIR-V version on (env 3.2–3.7). Those
@@ -42,6 +45,7 @@ pub const CAPABILITY_MIN_VERSION: &[(Capability, (u8, u8))] = &[
     (Capability::GroupNonUniformShuffle, (1, 3)),
     (Capability::GroupNonUniformShuffleRelative, (1, 3)),
     (Capability::DotProduct, (1, 6)),
+    (Capability::UniformDecoration, (1, 6)),
     (Capability::DotProductInput4x8Bit, (1, 6)),
     (Capability::DotProductInput4x8BitPacked, (1, 6)),
 ];

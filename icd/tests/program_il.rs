@@ -372,6 +372,19 @@ fn link_failures_name_the_symbol() {
         link(&env, &[&main, &lib], "-enable-link-options").1,
         CL_INVALID_LINKER_OPTIONS
     );
+    // clBuildProgram links nothing: the same imports are reported.
+    let whole = il_program(&env, &assemble("link_main"));
+    assert_eq!(build(&env, &whole), Err(CL_BUILD_PROGRAM_FAILURE));
+    let log = whole.get_build_log(env.device.id()).unwrap();
+    assert!(
+        log.contains("unresolved import \"mul3\" (function"),
+        "{log}"
+    );
+    assert!(
+        log.contains("unresolved import \"table\" (variable"),
+        "{log}"
+    );
+
     // An IL program that was never compiled is not a linkable object.
     let raw = il_program(&env, &assemble("link_lib"));
     assert_eq!(link(&env, &[&main, &raw], "").1, CL_INVALID_OPERATION);

@@ -508,6 +508,10 @@ fn build_for_device(
     let settings = &config.settings;
     let start = std::time::Instant::now();
     let module = ferrocl_frontend::parse_specialized(spirv, spec_values).map_err(|e| e.log())?;
+    let unresolved = ferrocl_frontend::unresolved_imports(&module);
+    if !unresolved.is_empty() {
+        return Err(unresolved.concat());
+    }
     let refused: String = module
         .raw
         .capabilities

@@ -307,7 +307,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         if f.blocks.is_empty() {
             let name = m.name(fid).unwrap_or("?");
             return err(format!(
-                "error: call to imported function %{fid} '{name}' which no program provides (linking is not supported)\n"
+                "error: call to imported function %{fid} '{name}': link the program that exports it first (clCompileProgram + clLinkProgram)\n"
             ));
         }
         if self.frames.len() > 256 {
