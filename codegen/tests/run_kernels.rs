@@ -199,6 +199,7 @@ fn launch(
                     num_groups,
                     work_dim,
                     frames: frames.as_mut_ptr() as u64,
+                    printf_buffer: 0,
                 };
                 // SAFETY: the argument block matches the kernel's layout, every buffer outlives
                 // the call and is large enough for the NDRange, the arena is private.
