@@ -204,6 +204,9 @@ fn parse_spec(rest: &mut &[u8]) -> Result<Spec, String> {
             "env 2.11: the length modifier '{length}' is undefined in printf (at '%{text}')"
         ));
     }
+    if conversion == b'n' {
+        return Err("env 2.11: the 'n' conversion is undefined in printf".into());
+    }
     if !b"diouxXfFeEgGaAcsp%".contains(&conversion) {
         return Err(format!(
             "OpenCL.std printf: '{}' is not a supported conversion (at '%{text}')",

@@ -34,13 +34,19 @@ impl Translator<'_, '_, '_> {
             }
             leaves.extend(values);
         }
-        let index = self.printf_formats.len() as i64;
+        // At most 65535 operand words of at most 128 bytes each: the length fits its u32.
         let args_bytes = u64::from(call.format.args_bytes());
         let record_len = (PRINTF_RECORD_HEADER as u64 + args_bytes).next_multiple_of(8);
-        if record_len > u64::from(u32::MAX) {
-            return err("error: printf record larger than 4 GiB\n");
-        }
-        self.printf_formats.push(call.format);
+
+        // Kernels with barriers translate a call once per region that reaches it: one entry
+        // per distinct format keeps the table small.
+        let index = match self.printf_formats.iter().position(|f| *f == call.format) {
+            Some(i) => i,
+            None => {
+                self.printf_formats.push(call.format);
+                self.printf_formats.len() - 1
+            }
+        } as i64;
 
         let buffer = self.wi.printf_buffer;
         let flags = MemFlagsData::new();
