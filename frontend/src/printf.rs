@@ -171,11 +171,28 @@ fn parse_spec(rest: &mut &[u8]) -> Result<Spec, String> {
     };
     let mut directive = String::from("%");
     directive += &take_while(rest, |c| b"-+ #0".contains(&c));
-    directive += &take_while(rest, |c| c.is_ascii_digit());
-    if rest.first() == Some(&b'.') {
+    let width = take_while(rest, |c| c.is_ascii_digit());
+    let has_precision = rest.first() == Some(&b'.');
+    let mut precision = String::new();
+    if has_precision {
         *rest = &rest[1..];
+        precision = take_while(rest, |c| c.is_ascii_digit());
+    }
+    // C99's environmental limit (7.19.6.1): a conversion need not produce more than 4095
+    // characters; larger widths and precisions are refused rather than formatted into
+    // arbitrarily large host allocations.
+    let limit = |digits: &str| {
+        digits
+            .parse::<u64>()
+            .map_or(!digits.is_empty(), |v| v > 4095)
+    };
+    if limit(&width) || limit(&precision) {
+        return Err("OpenCL.std printf: field widths and precisions above 4095 (C99's limit for one conversion) are not supported".into());
+    }
+    directive += &width;
+    if has_precision {
         directive.push('.');
-        directive += &take_while(rest, |c| c.is_ascii_digit());
+        directive += &precision;
     }
     if rest.first() == Some(&b'*') {
         return Err("env 2.11: the '*' field width or precision is undefined in printf".into());
