@@ -273,7 +273,10 @@ fn match_argument(
     let mut directive = spec.directive.clone();
     let arg = match spec.conversion {
         b'd' | b'i' | b'o' | b'u' | b'x' | b'X' => {
-            let Some(Type::Int { width }) = elem else {
+            let Some(Type::Int {
+                width: width @ (8 | 16 | 32 | 64),
+            }) = elem
+            else {
                 return Err(mismatch("an integer"));
             };
             let long = spec.length == "l";
@@ -288,8 +291,13 @@ fn match_argument(
             }
         }
         b'c' => {
-            let (Some(Type::Int { width }), None, "") =
-                (elem, spec.vector, spec.length.as_str())
+            let (
+                Some(Type::Int {
+                    width: width @ (8 | 16 | 32 | 64),
+                }),
+                None,
+                "",
+            ) = (elem, spec.vector, spec.length.as_str())
             else {
                 return Err(mismatch("a scalar integer without length modifier"));
             };
@@ -322,7 +330,12 @@ fn match_argument(
                 constant_string(m, f, arg).ok_or_else(|| mismatch("a literal string (env 2.11)"))?,
             )
         }
-        _ => unreachable!("parse_spec accepts only the conversions above"),
+        other => {
+            return Err(format!(
+                "OpenCL.std printf: '{}' is not a supported conversion",
+                other.escape_ascii()
+            ))
+        }
     };
     directive.push(spec.conversion as char);
     Ok(PrintfConversion {
