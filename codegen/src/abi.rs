@@ -1,5 +1,15 @@
 //! The contract between JIT code and the runtime: the work-group function signature, the
-//! per-launch `GroupInfo`, and the argument block layout.
+//! per-launch `GroupInfo`, the argument block layout and the printf buffer layout.
+//!
+//! printf: JIT code finds the launch's printf buffer through [`GroupInfo::printf_buffer`]. The
+//! buffer starts with two u64s — the allocation counter (record bytes handed out so far, bumped
+//! atomically by each call, may run past the capacity) and the capacity in record bytes — and
+//! the records follow ([`PRINTF_BUFFER_HEADER`] bytes in). A call whose record does not fit
+//! writes nothing and returns -1, so every later allocation fails too and the records that were
+//! written are contiguous from the start; the runtime zeroes the buffer, so the first record
+//! header with length 0 ends them. A record is a u32 length (header included, a multiple of 8),
+//! a u32 index into [`crate::Kernel::printf_formats`], then the arguments' bytes, packed in
+//! format order as [`ferrocl_frontend::PrintfArg`] describes.
 
 /// `extern "C" fn(args, group, local_mem)`: runs every work-item of one work-group.
 ///
@@ -40,7 +50,15 @@ pub struct GroupInfo {
     /// [`crate::Kernel::work_item_frame_size`] × (work-items in this group) bytes, 16-byte
     /// aligned, owned by the executing worker. May be 0 when the frame size is 0.
     pub frames: u64,
+    /// Address of the launch's printf buffer (layout in the module header), 8-byte aligned and
+    /// shared by every group; 0 when the kernel has no printf.
+    pub printf_buffer: u64,
 }
+
+/// Bytes before the first printf record: the allocation counter and the capacity (u64 each).
+pub const PRINTF_BUFFER_HEADER: usize = 16;
+/// Bytes of a printf record's header: its length and its format index (u32 each).
+pub const PRINTF_RECORD_HEADER: usize = 8;
 
 impl GroupInfo {
     pub(crate) const GLOBAL_OFFSET: i32 = 0;
@@ -51,6 +69,7 @@ impl GroupInfo {
     pub(crate) const NUM_GROUPS: i32 = 120;
     pub(crate) const WORK_DIM: i32 = 144;
     pub(crate) const FRAMES: i32 = 152;
+    pub(crate) const PRINTF_BUFFER: i32 = 160;
 }
 
 const _: () = {
@@ -64,6 +83,7 @@ const _: () = {
     assert!(std::mem::offset_of!(GroupInfo, num_groups) == GroupInfo::NUM_GROUPS as usize);
     assert!(std::mem::offset_of!(GroupInfo, work_dim) == GroupInfo::WORK_DIM as usize);
     assert!(std::mem::offset_of!(GroupInfo, frames) == GroupInfo::FRAMES as usize);
+    assert!(std::mem::offset_of!(GroupInfo, printf_buffer) == GroupInfo::PRINTF_BUFFER as usize);
     assert!(GroupInfo::GLOBAL_OFFSET == 0);
 };
 

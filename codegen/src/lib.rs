@@ -10,6 +10,8 @@ mod options;
 mod program;
 mod translate;
 
-pub use abi::{ArgSlot, GroupInfo, WorkGroupFn, LOCAL_ARG_ALIGN};
+pub use abi::{
+    ArgSlot, GroupInfo, WorkGroupFn, LOCAL_ARG_ALIGN, PRINTF_BUFFER_HEADER, PRINTF_RECORD_HEADER,
+};
 pub use options::BuildOptions;
 pub use program::{compile, BuildError, Kernel, Program};

@@ -5,7 +5,7 @@ use std::fmt;
 use std::sync::Mutex;
 
 use cranelift_jit::JITModule;
-use ferrocl_frontend::{KernelInfo, Module};
+use ferrocl_frontend::{KernelInfo, Module, PrintfFormat};
 
 use crate::abi::{ArgSlot, GroupInfo, WorkGroupFn};
 use crate::options::BuildOptions;
@@ -48,6 +48,9 @@ pub struct Kernel {
     /// Bytes of frame each work-item needs when the kernel has barriers (0 otherwise): its
     /// resume point and the values live across barriers. See [`GroupInfo::frames`].
     pub work_item_frame_size: usize,
+    /// Formats of the kernel's printf calls, indexed by a record's format index; empty when the
+    /// kernel never prints, else each launch needs a printf buffer (see [`GroupInfo`]).
+    pub printf_formats: Vec<PrintfFormat>,
     entry: WorkGroupFn,
 }
 
@@ -61,6 +64,7 @@ impl Kernel {
         private_mem_size: usize,
         instruction_count: usize,
         work_item_frame_size: usize,
+        printf_formats: Vec<PrintfFormat>,
         entry: WorkGroupFn,
     ) -> Self {
         Kernel {
@@ -71,6 +75,7 @@ impl Kernel {
             private_mem_size,
             instruction_count,
             work_item_frame_size,
+            printf_formats,
             entry,
         }
     }
@@ -79,7 +84,9 @@ impl Kernel {
     ///
     /// # Safety
     /// `group.frames` must point at `work_item_frame_size` × (work-items of the group) writable
-    /// bytes, 16-byte aligned, when `work_item_frame_size` is not 0.
+    /// bytes, 16-byte aligned, when `work_item_frame_size` is not 0. When `printf_formats` is
+    /// not empty, `group.printf_buffer` must point at a printf buffer laid out as abi.rs says,
+    /// its capacity plus the header writable, shared only with groups of the same launch.
     /// `args` must point at an argument block of `args_size` bytes filled as [`ArgSlot`]
     /// describes, with every buffer pointer valid for the accesses the kernel makes; `local_mem`
     /// must point at an arena of at least `static_local_mem_size` plus the `__local` argument

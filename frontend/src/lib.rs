@@ -11,6 +11,7 @@ mod metadata;
 mod module;
 mod opencl_c;
 mod parse;
+mod printf;
 mod specialize;
 mod validate;
 mod validate_dominance;
@@ -26,6 +27,7 @@ pub use metadata::{
 pub use module::{Module, Type, TypeId};
 pub use opencl_c::{compile_opencl_c, opencl_c_compiler_available};
 pub use parse::{is_spirv, parse, parse_specialized, spec_constants};
+pub use printf::{printf_call, PrintfArg, PrintfCall, PrintfConversion, PrintfFormat, PrintfPiece};
 pub use rspirv;
 pub use specialize::SpecConstantInfo;
 pub use spirv;

@@ -20,6 +20,8 @@ struct Checker<'m> {
     problems: Vec<Diagnostic>,
     /// Results of debug-info and non-semantic OpExtInsts: codegen gives them no value.
     non_semantic: HashSet<Word>,
+    /// The function being checked (printf resolves its format through it).
+    function: Option<&'m Function>,
 }
 
 /// The element kind of a scalar or vector type.
@@ -50,6 +52,7 @@ pub(crate) fn check_types(m: &Module) -> Vec<Diagnostic> {
         m,
         problems: Vec::new(),
         non_semantic,
+        function: None,
     };
     for inst in &m.raw.types_global_values {
         c.global(inst);
@@ -355,8 +358,9 @@ impl<'m> Checker<'m> {
         }
     }
 
-    fn function(&mut self, f: &Function) {
+    fn function(&mut self, f: &'m Function) {
         let Some(def) = &f.def else { return };
+        self.function = Some(f);
         let ret = def.result_type.unwrap_or(0);
         self.function_signature(f, def, ret);
         let preds = predecessors(f);
@@ -1407,6 +1411,10 @@ impl<'m> Checker<'m> {
             );
             return;
         };
+        if op == Cl::printf {
+            self.printf(inst, rt);
+            return;
+        }
         let args = inst.operands.len().saturating_sub(2);
         let Some((count, rule)) = opencl_std_signature(op) else {
             return;
@@ -1484,6 +1492,24 @@ impl<'m> Checker<'m> {
                 }
                 self.expect_int_scalar(inst, 3, "OpenCL.std", "vstoren offset");
                 self.expect_pointer(inst, 4, "OpenCL.std", "vstoren p");
+            }
+        }
+    }
+}
+
+impl Checker<'_> {
+    /// env 2.11: an `int` result, a constant format string and arguments its conversions accept.
+    fn printf(&mut self, inst: &Instruction, rt: Word) {
+        if self.ty(rt) != Some(&Type::Int { width: 32 }) {
+            let rule = format!(
+                "OpenCL.std: printf returns a 32-bit integer, found {}",
+                self.type_name(rt)
+            );
+            self.report(inst, rule);
+        }
+        if let Some(f) = self.function {
+            if let Err(rule) = crate::printf::printf_call(self.m, f, inst) {
+                self.report(inst, rule);
             }
         }
     }

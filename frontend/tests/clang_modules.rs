@@ -113,7 +113,7 @@ fn clang_modules_are_accepted() {
                 e.log()
             )
         });
-        assert_eq!(m.kernels.len(), 7, "debug={debug} opt={opt} {version}");
+        assert_eq!(m.kernels.len(), 8, "debug={debug} opt={opt} {version}");
     }
 }
 

@@ -54,6 +54,8 @@ pub struct Launch {
     pub frames_size: usize,
     /// Run with single-precision round-toward-zero (`FERROCL_ROUNDING=rtz`).
     pub round_to_zero: bool,
+    /// `GroupInfo::printf_buffer` of every group (0 when the kernel does not print).
+    pub printf_buffer: u64,
 }
 
 impl Launch {
@@ -145,6 +147,7 @@ fn write_mxcsr(v: u32) {
 pub fn group_info(l: &Launch, g: usize) -> GroupInfo {
     let mut info = GroupInfo {
         work_dim: l.work_dim,
+        printf_buffer: l.printf_buffer,
         ..GroupInfo::default()
     };
     let mut rest = g;
@@ -253,6 +256,7 @@ mod tests {
             arena_size: 0,
             frames_size: 0,
             round_to_zero: false,
+            printf_buffer: 0,
         };
         assert_eq!(group_count(&l), 3 * 2);
         let last = group_info(&l, 5);
@@ -302,6 +306,7 @@ mod tests {
             arena_size: 1000,
             frames_size: 0,
             round_to_zero: false,
+            printf_buffer: 0,
         };
         let mut out = vec![0u32; group_count(&l)];
         let mut block = ArgBlock::new(8);

@@ -14,6 +14,7 @@ use crate::executor::{run_ndrange, ArgBlock, Launch};
 use crate::memory::Mem;
 use crate::object::{Base, CLResult, Tag};
 use crate::platform::Device;
+use crate::printf::{write_stdout, PrintfBuffer};
 use crate::program::{Built, Program};
 use crate::queue::Work;
 
@@ -214,7 +215,7 @@ impl Kernel {
             return Err(CL_OUT_OF_RESOURCES);
         }
         let (block, keep, local_total) = (packed.block, packed.keep, packed.arena_size);
-        let launch = Launch {
+        let mut launch = Launch {
             work_dim: work_dim as u32,
             offset,
             global,
@@ -222,6 +223,7 @@ impl Kernel {
             arena_size: local_total,
             frames_size: code.work_item_frame_size * local.iter().product::<usize>(),
             round_to_zero: cfg.settings.rounding == crate::settings::Rounding::TowardZero,
+            printf_buffer: 0,
         };
         crate::settings::log(
             &cfg.settings,
@@ -237,7 +239,15 @@ impl Kernel {
         Ok(Box::new(move || {
             let _keep_alive = keep;
             let kernel = &built.code.kernels()[index];
+            // A command whose kernel prints gets its own buffer; the text is out before the
+            // command's event completes.
+            let mut printf = (!kernel.printf_formats.is_empty())
+                .then(|| PrintfBuffer::new(device.config.printf_buffer_size));
+            launch.printf_buffer = printf.as_mut().map_or(0, PrintfBuffer::address);
             run_ndrange(&device.pool, kernel, &block, &launch);
+            if let Some(printf) = printf {
+                write_stdout(&printf.render(&kernel.printf_formats));
+            }
             Ok(())
         }))
     }

@@ -23,6 +23,8 @@ pub(crate) struct WorkItem {
     pub(crate) group_id: [Value; 3],
     pub(crate) num_groups: [Value; 3],
     pub(crate) work_dim: Value,
+    /// `GroupInfo::printf_buffer` (see abi.rs).
+    pub(crate) printf_buffer: Value,
     /// `group_id * enqueued_local_size + global_offset`: the global id of local id 0.
     pub(crate) base_global_id: [Value; 3],
     pub(crate) local_id: [Value; 3],
@@ -43,6 +45,9 @@ impl WorkItem {
         let group_id = field(b, GroupInfo::GROUP_ID);
         let num_groups = field(b, GroupInfo::NUM_GROUPS);
         let work_dim = b.ins().load(types::I32, flags, group, GroupInfo::WORK_DIM);
+        let printf_buffer = b
+            .ins()
+            .load(types::I64, flags, group, GroupInfo::PRINTF_BUFFER);
         let base_global_id = [0, 1, 2].map(|d| {
             let start = b.ins().imul(group_id[d], enqueued_local_size[d]);
             b.ins().iadd(start, global_offset[d])
@@ -57,6 +62,7 @@ impl WorkItem {
             group_id,
             num_groups,
             work_dim,
+            printf_buffer,
             base_global_id,
             local_id: [zero; 3],
         }

@@ -45,6 +45,8 @@ pub(crate) struct Frame<'m> {
     ret: ir::Block,
     ret_shape: Option<Shape>,
     label: Word,
+    /// The SPIR-V function this frame inlines.
+    pub(crate) function: &'m Function,
 }
 
 pub(crate) struct Translator<'m, 'b, 'e> {
@@ -60,6 +62,8 @@ pub(crate) struct Translator<'m, 'b, 'e> {
     pub(crate) private_bytes: u64,
     /// Present when the kernel has barriers.
     pub(crate) barrier: Option<BarrierState>,
+    /// Formats of the kernel's printf calls; a record's format index points in here.
+    pub(crate) printf_formats: Vec<ferrocl_frontend::PrintfFormat>,
 }
 
 /// What translation needs to cut a kernel at its barriers.
@@ -364,6 +368,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             ret: cont,
             ret_shape: ret_shape.clone(),
             label: 0,
+            function: f,
         };
         // Parameters of a function with a barrier are read after resume points, where the
         // caller's SSA values do not reach: they go to the frame. The kernel's own parameters

@@ -32,6 +32,7 @@ pub(crate) struct KernelShape {
     pub(crate) instruction_count: usize,
     pub(crate) private_bytes: u64,
     pub(crate) frame_size: u64,
+    pub(crate) printf_formats: Vec<ferrocl_frontend::PrintfFormat>,
 }
 
 /// Kernel arguments as the prologue loads them.
@@ -117,6 +118,7 @@ pub(crate) fn build(
         instruction_count: 0,
         private_bytes: 0,
         barrier: None,
+        printf_formats: Vec::new(),
     };
     // Scalar and vector values are loaded once per work-group.
     for ((param, slot), (info, arg)) in f
@@ -149,6 +151,7 @@ pub(crate) fn build(
         instruction_count: t.instruction_count,
         private_bytes: t.private_bytes,
         frame_size,
+        printf_formats: std::mem::take(&mut t.printf_formats),
     };
     let frontend_config = t.env.jit.isa().frontend_config();
     t.b.finalize(frontend_config);

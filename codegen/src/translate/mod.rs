@@ -13,6 +13,7 @@ mod group;
 mod kernel;
 mod memory;
 mod opencl_std;
+mod printf;
 mod rounding;
 mod values;
 
@@ -359,6 +360,7 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
                 shape.private_bytes as usize,
                 shape.instruction_count,
                 shape.frame_size as usize,
+                shape.printf_formats,
                 entry,
             )
         })

@@ -1,6 +1,6 @@
 //! `OpExtInst` of the OpenCL.std set: integer, common and relational builtins and simple math
-//! emitted inline; transcendental math called in `ferrocl-mathlib`. Debug-info and other
-//! non-semantic sets are ignored.
+//! emitted inline; transcendental math called in `ferrocl-mathlib`; printf in printf.rs.
+//! Debug-info and other non-semantic sets are ignored.
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, InstBuilder, Value};
@@ -29,6 +29,9 @@ impl Translator<'_, '_, '_> {
                 "error: OpenCL.std instruction {number} does not exist\n"
             ));
         };
+        if op == Cl::printf {
+            return self.printf(inst);
+        }
         // vloadn's last operand is the literal n, which rspirv reads as an id: leave it out.
         let last = if op == Cl::vloadn {
             inst.operands.len().min(4)

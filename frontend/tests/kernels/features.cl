@@ -75,3 +75,7 @@ kernel void atomics(global int *p, local int *l, global uint *u) {
     atom_xchg(p, 3);
     atomic_max(p, 7);
 }
+
+kernel void print(global const float4 *v, int n) {
+    printf("%d %s %v4hlf %#lx %c%%\n", n, "literal", v[0], (ulong)n, 'c');
+}
