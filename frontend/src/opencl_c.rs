@@ -60,6 +60,31 @@ fn split_options(options: &str) -> Vec<String> {
     out
 }
 
+/// The KHR/EXT SPIR-V extensions llvm-spirv-15 can emit (it refuses names it does not know).
+const LLVM_SPIRV_15_EXTENSIONS: &[&str] = &[
+    "SPV_EXT_shader_atomic_float_add",
+    "SPV_EXT_shader_atomic_float_min_max",
+    "SPV_KHR_bit_instructions",
+    "SPV_KHR_expect_assume",
+    "SPV_KHR_float_controls",
+    "SPV_KHR_integer_dot_product",
+    "SPV_KHR_linkonce_odr",
+    "SPV_KHR_no_integer_wrap_decoration",
+    "SPV_KHR_subgroup_rotate",
+    "SPV_KHR_uniform_group_instructions",
+];
+
+/// llvm-spirv's `--spirv-ext`: the SPIR-V extensions the frontend accepts that the translator
+/// knows; it uses none unless told.
+fn spirv_ext_option() -> String {
+    let list: Vec<String> = crate::SUPPORTED_EXTENSIONS
+        .iter()
+        .filter(|e| LLVM_SPIRV_15_EXTENSIONS.contains(e))
+        .map(|e| format!("+{e}"))
+        .collect();
+    format!("--spirv-ext=-all,{}", list.join(","))
+}
+
 /// The clang arguments taken from a build option string: `-D`, `-I`, `-cl-std=`, `-w`,
 /// `-Werror`, `-cl-kernel-arg-info` pass through; other options are the runtime's business.
 fn clang_args(options: &str) -> (Vec<String>, String) {
@@ -173,6 +198,8 @@ pub fn compile_opencl_c(
             .arg("--spirv-max-version=1.0")
             // Source type names and qualifiers for clGetKernelArgInfo, as OpStrings.
             .arg("--preserve-ocl-kernel-arg-type-metadata-through-string")
+            // The SPIR-V extensions this frontend accepts (llvm-spirv uses none by default).
+            .arg(spirv_ext_option())
             .arg(&opt_bc)
             .arg("-o")
             .arg(&spv),

@@ -34,6 +34,11 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     // SPIR-V 1.6 Uniform/UniformId decorations: promises that a value is the same across a
     // scope, which code generation may ignore.
     Capability::UniformDecoration,
+    // cl_ext_float_atomics: float add/min/max (compare-and-swap loops in codegen).
+    Capability::AtomicFloat32AddEXT,
+    Capability::AtomicFloat64AddEXT,
+    Capability::AtomicFloat32MinMaxEXT,
+    Capability::AtomicFloat64MinMaxEXT,
 ];
 
 /// Capabilities a module may declare only from a given SPIR-V version on (env 3.2–3.7). Those
@@ -59,6 +64,8 @@ pub const SUPPORTED_EXT_INST_SETS: &[&str] = &[
 
 /// SPIR-V extensions a module may declare (decoration-only extensions codegen can ignore).
 pub const SUPPORTED_EXTENSIONS: &[&str] = &[
+    "SPV_EXT_shader_atomic_float_add",
+    "SPV_EXT_shader_atomic_float_min_max",
     "SPV_KHR_linkonce_odr",
     "SPV_KHR_no_integer_wrap_decoration",
     "SPV_KHR_non_semantic_info",

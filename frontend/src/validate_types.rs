@@ -686,7 +686,9 @@ impl<'m> Checker<'m> {
             AtomicLoad | AtomicStore | AtomicExchange | AtomicCompareExchange
             | AtomicCompareExchangeWeak | AtomicIIncrement | AtomicIDecrement | AtomicIAdd
             | AtomicISub | AtomicSMin | AtomicUMin | AtomicSMax | AtomicUMax | AtomicAnd
-            | AtomicOr | AtomicXor => self.atomic(inst, rt),
+            | AtomicOr | AtomicXor | AtomicFAddEXT | AtomicFMinEXT | AtomicFMaxEXT => {
+                self.atomic(inst, rt)
+            }
             Phi => self.phi(inst, rt, label, preds),
             FunctionCall => self.function_call(inst, rt),
             ExtInst => self.ext_inst(inst, rt),
@@ -1214,8 +1216,9 @@ impl<'m> Checker<'m> {
     /// env 4 atomic rules: 32-bit integers (64-bit with Int64Atomics), Function/Workgroup/
     /// CrossWorkgroup pointers (and Generic with GenericPointer), scopes and orders from the
     /// device's atomic memory capabilities (work-group and device scope, every order).
-    /// Beyond the letter of env 4, a 32-bit float is accepted for exchange, load and store:
-    /// that is what llvm-spirv emits for OpenCL C's atomic_xchg on float.
+    /// Beyond the letter of env 4, 32- and 64-bit floats are accepted for exchange, load and
+    /// store (llvm-spirv's atomic_xchg on float, cl_ext_float_atomics), and for
+    /// OpAtomicFAddEXT/FMinEXT/FMaxEXT with the matching AtomicFloat*EXT capability.
     fn atomic(&mut self, inst: &Instruction, rt: Word) {
         let op = inst.class.opcode;
         let Some(pointee) = self.expect_pointer(inst, 0, "Atomic", "Pointer") else {
@@ -1237,14 +1240,50 @@ impl<'m> Checker<'m> {
             }
         }
         let int64 = self.declares(spirv::Capability::Int64Atomics);
-        let allowed = match self.ty(pointee) {
-            Some(Type::Int { width: 32 }) => true,
-            Some(Type::Int { width: 64 }) => int64,
-            Some(Type::Float { width: 32 }) => {
-                matches!(op, Op::AtomicExchange | Op::AtomicLoad | Op::AtomicStore)
+        let float_op = matches!(
+            op,
+            Op::AtomicFAddEXT | Op::AtomicFMinEXT | Op::AtomicFMaxEXT
+        );
+        if float_op {
+            // SPV_EXT_shader_atomic_float_add / _min_max: the float width needs its capability.
+            use spirv::Capability::*;
+            let needed = match (self.ty(pointee), op) {
+                (Some(Type::Float { width: 32 }), Op::AtomicFAddEXT) => Some(AtomicFloat32AddEXT),
+                (Some(Type::Float { width: 64 }), Op::AtomicFAddEXT) => Some(AtomicFloat64AddEXT),
+                (Some(Type::Float { width: 32 }), _) => Some(AtomicFloat32MinMaxEXT),
+                (Some(Type::Float { width: 64 }), _) => Some(AtomicFloat64MinMaxEXT),
+                _ => None,
+            };
+            match needed {
+                Some(cap) if self.declares(cap) => {}
+                Some(cap) => {
+                    let rule = format!(
+                        "SPIR-V Atomic: Op{op:?} on {} needs the {cap:?} capability",
+                        self.type_name(pointee)
+                    );
+                    self.report(inst, rule);
+                    return;
+                }
+                None => {
+                    let rule = format!(
+                        "SPIR-V Atomic: Op{op:?} needs a 32- or 64-bit float pointee, found {}",
+                        self.type_name(pointee)
+                    );
+                    self.report(inst, rule);
+                    return;
+                }
             }
-            _ => false,
-        };
+        }
+        let allowed = float_op
+            || match self.ty(pointee) {
+                Some(Type::Int { width: 32 }) => true,
+                Some(Type::Int { width: 64 }) => int64,
+                // llvm-spirv's atomic_xchg(float) and cl_ext_float_atomics' load/store/exchange.
+                Some(Type::Float { width: 32 | 64 }) => {
+                    matches!(op, Op::AtomicExchange | Op::AtomicLoad | Op::AtomicStore)
+                }
+                _ => false,
+            };
         if !allowed {
             let rule = format!(
                 "env 4: atomic instructions support 32-bit integers (64-bit with the Int64Atomics capability) on this device, found {}",

@@ -36,3 +36,87 @@ fn concurrent_global_atomics_are_exact() {
         assert_eq!(env.read(&hist, 64), want_hist, "{opt:?} histogram");
     }
 }
+
+const FLOAT_ATOMICS: &str = r#"
+kernel void float_atomics(global atomic_float* sum, global atomic_float* lo,
+                          global atomic_float* hi, global atomic_double* dsum,
+                          global float* olds) {
+    local atomic_float group_sum;
+    size_t g = get_global_id(0);
+    if (get_local_id(0) == 0)
+        atomic_init(&group_sum, 0.0f);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    atomic_fetch_add_explicit(&group_sum, 1.0f, memory_order_relaxed, memory_scope_work_group);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0)
+        atomic_fetch_add(sum + 1, atomic_load_explicit(&group_sum, memory_order_relaxed,
+                                                       memory_scope_work_group));
+    olds[g] = atomic_fetch_add(sum, 1.0f);
+    float v = (float)((g * 7919) % 10007) - 5000.0f;
+    atomic_fetch_min(lo, v);
+    atomic_fetch_max(hi, v);
+    atomic_fetch_add(dsum, 0.5);
+}
+"#;
+
+/// cl_ext_float_atomics from OpenCL C through the device's own compiler: global add under
+/// contention (every old value seen exactly once), local add, min, max, and double add.
+#[test]
+fn concurrent_float_atomics_are_exact() {
+    let env = Env::new();
+    if !env
+        .device
+        .extensions()
+        .unwrap()
+        .contains("cl_ext_float_atomics")
+    {
+        eprintln!("not checked: the device does not report cl_ext_float_atomics");
+        return;
+    }
+    // CL_DEVICE_{SINGLE,DOUBLE}_FP_ATOMIC_CAPABILITIES_EXT (0x4231, 0x4232): load/store, add
+    // and min/max on global (bits 0-2) and local (bits 16-18) memory.
+    for query in [0x4231, 0x4232] {
+        let caps = opencl3::device::get_device_data(env.device.id(), query).unwrap();
+        assert_eq!(caps, 0x7_0007u64.to_ne_bytes().to_vec(), "query {query:#x}");
+    }
+    let n = 1usize << 16;
+    let mut program = opencl3::program::Program::create_from_source(&env.context, FLOAT_ATOMICS)
+        .expect("clCreateProgramWithSource");
+    if let Err(e) = program.build(env.context.devices(), "-cl-std=CL3.0") {
+        panic!(
+            "build: {e}\n{}",
+            program.get_build_log(env.device.id()).unwrap_or_default()
+        );
+    }
+    let k = opencl3::kernel::Kernel::create(&program, "float_atomics").expect("clCreateKernel");
+    let sum = env.buffer(&[0.0f32, 0.0]);
+    let lo = env.buffer(&[f32::INFINITY]);
+    let hi = env.buffer(&[f32::NEG_INFINITY]);
+    let dsum = env.buffer(&[0.0f64]);
+    let olds = env.buffer_filled(n, -1.0f32);
+    arg_buf(&k, 0, &sum);
+    arg_buf(&k, 1, &lo);
+    arg_buf(&k, 2, &hi);
+    arg_buf(&k, 3, &dsum);
+    arg_buf(&k, 4, &olds);
+    env.run(&k, &[n], Some(&[64]), None);
+    assert_eq!(
+        env.read(&sum, 2),
+        vec![n as f32, n as f32],
+        "global and local sums"
+    );
+    let mut seen = env.read(&olds, n);
+    seen.sort_by(f32::total_cmp);
+    let want: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    assert_eq!(
+        seen, want,
+        "every old value of the contended add exactly once"
+    );
+    let values = (0..n).map(|g| ((g * 7919) % 10007) as f32 - 5000.0);
+    let (min, max) = values.fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), v| {
+        (a.min(v), b.max(v))
+    });
+    assert_eq!(env.read(&lo, 1)[0], min);
+    assert_eq!(env.read(&hi, 1)[0], max);
+    assert_eq!(env.read(&dsum, 1)[0], n as f64 * 0.5);
+}

@@ -10,6 +10,26 @@ pub const fn make_version(major: u32, minor: u32, patch: u32) -> cl_version {
     (major << 22) | (minor << 12) | patch
 }
 
+/// `cl_ext_float_atomics` queries and bits (not in opencl-sys 0.6; values from cl_ext.h).
+pub const CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT: cl_device_info = 0x4231;
+pub const CL_DEVICE_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT: cl_device_info = 0x4232;
+pub const CL_DEVICE_HALF_FP_ATOMIC_CAPABILITIES_EXT: cl_device_info = 0x4233;
+pub const CL_DEVICE_GLOBAL_FP_ATOMIC_LOAD_STORE_EXT: cl_bitfield = 1 << 0;
+pub const CL_DEVICE_GLOBAL_FP_ATOMIC_ADD_EXT: cl_bitfield = 1 << 1;
+pub const CL_DEVICE_GLOBAL_FP_ATOMIC_MIN_MAX_EXT: cl_bitfield = 1 << 2;
+pub const CL_DEVICE_LOCAL_FP_ATOMIC_LOAD_STORE_EXT: cl_bitfield = 1 << 16;
+pub const CL_DEVICE_LOCAL_FP_ATOMIC_ADD_EXT: cl_bitfield = 1 << 17;
+pub const CL_DEVICE_LOCAL_FP_ATOMIC_MIN_MAX_EXT: cl_bitfield = 1 << 18;
+
+/// Every float atomic this device has, for one float type: load/store/exchange, add, min/max,
+/// on global and local memory.
+const ALL_FP_ATOMICS: cl_bitfield = CL_DEVICE_GLOBAL_FP_ATOMIC_LOAD_STORE_EXT
+    | CL_DEVICE_GLOBAL_FP_ATOMIC_ADD_EXT
+    | CL_DEVICE_GLOBAL_FP_ATOMIC_MIN_MAX_EXT
+    | CL_DEVICE_LOCAL_FP_ATOMIC_LOAD_STORE_EXT
+    | CL_DEVICE_LOCAL_FP_ATOMIC_ADD_EXT
+    | CL_DEVICE_LOCAL_FP_ATOMIC_MIN_MAX_EXT;
+
 /// One named, versioned capability (extension, IL, OpenCL C version or feature).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NameVersion {
@@ -66,6 +86,12 @@ pub fn extensions(settings: &Settings) -> Vec<NameVersion> {
     ));
     v.push(NameVersion::new(
         "cl_khr_spirv_queries",
+        make_version(1, 0, 0),
+    ));
+    // Float add/min/max/load/store/exchange on global and local memory (float; double when
+    // fp64 is on, see fp_atomic_capabilities).
+    v.push(NameVersion::new(
+        "cl_ext_float_atomics",
         make_version(1, 0, 0),
     ));
     v
@@ -160,6 +186,8 @@ pub struct DeviceConfig {
     pub opencl_c_features: Vec<NameVersion>,
     pub il_versions: Vec<NameVersion>,
     pub extensions: Vec<NameVersion>,
+    /// `CL_DEVICE_{SINGLE,DOUBLE,HALF}_FP_ATOMIC_CAPABILITIES_EXT`.
+    pub fp_atomic_capabilities: [cl_bitfield; 3],
     /// (width for char, short, int, long, float, double, half) preferred and native.
     pub vector_widths: [cl_uint; 7],
     pub queue_properties: cl_command_queue_properties,
@@ -351,6 +379,11 @@ impl DeviceConfig {
                 NameVersion::new("OpenCL C", make_version(3, 0, 0)),
             ],
             opencl_c_features,
+            fp_atomic_capabilities: [
+                ALL_FP_ATOMICS,
+                if settings.fp64 { ALL_FP_ATOMICS } else { 0 },
+                0,
+            ],
             il_versions,
             extensions: extensions(settings),
             // char short int long float double half
@@ -395,7 +428,47 @@ impl DeviceConfig {
             .map(|e| e.name.as_str())
             .filter(|n| !API_ONLY_EXTENSIONS.contains(n))
             .chain(self.opencl_c_features.iter().map(|f| f.name.as_str()))
+            .chain(self.float_atomic_macros())
             .collect()
+    }
+
+    /// The `cl_ext_float_atomics` feature macros clang needs for the builtins this device's
+    /// float atomic capabilities cover.
+    fn float_atomic_macros(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        for (caps, ty) in [
+            (self.fp_atomic_capabilities[0], "fp32"),
+            (self.fp_atomic_capabilities[1], "fp64"),
+        ] {
+            let names: &[(cl_bitfield, &'static str, &'static str)] = &[
+                (
+                    CL_DEVICE_GLOBAL_FP_ATOMIC_ADD_EXT,
+                    "__opencl_c_ext_fp32_global_atomic_add",
+                    "__opencl_c_ext_fp64_global_atomic_add",
+                ),
+                (
+                    CL_DEVICE_LOCAL_FP_ATOMIC_ADD_EXT,
+                    "__opencl_c_ext_fp32_local_atomic_add",
+                    "__opencl_c_ext_fp64_local_atomic_add",
+                ),
+                (
+                    CL_DEVICE_GLOBAL_FP_ATOMIC_MIN_MAX_EXT,
+                    "__opencl_c_ext_fp32_global_atomic_min_max",
+                    "__opencl_c_ext_fp64_global_atomic_min_max",
+                ),
+                (
+                    CL_DEVICE_LOCAL_FP_ATOMIC_MIN_MAX_EXT,
+                    "__opencl_c_ext_fp32_local_atomic_min_max",
+                    "__opencl_c_ext_fp64_local_atomic_min_max",
+                ),
+            ];
+            for (bit, fp32, fp64) in names {
+                if caps & bit != 0 {
+                    out.push(if ty == "fp32" { *fp32 } else { *fp64 });
+                }
+            }
+        }
+        out
     }
 
     /// Whether a module may declare SPIR-V capability `cap` on this device: the frontend's
@@ -403,7 +476,12 @@ impl DeviceConfig {
     pub fn allows_capability(&self, cap: ferrocl_frontend::spirv::Capability) -> bool {
         use ferrocl_frontend::spirv::Capability;
         ferrocl_frontend::SUPPORTED_CAPABILITIES.contains(&cap)
-            && (cap != Capability::Float64 || self.settings.fp64)
+            && (!matches!(
+                cap,
+                Capability::Float64
+                    | Capability::AtomicFloat64AddEXT
+                    | Capability::AtomicFloat64MinMaxEXT
+            ) || self.settings.fp64)
     }
 
     /// `CL_DEVICE_SPIRV_CAPABILITIES_KHR`: every capability a module may declare here.
@@ -450,9 +528,18 @@ mod tests {
                 "__opencl_c_atomic_order_acq_rel",
                 "__opencl_c_atomic_order_seq_cst",
                 "__opencl_c_atomic_scope_device",
+                "__opencl_c_ext_fp32_global_atomic_add",
+                "__opencl_c_ext_fp32_global_atomic_min_max",
+                "__opencl_c_ext_fp32_local_atomic_add",
+                "__opencl_c_ext_fp32_local_atomic_min_max",
+                "__opencl_c_ext_fp64_global_atomic_add",
+                "__opencl_c_ext_fp64_global_atomic_min_max",
+                "__opencl_c_ext_fp64_local_atomic_add",
+                "__opencl_c_ext_fp64_local_atomic_min_max",
                 "__opencl_c_fp64",
                 "__opencl_c_int64",
                 "__opencl_c_work_group_collective_functions",
+                "cl_ext_float_atomics",
                 "cl_khr_byte_addressable_store",
                 "cl_khr_fp64",
                 "cl_khr_global_int32_base_atomics",
@@ -474,6 +561,11 @@ mod tests {
         assert_eq!(no_fp64.double_fp_config, 0);
         assert_eq!(no_fp64.vector_widths[5], 0);
         assert!(!no_fp64.allows_capability(ferrocl_frontend::spirv::Capability::Float64));
+        assert!(
+            !no_fp64.allows_capability(ferrocl_frontend::spirv::Capability::AtomicFloat64AddEXT)
+        );
+        assert_eq!(no_fp64.fp_atomic_capabilities[1], 0);
+        assert_eq!(full.fp_atomic_capabilities[0], ALL_FP_ATOMICS);
         assert!(full.allows_capability(ferrocl_frontend::spirv::Capability::Float64));
     }
 

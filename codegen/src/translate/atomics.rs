@@ -2,9 +2,11 @@
 //! which are sequentially consistent: every order and scope the device advertises is satisfied.
 //! A work-group runs on one thread, so atomics on `Workgroup` memory are plain
 //! read-modify-write sequences — no other thread can touch that memory concurrently.
+//! Float add/min/max (`cl_ext_float_atomics`) have no hardware instruction: on global memory
+//! they are compare-and-swap loops on the value's bits.
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, AtomicRmwOp, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{types, AtomicRmwOp, BlockArg, InstBuilder, MemFlagsData, Value};
 use ferrocl_frontend::rspirv::dr::Instruction;
 use ferrocl_frontend::spirv::{Op, StorageClass};
 use ferrocl_frontend::Type;
@@ -149,6 +151,66 @@ impl Translator<'_, '_, '_> {
             self.atomic_result(old, result_ty)
         };
         self.define(inst, Val::S(v))
+    }
+
+    /// `OpAtomicFAddEXT` / `OpAtomicFMinEXT` / `OpAtomicFMaxEXT`: pointer, scope, semantics,
+    /// value; the result is the old value. Min and max follow OpenCL's fmin/fmax (a NaN operand
+    /// yields the other one); the addition flushes denormals like any float add here.
+    pub(crate) fn atomic_float(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+        let op = inst.class.opcode;
+        let ptr = self.scalar_operand(inst, 0)?;
+        let local = self.points_to_local(inst, 0)?;
+        let v = self.scalar_operand(inst, 3)?;
+        let t = self.ty_of(v);
+        if t != types::F32 && t != types::F64 {
+            return err(format!("error: Op{op:?} on {t} is not supported\n"));
+        }
+        let flags = MemFlagsData::new();
+        let combine = |this: &mut Self, old: Value| -> Value {
+            match op {
+                Op::AtomicFMinEXT => this.fmin_cl(old, v),
+                Op::AtomicFMaxEXT => this.fmax_cl(old, v),
+                _ => {
+                    let (a, b) = (this.ftz(old), this.ftz(v));
+                    let sum = this.b.ins().fadd(a, b);
+                    this.ftz(sum)
+                }
+            }
+        };
+        let old = if local {
+            let old = self.b.ins().load(t, flags, ptr, 0);
+            let new = combine(self, old);
+            self.b.ins().store(flags, new, ptr, 0);
+            old
+        } else {
+            let it = Self::atomic_int_type(t);
+            let retry = self.b.create_block();
+            self.b.append_block_param(retry, it);
+            let done = self.b.create_block();
+            self.b.append_block_param(done, it);
+            let first = self.b.ins().atomic_load(it, flags, ptr);
+            self.b.ins().jump(retry, &[BlockArg::Value(first)]);
+
+            self.b.switch_to_block(retry);
+            let expected = self.b.block_params(retry)[0];
+            let old = self.b.ins().bitcast(t, flags, expected);
+            let new = combine(self, old);
+            let new_bits = self.b.ins().bitcast(it, flags, new);
+            let seen = self.b.ins().atomic_cas(flags, ptr, expected, new_bits);
+            let swapped = self.b.ins().icmp(IntCC::Equal, seen, expected);
+            self.b.ins().brif(
+                swapped,
+                done,
+                &[BlockArg::Value(seen)],
+                retry,
+                &[BlockArg::Value(seen)],
+            );
+
+            self.b.switch_to_block(done);
+            let bits = self.b.block_params(done)[0];
+            self.b.ins().bitcast(t, flags, bits)
+        };
+        self.define(inst, Val::S(old))
     }
 
     /// Read-modify-write on memory no other thread can access; returns the old value.

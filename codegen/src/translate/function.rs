@@ -636,6 +636,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             | AtomicXor
             | AtomicFlagTestAndSet
             | AtomicFlagClear => self.atomic(inst)?,
+            AtomicFAddEXT | AtomicFMinEXT | AtomicFMaxEXT => self.atomic_float(inst)?,
             GroupAsyncCopy => self.group_async_copy(inst)?,
             op if is_group_barrier(op) && op != ControlBarrier => self.group_collective(inst)?,
             // Async copies complete synchronously (group.rs): nothing to wait for.

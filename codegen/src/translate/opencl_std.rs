@@ -468,7 +468,7 @@ impl Translator<'_, '_, '_> {
     }
 
     /// OpenCL fmin: if one operand is NaN, the other is returned.
-    fn fmin_cl(&mut self, x: Value, y: Value) -> Value {
+    pub(crate) fn fmin_cl(&mut self, x: Value, y: Value) -> Value {
         let m = self.b.ins().fmin(x, y);
         let x_nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
         let y_nan = self.b.ins().fcmp(FloatCC::Unordered, y, y);
@@ -476,7 +476,7 @@ impl Translator<'_, '_, '_> {
         self.b.ins().select(x_nan, y, r)
     }
 
-    fn fmax_cl(&mut self, x: Value, y: Value) -> Value {
+    pub(crate) fn fmax_cl(&mut self, x: Value, y: Value) -> Value {
         let m = self.b.ins().fmax(x, y);
         let x_nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
         let y_nan = self.b.ins().fcmp(FloatCC::Unordered, y, y);

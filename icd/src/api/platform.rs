@@ -272,6 +272,9 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         }
         CL_DEVICE_SPIRV_EXTENSIONS_KHR => c_string_pointers(config::spirv_extensions()),
         CL_DEVICE_SPIRV_CAPABILITIES_KHR => arr(&c.spirv_capabilities()),
+        config::CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT => v(c.fp_atomic_capabilities[0]),
+        config::CL_DEVICE_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT => v(c.fp_atomic_capabilities[1]),
+        config::CL_DEVICE_HALF_FP_ATOMIC_CAPABILITIES_EXT => v(c.fp_atomic_capabilities[2]),
         CL_DEVICE_PREFERRED_INTEROP_USER_SYNC => b(true),
         CL_DEVICE_PARENT_DEVICE => v(std::ptr::null_mut::<c_void>()),
         CL_DEVICE_PARTITION_PROPERTIES => v(0 as cl_device_partition_property),
