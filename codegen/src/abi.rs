@@ -53,6 +53,12 @@ pub struct GroupInfo {
     /// Address of the launch's printf buffer (layout in the module header), 8-byte aligned and
     /// shared by every group; 0 when the kernel has no printf.
     pub printf_buffer: u64,
+    /// Bytes of local memory at `local_mem` this group may use (static `__local` variables and
+    /// `__local` arguments): with [`GroupInfo::frames_size`], how generic pointers are told apart
+    /// (`to_local`, `to_private`, `get_fence`).
+    pub local_mem_size: u64,
+    /// Bytes of work-item frames at [`GroupInfo::frames`] (0 without barriers): private memory.
+    pub frames_size: u64,
 }
 
 /// Bytes before the first printf record: the allocation counter and the capacity (u64 each).
@@ -70,6 +76,8 @@ impl GroupInfo {
     pub(crate) const WORK_DIM: i32 = 144;
     pub(crate) const FRAMES: i32 = 152;
     pub(crate) const PRINTF_BUFFER: i32 = 160;
+    pub(crate) const LOCAL_MEM_SIZE: i32 = 168;
+    pub(crate) const FRAMES_SIZE: i32 = 176;
 }
 
 const _: () = {
@@ -84,6 +92,8 @@ const _: () = {
     assert!(std::mem::offset_of!(GroupInfo, work_dim) == GroupInfo::WORK_DIM as usize);
     assert!(std::mem::offset_of!(GroupInfo, frames) == GroupInfo::FRAMES as usize);
     assert!(std::mem::offset_of!(GroupInfo, printf_buffer) == GroupInfo::PRINTF_BUFFER as usize);
+    assert!(std::mem::offset_of!(GroupInfo, local_mem_size) == GroupInfo::LOCAL_MEM_SIZE as usize);
+    assert!(std::mem::offset_of!(GroupInfo, frames_size) == GroupInfo::FRAMES_SIZE as usize);
     assert!(GroupInfo::GLOBAL_OFFSET == 0);
 };
 

@@ -216,6 +216,8 @@ fn launch_printing(
                     work_dim,
                     frames: frames.as_mut_ptr() as u64,
                     printf_buffer,
+                    local_mem_size: (arena.len() * 16) as u64,
+                    frames_size: (frames.len() * 16) as u64,
                 };
                 // SAFETY: the argument block matches the kernel's layout, every buffer outlives
                 // the call and is large enough for the NDRange, the arena is private.

@@ -25,9 +25,8 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     Capability::Int64,
     Capability::Float64,
     Capability::Int64Atomics,
-    // llvm-spirv uses generic pointers internally (e.g. for wait_group_events) even for
-    // OpenCL C 1.2; they are flat addresses here. The OpenCL C generic address space feature
-    // (to_global/to_local, OpGenericCastToPtrExplicit) is not advertised.
+    // Generic pointers (OpenCL C's generic address space; llvm-spirv also uses them for
+    // wait_group_events in OpenCL C 1.2): flat addresses, classified by address when asked.
     Capability::GenericPointer,
     // Work-group collectives (scope Workgroup); sub-group scope is refused by codegen.
     Capability::Groups,

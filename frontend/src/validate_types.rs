@@ -529,6 +529,16 @@ impl<'m> Checker<'m> {
                 self.expect_pointer_type(inst, rt, "Conversion");
                 self.expect_pointer(inst, 0, "Conversion", "Pointer");
             }
+            GenericPtrMemSemantics => {
+                self.expect_pointer(inst, 0, "Memory", "Pointer");
+                if !matches!(self.ty(rt), Some(Type::Int { width: 32 })) {
+                    let rule = format!(
+                        "SPIR-V Memory: OpGenericPtrMemSemantics must return a 32-bit integer, found {}",
+                        self.type_name(rt)
+                    );
+                    self.report(inst, rule);
+                }
+            }
             Bitcast => self.bitcast(inst, rt),
             Load => {
                 if let Some(pointee) = self.expect_pointer(inst, 0, "Memory", "Pointer") {

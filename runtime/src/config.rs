@@ -180,6 +180,8 @@ pub struct DeviceConfig {
     pub atomic_fence_capabilities: cl_device_atomic_capabilities,
     pub non_uniform_work_group_support: bool,
     pub work_group_collective_functions: bool,
+    /// `CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT`.
+    pub generic_address_space: bool,
     pub image_support: bool,
     pub opencl_c_version: &'static str,
     pub opencl_c_all_versions: Vec<NameVersion>,
@@ -305,6 +307,9 @@ impl DeviceConfig {
             NameVersion::new("__opencl_c_atomic_order_acq_rel", make_version(3, 0, 0)),
             NameVersion::new("__opencl_c_atomic_order_seq_cst", make_version(3, 0, 0)),
             NameVersion::new("__opencl_c_atomic_scope_device", make_version(3, 0, 0)),
+            // Generic pointers are flat addresses; to_global/to_local/to_private and
+            // get_fence classify them by address (codegen/src/translate/generic.rs).
+            NameVersion::new("__opencl_c_generic_address_space", make_version(3, 0, 0)),
             NameVersion::new(
                 "__opencl_c_work_group_collective_functions",
                 make_version(3, 0, 0),
@@ -370,6 +375,7 @@ impl DeviceConfig {
             atomic_fence_capabilities: atomic_capabilities(ferrocl_frontend::FENCE_SCOPES),
             non_uniform_work_group_support: true,
             work_group_collective_functions: true,
+            generic_address_space: true,
             image_support: false,
             opencl_c_version: "OpenCL C 1.2",
             opencl_c_all_versions: vec![
@@ -537,6 +543,7 @@ mod tests {
                 "__opencl_c_ext_fp64_local_atomic_add",
                 "__opencl_c_ext_fp64_local_atomic_min_max",
                 "__opencl_c_fp64",
+                "__opencl_c_generic_address_space",
                 "__opencl_c_int64",
                 "__opencl_c_work_group_collective_functions",
                 "cl_ext_float_atomics",

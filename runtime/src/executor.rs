@@ -148,6 +148,8 @@ pub fn group_info(l: &Launch, g: usize) -> GroupInfo {
     let mut info = GroupInfo {
         work_dim: l.work_dim,
         printf_buffer: l.printf_buffer,
+        local_mem_size: l.arena_size as u64,
+        frames_size: l.frames_size as u64,
         ..GroupInfo::default()
     };
     let mut rest = g;

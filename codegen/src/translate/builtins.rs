@@ -25,6 +25,11 @@ pub(crate) struct WorkItem {
     pub(crate) work_dim: Value,
     /// `GroupInfo::printf_buffer` (see abi.rs).
     pub(crate) printf_buffer: Value,
+    /// `GroupInfo::local_mem_size`, `frames` and `frames_size`: the group's local and
+    /// frame-private memory, for telling generic pointers apart.
+    pub(crate) local_mem_size: Value,
+    pub(crate) frames: Value,
+    pub(crate) frames_size: Value,
     /// `group_id * enqueued_local_size + global_offset`: the global id of local id 0.
     pub(crate) base_global_id: [Value; 3],
     pub(crate) local_id: [Value; 3],
@@ -48,6 +53,13 @@ impl WorkItem {
         let printf_buffer = b
             .ins()
             .load(types::I64, flags, group, GroupInfo::PRINTF_BUFFER);
+        let local_mem_size = b
+            .ins()
+            .load(types::I64, flags, group, GroupInfo::LOCAL_MEM_SIZE);
+        let frames = b.ins().load(types::I64, flags, group, GroupInfo::FRAMES);
+        let frames_size = b
+            .ins()
+            .load(types::I64, flags, group, GroupInfo::FRAMES_SIZE);
         let base_global_id = [0, 1, 2].map(|d| {
             let start = b.ins().imul(group_id[d], enqueued_local_size[d]);
             b.ins().iadd(start, global_offset[d])
@@ -63,6 +75,9 @@ impl WorkItem {
             num_groups,
             work_dim,
             printf_buffer,
+            local_mem_size,
+            frames,
+            frames_size,
             base_global_id,
             local_id: [zero; 3],
         }

@@ -80,8 +80,8 @@ impl Translator<'_, '_, '_> {
                     }
                 }
                 // Generic pointers are flat addresses; GenericCastToPtr is undefined when the
-                // storage class is wrong, so it needs no check. (GenericCastToPtrExplicit, which
-                // must answer NULL then, is refused: the device has no generic address space.)
+                // storage class is wrong, so it needs no check (the explicit cast, which must
+                // answer NULL then, is in generic.rs).
                 PtrCastToGeneric | GenericCastToPtr => x,
                 SatConvertSToU => self.saturate_int(x, to, true, false),
                 SatConvertUToS => self.saturate_int(x, to, false, true),

@@ -637,6 +637,8 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             | AtomicFlagTestAndSet
             | AtomicFlagClear => self.atomic(inst)?,
             AtomicFAddEXT | AtomicFMinEXT | AtomicFMaxEXT => self.atomic_float(inst)?,
+            GenericCastToPtrExplicit => self.generic_cast_explicit(inst)?,
+            GenericPtrMemSemantics => self.generic_ptr_mem_semantics(inst)?,
             GroupAsyncCopy => self.group_async_copy(inst)?,
             op if is_group_barrier(op) && op != ControlBarrier => self.group_collective(inst)?,
             // Async copies complete synchronously (group.rs): nothing to wait for.

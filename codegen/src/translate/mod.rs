@@ -9,6 +9,7 @@ mod builtins;
 mod composite;
 mod convert;
 mod function;
+mod generic;
 mod group;
 mod kernel;
 mod memory;
@@ -92,6 +93,8 @@ fn new_jit(options: &BuildOptions) -> Result<JITModule, BuildError> {
     };
     set(&mut flags, "use_colocated_libcalls", "false")?;
     set(&mut flags, "is_pic", "false")?;
+    // Generic pointers are classified by address; private memory is the frame [SP, FP).
+    set(&mut flags, "preserve_frame_pointers", "true")?;
     set(
         &mut flags,
         "opt_level",

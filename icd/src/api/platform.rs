@@ -283,9 +283,8 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_REFERENCE_COUNT => v(1 as cl_uint),
         CL_DEVICE_SVM_CAPABILITIES => v(0 as cl_device_svm_capabilities),
         CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => b(c.work_group_collective_functions),
-        CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS
-        | CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT
-        | CL_DEVICE_PIPE_SUPPORT => b(false),
+        CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT => b(c.generic_address_space),
+        CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS | CL_DEVICE_PIPE_SUPPORT => b(false),
         CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES => v(c.atomic_memory_capabilities),
         CL_DEVICE_ATOMIC_FENCE_CAPABILITIES => v(c.atomic_fence_capabilities),
         CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT => b(c.non_uniform_work_group_support),

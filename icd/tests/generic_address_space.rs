@@ -1,0 +1,97 @@
+//! The OpenCL C 3.0 generic address space through the loader (`__opencl_c_generic_address_space`,
+//! built by the device's own compiler): `to_global`, `to_local`, `to_private` answer the pointer
+//! or NULL for global, local (variables and arguments) and private (scalars and arrays) objects,
+//! `get_fence` names the right fence, and loads/stores through generic pointers reach the
+//! object — in a kernel without barriers (private memory on the stack) and with barriers
+//! (private memory in work-item frames).
+
+mod common;
+
+use common::{arg_buf, arg_local, Env};
+
+const SOURCE: &str = r#"
+int where(generic int* p) {
+    return to_global(p) ? 1 : to_local(p) ? 2 : to_private(p) ? 3 : 0;
+}
+
+int fence(generic int* p) { return (int)get_fence(p); }
+
+kernel void spaces(global int* out, local int* larg) {
+    local int lvar[4];
+    size_t g = get_global_id(0);
+    int x = (int)g;
+    int arr[3] = {1, 2, 3};
+    global int* o = out + g * 8;
+    o[0] = where(o);
+    o[1] = where(larg);
+    o[2] = where(&lvar[1]);
+    o[3] = where(&x);
+    o[4] = where(arr + 2);
+    o[5] = fence(o) * 10 + fence(larg);
+    generic int* q = (g & 1) ? (generic int*)&x : (generic int*)&arr[1];
+    *q += 40;
+    o[6] = x + arr[1];
+    o[7] = where(0);
+}
+
+kernel void spaces_with_barrier(global int* out, local int* larg) {
+    local int lvar[4];
+    size_t g = get_global_id(0);
+    int x = (int)g;
+    int arr[3] = {1, 2, 3};
+    generic int* px = &x;
+    generic int* pl = &lvar[get_local_id(0) & 3];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    global int* o = out + g * 8;
+    o[0] = where(o);
+    o[1] = where(larg);
+    o[2] = where(pl);
+    o[3] = where(px);
+    o[4] = where(arr + 2);
+    o[5] = fence(o) * 10 + fence(pl);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    *px += 40;
+    o[6] = x + arr[1];
+    o[7] = where(0);
+}
+"#;
+
+#[test]
+fn pointers_know_their_address_space() {
+    let env = Env::new();
+    if !env.device.generic_address_space_support().unwrap_or(false) {
+        eprintln!("not checked: the device has no generic address space");
+        return;
+    }
+    let mut program = opencl3::program::Program::create_from_source(&env.context, SOURCE)
+        .expect("clCreateProgramWithSource");
+    if let Err(e) = program.build(env.context.devices(), "-cl-std=CL3.0") {
+        panic!(
+            "build: {e}\n{}",
+            program.get_build_log(env.device.id()).unwrap_or_default()
+        );
+    }
+    let n = 64usize;
+    for kernel in ["spaces", "spaces_with_barrier"] {
+        let k = opencl3::kernel::Kernel::create(&program, kernel).expect("clCreateKernel");
+        let out = env.buffer_filled(n * 8, -1i32);
+        arg_buf(&k, 0, &out);
+        arg_local(&k, 1, 64);
+        env.run(&k, &[n], Some(&[16]), None);
+        let got = env.read(&out, n * 8);
+        for g in 0..n {
+            let x = g as i32;
+            let moved = if kernel == "spaces" {
+                // odd work-items add 40 to x, even ones to arr[1]
+                x + 2 + 40
+            } else {
+                x + 40 + 2
+            };
+            assert_eq!(
+                &got[g * 8..g * 8 + 8],
+                &[1, 2, 2, 3, 3, 21, moved, 0],
+                "{kernel}, work-item {g}: where(global, local arg, local var, private scalar, private array), fences, generic store, NULL"
+            );
+        }
+    }
+}
