@@ -101,15 +101,18 @@ impl Kernel {
 /// Machine code for every kernel of one module.
 pub struct Program {
     kernels: Vec<Kernel>,
+    /// Bytes of program-scope `__global` variables (CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE).
+    pub global_variable_bytes: u64,
     /// Owns the executable pages the kernels point into. `JITModule` is `Send` but not `Sync`;
     /// it is only touched again on drop.
     jit: Mutex<Option<JITModule>>,
 }
 
 impl Program {
-    pub(crate) fn new(kernels: Vec<Kernel>, jit: JITModule) -> Self {
+    pub(crate) fn new(kernels: Vec<Kernel>, jit: JITModule, global_variable_bytes: u64) -> Self {
         Program {
             kernels,
+            global_variable_bytes,
             jit: Mutex::new(Some(jit)),
         }
     }

@@ -124,64 +124,17 @@ impl Module {
 
     /// Size in bytes of a value of type `id` in OpenCL memory (3-component vectors take 4 slots).
     pub fn size_of(&self, id: TypeId) -> Option<u64> {
-        Some(match self.ty(id)? {
-            Type::Bool => 1,
-            Type::Int { width } | Type::Float { width } => u64::from(*width / 8),
-            Type::Vector { elem, count } => self.size_of(*elem)? * u64::from(padded_count(*count)),
-            Type::Array { elem, len } => self.size_of(*elem)?.checked_mul(*len)?,
-            Type::Struct { members, packed } => {
-                let mut offset = 0u64;
-                let mut max_align = 1;
-                for &m in members {
-                    let align = if *packed { 1 } else { self.align_of(m)? };
-                    max_align = max_align.max(align);
-                    offset = offset.next_multiple_of(align) + self.size_of(m)?;
-                }
-                offset.next_multiple_of(max_align)
-            }
-            Type::Pointer { .. }
-            | Type::Event
-            | Type::Sampler
-            | Type::Image { .. }
-            | Type::Queue => 8,
-            _ => return None,
-        })
+        size_of(&self.types, id)
     }
 
     /// Alignment in bytes of type `id` (a vector is aligned to its padded size).
     pub fn align_of(&self, id: TypeId) -> Option<u64> {
-        Some(match self.ty(id)? {
-            Type::Vector { .. } => self.size_of(id)?,
-            Type::Array { elem, .. } => self.align_of(*elem)?,
-            Type::Struct { members, packed } => {
-                if *packed {
-                    1
-                } else {
-                    let mut a = 1;
-                    for &m in members {
-                        a = a.max(self.align_of(m)?);
-                    }
-                    a
-                }
-            }
-            _ => self.size_of(id)?,
-        })
+        align_of(&self.types, id)
     }
 
     /// Byte offsets of a struct's members, following C layout rules (or `CPacked`).
     pub fn member_offsets(&self, id: TypeId) -> Option<Vec<u64>> {
-        let Type::Struct { members, packed } = self.ty(id)? else {
-            return None;
-        };
-        let mut offsets = Vec::with_capacity(members.len());
-        let mut offset = 0u64;
-        for &m in members {
-            let align = if *packed { 1 } else { self.align_of(m)? };
-            offset = offset.next_multiple_of(align);
-            offsets.push(offset);
-            offset += self.size_of(m)?;
-        }
-        Some(offsets)
+        member_offsets(&self.types, id)
     }
 
     /// Word offset of `inst` (an instruction of `self.raw`) in the module as given.
@@ -228,6 +181,62 @@ impl Module {
 }
 
 /// Number of element slots a vector occupies in memory: 3 → 4 (env spec 2.10).
+/// OpenCL memory layout of a table of types (the module's, or the specializer's partial one).
+pub(crate) fn size_of(types: &HashMap<TypeId, Type>, id: TypeId) -> Option<u64> {
+    Some(match types.get(&id)? {
+        Type::Bool => 1,
+        Type::Int { width } | Type::Float { width } => u64::from(*width / 8),
+        Type::Vector { elem, count } => size_of(types, *elem)? * u64::from(padded_count(*count)),
+        Type::Array { elem, len } => size_of(types, *elem)?.checked_mul(*len)?,
+        Type::Struct { members, packed } => {
+            let mut offset = 0u64;
+            let mut max_align = 1;
+            for &m in members {
+                let align = if *packed { 1 } else { align_of(types, m)? };
+                max_align = max_align.max(align);
+                offset = offset.next_multiple_of(align) + size_of(types, m)?;
+            }
+            offset.next_multiple_of(max_align)
+        }
+        Type::Pointer { .. } | Type::Event | Type::Sampler | Type::Image { .. } | Type::Queue => 8,
+        _ => return None,
+    })
+}
+
+pub(crate) fn align_of(types: &HashMap<TypeId, Type>, id: TypeId) -> Option<u64> {
+    Some(match types.get(&id)? {
+        Type::Vector { .. } => size_of(types, id)?,
+        Type::Array { elem, .. } => align_of(types, *elem)?,
+        Type::Struct { members, packed } => {
+            if *packed {
+                1
+            } else {
+                let mut a = 1;
+                for &m in members {
+                    a = a.max(align_of(types, m)?);
+                }
+                a
+            }
+        }
+        _ => size_of(types, id)?,
+    })
+}
+
+pub(crate) fn member_offsets(types: &HashMap<TypeId, Type>, id: TypeId) -> Option<Vec<u64>> {
+    let Type::Struct { members, packed } = types.get(&id)? else {
+        return None;
+    };
+    let mut offsets = Vec::with_capacity(members.len());
+    let mut offset = 0u64;
+    for &m in members {
+        let align = if *packed { 1 } else { align_of(types, m)? };
+        offset = offset.next_multiple_of(align);
+        offsets.push(offset);
+        offset += size_of(types, m)?;
+    }
+    Some(offsets)
+}
+
 pub fn padded_count(count: u32) -> u32 {
     if count == 3 {
         4

@@ -10,6 +10,11 @@
 //! inserted just before it with fresh ids, so word offsets in later diagnostics refer to the
 //! specialised module (which equals the input when nothing needed inserting). `SpecId`
 //! decorations are dropped, since they apply only to specialization constants.
+//!
+//! Pointer expressions (`Bitcast`, `PtrAccessChain`, `AccessChain` and the generic casts over a
+//! program-scope variable: what llvm-spirv emits for `global int *p = &table[2];`) are
+//! evaluated to a variable plus a byte offset with the OpenCL memory layout, and re-emitted in
+//! the one form later stages read: `ConvertUToPtr(IAdd(ConvertPtrToU(variable), offset))`.
 
 use std::collections::HashMap;
 
@@ -17,6 +22,7 @@ use spirv::Op;
 
 use crate::diagnostics::FrontendError;
 use crate::locations::header_problem;
+use crate::module::{self, Type};
 
 const HEADER_WORDS: usize = 5;
 const SPEC_ID: u32 = spirv::Decoration::SpecId as u32;
@@ -163,6 +169,13 @@ pub fn freeze(words: Vec<u32>, values: &HashMap<u32, Vec<u8>>) -> Result<Vec<u32
     }
     let mut f = Freezer {
         types: HashMap::new(),
+        layout: HashMap::new(),
+        packed: Default::default(),
+        variables: HashMap::new(),
+        pointers: HashMap::new(),
+        addresses: HashMap::new(),
+        int64: None,
+        in_functions: false,
         consts: HashMap::new(),
         const_types: HashMap::new(),
         spec_ids: HashMap::new(),
@@ -175,6 +188,10 @@ pub fn freeze(words: Vec<u32>, values: &HashMap<u32, Vec<u8>>) -> Result<Vec<u32
         if i.op == Op::Decorate as u32 && w.len() >= 4 && w[2] == SPEC_ID {
             f.spec_ids.insert(w[1], w[3]);
         }
+        if i.op == Op::Decorate as u32 && w.len() >= 3 && w[2] == spirv::Decoration::CPacked as u32
+        {
+            f.packed.insert(w[1]);
+        }
     }
     for i in &insts {
         f.instruction(i)?;
@@ -185,6 +202,21 @@ pub fn freeze(words: Vec<u32>, values: &HashMap<u32, Vec<u8>>) -> Result<Vec<u32
 
 struct Freezer<'v> {
     types: HashMap<u32, Ty>,
+    /// Types with their memory layout, for pointer expressions. A type enters only once the
+    /// types it contains have (pointers always), so the table has no cycles.
+    layout: HashMap<u32, Type>,
+    /// Struct types decorated `CPacked`.
+    packed: std::collections::HashSet<u32>,
+    /// Module-scope variables and their pointer types.
+    variables: HashMap<u32, u32>,
+    /// Pointer constants evaluated so far: (variable, byte offset).
+    pointers: HashMap<u32, (u32, i64)>,
+    /// Integer constants that are addresses (`ConvertPtrToU` of a pointer constant, plus
+    /// offsets): (variable, byte offset).
+    addresses: HashMap<u32, (u32, i64)>,
+    /// A 64-bit integer type of the module, for re-emitted pointer expressions.
+    int64: Option<u32>,
+    in_functions: bool,
     consts: HashMap<u32, Value>,
     /// The declared type of every constant, by id.
     const_types: HashMap<u32, u32>,
@@ -227,9 +259,57 @@ impl Freezer<'_> {
         self.out.extend_from_slice(operands);
     }
 
+    /// Adds a type to the layout table once everything it contains is there.
+    fn record_layout(&mut self, i: &Inst) {
+        let w = i.words;
+        let known = |t: &u32| self.layout.contains_key(t);
+        let ty = match Op::from_u32(i.op) {
+            Some(Op::TypeBool) if w.len() >= 2 => Type::Bool,
+            Some(Op::TypeInt) if w.len() >= 4 => {
+                if w[2] == 64 {
+                    self.int64.get_or_insert(w[1]);
+                }
+                Type::Int { width: w[2] }
+            }
+            Some(Op::TypeFloat) if w.len() >= 3 => Type::Float { width: w[2] },
+            Some(Op::TypeVector) if w.len() >= 4 && known(&w[2]) => Type::Vector {
+                elem: w[2],
+                count: w[3],
+            },
+            Some(Op::TypeArray) if w.len() >= 4 && known(&w[2]) => match self.consts.get(&w[3]) {
+                Some(Value::Bits(len)) => Type::Array {
+                    elem: w[2],
+                    len: *len,
+                },
+                _ => return,
+            },
+            Some(Op::TypeStruct) if w.len() >= 2 && w[2..].iter().all(known) => Type::Struct {
+                members: w[2..].to_vec(),
+                packed: self.packed.contains(&w[1]),
+            },
+            Some(Op::TypePointer) if w.len() >= 4 => match spirv::StorageClass::from_u32(w[2]) {
+                Some(storage) => Type::Pointer {
+                    storage,
+                    pointee: w[3],
+                },
+                None => return,
+            },
+            _ => return,
+        };
+        self.layout.insert(w[1], ty);
+    }
+
     fn instruction(&mut self, i: &Inst) -> Result<(), FrontendError> {
         let w = i.words;
         record_type(&mut self.types, i);
+        self.record_layout(i);
+        match Op::from_u32(i.op) {
+            Some(Op::Function) => self.in_functions = true,
+            Some(Op::Variable) if !self.in_functions && w.len() >= 3 => {
+                self.variables.insert(w[2], w[1]);
+            }
+            _ => {}
+        }
         let Some(op) = Op::from_u32(i.op) else {
             self.emit(w);
             return Ok(());
@@ -325,6 +405,16 @@ impl Freezer<'_> {
                 self.emit_inst(Op::ConstantComposite, &w[1..]);
                 Ok(())
             }
+            Op::SpecConstantOp if w.len() >= 5 && self.address_arithmetic(i) => {
+                // Already in the re-emitted form (a module frozen before, e.g. by a link).
+                self.emit(w);
+                Ok(())
+            }
+            Op::SpecConstantOp if w.len() >= 4 && self.is_pointer_expression(i) => {
+                let (var, offset) = self.pointer_expression(i)?;
+                self.pointers.insert(w[2], (var, offset));
+                self.emit_pointer(w[1], w[2], var, offset, i)
+            }
             Op::SpecConstantOp if w.len() >= 4 => {
                 let v = self.evaluate(i)?;
                 self.consts.insert(w[2], v.clone());
@@ -339,6 +429,202 @@ impl Freezer<'_> {
                 Ok(())
             }
         }
+    }
+
+    /// Records `ConvertPtrToU`, `IAdd`-with-a-constant and `ConvertUToPtr` over addresses of
+    /// program-scope variables; false for anything else.
+    fn address_arithmetic(&mut self, i: &Inst) -> bool {
+        let w = i.words;
+        let (id, a) = (w[2], w[4]);
+        let of_pointer = |f: &Self, p: u32| -> Option<(u32, i64)> {
+            f.variables
+                .get(&p)
+                .map(|_| (p, 0))
+                .or_else(|| f.pointers.get(&p).copied())
+        };
+        match Op::from_u32(w[3]) {
+            Some(Op::ConvertPtrToU) => match of_pointer(self, a) {
+                Some(at) => {
+                    self.addresses.insert(id, at);
+                    true
+                }
+                None => false,
+            },
+            Some(Op::IAdd) if w.len() >= 6 => {
+                match (self.addresses.get(&a), self.consts.get(&w[5])) {
+                    (Some(&(var, off)), Some(Value::Bits(k))) => {
+                        self.addresses
+                            .insert(id, (var, off.wrapping_add(*k as i64)));
+                        true
+                    }
+                    _ => false,
+                }
+            }
+            Some(Op::ConvertUToPtr) => match self.addresses.get(&a) {
+                Some(&at) => {
+                    self.pointers.insert(id, at);
+                    true
+                }
+                None => false,
+            },
+            _ => false,
+        }
+    }
+
+    fn is_pointer_expression(&self, i: &Inst) -> bool {
+        use Op::*;
+        let result_is_pointer = matches!(self.layout.get(&i.words[1]), Some(Type::Pointer { .. }));
+        result_is_pointer
+            && matches!(
+                Op::from_u32(i.words[3]),
+                Some(
+                    Bitcast
+                        | PtrAccessChain
+                        | InBoundsPtrAccessChain
+                        | AccessChain
+                        | InBoundsAccessChain
+                        | GenericCastToPtr
+                        | PtrCastToGeneric
+                )
+            )
+    }
+
+    /// A signed integer constant (an index), sign-extended from its width.
+    fn index(&self, id: u32, i: &Inst) -> Result<i64, FrontendError> {
+        let width = self
+            .const_types
+            .get(&id)
+            .and_then(|t| self.scalar_width(*t));
+        match (self.consts.get(&id), width) {
+            (Some(Value::Bits(bits)), Some(w)) => Ok(sign_extend(*bits, w)),
+            _ => Err(problem(
+                format!("SPIR-V 2.12: index %{id} of a pointer constant expression is not an integer constant"),
+                i,
+            )),
+        }
+    }
+
+    /// The (variable, byte offset) a pointer constant expression stands for.
+    fn pointer_expression(&self, i: &Inst) -> Result<(u32, i64), FrontendError> {
+        let w = i.words;
+        let opcode = Op::from_u32(w[3]).unwrap_or(Op::Nop);
+        let Some(&base) = w.get(4) else {
+            return Err(problem(
+                "SPIR-V 2.12: pointer constant expression without a base",
+                i,
+            ));
+        };
+        let (var, mut offset, base_ty) = match (self.variables.get(&base), self.pointers.get(&base)) {
+            (Some(&ty), _) => (base, 0i64, ty),
+            (None, Some(&(var, off))) => (var, off, self.const_types.get(&base).copied().unwrap_or(0)),
+            _ => {
+                return Err(problem(
+                    format!("SPIR-V 2.12: base %{base} of a pointer constant expression is not a program-scope variable or pointer constant"),
+                    i,
+                ))
+            }
+        };
+        let unknown = || {
+            problem(
+                "SPIR-V 2.12: pointer constant expression over a type without a memory layout",
+                i,
+            )
+        };
+        let Some(Type::Pointer { pointee, .. }) = self.layout.get(&base_ty) else {
+            return Err(unknown());
+        };
+        let mut current = *pointee;
+        let indexes: &[u32] = match opcode {
+            Op::PtrAccessChain | Op::InBoundsPtrAccessChain => {
+                let Some(&element) = w.get(5) else {
+                    return Err(problem(
+                        "SPIR-V 2.12: OpPtrAccessChain without an Element",
+                        i,
+                    ));
+                };
+                let size = module::size_of(&self.layout, current).ok_or_else(unknown)?;
+                offset = offset.wrapping_add(self.index(element, i)?.wrapping_mul(size as i64));
+                &w[6..]
+            }
+            Op::AccessChain | Op::InBoundsAccessChain => &w[5..],
+            _ => &[],
+        };
+        for &index in indexes {
+            let k = self.index(index, i)?;
+            let (step, next) = match self.layout.get(&current) {
+                Some(Type::Array { elem, .. } | Type::Vector { elem, .. }) => {
+                    let size = module::size_of(&self.layout, *elem).ok_or_else(unknown)?;
+                    (k.wrapping_mul(size as i64), *elem)
+                }
+                Some(Type::Struct { members, .. }) => {
+                    let offsets =
+                        module::member_offsets(&self.layout, current).ok_or_else(unknown)?;
+                    match (usize::try_from(k).ok().and_then(|k| offsets.get(k)), usize::try_from(k).ok().and_then(|k| members.get(k))) {
+                        (Some(off), Some(member)) => (*off as i64, *member),
+                        _ => {
+                            return Err(problem(
+                                format!("SPIR-V 2.12: struct member index {k} is out of range in a pointer constant expression"),
+                                i,
+                            ))
+                        }
+                    }
+                }
+                _ => return Err(unknown()),
+            };
+            offset = offset.wrapping_add(step);
+            current = next;
+        }
+        Ok((var, offset))
+    }
+
+    /// Emits pointer constant `id` of type `ty` as ConvertUToPtr(IAdd(ConvertPtrToU(var), off)).
+    fn emit_pointer(
+        &mut self,
+        ty: u32,
+        id: u32,
+        var: u32,
+        offset: i64,
+        i: &Inst,
+    ) -> Result<(), FrontendError> {
+        let Some(int64) = self.int64 else {
+            return Err(problem(
+                "SPIR-V 2.12: a pointer constant expression needs a 64-bit integer type in the module (Physical64 modules declare one for size_t)",
+                i,
+            ));
+        };
+        let mut fresh = || -> Result<u32, FrontendError> {
+            let n = self.next_id;
+            self.next_id = n
+                .checked_add(1)
+                .filter(|&b| b <= 0x0400_0000)
+                .ok_or_else(|| {
+                    problem(
+                        "SPIR-V 2.3: folding specialization constants exceeds the id bound",
+                        i,
+                    )
+                })?;
+            Ok(n)
+        };
+        let (address, off, sum) = (fresh()?, fresh()?, fresh()?);
+        self.emit_inst(
+            Op::SpecConstantOp,
+            &[int64, address, Op::ConvertPtrToU as u32, var],
+        );
+        self.emit_inst(
+            Op::Constant,
+            &[
+                int64,
+                off,
+                offset as u64 as u32,
+                ((offset as u64) >> 32) as u32,
+            ],
+        );
+        self.emit_inst(
+            Op::SpecConstantOp,
+            &[int64, sum, Op::IAdd as u32, address, off],
+        );
+        self.emit_inst(Op::SpecConstantOp, &[ty, id, Op::ConvertUToPtr as u32, sum]);
+        Ok(())
     }
 
     fn set_value(&self, id: u32) -> Option<&Vec<u8>> {

@@ -257,3 +257,81 @@ fn unsupported_expressions_are_named_in_the_log() {
     .expect("must be refused");
     assert!(log.contains("OpSpecConstantOp IAdd"), "{log}");
 }
+
+/// The byte offset a re-emitted pointer constant adds to its variable:
+/// `ConvertUToPtr(IAdd(ConvertPtrToU(variable), offset))`.
+fn pointer_offset(m: &Module, name: &str) -> (u32, u64) {
+    let find = |id: u32| m.global(id).unwrap();
+    let inst = m
+        .raw
+        .types_global_values
+        .iter()
+        .find(|i| i.result_id.and_then(|id| m.name(id)) == Some(name))
+        .unwrap_or_else(|| panic!("no constant named {name}"));
+    let ids = |i: &ferrocl_frontend::rspirv::dr::Instruction| -> (Op, Vec<u32>) {
+        let Some(Operand::LiteralSpecConstantOpInteger(op)) = i.operands.first() else {
+            panic!("{name}: not an OpSpecConstantOp")
+        };
+        let ids = i.operands[1..]
+            .iter()
+            .filter_map(|o| {
+                if let Operand::IdRef(x) = o {
+                    Some(*x)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        (*op, ids)
+    };
+    let (op, to_ptr) = ids(inst);
+    assert_eq!(op, Op::ConvertUToPtr, "{name}");
+    let (op, add) = ids(find(to_ptr[0]));
+    assert_eq!(op, Op::IAdd, "{name}");
+    let (op, var) = ids(find(add[0]));
+    assert_eq!(op, Op::ConvertPtrToU, "{name}");
+    let offset = match find(add[1]).operands.first() {
+        Some(Operand::LiteralBit64(v)) => *v,
+        other => panic!("{name}: offset {other:?}"),
+    };
+    (var[0], offset)
+}
+
+#[test]
+fn pointer_expressions_become_variable_plus_offset() {
+    let body = "
+OpName %var \"var\"
+OpName %f \"f\"
+OpName %g \"g\"
+OpName %s_b \"s_b\"
+%arr = OpTypeArray %int %int_40
+%parr = OpTypePointer CrossWorkgroup %arr
+%pint = OpTypePointer CrossWorkgroup %int
+%pchar = OpTypePointer CrossWorkgroup %char
+%pp = OpTypePointer CrossWorkgroup %pint
+%st = OpTypeStruct %char %long %int
+%pst = OpTypePointer CrossWorkgroup %st
+%plong = OpTypePointer CrossWorkgroup %long
+%c8 = OpConstant %long 8
+%var = OpVariable %parr CrossWorkgroup
+%svar = OpVariable %pst CrossWorkgroup
+%b = OpSpecConstantOp %pchar Bitcast %var
+%e = OpSpecConstantOp %pchar PtrAccessChain %b %c8
+%f = OpSpecConstantOp %pint Bitcast %e
+%g = OpSpecConstantOp %pint InBoundsAccessChain %var %int_2
+%s_b = OpSpecConstantOp %plong InBoundsAccessChain %svar %int_2
+%holder = OpVariable %pp CrossWorkgroup %f
+";
+    let m = module("pointers", body, &HashMap::new()).unwrap();
+    let var = m
+        .raw
+        .types_global_values
+        .iter()
+        .find(|i| i.result_id.and_then(|id| m.name(id)) == Some("var"))
+        .and_then(|i| i.result_id)
+        .unwrap();
+    assert_eq!(pointer_offset(&m, "f"), (var, 8), "char* + 8 bytes");
+    assert_eq!(pointer_offset(&m, "g"), (var, 8), "&var[2] of ints");
+    // struct { char; long; int }: the int member starts at 16 (C layout).
+    assert_eq!(pointer_offset(&m, "s_b").1, 16);
+}

@@ -182,6 +182,8 @@ pub struct DeviceConfig {
     pub work_group_collective_functions: bool,
     /// `CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT`.
     pub generic_address_space: bool,
+    /// `CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE` (the frontend refuses larger variables).
+    pub max_global_variable_size: usize,
     pub image_support: bool,
     pub opencl_c_version: &'static str,
     pub opencl_c_all_versions: Vec<NameVersion>,
@@ -310,6 +312,12 @@ impl DeviceConfig {
             // Generic pointers are flat addresses; to_global/to_local/to_private and
             // get_fence classify them by address (codegen/src/translate/generic.rs).
             NameVersion::new("__opencl_c_generic_address_space", make_version(3, 0, 0)),
+            // Program-scope __global variables: JIT data of the program, shared by its kernels
+            // and kept across launches; initializers may hold addresses of other variables.
+            NameVersion::new(
+                "__opencl_c_program_scope_global_variables",
+                make_version(3, 0, 0),
+            ),
             NameVersion::new(
                 "__opencl_c_work_group_collective_functions",
                 make_version(3, 0, 0),
@@ -376,6 +384,7 @@ impl DeviceConfig {
             non_uniform_work_group_support: true,
             work_group_collective_functions: true,
             generic_address_space: true,
+            max_global_variable_size: ferrocl_frontend::MAX_PROGRAM_SCOPE_VARIABLE_BYTES as usize,
             image_support: false,
             opencl_c_version: "OpenCL C 1.2",
             opencl_c_all_versions: vec![
@@ -545,6 +554,7 @@ mod tests {
                 "__opencl_c_fp64",
                 "__opencl_c_generic_address_space",
                 "__opencl_c_int64",
+                "__opencl_c_program_scope_global_variables",
                 "__opencl_c_work_group_collective_functions",
                 "cl_ext_float_atomics",
                 "cl_khr_byte_addressable_store",

@@ -334,6 +334,37 @@ impl Translator<'_, '_, '_> {
                 Ok(s.zero(&mut self.b))
             }
             Op::Variable => self.global_variable_address(id, g),
+            // The frontend's freezing leaves only address arithmetic over program-scope
+            // variables: ConvertPtrToU, IAdd of a constant, ConvertUToPtr (all 64-bit).
+            Op::SpecConstantOp => {
+                let operand = |i: usize| match g.operands.get(i) {
+                    Some(Operand::IdRef(x)) => Ok(*x),
+                    _ => err(format!(
+                        "error: OpSpecConstantOp %{id} is missing operand {i}\n"
+                    )),
+                };
+                let v = match g.operands.first() {
+                    Some(Operand::LiteralSpecConstantOpInteger(
+                        Op::ConvertPtrToU | Op::ConvertUToPtr,
+                    )) => self.value(operand(1)?)?.scalar()?,
+                    Some(Operand::LiteralSpecConstantOpInteger(Op::IAdd)) => {
+                        let a = self.value(operand(1)?)?.scalar()?;
+                        let b = self.value(operand(2)?)?.scalar()?;
+                        self.b.ins().iadd(a, b)
+                    }
+                    _ => {
+                        return err(format!(
+                            "error: OpSpecConstantOp %{id} is not address arithmetic over program-scope variables\n"
+                        ))
+                    }
+                };
+                if self.ty_of(v) != types::I64 {
+                    return err(format!(
+                        "error: OpSpecConstantOp %{id} is not 64-bit address arithmetic\n"
+                    ));
+                }
+                Ok(Val::S(v))
+            }
             Op::ConstantSampler => err(
                 "error: OpConstantSampler needs image support, which this device does not have\n",
             ),

@@ -40,6 +40,8 @@ pub(crate) struct ModuleEnv {
     pub(crate) local_offsets: HashMap<Word, u64>,
     static_local_size: u64,
     imports: HashMap<String, FuncId>,
+    /// Bytes of `CrossWorkgroup` program-scope variables (CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE).
+    global_variable_bytes: u64,
 }
 
 impl ModuleEnv {
@@ -145,8 +147,55 @@ fn new_jit(options: &BuildOptions) -> Result<JITModule, BuildError> {
     Ok(JITModule::new(builder))
 }
 
-/// Bytes of a constant (`OpConstant*`) laid out as OpenCL memory.
-fn constant_bytes(m: &Module, id: Word, out: &mut Vec<u8>) -> Result<(), BuildError> {
+/// An address inside an initializer: `offset` in the data gets the address of `target` plus
+/// `addend` when the JIT places the data.
+struct Relocation {
+    offset: usize,
+    target: Word,
+    addend: i64,
+}
+
+/// The (program-scope variable, byte offset) a pointer or address constant stands for: a
+/// variable itself, or the frontend's re-emitted form of a pointer expression,
+/// `ConvertUToPtr(IAdd(ConvertPtrToU(variable), offset))`.
+fn address_constant(m: &Module, id: Word, depth: u32) -> Option<(Word, i64)> {
+    let c = m.global(id)?;
+    if depth > 8 {
+        return None;
+    }
+    let id_at = |i: usize| match c.operands.get(i) {
+        Some(Operand::IdRef(x)) => Some(*x),
+        _ => None,
+    };
+    match c.class.opcode {
+        Op::Variable => Some((id, 0)),
+        Op::SpecConstantOp => match c.operands.first()? {
+            Operand::LiteralSpecConstantOpInteger(Op::ConvertPtrToU | Op::ConvertUToPtr) => {
+                address_constant(m, id_at(1)?, depth + 1)
+            }
+            Operand::LiteralSpecConstantOpInteger(Op::IAdd) => {
+                let (var, off) = address_constant(m, id_at(1)?, depth + 1)?;
+                let k = match m.global(id_at(2)?)?.operands.first()? {
+                    Operand::LiteralBit32(v) => i64::from(*v),
+                    Operand::LiteralBit64(v) => *v as i64,
+                    _ => return None,
+                };
+                Some((var, off.wrapping_add(k)))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Bytes of a constant (`OpConstant*`) laid out as OpenCL memory; addresses of program-scope
+/// variables are left zero and recorded in `relocs`.
+fn constant_bytes(
+    m: &Module,
+    id: Word,
+    out: &mut Vec<u8>,
+    relocs: &mut Vec<Relocation>,
+) -> Result<(), BuildError> {
     let c = m
         .global(id)
         .ok_or_else(|| BuildError::new(format!("error: initializer %{id} is not a constant\n")))?;
@@ -194,8 +243,21 @@ fn constant_bytes(m: &Module, id: Word, out: &mut Vec<u8>) -> Result<(), BuildEr
             };
             for (p, off) in parts.iter().zip(offsets) {
                 out.resize(start + off as usize, 0);
-                constant_bytes(m, *p, out)?;
+                constant_bytes(m, *p, out, relocs)?;
             }
+            out.resize(start + size, 0);
+        }
+        Op::Variable | Op::SpecConstantOp => {
+            let Some((target, addend)) = address_constant(m, id, 0) else {
+                return Err(BuildError::new(format!(
+                    "error: OpSpecConstantOp %{id} is not supported as a variable initializer (only addresses of program-scope variables)\n"
+                )));
+            };
+            relocs.push(Relocation {
+                offset: start,
+                target,
+                addend,
+            });
             out.resize(start + size, 0);
         }
         other => {
@@ -203,6 +265,53 @@ fn constant_bytes(m: &Module, id: Word, out: &mut Vec<u8>) -> Result<(), BuildEr
                 "error: Op{other:?} %{id} is not supported as a variable initializer\n"
             )))
         }
+    }
+    Ok(())
+}
+
+/// Defines the data of every program-scope variable once all are declared (initializers may
+/// hold each other's addresses).
+fn define_module_data(m: &Module, env: &mut ModuleEnv) -> Result<(), BuildError> {
+    for inst in &m.raw.types_global_values {
+        let (Op::Variable, Some(id)) = (inst.class.opcode, inst.result_id) else {
+            continue;
+        };
+        let Some(&data) = env.data.get(&id) else {
+            continue;
+        };
+        let pointee = match inst.result_type.and_then(|t| m.ty(t)) {
+            Some(Type::Pointer { pointee, .. }) => *pointee,
+            _ => continue,
+        };
+        let size = m.size_of(pointee).ok_or_else(|| {
+            BuildError::new(format!("error: program-scope variable %{id} has no size\n"))
+        })?;
+        let align = m.align_of(pointee).unwrap_or(16).max(1);
+        let mut bytes = Vec::with_capacity(size as usize);
+        let mut relocs = Vec::new();
+        if let Some(Operand::IdRef(init)) = inst.operands.get(1) {
+            constant_bytes(m, *init, &mut bytes, &mut relocs)?;
+        }
+        bytes.resize(size as usize, 0);
+        if inst.operands.first() == Some(&Operand::StorageClass(StorageClass::CrossWorkgroup)) {
+            env.global_variable_bytes += size;
+        }
+        let mut desc = DataDescription::new();
+        desc.define(bytes.into_boxed_slice());
+        desc.set_align(align);
+        for r in relocs {
+            let target = *env.data.get(&r.target).ok_or_else(|| {
+                BuildError::new(format!(
+                    "error: initializer of %{id} takes the address of %{}, which is not program-scope global or constant data\n",
+                    r.target
+                ))
+            })?;
+            let gv = env.jit.declare_data_in_data(target, &mut desc);
+            desc.write_data_addr(r.offset as u32, gv, r.addend);
+        }
+        env.jit
+            .define_data(data, &desc)
+            .map_err(|e| BuildError::new(format!("internal: defining data of %{id}: {e}\n")))?;
     }
     Ok(())
 }
@@ -231,27 +340,12 @@ fn layout_module_variables(m: &Module, env: &mut ModuleEnv) -> Result<(), BuildE
                 env.static_local_size = offset + size;
             }
             StorageClass::CrossWorkgroup | StorageClass::UniformConstant => {
-                let size = m.size_of(pointee).ok_or_else(|| {
-                    BuildError::new(format!("error: program-scope variable %{id} has no size\n"))
-                })?;
-                let align = m.align_of(pointee).unwrap_or(16).max(1);
-                let mut bytes = Vec::with_capacity(size as usize);
-                if let Some(Operand::IdRef(init)) = inst.operands.get(1) {
-                    constant_bytes(m, *init, &mut bytes)?;
-                }
-                bytes.resize(size as usize, 0);
                 let name = format!("__ferrocl_global_{id}");
                 let writable = *storage == StorageClass::CrossWorkgroup;
                 let data = env
                     .jit
                     .declare_data(&name, Linkage::Local, writable, false)
                     .map_err(|e| BuildError::new(format!("internal: declaring {name}: {e}\n")))?;
-                let mut desc = DataDescription::new();
-                desc.define(bytes.into_boxed_slice());
-                desc.set_align(align);
-                env.jit
-                    .define_data(data, &desc)
-                    .map_err(|e| BuildError::new(format!("internal: defining {name}: {e}\n")))?;
                 env.data.insert(id, data);
             }
             _ => {}
@@ -283,8 +377,10 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
         local_offsets: HashMap::new(),
         static_local_size: 0,
         imports: HashMap::new(),
+        global_variable_bytes: 0,
     };
     layout_module_variables(m, &mut env)?;
+    define_module_data(m, &mut env)?;
     let mut ctx = env.jit.make_context();
     let mut fctx = FunctionBuilderContext::new();
     let mut built = Vec::new();
@@ -368,7 +464,7 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
             )
         })
         .collect();
-    Ok(Program::new(kernels, env.jit))
+    Ok(Program::new(kernels, env.jit, env.global_variable_bytes))
 }
 
 /// Writes one dump file of a kernel (IR or machine code) into `options.dump_dir`; failing to

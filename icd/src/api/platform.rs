@@ -224,9 +224,10 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         | CL_DEVICE_IMAGE3D_MAX_HEIGHT
         | CL_DEVICE_IMAGE3D_MAX_DEPTH
         | CL_DEVICE_IMAGE_MAX_BUFFER_SIZE
-        | CL_DEVICE_IMAGE_MAX_ARRAY_SIZE
-        | CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE
-        | CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE => zero_s(),
+        | CL_DEVICE_IMAGE_MAX_ARRAY_SIZE => zero_s(),
+        CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE | CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE => {
+            v(c.max_global_variable_size)
+        }
         CL_DEVICE_IL_VERSION => s(&c.il_version_string()),
         CL_DEVICE_ILS_WITH_VERSION => name_versions(&c.il_versions),
         CL_DEVICE_MAX_PARAMETER_SIZE => v(c.max_parameter_size),

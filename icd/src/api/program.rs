@@ -378,7 +378,9 @@ pub unsafe extern "C" fn clGetProgramBuildInfo(
                 CL_PROGRAM_BUILD_OPTIONS => Ok(s(&p.build_options())),
                 CL_PROGRAM_BUILD_LOG => Ok(s(&p.build_log())),
                 CL_PROGRAM_BINARY_TYPE => Ok(v(p.binary_type())),
-                CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE => Ok(v(0usize)),
+                CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE => Ok(v(p
+                    .built()
+                    .map_or(0, |b| b.code.global_variable_bytes as usize))),
                 _ => Err(CL_INVALID_VALUE),
             };
             write_info(val, param_value_size, param_value, param_value_size_ret)
