@@ -65,12 +65,7 @@ fn globals_are_initialised_shared_and_persistent() {
     let env = Env::new();
     let features = env.device.opencl_c_features().unwrap_or_default();
     let has = features.iter().any(|f| {
-        let name: Vec<u8> = f
-            .name
-            .iter()
-            .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
-            .collect();
+        let name: Vec<u8> = f.name.iter().take_while(|&&c| c != 0).copied().collect();
         name == b"__opencl_c_program_scope_global_variables"
     });
     if !has {
