@@ -1533,6 +1533,64 @@ impl<'m> Checker<'m> {
                 self.expect_int_scalar(inst, 2, "OpenCL.std", "vloadn offset");
                 self.expect_pointer(inst, 3, "OpenCL.std", "vloadn p");
             }
+            ArgRule::OutPointer { same } => {
+                if !self.shape(rt).is_some_and(|(k, _)| k.is_float()) {
+                    let rule = format!(
+                        "OpenCL.std: {op:?} returns a float scalar or vector, found {}",
+                        self.type_name(rt)
+                    );
+                    self.report(inst, rule);
+                    return;
+                }
+                for i in 0..count - 1 {
+                    self.expect_type(inst, 2 + i, rt, "OpenCL.std", &format!("operand {i}"));
+                }
+                let Some(pointee) =
+                    self.expect_pointer(inst, 2 + count - 1, "OpenCL.std", "out-parameter")
+                else {
+                    return;
+                };
+                let ok = if same {
+                    self.same(pointee, rt)
+                } else {
+                    matches!((self.shape(pointee), self.shape(rt)), (Some((Kind::Int(32), n)), Some((_, r))) if n == r)
+                };
+                if !ok {
+                    let want = if same {
+                        self.type_name(rt)
+                    } else {
+                        "32-bit integers of the result's component count".to_owned()
+                    };
+                    let rule = format!(
+                        "OpenCL.std: the out-parameter of {op:?} must point to {want}, found {}",
+                        self.type_name(pointee)
+                    );
+                    self.report(inst, rule);
+                }
+            }
+            ArgRule::IntOfFloat | ArgRule::FloatOfInt => {
+                let Some(t) = self.operand_type(inst, 2) else {
+                    return;
+                };
+                let (operand_float, result_float) = (op != Cl::nan, op == Cl::nan);
+                let ok = match (self.shape(t), self.shape(rt)) {
+                    (Some((a, n)), Some((r, m))) => {
+                        n == m
+                            && a.is_float() == operand_float
+                            && r.is_float() == result_float
+                            && (r.is_float() || matches!(r, Kind::Int(32)))
+                    }
+                    _ => false,
+                };
+                if !ok {
+                    let rule = format!(
+                        "OpenCL.std: {op:?} of {} cannot give {}",
+                        self.type_name(t),
+                        self.type_name(rt)
+                    );
+                    self.report(inst, rule);
+                }
+            }
             ArgRule::VStore => {
                 if let Some(t) = self.operand_type(inst, 2) {
                     if !matches!(self.ty(t), Some(Type::Vector { .. })) {
@@ -1619,6 +1677,15 @@ enum ArgRule {
     LastInt,
     VLoad,
     VStore,
+    /// A float result, float operands of the result type, then a pointer whose pointee is the
+    /// result type (`same`) or an integer with its component count (frexp, lgamma_r, remquo).
+    OutPointer {
+        same: bool,
+    },
+    /// ilogb: an integer result with the component count of its float operand.
+    IntOfFloat,
+    /// nan: a float result from an integer operand with its component count.
+    FloatOfInt,
 }
 
 /// Operand count and rule of the OpenCL.std instructions codegen translates (inline or through
@@ -1745,6 +1812,12 @@ fn opencl_std_signature(op: Cl) -> Option<(usize, ArgRule)> {
         Cl::ldexp => (2, LastInt),
         Cl::vloadn => (3, VLoad),
         Cl::vstoren => (3, VStore),
+        Cl::pown | Cl::rootn => (2, LastInt),
+        Cl::modf | Cl::fract | Cl::sincos => (2, OutPointer { same: true }),
+        Cl::frexp | Cl::lgamma_r => (2, OutPointer { same: false }),
+        Cl::remquo => (3, OutPointer { same: false }),
+        Cl::ilogb => (1, IntOfFloat),
+        Cl::nan => (1, FloatOfInt),
         _ => return None,
     })
 }
