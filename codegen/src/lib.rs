@@ -10,6 +10,6 @@ mod options;
 mod program;
 mod translate;
 
-pub use abi::{ArgSlot, GroupInfo, WorkGroupFn, LOCAL_ARG_ALIGN};
+pub use abi::{ArgSlot, GroupInfo, WorkGroupFn, LOCAL_ARG_ALIGN, SUB_GROUP_SIZE};
 pub use options::BuildOptions;
 pub use program::{compile, BuildError, Kernel, Program};

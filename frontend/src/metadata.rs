@@ -315,8 +315,9 @@ fn vec_type_hint_name(encoded: u32) -> String {
 }
 
 /// Opcodes after which every work-item of the group must have arrived before any continues:
-/// `OpControlBarrier` and the work-group collectives (every work-item contributes before any
-/// result exists). Codegen cuts kernels at these points.
+/// `OpControlBarrier`, the work-group and sub-group collectives (every work-item contributes
+/// before any result exists) and the non-uniform instructions that read other work-items'
+/// values. Codegen cuts kernels at these points.
 pub fn synchronises_work_group(op: Op) -> bool {
     matches!(
         op,
@@ -332,6 +333,36 @@ pub fn synchronises_work_group(op: Op) -> bool {
             | Op::GroupFMax
             | Op::GroupUMax
             | Op::GroupSMax
+            // Non-uniform instructions that exchange values within a sub-group: codegen makes
+            // them barrier points too (the ballot bit queries need nobody else).
+            | Op::GroupNonUniformElect
+            | Op::GroupNonUniformAll
+            | Op::GroupNonUniformAny
+            | Op::GroupNonUniformAllEqual
+            | Op::GroupNonUniformBroadcast
+            | Op::GroupNonUniformBroadcastFirst
+            | Op::GroupNonUniformBallot
+            | Op::GroupNonUniformShuffle
+            | Op::GroupNonUniformShuffleXor
+            | Op::GroupNonUniformShuffleUp
+            | Op::GroupNonUniformShuffleDown
+            | Op::GroupNonUniformIAdd
+            | Op::GroupNonUniformFAdd
+            | Op::GroupNonUniformIMul
+            | Op::GroupNonUniformFMul
+            | Op::GroupNonUniformSMin
+            | Op::GroupNonUniformUMin
+            | Op::GroupNonUniformFMin
+            | Op::GroupNonUniformSMax
+            | Op::GroupNonUniformUMax
+            | Op::GroupNonUniformFMax
+            | Op::GroupNonUniformBitwiseAnd
+            | Op::GroupNonUniformBitwiseOr
+            | Op::GroupNonUniformBitwiseXor
+            | Op::GroupNonUniformLogicalAnd
+            | Op::GroupNonUniformLogicalOr
+            | Op::GroupNonUniformLogicalXor
+            | Op::GroupNonUniformRotateKHR
     )
 }
 

@@ -14,6 +14,7 @@ mod kernel;
 mod memory;
 mod opencl_std;
 mod rounding;
+mod subgroup;
 mod values;
 
 use std::collections::HashMap;
