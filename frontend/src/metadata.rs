@@ -68,6 +68,10 @@ pub struct KernelInfo {
     pub vec_type_hint: Option<String>,
     /// Execution mode `ContractionOff`: no `a*b+c` contraction into fma.
     pub contraction_off: bool,
+    /// Execution mode `SubgroupSize`: the sub-group size the kernel requires.
+    pub required_sub_group_size: Option<u32>,
+    /// Execution mode `SubgroupsPerWorkgroup` (`CL_KERNEL_COMPILE_NUM_SUB_GROUPS`).
+    pub sub_groups_per_work_group: Option<u32>,
     /// Whether the kernel (or anything it calls) contains a work-group barrier or collective.
     pub uses_barrier: bool,
 }
@@ -143,6 +147,8 @@ pub(crate) fn extract_kernels(m: &Module) -> Result<Vec<KernelInfo>, FrontendErr
             work_group_size_hint: None,
             vec_type_hint: None,
             contraction_off: false,
+            required_sub_group_size: None,
+            sub_groups_per_work_group: None,
             uses_barrier: uses_barrier(m, *function),
         };
         for mode in &m.raw.execution_modes {
@@ -171,6 +177,14 @@ pub(crate) fn extract_kernels(m: &Module) -> Result<Vec<KernelInfo>, FrontendErr
                 }
                 Some(Operand::ExecutionMode(ExecutionMode::ContractionOff)) => {
                     info.contraction_off = true
+                }
+                Some(Operand::ExecutionMode(ExecutionMode::SubgroupSize)) if lits.len() == 1 => {
+                    info.required_sub_group_size = Some(lits[0]);
+                }
+                Some(Operand::ExecutionMode(ExecutionMode::SubgroupsPerWorkgroup))
+                    if lits.len() == 1 =>
+                {
+                    info.sub_groups_per_work_group = Some(lits[0]);
                 }
                 _ => {}
             }

@@ -168,14 +168,14 @@ pub fn compile_opencl_c(
             .arg(&opt_bc),
         &mut log,
     )?;
-    run(
-        Command::new(LLVM_SPIRV)
-            .arg("--spirv-max-version=1.0")
-            .arg(&opt_bc)
-            .arg("-o")
-            .arg(&spv),
-        &mut log,
-    )?;
+    // SPIR-V 1.3 brings the non-uniform group instructions; llvm-spirv still writes 1.0 when a
+    // module needs nothing newer.
+    let mut translator = Command::new(LLVM_SPIRV);
+    translator.arg("--spirv-max-version=1.3");
+    if extensions.contains(&"cl_khr_subgroup_rotate") {
+        translator.arg("--spirv-ext=+SPV_KHR_subgroup_rotate");
+    }
+    run(translator.arg(&opt_bc).arg("-o").arg(&spv), &mut log)?;
     std::fs::read(&spv).map_err(|e| format!("{log}error: cannot read SPIR-V output: {e}\n"))
 }
 

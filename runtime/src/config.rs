@@ -64,8 +64,32 @@ pub fn extensions(settings: &Settings) -> Vec<NameVersion> {
         "cl_khr_spirv_linkonce_odr",
         make_version(1, 0, 0),
     ));
+    if settings.sub_groups {
+        v.extend(
+            SUB_GROUP_EXTENSIONS
+                .iter()
+                .map(|e| NameVersion::new(e, make_version(1, 0, 0))),
+        );
+    }
     v
 }
+
+/// The sub-group extensions (FERROCL_SUBGROUPS=on): codegen implements every instruction they
+/// bring (codegen/src/translate/subgroup.rs).
+pub const SUB_GROUP_EXTENSIONS: &[&str] = &[
+    "cl_khr_subgroups",
+    "cl_khr_subgroup_extended_types",
+    "cl_khr_subgroup_non_uniform_vote",
+    "cl_khr_subgroup_ballot",
+    "cl_khr_subgroup_non_uniform_arithmetic",
+    "cl_khr_subgroup_shuffle",
+    "cl_khr_subgroup_shuffle_relative",
+    "cl_khr_subgroup_clustered_reduce",
+    "cl_khr_subgroup_rotate",
+];
+
+/// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
+const MAX_WORK_GROUP_SIZE: usize = 4096;
 
 /// Extensions that are API-only, not OpenCL C language extensions clang should know.
 const API_ONLY_EXTENSIONS: &[&str] = &[
@@ -111,6 +135,9 @@ pub struct DeviceConfig {
     pub atomic_fence_capabilities: cl_device_atomic_capabilities,
     pub non_uniform_work_group_support: bool,
     pub work_group_collective_functions: bool,
+    /// `CL_DEVICE_MAX_NUM_SUB_GROUPS`: sub-groups in the largest work-group (0 without
+    /// sub-groups).
+    pub max_num_sub_groups: u32,
     pub image_support: bool,
     pub opencl_c_version: &'static str,
     pub opencl_c_all_versions: Vec<NameVersion>,
@@ -239,6 +266,12 @@ impl DeviceConfig {
                 make_version(3, 0, 0),
             ),
         ];
+        if settings.sub_groups {
+            opencl_c_features.push(NameVersion::new(
+                "__opencl_c_subgroups",
+                make_version(3, 0, 0),
+            ));
+        }
         if settings.fp64 {
             opencl_c_features.insert(
                 0,
@@ -263,7 +296,7 @@ impl DeviceConfig {
             compute_units: threads as cl_uint,
             max_work_item_dimensions: 3,
             max_work_item_sizes: [4096, 4096, 4096],
-            max_work_group_size: 4096,
+            max_work_group_size: MAX_WORK_GROUP_SIZE,
             preferred_work_group_size_multiple: 8,
             max_clock_frequency: cpu_mhz(),
             address_bits: 64,
@@ -310,6 +343,11 @@ impl DeviceConfig {
                 as cl_device_atomic_capabilities,
             non_uniform_work_group_support: true,
             work_group_collective_functions: true,
+            max_num_sub_groups: if settings.sub_groups {
+                MAX_WORK_GROUP_SIZE.div_ceil(ferrocl_codegen::SUB_GROUP_SIZE as usize) as u32
+            } else {
+                0
+            },
             image_support: false,
             opencl_c_version: "OpenCL C 1.2",
             opencl_c_all_versions: vec![
@@ -372,6 +410,8 @@ impl DeviceConfig {
         use ferrocl_frontend::spirv::Capability;
         ferrocl_frontend::SUPPORTED_CAPABILITIES.contains(&cap)
             && (cap != Capability::Float64 || self.settings.fp64)
+            && (!ferrocl_frontend::SUB_GROUP_CAPABILITIES.contains(&cap)
+                || self.settings.sub_groups)
     }
 
     /// Whether OpenCL C sources can be compiled: decided at runtime by finding clang.
@@ -411,6 +451,7 @@ mod tests {
                 "__opencl_c_atomic_scope_device",
                 "__opencl_c_fp64",
                 "__opencl_c_int64",
+                "__opencl_c_subgroups",
                 "__opencl_c_work_group_collective_functions",
                 "cl_khr_byte_addressable_store",
                 "cl_khr_fp64",
@@ -420,6 +461,15 @@ mod tests {
                 "cl_khr_int64_extended_atomics",
                 "cl_khr_local_int32_base_atomics",
                 "cl_khr_local_int32_extended_atomics",
+                "cl_khr_subgroup_ballot",
+                "cl_khr_subgroup_clustered_reduce",
+                "cl_khr_subgroup_extended_types",
+                "cl_khr_subgroup_non_uniform_arithmetic",
+                "cl_khr_subgroup_non_uniform_vote",
+                "cl_khr_subgroup_rotate",
+                "cl_khr_subgroup_shuffle",
+                "cl_khr_subgroup_shuffle_relative",
+                "cl_khr_subgroups",
             ]
         );
         let no_fp64 = DeviceConfig::detect(
@@ -434,6 +484,32 @@ mod tests {
         assert_eq!(no_fp64.vector_widths[5], 0);
         assert!(!no_fp64.allows_capability(ferrocl_frontend::spirv::Capability::Float64));
         assert!(full.allows_capability(ferrocl_frontend::spirv::Capability::Float64));
+    }
+
+    #[test]
+    fn sub_groups_off_removes_every_trace_of_them() {
+        use ferrocl_frontend::spirv::Capability;
+        let on = DeviceConfig::detect(&Settings::parse(|_| None, |_| {}), 2);
+        assert_eq!(on.max_num_sub_groups, 1024);
+        assert!(on.allows_capability(Capability::GroupNonUniformBallot));
+        let off = DeviceConfig::detect(
+            &Settings::parse(
+                |k| (k == "FERROCL_SUBGROUPS").then(|| "off".to_owned()),
+                |_| {},
+            ),
+            2,
+        );
+        assert!(!off
+            .opencl_c_extensions()
+            .iter()
+            .any(|e| e.contains("subgroup")));
+        assert!(!off.extensions.iter().any(|e| e.name.contains("subgroup")));
+        assert_eq!(off.max_num_sub_groups, 0);
+        for cap in ferrocl_frontend::SUB_GROUP_CAPABILITIES {
+            assert!(!off.allows_capability(*cap), "{cap:?}");
+        }
+        // Work-group collectives stay.
+        assert!(off.allows_capability(Capability::Groups));
     }
 
     #[test]

@@ -77,6 +77,25 @@ pub(crate) fn build(
     func: &mut ir::Function,
     fctx: &mut FunctionBuilderContext,
 ) -> Result<KernelShape, BuildError> {
+    if let Some(size) = kernel.required_sub_group_size {
+        if size as u64 != crate::abi::SUB_GROUP_SIZE || !options.sub_groups {
+            return Err(BuildError::new(format!(
+                "error: kernel '{}' requires sub-groups of {size} work-items (execution mode SubgroupSize); {}\n",
+                kernel.name,
+                if options.sub_groups {
+                    format!("this device's sub-groups have {}", crate::abi::SUB_GROUP_SIZE)
+                } else {
+                    "sub-groups are turned off on this device (FERROCL_SUBGROUPS=off)".to_owned()
+                }
+            )));
+        }
+    }
+    if kernel.sub_groups_per_work_group.is_some() && !options.sub_groups {
+        return Err(BuildError::new(format!(
+            "error: kernel '{}' uses execution mode SubgroupsPerWorkgroup, but sub-groups are turned off on this device (FERROCL_SUBGROUPS=off)\n",
+            kernel.name
+        )));
+    }
     let f = m
         .function(kernel.function)
         .ok_or_else(|| BuildError::new("error: kernel function is missing\n"))?;
