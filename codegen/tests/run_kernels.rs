@@ -1564,6 +1564,8 @@ trait SubGroupElem: Copy + PartialEq + std::fmt::Debug + Default {
     /// Bitwise and, or, xor (integers only).
     fn bits(self, o: Self, op: usize) -> Self;
     const ALL_ONES: Self;
+    /// The value's bits (tells -0.0 from 0.0).
+    fn raw(self) -> u64;
 }
 
 macro_rules! int_elem {
@@ -1584,6 +1586,7 @@ macro_rules! int_elem {
                 match op { 0 => self & o, 1 => self | o, _ => self ^ o }
             }
             const ALL_ONES: Self = !0;
+            fn raw(self) -> u64 { self as u64 }
         }
     )*};
 }
@@ -1593,7 +1596,10 @@ macro_rules! float_elem {
     ($($t:ty),*) => {$(
         impl SubGroupElem for $t {
             const NAME: &'static str = stringify!($t);
-            fn sample(i: usize) -> Self { ((i * 37 % 23) as $t - 11.0) * 0.75 }
+            fn sample(i: usize) -> Self {
+                // Some -0.0: a scan's first lane must keep its sign.
+                if i % 5 == 0 { -0.0 } else { ((i * 37 % 23) as $t - 11.0) * 0.75 }
+            }
             fn from_small(v: u8) -> Self { v as $t }
             fn add(self, o: Self) -> Self { self + o }
             fn mul(self, o: Self) -> Self { self * o }
@@ -1603,22 +1609,29 @@ macro_rules! float_elem {
             const MAX_IDENTITY: Self = <$t>::NEG_INFINITY;
             fn bits(self, _: Self, _: usize) -> Self { unreachable!("no bitwise float ops") }
             const ALL_ONES: Self = 0.0;
+            fn raw(self) -> u64 { self.to_bits() as u64 }
         }
     )*};
 }
 float_elem!(f32, f64);
 
-/// Folds `f` over the values of the lanes `take` accepts, from `identity`, in lane order.
+/// Folds `f` over the values of the lanes `take` accepts, in lane order, starting from the
+/// first of them; `identity` when there is none.
 fn fold_lanes<T: Copy>(
     xs: &[T],
     take: impl Fn(usize) -> bool,
     identity: T,
     f: impl Fn(T, T) -> T,
 ) -> T {
-    xs.iter()
+    let mut taken = xs
+        .iter()
         .enumerate()
         .filter(|(j, _)| take(*j))
-        .fold(identity, |acc, (_, &v)| f(acc, v))
+        .map(|(_, &v)| v);
+    match taken.next() {
+        Some(first) => taken.fold(first, f),
+        None => identity,
+    }
 }
 
 /// Runs `sg_<cl_type>` and checks every output against the host reference.
@@ -1667,6 +1680,13 @@ fn check_sub_group_type<T: SubGroupElem>(r: Recipe, cl_type: &str, integer: bool
                     xs[cnt - 1],
                 ];
                 assert_eq!(&o[..10], &uniform, "{}", at("uniform collectives"));
+                // Folds start from the first value: a lone -0.0 stays -0.0.
+                assert_eq!(
+                    o[3].raw(),
+                    uniform[3].raw(),
+                    "{}",
+                    at("inclusive scan bits")
+                );
                 let active = |j: usize| j != 1;
                 if l != 1 {
                     let want = [

@@ -395,7 +395,9 @@ impl Translator<'_, '_, '_> {
     }
 
     /// Reduce, inclusive or exclusive scan, or clustered reduce of leaf 0 over the active
-    /// lanes, in lane order.
+    /// lanes, in lane order. The fold starts from the first value taken, not from the identity
+    /// (`0.0 + -0.0` would lose the sign of a lone `-0.0`); the identity is the result only when
+    /// no lane is taken (an exclusive scan's first lane).
     fn fold_lanes(
         &mut self,
         ex: &Exchange,
@@ -406,6 +408,7 @@ impl Translator<'_, '_, '_> {
         identity: Value,
     ) -> Value {
         let mut acc = identity;
+        let mut have = self.b.ins().iconst(types::I8, 0);
         let cluster_of_mine = self
             .b
             .ins()
@@ -434,8 +437,10 @@ impl Translator<'_, '_, '_> {
                 take = self.b.ins().band(take, c);
             }
             let v = self.lane_value(ex, j, 0, t);
-            let next = self.combine(combine, acc, v);
+            let combined = self.combine(combine, acc, v);
+            let next = self.b.ins().select(have, combined, v);
             acc = self.b.ins().select(take, next, acc);
+            have = self.b.ins().bor(have, take);
         }
         acc
     }
