@@ -474,3 +474,82 @@ fn sub_group_kernel_from_il_runs_with_both_recipes() {
         }
     }
 }
+
+/// Assembles `icd/tests/data/<name>.spvasm` as SPIR-V 1.3 (spirv-val's OpenCL environments stop
+/// at 2.2, SPIR-V 1.2, so it is checked as plain SPIR-V 1.3).
+fn assemble_1_3(name: &str) -> Vec<u8> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let out = std::env::temp_dir().join(format!("ferrocl-sg-{}-{name}.spv", std::process::id()));
+    let st = std::process::Command::new("spirv-as")
+        .args(["--target-env", "spv1.3"])
+        .arg(dir.join(format!("{name}.spvasm")))
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .expect("spirv-as (spirv-tools) is installed");
+    assert!(st.success(), "spirv-as {name}");
+    let st = std::process::Command::new("spirv-val")
+        .args(["--target-env", "spv1.3"])
+        .arg(&out)
+        .status()
+        .expect("spirv-val (spirv-tools) is installed");
+    assert!(st.success(), "spirv-val {name}");
+    let words = std::fs::read(&out).expect("assembled module");
+    let _ = std::fs::remove_file(out);
+    words
+}
+
+/// Builds IL; the program, or the build log.
+fn build_il(env: &Env, il: &[u8]) -> Result<Program, String> {
+    let program = check(
+        cl(Program::create_from_il(&env.context, il)),
+        "clCreateProgramWithIL",
+    );
+    let options = CString::new("").expect("options");
+    match opencl3::program::build_program(
+        program.get(),
+        env.context.devices(),
+        &options,
+        None,
+        null_mut(),
+    ) {
+        Ok(()) => Ok(program),
+        Err(_) => Err(program.get_build_log(env.device.id()).unwrap_or_default()),
+    }
+}
+
+#[test]
+fn sub_group_execution_modes_and_bool_operations() {
+    if target().other_icd {
+        return;
+    }
+    let env = Env::new();
+    let program = build_il(&env, &assemble_1_3("subgroup_dispatch")).expect("builds");
+    let kernel = check(cl(Kernel::create(&program, "fixed")), "clCreateKernel");
+    assert_eq!(
+        query(
+            clGetKernelSubGroupInfo,
+            kernel.get(),
+            env.device.id(),
+            CL_KERNEL_COMPILE_NUM_SUB_GROUPS,
+            &[]
+        ),
+        Ok(3)
+    );
+    // 10 work-items in one group: sub-groups of 4, 4 and 2.
+    let n = 10;
+    let bout = env.buffer_filled(n, u32::MAX);
+    arg_buf(&kernel, 0, &bout);
+    env.run(&kernel, &[n], Some(&[n]), None);
+    let out = env.read(&bout, n);
+    let want: Vec<u32> = (0..n as u32).map(|i| i / SIZE as u32 + 1000).collect();
+    assert_eq!(out, want);
+
+    let Err(log) = build_il(&env, &assemble_1_3("subgroup_size_8")) else {
+        panic!("a kernel requiring sub-groups of 8 must not build");
+    };
+    assert!(
+        log.contains("kernel 'eight' requires sub-groups of 8 work-items"),
+        "{log}"
+    );
+}
