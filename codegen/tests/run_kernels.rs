@@ -2044,3 +2044,85 @@ fn sub_groups_in_the_dispatching_loop() {
         }
     });
 }
+
+/// A kernel around one sub-group instruction `%r = <inst>` on `%x` (a uint), assembled as
+/// SPIR-V 1.3.
+fn sub_group_module(inst: &str) -> Vec<u8> {
+    let text = format!(
+        r#"
+               OpCapability Addresses
+               OpCapability Kernel
+               OpCapability Int64
+               OpCapability Groups
+               OpCapability GroupNonUniform
+               OpCapability GroupNonUniformArithmetic
+               OpCapability GroupNonUniformClustered
+               OpMemoryModel Physical64 OpenCL
+               OpEntryPoint Kernel %k "k"
+       %void = OpTypeVoid
+       %uint = OpTypeInt 32 0
+     %uint_2 = OpConstant %uint 2
+     %uint_3 = OpConstant %uint 3
+     %uint_8 = OpConstant %uint 8
+      %ptr_g = OpTypePointer CrossWorkgroup %uint
+         %fn = OpTypeFunction %void %ptr_g
+          %k = OpFunction %void None %fn
+        %out = OpFunctionParameter %ptr_g
+      %entry = OpLabel
+          %x = OpLoad %uint %out
+          %r = {inst}
+               OpStore %out %r
+               OpReturn
+               OpFunctionEnd
+"#
+    );
+    let dir = out_dir();
+    static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let src = dir.join(format!("sub-group-misuse-{}-{n}.spvasm", std::process::id()));
+    let spv = src.with_extension("spv");
+    std::fs::write(&src, text).expect("write spvasm");
+    run(Command::new("spirv-as")
+        .args(["--target-env", "spv1.3"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&spv));
+    std::fs::read(&spv).expect("read spv")
+}
+
+#[test]
+fn sub_group_misuse_fails_with_a_log() {
+    let off = BuildOptions {
+        sub_groups: false,
+        ..BuildOptions::default()
+    };
+    for (inst, options, expect) in [
+        (
+            "OpGroupNonUniformIAdd %uint %uint_2 Reduce %x",
+            BuildOptions::default(),
+            "execution scope 2 is not supported (only Subgroup)",
+        ),
+        (
+            "OpGroupNonUniformIAdd %uint %uint_3 ClusteredReduce %x %uint_8",
+            BuildOptions::default(),
+            "ClusterSize 8 must be a power of two from 1 to the sub-group size 4",
+        ),
+        (
+            "OpGroupNonUniformIAdd %uint %uint_3 Reduce %x",
+            off.clone(),
+            "OpGroupNonUniformIAdd needs sub-groups, which are turned off on this device (FERROCL_SUBGROUPS=off)",
+        ),
+        (
+            "OpGroupIAdd %uint %uint_3 Reduce %x",
+            off.clone(),
+            "OpGroupIAdd with Subgroup execution scope needs sub-groups, which are turned off",
+        ),
+    ] {
+        let module = ferrocl_frontend::parse(&sub_group_module(inst))
+            .unwrap_or_else(|e| panic!("frontend: {e}"));
+        match compile(&module, &options) {
+            Ok(_) => panic!("{inst} must not build"),
+            Err(e) => assert!(e.log.contains(expect), "{inst}: {}", e.log),
+        }
+    }
+}
