@@ -2079,7 +2079,10 @@ fn sub_group_module(inst: &str) -> Vec<u8> {
     let dir = out_dir();
     static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let src = dir.join(format!("sub-group-misuse-{}-{n}.spvasm", std::process::id()));
+    let src = dir.join(format!(
+        "sub-group-misuse-{}-{n}.spvasm",
+        std::process::id()
+    ));
     let spv = src.with_extension("spv");
     std::fs::write(&src, text).expect("write spvasm");
     run(Command::new("spirv-as")
@@ -2125,4 +2128,31 @@ fn sub_group_misuse_fails_with_a_log() {
             Err(e) => assert!(e.log.contains(expect), "{inst}: {}", e.log),
         }
     }
+}
+
+#[test]
+fn work_group_broadcast_in_a_loop() {
+    both(|r| {
+        let p = build_with("collectives.cl", r, CL3_COLLECTIVES);
+        let (n, local) = (12usize, 4usize);
+        let mut a: Vec<i32> = (0..n as i32).map(|i| i * 7 - 20).collect();
+        let mut out = vec![0i32; n];
+        let (mut args, _) = Args::new(&p, "broadcast_in_loop");
+        args.ptr(&p, "broadcast_in_loop", 0, &mut a);
+        args.ptr(&p, "broadcast_in_loop", 1, &mut out);
+        launch(
+            &p,
+            "broadcast_in_loop",
+            &args,
+            1,
+            [0; 3],
+            [n as u64, 1, 1],
+            [local as u64, 1, 1],
+        );
+        for g in 0..n {
+            let first = g / local * local;
+            let want: i32 = (0..3).map(|i| a[first] + i).sum();
+            assert_eq!(out[g], want, "{r:?} item {g}");
+        }
+    });
 }

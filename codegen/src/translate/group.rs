@@ -164,7 +164,8 @@ impl Translator<'_, '_, '_> {
     /// Work-group collectives (scope Workgroup): every work-item stores its contribution in its
     /// frame, the collective acts as a barrier, and on resume work-item 0 — which always runs
     /// first in a round — combines all contributions in local-id order (scans write each
-    /// work-item's result into its frame); then every work-item reads its result.
+    /// work-item's result into its frame, a broadcast copies the chosen contribution); then
+    /// every work-item reads its result.
     pub(crate) fn group_collective(&mut self, inst: &Instruction) -> Result<(), BuildError> {
         let op = inst.class.opcode;
         if is_non_uniform_exchange(op) {
@@ -248,10 +249,24 @@ impl Translator<'_, '_, '_> {
             let row = self.b.ins().iadd(row, x1);
             let lin = self.b.ins().imul(row, ls[0]);
             let lin = self.b.ins().iadd(lin, x0);
+            // Work-item 0 copies the value out: in a loop it stores its next contribution
+            // before the others resume and read.
+            let any = self.b.ins().bor(lid[0], lid[1]);
+            let any = self.b.ins().bor(any, lid[2]);
+            let is_first = self.b.ins().icmp_imm_s(IntCC::Equal, any, 0);
+            let copy = self.b.create_block();
+            let read = self.b.create_block();
+            self.b.ins().brif(is_first, copy, &[], read, &[]);
+            self.b.switch_to_block(copy);
             let frame = frame_of(self, lin);
-            self.b
+            let c = self
+                .b
                 .ins()
-                .load(t, frame_flags(), frame, contribution as i32)
+                .load(t, frame_flags(), frame, contribution as i32);
+            self.b.ins().store(frame_flags(), c, own, result as i32);
+            self.b.ins().jump(read, &[]);
+            self.b.switch_to_block(read);
+            self.b.ins().load(t, frame_flags(), frames, result as i32)
         } else {
             // Work-item 0 combines; `acc` runs over local ids in order.
             let any = self.b.ins().bor(lid[0], lid[1]);
