@@ -2149,10 +2149,10 @@ fn work_group_broadcast_in_a_loop() {
             [n as u64, 1, 1],
             [local as u64, 1, 1],
         );
-        for g in 0..n {
+        for (g, got) in out.iter().enumerate() {
             let first = g / local * local;
             let want: i32 = (0..3).map(|i| a[first] + i).sum();
-            assert_eq!(out[g], want, "{r:?} item {g}");
+            assert_eq!(*got, want, "{r:?} item {g}");
         }
     });
 }
