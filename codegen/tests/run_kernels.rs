@@ -1806,7 +1806,7 @@ fn sub_group_votes_and_ballots() {
         for &(dims, global, local) in SUB_GROUP_SHAPES {
             let n = (global[0] * global[1] * global[2]) as usize;
             let mut input: Vec<i32> = (0..n as i32).map(|i| (i * 29 % 67) - 8).collect();
-            let mut out = vec![0i32; n * 24];
+            let mut out = vec![0i32; n * 26];
             let (mut args, _) = Args::new(p, "sg_votes");
             args.ptr(p, "sg_votes", 0, &mut input);
             args.ptr(p, "sg_votes", 1, &mut out);
@@ -1825,11 +1825,13 @@ fn sub_group_votes_and_ballots() {
                 let active = |j: usize| xs[j] >= 0;
                 let first_active = (0..cnt).find(|&j| active(j));
                 for (l, &g) in sg.members.iter().enumerate() {
-                    let o = &out[g * 24..g * 24 + 24];
+                    let o = &out[g * 26..g * 26 + 26];
                     let b = |v: bool| i32::from(v);
                     let lt = (1 << l) - 1;
                     let le = (2 << l) - 1;
-                    let full = (1 << cnt) - 1;
+                    // Ge/Gt masks reach up to the largest sub-group size.
+                    let full =
+                        (1 << ferrocl_codegen::SUB_GROUP_SIZE.min(sg.enqueued_items as u64)) - 1;
                     let mut want = vec![
                         b(xs.iter().all(|&x| x > 0)),
                         b(xs.iter().any(|&x| x > 40)),
@@ -1874,6 +1876,8 @@ fn sub_group_votes_and_ballots() {
                     } else {
                         want.extend([0; 7]);
                     }
+                    let max_size = ferrocl_codegen::SUB_GROUP_SIZE.min(sg.enqueued_items as u64);
+                    want.extend([max_size as i32, max_size as i32 - 1]);
                     // Predicates come back as "non-zero is true".
                     let got: Vec<i32> = o
                         .iter()

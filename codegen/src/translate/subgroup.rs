@@ -206,8 +206,12 @@ impl Translator<'_, '_, '_> {
         let eq = self.b.ins().ishl(one, l.lane);
         let lt = self.b.ins().iadd_imm_s(eq, -1);
         let le = self.b.ins().bor(lt, eq);
-        // Bits of lanes the sub-group does not have stay clear.
-        let all = self.b.ins().ishl(one, l.count);
+        // Ge and Gt reach up to the largest sub-group size of the dispatch (the Khronos CTS
+        // expects those bits in a smaller last sub-group too), nothing beyond.
+        let enqueued = self.items(self.wi.enqueued_local_size);
+        let size = self.b.ins().iconst(types::I64, SIZE as i64);
+        let max_size = self.b.ins().umin(enqueued, size);
+        let all = self.b.ins().ishl(one, max_size);
         let all = self.b.ins().iadd_imm_s(all, -1);
         let mask = match builtin {
             BuiltIn::SubgroupEqMask => eq,
@@ -737,8 +741,9 @@ impl Translator<'_, '_, '_> {
     }
 
     /// The ballot queries: `OpGroupNonUniformInverseBallot`, `BallotBitExtract`,
-    /// `BallotBitCount`, `BallotFindLSB`, `BallotFindMSB`. Only bits of lanes the sub-group has
-    /// count; with sub-groups of at most 32 work-items those are in the first component.
+    /// `BallotBitCount`, `BallotFindLSB`, `BallotFindMSB`. Only bits below the largest sub-group
+    /// size of the dispatch count (as the Khronos CTS expects, also in a smaller last
+    /// sub-group); with sub-groups of at most 32 work-items those are in the first component.
     pub(crate) fn sub_group_local(&mut self, inst: &Instruction) -> Result<(), BuildError> {
         let op = inst.class.opcode;
         self.require_sub_groups(&format!("Op{op:?}"))?;
@@ -764,7 +769,10 @@ impl Translator<'_, '_, '_> {
         let low = self.resize_int(low, types::I64, false);
         let lane = self.lane();
         let one = self.b.ins().iconst(types::I64, 1);
-        let members = self.b.ins().ishl(one, lane.count);
+        let enqueued = self.items(self.wi.enqueued_local_size);
+        let size = self.b.ins().iconst(types::I64, SIZE as i64);
+        let max_size = self.b.ins().umin(enqueued, size);
+        let members = self.b.ins().ishl(one, max_size);
         let members = self.b.ins().iadd_imm_s(members, -1);
         let bits = self.b.ins().band(low, members);
         let r = match op {

@@ -98,7 +98,7 @@ FLOAT_KERNEL(double)
 kernel void sg_votes(global const int *in, global int *out) {
     size_t g = linear_gid();
     int x = in[g];
-    global int *o = out + g * 24;
+    global int *o = out + g * 26;
     o[0] = sub_group_all(x > 0);
     o[1] = sub_group_any(x > 40);
     o[2] = sub_group_elect();
@@ -126,6 +126,9 @@ kernel void sg_votes(global const int *in, global int *out) {
         o[22] = sub_group_non_uniform_scan_exclusive_logical_xor(x & 1);
         o[23] = sub_group_ballot(x > 10).x;
     }
+    // Bits past the largest sub-group size do not count.
+    o[24] = sub_group_ballot_bit_count((uint4)(0xff, 0, 0, 0));
+    o[25] = sub_group_ballot_find_msb((uint4)(0xff, 0, 0, 0));
 }
 
 // sub_group_broadcast (extended types) and sub_group_non_uniform_broadcast on vectors.
