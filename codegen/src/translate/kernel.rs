@@ -569,6 +569,9 @@ fn build_rounds(
     let resume = t.b.ins().load(types::I32, frame_flags(), frame_base, 0);
     if t.points.sub_group_points {
         let lagging = t.lagging_member(frames, frame_size_value, frame_base, resume);
+        // A returned work-item has nothing to wait for.
+        let live = t.b.ins().icmp_imm_s(IntCC::NotEqual, resume, RESUME_DONE);
+        let lagging = t.b.ins().band(lagging, live);
         let wait = t.b.create_block();
         let go = t.b.create_block();
         t.b.ins().brif(lagging, wait, &[], go, &[]);
