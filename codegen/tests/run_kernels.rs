@@ -2120,6 +2120,16 @@ fn sub_group_misuse_fails_with_a_log() {
             "OpGroupNonUniformIAdd needs sub-groups, which are turned off on this device (FERROCL_SUBGROUPS=off)",
         ),
         (
+            "OpGroupNonUniformFAdd %uint %uint_3 Reduce %x",
+            BuildOptions::default(),
+            "is not the scalar type this instruction combines",
+        ),
+        (
+            "OpGroupNonUniformLogicalAnd %uint %uint_3 Reduce %x",
+            BuildOptions::default(),
+            "is not the scalar type this instruction combines",
+        ),
+        (
             "OpGroupIAdd %uint %uint_3 Reduce %x",
             off.clone(),
             "OpGroupIAdd with Subgroup execution scope needs sub-groups, which are turned off",

@@ -27,6 +27,7 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, Value};
 use ferrocl_frontend::rspirv::dr::{Instruction, Operand};
 use ferrocl_frontend::spirv::{BuiltIn, GroupOperation, Op};
+use ferrocl_frontend::Type;
 
 use super::function::{err, frame_flags, inst_desc, Translator, SERVED_MARK_OFFSET};
 use super::group::Combine;
@@ -482,6 +483,7 @@ impl Translator<'_, '_, '_> {
                 inst_desc(inst)
             ));
         };
+        self.check_combined_type(inst)?;
         let t = self.ty_of(x);
         let combine = match op {
             Op::GroupAll => Combine::And,
@@ -508,6 +510,36 @@ impl Translator<'_, '_, '_> {
         };
         let r = self.fold_lanes(&ex, combine, group_op, SIZE, t, identity);
         self.define(inst, Val::S(r))
+    }
+
+    /// The result type of a combining instruction must be a scalar of the kind its opcode
+    /// works on (the operand has the result type; the frontend checks that).
+    fn check_combined_type(&self, inst: &Instruction) -> Result<(), BuildError> {
+        use Op::*;
+        let ty = self.result_type(inst)?;
+        let found = self.m.ty(ty);
+        let ok = match inst.class.opcode {
+            GroupAll
+            | GroupAny
+            | GroupNonUniformAll
+            | GroupNonUniformAny
+            | GroupNonUniformLogicalAnd
+            | GroupNonUniformLogicalOr
+            | GroupNonUniformLogicalXor => matches!(found, Some(Type::Bool)),
+            GroupFAdd | GroupFMin | GroupFMax | GroupNonUniformFAdd | GroupNonUniformFMul
+            | GroupNonUniformFMin | GroupNonUniformFMax => {
+                matches!(found, Some(Type::Float { .. }))
+            }
+            _ => matches!(found, Some(Type::Int { .. })),
+        };
+        if ok {
+            Ok(())
+        } else {
+            err(format!(
+                "error: {}: result type %{ty} ({found:?}) is not the scalar type this instruction combines\n",
+                inst_desc(inst)
+            ))
+        }
     }
 
     /// Defines `inst` as the contribution of lane `index` (a broadcast or shuffle).
@@ -552,6 +584,7 @@ impl Translator<'_, '_, '_> {
                 self.define(inst, Val::S(is))
             }
             Op::GroupNonUniformAll | Op::GroupNonUniformAny => {
+                self.check_combined_type(inst)?;
                 let p = self.scalar_operand(inst, 1)?;
                 let ex = self.exchange(&[p])?;
                 let (combine, identity) = if op == Op::GroupNonUniformAll {
@@ -721,6 +754,7 @@ impl Translator<'_, '_, '_> {
                 ))
             }
         };
+        self.check_combined_type(inst)?;
         let x = self.scalar_operand(inst, 2)?;
         let t = self.ty_of(x);
         let ex = self.exchange(&[x])?;
