@@ -536,6 +536,17 @@ fn sub_group_execution_modes_and_bool_operations() {
         ),
         Ok(3)
     );
+    let by_id = check(cl(Kernel::create(&program, "by_id")), "clCreateKernel");
+    assert_eq!(
+        query(
+            clGetKernelSubGroupInfo,
+            by_id.get(),
+            env.device.id(),
+            CL_KERNEL_COMPILE_NUM_SUB_GROUPS,
+            &[]
+        ),
+        Ok(5)
+    );
     // 10 work-items in one group: sub-groups of 4, 4 and 2.
     let n = 10;
     let bout = env.buffer_filled(n, u32::MAX);
