@@ -454,7 +454,9 @@ fn build_regions(
 
     // Later rounds run the region of the lowest-ranked point any work-item waits at: its
     // work-items never wait for a lagging member, so every round makes progress. DONE is the
-    // largest state as an unsigned number; all DONE ends the group.
+    // largest state as an unsigned number; all DONE ends the group. Without sub-group points
+    // every waiting work-item is at the same point (barriers are work-group uniform), so the
+    // first one that has not returned names it.
     t.b.switch_to_block(scan_head);
     let i = t.b.block_params(scan_head)[0];
     let lowest = t.b.block_params(scan_head)[1];
@@ -464,16 +466,30 @@ fn build_regions(
     let scanned = t.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, items);
     let probe = t.b.create_block();
     let pick = t.b.create_block();
-    t.b.ins().brif(scanned, pick, &[], probe, &[]);
+    t.b.append_block_param(pick, types::I32);
+    t.b.ins()
+        .brif(scanned, pick, &[BlockArg::Value(lowest)], probe, &[]);
     t.b.switch_to_block(probe);
     let offset = t.b.ins().imul(i, frame_size_value);
     let frame = t.b.ins().iadd(frames, offset);
     let state = t.b.ins().load(types::I32, frame_flags(), frame, 0);
     let lower = t.b.ins().umin(lowest, state);
     let next = t.b.ins().iadd_imm_s(i, 1);
-    t.b.ins()
-        .jump(scan_head, &[BlockArg::Value(next), BlockArg::Value(lower)]);
+    if t.points.sub_group_points {
+        t.b.ins()
+            .jump(scan_head, &[BlockArg::Value(next), BlockArg::Value(lower)]);
+    } else {
+        let returned = t.b.ins().icmp_imm_s(IntCC::Equal, state, RESUME_DONE);
+        t.b.ins().brif(
+            returned,
+            scan_head,
+            &[BlockArg::Value(next), BlockArg::Value(lower)],
+            pick,
+            &[BlockArg::Value(state)],
+        );
+    }
     t.b.switch_to_block(pick);
+    let lowest = t.b.block_params(pick)[0];
     let ranks = t.point_ranks();
     let mut switch = Switch::new();
     for (k, block) in region_blocks.iter().enumerate().skip(1) {
