@@ -4,20 +4,28 @@
 //!
 //! **Size.** A sub-group is [`SUB_GROUP_SIZE`] (4) work-items with consecutive linear local ids;
 //! the last sub-group of a work-group holds the remainder. Four is the number of 32-bit lanes in
-//! a 128-bit Cranelift vector, the width at which codegen will later run work-items side by side
-//! (DESIGN.md "Vectors and SIMD"), so a sub-group will be one SIMD lane group.
+//! a 128-bit Cranelift vector (the widest Cranelift lowers on x86-64; AVX-512 is out of its
+//! reach), the width at which codegen will later run work-items side by side (DESIGN.md
+//! "Vectors and SIMD"), so a sub-group will be one SIMD lane group. Ballots fit in the first
+//! `uint4` component.
 //!
 //! **Execution.** Work-items of a group run one after another on one thread, so an instruction
 //! that exchanges values between work-items is a barrier point (kernel.rs): each work-item
 //! stores its contribution in its frame and stops. When the first work-item of a sub-group
 //! resumes there, it becomes the *leader*: it collects the sub-group members waiting at the same
-//! resume point (frame state = this point's number) — exactly the work-items that executed this
+//! resume point (same frame state) — exactly the work-items that executed this
 //! instance of the instruction, which is what non-uniform instructions combine and what lets
 //! sub-groups diverge from each other — copies their contributions and the active mask into a
 //! snapshot in its own frame, and marks each member "served by the leader". Every member, the
 //! leader included, then computes its own result from the leader's snapshot. The snapshot stays
 //! valid until the leader resumes at this point again, which is after every member it served has
-//! read it (members resume in the same round as the leader, after it). Nothing ever waits, so a
+//! read it (members resume in the same round as the leader, after it).
+//!
+//! **Reconvergence.** Which members wait together depends on the order they resume in: frame
+//! states are program-order ranks (`PointOrder` in function.rs) and a work-item does not resume
+//! while an unserved member of its sub-group waits at a lower rank, so members that skipped an
+//! operation inside a branch wait after the branch for those that took it, as SIMD lanes would.
+//! The lowest-ranked waiting work-item can always resume, so nothing waits forever and a
 //! divergent (undefined) use cannot hang.
 //!
 //! Instructions that only look at their own operands (the ballot bit queries) need no exchange
