@@ -26,6 +26,13 @@ pub type WorkGroupFn =
 /// (the largest OpenCL type alignment, `double16`).
 pub const LOCAL_ARG_ALIGN: usize = 128;
 
+/// Work-items per sub-group: consecutive linear local ids form a sub-group, the last one of a
+/// work-group may be smaller. Four is the number of 32-bit lanes in one Cranelift vector
+/// (128 bits, the widest Cranelift lowers on x86-64), the width at which codegen will later run
+/// work-items side by side in SIMD lanes (DESIGN.md "Vectors and SIMD"); AVX-512 registers are
+/// out of Cranelift's reach. The runtime answers the sub-group API queries from it.
+pub const SUB_GROUP_SIZE: u64 = 4;
+
 /// What one work-group call needs to know about the launch. All values are per dimension;
 /// unused dimensions have size 1 and offset 0. Field offsets are part of the JIT ABI.
 #[repr(C)]

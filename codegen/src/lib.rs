@@ -12,6 +12,7 @@ mod translate;
 
 pub use abi::{
     ArgSlot, GroupInfo, WorkGroupFn, LOCAL_ARG_ALIGN, PRINTF_BUFFER_HEADER, PRINTF_RECORD_HEADER,
+    SUB_GROUP_SIZE,
 };
 pub use options::BuildOptions;
 pub use program::{compile, BuildError, Kernel, Program};

@@ -23,6 +23,9 @@ pub struct BuildOptions {
     /// When set, each kernel's Cranelift IR is written there before (`<kernel>.clif`) and
     /// after optimisation (`<kernel>.opt.clif`), and its machine code as `<kernel>.s`.
     pub dump_dir: Option<std::path::PathBuf>,
+    /// Sub-group built-ins, sub-group scope and the non-uniform group instructions are allowed
+    /// (`FERROCL_SUBGROUPS=on`); off, a module using them fails to build.
+    pub sub_groups: bool,
 }
 
 impl Default for BuildOptions {
@@ -39,6 +42,7 @@ impl Default for BuildOptions {
             uniform_work_group_size: false,
             round_to_zero: false,
             dump_dir: None,
+            sub_groups: true,
         }
     }
 }

@@ -68,6 +68,10 @@ pub struct KernelInfo {
     pub vec_type_hint: Option<String>,
     /// Execution mode `ContractionOff`: no `a*b+c` contraction into fma.
     pub contraction_off: bool,
+    /// Execution mode `SubgroupSize`: the sub-group size the kernel requires.
+    pub required_sub_group_size: Option<u32>,
+    /// Execution mode `SubgroupsPerWorkgroup` (`CL_KERNEL_COMPILE_NUM_SUB_GROUPS`).
+    pub sub_groups_per_work_group: Option<u32>,
     /// Whether the kernel (or anything it calls) contains a work-group barrier or collective.
     pub uses_barrier: bool,
 }
@@ -157,6 +161,8 @@ pub(crate) fn extract_kernels(m: &Module) -> Result<Vec<KernelInfo>, FrontendErr
             work_group_size_hint: None,
             vec_type_hint: None,
             contraction_off: false,
+            required_sub_group_size: None,
+            sub_groups_per_work_group: None,
             uses_barrier: uses_barrier(m, *function),
         };
         for mode in &m.raw.execution_modes {
@@ -185,6 +191,14 @@ pub(crate) fn extract_kernels(m: &Module) -> Result<Vec<KernelInfo>, FrontendErr
                 }
                 Some(Operand::ExecutionMode(ExecutionMode::ContractionOff)) => {
                     info.contraction_off = true
+                }
+                Some(Operand::ExecutionMode(ExecutionMode::SubgroupSize)) if lits.len() == 1 => {
+                    info.required_sub_group_size = Some(lits[0]);
+                }
+                Some(Operand::ExecutionMode(ExecutionMode::SubgroupsPerWorkgroup))
+                    if lits.len() == 1 =>
+                {
+                    info.sub_groups_per_work_group = Some(lits[0]);
                 }
                 _ => {}
             }
@@ -330,8 +344,9 @@ fn vec_type_hint_name(encoded: u32) -> String {
 }
 
 /// Opcodes after which every work-item of the group must have arrived before any continues:
-/// `OpControlBarrier` and the work-group collectives (every work-item contributes before any
-/// result exists). Codegen cuts kernels at these points.
+/// `OpControlBarrier`, the work-group and sub-group collectives (every work-item contributes
+/// before any result exists) and the non-uniform instructions that read other work-items'
+/// values. Codegen cuts kernels at these points.
 pub fn synchronises_work_group(op: Op) -> bool {
     matches!(
         op,
@@ -347,6 +362,36 @@ pub fn synchronises_work_group(op: Op) -> bool {
             | Op::GroupFMax
             | Op::GroupUMax
             | Op::GroupSMax
+            // Non-uniform instructions that exchange values within a sub-group: codegen makes
+            // them barrier points too (the ballot bit queries need nobody else).
+            | Op::GroupNonUniformElect
+            | Op::GroupNonUniformAll
+            | Op::GroupNonUniformAny
+            | Op::GroupNonUniformAllEqual
+            | Op::GroupNonUniformBroadcast
+            | Op::GroupNonUniformBroadcastFirst
+            | Op::GroupNonUniformBallot
+            | Op::GroupNonUniformShuffle
+            | Op::GroupNonUniformShuffleXor
+            | Op::GroupNonUniformShuffleUp
+            | Op::GroupNonUniformShuffleDown
+            | Op::GroupNonUniformIAdd
+            | Op::GroupNonUniformFAdd
+            | Op::GroupNonUniformIMul
+            | Op::GroupNonUniformFMul
+            | Op::GroupNonUniformSMin
+            | Op::GroupNonUniformUMin
+            | Op::GroupNonUniformFMin
+            | Op::GroupNonUniformSMax
+            | Op::GroupNonUniformUMax
+            | Op::GroupNonUniformFMax
+            | Op::GroupNonUniformBitwiseAnd
+            | Op::GroupNonUniformBitwiseOr
+            | Op::GroupNonUniformBitwiseXor
+            | Op::GroupNonUniformLogicalAnd
+            | Op::GroupNonUniformLogicalOr
+            | Op::GroupNonUniformLogicalXor
+            | Op::GroupNonUniformRotateKHR
     )
 }
 

@@ -75,11 +75,15 @@ const LLVM_SPIRV_15_EXTENSIONS: &[&str] = &[
 ];
 
 /// llvm-spirv's `--spirv-ext`: the SPIR-V extensions the frontend accepts that the translator
-/// knows; it uses none unless told.
-fn spirv_ext_option() -> String {
+/// knows; it uses none unless told. Sub-group rotation only when the device has it.
+fn spirv_ext_option(device_extensions: &[&str]) -> String {
     let list: Vec<String> = crate::SUPPORTED_EXTENSIONS
         .iter()
         .filter(|e| LLVM_SPIRV_15_EXTENSIONS.contains(e))
+        .filter(|e| {
+            **e != "SPV_KHR_subgroup_rotate"
+                || device_extensions.contains(&"cl_khr_subgroup_rotate")
+        })
         .map(|e| format!("+{e}"))
         .collect();
     format!("--spirv-ext=-all,{}", list.join(","))
@@ -193,13 +197,15 @@ pub fn compile_opencl_c(
             .arg(&opt_bc),
         &mut log,
     )?;
+    // SPIR-V 1.3 brings the non-uniform group instructions; llvm-spirv still writes 1.0 when a
+    // module needs nothing newer.
     run(
         Command::new(LLVM_SPIRV)
-            .arg("--spirv-max-version=1.0")
+            .arg("--spirv-max-version=1.3")
             // Source type names and qualifiers for clGetKernelArgInfo, as OpStrings.
             .arg("--preserve-ocl-kernel-arg-type-metadata-through-string")
             // The SPIR-V extensions this frontend accepts (llvm-spirv uses none by default).
-            .arg(spirv_ext_option())
+            .arg(spirv_ext_option(extensions))
             .arg(&opt_bc)
             .arg("-o")
             .arg(&spv),

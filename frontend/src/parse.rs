@@ -82,6 +82,7 @@ pub fn parse_specialized(
     let words = is_spirv(bytes)?;
     let version = check_header(&words)?;
     let words = specialize::freeze(words, values)?;
+    let words = execution_modes_by_value(words);
     let scan = scan(&words)?;
     let raw = catch_unwind(AssertUnwindSafe(|| dr::load_words(&scan.words)))
         .map_err(|_| FrontendError::invalid("SPIR-V binary is malformed (parser rejected it)", ""))?
@@ -90,6 +91,53 @@ pub fn parse_specialized(
     validate(&module)?;
     module.kernels = extract_kernels(&module)?;
     Ok(module)
+}
+
+/// Rewrites `OpExecutionModeId` (SPIR-V 1.2, which rspirv 0.13 cannot load) with a mode that
+/// has a literal form into that `OpExecutionMode` (`SubgroupsPerWorkgroupId` →
+/// `SubgroupsPerWorkgroup`, `LocalSizeId` → `LocalSize`, `LocalSizeHintId` → `LocalSizeHint`),
+/// reading the operands' `OpConstant` values (specialization constants are frozen by now).
+/// Same length, so word offsets in diagnostics stay those of the module as given. Anything
+/// else is left for the parser to reject.
+fn execution_modes_by_value(mut words: Vec<u32>) -> Vec<u32> {
+    const OP_CONSTANT: u32 = 43;
+    const OP_EXECUTION_MODE: u32 = 16;
+    const OP_EXECUTION_MODE_ID: u32 = 331;
+    let mut constants = HashMap::new();
+    let mut modes = Vec::new();
+    let mut at = 5;
+    while at < words.len() {
+        let count = (words[at] >> 16) as usize;
+        let opcode = words[at] & 0xffff;
+        if count == 0 || at + count > words.len() {
+            break;
+        }
+        match opcode {
+            OP_CONSTANT if count == 4 => {
+                constants.insert(words[at + 2], words[at + 3]);
+            }
+            OP_EXECUTION_MODE_ID if count >= 3 => modes.push((at, count)),
+            _ => {}
+        }
+        at += count;
+    }
+    for (at, count) in modes {
+        let literal_mode = match words[at + 2] {
+            37 => 36, // SubgroupsPerWorkgroupId
+            38 => 17, // LocalSizeId
+            39 => 18, // LocalSizeHintId
+            _ => continue,
+        };
+        let values: Option<Vec<u32>> = words[at + 3..at + count]
+            .iter()
+            .map(|id| constants.get(id).copied())
+            .collect();
+        let Some(values) = values else { continue };
+        words[at] = (count as u32) << 16 | OP_EXECUTION_MODE;
+        words[at + 2] = literal_mode;
+        words[at + 3..at + count].copy_from_slice(&values);
+    }
+    words
 }
 
 /// rspirv's parse error, with the instruction's word offset in the module as given (rspirv

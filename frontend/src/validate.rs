@@ -28,7 +28,8 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     // Generic pointers (OpenCL C's generic address space; llvm-spirv also uses them for
     // wait_group_events in OpenCL C 1.2): flat addresses, classified by address when asked.
     Capability::GenericPointer,
-    // Work-group collectives (scope Workgroup); sub-group scope is refused by codegen.
+    // Work-group and sub-group collectives (the runtime refuses sub-group scope and the
+    // capabilities below when FERROCL_SUBGROUPS=off).
     Capability::Groups,
     // SPIR-V 1.6 Uniform/UniformId decorations: promises that a value is the same across a
     // scope, which code generation may ignore.
@@ -38,6 +39,31 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     Capability::AtomicFloat64AddEXT,
     Capability::AtomicFloat32MinMaxEXT,
     Capability::AtomicFloat64MinMaxEXT,
+    // cl_khr_subgroups execution modes (SubgroupSize, SubgroupsPerWorkgroup).
+    Capability::SubgroupDispatch,
+    // cl_khr_subgroup_non_uniform_vote, _ballot, _non_uniform_arithmetic, _shuffle,
+    // _shuffle_relative, _clustered_reduce, _rotate.
+    Capability::GroupNonUniform,
+    Capability::GroupNonUniformVote,
+    Capability::GroupNonUniformBallot,
+    Capability::GroupNonUniformArithmetic,
+    Capability::GroupNonUniformShuffle,
+    Capability::GroupNonUniformShuffleRelative,
+    Capability::GroupNonUniformClustered,
+    Capability::GroupNonUniformRotateKHR,
+];
+
+/// Capabilities that exist only with sub-groups.
+pub const SUB_GROUP_CAPABILITIES: &[Capability] = &[
+    Capability::SubgroupDispatch,
+    Capability::GroupNonUniform,
+    Capability::GroupNonUniformVote,
+    Capability::GroupNonUniformBallot,
+    Capability::GroupNonUniformArithmetic,
+    Capability::GroupNonUniformShuffle,
+    Capability::GroupNonUniformShuffleRelative,
+    Capability::GroupNonUniformClustered,
+    Capability::GroupNonUniformRotateKHR,
 ];
 
 /// Capabilities a module may declare only from a given SPIR-V version on (env 3.2–3.7). Those
@@ -61,13 +87,14 @@ pub const SUPPORTED_EXT_INST_SETS: &[&str] = &[
     "NonSemantic.Shader.DebugInfo.100",
 ];
 
-/// SPIR-V extensions a module may declare (decoration-only extensions codegen can ignore).
+/// SPIR-V extensions a module may declare.
 pub const SUPPORTED_EXTENSIONS: &[&str] = &[
     "SPV_EXT_shader_atomic_float_add",
     "SPV_EXT_shader_atomic_float_min_max",
     "SPV_KHR_linkonce_odr",
     "SPV_KHR_no_integer_wrap_decoration",
     "SPV_KHR_non_semantic_info",
+    "SPV_KHR_subgroup_rotate",
 ];
 
 /// Most problems listed in one build log.
@@ -285,6 +312,8 @@ enum BuiltinShape {
     SizeT3,
     SizeT,
     Int32,
+    /// `uint4` (the sub-group mask built-ins, env 5.2.16).
+    Uint4,
 }
 
 fn builtin_shape(b: BuiltIn) -> Option<BuiltinShape> {
@@ -299,7 +328,18 @@ fn builtin_shape(b: BuiltIn) -> Option<BuiltinShape> {
         | BuiltIn::WorkgroupId
         | BuiltIn::GlobalOffset => SizeT3,
         BuiltIn::GlobalLinearId | BuiltIn::LocalInvocationIndex => SizeT,
-        BuiltIn::WorkDim => Int32,
+        BuiltIn::WorkDim
+        | BuiltIn::SubgroupSize
+        | BuiltIn::SubgroupMaxSize
+        | BuiltIn::NumSubgroups
+        | BuiltIn::NumEnqueuedSubgroups
+        | BuiltIn::SubgroupId
+        | BuiltIn::SubgroupLocalInvocationId => Int32,
+        BuiltIn::SubgroupEqMask
+        | BuiltIn::SubgroupGeMask
+        | BuiltIn::SubgroupGtMask
+        | BuiltIn::SubgroupLeMask
+        | BuiltIn::SubgroupLtMask => Uint4,
         _ => return None,
     })
 }
@@ -369,6 +409,10 @@ fn check_builtin(m: &Module, inst: &rspirv::dr::Instruction) -> Option<Diagnosti
             "a 64-bit integer (size_t, Physical64)",
         ),
         BuiltinShape::Int32 => (int_width(*pointee) == Some(32), "a 32-bit integer"),
+        BuiltinShape::Uint4 => (
+            matches!(m.ty(*pointee), Some(Type::Vector { elem, count: 4 }) if int_width(*elem) == Some(32)),
+            "a vector of 4 32-bit integers (uint4)",
+        ),
     };
     if ok {
         None

@@ -1198,14 +1198,17 @@ impl<'m> Checker<'m> {
         let base = usize::from(control);
         if control {
             if let Some(exec) = self.constant_operand(inst, 0, "Scope for Execution") {
-                if exec != Scope::Workgroup as u32 {
-                    let rule = format!("env 4: Scope for Execution of OpControlBarrier must be Workgroup on this device (no sub-groups), found {}", scope_name(exec));
+                // env 5.2.11: Subgroup with cl_khr_subgroups (codegen refuses it when the
+                // device's sub-groups are turned off).
+                if exec != Scope::Workgroup as u32 && exec != Scope::Subgroup as u32 {
+                    let rule = format!("env 4: Scope for Execution of OpControlBarrier must be Workgroup or Subgroup, found {}", scope_name(exec));
                     self.report(inst, rule);
                 }
             }
         }
         if let Some(mem) = self.constant_operand(inst, base, "Scope for Memory") {
-            if !FENCE_SCOPES.iter().any(|s| *s as u32 == mem) {
+            // env 5.2.11: barriers and fences may also name Subgroup memory scope.
+            if !FENCE_SCOPES.iter().any(|s| *s as u32 == mem) && mem != Scope::Subgroup as u32 {
                 let rule = format!("env 4: Scope for Memory {} is not in this device's CL_DEVICE_ATOMIC_FENCE_CAPABILITIES (work-item, work-group and device scope)", scope_name(mem));
                 self.report(inst, rule);
             }

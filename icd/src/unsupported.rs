@@ -850,20 +850,6 @@ pub unsafe extern "C" fn clSetKernelExecInfo(
 }
 
 /// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
-pub unsafe extern "C" fn clGetKernelSubGroupInfoKHR(
-    _in_kernel: cl_kernel,
-    _in_device: cl_device_id,
-    _param_name: cl_kernel_sub_group_info,
-    _input_value_size: size_t,
-    _input_value: *const c_void,
-    _param_value_size: size_t,
-    _param_value: *mut c_void,
-    _param_value_size_ret: *mut size_t,
-) -> cl_int {
-    CL_INVALID_OPERATION
-}
-
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
 pub unsafe extern "C" fn clEnqueueSVMMigrateMem(
     _command_queue: cl_command_queue,
     _num_svm_pointers: cl_uint,
@@ -873,20 +859,6 @@ pub unsafe extern "C" fn clEnqueueSVMMigrateMem(
     _num_events_in_wait_list: cl_uint,
     _event_wait_list: *const cl_event,
     _event: *mut cl_event,
-) -> cl_int {
-    CL_INVALID_OPERATION
-}
-
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
-pub unsafe extern "C" fn clGetKernelSubGroupInfo(
-    _kernel: cl_kernel,
-    _device: cl_device_id,
-    _param_name: cl_kernel_sub_group_info,
-    _input_value_size: size_t,
-    _input_value: *const c_void,
-    _param_value_size: size_t,
-    _param_value: *mut c_void,
-    _param_value_size_ret: *mut size_t,
 ) -> cl_int {
     CL_INVALID_OPERATION
 }

@@ -31,6 +31,7 @@ fn in_child(name: &str, vars: &[(&str, &str)]) -> Option<String> {
         "FERROCL_ROUNDING",
         "FERROCL_PROFILE",
         "FERROCL_FP64",
+        "FERROCL_SUBGROUPS",
         "FERROCL_THREADS",
         "FERROCL_PIN_THREADS",
         "FERROCL_LOG",
@@ -281,6 +282,59 @@ fn fp64_can_be_turned_off() {
     };
     assert!(log.contains("capability Float64 is turned off"), "{log}");
     assert!(build(&env, "fpmode", "", "arith").is_ok());
+}
+
+#[link(name = "OpenCL")]
+extern "C" {
+    fn clGetKernelSubGroupInfo(
+        k: opencl3::types::cl_kernel,
+        d: opencl3::types::cl_device_id,
+        name: opencl3::types::cl_kernel_sub_group_info,
+        input_size: usize,
+        input: *const std::ffi::c_void,
+        size: usize,
+        value: *mut std::ffi::c_void,
+        ret: *mut usize,
+    ) -> opencl3::types::cl_int;
+}
+
+#[test]
+fn sub_groups_can_be_turned_off() {
+    if in_child(
+        "sub_groups_can_be_turned_off",
+        &[("FERROCL_SUBGROUPS", "off")],
+    )
+    .is_some()
+    {
+        return;
+    }
+    let env = Env::new();
+    let d = device();
+    assert!(!check(cl(d.extensions()), "CL_DEVICE_EXTENSIONS").contains("subgroup"));
+    assert_eq!(
+        check(cl(d.max_num_sub_groups()), "CL_DEVICE_MAX_NUM_SUB_GROUPS"),
+        0
+    );
+    let Err(log) = build(&env, "subgroup_basic", "", "subgroup_basic") else {
+        panic!("sub-groups are off: the sub-group kernel must not build");
+    };
+    assert!(log.contains("FERROCL_SUBGROUPS=off"), "{log}");
+    let kernel = build(&env, "fpmode", "", "arith").expect("a kernel without sub-groups builds");
+    let mut out = 0usize;
+    // SAFETY: valid handles, a NULL input for a query without input, a writable size_t.
+    let code = unsafe {
+        clGetKernelSubGroupInfo(
+            kernel.get(),
+            d.id(),
+            opencl3::kernel::CL_KERNEL_MAX_NUM_SUB_GROUPS,
+            0,
+            std::ptr::null(),
+            8,
+            (&mut out as *mut usize).cast(),
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(code, opencl3::error_codes::CL_INVALID_OPERATION);
 }
 
 #[test]

@@ -94,6 +94,13 @@ pub fn extensions(settings: &Settings) -> Vec<NameVersion> {
         "cl_ext_float_atomics",
         make_version(1, 0, 0),
     ));
+    if settings.sub_groups {
+        v.extend(
+            SUB_GROUP_EXTENSIONS
+                .iter()
+                .map(|e| NameVersion::new(e, make_version(1, 0, 0))),
+        );
+    }
     v
 }
 
@@ -116,6 +123,23 @@ fn c_strings(names: &[&str]) -> Vec<std::ffi::CString> {
         .filter_map(|n| std::ffi::CString::new(*n).ok())
         .collect()
 }
+
+/// The sub-group extensions (FERROCL_SUBGROUPS=on): codegen implements every instruction they
+/// bring (codegen/src/translate/subgroup.rs).
+pub const SUB_GROUP_EXTENSIONS: &[&str] = &[
+    "cl_khr_subgroups",
+    "cl_khr_subgroup_extended_types",
+    "cl_khr_subgroup_non_uniform_vote",
+    "cl_khr_subgroup_ballot",
+    "cl_khr_subgroup_non_uniform_arithmetic",
+    "cl_khr_subgroup_shuffle",
+    "cl_khr_subgroup_shuffle_relative",
+    "cl_khr_subgroup_clustered_reduce",
+    "cl_khr_subgroup_rotate",
+];
+
+/// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
+const MAX_WORK_GROUP_SIZE: usize = 4096;
 
 /// Extensions that are API-only, not OpenCL C language extensions clang should know.
 const API_ONLY_EXTENSIONS: &[&str] = &[
@@ -184,6 +208,9 @@ pub struct DeviceConfig {
     pub generic_address_space: bool,
     /// `CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE` (the frontend refuses larger variables).
     pub max_global_variable_size: usize,
+    /// `CL_DEVICE_MAX_NUM_SUB_GROUPS`: sub-groups in the largest work-group (0 without
+    /// sub-groups).
+    pub max_num_sub_groups: u32,
     pub image_support: bool,
     pub opencl_c_version: &'static str,
     pub opencl_c_all_versions: Vec<NameVersion>,
@@ -323,6 +350,12 @@ impl DeviceConfig {
                 make_version(3, 0, 0),
             ),
         ];
+        if settings.sub_groups {
+            opencl_c_features.push(NameVersion::new(
+                "__opencl_c_subgroups",
+                make_version(3, 0, 0),
+            ));
+        }
         if settings.fp64 {
             opencl_c_features.insert(
                 0,
@@ -347,7 +380,7 @@ impl DeviceConfig {
             compute_units: threads as cl_uint,
             max_work_item_dimensions: 3,
             max_work_item_sizes: [4096, 4096, 4096],
-            max_work_group_size: 4096,
+            max_work_group_size: MAX_WORK_GROUP_SIZE,
             preferred_work_group_size_multiple: 8,
             max_clock_frequency: cpu_mhz(),
             address_bits: 64,
@@ -385,6 +418,11 @@ impl DeviceConfig {
             work_group_collective_functions: true,
             generic_address_space: true,
             max_global_variable_size: ferrocl_frontend::MAX_PROGRAM_SCOPE_VARIABLE_BYTES as usize,
+            max_num_sub_groups: if settings.sub_groups {
+                MAX_WORK_GROUP_SIZE.div_ceil(ferrocl_codegen::SUB_GROUP_SIZE as usize) as u32
+            } else {
+                0
+            },
             image_support: false,
             opencl_c_version: "OpenCL C 1.2",
             opencl_c_all_versions: vec![
@@ -497,6 +535,8 @@ impl DeviceConfig {
                     | Capability::AtomicFloat64AddEXT
                     | Capability::AtomicFloat64MinMaxEXT
             ) || self.settings.fp64)
+            && (!ferrocl_frontend::SUB_GROUP_CAPABILITIES.contains(&cap)
+                || self.settings.sub_groups)
     }
 
     /// `CL_DEVICE_SPIRV_CAPABILITIES_KHR`: every capability a module may declare here.
@@ -555,6 +595,7 @@ mod tests {
                 "__opencl_c_generic_address_space",
                 "__opencl_c_int64",
                 "__opencl_c_program_scope_global_variables",
+                "__opencl_c_subgroups",
                 "__opencl_c_work_group_collective_functions",
                 "cl_ext_float_atomics",
                 "cl_khr_byte_addressable_store",
@@ -565,6 +606,15 @@ mod tests {
                 "cl_khr_int64_extended_atomics",
                 "cl_khr_local_int32_base_atomics",
                 "cl_khr_local_int32_extended_atomics",
+                "cl_khr_subgroup_ballot",
+                "cl_khr_subgroup_clustered_reduce",
+                "cl_khr_subgroup_extended_types",
+                "cl_khr_subgroup_non_uniform_arithmetic",
+                "cl_khr_subgroup_non_uniform_vote",
+                "cl_khr_subgroup_rotate",
+                "cl_khr_subgroup_shuffle",
+                "cl_khr_subgroup_shuffle_relative",
+                "cl_khr_subgroups",
             ]
         );
         let no_fp64 = DeviceConfig::detect(
@@ -584,6 +634,32 @@ mod tests {
         assert_eq!(no_fp64.fp_atomic_capabilities[1], 0);
         assert_eq!(full.fp_atomic_capabilities[0], ALL_FP_ATOMICS);
         assert!(full.allows_capability(ferrocl_frontend::spirv::Capability::Float64));
+    }
+
+    #[test]
+    fn sub_groups_off_removes_every_trace_of_them() {
+        use ferrocl_frontend::spirv::Capability;
+        let on = DeviceConfig::detect(&Settings::parse(|_| None, |_| {}), 2);
+        assert_eq!(on.max_num_sub_groups, 1024);
+        assert!(on.allows_capability(Capability::GroupNonUniformBallot));
+        let off = DeviceConfig::detect(
+            &Settings::parse(
+                |k| (k == "FERROCL_SUBGROUPS").then(|| "off".to_owned()),
+                |_| {},
+            ),
+            2,
+        );
+        assert!(!off
+            .opencl_c_extensions()
+            .iter()
+            .any(|e| e.contains("subgroup")));
+        assert!(!off.extensions.iter().any(|e| e.name.contains("subgroup")));
+        assert_eq!(off.max_num_sub_groups, 0);
+        for cap in ferrocl_frontend::SUB_GROUP_CAPABILITIES {
+            assert!(!off.allows_capability(*cap), "{cap:?}");
+        }
+        // Work-group collectives stay.
+        assert!(off.allows_capability(Capability::Groups));
     }
 
     #[test]

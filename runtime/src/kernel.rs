@@ -5,7 +5,7 @@
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
-use ferrocl_codegen::{ArgSlot, LOCAL_ARG_ALIGN};
+use ferrocl_codegen::{ArgSlot, LOCAL_ARG_ALIGN, SUB_GROUP_SIZE};
 use ferrocl_frontend::{ArgKind, KernelInfo};
 use opencl_sys::*;
 
@@ -140,6 +140,69 @@ impl Kernel {
             Some([x, y, z]) => x as usize * y as usize * z as usize,
             None => device.config.max_work_group_size,
         }
+    }
+
+    /// Whether `device` has sub-groups (FERROCL_SUBGROUPS=on).
+    pub fn sub_groups_supported(device: &Device) -> bool {
+        device.config.settings.sub_groups
+    }
+
+    /// `CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE`: the largest sub-group of a work-group of
+    /// `local` work-items (sub-groups are `SUB_GROUP_SIZE` consecutive work-items, the last
+    /// one may be smaller).
+    pub fn max_sub_group_size_for(local: &[usize]) -> usize {
+        let items: usize = local.iter().product();
+        items.min(SUB_GROUP_SIZE as usize)
+    }
+
+    /// `CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE`.
+    pub fn sub_group_count_for(local: &[usize]) -> usize {
+        let items: usize = local.iter().product();
+        items.div_ceil(SUB_GROUP_SIZE as usize)
+    }
+
+    /// `CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT`: a `dims`-dimensional local size this
+    /// kernel can be launched with that has `count` sub-groups, or all zeros when there is
+    /// none.
+    pub fn local_size_for_sub_group_count(
+        &self,
+        device: &Device,
+        count: usize,
+        dims: usize,
+    ) -> Vec<usize> {
+        let none = vec![0; dims];
+        if let Some(reqd) = self.info().reqd_work_group_size {
+            let reqd = reqd.map(|x| x as usize);
+            let fits = reqd[dims..].iter().all(|&x| x == 1);
+            return if fits && Self::sub_group_count_for(&reqd) == count {
+                reqd[..dims].to_vec()
+            } else {
+                none
+            };
+        }
+        let Some(items) = count.checked_mul(SUB_GROUP_SIZE as usize) else {
+            return none;
+        };
+        if count == 0
+            || items > self.max_work_group_size(device)
+            || items > device.config.max_work_item_sizes[0]
+        {
+            return none;
+        }
+        let mut local = vec![1; dims];
+        local[0] = items;
+        local
+    }
+
+    /// `CL_KERNEL_MAX_NUM_SUB_GROUPS`: sub-groups in the largest work-group this kernel runs.
+    pub fn max_num_sub_groups(&self, device: &Device) -> usize {
+        self.max_work_group_size(device)
+            .div_ceil(SUB_GROUP_SIZE as usize)
+    }
+
+    /// `CL_KERNEL_COMPILE_NUM_SUB_GROUPS`: execution mode `SubgroupsPerWorkgroup`, or 0.
+    pub fn compile_num_sub_groups(&self) -> usize {
+        self.info().sub_groups_per_work_group.unwrap_or(0) as usize
     }
 
     /// The work-group size a launch uses: `local` checked against the device and the

@@ -519,7 +519,7 @@ fn build_for_device(
         .filter_map(|i| match i.operands.first() {
             Some(ferrocl_frontend::rspirv::dr::Operand::Capability(c)) if !config.allows_capability(*c) => {
                 Some(format!(
-                    "error: env 3: capability {c:?} is turned off on this device (FERROCL_FP64=off or FERROCL_ROUNDING=rtz) [OpCapability {c:?}]\n"
+                    "error: env 3: capability {c:?} is turned off on this device (FERROCL_FP64=off, FERROCL_ROUNDING=rtz or FERROCL_SUBGROUPS=off) [OpCapability {c:?}]\n"
                 ))
             }
             _ => None,
@@ -531,6 +531,7 @@ fn build_for_device(
     let mut options = parsed.codegen.clone();
     options.denorms_are_zero |= settings.flush_denormals;
     options.round_to_zero = settings.rounding == Rounding::TowardZero;
+    options.sub_groups = settings.sub_groups;
     if let Some(dir) = &settings.dump_dir {
         let dir = dir.join(format!(
             "program-{}",

@@ -66,9 +66,9 @@ pub const VARIABLES: &[Variable] = &[
     },
     Variable {
         name: "FERROCL_SUBGROUPS",
-        values: "off",
-        default: "off",
-        effect: "sub-groups are not implemented; only off is accepted",
+        values: "on, off",
+        default: "on",
+        effect: "on: sub-groups of 4 work-items, cl_khr_subgroups and the cl_khr_subgroup_* extensions; off: none of them, and modules using sub-groups fail to build",
     },
     Variable {
         name: "FERROCL_SVM",
@@ -121,6 +121,7 @@ pub struct Settings {
     pub rounding: Rounding,
     pub profile: Profile,
     pub fp64: bool,
+    pub sub_groups: bool,
     pub dump_dir: Option<PathBuf>,
     pub log: LogLevel,
 }
@@ -169,12 +170,8 @@ impl Settings {
             _ => Profile::Full,
         };
         let mut fp64 = pick("FERROCL_FP64", &on_off, "on") == "on";
-        for name in [
-            "FERROCL_FP16",
-            "FERROCL_IMAGES",
-            "FERROCL_SUBGROUPS",
-            "FERROCL_SVM",
-        ] {
+        let sub_groups = pick("FERROCL_SUBGROUPS", &on_off, "on") == "on";
+        for name in ["FERROCL_FP16", "FERROCL_IMAGES", "FERROCL_SVM"] {
             pick(name, &["off"], "off");
         }
         let log = match pick(
@@ -229,6 +226,7 @@ impl Settings {
             rounding,
             profile,
             fp64,
+            sub_groups,
             dump_dir,
             log,
         }
@@ -269,7 +267,7 @@ mod tests {
         assert!(w.is_empty());
         assert_eq!(s.rounding, Rounding::NearestEven);
         assert_eq!(s.profile, Profile::Full);
-        assert!(s.fp64 && !s.flush_denormals && !s.pin_threads);
+        assert!(s.fp64 && s.sub_groups && !s.flush_denormals && !s.pin_threads);
         assert_eq!(s.log, LogLevel::Warn);
         assert!(s.threads >= 1);
     }

@@ -96,7 +96,13 @@ impl Translator<'_, '_, '_> {
     }
 
     /// The three components of a vector built-in, or the scalar value of a scalar one.
-    fn builtin_value(&mut self, builtin: BuiltIn) -> Result<Result<[Value; 3], Value>, BuildError> {
+    fn builtin_value(&mut self, builtin: BuiltIn) -> Result<Result<Vec<Value>, Value>, BuildError> {
+        if let Some(v) = self.sub_group_builtin(builtin)? {
+            return Ok(Err(v));
+        }
+        if let Some(mask) = self.sub_group_mask_builtin(builtin)? {
+            return Ok(Ok(mask.to_vec()));
+        }
         let wi = self.wi;
         Ok(Ok(match builtin {
             BuiltIn::GlobalInvocationId => {
@@ -132,7 +138,8 @@ impl Translator<'_, '_, '_> {
                     "error: built-in variable {other:?} is not supported by this device\n"
                 ))
             }
-        }))
+        }
+        .to_vec()))
     }
 
     /// `OpLoad` from a built-in variable or from a pointer to one of its components.

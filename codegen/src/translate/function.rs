@@ -13,6 +13,7 @@ use ferrocl_frontend::spirv::{Op, StorageClass, Word};
 use ferrocl_frontend::{Module, Type};
 
 use super::builtins::WorkItem;
+use super::subgroup::is_sub_group_local;
 use super::values::{shape, Shape, Val};
 use super::ModuleEnv;
 use crate::options::BuildOptions;
@@ -64,6 +65,28 @@ pub(crate) struct Translator<'m, 'b, 'e> {
     pub(crate) barrier: Option<BarrierState>,
     /// Formats of the kernel's printf calls; a record's format index points in here.
     pub(crate) printf_formats: Vec<ferrocl_frontend::PrintfFormat>,
+    /// Resume points in execution order (see [`Translator::point_ranks`]).
+    pub(crate) points: PointOrder,
+}
+
+/// The order in which waiting work-items resume. A work-item's frame state is the *rank* of
+/// the point it waits at, not its number: ranks follow program order (blocks in a topological
+/// order of the control flow where every loop's blocks come before its exits, inlined calls at
+/// their call site), so the lowest rank among the waiting work-items of a sub-group is where
+/// the sub-group's lagging members are. Resuming members in rank order makes divergent members
+/// reconverge the way SIMD lanes would before a later sub-group operation combines them.
+/// Ranks are known only when the whole kernel is translated: every use is a placeholder
+/// constant patched then.
+#[derive(Default)]
+pub(crate) struct PointOrder {
+    /// (block rank, instruction index) per inlining level at the instruction being translated.
+    path: Vec<(u32, u32)>,
+    /// Program position of resume point k at index k - 1.
+    keys: Vec<Vec<(u32, u32)>>,
+    /// Placeholder `iconst.i32 k` instructions to rewrite as `iconst.i32 rank(k)`.
+    patches: Vec<(ir::Inst, i64)>,
+    /// Some resume point belongs to a sub-group operation or sub-group barrier.
+    pub(crate) sub_group_points: bool,
 }
 
 /// What translation needs to cut a kernel at its barriers.
@@ -90,6 +113,11 @@ pub(crate) struct BarrierState {
 pub(crate) fn is_group_barrier(op: Op) -> bool {
     ferrocl_frontend::synchronises_work_group(op)
 }
+
+/// Frame offset of the sub-group "served" mark (subgroup.rs): 0, or 1 + the linear local id
+/// of the sub-group leader that already combined this work-item's contribution at the point it
+/// waits at. The frame's first 16 bytes are the resume state (u32 at 0) and this mark.
+pub(crate) const SERVED_MARK_OFFSET: i32 = 8;
 
 /// Resume point of a work-item that returned from the kernel.
 pub(crate) const RESUME_DONE: i64 = -1;
@@ -244,8 +272,9 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
     }
 
     /// `OpControlBarrier`: the work-item records where to resume and leaves; translation
-    /// continues in the resume block, which only the round dispatch reaches.
-    pub(crate) fn barrier_point(&mut self) -> Result<(), BuildError> {
+    /// continues in the resume block, which only the round dispatch reaches. Returns the
+    /// resume point's number, which is the work-item's frame state while it waits there.
+    pub(crate) fn barrier_point(&mut self) -> Result<i64, BuildError> {
         let Some(state) = self.barrier.as_mut() else {
             return err("internal: barrier in a kernel analysed as barrier-free\n");
         };
@@ -257,12 +286,55 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             state.pending,
             state.item_done,
         );
-        let kv = self.b.ins().iconst(ir::types::I32, k);
+        if self.points.keys.len() < k as usize {
+            self.points.keys.push(self.points.path.clone());
+        }
+        let kv = self.point_value(k);
         self.b.ins().store(frame_flags(), kv, base, 0);
+        // Nobody has served this work-item at the point it now waits at (subgroup.rs).
+        let unserved = self.b.ins().iconst(ir::types::I64, 0);
+        self.b
+            .ins()
+            .store(frame_flags(), unserved, base, SERVED_MARK_OFFSET);
         let one = self.b.ins().iconst(ir::types::I8, 1);
         self.b.def_var(pending, one);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(resume);
+        Ok(k)
+    }
+
+    /// The frame state of a work-item waiting at resume point `k` (its rank, patched in by
+    /// [`Translator::patch_point_ranks`]).
+    pub(crate) fn point_value(&mut self, k: i64) -> Value {
+        let v = self.b.ins().iconst(ir::types::I32, k);
+        let inst = self.b.func.dfg.value_def(v).unwrap_inst();
+        self.points.patches.push((inst, k));
+        v
+    }
+
+    /// Rank of every resume point: `ranks[k - 1]`, from 1 up in program order.
+    pub(crate) fn point_ranks(&self) -> Vec<i64> {
+        let mut order: Vec<usize> = (0..self.points.keys.len()).collect();
+        order.sort_by(|&a, &b| {
+            self.points.keys[a]
+                .cmp(&self.points.keys[b])
+                .then(a.cmp(&b))
+        });
+        let mut ranks = vec![0; order.len()];
+        for (rank, k) in order.into_iter().enumerate() {
+            ranks[k] = rank as i64 + 1;
+        }
+        ranks
+    }
+
+    /// Rewrites every placeholder from [`Translator::point_value`] with its point's rank.
+    pub(crate) fn patch_point_ranks(&mut self, ranks: &[i64]) -> Result<(), BuildError> {
+        for (inst, k) in std::mem::take(&mut self.points.patches) {
+            let rank = ranks.get(k as usize - 1).copied().ok_or_else(|| {
+                BuildError::new("internal: a resume point without a program position\n")
+            })?;
+            self.b.func.replace(inst).iconst(ir::types::I32, rank);
+        }
         Ok(())
     }
 
@@ -385,6 +457,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             }
         }
         let order = reverse_post_order(f);
+        let ranks = schedule_ranks(f, &order);
         for &bi in &order {
             let block = &f.blocks[bi];
             let label = block.label.as_ref().and_then(|l| l.result_id).unwrap_or(0);
@@ -418,9 +491,13 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             self.store_in_frame(id, &a, shape)?;
         }
         self.b.ins().jump(entry, &[]);
+        self.points.path.push((0, 0));
         for &bi in &order {
+            let rank = ranks.get(&bi).copied().unwrap_or(u32::MAX);
+            *self.points.path.last_mut().expect("pushed above") = (rank, 0);
             self.translate_block(f, bi)?;
         }
+        self.points.path.pop();
         self.frames.pop();
         self.b.switch_to_block(cont);
         Ok(match ret_shape {
@@ -452,6 +529,9 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             .filter(|i| i.class.opcode != Op::Phi)
         {
             self.instruction_count += 1;
+            if let Some(position) = self.points.path.last_mut() {
+                position.1 += 1;
+            }
             self.translate_instruction(inst).map_err(|e| {
                 if e.log.starts_with("error: ") && !e.log.contains(" [in ") {
                     BuildError::new(format!("{} [in {}]\n", e.log.trim_end(), inst_desc(inst)))
@@ -640,13 +720,14 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             GenericCastToPtrExplicit => self.generic_cast_explicit(inst)?,
             GenericPtrMemSemantics => self.generic_ptr_mem_semantics(inst)?,
             GroupAsyncCopy => self.group_async_copy(inst)?,
+            op if is_sub_group_local(op) => self.sub_group_local(inst)?,
             op if is_group_barrier(op) && op != ControlBarrier => self.group_collective(inst)?,
             // Async copies complete synchronously (group.rs): nothing to wait for.
             GroupWaitEvents => {}
             MemoryBarrier => {
                 self.b.ins().fence();
             }
-            ControlBarrier => self.barrier_point()?,
+            ControlBarrier => self.control_barrier(inst)?,
             _ => {
                 return err(format!(
                     "error: instruction Op{op:?} is not supported by Ferrocl's codegen yet\n"
@@ -873,6 +954,16 @@ fn frame_resident_ids(f: &Function, barrier_functions: &HashSet<Word>) -> HashSe
         for inst in block.instructions.iter().rev() {
             if is_barrier_point(inst) {
                 resident.extend(live.iter().copied());
+                // Collectives read their other operands (a broadcast's lane, a shuffle's
+                // index) after resuming.
+                if inst.class.opcode != Op::FunctionCall {
+                    resident.extend(
+                        inst.operands
+                            .iter()
+                            .filter_map(id_of)
+                            .filter(|id| defined.contains(id)),
+                    );
+                }
             }
             if let Some(id) = inst.result_id {
                 live.remove(&id);
@@ -970,6 +1061,76 @@ fn reverse_post_order(f: &Function) -> Vec<usize> {
     }
     post.reverse();
     post
+}
+
+/// Execution-order rank of every reachable block of `f` (`rpo`: its reverse post-order): a
+/// topological order of the control flow without back edges (edges to a block not later in
+/// `rpo`), taking among the ready blocks the one inside the most loops, so a loop's blocks all
+/// come before the blocks after the loop. The structured code OpenCL compilers produce gets
+/// the order SIMD lanes reconverge in.
+fn schedule_ranks(f: &Function, rpo: &[usize]) -> HashMap<usize, u32> {
+    let index: HashMap<Word, usize> = f
+        .blocks
+        .iter()
+        .enumerate()
+        .filter_map(|(i, b)| Some((b.label.as_ref()?.result_id?, i)))
+        .collect();
+    let position: HashMap<usize, usize> = rpo.iter().enumerate().map(|(i, &b)| (b, i)).collect();
+    let succs: HashMap<usize, Vec<usize>> = rpo
+        .iter()
+        .map(|&b| (b, block_successors(f, b, &index)))
+        .collect();
+    let mut preds: HashMap<usize, Vec<usize>> = HashMap::new();
+    let mut forward_in: HashMap<usize, usize> = rpo.iter().map(|&b| (b, 0)).collect();
+    let mut depth: HashMap<usize, u32> = rpo.iter().map(|&b| (b, 0)).collect();
+    for &b in rpo {
+        for &s in &succs[&b] {
+            preds.entry(s).or_default().push(b);
+            if position[&s] > position[&b] {
+                *forward_in.get_mut(&s).expect("reachable") += 1;
+            }
+        }
+    }
+    // Loop bodies: for each back edge latch → header, the blocks reaching the latch without
+    // passing the header.
+    let mut loops: HashMap<usize, HashSet<usize>> = HashMap::new();
+    for &b in rpo {
+        for &h in &succs[&b] {
+            if position[&h] <= position[&b] {
+                let body = loops.entry(h).or_insert_with(|| HashSet::from([h]));
+                let mut work = vec![b];
+                while let Some(x) = work.pop() {
+                    if body.insert(x) {
+                        work.extend(preds.get(&x).into_iter().flatten().copied());
+                    }
+                }
+            }
+        }
+    }
+    for body in loops.values() {
+        for b in body {
+            *depth.get_mut(b).expect("reachable") += 1;
+        }
+    }
+    let mut ready: Vec<usize> = rpo.first().copied().into_iter().collect();
+    let mut ranks = HashMap::new();
+    while !ready.is_empty() {
+        let pick = (0..ready.len())
+            .max_by_key(|&i| (depth[&ready[i]], std::cmp::Reverse(position[&ready[i]])))
+            .expect("non-empty");
+        let b = ready.swap_remove(pick);
+        ranks.insert(b, ranks.len() as u32);
+        for &s in &succs[&b] {
+            if position[&s] > position[&b] {
+                let n = forward_in.get_mut(&s).expect("reachable");
+                *n -= 1;
+                if *n == 0 {
+                    ready.push(s);
+                }
+            }
+        }
+    }
+    ranks
 }
 
 /// Indices (in `f.blocks`) of the blocks block `bi` branches to; `index` maps labels to indices.

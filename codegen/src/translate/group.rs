@@ -11,6 +11,7 @@ use ferrocl_frontend::spirv::{GroupOperation, Op, StorageClass};
 use ferrocl_frontend::Type;
 
 use super::function::{err, frame_flags, Translator};
+use super::subgroup::{is_non_uniform_exchange, SCOPE_SUBGROUP};
 use super::values::Val;
 use crate::program::BuildError;
 
@@ -83,10 +84,13 @@ impl Translator<'_, '_, '_> {
 }
 
 /// How a collective combines values.
-#[derive(Clone, Copy)]
-enum Combine {
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Combine {
     IAdd,
     FAdd,
+    IMul,
+    FMul,
+    Xor,
     FMin,
     FMax,
     UMin,
@@ -98,11 +102,14 @@ enum Combine {
 }
 
 impl Translator<'_, '_, '_> {
-    fn combine(&mut self, c: Combine, a: Value, b: Value) -> Value {
+    pub(crate) fn combine(&mut self, c: Combine, a: Value, b: Value) -> Value {
         let ins = self.b.ins();
         match c {
             Combine::IAdd => ins.iadd(a, b),
             Combine::FAdd => ins.fadd(a, b),
+            Combine::IMul => ins.imul(a, b),
+            Combine::FMul => ins.fmul(a, b),
+            Combine::Xor => ins.bxor(a, b),
             // OpenCL's fmin/fmax: a NaN operand yields the other one.
             Combine::FMin | Combine::FMax => {
                 let m = if matches!(c, Combine::FMin) {
@@ -124,13 +131,14 @@ impl Translator<'_, '_, '_> {
         }
     }
 
-    fn identity(&mut self, c: Combine, t: types::Type) -> Value {
+    pub(crate) fn identity(&mut self, c: Combine, t: types::Type) -> Value {
         let bits = t.bits();
         let int = |v: i64| v;
         match (c, t) {
-            (Combine::FAdd, _) | (Combine::FMin, _) | (Combine::FMax, _) => {
+            (Combine::FAdd | Combine::FMul | Combine::FMin | Combine::FMax, _) => {
                 let v = match c {
                     Combine::FAdd => 0.0,
+                    Combine::FMul => 1.0,
                     Combine::FMin => f64::INFINITY,
                     _ => f64::NEG_INFINITY,
                 };
@@ -143,6 +151,7 @@ impl Translator<'_, '_, '_> {
             _ => {
                 let v = match c {
                     Combine::UMin | Combine::And => int(-1),
+                    Combine::IMul => int(1),
                     Combine::SMin => int(i64::MAX >> (64 - bits)),
                     Combine::SMax => int(i64::MIN >> (64 - bits)),
                     _ => int(0),
@@ -155,12 +164,21 @@ impl Translator<'_, '_, '_> {
     /// Work-group collectives (scope Workgroup): every work-item stores its contribution in its
     /// frame, the collective acts as a barrier, and on resume work-item 0 — which always runs
     /// first in a round — combines all contributions in local-id order (scans write each
-    /// work-item's result into its frame); then every work-item reads its result.
+    /// work-item's result into its frame, a broadcast copies the chosen contribution); then
+    /// every work-item reads its result.
     pub(crate) fn group_collective(&mut self, inst: &Instruction) -> Result<(), BuildError> {
         let op = inst.class.opcode;
+        if is_non_uniform_exchange(op) {
+            return self.sub_group_non_uniform(inst);
+        }
         let scope = self.constant_index(inst, 0)?;
+        if scope == SCOPE_SUBGROUP {
+            return self.sub_group_collective(inst);
+        }
         if scope != 2 {
-            return err(format!("error: Op{op:?} with scope {scope} is not supported (only Workgroup; the device has no sub-groups)\n"));
+            return err(format!(
+                "error: Op{op:?} with execution scope {scope} is not supported (only Workgroup and Subgroup)\n"
+            ));
         }
         let (group_op, value_index) = match op {
             Op::GroupAll | Op::GroupAny | Op::GroupBroadcast => (GroupOperation::Reduce, 1),
@@ -231,10 +249,24 @@ impl Translator<'_, '_, '_> {
             let row = self.b.ins().iadd(row, x1);
             let lin = self.b.ins().imul(row, ls[0]);
             let lin = self.b.ins().iadd(lin, x0);
+            // Work-item 0 copies the value out: in a loop it stores its next contribution
+            // before the others resume and read.
+            let any = self.b.ins().bor(lid[0], lid[1]);
+            let any = self.b.ins().bor(any, lid[2]);
+            let is_first = self.b.ins().icmp_imm_s(IntCC::Equal, any, 0);
+            let copy = self.b.create_block();
+            let read = self.b.create_block();
+            self.b.ins().brif(is_first, copy, &[], read, &[]);
+            self.b.switch_to_block(copy);
             let frame = frame_of(self, lin);
-            self.b
+            let c = self
+                .b
                 .ins()
-                .load(t, frame_flags(), frame, contribution as i32)
+                .load(t, frame_flags(), frame, contribution as i32);
+            self.b.ins().store(frame_flags(), c, own, result as i32);
+            self.b.ins().jump(read, &[]);
+            self.b.switch_to_block(read);
+            self.b.ins().load(t, frame_flags(), frames, result as i32)
         } else {
             // Work-item 0 combines; `acc` runs over local ids in order.
             let any = self.b.ins().bor(lid[0], lid[1]);

@@ -5,7 +5,7 @@
 //! With barriers (DESIGN.md "Barriers are compiled"): every work-item has a frame holding its
 //! resume point and the values that must survive a barrier. A *round* runs each work-item from
 //! its resume point until it reaches a barrier (it stores the barrier's resume point and leaves)
-//! or returns (resume point DONE); rounds repeat while some work-item stopped at a barrier.
+//! or returns (resume point DONE); rounds repeat while some work-item has not returned.
 //! The first round enters at the kernel's entry. Barriers inside loops and branches work because
 //! the spec makes them work-group uniform; a divergent barrier (undefined behaviour) cannot hang:
 //! each work-item resumes from its own point and DONE items are skipped.
@@ -78,6 +78,25 @@ pub(crate) fn build(
     func: &mut ir::Function,
     fctx: &mut FunctionBuilderContext,
 ) -> Result<KernelShape, BuildError> {
+    if let Some(size) = kernel.required_sub_group_size {
+        if size as u64 != crate::abi::SUB_GROUP_SIZE || !options.sub_groups {
+            return Err(BuildError::new(format!(
+                "error: kernel '{}' requires sub-groups of {size} work-items (execution mode SubgroupSize); {}\n",
+                kernel.name,
+                if options.sub_groups {
+                    format!("this device's sub-groups have {}", crate::abi::SUB_GROUP_SIZE)
+                } else {
+                    "sub-groups are turned off on this device (FERROCL_SUBGROUPS=off)".to_owned()
+                }
+            )));
+        }
+    }
+    if kernel.sub_groups_per_work_group.is_some() && !options.sub_groups {
+        return Err(BuildError::new(format!(
+            "error: kernel '{}' uses execution mode SubgroupsPerWorkgroup, but sub-groups are turned off on this device (FERROCL_SUBGROUPS=off)\n",
+            kernel.name
+        )));
+    }
     let f = m
         .function(kernel.function)
         .ok_or_else(|| BuildError::new("error: kernel function is missing\n"))?;
@@ -119,6 +138,7 @@ pub(crate) fn build(
         private_bytes: 0,
         barrier: None,
         printf_formats: Vec::new(),
+        points: Default::default(),
     };
     // Scalar and vector values are loaded once per work-group.
     for ((param, slot), (info, arg)) in f
@@ -334,13 +354,15 @@ fn build_regions(
     let region0 = t.b.create_block();
     let scan_head = t.b.create_block();
     t.b.append_block_param(scan_head, types::I64);
+    t.b.append_block_param(scan_head, types::I32);
     let zero = t.b.ins().iconst(types::I64, 0);
+    let none = t.b.ins().iconst(types::I32, RESUME_DONE);
     t.b.ins().brif(
         is_first_round,
         region0,
         &[],
         scan_head,
-        &[BlockArg::Value(zero)],
+        &[BlockArg::Value(zero), BlockArg::Value(none)],
     );
 
     let round_tail = t.b.create_block();
@@ -383,11 +405,21 @@ fn build_regions(
             }
             None
         } else {
-            // Only work-items that stopped at this resume point run in this round.
+            // Only work-items that stopped at this resume point run in this round, and not
+            // while a member of their sub-group lags behind (see `PointOrder`).
             let state = t.b.ins().load(types::I32, frame_flags(), frame_base, 0);
-            let here = t.b.ins().icmp_imm_s(IntCC::Equal, state, k as i64);
+            let want = t.point_value(k as i64);
+            let here = t.b.ins().icmp(IntCC::Equal, state, want);
             let go = t.b.create_block();
-            t.b.ins().brif(here, go, &[], latches[0], &[]);
+            if t.points.sub_group_points {
+                let check = t.b.create_block();
+                t.b.ins().brif(here, check, &[], latches[0], &[]);
+                t.b.switch_to_block(check);
+                let lagging = t.lagging_member(frames, frame_size_value, frame_base, state);
+                t.b.ins().brif(lagging, latches[0], &[], go, &[]);
+            } else {
+                t.b.ins().brif(here, go, &[], latches[0], &[]);
+            }
             // The copy's own entry path is unreachable: it starts in a dead block.
             let dead = t.b.create_block();
             t.b.switch_to_block(dead);
@@ -423,41 +455,65 @@ fn build_regions(
     t.instruction_count = spirv_instructions;
     let frame_size = frame_size.next_multiple_of(16);
 
-    // Later rounds run the region of the first work-item that has not returned.
+    // Later rounds run the region of the lowest-ranked point any work-item waits at: its
+    // work-items never wait for a lagging member, so every round makes progress. DONE is the
+    // largest state as an unsigned number; all DONE ends the group. Without sub-group points
+    // every waiting work-item is at the same point (barriers are work-group uniform), so the
+    // first one that has not returned names it.
     t.b.switch_to_block(scan_head);
     let i = t.b.block_params(scan_head)[0];
+    let lowest = t.b.block_params(scan_head)[1];
     let ls = t.wi.local_size;
     let items = t.b.ins().imul(ls[0], ls[1]);
     let items = t.b.ins().imul(items, ls[2]);
-    let all_done = t.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, items);
+    let scanned = t.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, items);
     let probe = t.b.create_block();
-    t.b.ins().brif(all_done, exit, &[], probe, &[]);
+    let pick = t.b.create_block();
+    t.b.append_block_param(pick, types::I32);
+    t.b.ins()
+        .brif(scanned, pick, &[BlockArg::Value(lowest)], probe, &[]);
     t.b.switch_to_block(probe);
     let offset = t.b.ins().imul(i, frame_size_value);
     let frame = t.b.ins().iadd(frames, offset);
     let state = t.b.ins().load(types::I32, frame_flags(), frame, 0);
-    let returned = t.b.ins().icmp_imm_s(IntCC::Equal, state, RESUME_DONE);
+    let lower = t.b.ins().umin(lowest, state);
     let next = t.b.ins().iadd_imm_s(i, 1);
-    let pick = t.b.create_block();
-    t.b.ins()
-        .brif(returned, scan_head, &[BlockArg::Value(next)], pick, &[]);
+    if t.points.sub_group_points {
+        t.b.ins()
+            .jump(scan_head, &[BlockArg::Value(next), BlockArg::Value(lower)]);
+    } else {
+        let returned = t.b.ins().icmp_imm_s(IntCC::Equal, state, RESUME_DONE);
+        t.b.ins().brif(
+            returned,
+            scan_head,
+            &[BlockArg::Value(next), BlockArg::Value(lower)],
+            pick,
+            &[BlockArg::Value(state)],
+        );
+    }
     t.b.switch_to_block(pick);
+    let lowest = t.b.block_params(pick)[0];
+    let ranks = t.point_ranks();
     let mut switch = Switch::new();
     for (k, block) in region_blocks.iter().enumerate().skip(1) {
-        switch.set_entry(k as u128, *block);
+        let rank = ranks.get(k - 1).copied().ok_or_else(|| {
+            BuildError::new("internal: a resume point without a program position\n")
+        })?;
+        switch.set_entry(rank as u128, *block);
     }
-    switch.emit(&mut t.b, state, exit);
+    switch.emit(&mut t.b, lowest, exit);
 
+    // Rounds go on until every work-item returned: a round that stopped nobody can still
+    // leave work-items waiting at other points (sub-groups may diverge from each other).
     t.b.switch_to_block(round_tail);
-    let again = t.b.use_var(pending);
     let not_first = t.b.ins().iconst(types::I8, 0);
-    t.b.ins()
-        .brif(again, round_head, &[BlockArg::Value(not_first)], exit, &[]);
+    t.b.ins().jump(round_head, &[BlockArg::Value(not_first)]);
     t.b.switch_to_block(exit);
     t.b.ins().return_(&[]);
     t.b.func
         .replace(frame_size_inst)
         .iconst(types::I64, frame_size as i64);
+    t.patch_point_ranks(&ranks)?;
     Ok(frame_size)
 }
 
@@ -525,13 +581,30 @@ fn build_rounds(
     t.b.ins().store(frame_flags(), done, frame_base, 0);
     t.b.ins().jump(latches[0], &[]);
 
-    // Later rounds: continue where this work-item stopped (DONE and unknown points: skip).
+    // Later rounds: continue where this work-item stopped (DONE and unknown points: skip),
+    // unless a member of its sub-group lags behind (see `PointOrder`): then it waits for a
+    // later round, which the lowest-ranked waiting work-item's progress guarantees.
     t.b.switch_to_block(dispatch);
     let resume = t.b.ins().load(types::I32, frame_flags(), frame_base, 0);
+    if t.points.sub_group_points {
+        let lagging = t.lagging_member(frames, frame_size_value, frame_base, resume);
+        // A returned work-item has nothing to wait for.
+        let live = t.b.ins().icmp_imm_s(IntCC::NotEqual, resume, RESUME_DONE);
+        let lagging = t.b.ins().band(lagging, live);
+        let wait = t.b.create_block();
+        let go = t.b.create_block();
+        t.b.ins().brif(lagging, wait, &[], go, &[]);
+        t.b.switch_to_block(wait);
+        let yes = t.b.ins().iconst(types::I8, 1);
+        t.b.def_var(pending, yes);
+        t.b.ins().jump(latches[0], &[]);
+        t.b.switch_to_block(go);
+    }
+    let ranks = t.point_ranks();
     let mut switch = Switch::new();
     let state = t.barrier.as_ref().expect("set above");
     for (k, block) in state.resume_blocks.iter().enumerate() {
-        switch.set_entry(k as u128 + 1, *block);
+        switch.set_entry(ranks[k] as u128, *block);
     }
     let frame_size = state.frame_size.next_multiple_of(16);
     switch.emit(&mut t.b, resume, latches[0]);
@@ -550,6 +623,7 @@ fn build_rounds(
     t.b.func
         .replace(frame_size_inst)
         .iconst(types::I64, frame_size as i64);
+    t.patch_point_ranks(&ranks)?;
     t.barrier = None;
     Ok(frame_size)
 }

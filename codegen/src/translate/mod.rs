@@ -16,6 +16,7 @@ mod memory;
 mod opencl_std;
 mod printf;
 mod rounding;
+mod subgroup;
 mod values;
 
 use std::collections::HashMap;

@@ -34,3 +34,12 @@ __kernel void collectives64(__global const long *a, __global const ulong *u, __g
     out_d[g * 2 + 0] = work_group_reduce_max(f[g]);
     out_d[g * 2 + 1] = work_group_scan_inclusive_add(f[g]);
 }
+
+// A collective in a loop: work-item 0 runs on to the next iteration before the others read.
+__kernel void broadcast_in_loop(__global const int *a, __global int *out) {
+    size_t g = get_global_id(0);
+    int acc = 0;
+    for (int i = 0; i < 3; i++)
+        acc += work_group_broadcast(a[g] + i, 0);
+    out[g] = acc;
+}

@@ -300,6 +300,110 @@ pub unsafe extern "C" fn clGetKernelWorkGroupInfo(
     })
 }
 
+pub unsafe extern "C" fn clGetKernelSubGroupInfo(
+    kernel: cl_kernel,
+    device: cl_device_id,
+    param_name: cl_kernel_sub_group_info,
+    input_value_size: usize,
+    input_value: *const c_void,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks; inputs and outputs per the API contract.
+        unsafe {
+            let k = obj::<Kernel>(kernel)?;
+            let d: &Device = if device.is_null() {
+                if k.program.context.devices.len() != 1 {
+                    return Err(CL_INVALID_DEVICE);
+                }
+                &k.program.context.devices[0]
+            } else {
+                let d = obj::<Device>(device)?;
+                if !k.program.context.has_device(d) {
+                    return Err(CL_INVALID_DEVICE);
+                }
+                d
+            };
+            if !Kernel::sub_groups_supported(d) {
+                return Err(CL_INVALID_OPERATION);
+            }
+            let size_t = std::mem::size_of::<usize>();
+            // The NDRANGE queries take the local size of 1 to 3 dimensions.
+            let local_size = || -> CLResult<Vec<usize>> {
+                let dims = input_value_size / size_t;
+                if input_value.is_null()
+                    || !input_value_size.is_multiple_of(size_t)
+                    || !(1..=3).contains(&dims)
+                {
+                    return Err(CL_INVALID_VALUE);
+                }
+                // SAFETY: readable for input_value_size bytes (API contract).
+                let local = std::slice::from_raw_parts(input_value.cast::<usize>(), dims);
+                Ok(local.to_vec())
+            };
+            let val = match param_name {
+                CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE => {
+                    local_size().map(|l| v(Kernel::max_sub_group_size_for(&l)))
+                }
+                CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE => {
+                    local_size().map(|l| v(Kernel::sub_group_count_for(&l)))
+                }
+                CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT => {
+                    if input_value.is_null() || input_value_size != size_t {
+                        Err(CL_INVALID_VALUE)
+                    } else {
+                        // SAFETY: readable size_t (checked size, API contract).
+                        let count = *input_value.cast::<usize>();
+                        // The local size has as many dimensions as the output has room for.
+                        let dims = if param_value.is_null() {
+                            3
+                        } else {
+                            (param_value_size / size_t).min(3)
+                        };
+                        if dims == 0 {
+                            Err(CL_INVALID_VALUE)
+                        } else {
+                            Ok(arr(&k.local_size_for_sub_group_count(d, count, dims)))
+                        }
+                    }
+                }
+                CL_KERNEL_MAX_NUM_SUB_GROUPS => Ok(v(k.max_num_sub_groups(d))),
+                CL_KERNEL_COMPILE_NUM_SUB_GROUPS => Ok(v(k.compile_num_sub_groups())),
+                _ => Err(CL_INVALID_VALUE),
+            };
+            write_info(val, param_value_size, param_value, param_value_size_ret)
+        }
+    })
+}
+
+/// `cl_khr_subgroups`' name for [`clGetKernelSubGroupInfo`].
+pub unsafe extern "C" fn clGetKernelSubGroupInfoKHR(
+    kernel: cl_kernel,
+    device: cl_device_id,
+    param_name: cl_kernel_sub_group_info,
+    input_value_size: usize,
+    input_value: *const c_void,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> cl_int {
+    // SAFETY: same contract.
+    unsafe {
+        clGetKernelSubGroupInfo(
+            kernel,
+            device,
+            param_name,
+            input_value_size,
+            input_value,
+            param_value_size,
+            param_value,
+            param_value_size_ret,
+        )
+    }
+}
+
 unsafe fn read3(p: *const usize, dims: usize, default: usize) -> Option<[usize; 3]> {
     if p.is_null() {
         return None;

@@ -213,7 +213,6 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         | CL_DEVICE_MAX_ON_DEVICE_EVENTS
         | CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE
         | CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE
-        | CL_DEVICE_MAX_NUM_SUB_GROUPS
         | CL_DEVICE_PARTITION_MAX_SUB_DEVICES
         | CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT
@@ -285,6 +284,9 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_SVM_CAPABILITIES => v(0 as cl_device_svm_capabilities),
         CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => b(c.work_group_collective_functions),
         CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT => b(c.generic_address_space),
+        CL_DEVICE_MAX_NUM_SUB_GROUPS => v(c.max_num_sub_groups as cl_uint),
+        // The sub-groups of a work-group take turns on one thread: one spinning on another
+        // never lets it run.
         CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS | CL_DEVICE_PIPE_SUPPORT => b(false),
         CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES => v(c.atomic_memory_capabilities),
         CL_DEVICE_ATOMIC_FENCE_CAPABILITIES => v(c.atomic_fence_capabilities),
@@ -393,6 +395,8 @@ fn extension_function(name: &CStr) -> *mut c_void {
         b"clGetKernelSuggestedLocalWorkSizeKHR" => {
             super::kernel::clGetKernelSuggestedLocalWorkSize as *mut c_void
         }
+        // Answers CL_INVALID_OPERATION on a device with FERROCL_SUBGROUPS=off.
+        b"clGetKernelSubGroupInfoKHR" => super::kernel::clGetKernelSubGroupInfoKHR as *mut c_void,
         _ => std::ptr::null_mut(),
     }
 }

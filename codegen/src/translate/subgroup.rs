@@ -1,0 +1,887 @@
+//! Sub-groups: the sub-group built-in variables, `OpControlBarrier` with Subgroup execution
+//! scope, the `OpGroup*` collectives with Subgroup scope and the `OpGroupNonUniform*`
+//! instructions.
+//!
+//! **Size.** A sub-group is [`SUB_GROUP_SIZE`] (4) work-items with consecutive linear local ids;
+//! the last sub-group of a work-group holds the remainder. Four is the number of 32-bit lanes in
+//! a 128-bit Cranelift vector (the widest Cranelift lowers on x86-64; AVX-512 is out of its
+//! reach), the width at which codegen will later run work-items side by side (DESIGN.md
+//! "Vectors and SIMD"), so a sub-group will be one SIMD lane group. Ballots fit in the first
+//! `uint4` component.
+//!
+//! **Execution.** Work-items of a group run one after another on one thread, so an instruction
+//! that exchanges values between work-items is a barrier point (kernel.rs): each work-item
+//! stores its contribution in its frame and stops. When the first work-item of a sub-group
+//! resumes there, it becomes the *leader*: it collects the sub-group members waiting at the same
+//! resume point (same frame state) — exactly the work-items that executed this
+//! instance of the instruction, which is what non-uniform instructions combine and what lets
+//! sub-groups diverge from each other — copies their contributions and the active mask into a
+//! snapshot in its own frame, and marks each member "served by the leader". Every member, the
+//! leader included, then computes its own result from the leader's snapshot. The snapshot stays
+//! valid until the leader resumes at this point again, which is after every member it served has
+//! read it (members resume in the same round as the leader, after it).
+//!
+//! **Reconvergence.** Which members wait together depends on the order they resume in: frame
+//! states are program-order ranks (`PointOrder` in function.rs) and a work-item does not resume
+//! while an unserved member of its sub-group waits at a lower rank, so members that skipped an
+//! operation inside a branch wait after the branch for those that took it, as SIMD lanes would.
+//! The lowest-ranked waiting work-item can always resume, so nothing waits forever and a
+//! divergent (undefined) use cannot hang.
+//!
+//! Instructions that only look at their own operands (the ballot bit queries) need no exchange
+//! and are computed inline.
+
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{types, BlockArg, InstBuilder, Value};
+use ferrocl_frontend::rspirv::dr::{Instruction, Operand};
+use ferrocl_frontend::spirv::{BuiltIn, GroupOperation, Op};
+use ferrocl_frontend::Type;
+
+use super::function::{err, frame_flags, inst_desc, Translator, SERVED_MARK_OFFSET};
+use super::group::Combine;
+use super::values::{shape, Val};
+use crate::abi::SUB_GROUP_SIZE;
+use crate::program::BuildError;
+
+/// SPIR-V Scope Subgroup.
+pub(crate) const SCOPE_SUBGROUP: u64 = 3;
+
+const SIZE: u64 = SUB_GROUP_SIZE;
+const _: () = assert!(SIZE.is_power_of_two() && SIZE <= 32);
+
+/// Non-uniform instructions that exchange values between the work-items of a sub-group (the
+/// frontend counts them as barrier points).
+pub(crate) fn is_non_uniform_exchange(op: Op) -> bool {
+    ferrocl_frontend::synchronises_work_group(op)
+        && !matches!(
+            op,
+            Op::ControlBarrier
+                | Op::GroupAll
+                | Op::GroupAny
+                | Op::GroupBroadcast
+                | Op::GroupIAdd
+                | Op::GroupFAdd
+                | Op::GroupFMin
+                | Op::GroupUMin
+                | Op::GroupSMin
+                | Op::GroupFMax
+                | Op::GroupUMax
+                | Op::GroupSMax
+        )
+}
+
+/// Non-uniform instructions computed from the work-item's own operands.
+pub(crate) fn is_sub_group_local(op: Op) -> bool {
+    matches!(
+        op,
+        Op::GroupNonUniformInverseBallot
+            | Op::GroupNonUniformBallotBitExtract
+            | Op::GroupNonUniformBallotBitCount
+            | Op::GroupNonUniformBallotFindLSB
+            | Op::GroupNonUniformBallotFindMSB
+    )
+}
+
+/// Where the current work-item sits: its linear local id, its lane (sub-group local id), the
+/// linear id of lane 0 and the number of work-items in its sub-group.
+struct Lane {
+    linear: Value,
+    lane: Value,
+    first: Value,
+    count: Value,
+}
+
+/// The leader's snapshot as every member sees it after an exchange.
+struct Exchange {
+    /// Address of the snapshot: the active mask (u64) at 0, lane j's leaves at
+    /// `8 + j * slot + 8 * leaf`.
+    snapshot: Value,
+    slot: i64,
+    mask: Value,
+    lane: Lane,
+}
+
+impl Exchange {
+    fn lane_offset(&self, j: u64, leaf: usize) -> i32 {
+        (8 + j as i64 * self.slot + 8 * leaf as i64) as i32
+    }
+}
+
+impl Translator<'_, '_, '_> {
+    fn require_sub_groups(&self, what: &str) -> Result<(), BuildError> {
+        if self.options.sub_groups {
+            Ok(())
+        } else {
+            err(format!(
+                "error: {what} needs sub-groups, which are turned off on this device (FERROCL_SUBGROUPS=off)\n"
+            ))
+        }
+    }
+
+    fn lane(&mut self) -> Lane {
+        let wi = self.wi;
+        let row = self.b.ins().imul(wi.local_id[2], wi.local_size[1]);
+        let row = self.b.ins().iadd(row, wi.local_id[1]);
+        let linear = self.b.ins().imul(row, wi.local_size[0]);
+        let linear = self.b.ins().iadd(linear, wi.local_id[0]);
+        let lane = self.b.ins().band_imm_s(linear, SIZE as i64 - 1);
+        let first = self.b.ins().isub(linear, lane);
+        let items = self.items(wi.local_size);
+        let rest = self.b.ins().isub(items, first);
+        let size = self.b.ins().iconst(types::I64, SIZE as i64);
+        let count = self.b.ins().umin(rest, size);
+        Lane {
+            linear,
+            lane,
+            first,
+            count,
+        }
+    }
+
+    fn items(&mut self, size: [Value; 3]) -> Value {
+        let n = self.b.ins().imul(size[0], size[1]);
+        self.b.ins().imul(n, size[2])
+    }
+
+    /// ceil(n / SIZE).
+    fn sub_groups_in(&mut self, n: Value) -> Value {
+        let n = self.b.ins().iadd_imm_s(n, SIZE as i64 - 1);
+        self.b.ins().ushr_imm_s(n, SIZE.trailing_zeros() as i64)
+    }
+
+    /// The value (i64) of a sub-group built-in variable, or `None` for other built-ins.
+    pub(crate) fn sub_group_builtin(
+        &mut self,
+        builtin: BuiltIn,
+    ) -> Result<Option<Value>, BuildError> {
+        let wi = self.wi;
+        let v = match builtin {
+            BuiltIn::SubgroupId
+            | BuiltIn::SubgroupLocalInvocationId
+            | BuiltIn::SubgroupSize
+            | BuiltIn::NumSubgroups
+            | BuiltIn::NumEnqueuedSubgroups
+            | BuiltIn::SubgroupMaxSize => {
+                self.require_sub_groups(&format!("built-in variable {builtin:?}"))?;
+                match builtin {
+                    BuiltIn::SubgroupId => {
+                        let l = self.lane();
+                        self.b
+                            .ins()
+                            .ushr_imm_s(l.linear, SIZE.trailing_zeros() as i64)
+                    }
+                    BuiltIn::SubgroupLocalInvocationId => self.lane().lane,
+                    BuiltIn::SubgroupSize => self.lane().count,
+                    BuiltIn::NumSubgroups => {
+                        let n = self.items(wi.local_size);
+                        self.sub_groups_in(n)
+                    }
+                    BuiltIn::NumEnqueuedSubgroups => {
+                        let n = self.items(wi.enqueued_local_size);
+                        self.sub_groups_in(n)
+                    }
+                    _ => {
+                        // The largest sub-group of the launch: a full one unless the enqueued
+                        // work-group is smaller than that.
+                        let n = self.items(wi.enqueued_local_size);
+                        let size = self.b.ins().iconst(types::I64, SIZE as i64);
+                        self.b.ins().umin(n, size)
+                    }
+                }
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(v))
+    }
+
+    /// The four u32 components of a sub-group mask built-in (`SubgroupEqMask` & co.), or `None`.
+    pub(crate) fn sub_group_mask_builtin(
+        &mut self,
+        builtin: BuiltIn,
+    ) -> Result<Option<[Value; 4]>, BuildError> {
+        if !matches!(
+            builtin,
+            BuiltIn::SubgroupEqMask
+                | BuiltIn::SubgroupGeMask
+                | BuiltIn::SubgroupGtMask
+                | BuiltIn::SubgroupLeMask
+                | BuiltIn::SubgroupLtMask
+        ) {
+            return Ok(None);
+        }
+        self.require_sub_groups(&format!("built-in variable {builtin:?}"))?;
+        let l = self.lane();
+        let one = self.b.ins().iconst(types::I64, 1);
+        let eq = self.b.ins().ishl(one, l.lane);
+        let lt = self.b.ins().iadd_imm_s(eq, -1);
+        let le = self.b.ins().bor(lt, eq);
+        // Ge and Gt reach up to the largest sub-group size of the dispatch (the Khronos CTS
+        // expects those bits in a smaller last sub-group too), nothing beyond.
+        let enqueued = self.items(self.wi.enqueued_local_size);
+        let size = self.b.ins().iconst(types::I64, SIZE as i64);
+        let max_size = self.b.ins().umin(enqueued, size);
+        let all = self.b.ins().ishl(one, max_size);
+        let all = self.b.ins().iadd_imm_s(all, -1);
+        let mask = match builtin {
+            BuiltIn::SubgroupEqMask => eq,
+            BuiltIn::SubgroupLtMask => lt,
+            BuiltIn::SubgroupLeMask => le,
+            BuiltIn::SubgroupGeMask => self.b.ins().band_not(all, lt),
+            _ => self.b.ins().band_not(all, le),
+        };
+        let low = self.b.ins().ireduce(types::I32, mask);
+        let zero = self.b.ins().iconst(types::I32, 0);
+        Ok(Some([low, zero, zero, zero]))
+    }
+
+    /// `OpControlBarrier`: a barrier point for work-group and sub-group execution scope alike
+    /// (stopping the whole group is a valid sub-group barrier: members of a sub-group resume
+    /// only after all of them arrived).
+    pub(crate) fn control_barrier(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+        if self.constant_index(inst, 0)? == SCOPE_SUBGROUP {
+            self.require_sub_groups("OpControlBarrier with Subgroup execution scope")?;
+            self.points.sub_group_points = true;
+        }
+        self.barrier_point()?;
+        Ok(())
+    }
+
+    /// Stops at a barrier point with `leaves` as this work-item's contribution; on resume, the
+    /// leader's snapshot (see the module header).
+    fn exchange(&mut self, leaves: &[Value]) -> Result<Exchange, BuildError> {
+        let slot = 8 * leaves.len() as u64;
+        let contribution = self.frame_alloc(slot.max(8), 8)?;
+        let served = SERVED_MARK_OFFSET;
+        let snapshot = self.frame_alloc(8 + SIZE * slot, 8)?;
+        let (own, frames, stride) = {
+            let state = self.barrier.as_ref().ok_or_else(|| {
+                BuildError::new("internal: sub-group exchange outside a barrier kernel\n")
+            })?;
+            (state.frame_base, state.frames, state.frame_stride)
+        };
+        for (i, leaf) in leaves.iter().enumerate() {
+            self.b.ins().store(
+                frame_flags(),
+                *leaf,
+                own,
+                (contribution + 8 * i as u64) as i32,
+            );
+        }
+        // The barrier point clears the served mark: nobody can serve this work-item before it
+        // stops (leaders look for the state it sets).
+        let point = self.barrier_point()?;
+        self.points.sub_group_points = true;
+        let point = self.point_value(point);
+
+        let lane = self.lane();
+        let mark = self.b.ins().load(types::I64, frame_flags(), own, served);
+        let was_served = self.b.ins().icmp_imm_s(IntCC::NotEqual, mark, 0);
+        let follow = self.b.create_block();
+        let lead = self.b.create_block();
+        let ready = self.b.create_block();
+        self.b.append_block_param(ready, types::I64);
+        self.b.ins().brif(was_served, follow, &[], lead, &[]);
+
+        self.b.switch_to_block(follow);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b.ins().store(frame_flags(), zero, own, served);
+        let leader = self.b.ins().iadd_imm_s(mark, -1);
+        let leader_frame = self.b.ins().imul(leader, stride);
+        let leader_frame = self.b.ins().iadd(frames, leader_frame);
+        let theirs = self.b.ins().iadd_imm_s(leader_frame, snapshot as i64);
+        self.b.ins().jump(ready, &[BlockArg::Value(theirs)]);
+
+        self.b.switch_to_block(lead);
+        let mine = self.b.ins().iadd_imm_s(own, snapshot as i64);
+        let my_mark = self.b.ins().iadd_imm_s(lane.linear, 1);
+        let mut mask = self.b.ins().iconst(types::I64, 0);
+        for j in 0..SIZE {
+            let exists = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::UnsignedGreaterThan, lane.count, j as i64);
+            let member = self.b.ins().iadd_imm_s(lane.first, j as i64);
+            // Lanes past the end of the group read the leader's own frame instead.
+            let member = self.b.ins().select(exists, member, lane.linear);
+            let frame = self.b.ins().imul(member, stride);
+            let frame = self.b.ins().iadd(frames, frame);
+            let state = self.b.ins().load(types::I32, frame_flags(), frame, 0);
+            let waiting = self.b.ins().icmp(IntCC::Equal, state, point);
+            let active = self.b.ins().band(exists, waiting);
+            let bit = self.b.ins().uextend(types::I64, active);
+            let bit = self.b.ins().ishl_imm_s(bit, j as i64);
+            mask = self.b.ins().bor(mask, bit);
+            for i in 0..leaves.len() {
+                let v = self.b.ins().load(
+                    types::I64,
+                    frame_flags(),
+                    frame,
+                    (contribution + 8 * i as u64) as i32,
+                );
+                self.b
+                    .ins()
+                    .store(frame_flags(), v, mine, (8 + j * slot + 8 * i as u64) as i32);
+            }
+            let other = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::NotEqual, lane.lane, j as i64);
+            let mark_it = self.b.ins().band(active, other);
+            let old = self.b.ins().load(types::I64, frame_flags(), frame, served);
+            let new = self.b.ins().select(mark_it, my_mark, old);
+            self.b.ins().store(frame_flags(), new, frame, served);
+        }
+        self.b.ins().store(frame_flags(), mask, mine, 0);
+        self.b.ins().jump(ready, &[BlockArg::Value(mine)]);
+
+        self.b.switch_to_block(ready);
+        let snapshot = self.b.block_params(ready)[0];
+        let mask = self.b.ins().load(types::I64, frame_flags(), snapshot, 0);
+        Ok(Exchange {
+            snapshot,
+            slot: slot as i64,
+            mask,
+            lane,
+        })
+    }
+
+    /// Whether this work-item (frame `own`, waiting with `state`) must not resume yet: a member
+    /// of its sub-group waits at a point of lower rank (see `PointOrder`) and no leader has
+    /// served it yet (served work-items resume in the leader's round to read its snapshot).
+    /// Returned work-items have state DONE, the largest rank as an unsigned number.
+    pub(crate) fn lagging_member(
+        &mut self,
+        frames: Value,
+        stride: Value,
+        own: Value,
+        state: Value,
+    ) -> Value {
+        let lane = self.lane();
+        let mark = self
+            .b
+            .ins()
+            .load(types::I64, frame_flags(), own, SERVED_MARK_OFFSET);
+        let mut lagging = self.b.ins().icmp_imm_s(IntCC::Equal, mark, 0);
+        let mut behind_any = self.b.ins().iconst(types::I8, 0);
+        for j in 0..SIZE {
+            let exists = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::UnsignedGreaterThan, lane.count, j as i64);
+            let member = self.b.ins().iadd_imm_s(lane.first, j as i64);
+            let member = self.b.ins().select(exists, member, lane.linear);
+            let frame = self.b.ins().imul(member, stride);
+            let frame = self.b.ins().iadd(frames, frame);
+            let theirs = self.b.ins().load(types::I32, frame_flags(), frame, 0);
+            let behind = self.b.ins().icmp(IntCC::UnsignedLessThan, theirs, state);
+            let behind = self.b.ins().band(behind, exists);
+            behind_any = self.b.ins().bor(behind_any, behind);
+        }
+        lagging = self.b.ins().band(lagging, behind_any);
+        lagging
+    }
+
+    /// Leaf `leaf` (of type `t`) of lane `j`'s contribution.
+    fn lane_value(&mut self, ex: &Exchange, j: u64, leaf: usize, t: types::Type) -> Value {
+        self.b
+            .ins()
+            .load(t, frame_flags(), ex.snapshot, ex.lane_offset(j, leaf))
+    }
+
+    /// Leaf `leaf` of the contribution of the dynamic lane `index` (clamped into the snapshot:
+    /// out-of-range lanes give an undefined value, never a stray read).
+    fn lane_value_at(&mut self, ex: &Exchange, index: Value, leaf: usize, t: types::Type) -> Value {
+        let index = self.resize_int(index, types::I64, false);
+        let last = self.b.ins().iconst(types::I64, SIZE as i64 - 1);
+        let index = self.b.ins().umin(index, last);
+        let offset = self.b.ins().imul_imm_s(index, ex.slot);
+        let addr = self.b.ins().iadd(ex.snapshot, offset);
+        self.b
+            .ins()
+            .load(t, frame_flags(), addr, (8 + 8 * leaf as i64) as i32)
+    }
+
+    /// Whether lane `j` takes part (bit j of the mask), as an i8 condition.
+    fn lane_active(&mut self, ex: &Exchange, j: u64) -> Value {
+        let bit = self.b.ins().band_imm_s(ex.mask, 1i64 << j);
+        self.b.ins().icmp_imm_s(IntCC::NotEqual, bit, 0)
+    }
+
+    /// Reduce, inclusive or exclusive scan, or clustered reduce of leaf 0 over the active
+    /// lanes, in lane order. The fold starts from the first value taken, not from the identity
+    /// (`0.0 + -0.0` would lose the sign of a lone `-0.0`); the identity is the result only when
+    /// no lane is taken (an exclusive scan's first lane).
+    fn fold_lanes(
+        &mut self,
+        ex: &Exchange,
+        combine: Combine,
+        group_op: GroupOperation,
+        cluster: u64,
+        t: types::Type,
+        identity: Value,
+    ) -> Value {
+        let mut acc = identity;
+        let mut have = self.b.ins().iconst(types::I8, 0);
+        let cluster_of_mine = self
+            .b
+            .ins()
+            .ushr_imm_s(ex.lane.lane, cluster.trailing_zeros() as i64);
+        for j in 0..SIZE {
+            let mut take = self.lane_active(ex, j);
+            let cond = match group_op {
+                GroupOperation::InclusiveScan => Some(self.b.ins().icmp_imm_s(
+                    IntCC::UnsignedGreaterThanOrEqual,
+                    ex.lane.lane,
+                    j as i64,
+                )),
+                GroupOperation::ExclusiveScan => Some(self.b.ins().icmp_imm_s(
+                    IntCC::UnsignedGreaterThan,
+                    ex.lane.lane,
+                    j as i64,
+                )),
+                GroupOperation::ClusteredReduce => Some(self.b.ins().icmp_imm_s(
+                    IntCC::Equal,
+                    cluster_of_mine,
+                    (j / cluster) as i64,
+                )),
+                _ => None,
+            };
+            if let Some(c) = cond {
+                take = self.b.ins().band(take, c);
+            }
+            let v = self.lane_value(ex, j, 0, t);
+            let combined = self.combine(combine, acc, v);
+            let next = self.b.ins().select(have, combined, v);
+            acc = self.b.ins().select(take, next, acc);
+            have = self.b.ins().bor(have, take);
+        }
+        acc
+    }
+
+    /// `OpGroup*` with Subgroup execution scope.
+    pub(crate) fn sub_group_collective(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+        let op = inst.class.opcode;
+        self.require_sub_groups(&format!("Op{op:?} with Subgroup execution scope"))?;
+        let (group_op, value_index) = match op {
+            Op::GroupAll | Op::GroupAny | Op::GroupBroadcast => (GroupOperation::Reduce, 1),
+            _ => match inst.operands.get(1) {
+                Some(Operand::GroupOperation(g)) => (*g, 2),
+                _ => return err(format!("error: Op{op:?} without a group operation\n")),
+            },
+        };
+        if !matches!(
+            group_op,
+            GroupOperation::Reduce | GroupOperation::InclusiveScan | GroupOperation::ExclusiveScan
+        ) {
+            return err(format!(
+                "error: {}: group operation {group_op:?} is not supported\n",
+                inst_desc(inst)
+            ));
+        }
+        let value = self.operand(inst, value_index)?;
+        let leaves = value.flat();
+        if op == Op::GroupBroadcast {
+            let ex = self.exchange(&leaves)?;
+            let index = self.scalar_operand(inst, 2)?;
+            return self.define_from_lane(inst, &ex, &leaves, index);
+        }
+        let [x] = leaves[..] else {
+            return err(format!(
+                "error: {}: only scalar values can be combined\n",
+                inst_desc(inst)
+            ));
+        };
+        self.check_combined_type(inst)?;
+        let t = self.ty_of(x);
+        let combine = match op {
+            Op::GroupAll => Combine::And,
+            Op::GroupAny => Combine::Or,
+            Op::GroupIAdd => Combine::IAdd,
+            Op::GroupFAdd => Combine::FAdd,
+            Op::GroupFMin => Combine::FMin,
+            Op::GroupFMax => Combine::FMax,
+            Op::GroupUMin => Combine::UMin,
+            Op::GroupUMax => Combine::UMax,
+            Op::GroupSMin => Combine::SMin,
+            Op::GroupSMax => Combine::SMax,
+            _ => {
+                return err(format!(
+                    "internal: Op{op:?} is not a sub-group collective\n"
+                ))
+            }
+        };
+        let ex = self.exchange(&leaves)?;
+        let identity = if matches!(op, Op::GroupAll) {
+            self.b.ins().iconst(t, 1)
+        } else {
+            self.identity(combine, t)
+        };
+        let r = self.fold_lanes(&ex, combine, group_op, SIZE, t, identity);
+        self.define(inst, Val::S(r))
+    }
+
+    /// The result type of a combining instruction must be a scalar of the kind its opcode
+    /// works on (the operand has the result type; the frontend checks that).
+    fn check_combined_type(&self, inst: &Instruction) -> Result<(), BuildError> {
+        use Op::*;
+        let ty = self.result_type(inst)?;
+        let found = self.m.ty(ty);
+        let ok = match inst.class.opcode {
+            GroupAll
+            | GroupAny
+            | GroupNonUniformAll
+            | GroupNonUniformAny
+            | GroupNonUniformLogicalAnd
+            | GroupNonUniformLogicalOr
+            | GroupNonUniformLogicalXor => matches!(found, Some(Type::Bool)),
+            GroupFAdd | GroupFMin | GroupFMax | GroupNonUniformFAdd | GroupNonUniformFMul
+            | GroupNonUniformFMin | GroupNonUniformFMax => {
+                matches!(found, Some(Type::Float { .. }))
+            }
+            _ => matches!(found, Some(Type::Int { .. })),
+        };
+        if ok {
+            Ok(())
+        } else {
+            err(format!(
+                "error: {}: result type %{ty} ({found:?}) is not the scalar type this instruction combines\n",
+                inst_desc(inst)
+            ))
+        }
+    }
+
+    /// Defines `inst` as the contribution of lane `index` (a broadcast or shuffle).
+    fn define_from_lane(
+        &mut self,
+        inst: &Instruction,
+        ex: &Exchange,
+        leaves: &[Value],
+        index: Value,
+    ) -> Result<(), BuildError> {
+        let mut out = Vec::with_capacity(leaves.len());
+        for (i, leaf) in leaves.iter().enumerate() {
+            let t = self.ty_of(*leaf);
+            out.push(self.lane_value_at(ex, index, i, t));
+        }
+        let ty = self.result_type(inst)?;
+        let v = shape(self.m, ty)?.assemble(&mut out.into_iter())?;
+        self.define(inst, v)
+    }
+
+    /// The lowest active lane (there is always one: the work-item itself).
+    fn first_active(&mut self, ex: &Exchange) -> Value {
+        self.b.ins().ctz(ex.mask)
+    }
+
+    /// `OpGroupNonUniform*` instructions that exchange values.
+    pub(crate) fn sub_group_non_uniform(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+        let op = inst.class.opcode;
+        self.require_sub_groups(&format!("Op{op:?}"))?;
+        let scope = self.constant_index(inst, 0)?;
+        if scope != SCOPE_SUBGROUP {
+            return err(format!(
+                "error: {}: execution scope {scope} is not supported (only Subgroup)\n",
+                inst_desc(inst)
+            ));
+        }
+        match op {
+            Op::GroupNonUniformElect => {
+                let ex = self.exchange(&[])?;
+                let first = self.first_active(&ex);
+                let is = self.b.ins().icmp(IntCC::Equal, first, ex.lane.lane);
+                self.define(inst, Val::S(is))
+            }
+            Op::GroupNonUniformAll | Op::GroupNonUniformAny => {
+                self.check_combined_type(inst)?;
+                let p = self.scalar_operand(inst, 1)?;
+                let ex = self.exchange(&[p])?;
+                let (combine, identity) = if op == Op::GroupNonUniformAll {
+                    (Combine::And, 1)
+                } else {
+                    (Combine::Or, 0)
+                };
+                let identity = self.b.ins().iconst(types::I8, identity);
+                let r = self.fold_lanes(
+                    &ex,
+                    combine,
+                    GroupOperation::Reduce,
+                    SIZE,
+                    types::I8,
+                    identity,
+                );
+                self.define(inst, Val::S(r))
+            }
+            Op::GroupNonUniformAllEqual => {
+                let x = self.scalar_operand(inst, 1)?;
+                let t = self.ty_of(x);
+                let ex = self.exchange(&[x])?;
+                let first = self.first_active(&ex);
+                let reference = self.lane_value_at(&ex, first, 0, t);
+                let mut all = self.b.ins().iconst(types::I8, 1);
+                for j in 0..SIZE {
+                    let v = self.lane_value(&ex, j, 0, t);
+                    let same = if t.is_float() {
+                        self.b.ins().fcmp(FloatCC::Equal, v, reference)
+                    } else {
+                        self.b.ins().icmp(IntCC::Equal, v, reference)
+                    };
+                    let inactive = self.lane_active(&ex, j);
+                    let inactive = self.b.ins().bxor_imm_s(inactive, 1);
+                    let ok = self.b.ins().bor(same, inactive);
+                    all = self.b.ins().band(all, ok);
+                }
+                self.define(inst, Val::S(all))
+            }
+            Op::GroupNonUniformBroadcast | Op::GroupNonUniformShuffle => {
+                let value = self.operand(inst, 1)?;
+                let leaves = value.flat();
+                let ex = self.exchange(&leaves)?;
+                let index = self.scalar_operand(inst, 2)?;
+                self.define_from_lane(inst, &ex, &leaves, index)
+            }
+            Op::GroupNonUniformBroadcastFirst => {
+                let value = self.operand(inst, 1)?;
+                let leaves = value.flat();
+                let ex = self.exchange(&leaves)?;
+                let first = self.first_active(&ex);
+                self.define_from_lane(inst, &ex, &leaves, first)
+            }
+            Op::GroupNonUniformShuffleXor
+            | Op::GroupNonUniformShuffleUp
+            | Op::GroupNonUniformShuffleDown => {
+                let value = self.operand(inst, 1)?;
+                let leaves = value.flat();
+                let ex = self.exchange(&leaves)?;
+                let operand = self.scalar_operand(inst, 2)?;
+                let operand = self.resize_int(operand, types::I64, false);
+                let index = match op {
+                    Op::GroupNonUniformShuffleXor => self.b.ins().bxor(ex.lane.lane, operand),
+                    Op::GroupNonUniformShuffleUp => self.b.ins().isub(ex.lane.lane, operand),
+                    _ => self.b.ins().iadd(ex.lane.lane, operand),
+                };
+                self.define_from_lane(inst, &ex, &leaves, index)
+            }
+            Op::GroupNonUniformRotateKHR => {
+                let value = self.operand(inst, 1)?;
+                let leaves = value.flat();
+                let cluster = match inst.operands.get(3) {
+                    Some(_) => self.cluster_size(inst, 3)?,
+                    None => SIZE,
+                };
+                let ex = self.exchange(&leaves)?;
+                let delta = self.scalar_operand(inst, 2)?;
+                // ((lane + delta) mod cluster) within the lane's cluster.
+                let delta = self.resize_int(delta, types::I64, false);
+                let moved = self.b.ins().iadd(ex.lane.lane, delta);
+                let within = self.b.ins().band_imm_s(moved, cluster as i64 - 1);
+                let start = self.b.ins().band_imm_s(ex.lane.lane, !(cluster as i64 - 1));
+                let index = self.b.ins().bor(start, within);
+                self.define_from_lane(inst, &ex, &leaves, index)
+            }
+            Op::GroupNonUniformBallot => {
+                let p = self.scalar_operand(inst, 1)?;
+                let ex = self.exchange(&[p])?;
+                let mut bits = self.b.ins().iconst(types::I32, 0);
+                for j in 0..SIZE {
+                    let active = self.lane_active(&ex, j);
+                    let v = self.lane_value(&ex, j, 0, types::I8);
+                    let set = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0);
+                    let set = self.b.ins().band(set, active);
+                    let bit = self.b.ins().uextend(types::I32, set);
+                    let bit = self.b.ins().ishl_imm_s(bit, j as i64);
+                    bits = self.b.ins().bor(bits, bit);
+                }
+                let zero = self.b.ins().iconst(types::I32, 0);
+                self.define(
+                    inst,
+                    Val::C(vec![Val::S(bits), Val::S(zero), Val::S(zero), Val::S(zero)]),
+                )
+            }
+            _ => self.sub_group_arithmetic(inst),
+        }
+    }
+
+    /// A constant ClusterSize operand: a power of two no larger than the sub-group.
+    fn cluster_size(&self, inst: &Instruction, index: usize) -> Result<u64, BuildError> {
+        let c = self.constant_index(inst, index)?;
+        if !c.is_power_of_two() || c > SIZE {
+            return err(format!(
+                "error: {}: ClusterSize {c} must be a power of two from 1 to the sub-group size {SIZE}\n",
+                inst_desc(inst)
+            ));
+        }
+        Ok(c)
+    }
+
+    /// `OpGroupNonUniform{IAdd,FAdd,IMul,FMul,SMin,UMin,FMin,SMax,UMax,FMax,Bitwise*,Logical*}`.
+    fn sub_group_arithmetic(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+        let op = inst.class.opcode;
+        let combine = match op {
+            Op::GroupNonUniformIAdd => Combine::IAdd,
+            Op::GroupNonUniformFAdd => Combine::FAdd,
+            Op::GroupNonUniformIMul => Combine::IMul,
+            Op::GroupNonUniformFMul => Combine::FMul,
+            Op::GroupNonUniformSMin => Combine::SMin,
+            Op::GroupNonUniformUMin => Combine::UMin,
+            Op::GroupNonUniformFMin => Combine::FMin,
+            Op::GroupNonUniformSMax => Combine::SMax,
+            Op::GroupNonUniformUMax => Combine::UMax,
+            Op::GroupNonUniformFMax => Combine::FMax,
+            Op::GroupNonUniformBitwiseAnd | Op::GroupNonUniformLogicalAnd => Combine::And,
+            Op::GroupNonUniformBitwiseOr | Op::GroupNonUniformLogicalOr => Combine::Or,
+            Op::GroupNonUniformBitwiseXor | Op::GroupNonUniformLogicalXor => Combine::Xor,
+            _ => {
+                return err(format!(
+                    "error: instruction Op{op:?} is not supported by Ferrocl's codegen yet\n"
+                ))
+            }
+        };
+        let Some(Operand::GroupOperation(group_op)) = inst.operands.get(1).cloned() else {
+            return err(format!(
+                "error: {} without a group operation\n",
+                inst_desc(inst)
+            ));
+        };
+        let cluster = match group_op {
+            GroupOperation::Reduce
+            | GroupOperation::InclusiveScan
+            | GroupOperation::ExclusiveScan => {
+                if inst.operands.len() > 3 {
+                    return err(format!(
+                        "error: {}: ClusterSize is only allowed with ClusteredReduce\n",
+                        inst_desc(inst)
+                    ));
+                }
+                SIZE
+            }
+            GroupOperation::ClusteredReduce => self.cluster_size(inst, 3)?,
+            other => {
+                return err(format!(
+                    "error: {}: group operation {other:?} is not supported\n",
+                    inst_desc(inst)
+                ))
+            }
+        };
+        self.check_combined_type(inst)?;
+        let x = self.scalar_operand(inst, 2)?;
+        let t = self.ty_of(x);
+        let ex = self.exchange(&[x])?;
+        let logical = matches!(
+            op,
+            Op::GroupNonUniformLogicalAnd
+                | Op::GroupNonUniformLogicalOr
+                | Op::GroupNonUniformLogicalXor
+        );
+        // Booleans are 0 or 1: the identity of logical and is 1, not all ones.
+        let identity = if logical && combine == Combine::And {
+            self.b.ins().iconst(t, 1)
+        } else {
+            self.identity(combine, t)
+        };
+        let r = self.fold_lanes(&ex, combine, group_op, cluster, t, identity);
+        self.define(inst, Val::S(r))
+    }
+
+    /// The ballot queries: `OpGroupNonUniformInverseBallot`, `BallotBitExtract`,
+    /// `BallotBitCount`, `BallotFindLSB`, `BallotFindMSB`. Only bits below the largest sub-group
+    /// size of the dispatch count (as the Khronos CTS expects, also in a smaller last
+    /// sub-group); with sub-groups of at most 32 work-items those are in the first component.
+    pub(crate) fn sub_group_local(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+        let op = inst.class.opcode;
+        self.require_sub_groups(&format!("Op{op:?}"))?;
+        let scope = self.constant_index(inst, 0)?;
+        if scope != SCOPE_SUBGROUP {
+            return err(format!(
+                "error: {}: execution scope {scope} is not supported (only Subgroup)\n",
+                inst_desc(inst)
+            ));
+        }
+        let value_index = if op == Op::GroupNonUniformBallotBitCount {
+            2
+        } else {
+            1
+        };
+        let ballot = self.operand(inst, value_index)?.flat();
+        let Some(&low) = ballot.first() else {
+            return err(format!(
+                "error: {}: the ballot must be a uint4\n",
+                inst_desc(inst)
+            ));
+        };
+        let low = self.resize_int(low, types::I64, false);
+        let lane = self.lane();
+        let one = self.b.ins().iconst(types::I64, 1);
+        let enqueued = self.items(self.wi.enqueued_local_size);
+        let size = self.b.ins().iconst(types::I64, SIZE as i64);
+        let max_size = self.b.ins().umin(enqueued, size);
+        let members = self.b.ins().ishl(one, max_size);
+        let members = self.b.ins().iadd_imm_s(members, -1);
+        let bits = self.b.ins().band(low, members);
+        let r = match op {
+            Op::GroupNonUniformInverseBallot => {
+                let b = self.b.ins().ushr(bits, lane.lane);
+                let b = self.b.ins().band_imm_s(b, 1);
+                self.b.ins().icmp_imm_s(IntCC::NotEqual, b, 0)
+            }
+            Op::GroupNonUniformBallotBitExtract => {
+                let index = self.scalar_operand(inst, 2)?;
+                let index = self.resize_int(index, types::I64, false);
+                // Bits past the first component are never set in a sub-group of this size.
+                let in_range = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, index, 32);
+                let low32 = self.b.ins().band_imm_s(low, 0xffff_ffff);
+                let shift = self.b.ins().band_imm_s(index, 31);
+                let b = self.b.ins().ushr(low32, shift);
+                let b = self.b.ins().band_imm_s(b, 1);
+                let set = self.b.ins().icmp_imm_s(IntCC::NotEqual, b, 0);
+                self.b.ins().band(set, in_range)
+            }
+            Op::GroupNonUniformBallotBitCount => {
+                let Some(Operand::GroupOperation(group_op)) = inst.operands.get(1).cloned() else {
+                    return err(format!(
+                        "error: {} without a group operation\n",
+                        inst_desc(inst)
+                    ));
+                };
+                let counted = match group_op {
+                    GroupOperation::Reduce => bits,
+                    GroupOperation::InclusiveScan | GroupOperation::ExclusiveScan => {
+                        let upto = if group_op == GroupOperation::InclusiveScan {
+                            self.b.ins().iadd_imm_s(lane.lane, 1)
+                        } else {
+                            lane.lane
+                        };
+                        let below = self.b.ins().ishl(one, upto);
+                        let below = self.b.ins().iadd_imm_s(below, -1);
+                        self.b.ins().band(bits, below)
+                    }
+                    other => {
+                        return err(format!(
+                            "error: {}: group operation {other:?} is not supported\n",
+                            inst_desc(inst)
+                        ))
+                    }
+                };
+                let n = self.b.ins().popcnt(counted);
+                self.b.ins().ireduce(types::I32, n)
+            }
+            Op::GroupNonUniformBallotFindLSB => {
+                let n = self.b.ins().ctz(bits);
+                self.b.ins().ireduce(types::I32, n)
+            }
+            _ => {
+                let n = self.b.ins().clz(bits);
+                let n = self.b.ins().ireduce(types::I32, n);
+                let top = self.b.ins().iconst(types::I32, 63);
+                self.b.ins().isub(top, n)
+            }
+        };
+        let ty = self.result_type(inst)?;
+        let want = super::values::scalar_ir_type(self.m, ty)?;
+        let r = if self.ty_of(r) == want {
+            r
+        } else {
+            self.resize_int(r, want, false)
+        };
+        self.define(inst, Val::S(r))
+    }
+}
