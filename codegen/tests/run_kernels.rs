@@ -1429,3 +1429,353 @@ fn work_group_collectives_on_64_bit_types() {
         }
     });
 }
+
+// ---------------------------------------------------------------------------------------------
+// Half precision: vload_half/vstore_half (half_memory.cl) and half arithmetic (half_arith.cl),
+// against host references written here independently of mathlib.
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum HalfMode {
+    Rte,
+    Rtz,
+    Rtp,
+    Rtn,
+}
+
+/// Exact value of a finite half encoding.
+fn half_value(h: u16) -> f64 {
+    let e = i32::from((h >> 10) & 0x1f);
+    let m = f64::from(h & 0x3ff);
+    let magnitude = if e == 0 {
+        m * 2f64.powi(-24)
+    } else {
+        (1024.0 + m) * 2f64.powi(e - 25)
+    };
+    if h & 0x8000 != 0 {
+        -magnitude
+    } else {
+        magnitude
+    }
+}
+
+/// The f32 bits vload_half must produce: the exact value, NaN payloads kept bit for bit.
+fn widened_bits(h: u16) -> u32 {
+    let sign = u32::from(h & 0x8000) << 16;
+    if h & 0x7c00 == 0x7c00 {
+        return sign | 0x7f80_0000 | (u32::from(h & 0x3ff) << 13);
+    }
+    (half_value(h) as f32).to_bits()
+}
+
+/// Reference narrowing of the exact value `x`: the two halves around |x| by search over the
+/// ordered encodings, the choice by comparing with their midpoint (exact in f64, halves have
+/// 11 significant bits). 65536 stands in for infinity's side. NaNs map to a quiet NaN with the
+/// sign and top payload bits (`payload10`).
+fn narrow_ref(x: f64, payload10: u16, mode: HalfMode) -> u16 {
+    let sign: u16 = if x.is_sign_negative() { 0x8000 } else { 0 };
+    if x.is_nan() {
+        return sign | 0x7e00 | payload10;
+    }
+    if x.is_infinite() {
+        return sign | 0x7c00;
+    }
+    let a = x.abs();
+    let value = |h: u16| if h == 0x7c00 { 65536.0 } else { half_value(h) };
+    let (mut lo, mut hi) = (0u16, 0x7c00u16);
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if value(mid) <= a {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    if value(0x7bff) <= a {
+        lo = 0x7bff;
+    }
+    if value(lo) == a {
+        return sign | lo;
+    }
+    let hi = lo + 1;
+    let negative = sign != 0;
+    let up = match mode {
+        HalfMode::Rtz => false,
+        HalfMode::Rtp => !negative,
+        HalfMode::Rtn => negative,
+        HalfMode::Rte => {
+            let mid = (value(lo) + value(hi)) / 2.0;
+            a > mid || (a == mid && lo & 1 == 1)
+        }
+    };
+    sign | if up { hi } else { lo }
+}
+
+fn narrow_f32_ref(x: f32, mode: HalfMode) -> u16 {
+    narrow_ref(f64::from(x), ((x.to_bits() >> 13) & 0x3ff) as u16, mode)
+}
+
+fn narrow_f64_ref(x: f64, mode: HalfMode) -> u16 {
+    narrow_ref(x, ((x.to_bits() >> 42) & 0x3ff) as u16, mode)
+}
+
+/// Every rounding boundary of half: each half, each midpoint between neighbours (ties, the
+/// denormal boundary, the overflow threshold 65520) and the doubles and floats one step either
+/// side, both signs; then zeros, infinities, NaNs (quiet and signalling, with payloads), values
+/// far outside the half range, and a pseudo-random sample of doubles.
+fn half_boundary_inputs() -> Vec<f64> {
+    let mut xs = Vec::new();
+    for h in 0..0x7c00u16 {
+        let v = half_value(h);
+        let next = if h == 0x7bff {
+            65536.0
+        } else {
+            half_value(h + 1)
+        };
+        for c in [v, (v + next) / 2.0] {
+            xs.push(c);
+            xs.push(f64::from_bits(c.to_bits() + 1));
+            if c > 0.0 {
+                xs.push(f64::from_bits(c.to_bits() - 1));
+            }
+            let f = c as f32;
+            if f64::from(f) == c {
+                xs.push(f64::from(f32::from_bits(f.to_bits() + 1)));
+                if f > 0.0 {
+                    xs.push(f64::from(f32::from_bits(f.to_bits() - 1)));
+                }
+            }
+        }
+    }
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..50_000 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let e = ((state >> 3) % 64) as i32 - 44;
+        xs.push(f64::from_bits(0x3ff0_0000_0000_0000 | (state >> 12)) * 2f64.powi(e));
+    }
+    xs.extend([
+        0.0,
+        f64::INFINITY,
+        1e300,
+        f64::MAX,
+        f64::from(f32::MAX),
+        5e-324,
+        f64::from(f32::from_bits(1)),
+        65504.0,
+        65519.999,
+        65520.0,
+        65536.0,
+        1e5,
+    ]);
+    let positive = xs.len();
+    for i in 0..positive {
+        xs.push(-xs[i]);
+    }
+    xs.extend([
+        f64::NAN,
+        -f64::NAN,
+        f64::from_bits(0x7ff0_0400_0000_0001), // signalling, payload in the top bits
+        f64::from_bits(0xfff8_0c00_0000_0000),
+        f64::from(f32::from_bits(0x7fa0_2000)), // from a signalling f32 NaN
+    ]);
+    xs
+}
+
+/// Floats for the f32 kernels: the inputs exactly representable in f32, plus f32 NaNs whose
+/// payloads matter to the narrowing.
+fn half_boundary_floats(xs: &[f64]) -> Vec<f32> {
+    let mut fs: Vec<f32> = xs
+        .iter()
+        .filter(|&&x| !x.is_nan() && f64::from(x as f32) == x)
+        .map(|&x| x as f32)
+        .collect();
+    fs.extend([
+        f32::from_bits(0x7fc0_0000),
+        f32::from_bits(0xffc0_2000),
+        f32::from_bits(0x7f80_6000), // signalling
+        f32::from_bits(0x7fbf_e000),
+    ]);
+    fs
+}
+
+fn same_half_bits(got: u16, want: u16) -> bool {
+    got == want
+}
+
+fn launch_1d(p: &Program, kernel: &str, a: &mut [u8], b: &mut [u8], items: usize) {
+    let (mut args, _) = Args::new(p, kernel);
+    args.ptr(p, kernel, 0, a);
+    args.ptr(p, kernel, 1, b);
+    launch(
+        p,
+        kernel,
+        &args,
+        1,
+        [0; 3],
+        [items as u64, 1, 1],
+        [64, 1, 1],
+    );
+}
+
+fn bytes_of<T: Copy>(v: &mut [T]) -> &mut [u8] {
+    // SAFETY: plain-old-data numbers viewed as their bytes, same lifetime and length in bytes.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast(), std::mem::size_of_val(v)) }
+}
+
+fn half_memory_program(recipe: Recipe, round_to_zero: bool) -> Program {
+    let module = ferrocl_frontend::parse(&spirv("half_memory.cl", recipe))
+        .unwrap_or_else(|e| panic!("frontend: {e}"));
+    let options = BuildOptions {
+        round_to_zero,
+        ..BuildOptions::default()
+    };
+    compile(&module, &options).unwrap_or_else(|e| panic!("codegen: {e}"))
+}
+
+/// vload_half, vload_halfn and vloada_halfn of every one of the 2^16 encodings, in every width.
+#[test]
+fn vload_half_every_encoding_every_width() {
+    both(|r| {
+        let p = half_memory_program(r, false);
+        let mut halves: Vec<u16> = (0..=u16::MAX).collect();
+        let mut out = vec![0u32; 1 << 16];
+        launch_1d(
+            &p,
+            "load_half",
+            bytes_of(&mut halves),
+            bytes_of(&mut out),
+            1 << 16,
+        );
+        for h in 0..=u16::MAX {
+            assert_eq!(
+                out[h as usize],
+                widened_bits(h),
+                "{r:?} vload_half {h:#06x}"
+            );
+        }
+        for n in [2usize, 3, 4, 8, 16] {
+            let items = (1 << 16) / n;
+            out.fill(0);
+            let k = format!("load_half{n}");
+            launch_1d(&p, &k, bytes_of(&mut halves), bytes_of(&mut out), items);
+            for j in 0..items * n {
+                assert_eq!(out[j], widened_bits(halves[j]), "{r:?} {k} element {j}");
+            }
+            // vloada_half3 reads 4-half-aligned groups (the fourth is skipped).
+            let stride = if n == 3 { 4 } else { n };
+            let items = (1 << 16) / stride;
+            out.fill(0);
+            let k = format!("loada_half{n}");
+            launch_1d(&p, &k, bytes_of(&mut halves), bytes_of(&mut out), items);
+            for i in 0..items {
+                for c in 0..n {
+                    let h = halves[i * stride + c];
+                    assert_eq!(
+                        out[i * n + c],
+                        widened_bits(h),
+                        "{r:?} {k} item {i} lane {c}"
+                    );
+                }
+            }
+        }
+    });
+}
+
+/// vstore_half in every rounding mode from floats and doubles at every half boundary (and a
+/// sample); the vector forms on a slice of the same inputs, with vstorea_half3's 4-half
+/// stride leaving the fourth half untouched.
+#[test]
+fn vstore_half_every_mode_from_float_and_double() {
+    let doubles = half_boundary_inputs();
+    let floats = half_boundary_floats(&doubles);
+    for round_to_zero in [false, true] {
+        both(|r| {
+            let p = half_memory_program(r, round_to_zero);
+            let default = if round_to_zero {
+                HalfMode::Rtz
+            } else {
+                HalfMode::Rte
+            };
+            let modes = [
+                ("def", default),
+                ("rte", HalfMode::Rte),
+                ("rtz", HalfMode::Rtz),
+                ("rtp", HalfMode::Rtp),
+                ("rtn", HalfMode::Rtn),
+            ];
+            for (name, mode) in modes {
+                // The scalar forms on every input; the default mode under both device settings,
+                // the explicit ones once.
+                if round_to_zero && name != "def" {
+                    continue;
+                }
+                let mut xs = floats.clone();
+                let mut q = vec![0u16; xs.len()];
+                let k = format!("store_float_{name}");
+                let items = xs.len();
+                launch_1d(&p, &k, bytes_of(&mut xs), bytes_of(&mut q), items);
+                for (x, &got) in xs.iter().zip(&q) {
+                    let want = narrow_f32_ref(*x, mode);
+                    assert!(
+                        same_half_bits(got, want),
+                        "{r:?} {k}({x:e} = {:#010x}): {got:#06x}, expected {want:#06x}",
+                        x.to_bits()
+                    );
+                }
+                let mut ds = doubles.clone();
+                let mut q = vec![0u16; ds.len()];
+                let k = format!("store_double_{name}");
+                let items = ds.len();
+                launch_1d(&p, &k, bytes_of(&mut ds), bytes_of(&mut q), items);
+                for (x, &got) in ds.iter().zip(&q) {
+                    let want = narrow_f64_ref(*x, mode);
+                    assert!(
+                        same_half_bits(got, want),
+                        "{r:?} {k}({x:e} = {:#018x}): {got:#06x}, expected {want:#06x}",
+                        x.to_bits()
+                    );
+                }
+                // Vector forms: every 37th input, so each lane position sees every kind.
+                let fs: Vec<f32> = floats.iter().step_by(37).copied().collect();
+                let ds: Vec<f64> = doubles.iter().step_by(37).copied().collect();
+                for n in [2usize, 3, 4, 8, 16] {
+                    for aligned in [false, true] {
+                        let stride = if aligned && n == 3 { 4 } else { n };
+                        let prefix = if aligned { "storea" } else { "store" };
+                        let items = fs.len() / n;
+                        let mut xs = fs.clone();
+                        let mut q = vec![0xdeadu16; items * stride];
+                        let k = format!("{prefix}_float{n}_{name}");
+                        launch_1d(&p, &k, bytes_of(&mut xs), bytes_of(&mut q), items);
+                        for i in 0..items {
+                            for c in 0..stride {
+                                let want = if c < n {
+                                    narrow_f32_ref(xs[i * n + c], mode)
+                                } else {
+                                    0xdead
+                                };
+                                assert_eq!(q[i * stride + c], want, "{r:?} {k} item {i} lane {c}");
+                            }
+                        }
+                        let items = ds.len() / n;
+                        let mut xs = ds.clone();
+                        let mut q = vec![0xdeadu16; items * stride];
+                        let k = format!("{prefix}_double{n}_{name}");
+                        launch_1d(&p, &k, bytes_of(&mut xs), bytes_of(&mut q), items);
+                        for i in 0..items {
+                            for c in 0..stride {
+                                let want = if c < n {
+                                    narrow_f64_ref(xs[i * n + c], mode)
+                                } else {
+                                    0xdead
+                                };
+                                assert_eq!(q[i * stride + c], want, "{r:?} {k} item {i} lane {c}");
+                            }
+                        }
+                    }
+                }
+            }
+        });
+    }
+}

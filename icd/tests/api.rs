@@ -611,12 +611,13 @@ fn device_queries() {
         "cl_khr_icd",
         "cl_khr_il_program",
         "cl_khr_fp64",
+        "cl_khr_fp16",
         "cl_khr_global_int32_base_atomics",
         "cl_khr_int64_extended_atomics",
     ] {
         assert!(ext.split(' ').any(|x| x == e), "{ext}");
     }
-    assert!(!ext.contains("image") && !ext.contains("fp16") && !ext.contains("subgroup"));
+    assert!(!ext.contains("image") && !ext.contains("subgroup"));
     assert_eq!(device_string(d, CL_DEVICE_OPENCL_C_VERSION), "OpenCL C 1.2");
     let mut size = 0;
     // SAFETY: size query only.

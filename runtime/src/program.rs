@@ -514,8 +514,14 @@ fn build_for_device(
         .iter()
         .filter_map(|i| match i.operands.first() {
             Some(ferrocl_frontend::rspirv::dr::Operand::Capability(c)) if !config.allows_capability(*c) => {
+                let setting = if *c == ferrocl_frontend::spirv::Capability::Float16 {
+                    "FERROCL_FP16=off"
+                } else {
+                    "FERROCL_FP64=off or FERROCL_ROUNDING=rtz"
+                };
                 Some(format!(
-                    "error: env 3: capability {c:?} is turned off on this device (FERROCL_FP64=off or FERROCL_ROUNDING=rtz) [OpCapability {c:?}]\n"
+                    "error: env 3: capability {c:?} is turned off on this device ({}) [OpCapability {c:?}]\n",
+                    setting
                 ))
             }
             _ => None,

@@ -54,9 +54,11 @@ pub const VARIABLES: &[Variable] = &[
     },
     Variable {
         name: "FERROCL_FP16",
-        values: "off",
-        default: "off",
-        effect: "half precision is not implemented; only off is accepted",
+        values: "on, off",
+        default: "on",
+        effect: "cl_khr_fp16, the Float16 SPIR-V capability (half values and arithmetic), \
+                 CL_DEVICE_HALF_FP_CONFIG and the half vector widths together; \
+                 vload_half/vstore_half work either way",
     },
     Variable {
         name: "FERROCL_IMAGES",
@@ -121,6 +123,7 @@ pub struct Settings {
     pub rounding: Rounding,
     pub profile: Profile,
     pub fp64: bool,
+    pub fp16: bool,
     pub dump_dir: Option<PathBuf>,
     pub log: LogLevel,
 }
@@ -169,12 +172,8 @@ impl Settings {
             _ => Profile::Full,
         };
         let mut fp64 = pick("FERROCL_FP64", &on_off, "on") == "on";
-        for name in [
-            "FERROCL_FP16",
-            "FERROCL_IMAGES",
-            "FERROCL_SUBGROUPS",
-            "FERROCL_SVM",
-        ] {
+        let fp16 = pick("FERROCL_FP16", &on_off, "on") == "on";
+        for name in ["FERROCL_IMAGES", "FERROCL_SUBGROUPS", "FERROCL_SVM"] {
             pick(name, &["off"], "off");
         }
         let log = match pick(
@@ -229,6 +228,7 @@ impl Settings {
             rounding,
             profile,
             fp64,
+            fp16,
             dump_dir,
             log,
         }
@@ -269,7 +269,9 @@ mod tests {
         assert!(w.is_empty());
         assert_eq!(s.rounding, Rounding::NearestEven);
         assert_eq!(s.profile, Profile::Full);
-        assert!(s.fp64 && !s.flush_denormals && !s.pin_threads);
+        assert!(s.fp64 && s.fp16 && !s.flush_denormals && !s.pin_threads);
+        let (s, w) = parse(&[("FERROCL_FP16", "off")]);
+        assert!(w.is_empty() && !s.fp16);
         assert_eq!(s.log, LogLevel::Warn);
         assert!(s.threads >= 1);
     }

@@ -150,6 +150,14 @@ impl Translator<'_, '_, '_> {
                 a.zip(&b, &mut |x, y| self.binary(op, x, y))?
             }
         };
+        let v = if matches!(
+            op,
+            FAdd | FSub | FMul | FDiv | FRem | FMod | VectorTimesScalar | Dot
+        ) {
+            self.round_half_result(self.result_type(inst)?, v)?
+        } else {
+            v
+        };
         self.define(inst, v)?;
         Ok(())
     }

@@ -10,6 +10,7 @@ mod composite;
 mod convert;
 mod function;
 mod group;
+mod half;
 mod kernel;
 mod memory;
 mod opencl_std;

@@ -29,6 +29,21 @@ impl Translator<'_, '_, '_> {
                 "error: OpenCL.std instruction {number} does not exist\n"
             ));
         };
+        if matches!(
+            op,
+            Cl::vload_half
+                | Cl::vload_halfn
+                | Cl::vloada_halfn
+                | Cl::vstore_half
+                | Cl::vstore_half_r
+                | Cl::vstore_halfn
+                | Cl::vstore_halfn_r
+                | Cl::vstorea_halfn
+                | Cl::vstorea_halfn_r
+        ) {
+            return self.half_vector_memory(inst, op);
+        }
+        let half_result = inst.result_type.is_some_and(|t| self.is_half(t));
         // vloadn's last operand is the literal n, which rspirv reads as an id: leave it out.
         let last = if op == Cl::vloadn {
             inst.operands.len().min(4)
@@ -85,6 +100,12 @@ impl Translator<'_, '_, '_> {
             Cl::native_divide | Cl::half_divide => {
                 arg(0)?.zip(arg(1)?, &mut |x, y| Ok(self.b.ins().fdiv(x, y)))?
             }
+            Cl::fma if half_result => {
+                let v = arg(0)?.zip3(arg(1)?, arg(2)?, &mut |a, b, c| self.half_fma(a, b, c))?;
+                // Already rounded once to half: skip the generic rounding below.
+                self.define(inst, v)?;
+                return Ok(());
+            }
             Cl::fma => arg(0)?.zip3(arg(1)?, arg(2)?, &mut |a, b, c| {
                 Ok(self.b.ins().fma(a, b, c))
             })?,
@@ -100,6 +121,13 @@ impl Translator<'_, '_, '_> {
                         return Ok(self.b.ins().fma(a, b, c));
                     }
                     let p = self.b.ins().fmul(a, b);
+                    // The half product is rounded as the source's a*b would be.
+                    let p = if half_result {
+                        let mode = self.default_half_rounding();
+                        self.round_to_half(p, mode)?
+                    } else {
+                        p
+                    };
                     Ok(self.b.ins().fadd(p, c))
                 })?
             }
@@ -289,6 +317,10 @@ impl Translator<'_, '_, '_> {
             _ => self.mathlib_call(op, &args)?,
         };
         let v = if arithmetic { self.ftz_val(&v)? } else { v };
+        let v = match inst.result_type {
+            Some(t) if arithmetic => self.round_half_result(t, v)?,
+            _ => v,
+        };
         self.define(inst, v)?;
         Ok(())
     }
