@@ -1880,9 +1880,11 @@ fn half_arithmetic_is_correctly_rounded() {
         let mut a: Vec<u16> = (0..=u16::MAX).cycle().take(4 << 16).collect();
         let mut b = random_halves(a.len(), 0x1234_5678_9abc_def1);
         // Special partners for the first encodings: zeros, infinities, NaN, 1, max.
-        for (i, s) in [0x0000u16, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x3c00, 0x7bff, 0x0001]
-            .iter()
-            .enumerate()
+        for (i, s) in [
+            0x0000u16, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x3c00, 0x7bff, 0x0001,
+        ]
+        .iter()
+        .enumerate()
         {
             for j in 0..2048 {
                 b[i * 2048 + j] = *s;
@@ -1980,9 +1982,15 @@ fn half_unary_every_encoding() {
             let i = h as usize;
             let x = half_f64(h);
             let want = narrow_ref(x.sqrt(), 0, HalfMode::Rte);
-            assert!(same_half(root[i], want), "{r:?} sqrt({h:#06x}) = {:#06x}, expected {want:#06x}", root[i]);
+            assert!(
+                same_half(root[i], want),
+                "{r:?} sqrt({h:#06x}) = {:#06x}, expected {want:#06x}",
+                root[i]
+            );
             if is_half_nan(h) {
-                assert!(is_half_nan(neg[i]) && f32::from_bits(wide[i]).is_nan() && wider[i].is_nan());
+                assert!(
+                    is_half_nan(neg[i]) && f32::from_bits(wide[i]).is_nan() && wider[i].is_nan()
+                );
                 continue;
             }
             assert_eq!(neg[i], h ^ 0x8000, "{r:?} -{h:#06x}");
@@ -2019,13 +2027,24 @@ fn half_to_integer_every_encoding() {
                 assert_eq!((sat[i], usat[i]), (0, 0), "{r:?} NaN {h:#06x}");
                 continue;
             }
-            assert_eq!(sat[i], x.trunc().clamp(-32768.0, 32767.0) as i16, "{r:?} short_sat {h:#06x}");
-            assert_eq!(usat[i], x.trunc().clamp(0.0, 255.0) as u8, "{r:?} uchar_sat {h:#06x}");
+            assert_eq!(
+                sat[i],
+                x.trunc().clamp(-32768.0, 32767.0) as i16,
+                "{r:?} short_sat {h:#06x}"
+            );
+            assert_eq!(
+                usat[i],
+                x.trunc().clamp(0.0, 255.0) as u8,
+                "{r:?} uchar_sat {h:#06x}"
+            );
             if x.is_infinite() {
                 continue;
             }
             let want = [x.round_ties_even(), x.trunc(), x.ceil(), x.floor()];
-            for (m, (o, w)) in ["rte", "rtz", "rtp", "rtn"].iter().zip(ints.iter().zip(want)) {
+            for (m, (o, w)) in ["rte", "rtz", "rtp", "rtn"]
+                .iter()
+                .zip(ints.iter().zip(want))
+            {
                 assert_eq!(o[i], w as i32, "{r:?} convert_int_{m}({h:#06x})");
             }
         }
@@ -2038,7 +2057,13 @@ fn half_to_integer_every_encoding() {
 fn conversions_to_half_every_mode() {
     let doubles = half_boundary_inputs();
     let floats = half_boundary_floats(&doubles);
-    let modes = [HalfMode::Rte, HalfMode::Rte, HalfMode::Rtz, HalfMode::Rtp, HalfMode::Rtn];
+    let modes = [
+        HalfMode::Rte,
+        HalfMode::Rte,
+        HalfMode::Rtz,
+        HalfMode::Rtp,
+        HalfMode::Rtn,
+    ];
     fn run<T: Copy>(p: &Program, k: &str, xs: &mut [T]) -> Vec<Vec<u16>> {
         let n = xs.len();
         let mut outs = vec![vec![0u16; n]; 5];
@@ -2057,7 +2082,10 @@ fn conversions_to_half_every_mode() {
         for (o, mode) in outs.iter().zip(modes) {
             for (x, got) in xs.iter().zip(o) {
                 let want = narrow_f32_ref(*x, mode);
-                assert!(same_half(*got, want), "{r:?} float {x:e} {mode:?}: {got:#06x} vs {want:#06x}");
+                assert!(
+                    same_half(*got, want),
+                    "{r:?} float {x:e} {mode:?}: {got:#06x} vs {want:#06x}"
+                );
             }
         }
         let mut ds = doubles.clone();
@@ -2065,14 +2093,21 @@ fn conversions_to_half_every_mode() {
         for (o, mode) in outs.iter().zip(modes) {
             for (x, got) in ds.iter().zip(o) {
                 let want = narrow_f64_ref(*x, mode);
-                assert!(same_half(*got, want), "{r:?} double {x:e} {mode:?}: {got:#06x} vs {want:#06x}");
+                assert!(
+                    same_half(*got, want),
+                    "{r:?} double {x:e} {mode:?}: {got:#06x} vs {want:#06x}"
+                );
             }
         }
         let mut ints: Vec<i32> = (-70_000..70_000).chain([i32::MIN, i32::MAX]).collect();
         let outs = run(p, "half_from_int", &mut ints);
         for (o, mode) in outs.iter().zip(modes) {
             for (x, got) in ints.iter().zip(o) {
-                assert_eq!(*got, narrow_ref(f64::from(*x), 0, mode), "{r:?} int {x} {mode:?}");
+                assert_eq!(
+                    *got,
+                    narrow_ref(f64::from(*x), 0, mode),
+                    "{r:?} int {x} {mode:?}"
+                );
             }
         }
         let mut longs: Vec<i64> = (-70_000i64..70_000)
@@ -2082,14 +2117,22 @@ fn conversions_to_half_every_mode() {
         for (o, mode) in outs.iter().zip(modes) {
             for (x, got) in longs.iter().zip(o) {
                 // Beyond 2^53 the f64 rounding keeps the value past the overflow threshold.
-                assert_eq!(*got, narrow_ref(*x as f64, 0, mode), "{r:?} long {x} {mode:?}");
+                assert_eq!(
+                    *got,
+                    narrow_ref(*x as f64, 0, mode),
+                    "{r:?} long {x} {mode:?}"
+                );
             }
         }
         let mut ulongs: Vec<u64> = (0u64..140_000).chain([u64::MAX, 1 << 63]).collect();
         let outs = run(p, "half_from_ulong", &mut ulongs);
         for (o, mode) in outs.iter().zip(modes) {
             for (x, got) in ulongs.iter().zip(o) {
-                assert_eq!(*got, narrow_ref(*x as f64, 0, mode), "{r:?} ulong {x} {mode:?}");
+                assert_eq!(
+                    *got,
+                    narrow_ref(*x as f64, 0, mode),
+                    "{r:?} ulong {x} {mode:?}"
+                );
             }
         }
     });
@@ -2122,13 +2165,24 @@ fn half_vectors_and_a_half_argument() {
                 let j = 4 * i + c;
                 let prod = rte(half_f64(a[j]) * sv);
                 let want = rte(half_f64(prod) + half_f64(b[j]));
-                assert!(same_half(out[j], want), "{r:?} item {i} lane {c}: {:#06x} vs {want:#06x}", out[j]);
+                assert!(
+                    same_half(out[j], want),
+                    "{r:?} item {i} lane {c}: {:#06x} vs {want:#06x}",
+                    out[j]
+                );
             }
             for c in 0..8 {
-                let src = if c < 4 { a[4 * i + c] } else { b[4 * i + 7 - c] };
+                let src = if c < 4 {
+                    a[4 * i + c]
+                } else {
+                    b[4 * i + 7 - c]
+                };
                 let want = rte(half_f64(src) / sv);
                 let got = wide[8 * i + c];
-                assert!(same_half(got, want), "{r:?} wide item {i} lane {c}: {got:#06x} vs {want:#06x}");
+                assert!(
+                    same_half(got, want),
+                    "{r:?} wide item {i} lane {c}: {got:#06x} vs {want:#06x}"
+                );
             }
         }
     });
@@ -2162,20 +2216,124 @@ fn half_math_within_the_half_ulp_bounds() {
                 let want = f(half_f64(h));
                 let got = o[h as usize];
                 if want.is_nan() {
-                    assert!(is_half_nan(got), "{r:?} {name}({h:#06x}) = {got:#06x}, expected NaN");
+                    assert!(
+                        is_half_nan(got),
+                        "{r:?} {name}({h:#06x}) = {got:#06x}, expected NaN"
+                    );
                     continue;
                 }
                 if want.is_infinite() || want.abs() >= 65520.0 {
-                    assert_eq!(half_f64(got), want.signum() * f64::INFINITY, "{r:?} {name}({h:#06x})");
+                    assert_eq!(
+                        half_f64(got),
+                        want.signum() * f64::INFINITY,
+                        "{r:?} {name}({h:#06x})"
+                    );
                     continue;
                 }
                 let e = (want.abs().log2().floor() as i32).max(-14);
                 let ulp = 2f64.powi(e - 10);
                 let err = (half_f64(got) - want).abs() / ulp;
-                assert!(err <= *bound, "{r:?} {name}({h:#06x}) = {got:#06x}: {err} ulp");
+                assert!(
+                    err <= *bound,
+                    "{r:?} {name}({h:#06x}) = {got:#06x}: {err} ulp"
+                );
                 worst = worst.max(err);
             }
-            assert!(worst <= 0.5 + 1.0 / 1024.0, "{r:?} {name}: worst {worst} ulp");
+            assert!(
+                worst <= 0.5 + 1.0 / 1024.0,
+                "{r:?} {name}: worst {worst} ulp"
+            );
+        }
+    });
+}
+
+/// fract, sincos and modf write their second result through a half pointer; nextafter steps
+/// in the half format. Every encoding.
+#[test]
+fn half_out_parameters_and_nextafter() {
+    both(|r| {
+        let p = half_arith_program(r);
+        let mut a: Vec<u16> = (0..=u16::MAX).collect();
+        let n = a.len();
+        let mut outs = vec![vec![0u16; n]; 8];
+        let k = "half_shaped";
+        let (mut args, _) = Args::new(p, k);
+        args.ptr(p, k, 0, &mut a);
+        for (i, o) in outs.iter_mut().enumerate() {
+            args.ptr(p, k, 1 + i, o);
+        }
+        launch(p, k, &args, 1, [0; 3], [n as u64, 1, 1], [64, 1, 1]);
+        let rte = |v: f64| narrow_ref(v, 0, HalfMode::Rte);
+        for h in 0..=u16::MAX {
+            let i = h as usize;
+            let x = half_f64(h);
+            let [fr, fl, s, c, up, down, ip, frac2] = [0, 1, 2, 3, 4, 5, 6, 7].map(|j| outs[j][i]);
+            if x.is_nan() {
+                assert!(
+                    [fr, fl, s, c, up, down, ip, frac2]
+                        .iter()
+                        .all(|&v| is_half_nan(v)),
+                    "{r:?} {h:#06x}"
+                );
+                continue;
+            }
+            // fract: min(x - floor(x), largest half below 1), floor(x) through the pointer.
+            if x == 0.0 {
+                assert_eq!(fr, h, "{r:?} fract of a zero keeps its sign");
+            } else if x.is_finite() {
+                let want = rte((x - x.floor()).min(1.0 - 1.0 / 2048.0));
+                assert_eq!(
+                    fr,
+                    if want == 0x3c00 { 0x3bff } else { want },
+                    "{r:?} fract({h:#06x})"
+                );
+            }
+            assert_eq!(half_f64(fl), x.floor(), "{r:?} fract floor({h:#06x})");
+            for (name, got, want) in [("sin", s, x.sin()), ("cos", c, x.cos())] {
+                if want.is_nan() {
+                    assert!(is_half_nan(got), "{r:?} {name}({h:#06x})");
+                    continue;
+                }
+                let e = (want.abs().log2().floor() as i32).max(-14);
+                let err = (half_f64(got) - want).abs() / 2f64.powi(e - 10);
+                assert!(err <= 2.0, "{r:?} {name}({h:#06x}) = {got:#06x}: {err} ulp");
+            }
+            // nextafter toward ±inf: the neighbouring encoding (zeros step to ±2^-24).
+            let (want_up, want_down) = match h {
+                0x0000 | 0x8000 => (0x0001, 0x8001),
+                0x7c00 => (0x7c00, 0x7bff),
+                0xfc00 => (0xfbff, 0xfc00),
+                _ if h & 0x8000 == 0 => (h + 1, h - 1),
+                _ => (h - 1, h + 1),
+            };
+            let want_down = if want_down == 0x8000 && h == 0x0001 {
+                0x0000
+            } else {
+                want_down
+            };
+            let want_up = if h == 0x8001 { 0x8000 } else { want_up };
+            assert_eq!(
+                (up, down),
+                (want_up, want_down),
+                "{r:?} nextafter({h:#06x})"
+            );
+            // modf(-x): integral part and fraction with -x's sign.
+            let y = -x;
+            assert_eq!(
+                half_f64(ip).to_bits(),
+                y.trunc().to_bits(),
+                "{r:?} modf int(-{h:#06x})"
+            );
+            let want_frac = if y.is_infinite() {
+                0.0f64.copysign(y)
+            } else {
+                (y - y.trunc()).copysign(y)
+            };
+            assert_eq!(
+                half_f64(frac2).to_bits(),
+                want_frac.to_bits(),
+                "{r:?} modf frac(-{h:#06x})"
+            );
         }
     });
 }

@@ -199,6 +199,31 @@ conversion_entry_points!(
     rtn => Rounding::Down,
 );
 
+/// `ferrocl_nextafter_f16(x, y)`: the half next to half `x` toward `y`, both held as f32 (how
+/// JIT code keeps halves).
+pub extern "C" fn nextafter_entry(x: f32, y: f32) -> f32 {
+    if x.is_nan() || y.is_nan() {
+        return x + y;
+    }
+    if x == y {
+        return y;
+    }
+    let h = f32_to_f16(x);
+    let next = if x == 0.0 {
+        // From either zero: the smallest subnormal with y's sign.
+        if y > 0.0 {
+            0x0001
+        } else {
+            0x8001
+        }
+    } else if (y > x) == (x > 0.0) {
+        h + 1 // away from zero
+    } else {
+        h - 1
+    };
+    f16_to_f32(next)
+}
+
 /// `ferrocl_f16_to_f32(bits) -> f32`: exact widening for JIT code (bits in the low 16).
 pub extern "C" fn widen_entry(bits: u32) -> f32 {
     f16_to_f32(bits as u16)
@@ -260,6 +285,7 @@ pub(crate) fn symbols(out: &mut Vec<(String, *const u8)>) {
     binary_symbols(out);
     conversion_symbols(out);
     out.push(("ferrocl_f16_to_f32".into(), widen_entry as *const u8));
+    out.push(("ferrocl_nextafter_f16".into(), nextafter_entry as *const u8));
 }
 
 #[cfg(test)]
@@ -480,6 +506,17 @@ mod tests {
         // The smallest double rounds up to the smallest subnormal half only toward +inf.
         assert_eq!(f64_to_f16_rounded(5e-324, Rounding::Up), 0x0001);
         assert_eq!(f64_to_f16_rounded(5e-324, Rounding::NearestEven), 0x0000);
+    }
+
+    #[test]
+    fn nextafter_steps_in_half() {
+        assert_eq!(nextafter_entry(1.0, 2.0), 1.0 + 1.0 / 1024.0);
+        assert_eq!(nextafter_entry(1.0, 0.0), 1.0 - 1.0 / 2048.0);
+        assert_eq!(nextafter_entry(0.0, -1.0), -(2f32.powi(-24)));
+        assert_eq!(nextafter_entry(-0.0, 1.0), 2f32.powi(-24));
+        assert_eq!(nextafter_entry(65504.0, f32::INFINITY), f32::INFINITY);
+        assert_eq!(nextafter_entry(-2f32.powi(-24), 1.0), -0.0);
+        assert!(nextafter_entry(f32::NAN, 1.0).is_nan());
     }
 
     #[test]

@@ -76,3 +76,22 @@ kernel void half_math(global const half *a, global half *e, global half *l,
     s[i] = sin(x);
     p[i] = pow(x, (half)1.5h);
 }
+
+kernel void half_shaped(global const half *a, global half *fr, global half *fl,
+                        global half *s, global half *c, global half *up,
+                        global half *down, global half *ip, global half *frac2) {
+    size_t i = get_global_id(0);
+    half x = a[i];
+    half whole;
+    fr[i] = fract(x, &whole);
+    fl[i] = whole;
+    half co;
+    s[i] = sincos(x, &co);
+    c[i] = co;
+    up[i] = nextafter(x, (half)INFINITY);
+    down[i] = nextafter(x, (half)-INFINITY);
+    half2 w;
+    half2 m = modf((half2)(x, -x), &w);
+    ip[i] = w.y;
+    frac2[i] = m.y;
+}
