@@ -1458,11 +1458,13 @@ fn half_value(h: u16) -> f64 {
     }
 }
 
-/// The f32 bits vload_half must produce: the exact value, NaN payloads kept bit for bit.
+/// The f32 bits vload_half must produce: the exact value; infinities; NaNs quiet (as IEEE
+/// conversions return them) with the payload bits kept.
 fn widened_bits(h: u16) -> u32 {
     let sign = u32::from(h & 0x8000) << 16;
     if h & 0x7c00 == 0x7c00 {
-        return sign | 0x7f80_0000 | (u32::from(h & 0x3ff) << 13);
+        let quiet = if h & 0x3ff != 0 { 0x0040_0000 } else { 0 };
+        return sign | 0x7f80_0000 | quiet | (u32::from(h & 0x3ff) << 13);
     }
     (half_value(h) as f32).to_bits()
 }
@@ -2334,6 +2336,99 @@ fn half_out_parameters_and_nextafter() {
                 want_frac.to_bits(),
                 "{r:?} modf frac(-{h:#06x})"
             );
+        }
+    });
+}
+
+/// bitselect works on the 16-bit encodings; isnormal/isfinite/isinf/isnan/signbit classify
+/// halves (a half subnormal is not normal, though its f32 is).
+#[test]
+fn half_bit_operations_and_classification() {
+    both(|r| {
+        let p = half_arith_program(r);
+        let mut a: Vec<u16> = (0..=u16::MAX).collect();
+        let n = a.len();
+        let mut b = random_halves(n, 5);
+        let mut c = random_halves(n, 6);
+        let mut sel = vec![0u16; n];
+        let mut class = vec![0i32; n];
+        let mut sign = vec![0i32; n];
+        let k = "half_bits";
+        let (mut args, _) = Args::new(p, k);
+        args.ptr(p, k, 0, &mut a);
+        args.ptr(p, k, 1, &mut b);
+        args.ptr(p, k, 2, &mut c);
+        args.ptr(p, k, 3, &mut sel);
+        args.ptr(p, k, 4, &mut class);
+        args.ptr(p, k, 5, &mut sign);
+        launch(p, k, &args, 1, [0; 3], [n as u64, 1, 1], [64, 1, 1]);
+        for i in 0..n {
+            let want = (a[i] & !c[i]) | (b[i] & c[i]);
+            // Bit for bit, signalling NaNs included: halves move through f32 unchanged.
+            assert_eq!(
+                sel[i], want,
+                "{r:?} bitselect({:#06x}, {:#06x}, {:#06x})",
+                a[i], b[i], c[i]
+            );
+            let h = a[i];
+            let e = (h >> 10) & 0x1f;
+            let want = i32::from(e != 0 && e != 0x1f)
+                | i32::from(e != 0x1f) << 1
+                | i32::from(e == 0x1f && h & 0x3ff == 0) << 2
+                | i32::from(e == 0x1f && h & 0x3ff != 0) << 3;
+            assert_eq!(class[i], want, "{r:?} classify {h:#06x}");
+            assert_eq!(sign[i], i32::from(h >> 15), "{r:?} signbit {h:#06x}");
+        }
+    });
+}
+
+/// work_group_reduce_add over halves: within the sum's rounding (the f32 sum of at most 64
+/// halves is exact or nearly so, then rounded once); the inclusive max scan exactly.
+#[test]
+fn half_work_group_sum() {
+    let language = &[
+        "-cl-std=CL3.0",
+        "-Xclang",
+        "-cl-ext=-all,+__opencl_c_work_group_collective_functions,+__opencl_c_int64,+cl_khr_fp16",
+    ];
+    both(|r| {
+        let p = build_with("half_collectives.cl", r, language);
+        let (items, local) = (1024usize, 64usize);
+        // Small halves (|x| < 2^4 with few bits) keep the f32 sum exact.
+        let mut a: Vec<u16> = random_halves(items, 9)
+            .iter()
+            .map(|h| (h & 0x83c0) | 0x3000)
+            .collect();
+        let mut sum = vec![0u16; items];
+        let mut prefix = vec![0u16; items];
+        let k = "half_group_sum";
+        let (mut args, _) = Args::new(&p, k);
+        args.ptr(&p, k, 0, &mut a);
+        args.ptr(&p, k, 1, &mut sum);
+        args.ptr(&p, k, 2, &mut prefix);
+        launch(
+            &p,
+            k,
+            &args,
+            1,
+            [0; 3],
+            [items as u64, 1, 1],
+            [local as u64, 1, 1],
+        );
+        for g in 0..items / local {
+            let group = &a[g * local..(g + 1) * local];
+            let exact: f64 = group.iter().map(|&h| half_f64(h)).sum();
+            let want = narrow_ref(exact, 0, HalfMode::Rte);
+            let mut max = f64::NEG_INFINITY;
+            for (j, &h) in group.iter().enumerate() {
+                assert_eq!(sum[g * local + j], want, "{r:?} group {g} item {j}");
+                max = max.max(half_f64(h));
+                assert_eq!(
+                    half_f64(prefix[g * local + j]),
+                    max,
+                    "{r:?} scan group {g} item {j}"
+                );
+            }
         }
     });
 }

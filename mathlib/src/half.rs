@@ -199,6 +199,19 @@ conversion_entry_points!(
     rtn => Rounding::Down,
 );
 
+/// `ferrocl_f16_bits(x) -> bits`: the encoding of an f32 that holds a half value (how JIT code
+/// keeps halves), bit for bit: a signalling NaN stays signalling, as a data move must keep it.
+pub extern "C" fn bits_entry(x: f32) -> u32 {
+    let b = x.to_bits();
+    if x.is_nan() {
+        let payload = (b >> 13) & 0x3ff;
+        // A payload only below the half's bits cannot come from a half; keep it a NaN.
+        let payload = if payload == 0 { 0x200 } else { payload };
+        return ((b >> 16) & 0x8000) | 0x7c00 | payload;
+    }
+    u32::from(f32_to_f16(x))
+}
+
 /// `ferrocl_nextafter_f16(x, y)`: the half next to half `x` toward `y`, both held as f32 (how
 /// JIT code keeps halves).
 pub extern "C" fn nextafter_entry(x: f32, y: f32) -> f32 {
@@ -286,6 +299,7 @@ pub(crate) fn symbols(out: &mut Vec<(String, *const u8)>) {
     conversion_symbols(out);
     out.push(("ferrocl_f16_to_f32".into(), widen_entry as *const u8));
     out.push(("ferrocl_nextafter_f16".into(), nextafter_entry as *const u8));
+    out.push(("ferrocl_f16_bits".into(), bits_entry as *const u8));
 }
 
 #[cfg(test)]
@@ -506,6 +520,13 @@ mod tests {
         // The smallest double rounds up to the smallest subnormal half only toward +inf.
         assert_eq!(f64_to_f16_rounded(5e-324, Rounding::Up), 0x0001);
         assert_eq!(f64_to_f16_rounded(5e-324, Rounding::NearestEven), 0x0000);
+    }
+
+    #[test]
+    fn bits_of_every_half_round_trip_exactly() {
+        for h in 0..=u16::MAX {
+            assert_eq!(bits_entry(f16_to_f32(h)), u32::from(h), "{h:#06x}");
+        }
     }
 
     #[test]

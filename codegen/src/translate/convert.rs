@@ -71,8 +71,11 @@ impl Translator<'_, '_, '_> {
                 UConvert | ConvertPtrToU | ConvertUToPtr => self.resize_int(x, to, false),
                 SConvert => self.resize_int(x, to, true),
                 // Half → f32 is the value itself; half → f64 widens exactly.
-                FConvert if from_half && to == types::F32 => x,
-                FConvert if from_half => self.b.ins().fpromote(to, x),
+                FConvert if from_half && to == types::F32 => self.quiet_nan(x),
+                FConvert if from_half => {
+                    let x = self.quiet_nan(x);
+                    self.b.ins().fpromote(to, x)
+                }
                 FConvert if to_half => {
                     let x = self.ftz(x);
                     let mode = mode.unwrap_or_else(|| self.default_half_rounding());

@@ -8,6 +8,7 @@
 //! rounding mode, which round the exact significand once. Also here: the OpenCL.std
 //! `vload_half*`/`vstore_half*` family (Float16Buffer, always available).
 
+use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 use ferrocl_frontend::rspirv::dr::{Instruction, Operand};
 use ferrocl_frontend::spirv::{FPRoundingMode, OpenclStd100Op as Cl, Word};
@@ -116,15 +117,36 @@ impl Translator<'_, '_, '_> {
         self.half_from_bits(bits)
     }
 
-    /// Stores half value `x` (an f32 holding a half, so the narrowing is exact) at
-    /// `addr + offset`.
+    /// The encoding (i16) of half value `x` (an f32 holding a half), bit for bit: NaN payloads
+    /// and signalling NaNs pass unchanged, as a data move must keep them.
+    pub(crate) fn half_encoding(&mut self, x: Value) -> Result<Value, BuildError> {
+        let f = self.func_ref("ferrocl_f16_bits", &[types::F32], &[types::I32])?;
+        let call = self.b.ins().call(f, &[x]);
+        let bits = self.b.inst_results(call)[0];
+        Ok(self.b.ins().ireduce(types::I16, bits))
+    }
+
+    /// A widening conversion's result: IEEE conversions return a signalling NaN quieted (the
+    /// payload stays).
+    pub(crate) fn quiet_nan(&mut self, x: Value) -> Value {
+        let bits = self.b.ins().bitcast(types::I32, MemFlagsData::new(), x);
+        let quieted = self.b.ins().bor_imm_s(bits, 0x0040_0000);
+        let quieted = self
+            .b
+            .ins()
+            .bitcast(types::F32, MemFlagsData::new(), quieted);
+        let nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+        self.b.ins().select(nan, quieted, x)
+    }
+
+    /// Stores half value `x` (an f32 holding a half) at `addr + offset`, bit for bit.
     pub(crate) fn store_half(
         &mut self,
         x: Value,
         addr: Value,
         offset: i32,
     ) -> Result<(), BuildError> {
-        let bits = self.half_bits(x, FPRoundingMode::RTE)?;
+        let bits = self.half_encoding(x)?;
         self.b.ins().store(MemFlagsData::new(), bits, addr, offset);
         Ok(())
     }
@@ -202,7 +224,10 @@ impl Translator<'_, '_, '_> {
                 let base = self.scalar_operand(inst, 3)?;
                 let addr = address(self, offset, base, i64::from(stride));
                 let mut lanes = (0..n as i32)
-                    .map(|i| self.load_half(addr, 2 * i).map(Val::S))
+                    .map(|i| {
+                        let x = self.load_half(addr, 2 * i)?;
+                        Ok(Val::S(self.quiet_nan(x)))
+                    })
                     .collect::<Result<Vec<_>, _>>()?;
                 let v = if n == 1 {
                     lanes.pop().expect("one lane")

@@ -234,6 +234,16 @@ impl Translator<'_, '_, '_> {
             | Cl::u_rhadd
             | Cl::s_abs_diff
             | Cl::u_abs_diff => arg(0)?.zip(arg(1)?, &mut |x, y| self.wide_int_op(op, x, y))?,
+            // On halves the bits are the 16-bit encodings, not the f32 that holds the value.
+            Cl::bitselect if half_result => arg(0)?.zip3(arg(1)?, arg(2)?, &mut |a, b, c| {
+                let (ia, ib, ic) = (
+                    self.half_encoding(a)?,
+                    self.half_encoding(b)?,
+                    self.half_encoding(c)?,
+                );
+                let r = self.b.ins().bitselect(ic, ib, ia);
+                self.half_from_bits(r)
+            })?,
             Cl::bitselect => arg(0)?.zip3(arg(1)?, arg(2)?, &mut |a, b, c| {
                 let (ia, ib, ic) = (self.int_bits(a), self.int_bits(b), self.int_bits(c));
                 let r = self.b.ins().bitselect(ic, ib, ia);

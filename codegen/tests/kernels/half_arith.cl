@@ -95,3 +95,11 @@ kernel void half_shaped(global const half *a, global half *fr, global half *fl,
     ip[i] = w.y;
     frac2[i] = m.y;
 }
+
+kernel void half_bits(global const half *a, global const half *b, global const half *c,
+                      global half *sel, global int *normal, global int *sign) {
+    size_t i = get_global_id(0);
+    sel[i] = bitselect(a[i], b[i], c[i]);
+    normal[i] = isnormal(a[i]) | isfinite(a[i]) << 1 | isinf(a[i]) << 2 | isnan(a[i]) << 3;
+    sign[i] = signbit(a[i]);
+}
