@@ -2206,7 +2206,8 @@ fn half_math_within_the_half_ulp_bounds() {
             args.ptr(p, k, 1 + i, o);
         }
         launch(p, k, &args, 1, [0; 3], [n as u64, 1, 1], [64, 1, 1]);
-        let funcs: [(&str, fn(f64) -> f64, f64); 4] = [
+        type Case = (&'static str, fn(f64) -> f64, f64);
+        let funcs: [Case; 4] = [
             ("exp", f64::exp, 2.0),
             ("log", f64::ln, 2.0),
             ("sin", f64::sin, 2.0),

@@ -144,7 +144,7 @@ fn boundary_doubles() -> Vec<f64> {
     }
     xs.extend([f64::NAN, f64::from_bits(0xfff8_0c00_0000_0000)]);
     // A multiple of 48 items so the 3- and 16-wide kernels see whole vectors.
-    while xs.len() % 48 != 0 {
+    while !xs.len().is_multiple_of(48) {
         xs.push(1.0);
     }
     xs
@@ -157,7 +157,7 @@ fn boundary_floats(xs: &[f64]) -> Vec<f32> {
         .map(|&x| x as f32)
         .collect();
     fs.extend([f32::from_bits(0x7fc0_2000), f32::from_bits(0xff80_6000)]);
-    while fs.len() % 48 != 0 {
+    while !fs.len().is_multiple_of(48) {
         fs.push(1.0);
     }
     fs
