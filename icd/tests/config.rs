@@ -352,6 +352,26 @@ fn fp16_can_be_turned_off() {
         log.contains("capability Float16 is turned off") && log.contains("FERROCL_FP16=off"),
         "{log}"
     );
+    // OpenCL C: clang is not told of cl_khr_fp16, so half arithmetic does not compile.
+    let src = std::fs::read_to_string(common::kernel_source("half")).expect("half.cl");
+    let program = check(
+        cl(Program::create_from_source(&env.context, &src)),
+        "clCreateProgramWithSource",
+    );
+    let none = std::ffi::CString::new("").unwrap();
+    let built = opencl3::program::build_program(
+        program.get(),
+        env.context.devices(),
+        &none,
+        None,
+        std::ptr::null_mut(),
+    );
+    assert!(
+        built.is_err(),
+        "half arithmetic must not compile with fp16 off"
+    );
+    let log = program.get_build_log(env.device.id()).unwrap_or_default();
+    assert!(log.contains("half"), "{log}");
     // Halves in memory need no cl_khr_fp16.
     let k = build(&env, "half_memory", "", "store_float").expect("vstore_half builds");
     let x = [1.0f32 + 1.0 / 2048.0, 65520.0];

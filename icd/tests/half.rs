@@ -474,6 +474,25 @@ fn the_device_reports_half_precision() {
         check(cl(d.native_vector_width_half()), "NATIVE_VECTOR_WIDTH_HALF"),
         8
     );
+    // OpenCL C sources may use half arithmetic: clang is told of cl_khr_fp16.
+    let src = std::fs::read_to_string(kernel_source("half")).expect("half.cl");
+    let program = check(
+        cl(Program::create_from_source(&env.context, &src)),
+        "clCreateProgramWithSource",
+    );
+    let none = std::ffi::CString::new("").unwrap();
+    let built = opencl3::program::build_program(
+        program.get(),
+        env.context.devices(),
+        &none,
+        None,
+        std::ptr::null_mut(),
+    );
+    assert!(
+        built.is_ok(),
+        "{}",
+        program.get_build_log(env.device.id()).unwrap_or_default()
+    );
 }
 
 fn assemble(name: &str) -> Vec<u8> {
