@@ -2433,3 +2433,38 @@ fn half_work_group_sum() {
         }
     });
 }
+
+/// Halves moved without arithmetic keep their exact encoding (signalling NaNs included):
+/// as_ushort/as_half, private arrays, local memory across a barrier, vload4/vstore4.
+#[test]
+fn half_moves_keep_every_encoding() {
+    both(|r| {
+        let p = half_arith_program(r);
+        let mut a: Vec<u16> = (0..=u16::MAX).collect();
+        let n = a.len();
+        let mut bits = vec![0u16; n];
+        let mut from_bits = vec![0u16; n];
+        let mut copy4 = vec![0u16; 4 * n];
+        let k = "half_moves";
+        let (mut args, _) = Args::new(p, k);
+        args.ptr(p, k, 0, &mut a);
+        args.ptr(p, k, 1, &mut bits);
+        args.ptr(p, k, 2, &mut from_bits);
+        args.ptr(p, k, 3, &mut copy4);
+        // The local buffer (64 halves per group) at offset 0 of the arena.
+        args.set(p, k, 4, &0u64.to_ne_bytes());
+        launch(p, k, &args, 1, [0; 3], [n as u64, 1, 1], [64, 1, 1]);
+        for i in 0..n {
+            assert_eq!(bits[i], a[i], "{r:?} as_ushort({:#06x})", a[i]);
+            assert_eq!(
+                from_bits[i],
+                a[i] ^ 0x8000,
+                "{r:?} as_half({:#06x})",
+                a[i] ^ 0x8000
+            );
+            let tmp: Vec<u16> = (0..4).map(|k| a[(4 * i + k) % n]).collect();
+            let want = [tmp[0], tmp[1], tmp[2], tmp[i % 4]];
+            assert_eq!(&copy4[4 * i..4 * i + 4], &want, "{r:?} item {i}");
+        }
+    });
+}

@@ -1,8 +1,12 @@
-//! Half precision: IEEE binary16 ⇄ binary32 conversion and the `_f16` entry points. Values cross
-//! the C ABI as their `u16` bits (Cranelift's f16 call support is not something to rely on);
-//! each function is the correctly rounded f32 function rounded once more to half, which errs by
-//! at most 0.5 ulp + 2^-14 ulp of half — inside every half bound of the table (≥ 1 ulp) — and
-//! keeps the special values (zeros, infinities, NaN and exact results survive both roundings).
+//! Half precision: IEEE binary16 ⇄ binary32 conversion, exact narrowing from f32, f64 and
+//! integers in every rounding mode, and the `_f16` entry points. The `_f16` math functions take
+//! and return `u16` bits; each is the correctly rounded f32 function rounded once more to half,
+//! which errs by at most 0.5 ulp + 2^-14 ulp of half — inside every half bound of the table
+//! (≥ 1 ulp) — and keeps the special values (zeros, infinities, NaN and exact results survive
+//! both roundings). The entry points JIT code calls (`ferrocl_*_to_f16_<mode>`,
+//! `ferrocl_f16_to_f32`, `ferrocl_f16_bits`, `ferrocl_nextafter_f16`) pass 16-bit encodings in
+//! the low bits of a `u32`, so no caller-side extension of a 16-bit value is assumed, and halves
+//! as the f32 holding their value (how codegen keeps them in registers).
 
 /// Exact widening.
 pub fn f16_to_f32(h: u16) -> f32 {

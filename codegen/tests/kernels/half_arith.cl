@@ -103,3 +103,19 @@ kernel void half_bits(global const half *a, global const half *b, global const h
     normal[i] = isnormal(a[i]) | isfinite(a[i]) << 1 | isinf(a[i]) << 2 | isnan(a[i]) << 3;
     sign[i] = signbit(a[i]);
 }
+
+kernel void half_moves(global const half *a, global ushort *bits, global half *from_bits,
+                       global half *copy4, local half *scratch) {
+    size_t i = get_global_id(0);
+    size_t l = get_local_id(0);
+    bits[i] = as_ushort(a[i]);
+    from_bits[i] = as_half((ushort)(as_ushort(a[i]) ^ 0x8000));
+    half tmp[4];
+    for (int k = 0; k < 4; k++)
+        tmp[k] = a[(4 * i + k) % get_global_size(0)];
+    scratch[l] = tmp[i % 4];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    half4 v = vload4(0, tmp);
+    v.w = scratch[l];
+    vstore4(v, i, copy4);
+}
