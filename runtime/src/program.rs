@@ -530,6 +530,11 @@ fn build_for_device(
     if !refused.is_empty() {
         return Err(refused);
     }
+    if !settings.fp16 {
+        if let Some(d) = module.first_half_value() {
+            return Err(format!("{d}\n"));
+        }
+    }
     let mut options = parsed.codegen.clone();
     options.denorms_are_zero |= settings.flush_denormals;
     options.round_to_zero = settings.rounding == Rounding::TowardZero;
