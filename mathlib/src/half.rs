@@ -4,7 +4,7 @@
 //! which errs by at most 0.5 ulp + 2^-14 ulp of half — inside every half bound of the table
 //! (≥ 1 ulp) — and keeps the special values (zeros, infinities, NaN and exact results survive
 //! both roundings). The entry points JIT code calls (`ferrocl_*_to_f16_<mode>`,
-//! `ferrocl_f16_to_f32`, `ferrocl_f16_bits`, `ferrocl_nextafter_f16`) pass 16-bit encodings in
+//! `ferrocl_f16_bits`, `ferrocl_nextafter_f16`; it widens halves inline) pass 16-bit encodings in
 //! the low bits of a `u32`, so no caller-side extension of a 16-bit value is assumed, and halves
 //! as the f32 holding their value (how codegen keeps them in registers).
 
@@ -241,11 +241,6 @@ pub extern "C" fn nextafter_entry(x: f32, y: f32) -> f32 {
     f16_to_f32(next)
 }
 
-/// `ferrocl_f16_to_f32(bits) -> f32`: exact widening for JIT code (bits in the low 16).
-pub extern "C" fn widen_entry(bits: u32) -> f32 {
-    f16_to_f32(bits as u16)
-}
-
 macro_rules! half_unary {
     ($($name:ident),* $(,)?) => {
         /// `ferrocl_<name>_f16(bits) -> bits` for the unary functions.
@@ -301,7 +296,6 @@ pub(crate) fn symbols(out: &mut Vec<(String, *const u8)>) {
     unary_symbols(out);
     binary_symbols(out);
     conversion_symbols(out);
-    out.push(("ferrocl_f16_to_f32".into(), widen_entry as *const u8));
     out.push(("ferrocl_nextafter_f16".into(), nextafter_entry as *const u8));
     out.push(("ferrocl_f16_bits".into(), bits_entry as *const u8));
 }

@@ -8,7 +8,7 @@
 //! rounding mode, which round the exact significand once. Also here: the OpenCL.std
 //! `vload_half*`/`vstore_half*` family (Float16Buffer, always available).
 
-use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 use ferrocl_frontend::rspirv::dr::{Instruction, Operand};
 use ferrocl_frontend::spirv::{FPRoundingMode, OpenclStd100Op as Cl, Word};
@@ -49,12 +49,31 @@ impl Translator<'_, '_, '_> {
         }
     }
 
-    /// The f32 value of half encoding `bits` (an i16).
+    /// The f32 value of half encoding `bits` (an i16), exact and inline: normal halves rebias
+    /// the exponent (15 → 127), infinities and NaNs keep their payload bit for bit, subnormals
+    /// (m · 2^-24) are an exact integer conversion and power-of-two scaling, whatever the
+    /// thread's rounding mode.
     pub(crate) fn half_from_bits(&mut self, bits: Value) -> Result<Value, BuildError> {
-        let wide = self.b.ins().uextend(types::I32, bits);
-        let f = self.func_ref("ferrocl_f16_to_f32", &[types::I32], &[types::F32])?;
-        let call = self.b.ins().call(f, &[wide]);
-        Ok(self.b.inst_results(call)[0])
+        let b = &mut self.b;
+        let h = b.ins().uextend(types::I32, bits);
+        let sign = b.ins().band_imm_s(h, 0x8000);
+        let sign = b.ins().ishl_imm_s(sign, 16);
+        let magnitude = b.ins().band_imm_s(h, 0x7fff);
+        let shifted = b.ins().ishl_imm_s(magnitude, 13);
+        let normal = b.ins().iadd_imm_s(shifted, 112 << 23);
+        let special = b.ins().bor_imm_s(shifted, 0x7f80_0000);
+        let mantissa = b.ins().band_imm_s(h, 0x3ff);
+        let m = b.ins().fcvt_from_uint(types::F32, mantissa);
+        let scale = b.ins().f32const(2f32.powi(-24));
+        let subnormal = b.ins().fmul(m, scale);
+        let subnormal = b.ins().bitcast(types::I32, MemFlagsData::new(), subnormal);
+        let exponent = b.ins().band_imm_s(h, 0x7c00);
+        let is_special = b.ins().icmp_imm_s(IntCC::Equal, exponent, 0x7c00);
+        let is_subnormal = b.ins().icmp_imm_s(IntCC::Equal, exponent, 0);
+        let wide = b.ins().select(is_special, special, normal);
+        let wide = b.ins().select(is_subnormal, subnormal, wide);
+        let wide = b.ins().bor(wide, sign);
+        Ok(b.ins().bitcast(types::F32, MemFlagsData::new(), wide))
     }
 
     /// The half encoding (i16) of float `x` (f32 or f64), rounded once in `mode`.
