@@ -272,6 +272,25 @@ fn rtz_rounds_toward_zero_in_the_embedded_profile() {
     arg_buf(&k, 1, &q);
     env.run(&k, &[2], None, None);
     assert_eq!(env.read(&q, 2), [0x7bff, 0x3c00]);
+    // Half arithmetic rounds toward zero too: 1 + 3·2^-12 is 1 + 2^-10 to nearest, 1 toward
+    // zero, for + and for fma (computed in f32 / f64 under the thread's rounding, then narrowed
+    // toward zero).
+    let k = build(&env, "half", "", "half_arith").expect("half arithmetic builds");
+    let (a, b, c) = (
+        env.buffer(&[0x3c00u16]),
+        env.buffer(&[0x1200u16]),
+        env.buffer(&[0x1200u16]),
+    );
+    let out = env.buffer_filled(6, 0u16);
+    arg_buf(&k, 0, &a);
+    arg_buf(&k, 1, &a);
+    arg_buf(&k, 2, &c);
+    arg_buf(&k, 3, &out);
+    env.run(&k, &[1], None, None);
+    assert_eq!(env.read(&out, 6)[4], 0x3c00, "fma(1, 1, 3·2^-12)");
+    arg_buf(&k, 1, &b);
+    env.run(&k, &[1], None, None);
+    assert_eq!(env.read(&out, 6)[0], 0x3c00, "1 + 3·2^-12");
     // Double kernels are refused: fp64 is off with rtz.
     let Err(log) = build(&env, "fpmode_double", "", "dmul") else {
         panic!("fp64 is off: the double kernel must not build");
