@@ -1,12 +1,12 @@
-//! The brute-force run: for each function and type, builds the scalar and float4/double4
-//! kernels on the device, feeds special then random (or all) inputs, measures every result
+//! The brute-force run: for each function and type (float, double, half), builds the scalar
+//! and 4-wide vector kernels on the device, feeds special then random (or all) inputs, measures every result
 //! against the reference with the CTS rules, and produces one table row.
 
 use crate::cl::{Buffer, Device};
 use crate::funcs::{Bound, Func, Kind};
 use crate::inputs::{self, Rng};
 use crate::reference::Reference;
-use crate::ulp::{self, Format, F32, F64};
+use crate::ulp::{self, Format, F16, F32, F64};
 use std::time::Instant;
 
 /// Inputs per kernel launch.
@@ -22,6 +22,8 @@ pub struct Options {
     pub seed: u64,
     pub float: bool,
     pub double: bool,
+    /// Half (cl_khr_fp16): unary functions on all 2^16 inputs, others on specials + random.
+    pub half: bool,
     /// Also run the 4-wide vector kernel on every input.
     pub vector: bool,
 }
@@ -34,6 +36,7 @@ impl Default for Options {
             seed: 0x5eed_f10a7,
             float: true,
             double: true,
+            half: true,
             vector: true,
         }
     }
@@ -65,19 +68,24 @@ impl Row {
     }
 }
 
-fn fmt_val(x: f64, double: bool) -> String {
-    if double {
-        format!("{x:?}")
-    } else {
+fn fmt_val(x: f64, fmt: Format) -> String {
+    if fmt == F32 {
         format!("{:?}", x as f32)
+    } else {
+        format!("{x:?}")
     }
 }
 
 /// The OpenCL C program with the scalar kernel `k1` and the 4-wide kernel `k4`.
-pub fn source(func: &Func, double: bool) -> String {
-    let t = if double { "double" } else { "float" };
+pub fn source(func: &Func, fmt: Format) -> String {
+    let t = fmt.name;
+    let pragma = if fmt == F16 {
+        "cl_khr_fp16"
+    } else {
+        "cl_khr_fp64"
+    };
     format!(
-        "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n\
+        "#pragma OPENCL EXTENSION {pragma} : enable\n\
          __kernel void k1(__global const {t} *A, __global const {t} *B, __global const {t} *C, __global {t} *O) {{\n\
          \x20   size_t i = get_global_id(0);\n\
          \x20   {t} a = A[i], b = B[i], c = C[i];\n\
@@ -96,7 +104,7 @@ pub fn source(func: &Func, double: bool) -> String {
 /// arguments), then random values, or for --full unary float functions every bit pattern.
 struct Inputs {
     arity: usize,
-    double: bool,
+    fmt: Format,
     specials: Vec<[f64; 3]>,
     pos: usize,
     random_left: u64,
@@ -105,8 +113,13 @@ struct Inputs {
 }
 
 impl Inputs {
-    fn new(func: &Func, double: bool, opts: &Options) -> Inputs {
-        let s = inputs::specials(double);
+    fn new(func: &Func, fmt: Format, opts: &Options) -> Inputs {
+        let double = fmt == F64;
+        let s = if fmt == F16 {
+            inputs::half_specials()
+        } else {
+            inputs::specials(double)
+        };
         let specials: Vec<[f64; 3]> = match func.arity {
             1 => s.iter().map(|&a| [a, 0.0, 0.0]).collect(),
             2 => s
@@ -114,7 +127,11 @@ impl Inputs {
                 .flat_map(|&a| s.iter().map(move |&b| [a, b, 0.0]))
                 .collect(),
             _ => {
-                let f = inputs::few_specials(double);
+                let f = if fmt == F16 {
+                    inputs::half_few_specials()
+                } else {
+                    inputs::few_specials(double)
+                };
                 let mut v = Vec::new();
                 for &a in &f {
                     for &b in &f {
@@ -126,7 +143,8 @@ impl Inputs {
                 v
             }
         };
-        let exhaustive = opts.full && func.arity == 1 && !double;
+        // Every half is cheap: unary half functions always see all 2^16 inputs.
+        let exhaustive = func.arity == 1 && (fmt == F16 || (opts.full && fmt == F32));
         let random = if opts.full && !exhaustive {
             opts.random.max(1 << 28)
         } else {
@@ -134,12 +152,12 @@ impl Inputs {
         };
         Inputs {
             arity: func.arity,
-            double,
+            fmt,
             specials,
             pos: 0,
             random_left: if exhaustive { 0 } else { random },
             exhaustive_next: exhaustive.then_some(0),
-            rng: Rng::new(opts.seed ^ hash(func.name) ^ u64::from(double)),
+            rng: Rng::new(opts.seed ^ hash(func.name) ^ u64::from(fmt.mant_dig as u32)),
         }
     }
 
@@ -156,16 +174,25 @@ impl Inputs {
             special += 1;
         }
         if let Some(next) = self.exhaustive_next {
-            let end = (next + (CHUNK - cols[0].len()) as u64).min(1 << 32);
+            let count: u64 = if self.fmt == F16 { 1 << 16 } else { 1 << 32 };
+            let end = (next + (CHUNK - cols[0].len()) as u64).min(count);
             for bits in next..end {
-                cols[0].push(f64::from(f32::from_bits(bits as u32)));
+                cols[0].push(if self.fmt == F16 {
+                    ulp::f16_to_f64(bits as u16)
+                } else {
+                    f64::from(f32::from_bits(bits as u32))
+                });
             }
-            self.exhaustive_next = (end < 1 << 32).then_some(end);
+            self.exhaustive_next = (end < count).then_some(end);
         }
         while cols[0].len() < CHUNK && self.random_left > 0 {
             for (k, col) in cols.iter_mut().enumerate() {
                 let v = if k < self.arity {
-                    inputs::random(&mut self.rng, self.double)
+                    if self.fmt == F16 {
+                        inputs::random_half(&mut self.rng)
+                    } else {
+                        inputs::random(&mut self.rng, self.fmt == F64)
+                    }
                 } else {
                     0.0
                 };
@@ -207,13 +234,19 @@ fn run_kernels(
     prog: &crate::cl::Program<'_>,
     bufs: &Buffers<'_>,
     cols: &[Vec<f64>; 3],
-    double: bool,
+    fmt: Format,
     vector: bool,
 ) -> Result<(Vec<f64>, Option<Vec<f64>>), String> {
     let n = cols[0].len();
     let padded = n.div_ceil(4) * 4;
     let mut outs = Vec::new();
-    if double {
+    if fmt == F16 {
+        for (col, buf) in cols.iter().zip([&bufs.a, &bufs.b, &bufs.c]) {
+            let mut v: Vec<u16> = col.iter().map(|&x| ulp::f64_to_f16(x)).collect();
+            v.resize(padded, 0);
+            buf.write(&v)?;
+        }
+    } else if fmt == F64 {
         for (col, buf) in cols.iter().zip([&bufs.a, &bufs.b, &bufs.c]) {
             let mut v = col.clone();
             v.resize(padded, 0.0);
@@ -233,7 +266,11 @@ fn run_kernels(
     };
     for &(k, global) in kernels {
         prog.run(k, &[&bufs.a, &bufs.b, &bufs.c, &bufs.o], global)?;
-        let out: Vec<f64> = if double {
+        let out: Vec<f64> = if fmt == F16 {
+            let mut v = vec![0u16; padded];
+            bufs.o.read(&mut v)?;
+            v[..n].iter().map(|&h| ulp::f16_to_f64(h)).collect()
+        } else if fmt == F64 {
             let mut v = vec![0.0f64; padded];
             bufs.o.read(&mut v)?;
             v.truncate(n);
@@ -250,7 +287,7 @@ fn run_kernels(
 }
 
 /// Reference for a chunk, on all cores.
-fn reference_chunk(r: Reference, double: bool, cols: &[Vec<f64>; 3]) -> (Vec<f64>, Vec<f64>) {
+fn reference_chunk(r: Reference, fmt: Format, cols: &[Vec<f64>; 3]) -> (Vec<f64>, Vec<f64>) {
     let n = cols[0].len();
     let (mut hi, mut lo) = (vec![0.0; n], vec![0.0; n]);
     let threads = std::thread::available_parallelism()
@@ -265,19 +302,10 @@ fn reference_chunk(r: Reference, double: bool, cols: &[Vec<f64>; 3]) -> (Vec<f64
                 &cols[1][range.clone()],
                 &cols[2][range],
             );
-            s.spawn(move || r.eval(double, a, b, c, h, l));
+            s.spawn(move || r.eval(fmt, a, b, c, h, l));
         }
     });
     (hi, lo)
-}
-
-/// Rounds to the tested format (the reference's hi is a double).
-fn to_fmt(x: f64, double: bool) -> f64 {
-    if double {
-        x
-    } else {
-        f64::from(x as f32)
-    }
 }
 
 fn same(x: f64, y: f64) -> bool {
@@ -310,7 +338,7 @@ impl Judge<'_> {
         // CTS rule 1: the reference rounded to the format is accepted; it matters where the
         // reference overflows the format but not the double it is carried in (then only the
         // infinity is right, and ulp_error would measure it against the finite reference).
-        let rounded = to_fmt(hi + ulp::unscale_lo(hi, lo), self.double);
+        let rounded = self.fmt.round(hi + ulp::unscale_lo(hi, lo));
         if rounded.is_infinite() && got == rounded {
             return 0.0;
         }
@@ -318,6 +346,8 @@ impl Judge<'_> {
         if self.func.kind == Kind::Mad {
             let alt = if self.double {
                 args[0] * args[1] + args[2]
+            } else if self.fmt == F16 {
+                self.fmt.round(self.fmt.round(args[0] * args[1]) + args[2])
             } else {
                 f64::from((args[0] as f32) * (args[1] as f32) + args[2] as f32)
             };
@@ -334,7 +364,7 @@ impl Judge<'_> {
             // Rule 5: the result for the arguments with subnormals flushed.
             let f = args.map(|x| flush(x, self.fmt));
             if f != args {
-                let (h, l) = self.reference.one(self.double, f[0], f[1], f[2]);
+                let (h, l) = self.reference.one(self.fmt, f[0], f[1], f[2]);
                 let e = ulp::ulp_error(got, h, l, self.fmt).abs();
                 if e <= limit || (got == 0.0 && h.abs() < self.fmt.min_normal()) {
                     return e.min(err);
@@ -353,7 +383,7 @@ impl Judge<'_> {
         lo: f64,
         special: bool,
     ) -> Option<String> {
-        if lo != 0.0 || (to_fmt(hi, self.double) != hi && !hi.is_nan()) {
+        if lo != 0.0 || (self.fmt.round(hi) != hi && !hi.is_nan()) {
             return None;
         }
         // The long double reference has only 11 bits beyond double: a double reference that
@@ -381,14 +411,14 @@ impl Judge<'_> {
         }
         let args: Vec<String> = args[..self.func.arity]
             .iter()
-            .map(|&x| fmt_val(x, self.double))
+            .map(|&x| fmt_val(x, self.fmt))
             .collect();
         Some(format!(
             "{}({}) = {} (expected {})",
             self.func.name,
             args.join(", "),
-            fmt_val(got, self.double),
-            fmt_val(hi, self.double)
+            fmt_val(got, self.fmt),
+            fmt_val(hi, self.fmt)
         ))
     }
 }
@@ -399,11 +429,13 @@ fn out_of_domain(func: &Func, a: f64) -> bool {
 }
 
 /// Measures one function in one type.
-pub fn check(dev: &Device, func: &'static Func, double: bool, opts: &Options) -> Row {
+pub fn check(dev: &Device, func: &'static Func, fmt: Format, opts: &Options) -> Row {
     let start = Instant::now();
-    let fmt = if double { F64 } else { F32 };
+    let double = fmt == F64;
     let bound = if double {
         func.f64_bound.flatten()
+    } else if fmt == F16 {
+        func.f16_bound.flatten()
     } else {
         func.f32_bound
     };
@@ -429,7 +461,7 @@ pub fn check(dev: &Device, func: &'static Func, double: bool, opts: &Options) ->
     let Some(reference) = Reference::by_name(func.reference) else {
         return finish(row, format!("no reference {}", func.reference));
     };
-    let prog = match dev.program(&source(func, double), "") {
+    let prog = match dev.program(&source(func, fmt), "") {
         Ok(p) => p,
         Err(e) => {
             let first = e
@@ -440,7 +472,7 @@ pub fn check(dev: &Device, func: &'static Func, double: bool, opts: &Options) ->
             return finish(row, format!("build error: {first}"));
         }
     };
-    let size = if double { 8 } else { 4 };
+    let size = fmt.bytes();
     let bufs = match (|| -> Result<Buffers<'_>, String> {
         Ok(Buffers {
             a: dev.buffer(CHUNK * size)?,
@@ -458,7 +490,7 @@ pub fn check(dev: &Device, func: &'static Func, double: bool, opts: &Options) ->
         double,
         fmt,
         bound,
-        ftz: (!double && dev.ftz_f32) || func.kind == Kind::Half,
+        ftz: (fmt == F32 && dev.ftz_f32) || func.kind == Kind::Half,
         tol: if double {
             1.0 / 512.0
         } else {
@@ -466,7 +498,7 @@ pub fn check(dev: &Device, func: &'static Func, double: bool, opts: &Options) ->
         },
     };
     let limit = bound.map(|b| b + judge.tol);
-    let mut inputs = Inputs::new(func, double, opts);
+    let mut inputs = Inputs::new(func, fmt, opts);
     let mut chunks = 0u64;
     while let Some((cols, special)) = inputs.next() {
         chunks += 1;
@@ -477,11 +509,19 @@ pub fn check(dev: &Device, func: &'static Func, double: bool, opts: &Options) ->
                 func.name, fmt.name, row.tested, row.max_ulp
             );
         }
-        let (scalar, vector) = match run_kernels(&prog, &bufs, &cols, double, opts.vector) {
+        let (scalar, vector) = match run_kernels(&prog, &bufs, &cols, fmt, opts.vector) {
             Ok(o) => o,
             Err(e) => return finish(row, format!("run error: {e}")),
         };
-        let (hi, lo) = reference_chunk(reference, double, &cols);
+        let (mut hi, mut lo) = reference_chunk(reference, fmt, &cols);
+        if fmt == F16 && func.name == "nextafter" {
+            // Defined by the format: the neighbouring half (reference.c steps in float or
+            // double only).
+            for i in 0..hi.len() {
+                hi[i] = ulp::next_half(cols[0][i], cols[1][i]);
+                lo[i] = 0.0;
+            }
+        }
         for i in 0..scalar.len() {
             let args = [cols[0][i], cols[1][i], cols[2][i]];
             row.tested += 1;
@@ -500,13 +540,13 @@ pub fn check(dev: &Device, func: &'static Func, double: bool, opts: &Options) ->
                     row.max_ulp = err;
                     let a: Vec<String> = args[..func.arity]
                         .iter()
-                        .map(|&x| fmt_val(x, double))
+                        .map(|&x| fmt_val(x, fmt))
                         .collect();
                     row.worst = format!(
                         "({}) → {} vs {}",
                         a.join(", "),
-                        fmt_val(got, double),
-                        fmt_val(hi[i] + lo[i], double)
+                        fmt_val(got, fmt),
+                        fmt_val(hi[i] + lo[i], fmt)
                     );
                 }
                 if limit.is_some_and(|l| err > l) {

@@ -84,6 +84,8 @@ pub struct Device {
     pub platform_name: String,
     pub device_name: String,
     pub has_double: bool,
+    /// A non-zero CL_DEVICE_HALF_FP_CONFIG: cl_khr_fp16.
+    pub has_half: bool,
     /// CL_FP_DENORM is absent from the single-precision config: the CTS's flush-to-zero rules.
     pub ftz_f32: bool,
     device: cl_device_id,
@@ -165,6 +167,17 @@ impl Device {
                     ptr::null_mut()
                 )
             );
+            let mut half: cl_device_fp_config = 0;
+            let _ = call!(
+                api,
+                clGetDeviceInfo(
+                    device,
+                    CL_DEVICE_HALF_FP_CONFIG,
+                    8,
+                    &mut half as *mut _ as *mut c_void,
+                    ptr::null_mut()
+                )
+            );
             let mut err = 0;
             let context = call!(
                 api,
@@ -178,6 +191,7 @@ impl Device {
                 platform_name,
                 device_name,
                 has_double: double != 0,
+                has_half: half != 0,
                 ftz_f32: single & CL_FP_DENORM == 0,
                 device,
                 context,

@@ -144,3 +144,45 @@ pub fn random(rng: &mut Rng, double: bool) -> f64 {
         }
     }
 }
+
+/// Special values for half: the float magnitudes that exist in half (rounded, deduplicated),
+/// the half limits (smallest subnormal, largest subnormal, smallest normal, largest finite,
+/// 1 ± ulp), both signs, and a NaN.
+pub fn half_specials() -> Vec<f64> {
+    let mut m: Vec<f64> = magnitudes(false)
+        .into_iter()
+        .map(|x| crate::ulp::F16.round(x))
+        .chain(
+            [0x0001u16, 0x03ff, 0x0400, 0x7bff, 0x3c01, 0x3bff, 0x7c00].map(crate::ulp::f16_to_f64),
+        )
+        .collect();
+    m.sort_by(f64::total_cmp);
+    m.dedup();
+    let mut v: Vec<f64> = m.into_iter().flat_map(|x| [x, -x]).collect();
+    v.push(f64::NAN);
+    v
+}
+
+/// A shorter half list for the products of ternary functions.
+pub fn half_few_specials() -> Vec<f64> {
+    let mut v = half_specials();
+    v.retain(|x| {
+        x.is_nan()
+            || [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 65504.0, f64::INFINITY].contains(&x.abs())
+            || x.abs() == crate::ulp::f16_to_f64(1)
+    });
+    v
+}
+
+/// A random half: half the time any bit pattern, otherwise |x| in [2^-4, 2^4).
+pub fn random_half(rng: &mut Rng) -> f64 {
+    let r = rng.next_u64();
+    let h = if r & 1 == 0 {
+        (r >> 16) as u16
+    } else {
+        // Biased exponent 11..=18 (2^-4 ≤ |x| < 2^4), any significand and sign.
+        let e = 11 + ((r >> 1) % 8) as u16;
+        ((r >> 20) as u16 & 0x83ff) | (e << 10)
+    };
+    crate::ulp::f16_to_f64(h)
+}

@@ -2,6 +2,7 @@
 //! through the OpenCL loader, prints the table and writes it to `cts/results/`.
 
 use ferrocl_cts::check::{self, Options, HEADER};
+use ferrocl_cts::ulp::{F16, F32, F64};
 use ferrocl_cts::{cl, funcs};
 use std::io::Write;
 
@@ -12,7 +13,9 @@ const USAGE: &str = "usage: ferrocl-cts math [--quick | --full] [options]
                        (hours; run it on an idle machine)
   --function A,B       only these functions (repeatable); names as in the table, e.g. sin,
                        divide, native_exp, half_sqrt
-  --type float|double  only this type
+  --type float|double|half
+                       only this type (half: cl_khr_fp16 devices; unary functions see all
+                       2^16 halves)
   --random N           random inputs per function (quick mode)
   --seed N             random seed (runs are reproducible)
   --no-vector          only the scalar kernel (by default float4/double4 too)
@@ -58,8 +61,9 @@ fn run() -> Result<bool, String> {
             "--full" => opts.full = true,
             "--function" => names.extend(value(&mut args, &a)?.split(',').map(str::to_string)),
             "--type" => match value(&mut args, &a)?.as_str() {
-                "float" => opts.double = false,
-                "double" => opts.float = false,
+                "float" => (opts.double, opts.half) = (false, false),
+                "double" => (opts.float, opts.half) = (false, false),
+                "half" => (opts.float, opts.double) = (false, false),
                 t => return Err(format!("unknown type {t}")),
             },
             "--random" => {
@@ -86,11 +90,13 @@ fn run() -> Result<bool, String> {
             "--list" => {
                 for f in funcs::FUNCS {
                     let d = f.f64_bound.map_or("—".into(), funcs::bound_text);
+                    let h = f.f16_bound.map_or("—".into(), funcs::bound_text);
                     println!(
-                        "{:14} float {:12} double {}",
+                        "{:14} float {:12} double {:12} half {}",
                         f.name,
                         funcs::bound_text(f.f32_bound),
-                        d
+                        d,
+                        h
                     );
                 }
                 return Ok(true);
@@ -122,7 +128,7 @@ fn run() -> Result<bool, String> {
          - finished: {} (UTC)\n\
          - platform: {}; device: {}; float denormals: {}\n\
          - inputs: special values (all pairs / triples for 2 / 3 arguments), then {}\n\
-         - reference: glibc long double (64-bit significand); float fma/mad/fdim exact\n\
+         - reference: glibc long double (64-bit significand); float and half fma/mad/fdim exact\n\
          - kernels: scalar and {}; both are judged, `vec≠scalar` counts lanes that differ\n\n",
         std::env::args().skip(1).collect::<Vec<_>>().join(" "),
         "{finished}",
@@ -136,7 +142,10 @@ fn run() -> Result<bool, String> {
         if opts.full {
             "every float for unary float functions, 2^28 random for the others".to_string()
         } else {
-            format!("{} random inputs (seed {})", opts.random, opts.seed)
+            format!(
+                "{} random inputs (seed {}); every half for unary half functions",
+                opts.random, opts.seed
+            )
         },
         if opts.vector {
             "4-wide vector"
@@ -151,16 +160,18 @@ fn run() -> Result<bool, String> {
     let mut all_ok = true;
     let started = std::time::Instant::now();
     for f in selected {
-        for double in [false, true] {
-            let wanted = if double {
+        for fmt in [F32, F64, F16] {
+            let wanted = if fmt == F64 {
                 opts.double && f.f64_bound.is_some() && dev.has_double
+            } else if fmt == F16 {
+                opts.half && f.f16_bound.is_some() && dev.has_half
             } else {
                 opts.float
             };
             if !wanted {
                 continue;
             }
-            let row = check::check(&dev, f, double, &opts);
+            let row = check::check(&dev, f, fmt, &opts);
             all_ok &= row.ok();
             let line = check::row_text(&row);
             println!("{line}");

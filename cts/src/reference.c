@@ -2,8 +2,9 @@
  * the higher-precision reference the way the CTS math_brute_force does. It shares no code with
  * ferrocl-mathlib (CORE-MATH and the libm crate). Each result goes back to Rust as an unevaluated
  * double-double hi + lo (lo scaled for tiny results, see split); operations whose exact result needs more than 64 bits (fma, fdim, mad on
- * float inputs) are formed exactly in double-double instead. `prec` is 0 for float, 1 for double:
- * it only matters for functions defined in terms of the format (nextafter). */
+ * float or half inputs) are formed exactly in double-double instead. `prec` is 0 for float, 1 for
+ * double, 2 for half: it only matters for functions defined in terms of the format (nextafter,
+ * whose half version the caller computes) and for fma/mad. */
 #define _GNU_SOURCE
 #include <math.h>
 #include <stddef.h>
@@ -135,8 +136,8 @@ void ferrocl_cts_ref_eval(int id, int prec, size_t n, const double *a, const dou
             hi[i] = prec == 0 ? (double)nextafterf((float)a[i], (float)b[i])
                               : nextafter(a[i], b[i]);
             lo[i] = 0;
-        } else if (prec == 0) {
-            /* float fma / mad: a*b is exact in double, the sum exact as double-double. */
+        } else if (prec != 1) {
+            /* float or half fma / mad: a*b is exact in double, the sum exact as double-double. */
             two_sum(a[i] * b[i], c[i], &hi[i], &lo[i]);
             if (isnan(hi[i])) lo[i] = 0;
         } else {

@@ -2,6 +2,8 @@
 
 use std::ffi::{c_char, c_int, CString};
 
+use crate::ulp::Format;
+
 extern "C" {
     fn ferrocl_cts_ref_id(name: *const c_char) -> c_int;
     fn ferrocl_cts_ref_eval(
@@ -31,11 +33,11 @@ impl Reference {
     }
 
     /// Evaluates on `a` (and `b`, `c` for binary / ternary functions; shorter slices are
-    /// replaced by `a`, never read past). `double` selects the format for format-defined
-    /// functions (nextafter, float fma). Results are hi + lo double-doubles.
+    /// replaced by `a`, never read past). `fmt` selects the format for format-defined
+    /// functions (nextafter, float and half fma). Results are hi + lo double-doubles.
     pub fn eval(
         &self,
-        double: bool,
+        fmt: Format,
         a: &[f64],
         b: &[f64],
         c: &[f64],
@@ -51,7 +53,11 @@ impl Reference {
         unsafe {
             ferrocl_cts_ref_eval(
                 self.id,
-                c_int::from(double),
+                match fmt.mant_dig {
+                    24 => 0,
+                    53 => 1,
+                    _ => 2,
+                },
                 n,
                 a.as_ptr(),
                 b.as_ptr(),
@@ -63,9 +69,9 @@ impl Reference {
     }
 
     /// One value, for tests and spot checks.
-    pub fn one(&self, double: bool, a: f64, b: f64, c: f64) -> (f64, f64) {
+    pub fn one(&self, fmt: Format, a: f64, b: f64, c: f64) -> (f64, f64) {
         let (mut hi, mut lo) = ([0.0], [0.0]);
-        self.eval(double, &[a], &[b], &[c], &mut hi, &mut lo);
+        self.eval(fmt, &[a], &[b], &[c], &mut hi, &mut lo);
         (hi[0], lo[0])
     }
 }
@@ -73,6 +79,7 @@ impl Reference {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ulp::{F16, F32, F64};
 
     fn r(name: &str) -> Reference {
         Reference::by_name(name).unwrap()
@@ -81,42 +88,45 @@ mod tests {
     #[test]
     fn references_are_accurate_and_exact_where_prescribed() {
         assert!(Reference::by_name("no-such-function").is_none());
-        let (hi, lo) = r("sin").one(true, 1.0, 0.0, 0.0);
+        let (hi, lo) = r("sin").one(F64, 1.0, 0.0, 0.0);
         assert_eq!(hi, 1.0f64.sin());
         assert!(lo.abs() < 1e-16);
         assert_eq!(
-            r("sinpi").one(false, -3.0, 0.0, 0.0).0.to_bits(),
+            r("sinpi").one(F32, -3.0, 0.0, 0.0).0.to_bits(),
             (-0.0f64).to_bits()
         );
-        assert_eq!(r("sinpi").one(false, 2.0, 0.0, 0.0).0.to_bits(), 0);
-        assert_eq!(r("sinpi").one(false, 0.5, 0.0, 0.0).0, 1.0);
-        assert_eq!(r("cospi").one(false, 2.5, 0.0, 0.0).0.to_bits(), 0);
-        assert_eq!(r("cospi").one(false, -7.5, 0.0, 0.0).0.to_bits(), 0);
+        assert_eq!(r("sinpi").one(F32, 2.0, 0.0, 0.0).0.to_bits(), 0);
+        assert_eq!(r("sinpi").one(F32, 0.5, 0.0, 0.0).0, 1.0);
+        assert_eq!(r("cospi").one(F32, 2.5, 0.0, 0.0).0.to_bits(), 0);
+        assert_eq!(r("cospi").one(F32, -7.5, 0.0, 0.0).0.to_bits(), 0);
         assert_eq!(
-            r("tanpi").one(false, 1.0, 0.0, 0.0).0.to_bits(),
+            r("tanpi").one(F32, 1.0, 0.0, 0.0).0.to_bits(),
             (-0.0f64).to_bits()
         );
         assert_eq!(
-            r("tanpi").one(false, -2.0, 0.0, 0.0).0.to_bits(),
+            r("tanpi").one(F32, -2.0, 0.0, 0.0).0.to_bits(),
             (-0.0f64).to_bits()
         );
-        assert_eq!(r("tanpi").one(false, 0.5, 0.0, 0.0).0, f64::INFINITY);
-        assert_eq!(r("tanpi").one(false, 1.5, 0.0, 0.0).0, f64::NEG_INFINITY);
-        assert!(r("powr").one(false, 1.0, f64::INFINITY, 0.0).0.is_nan());
-        assert_eq!(r("pow").one(false, 1.0, f64::NAN, 0.0).0, 1.0);
+        assert_eq!(r("tanpi").one(F32, 0.5, 0.0, 0.0).0, f64::INFINITY);
+        assert_eq!(r("tanpi").one(F32, 1.5, 0.0, 0.0).0, f64::NEG_INFINITY);
+        assert!(r("powr").one(F32, 1.0, f64::INFINITY, 0.0).0.is_nan());
+        assert_eq!(r("pow").one(F32, 1.0, f64::NAN, 0.0).0, 1.0);
         // sinpi of a tiny argument: pi·x to full precision.
-        let (hi, _) = r("sinpi").one(true, 1e-300, 0.0, 0.0);
+        let (hi, _) = r("sinpi").one(F64, 1e-300, 0.0, 0.0);
         assert!((hi / 1e-300 - std::f64::consts::PI).abs() < 1e-15);
         // float fma is exact as a double-double: 1 + 2^-60 survives.
-        let (hi, lo) = r("fma").one(false, 1.0, 1.0, 2f64.powi(-60));
+        let (hi, lo) = r("fma").one(F32, 1.0, 1.0, 2f64.powi(-60));
         assert_eq!((hi, lo), (1.0, 2f64.powi(-60)));
         assert_eq!(
-            r("nextafter").one(false, 0.0, 1.0, 0.0).0,
+            r("nextafter").one(F32, 0.0, 1.0, 0.0).0,
             f64::from(f32::from_bits(1))
         );
         assert_eq!(
-            r("nextafter").one(true, 0.0, -1.0, 0.0).0,
+            r("nextafter").one(F64, 0.0, -1.0, 0.0).0,
             -f64::from_bits(1)
         );
+        // half fma too: a·b exact in double, the sum as a double-double.
+        let (hi, lo) = r("fma").one(F16, 32768.0, 32768.0, 2f64.powi(-24));
+        assert_eq!((hi, lo), (2f64.powi(30), 2f64.powi(-24)));
     }
 }

@@ -26,8 +26,32 @@ pub const F64: Format = Format {
     max_exp: 1024,
     name: "double",
 };
+pub const F16: Format = Format {
+    mant_dig: 11,
+    min_exp: -13,
+    max_exp: 16,
+    name: "half",
+};
 
 impl Format {
+    /// Bytes of one value in device memory.
+    pub fn bytes(self) -> usize {
+        match self.mant_dig {
+            11 => 2,
+            24 => 4,
+            _ => 8,
+        }
+    }
+
+    /// `x` rounded to nearest even in this format (overflow to infinity), as a double.
+    pub fn round(self, x: f64) -> f64 {
+        match self.mant_dig {
+            24 => f64::from(x as f32),
+            11 => f16_to_f64(f64_to_f16(x)),
+            _ => x,
+        }
+    }
+
     /// The smallest positive normal number.
     pub fn min_normal(self) -> f64 {
         ldexp(1.0, self.min_exp - 1)
@@ -113,12 +137,82 @@ pub fn ulp_error(test: f64, hi: f64, lo: f64, fmt: Format) -> f64 {
     ldexp(test - hi, ulp_exp) - ldexp(lo, ulp_exp - shift)
 }
 
+/// The value of half encoding `h`.
+pub fn f16_to_f64(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let e = i32::from((h >> 10) & 0x1f);
+    let m = f64::from(h & 0x3ff);
+    sign * match e {
+        0x1f if m == 0.0 => f64::INFINITY,
+        0x1f => f64::NAN,
+        0 => ldexp(m, -24),
+        _ => ldexp(1024.0 + m, e - 25),
+    }
+}
+
+/// nextafter in the half format for half values `x`, `y`.
+pub fn next_half(x: f64, y: f64) -> f64 {
+    if x.is_nan() || y.is_nan() {
+        return f64::NAN;
+    }
+    if x == y {
+        return y;
+    }
+    if x == 0.0 {
+        return ldexp(1.0, -24).copysign(y - x);
+    }
+    let h = f64_to_f16(x);
+    // Encodings order magnitudes: away from zero is +1.
+    let away = (y > x) == (x > 0.0);
+    f16_to_f64(if away { h + 1 } else { h - 1 })
+}
+
+/// The half nearest `x` (ties to even; NaN to a quiet NaN): the significand rounded once, in
+/// integers, from the double (the checker's inputs and references; shares no code with the
+/// driver).
+pub fn f64_to_f16(x: f64) -> u16 {
+    let sign: u16 = if x.is_sign_negative() { 0x8000 } else { 0 };
+    if x.is_nan() {
+        return sign | 0x7e00;
+    }
+    let a = x.abs();
+    if a >= 65520.0 {
+        return sign | 0x7c00;
+    }
+    if a == 0.0 {
+        return sign;
+    }
+    // a = n · 2^q with q the half quantum at a's binade (2^-24 for subnormals).
+    let q = (ilogb(a).max(-14)) - 10;
+    let scaled = ldexp(a, -q); // exact: below 2^11, at most 53 significant bits
+    let n = scaled.floor();
+    let rem = scaled - n; // exact
+    let n = n as u64 + u64::from(rem > 0.5 || (rem == 0.5 && (n as u64) & 1 == 1));
+    // Subnormals are n itself; normals (biased exponent - 1) << 10 plus n in [2^10, 2^11].
+    sign | (((q + 24) as u64) << 10).wrapping_add(n) as u16
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn e32(test: f32, reference: f64) -> f64 {
         ulp_error(f64::from(test), reference, 0.0, F32)
+    }
+
+    #[test]
+    fn half_rounding_is_exact_at_ties_and_limits() {
+        assert_eq!(f64_to_f16(1.0 + ldexp(1.0, -11)), 0x3c00);
+        assert_eq!(f64_to_f16(1.0 + 3.0 * ldexp(1.0, -11)), 0x3c02);
+        assert_eq!(f64_to_f16(1.0 + ldexp(1.0, -11) + ldexp(1.0, -40)), 0x3c01);
+        assert_eq!(f64_to_f16(65519.99), 0x7bff);
+        assert_eq!(f64_to_f16(65520.0), 0x7c00);
+        assert_eq!(f64_to_f16(ldexp(1.0, -25)), 0x0000);
+        assert_eq!(f64_to_f16(ldexp(1.5, -25)), 0x0001);
+        assert_eq!(f64_to_f16(ldexp(1023.5, -24)), 0x0400);
+        for h in (0..0x7c00u16).chain(0x8000..0xfc00) {
+            assert_eq!(f64_to_f16(f16_to_f64(h)), h);
+        }
     }
 
     #[test]

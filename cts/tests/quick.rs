@@ -3,6 +3,7 @@
 //! of this workspace's target directory.
 
 use ferrocl_cts::check::{self, Options};
+use ferrocl_cts::ulp::{F16, F32, F64};
 use ferrocl_cts::{cl, funcs};
 use std::path::PathBuf;
 
@@ -39,24 +40,34 @@ fn quick_math_subset_is_within_bounds() {
         ..Options::default()
     };
     let mut failed = Vec::new();
-    for (name, double) in [
-        ("sin", false),
-        ("sinpi", false),
-        ("tanpi", false),
-        ("exp", false),
-        ("log", true),
-        ("pow", false),
-        ("atan2pi", false),
-        ("divide", false),
-        ("divide", true),
-        ("sqrt", false),
-        ("fma", false),
-        ("mad", false),
-        ("fmin", false),
-        ("half_exp", false),
+    for (name, fmt) in [
+        ("sin", F32),
+        ("sinpi", F32),
+        ("tanpi", F32),
+        ("exp", F32),
+        ("log", F64),
+        ("pow", F32),
+        ("atan2pi", F32),
+        ("divide", F32),
+        ("divide", F64),
+        ("sqrt", F32),
+        ("fma", F32),
+        ("mad", F32),
+        ("fmin", F32),
+        ("half_exp", F32),
+        // Half (cl_khr_fp16): unary functions on every half.
+        ("sin", F16),
+        ("exp", F16),
+        ("log", F16),
+        ("sqrt", F16),
+        ("pow", F16),
+        ("divide", F16),
+        ("fma", F16),
+        ("mad", F16),
+        ("nextafter", F16),
     ] {
         let f = funcs::by_name(name).unwrap();
-        let row = check::check(&dev, f, double, &opts);
+        let row = check::check(&dev, f, fmt, &opts);
         println!("{}", check::row_text(&row));
         if !row.ok() {
             failed.push(check::row_text(&row));

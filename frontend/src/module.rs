@@ -178,6 +178,38 @@ impl Module {
             .get(&id)
             .map(|&i| &self.raw.functions[i])
     }
+
+    /// The first instruction that makes a half value (a half or half-vector constant, function
+    /// parameter or result), as a diagnostic for devices without `cl_khr_fp16`: Float16Buffer
+    /// allows halves only in memory, and llvm-spirv-15 declares Float16Buffer alone even for
+    /// half arithmetic, so the capability list cannot tell.
+    pub fn first_half_value(&self) -> Option<Diagnostic> {
+        let is_half = |ty: Word| match self.ty(ty) {
+            Some(Type::Float { width: 16 }) => true,
+            Some(Type::Vector { elem, .. }) => {
+                matches!(self.ty(*elem), Some(Type::Float { width: 16 }))
+            }
+            _ => false,
+        };
+        let globals = self.raw.types_global_values.iter();
+        let functions = self.raw.functions.iter().flat_map(|f| {
+            f.parameters
+                .iter()
+                .chain(f.blocks.iter().flat_map(|b| b.instructions.iter()))
+        });
+        globals
+            .chain(functions)
+            .find(|i| i.result_type.is_some_and(is_half))
+            .map(|inst| {
+                self.diag(
+                    "env 5.2.4: half values need the Float16 capability (cl_khr_fp16), which is \
+                     turned off on this device (FERROCL_FP16=off); vload_half/vstore_half \
+                     remain available",
+                    inst,
+                    None,
+                )
+            })
+    }
 }
 
 /// Number of element slots a vector occupies in memory: 3 → 4 (env spec 2.10).

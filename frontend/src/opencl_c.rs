@@ -239,6 +239,13 @@ mod tests {
         assert!(compile_opencl_c(fp64, "-cl-std=CL3.0", &device).is_ok());
         // A device with fp64 turned off: clang refuses double.
         assert!(compile_opencl_c(fp64, "-cl-std=CL3.0", &["__opencl_c_int64"]).is_err());
+        // Half arithmetic needs cl_khr_fp16; vload_half/vstore_half never do.
+        let fp16 = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n\
+                    kernel void k(global half *p) { p[0] = p[1] * p[2]; }";
+        assert!(compile_opencl_c(fp16, "-cl-std=CL1.2", &["cl_khr_fp16"]).is_ok());
+        assert!(compile_opencl_c(fp16, "-cl-std=CL1.2", &[]).is_err());
+        let buffer = "kernel void k(global half *p) { vstore_half(vload_half(1, p), 0, p); }";
+        assert!(compile_opencl_c(buffer, "-cl-std=CL1.2", &[]).is_ok());
     }
 
     #[test]

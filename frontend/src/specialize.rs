@@ -949,19 +949,69 @@ impl Freezer<'_> {
 
 fn as_f64(bits: u64, width: u32) -> Result<f64, String> {
     match width {
+        16 => Ok(half_to_f64(bits as u16)),
         32 => Ok(f64::from(f32::from_bits(bits as u32))),
         64 => Ok(f64::from_bits(bits)),
         w => Err(format!("{w}-bit floats are not folded")),
     }
 }
 
-/// `x` (exact in f64 for f32 operands of + - * / and conversions) rounded to `width` bits.
+/// `x` (exact in f64 for f32 operands of + - * / and conversions; for halves, f64 results of
+/// + - * / round correctly to half, 53 ≥ 2·11 + 2) rounded to `width` bits.
 fn from_f64(x: f64, width: u32) -> Result<Value, String> {
     match width {
+        16 => Ok(Value::Bits(u64::from(f64_to_half(x)))),
         32 => Ok(Value::Bits(u64::from((x as f32).to_bits()))),
         64 => Ok(Value::Bits(x.to_bits())),
         w => Err(format!("{w}-bit floats are not folded")),
     }
+}
+
+/// The value of half encoding `h`.
+fn half_to_f64(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let e = i32::from((h >> 10) & 0x1f);
+    let m = f64::from(h & 0x3ff);
+    sign * match e {
+        0x1f if m == 0.0 => f64::INFINITY,
+        0x1f => f64::NAN,
+        0 => m * 2f64.powi(-24),
+        _ => (1024.0 + m) * 2f64.powi(e - 25),
+    }
+}
+
+/// `x` rounded once to the nearest half, ties to even (the default rounding of folded half
+/// arithmetic); NaNs become the quiet NaN with x's sign.
+fn f64_to_half(x: f64) -> u16 {
+    let sign: u16 = if x.is_sign_negative() { 0x8000 } else { 0 };
+    if x.is_nan() {
+        return sign | 0x7e00;
+    }
+    let a = x.abs();
+    if a >= 65520.0 {
+        return sign | 0x7c00;
+    }
+    if a == 0.0 {
+        return sign;
+    }
+    // a = n · 2^q with q the half quantum at a's binade (2^-24 for subnormals); a ≥ 2^-1074
+    // so the exponent fits, and a / 2^q < 2^11 is exact in f64.
+    let exponent = (a.log2().floor() as i32).clamp(-14, 15);
+    // log2 may be off by one at binade edges: fix the binade exactly.
+    let exponent = if a < 2f64.powi(exponent) {
+        (exponent - 1).max(-14)
+    } else if exponent < 15 && a >= 2f64.powi(exponent + 1) {
+        exponent + 1
+    } else {
+        exponent
+    };
+    let q = exponent - 10;
+    let scaled = a * 2f64.powi(-q);
+    let n = scaled.floor();
+    let rem = scaled - n;
+    let n = n as u64 + u64::from(rem > 0.5 || (rem == 0.5 && (n as u64) & 1 == 1));
+    // Subnormals encode as n; normals as (biased exponent - 1) << 10 plus n in [2^10, 2^11].
+    sign | ((((q + 24) as u64) << 10) + n) as u16
 }
 
 /// Folds one scalar operation. `a_ty`/`b_ty` are the operands' scalar types, `r` the result's.
@@ -1056,7 +1106,7 @@ fn fold(
                     }
                 }
             };
-            from_f64(v, 64)
+            from_f64(v, w)
         }
         FConvert => from_f64(as_f64(a, float_width(a_ty)?)?, rw()?),
         ConvertFToS | ConvertFToU => {
@@ -1093,6 +1143,9 @@ fn fold(
                 (ConvertSToF, 64) => Ok(Value::Bits((sign_extend(a, w) as f64).to_bits())),
                 (_, 32) => Ok(Value::Bits(u64::from((a as f32).to_bits()))),
                 (_, 64) => Ok(Value::Bits((a as f64).to_bits())),
+                // Exact in f64 up to 2^53; beyond, far past half's range either way.
+                (ConvertSToF, 16) => from_f64(sign_extend(a, w) as f64, 16),
+                (_, 16) => from_f64(a as f64, 16),
                 _ => Err(format!("{fw}-bit floats are not folded")),
             }
         }
@@ -1172,5 +1225,25 @@ fn fold(
             };
             Ok(Value::Bits(mask(v, rw()?.min(w))))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn halves_round_trip_and_round_to_nearest_even() {
+        for h in (0..0x7c00u16).chain(0x8000..0xfc00) {
+            assert_eq!(f64_to_half(half_to_f64(h)), h, "{h:#06x}");
+        }
+        assert_eq!(f64_to_half(1.0 + 2f64.powi(-11)), 0x3c00);
+        assert_eq!(f64_to_half(1.0 + 3.0 * 2f64.powi(-11)), 0x3c02);
+        assert_eq!(f64_to_half(65519.9), 0x7bff);
+        assert_eq!(f64_to_half(65520.0), 0x7c00);
+        assert_eq!(f64_to_half(2f64.powi(-25)), 0);
+        assert_eq!(f64_to_half(1.5 * 2f64.powi(-25)), 1);
+        assert_eq!(f64_to_half(5e-324), 0);
+        assert_eq!(f64_to_half(-1e300), 0xfc00);
     }
 }

@@ -24,6 +24,10 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     Capability::Int16,
     Capability::Int64,
     Capability::Float64,
+    // Halves in memory (vload_half/vstore_half); always available in OpenCL.
+    Capability::Float16Buffer,
+    // Half values and arithmetic (cl_khr_fp16); the runtime turns it off with FERROCL_FP16.
+    Capability::Float16,
     Capability::Int64Atomics,
     // Generic pointers (OpenCL C's generic address space; llvm-spirv also uses them for
     // wait_group_events in OpenCL C 1.2): flat addresses, classified by address when asked.
@@ -631,7 +635,10 @@ fn check_type(m: &Module, inst: &rspirv::dr::Instruction) -> Option<Diagnostic> 
         Op::TypeImage => return check_image_type(m, inst),
         _ => {
             let (cap, what) = required_capability(inst)?;
-            if declares(m, cap) {
+            // Half values (Float16) also make the half type available.
+            if declares(m, cap)
+                || (cap == Capability::Float16Buffer && declares(m, Capability::Float16))
+            {
                 return None;
             }
             format!("SPIR-V 2.4: {what} requires the {cap:?} capability, which the module does not declare")

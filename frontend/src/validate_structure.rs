@@ -191,7 +191,11 @@ pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
                         }
                     }
                 }
-                for operand in &inst.operands {
+                let literal = opencl_std_literal_operand(m, inst);
+                for (oi, operand) in inst.operands.iter().enumerate() {
+                    if Some(oi) == literal {
+                        continue;
+                    }
                     if let Operand::IdRef(id)
                     | Operand::IdScope(id)
                     | Operand::IdMemorySemantics(id) = operand
@@ -291,4 +295,28 @@ fn ids(inst: &Instruction, range: std::ops::Range<usize>) -> Vec<u32> {
             }
         })
         .collect()
+}
+
+/// The operand index of an OpenCL.std instruction's trailing literal (vloadn's and the
+/// vload_halfn family's component count n, the vstore_half*_r rounding mode), which the parser
+/// reads as an id because it does not know the instruction's grammar.
+pub fn opencl_std_literal_operand(m: &Module, inst: &Instruction) -> Option<usize> {
+    use spirv::OpenclStd100Op as Cl;
+    if inst.class.opcode != Op::ExtInst {
+        return None;
+    }
+    let Some(Operand::IdRef(set)) = inst.operands.first() else {
+        return None;
+    };
+    if m.ext_import(*set) != Some("OpenCL.std") {
+        return None;
+    }
+    let Some(Operand::LiteralExtInstInteger(n)) = inst.operands.get(1) else {
+        return None;
+    };
+    match Cl::from_u32(*n)? {
+        Cl::vloadn | Cl::vload_halfn | Cl::vloada_halfn => Some(4),
+        Cl::vstore_half_r | Cl::vstore_halfn_r | Cl::vstorea_halfn_r => Some(5),
+        _ => None,
+    }
 }

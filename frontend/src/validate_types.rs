@@ -902,6 +902,20 @@ impl<'m> Checker<'m> {
         }
     }
 
+    /// Operand `i` of half load/store `op` must point to half.
+    fn expect_half_pointer(&mut self, inst: &Instruction, i: usize, op: Cl) {
+        let Some(pointee) = self.expect_pointer(inst, i, "OpenCL.std", &format!("{op:?} p")) else {
+            return;
+        };
+        if !matches!(self.ty(pointee), Some(Type::Float { width: 16 })) {
+            let rule = format!(
+                "OpenCL.std: {op:?} p must point to half, found a pointer to {}",
+                self.type_name(pointee)
+            );
+            self.report(inst, rule);
+        }
+    }
+
     fn expect_int_scalar(&mut self, inst: &Instruction, i: usize, section: &str, what: &str) {
         if let Some(t) = self.operand_type(inst, i) {
             if !matches!(self.shape(t), Some((Kind::Int(_), 1))) {
@@ -1603,6 +1617,46 @@ impl<'m> Checker<'m> {
                 self.expect_int_scalar(inst, 3, "OpenCL.std", "vstoren offset");
                 self.expect_pointer(inst, 4, "OpenCL.std", "vstoren p");
             }
+            ArgRule::HalfLoad => {
+                let vector = op != Cl::vload_half;
+                let ok = match self.shape(rt) {
+                    Some((Kind::Float(32), n)) => (n > 1) == vector,
+                    _ => false,
+                };
+                if !ok {
+                    let want = if vector { "a float vector" } else { "float" };
+                    let rule = format!(
+                        "OpenCL.std: {op:?} result must be {want}, found {}",
+                        self.type_name(rt)
+                    );
+                    self.report(inst, rule);
+                }
+                self.expect_int_scalar(inst, 2, "OpenCL.std", &format!("{op:?} offset"));
+                self.expect_half_pointer(inst, 3, op);
+            }
+            ArgRule::HalfStore => {
+                let vector = !matches!(op, Cl::vstore_half | Cl::vstore_half_r);
+                if let Some(t) = self.operand_type(inst, 2) {
+                    let ok = match self.shape(t) {
+                        Some((Kind::Float(32 | 64), n)) => (n > 1) == vector,
+                        _ => false,
+                    };
+                    if !ok {
+                        let want = if vector {
+                            "a float or double vector"
+                        } else {
+                            "float or double"
+                        };
+                        let rule = format!(
+                            "OpenCL.std: {op:?} data must be {want}, found {}",
+                            self.type_name(t)
+                        );
+                        self.report(inst, rule);
+                    }
+                }
+                self.expect_int_scalar(inst, 3, "OpenCL.std", &format!("{op:?} offset"));
+                self.expect_half_pointer(inst, 4, op);
+            }
         }
     }
 }
@@ -1689,6 +1743,11 @@ enum ArgRule {
     IntOfFloat,
     /// nan: a float result from an integer operand with its component count.
     FloatOfInt,
+    /// vload_half, vload_halfn, vloada_halfn: float or floatn from a pointer to half.
+    HalfLoad,
+    /// vstore_half*, vstorea_half*: float or double data (scalar for vstore_half[_r], vectors
+    /// for the n forms) to a pointer to half.
+    HalfStore,
 }
 
 /// Operand count and rule of the OpenCL.std instructions codegen translates (inline or through
@@ -1821,6 +1880,10 @@ fn opencl_std_signature(op: Cl) -> Option<(usize, ArgRule)> {
         Cl::remquo => (3, OutPointer { same: false }),
         Cl::ilogb => (1, IntOfFloat),
         Cl::nan => (1, FloatOfInt),
+        Cl::vload_half => (2, HalfLoad),
+        Cl::vload_halfn | Cl::vloada_halfn => (3, HalfLoad),
+        Cl::vstore_half | Cl::vstore_halfn | Cl::vstorea_halfn => (3, HalfStore),
+        Cl::vstore_half_r | Cl::vstore_halfn_r | Cl::vstorea_halfn_r => (4, HalfStore),
         _ => return None,
     })
 }

@@ -335,3 +335,61 @@ OpName %s_b \"s_b\"
     // struct { char; long; int }: the int member starts at 16 (C layout).
     assert_eq!(pointer_offset(&m, "s_b").1, 16);
 }
+
+/// Half spec constants fold in half: one rounding of the exact result, conversions included.
+#[test]
+fn half_spec_constants_fold_in_half() {
+    let text = "
+OpCapability Addresses
+OpCapability Kernel
+OpCapability Float16
+OpMemoryModel Physical64 OpenCL
+OpEntryPoint Kernel %main \"k\"
+OpName %sum \"sum\"
+OpName %wide \"wide\"
+OpName %from_int \"from_int\"
+OpName %narrow \"narrow\"
+OpDecorate %h SpecId 7
+%void = OpTypeVoid
+%bool = OpTypeBool
+%int = OpTypeInt 32 0
+%half = OpTypeFloat 16
+%float = OpTypeFloat 32
+%fn = OpTypeFunction %void
+%h = OpSpecConstant %half 1
+%third = OpConstant %half 0.333251953125
+%int_m7 = OpConstant %int 4294967289
+%f_big = OpConstant %float 65519.0
+%sum = OpSpecConstantOp %half FAdd %h %third
+%wide = OpSpecConstantOp %float FConvert %sum
+%from_int = OpSpecConstantOp %half ConvertSToF %int_m7
+%narrow = OpSpecConstantOp %half FConvert %f_big
+%main = OpFunction %void None %fn
+%entry = OpLabel
+OpReturn
+OpFunctionEnd
+";
+    let words = assemble("half-folds", text);
+    let infos = spec_constants(&words).unwrap();
+    assert!(
+        infos.iter().any(|i| i.spec_id == 7 && i.size == 2),
+        "{infos:?}"
+    );
+    let m = parse_specialized(&words, &HashMap::new())
+        .map_err(|e| e.log())
+        .unwrap();
+    // 1 + 0.333251953125 = 1.333251953125 → 1365.25 half ulps → 0x3d55.
+    assert_eq!(scalar(&m, "sum"), 0x3d55);
+    assert_eq!(
+        scalar(&m, "wide"),
+        u64::from((1365.0f32 / 1024.0).to_bits())
+    );
+    assert_eq!(scalar(&m, "from_int"), 0xc700);
+    assert_eq!(scalar(&m, "narrow"), 0x7bff, "65519 rounds down to 65504");
+    // Spec value 2.0: 2.333251953125 → 1194.625 ulps of 2^-9 → 1195 → 0x40ab.
+    let set = HashMap::from([(7, 0x4000u16.to_le_bytes().to_vec())]);
+    let m = parse_specialized(&words, &set)
+        .map_err(|e| e.log())
+        .unwrap();
+    assert_eq!(scalar(&m, "sum"), 0x40ab);
+}

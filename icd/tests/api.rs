@@ -611,13 +611,14 @@ fn device_queries() {
         "cl_khr_icd",
         "cl_khr_il_program",
         "cl_khr_fp64",
+        "cl_khr_fp16",
         "cl_khr_global_int32_base_atomics",
         "cl_khr_int64_extended_atomics",
     ] {
         assert!(ext.split(' ').any(|x| x == e), "{ext}");
     }
-    // Sub-groups are on by default (icd/tests/subgroups.rs checks their extensions).
-    assert!(!ext.contains("image") && !ext.contains("fp16"));
+    // Sub-groups and fp16 are on by default (subgroups.rs and half.rs check them).
+    assert!(!ext.contains("image"));
     assert!(ext.split(' ').any(|x| x == "cl_khr_subgroups"), "{ext}");
     assert_eq!(device_string(d, CL_DEVICE_OPENCL_C_VERSION), "OpenCL C 1.2");
     let mut size = 0;

@@ -32,6 +32,7 @@ fn in_child(name: &str, vars: &[(&str, &str)]) -> Option<String> {
         "FERROCL_PROFILE",
         "FERROCL_FP64",
         "FERROCL_SUBGROUPS",
+        "FERROCL_FP16",
         "FERROCL_THREADS",
         "FERROCL_PIN_THREADS",
         "FERROCL_LOG",
@@ -260,6 +261,37 @@ fn rtz_rounds_toward_zero_in_the_embedded_profile() {
     arg_buf(&conv, 1, &out);
     env.run(&conv, &[1], None, None);
     assert_eq!(env.read(&out, 1)[0], 16_777_218.0);
+    // Half follows the device's default rounding: toward zero, also for vstore_half without a
+    // suffix (65520 and 1 + 3·2^-12 would round up to nearest).
+    let half = check(cl(d.half_fp_config()), "CL_DEVICE_HALF_FP_CONFIG");
+    assert_eq!(half & CL_FP_ROUND_TO_NEAREST, 0);
+    assert_ne!(half & CL_FP_ROUND_TO_ZERO, 0);
+    let k = build(&env, "half_memory", "", "store_float").expect("vstore_half builds");
+    let x = [65520.0f32, 1.0 + 3.0 / 4096.0];
+    let (input, q) = (env.buffer(&x), env.buffer_filled(10, 0u16));
+    arg_buf(&k, 0, &input);
+    arg_buf(&k, 1, &q);
+    env.run(&k, &[2], None, None);
+    assert_eq!(env.read(&q, 2), [0x7bff, 0x3c00]);
+    // Half arithmetic rounds toward zero too: 1 + 3·2^-12 is 1 + 2^-10 to nearest, 1 toward
+    // zero, for + and for fma (computed in f32 / f64 under the thread's rounding, then narrowed
+    // toward zero).
+    let k = build(&env, "half", "", "half_arith").expect("half arithmetic builds");
+    let (a, b, c) = (
+        env.buffer(&[0x3c00u16]),
+        env.buffer(&[0x1200u16]),
+        env.buffer(&[0x1200u16]),
+    );
+    let out = env.buffer_filled(6, 0u16);
+    arg_buf(&k, 0, &a);
+    arg_buf(&k, 1, &a);
+    arg_buf(&k, 2, &c);
+    arg_buf(&k, 3, &out);
+    env.run(&k, &[1], None, None);
+    assert_eq!(env.read(&out, 6)[4], 0x3c00, "fma(1, 1, 3·2^-12)");
+    arg_buf(&k, 1, &b);
+    env.run(&k, &[1], None, None);
+    assert_eq!(env.read(&out, 6)[0], 0x3c00, "1 + 3·2^-12");
     // Double kernels are refused: fp64 is off with rtz.
     let Err(log) = build(&env, "fpmode_double", "", "dmul") else {
         panic!("fp64 is off: the double kernel must not build");
@@ -335,6 +367,105 @@ fn sub_groups_can_be_turned_off() {
         )
     };
     assert_eq!(code, opencl3::error_codes::CL_INVALID_OPERATION);
+}
+
+/// FERROCL_FP16=off: no cl_khr_fp16, no half config or vector widths, a module declaring
+/// Float16 is refused with a log naming the capability and the setting; vload_half and
+/// vstore_half (Float16Buffer) still work.
+#[test]
+fn fp16_can_be_turned_off() {
+    if in_child("fp16_can_be_turned_off", &[("FERROCL_FP16", "off")]).is_some() {
+        return;
+    }
+    let env = Env::new();
+    let d = device();
+    assert!(!check(cl(d.extensions()), "CL_DEVICE_EXTENSIONS").contains("cl_khr_fp16"));
+    assert_eq!(check(cl(d.half_fp_config()), "CL_DEVICE_HALF_FP_CONFIG"), 0);
+    assert_eq!(
+        check(
+            cl(d.preferred_vector_width_half()),
+            "PREFERRED_VECTOR_WIDTH_HALF"
+        ),
+        0
+    );
+    assert_eq!(
+        check(cl(d.native_vector_width_half()), "NATIVE_VECTOR_WIDTH_HALF"),
+        0
+    );
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let spv = std::env::temp_dir().join(format!("ferrocl-fp16-off-{}.spv", std::process::id()));
+    let st = Command::new("spirv-as")
+        .args(["--target-env", "spv1.0"])
+        .arg(dir.join("half_convert.spvasm"))
+        .arg("-o")
+        .arg(&spv)
+        .status()
+        .expect("spirv-as (spirv-tools) is installed");
+    assert!(st.success());
+    let il = std::fs::read(&spv).expect("read assembled module");
+    let _ = std::fs::remove_file(&spv);
+    let program = check(
+        cl(Program::create_from_il(&env.context, &il)),
+        "clCreateProgramWithIL",
+    );
+    let none = std::ffi::CString::new("").unwrap();
+    let built = opencl3::program::build_program(
+        program.get(),
+        env.context.devices(),
+        &none,
+        None,
+        std::ptr::null_mut(),
+    );
+    assert!(
+        built.is_err(),
+        "a Float16 module must not build with fp16 off"
+    );
+    let log = program.get_build_log(env.device.id()).unwrap_or_default();
+    assert!(
+        log.contains("capability Float16 is turned off") && log.contains("FERROCL_FP16=off"),
+        "{log}"
+    );
+    // llvm-spirv declares only Float16Buffer for half arithmetic: its half values are refused
+    // all the same, naming the first one.
+    let Err(log) = build(&env, "half", "", "half_arith") else {
+        panic!("half arithmetic must not build with fp16 off");
+    };
+    assert!(
+        log.contains("half values need the Float16 capability") && log.contains("FERROCL_FP16=off"),
+        "{log}"
+    );
+    // OpenCL C: clang is not told of cl_khr_fp16, so half arithmetic does not compile.
+    let src = std::fs::read_to_string(common::kernel_source("half")).expect("half.cl");
+    let program = check(
+        cl(Program::create_from_source(&env.context, &src)),
+        "clCreateProgramWithSource",
+    );
+    let none = std::ffi::CString::new("").unwrap();
+    let built = opencl3::program::build_program(
+        program.get(),
+        env.context.devices(),
+        &none,
+        None,
+        std::ptr::null_mut(),
+    );
+    assert!(
+        built.is_err(),
+        "half arithmetic must not compile with fp16 off"
+    );
+    let log = program.get_build_log(env.device.id()).unwrap_or_default();
+    assert!(log.contains("half"), "{log}");
+    // Halves in memory need no cl_khr_fp16.
+    let k = build(&env, "half_memory", "", "store_float").expect("vstore_half builds");
+    let x = [1.0f32 + 1.0 / 2048.0, 65520.0];
+    let (input, q) = (env.buffer(&x), env.buffer_filled(10, 0u16));
+    arg_buf(&k, 0, &input);
+    arg_buf(&k, 1, &q);
+    env.run(&k, &[2], None, None);
+    // Default, rte, rtz, rtp, rtn of the tie 1 + 2^-11 and of 65520.
+    assert_eq!(
+        env.read(&q, 10),
+        [0x3c00, 0x7c00, 0x3c00, 0x7c00, 0x3c00, 0x7bff, 0x3c01, 0x7c00, 0x3c00, 0x7bff]
+    );
 }
 
 #[test]

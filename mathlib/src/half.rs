@@ -1,8 +1,12 @@
-//! Half precision: IEEE binary16 ⇄ binary32 conversion and the `_f16` entry points. Values cross
-//! the C ABI as their `u16` bits (Cranelift's f16 call support is not something to rely on);
-//! each function is the correctly rounded f32 function rounded once more to half, which errs by
-//! at most 0.5 ulp + 2^-14 ulp of half — inside every half bound of the table (≥ 1 ulp) — and
-//! keeps the special values (zeros, infinities, NaN and exact results survive both roundings).
+//! Half precision: IEEE binary16 ⇄ binary32 conversion, exact narrowing from f32, f64 and
+//! integers in every rounding mode, and the `_f16` entry points. The `_f16` math functions take
+//! and return `u16` bits; each is the correctly rounded f32 function rounded once more to half,
+//! which errs by at most 0.5 ulp + 2^-14 ulp of half — inside every half bound of the table
+//! (≥ 1 ulp) — and keeps the special values (zeros, infinities, NaN and exact results survive
+//! both roundings). The entry points JIT code calls (`ferrocl_*_to_f16_<mode>`,
+//! `ferrocl_f16_bits`, `ferrocl_nextafter_f16`; it widens halves inline) pass 16-bit encodings in
+//! the low bits of a `u32`, so no caller-side extension of a 16-bit value is assumed, and halves
+//! as the f32 holding their value (how codegen keeps them in registers).
 
 /// Exact widening.
 pub fn f16_to_f32(h: u16) -> f32 {
@@ -42,6 +46,199 @@ pub fn f32_to_f16(x: f32) -> u16 {
     // Half subnormal or zero: units of 2^-24; the scaling is exact, the rounding ties-to-even.
     let v = f32::from_bits(a) * 16_777_216.0;
     sign | v.round_ties_even() as u16
+}
+
+/// An IEEE rounding direction for narrowing to half (the `FPRoundingMode` decorations and the
+/// `vstore_half` suffixes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounding {
+    NearestEven,
+    TowardZero,
+    Up,
+    Down,
+}
+
+/// The half nearest to ±`mant`·2^`exp` in direction `mode`, computed on the exact integer
+/// significand, so no intermediate format rounds first. `mant` is non-zero.
+fn round_exact(negative: bool, mant: u64, exp: i32, mode: Rounding) -> u16 {
+    let sign: u16 = if negative { 0x8000 } else { 0 };
+    // Unbiased exponent of the value, and the exponent of one half ulp there (the subnormal
+    // quantum 2^-24 at and below 2^-14).
+    let e = 63 - mant.leading_zeros() as i32 + exp;
+    let quantum = e.max(-14) - 10;
+    let shift = i64::from(quantum) - i64::from(exp);
+    // The value is n + rem/2^shift quanta; `half_way` is the remainder of a tie.
+    let (n, above_half, at_half, inexact) = if shift <= 0 {
+        // A multiple of the quantum: exact (n < 2^11, the shift is small).
+        (mant << (-shift) as u32, false, false, false)
+    } else if shift > 64 {
+        (0, false, false, true)
+    } else {
+        let n = if shift == 64 { 0 } else { mant >> shift };
+        let rem = if shift == 64 {
+            mant
+        } else {
+            mant & ((1u64 << shift) - 1)
+        };
+        let half_way = 1u64 << (shift - 1);
+        (n, rem > half_way, rem == half_way, rem != 0)
+    };
+    let up = match mode {
+        Rounding::NearestEven => above_half || (at_half && n & 1 == 1),
+        Rounding::TowardZero => false,
+        Rounding::Up => inexact && !negative,
+        Rounding::Down => inexact && negative,
+    };
+    let n = n + u64::from(up);
+    // Subnormals (quantum 2^-24) encode as n itself; normals as (biased exponent - 1) << 10
+    // plus an n in [2^10, 2^11]. A carry out of the significand steps the exponent, up to the
+    // infinity pattern.
+    let bits = ((i64::from(quantum) + 24) << 10) + n as i64;
+    if bits >= 0x7c00 {
+        // Overflow: infinity, or the largest finite half when rounding toward zero from it.
+        let to_infinity = match mode {
+            Rounding::NearestEven => true,
+            Rounding::TowardZero => false,
+            Rounding::Up => !negative,
+            Rounding::Down => negative,
+        };
+        return sign | if to_infinity { 0x7c00 } else { 0x7bff };
+    }
+    sign | bits as u16
+}
+
+/// f32 → half in `mode`, exact. NaNs come out quiet with the top payload bits.
+pub fn f32_to_f16_rounded(x: f32, mode: Rounding) -> u16 {
+    let b = x.to_bits();
+    let negative = b >> 31 != 0;
+    let sign: u16 = if negative { 0x8000 } else { 0 };
+    let biased = (b >> 23) & 0xff;
+    let frac = b & 0x7f_ffff;
+    match (biased, frac) {
+        (0xff, 0) => sign | 0x7c00,
+        (0xff, _) => sign | 0x7e00 | (frac >> 13) as u16,
+        (0, 0) => sign,
+        (0, _) => round_exact(negative, u64::from(frac), -149, mode),
+        _ => round_exact(
+            negative,
+            u64::from(frac | 1 << 23),
+            biased as i32 - 150,
+            mode,
+        ),
+    }
+}
+
+/// f64 → half in `mode`, rounded once from the double (no detour through f32).
+pub fn f64_to_f16_rounded(x: f64, mode: Rounding) -> u16 {
+    let b = x.to_bits();
+    let negative = b >> 63 != 0;
+    let sign: u16 = if negative { 0x8000 } else { 0 };
+    let biased = ((b >> 52) & 0x7ff) as i32;
+    let frac = b & ((1u64 << 52) - 1);
+    match (biased, frac) {
+        (0x7ff, 0) => sign | 0x7c00,
+        (0x7ff, _) => sign | 0x7e00 | (frac >> 42) as u16,
+        (0, 0) => sign,
+        (0, _) => round_exact(negative, frac, -1074, mode),
+        _ => round_exact(negative, frac | 1 << 52, biased - 1075, mode),
+    }
+}
+
+/// Integer → half in `mode` (the magnitude is exact in the u64 significand).
+pub fn i64_to_f16_rounded(x: i64, mode: Rounding) -> u16 {
+    if x == 0 {
+        return 0;
+    }
+    round_exact(x < 0, x.unsigned_abs(), 0, mode)
+}
+
+pub fn u64_to_f16_rounded(x: u64, mode: Rounding) -> u16 {
+    if x == 0 {
+        return 0;
+    }
+    round_exact(false, x, 0, mode)
+}
+
+macro_rules! conversion_entry_points {
+    ($($suffix:ident => $mode:expr),* $(,)?) => {
+        /// Narrowing entry points for JIT code, one per rounding mode:
+        /// `ferrocl_{f32,f64,i64,u64}_to_f16_<mode>(x) -> bits` (bits in the low 16 of a u32,
+        /// so no caller-side extension of a 16-bit value is assumed).
+        pub mod narrow {
+            use super::Rounding;
+            $(
+                pub mod $suffix {
+                    use super::Rounding;
+                    const MODE: Rounding = $mode;
+                    pub extern "C" fn from_f32(x: f32) -> u32 {
+                        u32::from(super::super::f32_to_f16_rounded(x, MODE))
+                    }
+                    pub extern "C" fn from_f64(x: f64) -> u32 {
+                        u32::from(super::super::f64_to_f16_rounded(x, MODE))
+                    }
+                    pub extern "C" fn from_i64(x: i64) -> u32 {
+                        u32::from(super::super::i64_to_f16_rounded(x, MODE))
+                    }
+                    pub extern "C" fn from_u64(x: u64) -> u32 {
+                        u32::from(super::super::u64_to_f16_rounded(x, MODE))
+                    }
+                }
+            )*
+        }
+        fn conversion_symbols(out: &mut Vec<(String, *const u8)>) {
+            $(
+                out.push((format!("ferrocl_f32_to_f16_{}", stringify!($suffix)), narrow::$suffix::from_f32 as *const u8));
+                out.push((format!("ferrocl_f64_to_f16_{}", stringify!($suffix)), narrow::$suffix::from_f64 as *const u8));
+                out.push((format!("ferrocl_i64_to_f16_{}", stringify!($suffix)), narrow::$suffix::from_i64 as *const u8));
+                out.push((format!("ferrocl_u64_to_f16_{}", stringify!($suffix)), narrow::$suffix::from_u64 as *const u8));
+            )*
+        }
+    };
+}
+
+conversion_entry_points!(
+    rte => Rounding::NearestEven,
+    rtz => Rounding::TowardZero,
+    rtp => Rounding::Up,
+    rtn => Rounding::Down,
+);
+
+/// `ferrocl_f16_bits(x) -> bits`: the encoding of an f32 that holds a half value (how JIT code
+/// keeps halves), bit for bit: a signalling NaN stays signalling, as a data move must keep it.
+pub extern "C" fn bits_entry(x: f32) -> u32 {
+    let b = x.to_bits();
+    if x.is_nan() {
+        let payload = (b >> 13) & 0x3ff;
+        // A payload only below the half's bits cannot come from a half; keep it a NaN.
+        let payload = if payload == 0 { 0x200 } else { payload };
+        return ((b >> 16) & 0x8000) | 0x7c00 | payload;
+    }
+    u32::from(f32_to_f16(x))
+}
+
+/// `ferrocl_nextafter_f16(x, y)`: the half next to half `x` toward `y`, both held as f32 (how
+/// JIT code keeps halves).
+pub extern "C" fn nextafter_entry(x: f32, y: f32) -> f32 {
+    if x.is_nan() || y.is_nan() {
+        return x + y;
+    }
+    if x == y {
+        return y;
+    }
+    let h = f32_to_f16(x);
+    let next = if x == 0.0 {
+        // From either zero: the smallest subnormal with y's sign.
+        if y > 0.0 {
+            0x0001
+        } else {
+            0x8001
+        }
+    } else if (y > x) == (x > 0.0) {
+        h + 1 // away from zero
+    } else {
+        h - 1
+    };
+    f16_to_f32(next)
 }
 
 macro_rules! half_unary {
@@ -98,6 +295,9 @@ half_binary!(atan2, atan2pi, fdim, hypot, maxmag, minmag, pow, powr, remainder);
 pub(crate) fn symbols(out: &mut Vec<(String, *const u8)>) {
     unary_symbols(out);
     binary_symbols(out);
+    conversion_symbols(out);
+    out.push(("ferrocl_nextafter_f16".into(), nextafter_entry as *const u8));
+    out.push(("ferrocl_f16_bits".into(), bits_entry as *const u8));
 }
 
 #[cfg(test)]
@@ -133,6 +333,234 @@ mod tests {
             worst = worst.max((got - r).abs() / ulp);
         }
         worst
+    }
+
+    /// Independent reference for narrowing: the two halves bracketing |x| found by search over
+    /// the ordered half encodings, the choice made by comparing with their midpoint (exact in
+    /// f64: halves have 11 significant bits). 65536 stands for infinity's side of the range.
+    pub(crate) fn reference_narrow(x: f64, mode: Rounding) -> u16 {
+        if x.is_nan() {
+            return 0x7e00;
+        }
+        let sign: u16 = if x.is_sign_negative() { 0x8000 } else { 0 };
+        let a = x.abs();
+        let value = |h: u16| {
+            if h == 0x7c00 {
+                65536.0
+            } else {
+                f64::from(f16_to_f32(h))
+            }
+        };
+        if a.is_infinite() {
+            return sign | 0x7c00;
+        }
+        // Largest lo in 0..=0x7bff with value(lo) <= a.
+        let (mut lo, mut hi) = (0u16, 0x7c00u16);
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if value(mid) <= a {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        if value(0x7bff) <= a {
+            lo = 0x7bff;
+        }
+        if value(lo) == a {
+            return sign | lo;
+        }
+        let hi = lo + 1;
+        let negative = sign != 0;
+        let pick_hi = match mode {
+            Rounding::TowardZero => false,
+            Rounding::Up => !negative,
+            Rounding::Down => negative,
+            Rounding::NearestEven => {
+                let mid = (value(lo) + value(hi)) / 2.0;
+                a > mid || (a == mid && lo & 1 == 1)
+            }
+        };
+        sign | if pick_hi { hi } else { lo }
+    }
+
+    const MODES: [Rounding; 4] = [
+        Rounding::NearestEven,
+        Rounding::TowardZero,
+        Rounding::Up,
+        Rounding::Down,
+    ];
+
+    fn same_half(got: u16, want: u16) -> bool {
+        let nan = |h: u16| h & 0x7c00 == 0x7c00 && h & 0x3ff != 0;
+        if nan(want) {
+            nan(got) && got & 0x200 != 0
+        } else {
+            got == want
+        }
+    }
+
+    /// Around every half: the half itself, the midpoints to its neighbours and the floats and
+    /// doubles one step either side of each (ties, denormal boundaries, the overflow
+    /// threshold), in both signs, every mode.
+    #[test]
+    fn narrowing_matches_the_reference_at_every_boundary() {
+        for h in 0..0x7c00u16 {
+            let v = f64::from(f16_to_f32(h));
+            let next = if h == 0x7bff {
+                65536.0
+            } else {
+                f64::from(f16_to_f32(h + 1))
+            };
+            let mid = (v + next) / 2.0;
+            let mut xs = vec![v, mid];
+            for &c in &[v, mid] {
+                xs.push(f64::from_bits(c.to_bits() + 1));
+                if c > 0.0 {
+                    xs.push(f64::from_bits(c.to_bits() - 1));
+                }
+                let f = c as f32;
+                if f64::from(f) == c {
+                    xs.push(f64::from(f32::from_bits(f.to_bits() + 1)));
+                    if f > 0.0 {
+                        xs.push(f64::from(f32::from_bits(f.to_bits() - 1)));
+                    }
+                }
+            }
+            for x in xs {
+                for x in [x, -x] {
+                    for mode in MODES {
+                        let want = reference_narrow(x, mode);
+                        let got = f64_to_f16_rounded(x, mode);
+                        assert!(
+                            same_half(got, want),
+                            "f64 {x:e} {mode:?}: {got:#06x} vs {want:#06x}"
+                        );
+                        let f = x as f32;
+                        if f64::from(f) == x {
+                            let got = f32_to_f16_rounded(f, mode);
+                            assert!(
+                                same_half(got, want),
+                                "f32 {f:e} {mode:?}: {got:#06x} vs {want:#06x}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A spread of f32 bit patterns (every 4099th) and of f64s over the half range and far
+    /// outside it, plus the special values.
+    #[test]
+    fn narrowing_matches_the_reference_on_a_sample() {
+        let mut bits = 0u32;
+        while let Some(next) = bits.checked_add(4099) {
+            let f = f32::from_bits(bits);
+            for mode in MODES {
+                let want = reference_narrow(f64::from(f), mode);
+                let got = f32_to_f16_rounded(f, mode);
+                assert!(
+                    same_half(got, want),
+                    "f32 {bits:#010x} {mode:?}: {got:#06x} vs {want:#06x}"
+                );
+            }
+            bits = next;
+        }
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..400_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // Exponents 2^-40..2^20 mostly, any pattern sometimes.
+            let x = if state & 7 == 0 {
+                f64::from_bits(state)
+            } else {
+                let e = ((state >> 3) % 61) as i32 - 40;
+                let m = f64::from_bits(0x3ff0_0000_0000_0000 | (state >> 12));
+                m * 2f64.powi(e)
+            };
+            let x = if state & 8 != 0 { -x } else { x };
+            for mode in MODES {
+                let want = reference_narrow(x, mode);
+                let got = f64_to_f16_rounded(x, mode);
+                assert!(
+                    same_half(got, want),
+                    "f64 {x:e} {mode:?}: {got:#06x} vs {want:#06x}"
+                );
+            }
+        }
+        for mode in MODES {
+            assert_eq!(f32_to_f16_rounded(f32::INFINITY, mode), 0x7c00);
+            assert_eq!(f64_to_f16_rounded(f64::NEG_INFINITY, mode), 0xfc00);
+            assert_eq!(f64_to_f16_rounded(-0.0, mode), 0x8000);
+            assert_eq!(f32_to_f16_rounded(0.0, mode), 0x0000);
+            // Quiet NaN with the top payload bits, also from a signalling NaN.
+            assert_eq!(
+                f32_to_f16_rounded(f32::from_bits(0x7f80_2000), mode),
+                0x7e01
+            );
+            assert_eq!(
+                f64_to_f16_rounded(f64::from_bits(0xfff8_0400_0000_0000), mode),
+                0xfe01
+            );
+        }
+        // A double just above a half tie that f32 would round onto the tie (the half crate's
+        // double rounding): 1 + 2^-11 + 2^-40 must round up.
+        let x = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
+        assert_eq!(f64_to_f16_rounded(x, Rounding::NearestEven), 0x3c01);
+        assert_eq!(f32_to_f16(x as f32), 0x3c00);
+        // Overflow per mode.
+        assert_eq!(f64_to_f16_rounded(65520.0, Rounding::NearestEven), 0x7c00);
+        assert_eq!(f64_to_f16_rounded(1e300, Rounding::TowardZero), 0x7bff);
+        assert_eq!(f64_to_f16_rounded(-1e300, Rounding::Up), 0xfbff);
+        assert_eq!(f64_to_f16_rounded(-1e300, Rounding::Down), 0xfc00);
+        // The smallest double rounds up to the smallest subnormal half only toward +inf.
+        assert_eq!(f64_to_f16_rounded(5e-324, Rounding::Up), 0x0001);
+        assert_eq!(f64_to_f16_rounded(5e-324, Rounding::NearestEven), 0x0000);
+    }
+
+    #[test]
+    fn bits_of_every_half_round_trip_exactly() {
+        for h in 0..=u16::MAX {
+            assert_eq!(bits_entry(f16_to_f32(h)), u32::from(h), "{h:#06x}");
+        }
+    }
+
+    #[test]
+    fn nextafter_steps_in_half() {
+        assert_eq!(nextafter_entry(1.0, 2.0), 1.0 + 1.0 / 1024.0);
+        assert_eq!(nextafter_entry(1.0, 0.0), 1.0 - 1.0 / 2048.0);
+        assert_eq!(nextafter_entry(0.0, -1.0), -(2f32.powi(-24)));
+        assert_eq!(nextafter_entry(-0.0, 1.0), 2f32.powi(-24));
+        assert_eq!(nextafter_entry(65504.0, f32::INFINITY), f32::INFINITY);
+        assert_eq!(nextafter_entry(-2f32.powi(-24), 1.0), -0.0);
+        assert!(nextafter_entry(f32::NAN, 1.0).is_nan());
+    }
+
+    #[test]
+    fn integers_narrow_exactly() {
+        for mode in MODES {
+            for x in (-70_000i64..70_000).chain([i64::MIN, i64::MAX, 1 << 53, (1 << 53) + 1]) {
+                let want = reference_narrow(x as f64, mode);
+                // Exact in f64 for these, so the reference holds.
+                if x.unsigned_abs() <= 1 << 53 {
+                    assert_eq!(i64_to_f16_rounded(x, mode), want, "{x} {mode:?}");
+                }
+            }
+            assert_eq!(
+                u64_to_f16_rounded(u64::MAX, mode),
+                reference_narrow(1.8e19, mode)
+            );
+            assert_eq!(
+                i64_to_f16_rounded(i64::MIN, mode),
+                reference_narrow(-9.2e18, mode)
+            );
+        }
+        assert_eq!(i64_to_f16_rounded(2049, Rounding::NearestEven), 0x6800); // tie → even
+        assert_eq!(i64_to_f16_rounded(2051, Rounding::NearestEven), 0x6802);
+        assert_eq!(u64_to_f16_rounded(65519, Rounding::NearestEven), 0x7bff);
+        assert_eq!(u64_to_f16_rounded(65520, Rounding::NearestEven), 0x7c00);
     }
 
     #[test]

@@ -72,6 +72,9 @@ pub fn extensions(settings: &Settings) -> Vec<NameVersion> {
     if settings.fp64 {
         v.push(NameVersion::new("cl_khr_fp64", make_version(1, 0, 0)));
     }
+    if settings.fp16 {
+        v.push(NameVersion::new("cl_khr_fp16", make_version(1, 0, 0)));
+    }
     if settings.profile == Profile::Embedded {
         // 64-bit integers are optional in the embedded profile; this device has them.
         v.push(NameVersion::new("cles_khr_int64", make_version(1, 0, 0)));
@@ -406,7 +409,19 @@ impl DeviceConfig {
                     | CL_FP_ROUND_TO_INF
                     | CL_FP_FMA) as cl_device_fp_config
             },
-            half_fp_config: 0,
+            // Halves are computed in f32 (or f64 for fma) and rounded once more in the device's
+            // default direction, which keeps half denormals whatever FERROCL_FTZ says.
+            half_fp_config: if !settings.fp16 {
+                0
+            } else {
+                (CL_FP_DENORM
+                    | CL_FP_INF_NAN
+                    | CL_FP_FMA
+                    | match settings.rounding {
+                        Rounding::NearestEven => CL_FP_ROUND_TO_NEAREST,
+                        Rounding::TowardZero => CL_FP_ROUND_TO_ZERO,
+                    }) as cl_device_fp_config
+            },
             profiling_timer_resolution: 1,
             printf_buffer_size: 1024 * 1024,
             // Global atomics are Cranelift's sequentially consistent instructions, local ones
@@ -440,7 +455,15 @@ impl DeviceConfig {
             il_versions,
             extensions: extensions(settings),
             // char short int long float double half
-            vector_widths: [16, 8, 4, 2, 4, if settings.fp64 { 2 } else { 0 }, 0],
+            vector_widths: [
+                16,
+                8,
+                4,
+                2,
+                4,
+                if settings.fp64 { 2 } else { 0 },
+                if settings.fp16 { 8 } else { 0 },
+            ],
             queue_properties: (CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
                 as cl_command_queue_properties,
             device_version: "OpenCL 3.0 Ferrocl",
@@ -537,6 +560,7 @@ impl DeviceConfig {
             ) || self.settings.fp64)
             && (!ferrocl_frontend::SUB_GROUP_CAPABILITIES.contains(&cap)
                 || self.settings.sub_groups)
+            && (cap != Capability::Float16 || self.settings.fp16)
     }
 
     /// `CL_DEVICE_SPIRV_CAPABILITIES_KHR`: every capability a module may declare here.
@@ -599,6 +623,7 @@ mod tests {
                 "__opencl_c_work_group_collective_functions",
                 "cl_ext_float_atomics",
                 "cl_khr_byte_addressable_store",
+                "cl_khr_fp16",
                 "cl_khr_fp64",
                 "cl_khr_global_int32_base_atomics",
                 "cl_khr_global_int32_extended_atomics",
@@ -634,6 +659,24 @@ mod tests {
         assert_eq!(no_fp64.fp_atomic_capabilities[1], 0);
         assert_eq!(full.fp_atomic_capabilities[0], ALL_FP_ATOMICS);
         assert!(full.allows_capability(ferrocl_frontend::spirv::Capability::Float64));
+        let no_fp16 = DeviceConfig::detect(
+            &Settings::parse(|k| (k == "FERROCL_FP16").then(|| "off".to_owned()), |_| {}),
+            2,
+        );
+        assert!(!no_fp16
+            .opencl_c_extensions()
+            .iter()
+            .any(|e| e.contains("fp16")));
+        assert_eq!(no_fp16.half_fp_config, 0);
+        assert_eq!(no_fp16.vector_widths[6], 0);
+        assert!(!no_fp16.allows_capability(ferrocl_frontend::spirv::Capability::Float16));
+        // Halves in memory stay available.
+        assert!(no_fp16.allows_capability(ferrocl_frontend::spirv::Capability::Float16Buffer));
+        assert!(full.allows_capability(ferrocl_frontend::spirv::Capability::Float16));
+        assert_ne!(
+            full.half_fp_config & CL_FP_ROUND_TO_NEAREST as cl_device_fp_config,
+            0
+        );
     }
 
     #[test]

@@ -518,8 +518,16 @@ fn build_for_device(
         .iter()
         .filter_map(|i| match i.operands.first() {
             Some(ferrocl_frontend::rspirv::dr::Operand::Capability(c)) if !config.allows_capability(*c) => {
+                let setting = if *c == ferrocl_frontend::spirv::Capability::Float16 {
+                    "FERROCL_FP16=off"
+                } else if ferrocl_frontend::SUB_GROUP_CAPABILITIES.contains(c) {
+                    "FERROCL_SUBGROUPS=off"
+                } else {
+                    "FERROCL_FP64=off or FERROCL_ROUNDING=rtz"
+                };
                 Some(format!(
-                    "error: env 3: capability {c:?} is turned off on this device (FERROCL_FP64=off, FERROCL_ROUNDING=rtz or FERROCL_SUBGROUPS=off) [OpCapability {c:?}]\n"
+                    "error: env 3: capability {c:?} is turned off on this device ({}) [OpCapability {c:?}]\n",
+                    setting
                 ))
             }
             _ => None,
@@ -527,6 +535,11 @@ fn build_for_device(
         .collect();
     if !refused.is_empty() {
         return Err(refused);
+    }
+    if !settings.fp16 {
+        if let Some(d) = module.first_half_value() {
+            return Err(format!("{d}\n"));
+        }
     }
     let mut options = parsed.codegen.clone();
     options.denorms_are_zero |= settings.flush_denormals;

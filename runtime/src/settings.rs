@@ -54,9 +54,11 @@ pub const VARIABLES: &[Variable] = &[
     },
     Variable {
         name: "FERROCL_FP16",
-        values: "off",
-        default: "off",
-        effect: "half precision is not implemented; only off is accepted",
+        values: "on, off",
+        default: "on",
+        effect: "cl_khr_fp16, the Float16 SPIR-V capability (half values and arithmetic), \
+                 CL_DEVICE_HALF_FP_CONFIG and the half vector widths together; \
+                 vload_half/vstore_half work either way",
     },
     Variable {
         name: "FERROCL_IMAGES",
@@ -122,6 +124,7 @@ pub struct Settings {
     pub profile: Profile,
     pub fp64: bool,
     pub sub_groups: bool,
+    pub fp16: bool,
     pub dump_dir: Option<PathBuf>,
     pub log: LogLevel,
 }
@@ -171,7 +174,8 @@ impl Settings {
         };
         let mut fp64 = pick("FERROCL_FP64", &on_off, "on") == "on";
         let sub_groups = pick("FERROCL_SUBGROUPS", &on_off, "on") == "on";
-        for name in ["FERROCL_FP16", "FERROCL_IMAGES", "FERROCL_SVM"] {
+        let fp16 = pick("FERROCL_FP16", &on_off, "on") == "on";
+        for name in ["FERROCL_IMAGES", "FERROCL_SVM"] {
             pick(name, &["off"], "off");
         }
         let log = match pick(
@@ -227,6 +231,7 @@ impl Settings {
             profile,
             fp64,
             sub_groups,
+            fp16,
             dump_dir,
             log,
         }
@@ -267,7 +272,9 @@ mod tests {
         assert!(w.is_empty());
         assert_eq!(s.rounding, Rounding::NearestEven);
         assert_eq!(s.profile, Profile::Full);
-        assert!(s.fp64 && s.sub_groups && !s.flush_denormals && !s.pin_threads);
+        assert!(s.fp64 && s.sub_groups && s.fp16 && !s.flush_denormals && !s.pin_threads);
+        let (s, w) = parse(&[("FERROCL_FP16", "off")]);
+        assert!(w.is_empty() && !s.fp16);
         assert_eq!(s.log, LogLevel::Warn);
         assert!(s.threads >= 1);
     }

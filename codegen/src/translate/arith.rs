@@ -150,6 +150,14 @@ impl Translator<'_, '_, '_> {
                 a.zip(&b, &mut |x, y| self.binary(op, x, y))?
             }
         };
+        let v = if matches!(
+            op,
+            FAdd | FSub | FMul | FDiv | FRem | FMod | VectorTimesScalar | Dot
+        ) {
+            self.round_half_result(self.result_type(inst)?, v)?
+        } else {
+            v
+        };
         self.define(inst, v)?;
         Ok(())
     }
@@ -269,33 +277,43 @@ impl Translator<'_, '_, '_> {
                 Val::S(acc)
             }
             IsNan => a.map(&mut |x| Ok(self.b.ins().fcmp(FloatCC::Unordered, x, x)))?,
-            IsInf | IsFinite | IsNormal => a.map(&mut |x| {
-                let t = self.ty_of(x);
-                let abs = self.b.ins().fabs(x);
-                let (inf, min_normal) = if t == types::F32 {
-                    (
-                        self.b.ins().f32const(f32::INFINITY),
-                        self.b.ins().f32const(f32::MIN_POSITIVE),
-                    )
-                } else {
-                    (
-                        self.b.ins().f64const(f64::INFINITY),
-                        self.b.ins().f64const(f64::MIN_POSITIVE),
-                    )
-                };
-                Ok(match op {
-                    IsInf => self.b.ins().fcmp(FloatCC::Equal, abs, inf),
-                    IsFinite => self.b.ins().fcmp(FloatCC::LessThan, abs, inf),
-                    _ => {
-                        let ge = self
-                            .b
-                            .ins()
-                            .fcmp(FloatCC::GreaterThanOrEqual, abs, min_normal);
-                        let lt = self.b.ins().fcmp(FloatCC::LessThan, abs, inf);
-                        self.b.ins().band(ge, lt)
-                    }
-                })
-            })?,
+            IsInf | IsFinite | IsNormal => {
+                let operand_ty = self.m.type_of(self.id_operand(inst, 0)?).unwrap_or(0);
+                let half = self.is_half(operand_ty);
+                a.map(&mut |x| {
+                    let t = self.ty_of(x);
+                    let abs = self.b.ins().fabs(x);
+                    let (inf, min_normal) = if half {
+                        // Half subnormals are normal floats: the threshold is half's 2^-14.
+                        (
+                            self.b.ins().f32const(f32::INFINITY),
+                            self.b.ins().f32const(2f32.powi(-14)),
+                        )
+                    } else if t == types::F32 {
+                        (
+                            self.b.ins().f32const(f32::INFINITY),
+                            self.b.ins().f32const(f32::MIN_POSITIVE),
+                        )
+                    } else {
+                        (
+                            self.b.ins().f64const(f64::INFINITY),
+                            self.b.ins().f64const(f64::MIN_POSITIVE),
+                        )
+                    };
+                    Ok(match op {
+                        IsInf => self.b.ins().fcmp(FloatCC::Equal, abs, inf),
+                        IsFinite => self.b.ins().fcmp(FloatCC::LessThan, abs, inf),
+                        _ => {
+                            let ge =
+                                self.b
+                                    .ins()
+                                    .fcmp(FloatCC::GreaterThanOrEqual, abs, min_normal);
+                            let lt = self.b.ins().fcmp(FloatCC::LessThan, abs, inf);
+                            self.b.ins().band(ge, lt)
+                        }
+                    })
+                })?
+            }
             SignBitSet => a.map(&mut |x| {
                 let t = self.ty_of(x);
                 let it = if t == types::F32 {

@@ -30,6 +30,8 @@ impl Translator<'_, '_, '_> {
             self.define(inst, v)?;
             return Ok(());
         }
+        let src_ty = self.m.type_of(src_id).unwrap_or(0);
+        let (to_half, from_half) = (self.is_half(rt), self.is_half(src_ty));
         let shape = self.shape_of_type(rt)?;
         let mut tys = Vec::new();
         shape.leaf_types(&mut tys);
@@ -42,6 +44,10 @@ impl Translator<'_, '_, '_> {
                 ConvertFToU | ConvertFToS => {
                     let x = self.round_integral(x, mode);
                     self.float_to_int(x, to, op == ConvertFToS)
+                }
+                ConvertSToF | ConvertUToF if to_half => {
+                    let mode = mode.unwrap_or_else(|| self.default_half_rounding());
+                    self.int_to_half(x, op == ConvertSToF, mode)?
                 }
                 ConvertSToF | ConvertUToF if mode.is_some() => {
                     let mode = mode.expect("checked by the guard");
@@ -64,6 +70,17 @@ impl Translator<'_, '_, '_> {
                 SConvert if saturated => self.saturate_int(x, to, true, true),
                 UConvert | ConvertPtrToU | ConvertUToPtr => self.resize_int(x, to, false),
                 SConvert => self.resize_int(x, to, true),
+                // Half → f32 is the value itself; half → f64 widens exactly.
+                FConvert if from_half && to == types::F32 => self.quiet_nan(x),
+                FConvert if from_half => {
+                    let x = self.quiet_nan(x);
+                    self.b.ins().fpromote(to, x)
+                }
+                FConvert if to_half => {
+                    let x = self.ftz(x);
+                    let mode = mode.unwrap_or_else(|| self.default_half_rounding());
+                    self.round_to_half(x, mode)?
+                }
                 FConvert => {
                     let x = self.ftz(x);
                     let from = self.ty_of(x);
@@ -160,7 +177,10 @@ impl Translator<'_, '_, '_> {
         to_shape.leaf_types(&mut to_tys);
         let leaves = v.flat();
         let from_tys: Vec<types::Type> = leaves.iter().map(|&l| self.ty_of(l)).collect();
-        if from_tys.len() == to_tys.len()
+        // Halves are f32 leaves holding 16-bit data: they go through memory's encoding.
+        if !self.is_half(from)
+            && !self.is_half(to)
+            && from_tys.len() == to_tys.len()
             && from_tys
                 .iter()
                 .zip(&to_tys)

@@ -336,6 +336,12 @@ impl Translator<'_, '_, '_> {
             };
             self.b.ins().load(t, frame_flags(), source, result as i32)
         };
-        self.define(inst, Val::S(v))
+        // Half sums are accumulated in f32 and rounded once.
+        let v = if op == Op::GroupFAdd {
+            self.round_half_result(self.result_type(inst)?, Val::S(v))?
+        } else {
+            Val::S(v)
+        };
+        self.define(inst, v)
     }
 }

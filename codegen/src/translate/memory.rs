@@ -64,6 +64,7 @@ impl Translator<'_, '_, '_> {
                         .icmp_imm_s(ir::condcodes::IntCC::NotEqual, byte, 0),
                 )
             }
+            Some(Type::Float { width: 16 }) => Val::S(self.load_half(addr, offset)?),
             _ => {
                 let t = scalar_ir_type(m, ty)?;
                 Val::S(self.b.ins().load(t, flags(), addr, offset))
@@ -90,6 +91,7 @@ impl Translator<'_, '_, '_> {
                     self.store_at(mt, addr, offset + mo as i32, c)?;
                 }
             }
+            Some(Type::Float { width: 16 }) => self.store_half(v.scalar()?, addr, offset)?,
             _ => {
                 self.b.ins().store(flags(), v.scalar()?, addr, offset);
             }
@@ -296,7 +298,11 @@ impl Translator<'_, '_, '_> {
                     Some(Operand::LiteralBit64(v)) => *v,
                     _ => return err(format!("error: OpConstant %{id} has no literal\n")),
                 };
-                Ok(Val::S(if t == types::F32 {
+                let half = matches!(m.ty(ty), Some(Type::Float { width: 16 }));
+                Ok(Val::S(if half {
+                    let v = ferrocl_mathlib::half::f16_to_f32(bits as u16);
+                    self.b.ins().f32const(v)
+                } else if t == types::F32 {
                     self.b.ins().f32const(f32::from_bits(bits as u32))
                 } else if t == types::F64 {
                     self.b.ins().f64const(f64::from_bits(bits))

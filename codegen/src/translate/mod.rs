@@ -11,6 +11,7 @@ mod convert;
 mod function;
 mod generic;
 mod group;
+mod half;
 mod kernel;
 mod memory;
 mod opencl_std;

@@ -3,7 +3,9 @@
 //! Debug-info and other non-semantic sets are ignored.
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{types, InstBuilder, Value};
+use cranelift_codegen::ir::{
+    types, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value,
+};
 use ferrocl_frontend::rspirv::dr::{Instruction, Operand};
 use ferrocl_frontend::spirv::OpenclStd100Op as Cl;
 use ferrocl_frontend::Type;
@@ -32,6 +34,21 @@ impl Translator<'_, '_, '_> {
         if op == Cl::printf {
             return self.printf(inst);
         }
+        if matches!(
+            op,
+            Cl::vload_half
+                | Cl::vload_halfn
+                | Cl::vloada_halfn
+                | Cl::vstore_half
+                | Cl::vstore_half_r
+                | Cl::vstore_halfn
+                | Cl::vstore_halfn_r
+                | Cl::vstorea_halfn
+                | Cl::vstorea_halfn_r
+        ) {
+            return self.half_vector_memory(inst, op);
+        }
+        let half_result = inst.result_type.is_some_and(|t| self.is_half(t));
         // vloadn's last operand is the literal n, which rspirv reads as an id: leave it out.
         let last = if op == Cl::vloadn {
             inst.operands.len().min(4)
@@ -88,6 +105,12 @@ impl Translator<'_, '_, '_> {
             Cl::native_divide | Cl::half_divide => {
                 arg(0)?.zip(arg(1)?, &mut |x, y| Ok(self.b.ins().fdiv(x, y)))?
             }
+            Cl::fma if half_result => {
+                let v = arg(0)?.zip3(arg(1)?, arg(2)?, &mut |a, b, c| self.half_fma(a, b, c))?;
+                // Already rounded once to half: skip the generic rounding below.
+                self.define(inst, v)?;
+                return Ok(());
+            }
             Cl::fma => arg(0)?.zip3(arg(1)?, arg(2)?, &mut |a, b, c| {
                 Ok(self.b.ins().fma(a, b, c))
             })?,
@@ -103,6 +126,13 @@ impl Translator<'_, '_, '_> {
                         return Ok(self.b.ins().fma(a, b, c));
                     }
                     let p = self.b.ins().fmul(a, b);
+                    // The half product is rounded as the source's a*b would be.
+                    let p = if half_result {
+                        let mode = self.default_half_rounding();
+                        self.round_to_half(p, mode)?
+                    } else {
+                        p
+                    };
                     Ok(self.b.ins().fadd(p, c))
                 })?
             }
@@ -207,6 +237,16 @@ impl Translator<'_, '_, '_> {
             | Cl::u_rhadd
             | Cl::s_abs_diff
             | Cl::u_abs_diff => arg(0)?.zip(arg(1)?, &mut |x, y| self.wide_int_op(op, x, y))?,
+            // On halves the bits are the 16-bit encodings, not the f32 that holds the value.
+            Cl::bitselect if half_result => arg(0)?.zip3(arg(1)?, arg(2)?, &mut |a, b, c| {
+                let (ia, ib, ic) = (
+                    self.half_encoding(a)?,
+                    self.half_encoding(b)?,
+                    self.half_encoding(c)?,
+                );
+                let r = self.b.ins().bitselect(ic, ib, ia);
+                self.half_from_bits(r)
+            })?,
             Cl::bitselect => arg(0)?.zip3(arg(1)?, arg(2)?, &mut |a, b, c| {
                 let (ia, ib, ic) = (self.int_bits(a), self.int_bits(b), self.int_bits(c));
                 let r = self.b.ins().bitselect(ic, ib, ia);
@@ -289,9 +329,13 @@ impl Translator<'_, '_, '_> {
             | Cl::pown
             | Cl::rootn
             | Cl::nan => self.shaped_math_call(inst, op, &args)?,
-            _ => self.mathlib_call(op, &args)?,
+            _ => self.mathlib_call(op, &args, half_result)?,
         };
         let v = if arithmetic { self.ftz_val(&v)? } else { v };
+        let v = match inst.result_type {
+            Some(t) if arithmetic => self.round_half_result(t, v)?,
+            _ => v,
+        };
         self.define(inst, v)?;
         Ok(())
     }
@@ -356,7 +400,27 @@ impl Translator<'_, '_, '_> {
             Cl::remquo => Some((2, 4)),
             _ => None,
         };
+        let half = self.is_half(rt);
+        // Half float out-parameters (modf's, fract's, sincos's): the f32 function writes to a
+        // stack slot, converted to half afterwards.
+        let half_out = half && matches!(op, Cl::modf | Cl::fract | Cl::sincos);
+        let half_out_target = match out {
+            Some((arg, _)) if half_out => Some(
+                args.get(arg)
+                    .ok_or_else(|| BuildError::new("error: missing out-parameter\n"))?
+                    .scalar()?,
+            ),
+            _ => None,
+        };
         let out = match out {
+            Some(_) if half_out => {
+                let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                    StackSlotKind::ExplicitSlot,
+                    64,
+                    2,
+                ));
+                Some((self.b.ins().stack_addr(types::I64, slot, 0), 4))
+            }
             Some((arg, operand)) => Some((
                 args.get(arg)
                     .ok_or_else(|| BuildError::new("error: missing out-parameter\n"))?
@@ -392,6 +456,12 @@ impl Translator<'_, '_, '_> {
                 }
                 Cl::nan => {
                     let code = self.resize_int(inputs[0][i], int_of_float, false);
+                    // A half NaN's payload is the f32 payload's top 10 bits.
+                    let code = if half {
+                        self.b.ins().ishl_imm_s(code, 13)
+                    } else {
+                        code
+                    };
                     call_args.push(code);
                 }
                 _ => call_args.extend(inputs.iter().map(|v| v[i])),
@@ -401,7 +471,24 @@ impl Translator<'_, '_, '_> {
                 call_args.push(addr);
             }
             let call = self.b.ins().call(f, &call_args);
-            results.push(Val::S(self.b.inst_results(call)[0]));
+            let mut r = self.b.inst_results(call)[0];
+            if let (Some(target), Some((slot, _))) = (half_out_target, out) {
+                let mode = self.default_half_rounding();
+                let v = self
+                    .b
+                    .ins()
+                    .load(types::F32, MemFlagsData::new(), slot, 4 * i as i32);
+                let v = self.round_to_half(v, mode)?;
+                self.store_half(v, target, 2 * i as i32)?;
+                r = self.round_to_half(r, mode)?;
+                if op == Cl::fract {
+                    // fract < 1: the largest half below 1, not f32's (which rounds to 1).
+                    let below_one = self.b.ins().f32const(1.0 - 1.0 / 2048.0);
+                    let over = self.b.ins().fcmp(FloatCC::GreaterThan, r, below_one);
+                    r = self.b.ins().select(over, below_one, r);
+                }
+            }
+            results.push(Val::S(r));
         }
         Ok(if results.len() == 1 {
             results.pop().expect("one result")
@@ -411,7 +498,7 @@ impl Translator<'_, '_, '_> {
     }
 
     /// Functions implemented in ferrocl-mathlib, called per component.
-    fn mathlib_call(&mut self, op: Cl, args: &[Val]) -> Result<Val, BuildError> {
+    fn mathlib_call(&mut self, op: Cl, args: &[Val], half_result: bool) -> Result<Val, BuildError> {
         let name = format!("{op:?}");
         let base = name
             .strip_prefix("native_")
@@ -432,6 +519,14 @@ impl Translator<'_, '_, '_> {
                 "error: OpenCL.std {name} expects {arity} operands, found {}\n",
                 args.len()
             ));
+        }
+        if base == "nextafter" && half_result {
+            // Steps in the half format, not through f32.
+            return args[0].zip(&args[1], &mut |x, y| {
+                let f = self.func_ref("ferrocl_nextafter_f16", &[types::F32; 2], &[types::F32])?;
+                let c = self.b.ins().call(f, &[x, y]);
+                Ok(self.b.inst_results(c)[0])
+            });
         }
         let call = |t: &mut Self, xs: &[Value]| -> Result<Value, BuildError> {
             let ty = t.ty_of(xs[0]);

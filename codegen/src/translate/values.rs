@@ -134,7 +134,8 @@ pub(crate) fn scalar_ir_type(m: &Module, ty: u32) -> Result<IrType, BuildError> 
         Some(Type::Int { width: 16 }) => types::I16,
         Some(Type::Int { width: 32 }) => types::I32,
         Some(Type::Int { width: 64 }) => types::I64,
-        Some(Type::Float { width: 32 }) => types::F32,
+        // A half is kept as the f32 with its value (half.rs).
+        Some(Type::Float { width: 16 | 32 }) => types::F32,
         Some(Type::Float { width: 64 }) => types::F64,
         Some(
             Type::Pointer { .. }
