@@ -191,7 +191,11 @@ pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
                         }
                     }
                 }
-                for operand in &inst.operands {
+                let literal_n = literal_n_operand(m, inst);
+                for (k, operand) in inst.operands.iter().enumerate() {
+                    if Some(k) == literal_n {
+                        continue;
+                    }
                     if let Operand::IdRef(id)
                     | Operand::IdScope(id)
                     | Operand::IdMemorySemantics(id) = operand
@@ -279,6 +283,28 @@ pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
         }
     }
     problems
+}
+
+/// Operand index of the literal `n` of OpenCL.std vloadn, vload_halfn and vloada_halfn, which
+/// rspirv reads as an id (the extended-instruction grammar is not applied to operands).
+fn literal_n_operand(m: &Module, inst: &Instruction) -> Option<usize> {
+    use spirv::OpenclStd100Op as Cl;
+    if inst.class.opcode != Op::ExtInst {
+        return None;
+    }
+    let (Some(Operand::IdRef(set)), Some(Operand::LiteralExtInstInteger(number))) =
+        (inst.operands.first(), inst.operands.get(1))
+    else {
+        return None;
+    };
+    if m.ext_import(*set) != Some("OpenCL.std") {
+        return None;
+    }
+    matches!(
+        Cl::from_u32(*number),
+        Some(Cl::vloadn | Cl::vload_halfn | Cl::vloada_halfn)
+    )
+    .then_some(4)
 }
 
 fn ids(inst: &Instruction, range: std::ops::Range<usize>) -> Vec<u32> {

@@ -9,6 +9,7 @@ mod builtins;
 mod composite;
 mod convert;
 mod function;
+mod geometric;
 mod group;
 mod kernel;
 mod memory;
