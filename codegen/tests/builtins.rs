@@ -115,7 +115,11 @@ fn int_inputs(n: usize, bits: u32, signed: bool, rng: &mut Rng) -> Vec<i128> {
     while v.len() < n {
         let r = i128::from(rng.next()) | (i128::from(rng.next()) << 64);
         // Half the values small, so sums and products do not always saturate.
-        let r = if rng.next().is_multiple_of(2) { r % 100 } else { r };
+        let r = if rng.next().is_multiple_of(2) {
+            r % 100
+        } else {
+            r
+        };
         v.push(wrap(r, bits, signed));
     }
     v.truncate(n);
@@ -432,9 +436,17 @@ fn geometric_inputs(double: bool, items: usize, rng: &mut Rng) -> Vec<[f64; 4]> 
         for x in &mut c {
             let mant = (rng.next() >> 11) as f64 / (1u64 << 53) as f64 + 0.5;
             let e = ((rng.next() % 1000) as f64 / 1000.0 - 0.5) * span;
-            let sign = if rng.next().is_multiple_of(2) { 1.0 } else { -1.0 };
+            let sign = if rng.next().is_multiple_of(2) {
+                1.0
+            } else {
+                -1.0
+            };
             // Mostly similar exponents within a vector (the common case), sometimes wild.
-            let e = if rng.next().is_multiple_of(4) { e } else { e / 8.0 };
+            let e = if rng.next().is_multiple_of(4) {
+                e
+            } else {
+                e / 8.0
+            };
             *x = sign * mant * e.exp2();
         }
         v.push(c);
