@@ -31,6 +31,10 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     Capability::GenericPointer,
     // Work-group collectives (scope Workgroup); sub-group scope is refused by codegen.
     Capability::Groups,
+    // SPV_KHR_bit_instructions: OpBitFieldInsert/SExtract/UExtract and OpBitReverse.
+    Capability::BitInstructions,
+    // SPV_KHR_expect_assume: OpExpectKHR and OpAssumeTrueKHR (hints).
+    Capability::ExpectAssumeKHR,
 ];
 
 /// Capabilities a module may declare only from a given SPIR-V version on (env 3.2–3.7). Those
@@ -55,6 +59,8 @@ pub const SUPPORTED_EXT_INST_SETS: &[&str] = &[
 
 /// SPIR-V extensions a module may declare (decoration-only extensions codegen can ignore).
 pub const SUPPORTED_EXTENSIONS: &[&str] = &[
+    "SPV_KHR_bit_instructions",
+    "SPV_KHR_expect_assume",
     "SPV_KHR_linkonce_odr",
     "SPV_KHR_no_integer_wrap_decoration",
     "SPV_KHR_non_semantic_info",

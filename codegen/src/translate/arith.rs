@@ -73,6 +73,53 @@ impl Translator<'_, '_, '_> {
         Ok(self.b.inst_results(call)[0])
     }
 
+    /// One component of OpBitFieldInsert / OpBitFieldSExtract / OpBitFieldUExtract. Shifts by
+    /// the full width are avoided: Cranelift takes shift amounts modulo the width.
+    fn bit_field(
+        &mut self,
+        op: Op,
+        base: Value,
+        insert: Option<Value>,
+        offset: Value,
+        count: Value,
+    ) -> Result<Value, BuildError> {
+        let t = self.ty_of(base);
+        let width = i64::from(t.bits());
+        let offset = self.resize_int(offset, t, false);
+        let count = self.resize_int(count, t, false);
+        let zero = self.b.ins().iconst(t, 0);
+        let ones = self.b.ins().iconst(t, -1);
+        let no_bits = self.b.ins().icmp_imm_s(IntCC::Equal, count, 0);
+        let w = self.b.ins().iconst(t, width);
+        let spare = self.b.ins().isub(w, count);
+        // count low ones (garbage when count is 0; selected away below).
+        let low = self.b.ins().ushr(ones, spare);
+        Ok(match op {
+            Op::BitFieldInsert => {
+                let mask = self.b.ins().ishl(low, offset);
+                let mask = self.b.ins().select(no_bits, zero, mask);
+                let shifted = self
+                    .b
+                    .ins()
+                    .ishl(insert.expect("BitFieldInsert has an Insert"), offset);
+                let kept = self.b.ins().band_not(base, mask);
+                let placed = self.b.ins().band(shifted, mask);
+                self.b.ins().bor(kept, placed)
+            }
+            Op::BitFieldUExtract => {
+                let down = self.b.ins().ushr(base, offset);
+                let field = self.b.ins().band(down, low);
+                self.b.ins().select(no_bits, zero, field)
+            }
+            _ => {
+                let above = self.b.ins().isub(spare, offset);
+                let up = self.b.ins().ishl(base, above);
+                let field = self.b.ins().sshr(up, spare);
+                self.b.ins().select(no_bits, zero, field)
+            }
+        })
+    }
+
     pub(crate) fn arith(&mut self, inst: &Instruction) -> Result<(), BuildError> {
         use Op::*;
         let op = inst.class.opcode;
@@ -93,6 +140,25 @@ impl Translator<'_, '_, '_> {
                 })?
             }
             BitReverse => a.map(&mut |x| Ok(self.b.ins().bitrev(x)))?,
+            BitFieldInsert | BitFieldSExtract | BitFieldUExtract => {
+                // Offset and Count are integer scalars of any width (SPV_KHR_bit_instructions);
+                // the results are undefined when Offset + Count exceeds the width.
+                let last = if op == BitFieldInsert { 3 } else { 2 };
+                let offset = self.scalar_operand(inst, last - 1)?;
+                let count = self.scalar_operand(inst, last)?;
+                let insert = if op == BitFieldInsert {
+                    Some(self.operand(inst, 1)?)
+                } else {
+                    None
+                };
+                let apply = |t: &mut Self, base: Value, ins: Option<Value>| {
+                    t.bit_field(op, base, ins, offset, count)
+                };
+                match insert {
+                    Some(ins) => a.zip(&ins, &mut |x, y| apply(self, x, Some(y)))?,
+                    None => a.map(&mut |x| apply(self, x, None))?,
+                }
+            }
             Dot => {
                 let b = self.operand(inst, 1)?;
                 let (a, b) = (self.ftz_val(&a)?, self.ftz_val(&b)?);

@@ -571,7 +571,14 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             | FDiv | UMod | SRem | SMod | FRem | FMod | ShiftRightLogical
             | ShiftRightArithmetic | ShiftLeftLogical | BitwiseOr | BitwiseXor | BitwiseAnd
             | VectorTimesScalar | Dot | BitCount | BitReverse | IAddCarry | ISubBorrow
-            | UMulExtended | SMulExtended => self.arith(inst)?,
+            | UMulExtended | SMulExtended | BitFieldInsert | BitFieldSExtract
+            | BitFieldUExtract => self.arith(inst)?,
+            // SPV_KHR_expect_assume: the expected value is the value; assumptions are hints.
+            ExpectKHR => {
+                let v = self.operand(inst, 0)?;
+                self.define(inst, v)?;
+            }
+            AssumeTrueKHR => {}
             IEqual
             | INotEqual
             | UGreaterThan

@@ -107,7 +107,8 @@ pub fn spirv_from_asm(name: &str, version: &str, val_env: Option<&str>) -> Vec<u
         unique()
     ));
     run(Command::new("spirv-as")
-        .arg(format!("--target-env=spv{version}"))
+        .arg("--target-env")
+        .arg(format!("spv{version}"))
         .arg(&src)
         .arg("-o")
         .arg(&spv));

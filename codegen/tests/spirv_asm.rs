@@ -1,0 +1,320 @@
+//! Instructions clang rarely or never emits, from hand-written SPIR-V assembly
+//! (`tests/spvasm/*.spvasm`, assembled with spirv-as and checked with
+//! `spirv-val --target-env opencl2.1`), run and checked against host references.
+
+mod common;
+
+use common::*;
+
+fn u32s(v: &[u32]) -> Vec<u8> {
+    bytes_of(v)
+}
+
+fn get_u32(b: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().expect("4 bytes"))
+}
+
+fn get_u64(b: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().expect("8 bytes"))
+}
+
+/// Edge patterns followed by random values.
+fn inputs32(n: usize, seed: u64) -> Vec<u32> {
+    let mut v = vec![
+        0,
+        1,
+        u32::MAX,
+        0x8000_0000,
+        0x7fff_ffff,
+        2,
+        0xffff,
+        0x1_0000,
+    ];
+    let mut rng = Rng(seed);
+    while v.len() < n {
+        v.push(rng.next() as u32);
+    }
+    v
+}
+
+fn inputs64(n: usize, seed: u64) -> Vec<u64> {
+    let mut v = vec![
+        0,
+        1,
+        u64::MAX,
+        1 << 63,
+        (1 << 63) - 1,
+        2,
+        0xffff_ffff,
+        1 << 32,
+    ];
+    let mut rng = Rng(seed);
+    while v.len() < n {
+        v.push(rng.next());
+    }
+    v
+}
+
+#[test]
+fn extended_multiply_carry_borrow_and_bit_count() {
+    let p = build_spirv(&spirv_from_asm(
+        "int_extended.spvasm",
+        "1.0",
+        Some("opencl2.1"),
+    ));
+    let n = 64;
+    let xs = inputs32(n, 1);
+    let mut ys = inputs32(n, 2);
+    ys.rotate_left(3);
+    let ls = inputs64(n, 3);
+    let mut ms = inputs64(n, 4);
+    ms.rotate_left(5);
+    let (mut a, mut b) = (u32s(&xs), u32s(&ys));
+    let (mut la, mut lb) = (bytes_of(&ls), bytes_of(&ms));
+    let mut out = vec![0u8; n * 16 * 4];
+    let mut wide = vec![0u8; n * 10 * 8];
+    launch(
+        &p,
+        "int_extended",
+        &mut [
+            Arg::Buf(&mut a),
+            Arg::Buf(&mut b),
+            Arg::Buf(&mut out),
+            Arg::Buf(&mut la),
+            Arg::Buf(&mut lb),
+            Arg::Buf(&mut wide),
+        ],
+        n as u64,
+        8,
+    );
+    for i in 0..n {
+        let (x, y) = (xs[i], ys[i]);
+        let um = u64::from(x) * u64::from(y);
+        let sm = i64::from(x as i32) * i64::from(y as i32);
+        let (sum, carry) = x.overflowing_add(y);
+        let (diff, borrow) = x.overflowing_sub(y);
+        let want = [
+            um as u32,
+            (um >> 32) as u32,
+            sm as u32,
+            (sm >> 32) as u32,
+            sum,
+            u32::from(carry),
+            diff,
+            u32::from(borrow),
+            x.count_ones(),
+        ];
+        let got: Vec<u32> = (0..9).map(|k| get_u32(&out, 16 * i + k)).collect();
+        assert_eq!(got, want, "uint x={x:#x} y={y:#x}");
+        let (x, y) = (ls[i], ms[i]);
+        let um = u128::from(x) * u128::from(y);
+        let sm = i128::from(x as i64) * i128::from(y as i64);
+        let (sum, carry) = x.overflowing_add(y);
+        let (diff, borrow) = x.overflowing_sub(y);
+        let want = [
+            um as u64,
+            (um >> 64) as u64,
+            sm as u64,
+            (sm >> 64) as u64,
+            sum,
+            u64::from(carry),
+            diff,
+            u64::from(borrow),
+            u64::from(x.count_ones()),
+        ];
+        let got: Vec<u64> = (0..9).map(|k| get_u64(&wide, 10 * i + k)).collect();
+        assert_eq!(got, want, "ulong x={x:#x} y={y:#x}");
+    }
+}
+
+/// Bit-field reference: bits [offset, offset + count) of `base` replaced by the low `count`
+/// bits of `insert`; extraction sign- or zero-extends those bits of `base`.
+fn field_insert(base: u64, insert: u64, offset: u32, count: u32, bits: u32) -> u64 {
+    let all = if bits == 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    };
+    let mask = if count == 0 {
+        0
+    } else {
+        (u64::MAX >> (64 - count)) << offset
+    };
+    ((base & !mask) | ((insert << offset) & mask)) & all
+}
+
+fn field_extract(base: u64, offset: u32, count: u32, bits: u32, signed: bool) -> u64 {
+    let all = if bits == 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    };
+    if count == 0 {
+        return 0;
+    }
+    let field = (base >> offset) & (u64::MAX >> (64 - count));
+    if signed && count < 64 && (field >> (count - 1)) & 1 == 1 {
+        (field | (u64::MAX << count)) & all
+    } else {
+        field
+    }
+}
+
+#[test]
+fn bit_instructions_extension() {
+    let p = build_spirv(&spirv_from_asm(
+        "bit_instructions.spvasm",
+        "1.0",
+        Some("opencl2.1"),
+    ));
+    let n = 96;
+    let mut rng = Rng(11);
+    let xs = inputs32(n, 5);
+    let ys = inputs32(n, 6);
+    let ls = inputs64(n, 7);
+    let ms = inputs64(n, 8);
+    // Offset + count within the width (beyond it the result is undefined); count 0 and the
+    // full width included.
+    let mut field = |bits: u32| -> (Vec<u32>, Vec<u32>) {
+        (0..n)
+            .map(|i| match i % 8 {
+                0 => (0, 0),
+                1 => (0, bits),
+                2 => (bits - 1, 1),
+                3 => (5, 0),
+                _ => {
+                    let off = (rng.next() % u64::from(bits)) as u32;
+                    let cnt = (rng.next() % u64::from(bits - off + 1)) as u32;
+                    (off, cnt)
+                }
+            })
+            .unzip()
+    };
+    let (offs, cnts) = field(32);
+    let (loffs, lcnts) = field(64);
+    let (mut a, mut b, mut o, mut c) = (u32s(&xs), u32s(&ys), u32s(&offs), u32s(&cnts));
+    let (mut la, mut lb, mut lo, mut lc) =
+        (bytes_of(&ls), bytes_of(&ms), u32s(&loffs), u32s(&lcnts));
+    let mut out = vec![0u8; n * 4 * 4];
+    let mut wide = vec![0u8; n * 4 * 8];
+    launch(
+        &p,
+        "bit_instructions",
+        &mut [
+            Arg::Buf(&mut a),
+            Arg::Buf(&mut b),
+            Arg::Buf(&mut o),
+            Arg::Buf(&mut c),
+            Arg::Buf(&mut out),
+            Arg::Buf(&mut la),
+            Arg::Buf(&mut lb),
+            Arg::Buf(&mut lo),
+            Arg::Buf(&mut lc),
+            Arg::Buf(&mut wide),
+        ],
+        n as u64,
+        16,
+    );
+    for i in 0..n {
+        let (x, y, off, cnt) = (xs[i], ys[i], offs[i], cnts[i]);
+        let want = [
+            x.reverse_bits(),
+            field_insert(x.into(), y.into(), off, cnt, 32) as u32,
+            field_extract(x.into(), off, cnt, 32, true) as u32,
+            field_extract(x.into(), off, cnt, 32, false) as u32,
+        ];
+        let got: Vec<u32> = (0..4).map(|k| get_u32(&out, 4 * i + k)).collect();
+        assert_eq!(got, want, "uint x={x:#x} y={y:#x} offset {off} count {cnt}");
+        let (x, y, off, cnt) = (ls[i], ms[i], loffs[i], lcnts[i]);
+        let want = [
+            x.reverse_bits(),
+            field_insert(x, y, off, cnt, 64),
+            field_extract(x, off, cnt, 64, true),
+            field_extract(x, off, cnt, 64, false),
+        ];
+        let got: Vec<u64> = (0..4).map(|k| get_u64(&wide, 4 * i + k)).collect();
+        assert_eq!(
+            got, want,
+            "ulong x={x:#x} y={y:#x} offset {off} count {cnt}"
+        );
+    }
+}
+
+/// The kernel's result for `x` and whether the loop left through its early exit.
+fn control_flow_reference(x: u32) -> (u32, bool) {
+    let mut acc = 0u32;
+    for k in 0..(x & 15) {
+        let sel = x.wrapping_add(k.wrapping_mul(13)) % 64;
+        let v = match sel {
+            5 => 6 * 6 + 3,
+            0..=39 => sel * sel + 3,
+            _ => 1000 + sel,
+        };
+        acc = acc.wrapping_mul(31).wrapping_add(v);
+        if acc & 255 == 42 {
+            return (acc ^ 0xdead, true);
+        }
+    }
+    (acc, false)
+}
+
+#[test]
+fn unstructured_control_flow_and_large_switch() {
+    let p = build_spirv(&spirv_from_asm(
+        "control_flow.spvasm",
+        "1.0",
+        Some("opencl2.1"),
+    ));
+    let n = 4096u32;
+    // Scrambled consecutive values visit every case and every loop count.
+    let xs: Vec<u32> = (0..n).map(|i| i.wrapping_mul(0x9E37_79B1) >> 7).collect();
+    let (mut a, mut out) = (u32s(&xs), vec![0u8; n as usize * 4]);
+    launch(
+        &p,
+        "control_flow",
+        &mut [Arg::Buf(&mut a), Arg::Buf(&mut out)],
+        u64::from(n),
+        64,
+    );
+    let mut early = 0;
+    for (i, &x) in xs.iter().enumerate() {
+        let (want, exited) = control_flow_reference(x);
+        assert_eq!(get_u32(&out, i), want, "x = {x}");
+        early += usize::from(exited);
+    }
+    // Both loop exits must have been exercised.
+    assert!(early > 0 && early < xs.len(), "early exits: {early}");
+}
+
+#[test]
+fn null_constants_undef_lifetimes_copies_and_hints() {
+    let p = build_spirv(&spirv_from_asm(
+        "memory_and_hints.spvasm",
+        "1.0",
+        Some("opencl2.1"),
+    ));
+    let n = 32;
+    let xs = inputs32(n, 21);
+    let src = inputs32(n * 4, 22);
+    let (mut a, mut s) = (u32s(&xs), u32s(&src));
+    let mut out = vec![0xffu8; n * 8 * 4];
+    let mut copy = vec![0u8; n * 4 * 4];
+    launch(
+        &p,
+        "memory_and_hints",
+        &mut [
+            Arg::Buf(&mut a),
+            Arg::Buf(&mut out),
+            Arg::Buf(&mut s),
+            Arg::Buf(&mut copy),
+        ],
+        n as u64,
+        8,
+    );
+    for (i, &x) in xs.iter().enumerate() {
+        let got: Vec<u32> = (0..6).map(|k| get_u32(&out, 8 * i + k)).collect();
+        assert_eq!(got, [x, 0, 0, x, x.wrapping_add(1), 0], "x = {x:#x}");
+    }
+    let copied: Vec<u32> = (0..n * 4).map(|k| get_u32(&copy, k)).collect();
+    assert_eq!(copied, src, "OpCopyMemorySized");
+}
