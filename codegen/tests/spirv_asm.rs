@@ -318,3 +318,127 @@ fn null_constants_undef_lifetimes_copies_and_hints() {
     let copied: Vec<u32> = (0..n * 4).map(|k| get_u32(&copy, k)).collect();
     assert_eq!(copied, src, "OpCopyMemorySized");
 }
+
+/// Exact dot product of the four bytes of `a` and `b` (lowest byte first), each read signed or
+/// unsigned.
+fn dot4(a: u32, b: u32, signed_a: bool, signed_b: bool) -> i128 {
+    (0..4)
+        .map(|k| {
+            let (x, y) = ((a >> (8 * k)) as u8, (b >> (8 * k)) as u8);
+            let x = if signed_a {
+                i128::from(x as i8)
+            } else {
+                i128::from(x)
+            };
+            let y = if signed_b {
+                i128::from(y as i8)
+            } else {
+                i128::from(y)
+            };
+            x * y
+        })
+        .sum()
+}
+
+fn saturate(v: i128, bits: u32, signed: bool) -> i128 {
+    if signed {
+        v.clamp(-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
+    } else {
+        v.clamp(0, (1 << bits) - 1)
+    }
+}
+
+/// `v` as the unsigned bit pattern of a `bits`-bit integer.
+fn low_bits(v: i128, bits: u32) -> u64 {
+    (v as u128 & ((1u128 << bits) - 1)) as u64
+}
+
+#[test]
+fn integer_dot_product_extension() {
+    let p = build_spirv(&spirv_from_asm(
+        "integer_dot.spvasm",
+        "1.0",
+        Some("opencl2.1"),
+    ));
+    let n = 256;
+    let mut xs = inputs32(n, 31);
+    let mut ys = inputs32(n, 32);
+    // Extreme bytes saturate the narrow accumulating forms.
+    xs.extend([0x8080_8080, 0x7f7f_7f7f, 0xffff_ffff, 0x8080_8080]);
+    ys.extend([0x8080_8080, 0x7f7f_7f7f, 0xffff_ffff, 0x7f7f_7f7f]);
+    let n = xs.len();
+    let accs: Vec<u32> = inputs32(n, 33)
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| match i % 4 {
+            0 => r,
+            1 => r % 1000,
+            2 => (r % 1000).wrapping_neg(),
+            _ => 0x7fff_0000 + r % 0x2_0000,
+        })
+        .collect();
+    let (mut a, mut b, mut c) = (u32s(&xs), u32s(&ys), u32s(&accs));
+    let mut out = vec![0u8; n * 32 * 8];
+    launch(
+        &p,
+        "integer_dot",
+        &mut [
+            Arg::Buf(&mut a),
+            Arg::Buf(&mut b),
+            Arg::Buf(&mut c),
+            Arg::Buf(&mut out),
+        ],
+        n as u64,
+        16,
+    );
+    for i in 0..n {
+        let (x, y, acc) = (xs[i], ys[i], accs[i]);
+        let (ss, uu, su) = (
+            dot4(x, y, true, true),
+            dot4(x, y, false, false),
+            dot4(x, y, true, false),
+        );
+        let acc_s = i128::from(acc as i32);
+        let acc_u = i128::from(acc);
+        let acc16_s = i128::from(acc as u16 as i16);
+        let acc16_u = i128::from(acc as u16);
+        let want: [(u64, &str); 17] = [
+            (low_bits(ss, 32), "SDot"),
+            (low_bits(uu, 32), "UDot"),
+            (low_bits(su, 32), "SUDot"),
+            (low_bits(ss, 32), "SDot packed"),
+            (low_bits(uu, 32), "UDot packed"),
+            (low_bits(su, 32), "SUDot packed"),
+            (low_bits(saturate(ss + acc_s, 32, true), 32), "SDotAccSat"),
+            (low_bits(saturate(uu + acc_u, 32, false), 32), "UDotAccSat"),
+            (low_bits(saturate(su + acc_s, 32, true), 32), "SUDotAccSat"),
+            (
+                low_bits(saturate(ss + acc_s, 32, true), 32),
+                "SDotAccSat packed",
+            ),
+            (
+                low_bits(saturate(uu + acc_u, 32, false), 32),
+                "UDotAccSat packed",
+            ),
+            (
+                low_bits(saturate(su + acc_s, 32, true), 32),
+                "SUDotAccSat packed",
+            ),
+            (low_bits(ss, 16), "SDot short"),
+            (
+                low_bits(saturate(ss + acc16_s, 16, true), 16),
+                "SDotAccSat short",
+            ),
+            (
+                low_bits(saturate(uu + acc16_u, 16, false), 16),
+                "UDotAccSat short packed",
+            ),
+            (low_bits(ss + acc_s, 64), "SDotAccSat long"),
+            (low_bits(uu + acc_u, 64), "UDotAccSat long packed"),
+        ];
+        for (k, (w, what)) in want.iter().enumerate() {
+            let got = get_u64(&out, 32 * i + k);
+            assert_eq!(got, *w, "{what}: a={x:#010x} b={y:#010x} acc={acc:#x}");
+        }
+    }
+}

@@ -579,6 +579,9 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 self.define(inst, v)?;
             }
             AssumeTrueKHR => {}
+            SDot | UDot | SUDot | SDotAccSat | UDotAccSat | SUDotAccSat => {
+                self.integer_dot(inst)?
+            }
             IEqual
             | INotEqual
             | UGreaterThan
