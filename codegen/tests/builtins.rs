@@ -767,3 +767,91 @@ fn smoothstep_scalar_and_broadcast_edges() {
         }
     }
 }
+
+fn dot4(a: u32, b: u32, signed_a: bool, signed_b: bool) -> i64 {
+    (0..4)
+        .map(|k| {
+            let (x, y) = ((a >> (8 * k)) as u8, (b >> (8 * k)) as u8);
+            let x = if signed_a {
+                i64::from(x as i8)
+            } else {
+                i64::from(x)
+            };
+            let y = if signed_b {
+                i64::from(y as i8)
+            } else {
+                i64::from(y)
+            };
+            x * y
+        })
+        .sum()
+}
+
+#[test]
+fn integer_dot_product_from_opencl_c() {
+    let lang = [
+        "-cl-std=CL3.0",
+        "-Xclang",
+        "-cl-ext=-all,+cl_khr_integer_dot_product,+__opencl_c_integer_dot_product_input_4x8bit,+__opencl_c_integer_dot_product_input_4x8bit_packed,+__opencl_c_int64",
+    ];
+    for recipe in RECIPES {
+        let p = build_spirv(&spirv_from_c("integer_dot.cl", recipe, &lang));
+        let n = 128usize;
+        let mut rng = Rng(0xD07);
+        let mut xs: Vec<u32> = (0..n).map(|_| rng.next() as u32).collect();
+        let mut ys: Vec<u32> = (0..n).map(|_| rng.next() as u32).collect();
+        let accs: Vec<u32> = (0..n)
+            .map(|i| match i % 3 {
+                0 => rng.next() as u32,
+                1 => 0x7fff_ff00 + (rng.next() % 0x200) as u32,
+                _ => (rng.next() % 1000) as u32,
+            })
+            .collect();
+        xs[..4].copy_from_slice(&[0x8080_8080, 0x7f7f_7f7f, 0xffff_ffff, 0]);
+        ys[..4].copy_from_slice(&[0x8080_8080, 0x7f7f_7f7f, 0xffff_ffff, 0x1234_5678]);
+        let (mut a, mut b, mut c) = (bytes_of(&xs), bytes_of(&ys), bytes_of(&accs));
+        let mut out = vec![0u8; n * 16 * 4];
+        launch(
+            &p,
+            "integer_dot",
+            &mut [
+                Arg::Buf(&mut a),
+                Arg::Buf(&mut b),
+                Arg::Buf(&mut c),
+                Arg::Buf(&mut out),
+            ],
+            n as u64,
+            16,
+        );
+        for i in 0..n {
+            let (x, y, acc) = (xs[i], ys[i], accs[i]);
+            let sat_s = |v: i64| v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32 as u32;
+            let sat_u = |v: i64| v.clamp(0, i64::from(u32::MAX)) as u32;
+            let acc_s = i64::from(acc as i32);
+            let (uu, ss, us, su) = (
+                dot4(x, y, false, false),
+                dot4(x, y, true, true),
+                dot4(x, y, false, true),
+                dot4(x, y, true, false),
+            );
+            let want = [
+                uu as u32,
+                ss as u32,
+                us as u32,
+                su as u32,
+                sat_u(uu + i64::from(acc)),
+                sat_s(ss + acc_s),
+                sat_s(us + acc_s),
+                sat_s(su + acc_s),
+            ];
+            for k in 0..16 {
+                let got = u32::from_le_bytes(out[(16 * i + k) * 4..][..4].try_into().unwrap());
+                assert_eq!(
+                    got,
+                    want[k % 8],
+                    "{recipe:?} result {k}: a={x:#010x} b={y:#010x} acc={acc:#x}"
+                );
+            }
+        }
+    }
+}

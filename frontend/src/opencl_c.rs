@@ -171,6 +171,9 @@ pub fn compile_opencl_c(
     run(
         Command::new(LLVM_SPIRV)
             .arg("--spirv-max-version=1.0")
+            // cl_khr_integer_dot_product's vector dot products become OpSDot & co. (the
+            // packed ones stay calls, which codegen computes).
+            .arg("--spirv-ext=+SPV_KHR_integer_dot_product")
             // Source type names and qualifiers for clGetKernelArgInfo, as OpStrings.
             .arg("--preserve-ocl-kernel-arg-type-metadata-through-string")
             .arg(&opt_bc)

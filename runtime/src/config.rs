@@ -68,6 +68,11 @@ pub fn extensions(settings: &Settings) -> Vec<NameVersion> {
         "cl_khr_spirv_queries",
         make_version(1, 0, 0),
     ));
+    // 8-bit dot products (vector and packed): SPV_KHR_integer_dot_product in the frontend.
+    v.push(NameVersion::new(
+        "cl_khr_integer_dot_product",
+        make_version(2, 0, 0),
+    ));
     v
 }
 
@@ -154,6 +159,12 @@ pub struct DeviceConfig {
     pub atomic_fence_capabilities: cl_device_atomic_capabilities,
     pub non_uniform_work_group_support: bool,
     pub work_group_collective_functions: bool,
+    /// `CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR`.
+    pub integer_dot_product_capabilities: cl_bitfield,
+    /// `CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_8BIT_KHR` and `_4x8BIT_PACKED_KHR`
+    /// (the six cl_bool of cl_device_integer_dot_product_acceleration_properties_khr): none,
+    /// the dot products are the same scalar multiply-adds an application would write.
+    pub integer_dot_product_acceleration: [cl_bool; 6],
     pub image_support: bool,
     pub opencl_c_version: &'static str,
     pub opencl_c_all_versions: Vec<NameVersion>,
@@ -281,6 +292,14 @@ impl DeviceConfig {
                 "__opencl_c_work_group_collective_functions",
                 make_version(3, 0, 0),
             ),
+            NameVersion::new(
+                "__opencl_c_integer_dot_product_input_4x8bit",
+                make_version(2, 0, 0),
+            ),
+            NameVersion::new(
+                "__opencl_c_integer_dot_product_input_4x8bit_packed",
+                make_version(2, 0, 0),
+            ),
         ];
         if settings.fp64 {
             opencl_c_features.insert(
@@ -342,6 +361,9 @@ impl DeviceConfig {
             atomic_fence_capabilities: atomic_capabilities(ferrocl_frontend::FENCE_SCOPES),
             non_uniform_work_group_support: true,
             work_group_collective_functions: true,
+            integer_dot_product_capabilities: CL_DEVICE_INTEGER_DOT_PRODUCT_INPUT_4x8BIT_KHR
+                | CL_DEVICE_INTEGER_DOT_PRODUCT_INPUT_4x8BIT_PACKED_KHR,
+            integer_dot_product_acceleration: [CL_FALSE; 6],
             image_support: false,
             opencl_c_version: "OpenCL C 1.2",
             opencl_c_all_versions: vec![
@@ -452,6 +474,8 @@ mod tests {
                 "__opencl_c_atomic_scope_device",
                 "__opencl_c_fp64",
                 "__opencl_c_int64",
+                "__opencl_c_integer_dot_product_input_4x8bit",
+                "__opencl_c_integer_dot_product_input_4x8bit_packed",
                 "__opencl_c_work_group_collective_functions",
                 "cl_khr_byte_addressable_store",
                 "cl_khr_fp64",
@@ -459,6 +483,7 @@ mod tests {
                 "cl_khr_global_int32_extended_atomics",
                 "cl_khr_int64_base_atomics",
                 "cl_khr_int64_extended_atomics",
+                "cl_khr_integer_dot_product",
                 "cl_khr_local_int32_base_atomics",
                 "cl_khr_local_int32_extended_atomics",
             ]

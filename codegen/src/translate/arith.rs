@@ -158,12 +158,7 @@ impl Translator<'_, '_, '_> {
                     "error: Op{op:?} with PackedVectorFormat4x8Bit needs 32-bit operands\n"
                 ));
             }
-            Ok((0..4)
-                .map(|k| {
-                    let shifted = t.b.ins().ushr_imm_s(word, 8 * k);
-                    t.b.ins().ireduce(types::I8, shifted)
-                })
-                .collect())
+            Ok(t.unpack_4x8(word))
         };
         let a = self.operand(inst, 0)?;
         let b = self.operand(inst, 1)?;
@@ -174,6 +169,27 @@ impl Translator<'_, '_, '_> {
                 "error: Op{op:?} operands differ in component count\n"
             ));
         }
+        let acc = if accumulate {
+            Some(self.scalar_operand(inst, 2)?)
+        } else {
+            None
+        };
+        let r = self.dot_values(op, &xs, &ys, (signed_a, signed_b), acc, result_ty)?;
+        self.define(inst, Val::S(r))
+    }
+
+    /// The exact dot product of `xs` and `ys` (signedness of each side), truncated to
+    /// `result_ty`, or with `acc` added and saturated to it (signed unless both sides are
+    /// unsigned).
+    pub(crate) fn dot_values(
+        &mut self,
+        op: Op,
+        xs: &[Value],
+        ys: &[Value],
+        (signed_a, signed_b): (bool, bool),
+        acc: Option<Value>,
+        result_ty: types::Type,
+    ) -> Result<Value, BuildError> {
         let in_bits = self.ty_of(xs[0]).bits();
         // Exact in this width: |products| < 2^(2w), at most 16 of them, plus a 64-bit
         // accumulator.
@@ -188,14 +204,13 @@ impl Translator<'_, '_, '_> {
             ));
         }
         let mut sum = self.wide_const(wide, 0);
-        for (&x, &y) in xs.iter().zip(&ys) {
+        for (&x, &y) in xs.iter().zip(ys) {
             let wx = self.resize_int(x, wide, signed_a);
             let wy = self.resize_int(y, wide, signed_b);
             let p = self.b.ins().imul(wx, wy);
             sum = self.b.ins().iadd(sum, p);
         }
-        let r = if accumulate {
-            let acc = self.scalar_operand(inst, 2)?;
+        Ok(if let Some(acc) = acc {
             let result_signed = signed_a || signed_b;
             let wacc = self.resize_int(acc, wide, result_signed);
             let total = self.b.ins().iadd(sum, wacc);
@@ -205,8 +220,67 @@ impl Translator<'_, '_, '_> {
             self.resize_int(clamped, result_ty, result_signed)
         } else {
             self.resize_int(sum, result_ty, false)
+        })
+    }
+
+    /// The four bytes of a 32-bit word, lowest first (PackedVectorFormat4x8Bit).
+    pub(crate) fn unpack_4x8(&mut self, word: Value) -> Vec<Value> {
+        (0..4)
+            .map(|k| {
+                let shifted = self.b.ins().ushr_imm_s(word, 8 * k);
+                self.b.ins().ireduce(types::I8, shifted)
+            })
+            .collect()
+    }
+
+    /// cl_khr_integer_dot_product's packed functions, which llvm-spirv-15 leaves as calls to
+    /// imported functions (`dot_4x8packed_ss_int`, `dot_acc_sat_4x8packed_us_int`, … by their
+    /// mangled names) instead of OpSDot & co. with PackedVectorFormat4x8Bit: computed as those
+    /// instructions would be. None for any other name.
+    pub(crate) fn packed_dot_call(
+        &mut self,
+        mangled: &str,
+        args: &[Val],
+    ) -> Result<Option<Val>, BuildError> {
+        let Some(rest) = mangled.strip_prefix("_Z") else {
+            return Ok(None);
         };
-        self.define(inst, Val::S(r))
+        let name = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+        let (accumulate, rest) = if let Some(r) = name.strip_prefix("dot_acc_sat_4x8packed_") {
+            (true, r)
+        } else if let Some(r) = name.strip_prefix("dot_4x8packed_") {
+            (false, r)
+        } else {
+            return Ok(None);
+        };
+        let (signed_a, signed_b, result_ty) = match rest.get(..2) {
+            Some("uu") if rest.starts_with("uu_uint") => (false, false, types::I32),
+            Some("ss") if rest.starts_with("ss_int") => (true, true, types::I32),
+            Some("us") if rest.starts_with("us_int") => (false, true, types::I32),
+            Some("su") if rest.starts_with("su_int") => (true, false, types::I32),
+            _ => return Ok(None),
+        };
+        let expected = if accumulate { 3 } else { 2 };
+        if args.len() != expected {
+            return err(format!(
+                "error: {mangled} takes {expected} arguments, found {}\n",
+                args.len()
+            ));
+        }
+        let (a, b) = (args[0].scalar()?, args[1].scalar()?);
+        if self.ty_of(a) != types::I32 || self.ty_of(b) != types::I32 {
+            return err(format!("error: {mangled} takes 32-bit words\n"));
+        }
+        let xs = self.unpack_4x8(a);
+        let ys = self.unpack_4x8(b);
+        let acc = if accumulate {
+            Some(args[2].scalar()?)
+        } else {
+            None
+        };
+        let op = if accumulate { Op::SDotAccSat } else { Op::SDot };
+        let r = self.dot_values(op, &xs, &ys, (signed_a, signed_b), acc, result_ty)?;
+        Ok(Some(Val::S(r)))
     }
 
     pub(crate) fn arith(&mut self, inst: &Instruction) -> Result<(), BuildError> {

@@ -306,6 +306,9 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         })?;
         if f.blocks.is_empty() {
             let name = m.name(fid).unwrap_or("?");
+            if let Some(v) = self.packed_dot_call(name, &args)? {
+                return Ok(Some(v));
+            }
             return err(format!(
                 "error: call to imported function %{fid} '{name}' which no program provides (linking is not supported)\n"
             ));

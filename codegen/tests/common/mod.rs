@@ -88,6 +88,8 @@ pub fn spirv_from_c(source: &str, recipe: Recipe, language: &[&str]) -> Vec<u8> 
     }
     run(Command::new("llvm-spirv-15")
         .arg("--spirv-max-version=1.0")
+        // Only used by modules that call the extension's functions.
+        .arg("--spirv-ext=+SPV_KHR_integer_dot_product")
         .arg(&bc)
         .arg("-o")
         .arg(&spv));

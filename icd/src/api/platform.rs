@@ -30,6 +30,9 @@ fn name_versions(list: &[NameVersion]) -> Vec<u8> {
 }
 
 /// An array of `const char*` into strings that live as long as the process.
+const ACCELERATION_4X8_PACKED: cl_device_info =
+    CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_4x8BIT_PACKED_KHR;
+
 fn c_string_pointers(list: &'static [std::ffi::CString]) -> Vec<u8> {
     let ptrs: Vec<*const c_char> = list.iter().map(|s| s.as_ptr()).collect();
     arr(&ptrs)
@@ -280,6 +283,10 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_REFERENCE_COUNT => v(1 as cl_uint),
         CL_DEVICE_SVM_CAPABILITIES => v(0 as cl_device_svm_capabilities),
         CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => b(c.work_group_collective_functions),
+        CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR => v(c.integer_dot_product_capabilities),
+        // opencl-sys spells this constant with a lower-case x, which a pattern would lint.
+        CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_8BIT_KHR
+        | ACCELERATION_4X8_PACKED => v(c.integer_dot_product_acceleration),
         CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS
         | CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT
         | CL_DEVICE_PIPE_SUPPORT => b(false),
