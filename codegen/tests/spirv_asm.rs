@@ -442,3 +442,54 @@ fn integer_dot_product_extension() {
         }
     }
 }
+
+#[test]
+fn read_clock_device_and_work_group_scopes() {
+    // Not run through spirv-val: it allows OpReadClockKHR only at Subgroup or Device scope
+    // (the Vulkan rule), while the OpenCL environment accepts Workgroup too (env spec 5.2.28).
+    let p = build_spirv(&spirv_from_asm("read_clock.spvasm", "1.0", None));
+    let n = 64usize;
+    let iterations = 20_000u64;
+    let mut out = vec![0u8; n * 4 * 8];
+    let before = std::time::Instant::now();
+    launch(
+        &p,
+        "read_clock",
+        &mut [
+            Arg::Buf(&mut out),
+            Arg::Val(iterations.to_le_bytes().to_vec()),
+        ],
+        n as u64,
+        8,
+    );
+    let wall = before.elapsed().as_nanos() as u64;
+    let mut reads: Vec<(u64, u64, u64)> = Vec::new();
+    for i in 0..n {
+        let (t0, t1, t2) = (
+            get_u64(&out, 4 * i),
+            get_u64(&out, 4 * i + 1),
+            get_u64(&out, 4 * i + 2),
+        );
+        // One clock for all scopes: reads in program order never go backwards, and the
+        // loop between the first and the last read takes time.
+        assert!(t0 <= t1 && t1 <= t2, "item {i}: {t0} {t1} {t2}");
+        assert!(t2 > t0, "item {i}: the clock did not advance over the loop");
+        reads.push((t0, t1, t2));
+    }
+    // Device scope: values are comparable across work-items. This harness runs the groups
+    // (of 8) one after the other, so every read of a group precedes every read of the next.
+    for (g, pair) in reads.chunks(8).collect::<Vec<_>>().windows(2).enumerate() {
+        let last = pair[0].iter().map(|r| r.2).max().unwrap_or(0);
+        let first = pair[1].iter().map(|r| r.0).min().unwrap_or(u64::MAX);
+        assert!(
+            last <= first,
+            "group {g} ends at {last}, group {} starts at {first}",
+            g + 1
+        );
+    }
+    let span = reads.iter().map(|r| r.2).max().unwrap_or(0) - reads[0].0;
+    assert!(
+        span <= wall,
+        "clock span {span} ns exceeds the launch's {wall} ns"
+    );
+}

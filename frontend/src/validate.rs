@@ -39,6 +39,8 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     Capability::DotProduct,
     Capability::DotProductInput4x8Bit,
     Capability::DotProductInput4x8BitPacked,
+    // SPV_KHR_shader_clock: OpReadClockKHR at device and work-group scope (cl_khr_kernel_clock).
+    Capability::ShaderClockKHR,
 ];
 
 /// Extensions that make a capability of CAPABILITY_MIN_VERSION available before that version.
@@ -82,6 +84,7 @@ pub const SUPPORTED_EXTENSIONS: &[&str] = &[
     "SPV_KHR_linkonce_odr",
     "SPV_KHR_no_integer_wrap_decoration",
     "SPV_KHR_non_semantic_info",
+    "SPV_KHR_shader_clock",
 ];
 
 /// Most problems listed in one build log.

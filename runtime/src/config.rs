@@ -73,6 +73,11 @@ pub fn extensions(settings: &Settings) -> Vec<NameVersion> {
         "cl_khr_integer_dot_product",
         make_version(2, 0, 0),
     ));
+    // Device and work-group scope clocks (OpReadClockKHR); no sub-group scope.
+    v.push(NameVersion::new(
+        "cl_khr_kernel_clock",
+        make_version(1, 0, 0),
+    ));
     v
 }
 
@@ -165,6 +170,8 @@ pub struct DeviceConfig {
     /// (the six cl_bool of cl_device_integer_dot_product_acceleration_properties_khr): none,
     /// the dot products are the same scalar multiply-adds an application would write.
     pub integer_dot_product_acceleration: [cl_bool; 6],
+    /// `CL_DEVICE_KERNEL_CLOCK_CAPABILITIES_KHR`.
+    pub kernel_clock_capabilities: cl_bitfield,
     pub image_support: bool,
     pub opencl_c_version: &'static str,
     pub opencl_c_all_versions: Vec<NameVersion>,
@@ -300,6 +307,14 @@ impl DeviceConfig {
                 "__opencl_c_integer_dot_product_input_4x8bit_packed",
                 make_version(2, 0, 0),
             ),
+            NameVersion::new(
+                "__opencl_c_kernel_clock_scope_device",
+                make_version(1, 0, 0),
+            ),
+            NameVersion::new(
+                "__opencl_c_kernel_clock_scope_work_group",
+                make_version(1, 0, 0),
+            ),
         ];
         if settings.fp64 {
             opencl_c_features.insert(
@@ -364,6 +379,8 @@ impl DeviceConfig {
             integer_dot_product_capabilities: CL_DEVICE_INTEGER_DOT_PRODUCT_INPUT_4x8BIT_KHR
                 | CL_DEVICE_INTEGER_DOT_PRODUCT_INPUT_4x8BIT_PACKED_KHR,
             integer_dot_product_acceleration: [CL_FALSE; 6],
+            kernel_clock_capabilities: CL_DEVICE_KERNEL_CLOCK_SCOPE_DEVICE_KHR
+                | CL_DEVICE_KERNEL_CLOCK_SCOPE_WORK_GROUP_KHR,
             image_support: false,
             opencl_c_version: "OpenCL C 1.2",
             opencl_c_all_versions: vec![
@@ -476,6 +493,8 @@ mod tests {
                 "__opencl_c_int64",
                 "__opencl_c_integer_dot_product_input_4x8bit",
                 "__opencl_c_integer_dot_product_input_4x8bit_packed",
+                "__opencl_c_kernel_clock_scope_device",
+                "__opencl_c_kernel_clock_scope_work_group",
                 "__opencl_c_work_group_collective_functions",
                 "cl_khr_byte_addressable_store",
                 "cl_khr_fp64",
@@ -484,6 +503,7 @@ mod tests {
                 "cl_khr_int64_base_atomics",
                 "cl_khr_int64_extended_atomics",
                 "cl_khr_integer_dot_product",
+                "cl_khr_kernel_clock",
                 "cl_khr_local_int32_base_atomics",
                 "cl_khr_local_int32_extended_atomics",
             ]

@@ -309,6 +309,16 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             if let Some(v) = self.packed_dot_call(name, &args)? {
                 return Ok(Some(v));
             }
+            if args.is_empty() {
+                let ret_ty = f.def.as_ref().and_then(|d| d.result_type).unwrap_or(0);
+                let shape = match m.ty(ret_ty) {
+                    Some(Type::Void) | None => None,
+                    Some(_) => Some(self.shape_of_type(ret_ty)?),
+                };
+                if let Some(v) = self.clock_call(name, shape.as_ref())? {
+                    return Ok(Some(v));
+                }
+            }
             return err(format!(
                 "error: call to imported function %{fid} '{name}' which no program provides (linking is not supported)\n"
             ));
@@ -582,6 +592,12 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 self.define(inst, v)?;
             }
             AssumeTrueKHR => {}
+            ReadClockKHR => {
+                let scope = self.constant_index(inst, 0)?;
+                let shape = self.shape_of_type(self.result_type(inst)?)?;
+                let v = self.read_clock(scope as u32, &shape)?;
+                self.define(inst, v)?;
+            }
             SDot | UDot | SUDot | SDotAccSat | UDotAccSat | SUDotAccSat => {
                 self.integer_dot(inst)?
             }

@@ -284,6 +284,7 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_SVM_CAPABILITIES => v(0 as cl_device_svm_capabilities),
         CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => b(c.work_group_collective_functions),
         CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR => v(c.integer_dot_product_capabilities),
+        CL_DEVICE_KERNEL_CLOCK_CAPABILITIES_KHR => v(c.kernel_clock_capabilities),
         // opencl-sys spells this constant with a lower-case x, which a pattern would lint.
         CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_8BIT_KHR
         | ACCELERATION_4X8_PACKED => v(c.integer_dot_product_acceleration),
