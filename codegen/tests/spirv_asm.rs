@@ -493,3 +493,20 @@ fn read_clock_device_and_work_group_scopes() {
         "clock span {span} ns exceeds the launch's {wall} ns"
     );
 }
+
+#[test]
+fn read_clock_at_sub_group_scope_fails_with_a_log() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/spvasm/read_clock.spvasm"),
+    )
+    .expect("read assembly");
+    let text = text.replace(
+        "%workgroup = OpConstant %uint 2",
+        "%workgroup = OpConstant %uint 3",
+    );
+    let log = codegen_error(&spirv_from_asm_text(&text));
+    assert!(
+        log.contains("OpReadClockKHR") && log.contains("scope 3"),
+        "{log}"
+    );
+}

@@ -123,6 +123,30 @@ pub fn spirv_from_asm(name: &str, version: &str, val_env: Option<&str>) -> Vec<u
     std::fs::read(&spv).expect("read spv")
 }
 
+/// Assembles SPIR-V assembly text (SPIR-V 1.0) without validating it: for variants of the
+/// files in tests/spvasm that must be rejected.
+pub fn spirv_from_asm_text(text: &str) -> Vec<u8> {
+    let stem = format!("text-{}", unique());
+    let src = out_dir().join(format!("{stem}.spvasm"));
+    let spv = out_dir().join(format!("{stem}.spv"));
+    std::fs::write(&src, text).expect("write assembly");
+    run(Command::new("spirv-as")
+        .args(["--target-env", "spv1.0"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&spv));
+    std::fs::read(&spv).expect("read spv")
+}
+
+/// The codegen error of a module that must not build (the frontend accepts it).
+pub fn codegen_error(spirv: &[u8]) -> String {
+    let module = ferrocl_frontend::parse(spirv).unwrap_or_else(|e| panic!("frontend: {e}"));
+    match compile(&module, &BuildOptions::default()) {
+        Ok(_) => panic!("the module built"),
+        Err(e) => e.to_string(),
+    }
+}
+
 pub fn build_spirv(spirv: &[u8]) -> Program {
     let module = ferrocl_frontend::parse(spirv).unwrap_or_else(|e| panic!("frontend: {e}"));
     compile(&module, &BuildOptions::default()).unwrap_or_else(|e| panic!("codegen: {e}"))
