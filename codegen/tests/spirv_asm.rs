@@ -510,3 +510,46 @@ fn read_clock_at_sub_group_scope_fails_with_a_log() {
         "{log}"
     );
 }
+
+#[test]
+fn size_of_and_64_bit_switch() {
+    let p = build_spirv(&spirv_from_asm(
+        "sizeof_switch64.spvasm",
+        "1.1",
+        Some("opencl2.2"),
+    ));
+    let sels: Vec<u64> = vec![
+        5,
+        0x1_0000_0005,
+        0xffff_ffff_0000_0000,
+        0x8000_0000,
+        0,
+        0x2_0000_0005,
+        0xffff_ffff_8000_0000,
+        u64::MAX,
+    ];
+    let n = sels.len();
+    let mut s = bytes_of(&sels);
+    let mut out = vec![0u8; n * 8 * 8];
+    launch(
+        &p,
+        "sizeof_switch64",
+        &mut [Arg::Buf(&mut s), Arg::Buf(&mut out)],
+        n as u64,
+        4,
+    );
+    for (i, &x) in sels.iter().enumerate() {
+        let case = match x {
+            5 => 0,
+            0x1_0000_0005 => 10,
+            0xffff_ffff_0000_0000 => 20,
+            0x8000_0000 => 30,
+            _ => 99,
+        };
+        // struct {char; int; double3}: int at 4, double3 (32 bytes, 32-aligned) at 32, size
+        // 64; float3 takes 16 bytes; short[5] 10.
+        let want = [64, 16, 10, case];
+        let got: Vec<u64> = (0..4).map(|k| get_u64(&out, 8 * i + k)).collect();
+        assert_eq!(got, want, "selector {x:#x}");
+    }
+}

@@ -592,6 +592,20 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 self.define(inst, v)?;
             }
             AssumeTrueKHR => {}
+            // SPIR-V 1.1: the size of the pointee in OpenCL memory layout, a constant.
+            SizeOf => {
+                let ptr = self.id_operand(inst, 0)?;
+                let pointee = match self.m.type_of(ptr).and_then(|t| self.m.ty(t)) {
+                    Some(Type::Pointer { pointee, .. }) => *pointee,
+                    _ => return err("error: OpSizeOf operand is not a pointer\n"),
+                };
+                let size = self.m.size_of(pointee).ok_or_else(|| {
+                    BuildError::new(format!("error: OpSizeOf of unsized type %{pointee}\n"))
+                })?;
+                let rt = super::values::scalar_ir_type(self.m, self.result_type(inst)?)?;
+                let v = self.b.ins().iconst(rt, size as i64);
+                self.define(inst, Val::S(v))?;
+            }
             ReadClockKHR => {
                 let scope = self.constant_index(inst, 0)?;
                 let shape = self.shape_of_type(self.result_type(inst)?)?;
