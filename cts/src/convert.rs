@@ -411,12 +411,17 @@ pub fn check_pair(
                     if result.examples.len() < 5 {
                         let want = reference(src, bits, dest, var)
                             .map_or_else(|| "undefined".to_string(), |w| format!("{w:#x}"));
-                        result.examples.push(format!(
+                        let text = format!(
                             "{}({} {}) = {got:#x}, want {want}",
                             var.function(dest),
                             src.name(),
                             show_input(src, bits),
-                        ));
+                        );
+                        // Long runs report mismatches as they are found, not only at the end.
+                        if progress_total.is_some() {
+                            eprintln!("\nmismatch: {text}");
+                        }
+                        result.examples.push(text);
                     }
                 }
             }
