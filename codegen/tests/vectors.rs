@@ -13,6 +13,7 @@ use common::*;
 trait Elem: Copy + PartialEq + PartialOrd + std::fmt::Debug {
     const NAME: &'static str;
     fn from_random(r: u64) -> Self;
+    fn small(v: i8) -> Self;
     fn add(self, o: Self) -> Self;
     fn sub(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
@@ -33,6 +34,9 @@ macro_rules! int_elem {
                 } else {
                     (r >> 8) as $t
                 }
+            }
+            fn small(v: i8) -> Self {
+                v as $t
             }
             fn add(self, o: Self) -> Self {
                 self.wrapping_add(o)
@@ -71,6 +75,9 @@ macro_rules! float_elem {
                 } else {
                     ((r >> 11) as $t / (1u64 << 53) as $t - 0.5) * 1e4
                 }
+            }
+            fn small(v: i8) -> Self {
+                <$t>::from(v)
             }
             fn add(self, o: Self) -> Self {
                 self + o
@@ -133,7 +140,7 @@ fn check_width<T: Elem>(p: &ferrocl_codegen::Program, recipe: Recipe, n: usize) 
     let mut value_bytes = enc(&by_value);
     value_bytes.resize(slots * size, 0);
     let (mut ab, mut bb) = (enc(&a), enc(&b));
-    let mut out = vec![0u8; items * 9 * n * size];
+    let mut out = vec![0u8; items * 10 * n * size];
     let mut iout = vec![0u8; items * 2 * n * 4];
     // Stored through a `global T3 *`: element i starts at component 4 * i (checked below).
     let mut typed = vec![0xA5u8; items * slots * size];
@@ -161,7 +168,7 @@ fn check_width<T: Elem>(p: &ferrocl_codegen::Program, recipe: Recipe, n: usize) 
         let y = &b[i * n..(i + 1) * n];
         let got = |slot: usize| -> Vec<T> {
             (0..n)
-                .map(|k| T::read(&out, 9 * n * i + slot * n + k))
+                .map(|k| T::read(&out, 10 * n * i + slot * n + k))
                 .collect()
         };
         let expect = |slot: usize, want: Vec<T>, what: &str| {
@@ -194,8 +201,22 @@ fn check_width<T: Elem>(p: &ferrocl_codegen::Program, recipe: Recipe, n: usize) 
         let mut d = x.to_vec();
         d[i % n] = y[0];
         expect(7, d, "dynamic insert");
-        let e = T::read(&out, 9 * n * i + 8 * n);
+        let e = T::read(&out, 10 * n * i + 8 * n);
         assert!(e.same(x[i % n]), "{}", ctx("dynamic extract", i));
+        let any = T::read(&out, 10 * n * i + 9 * n);
+        let all = T::read(&out, 10 * n * i + 9 * n + 1);
+        let (zero, one) = (T::small(0), T::small(1));
+        let truth = |b: bool| if b { one } else { zero };
+        assert!(
+            any.same(truth(x.iter().zip(y).any(|(p, q)| p < q))),
+            "{}",
+            ctx("any(x < y)", i)
+        );
+        assert!(
+            all.same(truth(x.iter().zip(y).all(|(p, q)| p <= q))),
+            "{}",
+            ctx("all(x <= y)", i)
+        );
         for k in 0..n {
             let lt = i32::from_le_bytes(iout[(2 * n * i + k) * 4..][..4].try_into().unwrap());
             let eq = i32::from_le_bytes(iout[(2 * n * i + n + k) * 4..][..4].try_into().unwrap());

@@ -17,7 +17,8 @@
 
 // Results per work-item, each n components: 0 x+y, 1 x*y, 2 x-by_value, 3 select(x, y, x<y),
 // 4 reversed x, 5 construct, 6 x with component 1 replaced by y.s0, 7 x with component i%n
-// replaced by y.s0 (dynamic), 8 (component 0) x[i%n]; iout: x<y, x==y as int vectors.
+// replaced by y.s0 (dynamic), 8 (component 0) x[i%n], 9 (components 0 and 1) any(x < y) and
+// all(x <= y); iout: x<y, x==y as int vectors.
 // The out-of-range dynamic accesses go to junk, which is not checked.
 #define VEC(T, IT, n)                                                                          \
     kernel void vec_##T##n(global const T *a, global const T *b, T##n by_value,              \
@@ -25,7 +26,7 @@
                            uint far_index, global T *junk) {                                  \
         size_t i = get_global_id(0);                                                           \
         T##n x = vload##n(i, a), y = vload##n(i, b);                                           \
-        global T *o = out + 9 * n * i;                                                         \
+        global T *o = out + 10 * n * i;                                                         \
         vstore##n(x + y, 0, o);                                                                \
         vstore##n(x * y, 1, o);                                                                \
         vstore##n(x - by_value, 2, o);                                                         \
@@ -39,6 +40,8 @@
         d[i % n] = y.s0;                                                                       \
         vstore##n(d, 7, o);                                                                    \
         o[8 * n] = x[i % n];                                                                   \
+        o[9 * n] = any(x < y);                                                                 \
+        o[9 * n + 1] = all(x <= y);                                                            \
         vstore##n(convert_int##n(x < y), 2 * i, iout);                                         \
         vstore##n(convert_int##n(x == y), 2 * i + 1, iout);                                    \
         typed[i] = x + y;                                                                      \
