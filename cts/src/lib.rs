@@ -1,8 +1,10 @@
 //! ferrocl-cts: Ferrocl's own conformance checks, run through the installed OpenCL loader.
-//! Today: the math brute-force ULP checker modelled on the CTS's math_brute_force.
+//! The math brute-force ULP checker modelled on the CTS's math_brute_force, and the exhaustive
+//! conversion checker (`convert`).
 
 pub mod check;
 pub mod cl;
+pub mod convert;
 pub mod funcs;
 pub mod inputs;
 pub mod reference;

@@ -1,12 +1,14 @@
 //! `ferrocl-cts math [--quick|--full] [--function NAME,…] …`: runs the math brute-force checker
 //! through the OpenCL loader, prints the table and writes it to `cts/results/`.
+//! `ferrocl-cts convert [--sampled N|--full] …`: the conversion checker (see convert.rs).
 
 use ferrocl_cts::check::{self, Options, HEADER};
 use ferrocl_cts::ulp::{F16, F32, F64};
-use ferrocl_cts::{cl, funcs};
+use ferrocl_cts::{cl, convert, funcs};
 use std::io::Write;
 
 const USAGE: &str = "usage: ferrocl-cts math [--quick | --full] [options]
+       ferrocl-cts convert [--sampled N | --full] [options]   (see ferrocl-cts convert --help)
 
   --quick              special values + 2^20 random inputs per function and type (default)
   --full               all 2^32 inputs for unary float functions, 2^28 random for the others
@@ -26,6 +28,21 @@ const USAGE: &str = "usage: ferrocl-cts math [--quick | --full] [options]
   --out PATH           where to write the table (default: cts/results/math-<mode>.md)
   --list               print the functions and bounds and exit";
 
+const CONVERT_USAGE: &str = "usage: ferrocl-cts convert [--sampled N | --full] [options]
+
+  every conversion from int, uint and float to char, uchar, short, ushort, int, uint, long,
+  ulong, float and double, with the default rounding, _rte, _rtz, _rtp, _rtn and (integer
+  destinations) _sat, through real kernels, against exact host references
+
+  --sampled N          special values + N random inputs per source type (default 2^20)
+  --full               all 2^32 inputs of each source type (hours; run it on an idle machine)
+  --from A,B           only these source types (int, uint, float)
+  --to A,B             only these destination types
+  --seed N             random seed of sampled mode
+  --chunk N            inputs per kernel launch (default 2^22)
+  --icd PATH           set OCL_ICD_VENDORS=PATH before loading the loader
+  --platform NAME      platform whose name contains NAME (default: ferrocl)";
+
 fn main() {
     let code = match run() {
         Ok(true) => 0,
@@ -42,6 +59,7 @@ fn run() -> Result<bool, String> {
     let mut args = std::env::args().skip(1);
     match args.next().as_deref() {
         Some("math") => {}
+        Some("convert") => return run_convert(args),
         Some("--help" | "-h") | None => {
             println!("{USAGE}");
             return Ok(true);
@@ -190,6 +208,105 @@ fn run() -> Result<bool, String> {
     }
     std::fs::write(&out, text).map_err(|e| format!("{out}: {e}"))?;
     println!("\nwritten to {out}");
+    Ok(all_ok)
+}
+
+fn run_convert(mut args: impl Iterator<Item = String>) -> Result<bool, String> {
+    let mut random: u64 = 1 << 20;
+    let mut full = false;
+    let mut sources: Vec<convert::Source> = convert::Source::ALL.to_vec();
+    let mut dests: Vec<convert::Dest> = convert::DESTS.to_vec();
+    let mut seed: u64 = 0x5EED;
+    let mut chunk: usize = 1 << 22;
+    let mut platform = "ferrocl".to_string();
+    let number = |v: Option<String>, flag: &str| -> Result<u64, String> {
+        v.ok_or_else(|| format!("{flag} needs a value"))?
+            .parse()
+            .map_err(|e| format!("{flag}: {e}"))
+    };
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--sampled" => random = number(args.next(), &a)?,
+            "--full" => full = true,
+            "--seed" => seed = number(args.next(), &a)?,
+            "--chunk" => chunk = number(args.next(), &a)?.clamp(1, 1 << 26) as usize,
+            "--from" => {
+                let v = args.next().ok_or("--from needs a value")?;
+                sources = v
+                    .split(',')
+                    .map(|n| convert::Source::by_name(n).ok_or(format!("unknown source {n}")))
+                    .collect::<Result<_, _>>()?;
+            }
+            "--to" => {
+                let v = args.next().ok_or("--to needs a value")?;
+                dests = v
+                    .split(',')
+                    .map(|n| convert::dest_by_name(n).ok_or(format!("unknown destination {n}")))
+                    .collect::<Result<_, _>>()?;
+            }
+            "--icd" => {
+                let path = args.next().ok_or("--icd needs a value")?;
+                std::env::set_var(
+                    "OCL_ICD_VENDORS",
+                    std::fs::canonicalize(&path).map_err(|e| format!("{path}: {e}"))?,
+                );
+            }
+            "--platform" => platform = args.next().ok_or("--platform needs a value")?,
+            "--help" | "-h" => {
+                println!("{CONVERT_USAGE}");
+                return Ok(true);
+            }
+            _ => return Err(format!("unknown option {a:?}\n{CONVERT_USAGE}")),
+        }
+    }
+    let dev = cl::Device::open(&platform)?;
+    println!(
+        "ferrocl-cts convert ({}) on {} / {}",
+        if full {
+            "all 2^32 inputs".to_string()
+        } else {
+            format!("special values + {random} random inputs, seed {seed}")
+        },
+        dev.platform_name,
+        dev.device_name
+    );
+    let mut all_ok = true;
+    let started = std::time::Instant::now();
+    for &src in &sources {
+        for &dest in &dests {
+            if dest.name == "double" && !dev.has_double {
+                println!("{:>5} -> {:<6} skipped: no fp64", src.name(), dest.name);
+                continue;
+            }
+            let t = std::time::Instant::now();
+            let mut inputs: Box<dyn Iterator<Item = Vec<u32>>> = if full {
+                Box::new(convert::all_inputs(chunk))
+            } else {
+                Box::new(convert::sampled_inputs(src, random, seed, chunk))
+            };
+            let r = convert::check_pair(&dev, src, dest, &mut inputs, full.then_some(1 << 32))?;
+            all_ok &= r.failures == 0;
+            println!(
+                "{:>5} -> {:<6} {:>3} variants, {:>10} inputs, {:>11} judged results, {} failures ({:.1} s)",
+                src.name(),
+                dest.name,
+                convert::variants(dest).len(),
+                r.inputs,
+                r.judged,
+                r.failures,
+                t.elapsed().as_secs_f64()
+            );
+            for e in &r.examples {
+                println!("        {e}");
+            }
+            let _ = std::io::stdout().flush();
+        }
+    }
+    println!(
+        "{} in {:.0} s",
+        if all_ok { "PASS" } else { "FAIL" },
+        started.elapsed().as_secs_f64()
+    );
     Ok(all_ok)
 }
 

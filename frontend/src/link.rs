@@ -336,7 +336,7 @@ impl Merger {
         let mut unresolved = Vec::new();
         let mut problems = Vec::new();
         for (name, import) in std::mem::take(&mut self.imports) {
-            if self.builtins.contains(&import.id) {
+            if self.builtins.contains(&import.id) || provided_by_device(&name) {
                 continue;
             }
             let Some(export) = self.exports.get(&name) else {
@@ -424,6 +424,25 @@ impl Merger {
     }
 }
 
+/// Imported functions the device itself provides: OpenCL C built-ins llvm-spirv-15 leaves as
+/// calls (cl_khr_integer_dot_product's packed forms, cl_khr_kernel_clock's clock_read_*), by
+/// their mangled names; codegen computes them (`packed_dot_call`, `clock_call`).
+pub fn provided_by_device(mangled: &str) -> bool {
+    let Some(rest) = mangled.strip_prefix("_Z") else {
+        return false;
+    };
+    let name = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+    name.starts_with("dot_4x8packed_")
+        || name.starts_with("dot_acc_sat_4x8packed_")
+        || matches!(
+            name,
+            "clock_read_devicev"
+                | "clock_read_hilo_devicev"
+                | "clock_read_work_groupv"
+                | "clock_read_hilo_work_groupv"
+        )
+}
+
 /// The imports of a module that only linking could resolve (`Import` linkage on anything but a
 /// built-in variable), as build-log lines; empty for a module that builds on its own.
 pub fn unresolved_imports(m: &Module) -> Vec<String> {
@@ -445,7 +464,7 @@ pub fn unresolved_imports(m: &Module) -> Vec<String> {
             else {
                 return None;
             };
-            if m.has_decoration(*target, Decoration::BuiltIn) {
+            if m.has_decoration(*target, Decoration::BuiltIn) || provided_by_device(name) {
                 return None;
             }
             let what = if m.function(*target).is_some() {

@@ -153,6 +153,27 @@ fn run(cmd: &mut Command, log: &mut String) -> Result<(), String> {
     }
 }
 
+/// cl_khr_kernel_clock for clang-15, which predates it: the extension and scope macros the
+/// device's features name, and the built-in declarations (llvm-spirv-15 leaves the calls as
+/// imported functions, which codegen turns into clock reads). None without the extension.
+fn kernel_clock_prelude(extensions: &[&str]) -> Option<String> {
+    if !extensions.contains(&"cl_khr_kernel_clock") {
+        return None;
+    }
+    let mut text = String::from("#define cl_khr_kernel_clock 1\n");
+    for scope in ["device", "work_group"] {
+        let feature = format!("__opencl_c_kernel_clock_scope_{scope}");
+        if extensions.contains(&feature.as_str()) {
+            text.push_str(&format!(
+                "#define {feature} 1\n\
+                 ulong __attribute__((overloadable)) clock_read_{scope}(void);\n\
+                 uint2 __attribute__((overloadable)) clock_read_hilo_{scope}(void);\n"
+            ));
+        }
+    }
+    Some(text)
+}
+
 /// Compiles OpenCL C `source` with the clang-relevant parts of `options` to SPIR-V 1.0.
 /// `extensions` are the OpenCL C extensions and optional features clang may assume: exactly
 /// the device's, so sources cannot use what the device does not provide.
@@ -174,7 +195,14 @@ pub fn compile_opencl_c(
     let opt_bc = dir.0.join("opt.bc");
     let spv = dir.0.join("out.spv");
     std::fs::write(&src, source).map_err(|e| format!("error: cannot write source: {e}\n"))?;
-    let (args, std) = clang_args(options);
+    let (mut args, std) = clang_args(options);
+    if let Some(prelude) = kernel_clock_prelude(extensions) {
+        let path = dir.0.join("kernel_clock.h");
+        std::fs::write(&path, prelude)
+            .map_err(|e| format!("error: cannot write prelude: {e}\n"))?;
+        args.push("-include".into());
+        args.push(path.to_string_lossy().into_owned());
+    }
     let mut log = String::new();
     run(
         Command::new(CLANG)

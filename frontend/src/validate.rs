@@ -55,6 +55,29 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     Capability::GroupNonUniformShuffleRelative,
     Capability::GroupNonUniformClustered,
     Capability::GroupNonUniformRotateKHR,
+    // SPV_KHR_bit_instructions: OpBitFieldInsert/SExtract/UExtract and OpBitReverse.
+    Capability::BitInstructions,
+    // SPV_KHR_expect_assume: OpExpectKHR and OpAssumeTrueKHR (hints).
+    Capability::ExpectAssumeKHR,
+    // SPV_KHR_integer_dot_product (core in SPIR-V 1.6) with 8-bit inputs: cl_khr_integer_dot_product.
+    Capability::DotProduct,
+    Capability::DotProductInput4x8Bit,
+    Capability::DotProductInput4x8BitPacked,
+    // SPV_KHR_shader_clock: OpReadClockKHR at device and work-group scope (cl_khr_kernel_clock).
+    Capability::ShaderClockKHR,
+];
+
+/// Extensions that make a capability of CAPABILITY_MIN_VERSION available before that version.
+pub const CAPABILITY_EXTENSIONS: &[(Capability, &str)] = &[
+    (Capability::DotProduct, "SPV_KHR_integer_dot_product"),
+    (
+        Capability::DotProductInput4x8Bit,
+        "SPV_KHR_integer_dot_product",
+    ),
+    (
+        Capability::DotProductInput4x8BitPacked,
+        "SPV_KHR_integer_dot_product",
+    ),
 ];
 
 /// Capabilities that exist only with sub-groups.
@@ -95,9 +118,13 @@ pub const SUPPORTED_EXT_INST_SETS: &[&str] = &[
 pub const SUPPORTED_EXTENSIONS: &[&str] = &[
     "SPV_EXT_shader_atomic_float_add",
     "SPV_EXT_shader_atomic_float_min_max",
+    "SPV_KHR_bit_instructions",
+    "SPV_KHR_expect_assume",
+    "SPV_KHR_integer_dot_product",
     "SPV_KHR_linkonce_odr",
     "SPV_KHR_no_integer_wrap_decoration",
     "SPV_KHR_non_semantic_info",
+    "SPV_KHR_shader_clock",
     "SPV_KHR_subgroup_rotate",
 ];
 
@@ -116,7 +143,13 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
                     None,
                 ));
             } else if let Some(&(_, min)) = CAPABILITY_MIN_VERSION.iter().find(|(c, _)| c == cap) {
-                if m.version < min {
+                let by_extension = CAPABILITY_EXTENSIONS.iter().any(|(c, ext)| {
+                    c == cap
+                        && m.raw.extensions.iter().any(|e| {
+                            matches!(e.operands.first(), Some(Operand::LiteralString(n)) if n == ext)
+                        })
+                });
+                if m.version < min && !by_extension {
                     problems.push(m.diag(
                         format!(
                             "env 3: capability {cap:?} requires SPIR-V {}.{}; this module is SPIR-V {}.{}",

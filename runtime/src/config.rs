@@ -104,6 +104,16 @@ pub fn extensions(settings: &Settings) -> Vec<NameVersion> {
                 .map(|e| NameVersion::new(e, make_version(1, 0, 0))),
         );
     }
+    // 8-bit dot products (vector and packed): SPV_KHR_integer_dot_product in the frontend.
+    v.push(NameVersion::new(
+        "cl_khr_integer_dot_product",
+        make_version(2, 0, 0),
+    ));
+    // Device and work-group scope clocks (OpReadClockKHR); no sub-group scope.
+    v.push(NameVersion::new(
+        "cl_khr_kernel_clock",
+        make_version(1, 0, 0),
+    ));
     v
 }
 
@@ -214,6 +224,14 @@ pub struct DeviceConfig {
     /// `CL_DEVICE_MAX_NUM_SUB_GROUPS`: sub-groups in the largest work-group (0 without
     /// sub-groups).
     pub max_num_sub_groups: u32,
+    /// `CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR`.
+    pub integer_dot_product_capabilities: cl_bitfield,
+    /// `CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_8BIT_KHR` and `_4x8BIT_PACKED_KHR`
+    /// (the six cl_bool of cl_device_integer_dot_product_acceleration_properties_khr): none,
+    /// the dot products are the same scalar multiply-adds an application would write.
+    pub integer_dot_product_acceleration: [cl_bool; 6],
+    /// `CL_DEVICE_KERNEL_CLOCK_CAPABILITIES_KHR`.
+    pub kernel_clock_capabilities: cl_bitfield,
     pub image_support: bool,
     pub opencl_c_version: &'static str,
     pub opencl_c_all_versions: Vec<NameVersion>,
@@ -352,6 +370,22 @@ impl DeviceConfig {
                 "__opencl_c_work_group_collective_functions",
                 make_version(3, 0, 0),
             ),
+            NameVersion::new(
+                "__opencl_c_integer_dot_product_input_4x8bit",
+                make_version(2, 0, 0),
+            ),
+            NameVersion::new(
+                "__opencl_c_integer_dot_product_input_4x8bit_packed",
+                make_version(2, 0, 0),
+            ),
+            NameVersion::new(
+                "__opencl_c_kernel_clock_scope_device",
+                make_version(1, 0, 0),
+            ),
+            NameVersion::new(
+                "__opencl_c_kernel_clock_scope_work_group",
+                make_version(1, 0, 0),
+            ),
         ];
         if settings.sub_groups {
             opencl_c_features.push(NameVersion::new(
@@ -438,6 +472,11 @@ impl DeviceConfig {
             } else {
                 0
             },
+            integer_dot_product_capabilities: CL_DEVICE_INTEGER_DOT_PRODUCT_INPUT_4x8BIT_KHR
+                | CL_DEVICE_INTEGER_DOT_PRODUCT_INPUT_4x8BIT_PACKED_KHR,
+            integer_dot_product_acceleration: [CL_FALSE; 6],
+            kernel_clock_capabilities: CL_DEVICE_KERNEL_CLOCK_SCOPE_DEVICE_KHR
+                | CL_DEVICE_KERNEL_CLOCK_SCOPE_WORK_GROUP_KHR,
             image_support: false,
             opencl_c_version: "OpenCL C 1.2",
             opencl_c_all_versions: vec![
@@ -618,6 +657,10 @@ mod tests {
                 "__opencl_c_fp64",
                 "__opencl_c_generic_address_space",
                 "__opencl_c_int64",
+                "__opencl_c_integer_dot_product_input_4x8bit",
+                "__opencl_c_integer_dot_product_input_4x8bit_packed",
+                "__opencl_c_kernel_clock_scope_device",
+                "__opencl_c_kernel_clock_scope_work_group",
                 "__opencl_c_program_scope_global_variables",
                 "__opencl_c_subgroups",
                 "__opencl_c_work_group_collective_functions",
@@ -629,6 +672,8 @@ mod tests {
                 "cl_khr_global_int32_extended_atomics",
                 "cl_khr_int64_base_atomics",
                 "cl_khr_int64_extended_atomics",
+                "cl_khr_integer_dot_product",
+                "cl_khr_kernel_clock",
                 "cl_khr_local_int32_base_atomics",
                 "cl_khr_local_int32_extended_atomics",
                 "cl_khr_subgroup_ballot",

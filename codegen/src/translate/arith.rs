@@ -73,6 +73,216 @@ impl Translator<'_, '_, '_> {
         Ok(self.b.inst_results(call)[0])
     }
 
+    /// One component of OpBitFieldInsert / OpBitFieldSExtract / OpBitFieldUExtract. Shifts by
+    /// the full width are avoided: Cranelift takes shift amounts modulo the width.
+    fn bit_field(
+        &mut self,
+        op: Op,
+        base: Value,
+        insert: Option<Value>,
+        offset: Value,
+        count: Value,
+    ) -> Result<Value, BuildError> {
+        let t = self.ty_of(base);
+        let width = i64::from(t.bits());
+        let offset = self.resize_int(offset, t, false);
+        let count = self.resize_int(count, t, false);
+        let zero = self.b.ins().iconst(t, 0);
+        let ones = self.b.ins().iconst(t, -1);
+        let no_bits = self.b.ins().icmp_imm_s(IntCC::Equal, count, 0);
+        let w = self.b.ins().iconst(t, width);
+        let spare = self.b.ins().isub(w, count);
+        // count low ones (garbage when count is 0; selected away below).
+        let low = self.b.ins().ushr(ones, spare);
+        Ok(match op {
+            Op::BitFieldInsert => {
+                let mask = self.b.ins().ishl(low, offset);
+                let mask = self.b.ins().select(no_bits, zero, mask);
+                let shifted = self
+                    .b
+                    .ins()
+                    .ishl(insert.expect("BitFieldInsert has an Insert"), offset);
+                let kept = self.b.ins().band_not(base, mask);
+                let placed = self.b.ins().band(shifted, mask);
+                self.b.ins().bor(kept, placed)
+            }
+            Op::BitFieldUExtract => {
+                let down = self.b.ins().ushr(base, offset);
+                let field = self.b.ins().band(down, low);
+                self.b.ins().select(no_bits, zero, field)
+            }
+            _ => {
+                let above = self.b.ins().isub(spare, offset);
+                let up = self.b.ins().ishl(base, above);
+                let field = self.b.ins().sshr(up, spare);
+                self.b.ins().select(no_bits, zero, field)
+            }
+        })
+    }
+
+    /// OpSDot, OpUDot, OpSUDot and their AccSat forms (SPV_KHR_integer_dot_product, SPIR-V
+    /// 1.6): components extended by the operands' signedness (SU: first signed, second
+    /// unsigned), multiplied and summed exactly; the plain forms keep the low bits of the
+    /// result width, the AccSat forms add the accumulator and saturate to the result type
+    /// (signed unless both operands are unsigned). With PackedVectorFormat4x8Bit the operands
+    /// are 32-bit scalars holding four 8-bit components, lowest byte first.
+    pub(crate) fn integer_dot(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+        use ferrocl_frontend::rspirv::dr::Operand;
+        let op = inst.class.opcode;
+        let accumulate = matches!(op, Op::SDotAccSat | Op::UDotAccSat | Op::SUDotAccSat);
+        let (signed_a, signed_b) = match op {
+            Op::SDot | Op::SDotAccSat => (true, true),
+            Op::UDot | Op::UDotAccSat => (false, false),
+            _ => (true, false),
+        };
+        let packed = inst
+            .operands
+            .iter()
+            .any(|o| matches!(o, Operand::PackedVectorFormat(_)));
+        let rt = self.result_type(inst)?;
+        let result_ty = match self.shape_of_type(rt)? {
+            super::values::Shape::S(t) if t.is_int() => t,
+            _ => {
+                return err(format!(
+                    "error: Op{op:?} result must be an integer scalar\n"
+                ))
+            }
+        };
+        let components = |t: &mut Self, v: Val| -> Result<Vec<Value>, BuildError> {
+            if !packed {
+                return Ok(v.flat());
+            }
+            let word = v.scalar()?;
+            if t.ty_of(word) != types::I32 {
+                return err(format!(
+                    "error: Op{op:?} with PackedVectorFormat4x8Bit needs 32-bit operands\n"
+                ));
+            }
+            Ok(t.unpack_4x8(word))
+        };
+        let a = self.operand(inst, 0)?;
+        let b = self.operand(inst, 1)?;
+        let xs = components(self, a)?;
+        let ys = components(self, b)?;
+        if xs.len() != ys.len() || xs.is_empty() {
+            return err(format!(
+                "error: Op{op:?} operands differ in component count\n"
+            ));
+        }
+        let acc = if accumulate {
+            Some(self.scalar_operand(inst, 2)?)
+        } else {
+            None
+        };
+        let r = self.dot_values(op, &xs, &ys, (signed_a, signed_b), acc, result_ty)?;
+        self.define(inst, Val::S(r))
+    }
+
+    /// The exact dot product of `xs` and `ys` (signedness of each side), truncated to
+    /// `result_ty`, or with `acc` added and saturated to it (signed unless both sides are
+    /// unsigned).
+    pub(crate) fn dot_values(
+        &mut self,
+        op: Op,
+        xs: &[Value],
+        ys: &[Value],
+        (signed_a, signed_b): (bool, bool),
+        acc: Option<Value>,
+        result_ty: types::Type,
+    ) -> Result<Value, BuildError> {
+        let in_bits = self.ty_of(xs[0]).bits();
+        // Exact in this width: |products| < 2^(2w), at most 16 of them, plus a 64-bit
+        // accumulator.
+        let wide = if 2 * in_bits + 4 < 62 && result_ty.bits() < 64 {
+            types::I64
+        } else {
+            types::I128
+        };
+        if in_bits > 32 {
+            return err(format!(
+                "error: Op{op:?} on {in_bits}-bit components is not supported (DotProductInputAll is not a device capability)\n"
+            ));
+        }
+        let mut sum = self.wide_const(wide, 0);
+        for (&x, &y) in xs.iter().zip(ys) {
+            let wx = self.resize_int(x, wide, signed_a);
+            let wy = self.resize_int(y, wide, signed_b);
+            let p = self.b.ins().imul(wx, wy);
+            sum = self.b.ins().iadd(sum, p);
+        }
+        Ok(if let Some(acc) = acc {
+            let result_signed = signed_a || signed_b;
+            let wacc = self.resize_int(acc, wide, result_signed);
+            let total = self.b.ins().iadd(sum, wacc);
+            // Unsigned: the sum of products and the accumulator are non-negative and below
+            // 2^64 + 2^70, so a signed comparison in the wide type is exact for both kinds.
+            let clamped = self.saturate(total, result_ty.bits(), result_signed, true);
+            self.resize_int(clamped, result_ty, result_signed)
+        } else {
+            self.resize_int(sum, result_ty, false)
+        })
+    }
+
+    /// The four bytes of a 32-bit word, lowest first (PackedVectorFormat4x8Bit).
+    pub(crate) fn unpack_4x8(&mut self, word: Value) -> Vec<Value> {
+        (0..4)
+            .map(|k| {
+                let shifted = self.b.ins().ushr_imm_s(word, 8 * k);
+                self.b.ins().ireduce(types::I8, shifted)
+            })
+            .collect()
+    }
+
+    /// cl_khr_integer_dot_product's packed functions, which llvm-spirv-15 leaves as calls to
+    /// imported functions (`dot_4x8packed_ss_int`, `dot_acc_sat_4x8packed_us_int`, … by their
+    /// mangled names) instead of OpSDot & co. with PackedVectorFormat4x8Bit: computed as those
+    /// instructions would be. None for any other name.
+    pub(crate) fn packed_dot_call(
+        &mut self,
+        mangled: &str,
+        args: &[Val],
+    ) -> Result<Option<Val>, BuildError> {
+        let Some(rest) = mangled.strip_prefix("_Z") else {
+            return Ok(None);
+        };
+        let name = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+        let (accumulate, rest) = if let Some(r) = name.strip_prefix("dot_acc_sat_4x8packed_") {
+            (true, r)
+        } else if let Some(r) = name.strip_prefix("dot_4x8packed_") {
+            (false, r)
+        } else {
+            return Ok(None);
+        };
+        let (signed_a, signed_b, result_ty) = match rest.get(..2) {
+            Some("uu") if rest.starts_with("uu_uint") => (false, false, types::I32),
+            Some("ss") if rest.starts_with("ss_int") => (true, true, types::I32),
+            Some("us") if rest.starts_with("us_int") => (false, true, types::I32),
+            Some("su") if rest.starts_with("su_int") => (true, false, types::I32),
+            _ => return Ok(None),
+        };
+        let expected = if accumulate { 3 } else { 2 };
+        if args.len() != expected {
+            return err(format!(
+                "error: {mangled} takes {expected} arguments, found {}\n",
+                args.len()
+            ));
+        }
+        let (a, b) = (args[0].scalar()?, args[1].scalar()?);
+        if self.ty_of(a) != types::I32 || self.ty_of(b) != types::I32 {
+            return err(format!("error: {mangled} takes 32-bit words\n"));
+        }
+        let xs = self.unpack_4x8(a);
+        let ys = self.unpack_4x8(b);
+        let acc = if accumulate {
+            Some(args[2].scalar()?)
+        } else {
+            None
+        };
+        let op = if accumulate { Op::SDotAccSat } else { Op::SDot };
+        let r = self.dot_values(op, &xs, &ys, (signed_a, signed_b), acc, result_ty)?;
+        Ok(Some(Val::S(r)))
+    }
+
     pub(crate) fn arith(&mut self, inst: &Instruction) -> Result<(), BuildError> {
         use Op::*;
         let op = inst.class.opcode;
@@ -93,6 +303,25 @@ impl Translator<'_, '_, '_> {
                 })?
             }
             BitReverse => a.map(&mut |x| Ok(self.b.ins().bitrev(x)))?,
+            BitFieldInsert | BitFieldSExtract | BitFieldUExtract => {
+                // Offset and Count are integer scalars of any width (SPV_KHR_bit_instructions);
+                // the results are undefined when Offset + Count exceeds the width.
+                let last = if op == BitFieldInsert { 3 } else { 2 };
+                let offset = self.scalar_operand(inst, last - 1)?;
+                let count = self.scalar_operand(inst, last)?;
+                let insert = if op == BitFieldInsert {
+                    Some(self.operand(inst, 1)?)
+                } else {
+                    None
+                };
+                let apply = |t: &mut Self, base: Value, ins: Option<Value>| {
+                    t.bit_field(op, base, ins, offset, count)
+                };
+                match insert {
+                    Some(ins) => a.zip(&ins, &mut |x, y| apply(self, x, Some(y)))?,
+                    None => a.map(&mut |x| apply(self, x, None))?,
+                }
+            }
             Dot => {
                 let b = self.operand(inst, 1)?;
                 let (a, b) = (self.ftz_val(&a)?, self.ftz_val(&b)?);

@@ -1,14 +1,14 @@
 //! Work-item built-ins (`get_global_id` & co.): values computed from the work-group function's
-//! loop counters and the `GroupInfo` the runtime passes, never memory.
+//! loop counters and the `GroupInfo` the runtime passes, never memory; and the kernel clock.
 
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::FunctionBuilder;
 use ferrocl_frontend::rspirv::dr::Operand;
-use ferrocl_frontend::spirv::{BuiltIn, Decoration, Word};
+use ferrocl_frontend::spirv::{BuiltIn, Decoration, Scope, Word};
 use ferrocl_frontend::Type;
 
 use super::function::{err, Translator};
-use super::values::Val;
+use super::values::{Shape, Val};
 use crate::abi::GroupInfo;
 use crate::program::BuildError;
 
@@ -199,5 +199,53 @@ impl Translator<'_, '_, '_> {
                 Val::S(fit(self, v))
             }
         }))
+    }
+
+    /// OpReadClockKHR with Device or Workgroup scope, and the OpenCL C functions of
+    /// cl_khr_kernel_clock that llvm-spirv-15 leaves as imported calls: a 64-bit count of the
+    /// device clock, or its low and high halves as a 2-component 32-bit vector.
+    pub(crate) fn read_clock(&mut self, scope: u32, result: &Shape) -> Result<Val, BuildError> {
+        if scope != Scope::Device as u32 && scope != Scope::Workgroup as u32 {
+            return err(format!(
+                "error: OpReadClockKHR with scope {scope} is not supported (device and work-group scopes are)\n"
+            ));
+        }
+        let f = self.func_ref("ferrocl_clock_ns", &[], &[types::I64])?;
+        let call = self.b.ins().call(f, &[]);
+        let t = self.b.inst_results(call)[0];
+        let mut leaves = Vec::new();
+        result.leaf_types(&mut leaves);
+        match leaves.as_slice() {
+            [types::I64] => Ok(Val::S(t)),
+            [types::I32, types::I32] => {
+                let lo = self.b.ins().ireduce(types::I32, t);
+                let high = self.b.ins().ushr_imm_s(t, 32);
+                let hi = self.b.ins().ireduce(types::I32, high);
+                Ok(Val::C(vec![Val::S(lo), Val::S(hi)]))
+            }
+            _ => err("error: OpReadClockKHR result must be a 64-bit integer or a 2-component 32-bit vector\n"),
+        }
+    }
+
+    /// clock_read_device, clock_read_work_group and their hilo forms by mangled name; None
+    /// for other names.
+    pub(crate) fn clock_call(
+        &mut self,
+        mangled: &str,
+        result: Option<&Shape>,
+    ) -> Result<Option<Val>, BuildError> {
+        let Some(rest) = mangled.strip_prefix("_Z") else {
+            return Ok(None);
+        };
+        let name = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+        let scope = match name {
+            "clock_read_devicev" | "clock_read_hilo_devicev" => Scope::Device,
+            "clock_read_work_groupv" | "clock_read_hilo_work_groupv" => Scope::Workgroup,
+            _ => return Ok(None),
+        };
+        let Some(shape) = result else {
+            return err(format!("error: {mangled} must return a value\n"));
+        };
+        self.read_clock(scope as u32, shape).map(Some)
     }
 }

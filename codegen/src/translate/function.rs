@@ -382,6 +382,19 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         })?;
         if f.blocks.is_empty() {
             let name = m.name(fid).unwrap_or("?");
+            if let Some(v) = self.packed_dot_call(name, &args)? {
+                return Ok(Some(v));
+            }
+            if args.is_empty() {
+                let ret_ty = f.def.as_ref().and_then(|d| d.result_type).unwrap_or(0);
+                let shape = match m.ty(ret_ty) {
+                    Some(Type::Void) | None => None,
+                    Some(_) => Some(self.shape_of_type(ret_ty)?),
+                };
+                if let Some(v) = self.clock_call(name, shape.as_ref())? {
+                    return Ok(Some(v));
+                }
+            }
             return err(format!(
                 "error: call to imported function %{fid} '{name}': link the program that exports it first (clCompileProgram + clLinkProgram)\n"
             ));
@@ -656,7 +669,37 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             | FDiv | UMod | SRem | SMod | FRem | FMod | ShiftRightLogical
             | ShiftRightArithmetic | ShiftLeftLogical | BitwiseOr | BitwiseXor | BitwiseAnd
             | VectorTimesScalar | Dot | BitCount | BitReverse | IAddCarry | ISubBorrow
-            | UMulExtended | SMulExtended => self.arith(inst)?,
+            | UMulExtended | SMulExtended | BitFieldInsert | BitFieldSExtract
+            | BitFieldUExtract => self.arith(inst)?,
+            // SPV_KHR_expect_assume: the expected value is the value; assumptions are hints.
+            ExpectKHR => {
+                let v = self.operand(inst, 0)?;
+                self.define(inst, v)?;
+            }
+            AssumeTrueKHR => {}
+            // SPIR-V 1.1: the size of the pointee in OpenCL memory layout, a constant.
+            SizeOf => {
+                let ptr = self.id_operand(inst, 0)?;
+                let pointee = match self.m.type_of(ptr).and_then(|t| self.m.ty(t)) {
+                    Some(Type::Pointer { pointee, .. }) => *pointee,
+                    _ => return err("error: OpSizeOf operand is not a pointer\n"),
+                };
+                let size = self.m.size_of(pointee).ok_or_else(|| {
+                    BuildError::new(format!("error: OpSizeOf of unsized type %{pointee}\n"))
+                })?;
+                let rt = super::values::scalar_ir_type(self.m, self.result_type(inst)?)?;
+                let v = self.b.ins().iconst(rt, size as i64);
+                self.define(inst, Val::S(v))?;
+            }
+            ReadClockKHR => {
+                let scope = self.constant_index(inst, 0)?;
+                let shape = self.shape_of_type(self.result_type(inst)?)?;
+                let v = self.read_clock(scope as u32, &shape)?;
+                self.define(inst, v)?;
+            }
+            SDot | UDot | SUDot | SDotAccSat | UDotAccSat | SUDotAccSat => {
+                self.integer_dot(inst)?
+            }
             IEqual
             | INotEqual
             | UGreaterThan

@@ -10,6 +10,7 @@ mod composite;
 mod convert;
 mod function;
 mod generic;
+mod geometric;
 mod group;
 mod half;
 mod kernel;
@@ -146,7 +147,18 @@ fn new_jit(options: &BuildOptions) -> Result<JITModule, BuildError> {
     for (name, ptr) in ferrocl_mathlib::symbols() {
         builder.symbol(name, ptr);
     }
+    builder.symbol("ferrocl_clock_ns", clock_ns as *const u8);
     Ok(JITModule::new(builder))
+}
+
+/// The kernel clock (OpReadClockKHR, cl_khr_kernel_clock): nanoseconds of the host's
+/// monotonic clock since the first read in this process. One clock for every thread, so values
+/// are comparable across the whole device (device and work-group scope).
+extern "C" fn clock_ns() -> u64 {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let epoch = *EPOCH.get_or_init(std::time::Instant::now);
+    // Instant::elapsed saturates at zero; u64 nanoseconds last 584 years.
+    epoch.elapsed().as_nanos() as u64
 }
 
 /// An address inside an initializer: `offset` in the data gets the address of `target` plus

@@ -307,6 +307,21 @@ impl Translator<'_, '_, '_> {
                 return Ok(());
             }
             Cl::prefetch => return Ok(()),
+            Cl::cross
+            | Cl::length
+            | Cl::distance
+            | Cl::normalize
+            | Cl::fast_length
+            | Cl::fast_distance
+            | Cl::fast_normalize
+            | Cl::smoothstep => self.geometric(op, &args)?,
+            Cl::shuffle | Cl::shuffle2 => self.dynamic_shuffle(op, &args)?,
+            Cl::s_mad_sat | Cl::u_mad_sat => arg(0)?.zip3(arg(1)?, arg(2)?, &mut |a, b, c| {
+                Ok(self.mad_sat(op == Cl::s_mad_sat, a, b, c))
+            })?,
+            Cl::s_upsample | Cl::u_upsample => arg(0)?.zip(arg(1)?, &mut |hi, lo| {
+                self.upsample(op == Cl::s_upsample, hi, lo)
+            })?,
             Cl::ldexp => arg(0)?.zip(arg(1)?, &mut |x, n| {
                 let t = self.ty_of(x);
                 let n = self.resize_int(n, types::I32, true);
@@ -665,24 +680,58 @@ impl Translator<'_, '_, '_> {
             op,
             Cl::s_add_sat | Cl::u_add_sat | Cl::s_sub_sat | Cl::u_sub_sat
         ) {
-            let bits = t.bits();
-            let (lo, hi): (i128, i128) = if signed {
-                (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
-            } else {
-                (0, (1i128 << bits) - 1)
-            };
-            let hi_v = self.wide_const(wide, hi);
-            let lo_v = self.wide_const(wide, lo);
-            let over = self.b.ins().icmp(IntCC::SignedGreaterThan, r, hi_v);
-            let r = self.b.ins().select(over, hi_v, r);
-            let under = self.b.ins().icmp(IntCC::SignedLessThan, r, lo_v);
-            let r = self.b.ins().select(under, lo_v, r);
+            // Unsigned sums and differences are in [-(2^n - 1), 2^(n+1) - 2]: compare signed.
+            let r = self.saturate(r, t.bits(), signed, true);
             return Ok(self.resize_int(r, t, signed));
         }
         Ok(self.resize_int(r, t, signed))
     }
 
-    fn wide_const(&mut self, t: types::Type, v: i128) -> Value {
+    /// Clamps the wide integer `r` to the range of an n-bit integer of the given signedness;
+    /// `signed_compare` says whether `r` is to be compared as signed. i128 values are selected
+    /// half by half: Cranelift's optimiser turns a compare-and-select of the compared values into
+    /// smin/smax, which it cannot lower for i128.
+    pub(crate) fn saturate(
+        &mut self,
+        r: Value,
+        bits: u32,
+        signed: bool,
+        signed_compare: bool,
+    ) -> Value {
+        let wide = self.ty_of(r);
+        let (lo, hi): (i128, i128) = if signed {
+            (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+        } else {
+            (0, (1i128 << bits) - 1)
+        };
+        let (gt, lt) = if signed_compare {
+            (IntCC::SignedGreaterThan, IntCC::SignedLessThan)
+        } else {
+            (IntCC::UnsignedGreaterThan, IntCC::UnsignedLessThan)
+        };
+        let hi_v = self.wide_const(wide, hi);
+        let over = self.b.ins().icmp(gt, r, hi_v);
+        let r = self.select_wide(over, hi_v, r);
+        if lo == 0 && !signed_compare {
+            return r;
+        }
+        let lo_v = self.wide_const(wide, lo);
+        let under = self.b.ins().icmp(lt, r, lo_v);
+        self.select_wide(under, lo_v, r)
+    }
+
+    fn select_wide(&mut self, cond: Value, a: Value, b: Value) -> Value {
+        if self.ty_of(a) != types::I128 {
+            return self.b.ins().select(cond, a, b);
+        }
+        let (alo, ahi) = self.b.ins().isplit(a);
+        let (blo, bhi) = self.b.ins().isplit(b);
+        let lo = self.b.ins().select(cond, alo, blo);
+        let hi = self.b.ins().select(cond, ahi, bhi);
+        self.b.ins().iconcat(lo, hi)
+    }
+
+    pub(crate) fn wide_const(&mut self, t: types::Type, v: i128) -> Value {
         if t == types::I128 {
             let lo = self.b.ins().iconst(types::I64, v as i64);
             let hi = self.b.ins().iconst(types::I64, (v >> 64) as i64);

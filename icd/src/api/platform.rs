@@ -30,6 +30,9 @@ fn name_versions(list: &[NameVersion]) -> Vec<u8> {
 }
 
 /// An array of `const char*` into strings that live as long as the process.
+const ACCELERATION_4X8_PACKED: cl_device_info =
+    CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_4x8BIT_PACKED_KHR;
+
 fn c_string_pointers(list: &'static [std::ffi::CString]) -> Vec<u8> {
     let ptrs: Vec<*const c_char> = list.iter().map(|s| s.as_ptr()).collect();
     arr(&ptrs)
@@ -285,6 +288,11 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => b(c.work_group_collective_functions),
         CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT => b(c.generic_address_space),
         CL_DEVICE_MAX_NUM_SUB_GROUPS => v(c.max_num_sub_groups as cl_uint),
+        CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR => v(c.integer_dot_product_capabilities),
+        CL_DEVICE_KERNEL_CLOCK_CAPABILITIES_KHR => v(c.kernel_clock_capabilities),
+        // opencl-sys spells this constant with a lower-case x, which a pattern would lint.
+        CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_8BIT_KHR
+        | ACCELERATION_4X8_PACKED => v(c.integer_dot_product_acceleration),
         // The sub-groups of a work-group take turns on one thread: one spinning on another
         // never lets it run.
         CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS | CL_DEVICE_PIPE_SUPPORT => b(false),

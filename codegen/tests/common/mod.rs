@@ -1,0 +1,255 @@
+//! Harness of the coverage tests: OpenCL C (clang-15 + llvm-spirv-15, at -O0 and with the
+//! optimising recipe) or hand-written SPIR-V assembly (spirv-as, checked with spirv-val) →
+//! frontend → codegen, then the work-group functions are called directly for every group of a
+//! one-dimensional NDRange on byte buffers.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use ferrocl_codegen::{compile, BuildOptions, GroupInfo, Program};
+
+#[derive(Clone, Copy, Debug)]
+pub enum Recipe {
+    O0,
+    Optimized,
+}
+
+pub const RECIPES: [Recipe; 2] = [Recipe::O0, Recipe::Optimized];
+
+fn out_dir() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("coverage-spirv");
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+/// A suffix no other build of this process or of a concurrent test binary uses: tests run in
+/// parallel and must not share intermediate files.
+fn unique() -> String {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{n}", std::process::id())
+}
+
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| {
+        panic!("cannot run {cmd:?}: {e} (install clang-15, llvm-15, llvm-spirv-15, spirv-tools)")
+    });
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// SPIR-V of `tests/kernels/<source>` built with the language options `language`.
+pub fn spirv_from_c(source: &str, recipe: Recipe, language: &[&str]) -> Vec<u8> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/kernels")
+        .join(source);
+    let flags: String = language
+        .concat()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    let stem = format!(
+        "{}-{recipe:?}-{flags}-{}",
+        source.trim_end_matches(".cl"),
+        unique()
+    );
+    let dir = out_dir();
+    let bc = dir.join(format!("{stem}.bc"));
+    let spv = dir.join(format!("{stem}.spv"));
+    let mut clang = Command::new("clang-15");
+    clang.args(language);
+    clang.args([
+        "-target",
+        "spir64",
+        "-O0",
+        "-emit-llvm",
+        "-c",
+        "-Xclang",
+        "-finclude-default-header",
+    ]);
+    if let Recipe::Optimized = recipe {
+        clang.args(["-Xclang", "-disable-O0-optnone"]);
+    }
+    run(clang.arg(&src).arg("-o").arg(&bc));
+    if let Recipe::Optimized = recipe {
+        let passes = "sroa,early-cse,instcombine,simplifycfg,loop-mssa(licm),gvn,loop(indvars,loop-unroll-full),instcombine,simplifycfg,gvn,instcombine";
+        run(Command::new("opt-15")
+            .arg(format!("-passes={passes}"))
+            .arg(&bc)
+            .arg("-o")
+            .arg(&bc));
+    }
+    run(Command::new("llvm-spirv-15")
+        .arg("--spirv-max-version=1.0")
+        // Only used by modules that call the extension's functions.
+        .arg("--spirv-ext=+SPV_KHR_integer_dot_product")
+        .arg(&bc)
+        .arg("-o")
+        .arg(&spv));
+    std::fs::read(&spv).expect("read spv")
+}
+
+/// Assembles `tests/spvasm/<name>` with spirv-as for SPIR-V `version` ("1.0".."1.6") and checks
+/// it with `spirv-val --target-env <val_env>` (e.g. "opencl2.1"; None where spirv-val does not
+/// accept the feature for any OpenCL environment, said at the call).
+pub fn spirv_from_asm(name: &str, version: &str, val_env: Option<&str>) -> Vec<u8> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/spvasm")
+        .join(name);
+    let spv = out_dir().join(format!(
+        "{}-{}.spv",
+        name.trim_end_matches(".spvasm"),
+        unique()
+    ));
+    run(Command::new("spirv-as")
+        .arg("--target-env")
+        .arg(format!("spv{version}"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&spv));
+    if let Some(env) = val_env {
+        run(Command::new("spirv-val")
+            .arg("--target-env")
+            .arg(env)
+            .arg(&spv));
+    }
+    std::fs::read(&spv).expect("read spv")
+}
+
+/// Assembles SPIR-V assembly text (SPIR-V 1.0) without validating it: for variants of the
+/// files in tests/spvasm that must be rejected.
+pub fn spirv_from_asm_text(text: &str) -> Vec<u8> {
+    let stem = format!("text-{}", unique());
+    let src = out_dir().join(format!("{stem}.spvasm"));
+    let spv = out_dir().join(format!("{stem}.spv"));
+    std::fs::write(&src, text).expect("write assembly");
+    run(Command::new("spirv-as")
+        .args(["--target-env", "spv1.0"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&spv));
+    std::fs::read(&spv).expect("read spv")
+}
+
+/// The codegen error of a module that must not build (the frontend accepts it).
+pub fn codegen_error(spirv: &[u8]) -> String {
+    let module = ferrocl_frontend::parse(spirv).unwrap_or_else(|e| panic!("frontend: {e}"));
+    match compile(&module, &BuildOptions::default()) {
+        Ok(_) => panic!("the module built"),
+        Err(e) => e.to_string(),
+    }
+}
+
+pub fn build_spirv(spirv: &[u8]) -> Program {
+    let module = ferrocl_frontend::parse(spirv).unwrap_or_else(|e| panic!("frontend: {e}"));
+    compile(&module, &BuildOptions::default()).unwrap_or_else(|e| panic!("codegen: {e}"))
+}
+
+/// A kernel argument: a buffer (passed as its address) or bytes passed by value.
+pub enum Arg<'a> {
+    Buf(&'a mut [u8]),
+    Val(Vec<u8>),
+}
+
+/// Runs `kernel` over a 1-D NDRange of `global` work-items in groups of `local`.
+pub fn launch(program: &Program, kernel: &str, args: &mut [Arg], global: u64, local: u64) {
+    let k = program
+        .kernel(kernel)
+        .unwrap_or_else(|| panic!("no kernel {kernel}"));
+    assert_eq!(k.args.len(), args.len(), "{kernel}: argument count");
+    let mut block = vec![0u64; k.args_size.div_ceil(8).max(1)];
+    for (i, a) in args.iter_mut().enumerate() {
+        let slot = k.args[i];
+        let bytes: Vec<u8> = match a {
+            Arg::Buf(b) => (b.as_mut_ptr() as u64).to_ne_bytes().to_vec(),
+            Arg::Val(v) => v.clone(),
+        };
+        assert_eq!(slot.size, bytes.len(), "{kernel}: argument {i} size");
+        let base = block.as_mut_ptr().cast::<u8>();
+        assert!(slot.offset + bytes.len() <= block.len() * 8);
+        // SAFETY: the slot lies inside the block (checked above).
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), base.add(slot.offset), bytes.len())
+        };
+    }
+    let num_groups = global.div_ceil(local);
+    let mut arena = vec![0u128; 4096];
+    let mut frames = vec![
+        0u128;
+        (k.work_item_frame_size * local as usize)
+            .div_ceil(16)
+            .max(1)
+    ];
+    for g in 0..num_groups {
+        let info = GroupInfo {
+            global_offset: [0; 3],
+            global_size: [global, 1, 1],
+            local_size: [(global - g * local).min(local), 1, 1],
+            enqueued_local_size: [local, 1, 1],
+            group_id: [g, 0, 0],
+            num_groups: [num_groups, 1, 1],
+            work_dim: 1,
+            frames: frames.as_mut_ptr() as u64,
+            printf_buffer: 0,
+            local_mem_size: (arena.len() * 16) as u64,
+            frames_size: (frames.len() * 16) as u64,
+        };
+        // SAFETY: the argument block follows the kernel's layout; the callers size every
+        // buffer for the NDRange and keep it alive across the call; the arena is private.
+        unsafe { k.run_group(block.as_ptr().cast(), &info, arena.as_mut_ptr().cast()) };
+    }
+}
+
+/// Little helpers to move typed data in and out of byte buffers.
+pub fn bytes_of<T: Copy>(v: &[T]) -> Vec<u8> {
+    let n = std::mem::size_of_val(v);
+    let mut out = vec![0u8; n];
+    // SAFETY: `v` is `n` initialised bytes of plain data; `out` has room for them.
+    unsafe { std::ptr::copy_nonoverlapping(v.as_ptr().cast::<u8>(), out.as_mut_ptr(), n) };
+    out
+}
+
+pub fn read_f32(b: &[u8], i: usize) -> f32 {
+    f32::from_le_bytes(b[i * 4..i * 4 + 4].try_into().expect("4 bytes"))
+}
+
+pub fn read_f64(b: &[u8], i: usize) -> f64 {
+    f64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().expect("8 bytes"))
+}
+
+/// Integer of `bits` bits at index `i` of `b`, sign- or zero-extended.
+pub fn read_int(b: &[u8], i: usize, bits: u32, signed: bool) -> i128 {
+    let n = (bits / 8) as usize;
+    let mut raw = [0u8; 16];
+    raw[..n].copy_from_slice(&b[i * n..i * n + n]);
+    let u = u128::from_le_bytes(raw);
+    if signed && bits < 128 && (u >> (bits - 1)) & 1 == 1 {
+        (u | (u128::MAX << bits)) as i128
+    } else {
+        u as i128
+    }
+}
+
+pub fn write_int(b: &mut [u8], i: usize, bits: u32, v: i128) {
+    let n = (bits / 8) as usize;
+    b[i * n..i * n + n].copy_from_slice(&v.to_le_bytes()[..n]);
+}
+
+/// A small deterministic generator (xorshift64*), so failures reproduce.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
