@@ -140,6 +140,9 @@ fn prepare(p: &Plat, spec: &Spec, case: &Case, r: &mut PlatResult) -> Option<Rea
         }
     };
     r.build_ms = Some(took.as_secs_f64() * 1e3);
+    if let ProgramCode::Il(words) = &code {
+        r.spirv_instructions = Some(spirv::instruction_count(words));
+    }
     let setup = || -> Result<(Kernel, Vec<Buffer>), String> {
         let kernel = p.ctx.kernel(&program, spec.entry)?;
         let bufs = case
@@ -237,6 +240,7 @@ fn run_kernel(plats: &[Plat], spec: &Spec, quick: bool, reps: usize, index: usiz
             platform: p.label,
             status: Status::Ok,
             build_ms: None,
+            spirv_instructions: None,
             first_ms: None,
             samples_ms: Vec::new(),
         })

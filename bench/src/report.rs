@@ -40,6 +40,8 @@ pub struct PlatResult {
     pub platform: &'static str,
     pub status: Status,
     pub build_ms: Option<f64>,
+    /// Instructions of the SPIR-V module the platform built (IL platforms only).
+    pub spirv_instructions: Option<usize>,
     pub first_ms: Option<f64>,
     /// Kernel time per repetition (profiling events), or host time per launch for launch kernels.
     pub samples_ms: Vec<f64>,
@@ -120,6 +122,9 @@ pub struct Summary {
     pub launch_ratios: Vec<(&'static str, f64)>,
     /// (platform, lowest % of STREAM among memory-bound kernels)
     pub memory_roof: Vec<(&'static str, f64)>,
+    /// clBuildProgram ms per 1 000 SPIR-V instructions on the largest module built from IL,
+    /// with that kernel's name (small modules measure fixed costs, not speed per instruction).
+    pub build_per_kilo_instruction: Option<(f64, &'static str)>,
 }
 
 pub fn summarise(kernels: &[KernelResult], roof: &Roofline) -> Summary {
@@ -149,7 +154,19 @@ pub fn summarise(kernels: &[KernelResult], roof: &Roofline) -> Summary {
             memory_roof.push((p, m));
         }
     }
+    let build_per_kilo_instruction = kernels
+        .iter()
+        .filter_map(|k| {
+            let r = k
+                .results
+                .iter()
+                .find(|r| r.ok() && r.spirv_instructions.is_some())?;
+            Some((r.spirv_instructions?, r.build_ms?, k.name))
+        })
+        .max_by_key(|(n, _, _)| *n)
+        .map(|(n, ms, name)| (ms * 1000.0 / n.max(1) as f64, name));
     Summary {
+        build_per_kilo_instruction,
         kernel_geomean: geomean(&ratios),
         kernel_max: timed.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0)),
         build_geomean: geomean(&builds),
@@ -264,6 +281,14 @@ pub fn table(kernels: &[KernelResult], roof: &Roofline, summary: &Summary) -> St
         "  build + first launch geomean   {:>8}   target <= 0.1x",
         format_ratio(summary.build_geomean)
     );
+    let (per_kilo, which) = match summary.build_per_kilo_instruction {
+        Some((ms, n)) => (format!("{ms:.2} ms"), format!(" ({n})")),
+        None => ("-".into(), String::new()),
+    };
+    let _ = writeln!(
+        o,
+        "  build per 1000 SPIR-V instr.   {per_kilo:>8}   target <= 10 ms{which}"
+    );
     if summary.launch_ratios.is_empty() {
         let _ = writeln!(
             o,
@@ -374,11 +399,12 @@ pub fn json(info: &RunInfo, kernels: &[KernelResult], roof: &Roofline, s: &Summa
                 let tp = k.throughput(r);
                 let samples: Vec<String> = r.samples_ms.iter().map(|v| jn(Some(*v))).collect();
                 format!(
-                    "        {{\"platform\": {}, \"status\": {}, \"message\": {}, \"build_ms\": {}, \"first_launch_ms\": {}, \"median_ms\": {}, \"min_ms\": {}, \"throughput\": {}, \"throughput_unit\": {}, \"roofline_fraction\": {}, \"samples_ms\": [{}]}}",
+                    "        {{\"platform\": {}, \"status\": {}, \"message\": {}, \"build_ms\": {}, \"spirv_instructions\": {}, \"first_launch_ms\": {}, \"median_ms\": {}, \"min_ms\": {}, \"throughput\": {}, \"throughput_unit\": {}, \"roofline_fraction\": {}, \"samples_ms\": [{}]}}",
                     js(r.platform),
                     js(r.status.short()),
                     js(&r.status.label()),
                     jn(r.build_ms),
+                    r.spirv_instructions.map_or("null".into(), |n| n.to_string()),
                     jn(r.first_ms),
                     jn(r.median_ms()),
                     jn(r.min_ms()),
@@ -488,6 +514,7 @@ mod tests {
             platform,
             status,
             build_ms: Some(10.0),
+            spirv_instructions: None,
             first_ms: Some(10.0),
             samples_ms: samples.to_vec(),
         }

@@ -118,3 +118,45 @@ mod tests {
         assert_ne!(super::fnv1a(&[b"a", b"b"]), super::fnv1a(&[b"ab"]));
     }
 }
+
+/// Instructions in a SPIR-V module (after the 5-word header), following each word count; a
+/// zero or overlong count ends the walk.
+pub fn instruction_count(bytes: &[u8]) -> usize {
+    let words: Vec<u32> = bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let mut at = 5;
+    let mut count = 0;
+    while let Some(&w) = words.get(at) {
+        let n = (w >> 16) as usize;
+        if n == 0 || at + n > words.len() {
+            break;
+        }
+        count += 1;
+        at += n;
+    }
+    count
+}
+
+#[cfg(test)]
+mod instruction_count_tests {
+    #[test]
+    fn counts_instructions() {
+        // Header, OpCapability Kernel (2 words), OpMemoryModel Physical64 OpenCL (3 words).
+        let words: [u32; 10] = [
+            0x0723_0203,
+            0x0001_0000,
+            0,
+            10,
+            0,
+            0x0002_0011,
+            6,
+            0x0003_000e,
+            2,
+            2,
+        ];
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        assert_eq!(super::instruction_count(&bytes), 2);
+    }
+}
