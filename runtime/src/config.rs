@@ -114,6 +114,16 @@ pub fn extensions(settings: &Settings) -> Vec<NameVersion> {
         "cl_khr_kernel_clock",
         make_version(1, 0, 0),
     ));
+    // bitfield_insert/extract and bit_reverse (SPV_KHR_bit_instructions in the frontend).
+    v.push(NameVersion::new(
+        "cl_khr_extended_bit_ops",
+        make_version(1, 0, 0),
+    ));
+    // __builtin_expect/__builtin_assume (SPV_KHR_expect_assume: hints codegen accepts).
+    v.push(NameVersion::new(
+        "cl_khr_expect_assume",
+        make_version(1, 0, 0),
+    ));
     v
 }
 
@@ -666,6 +676,8 @@ mod tests {
                 "__opencl_c_work_group_collective_functions",
                 "cl_ext_float_atomics",
                 "cl_khr_byte_addressable_store",
+                "cl_khr_expect_assume",
+                "cl_khr_extended_bit_ops",
                 "cl_khr_fp16",
                 "cl_khr_fp64",
                 "cl_khr_global_int32_base_atomics",
