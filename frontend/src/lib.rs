@@ -21,8 +21,8 @@ mod validate_types;
 pub use diagnostics::{Diagnostic, FrontendError};
 pub use link::{link, unresolved_imports, Linked, SpecValues};
 pub use metadata::{
-    synchronises_work_group, AccessQualifier, AddressQualifier, ArgKind, KernelArg, KernelInfo,
-    TypeQualifiers,
+    is_barrier_or_collective, synchronises_work_group, AccessQualifier, AddressQualifier, ArgKind,
+    KernelArg, KernelInfo, TypeQualifiers,
 };
 pub use module::{Module, Type, TypeId};
 pub use opencl_c::{compile_opencl_c, opencl_c_compiler_available};

@@ -343,11 +343,8 @@ fn vec_type_hint_name(encoded: u32) -> String {
     }
 }
 
-/// Opcodes after which every work-item of the group must have arrived before any continues:
-/// `OpControlBarrier`, the work-group and sub-group collectives (every work-item contributes
-/// before any result exists) and the non-uniform instructions that read other work-items'
-/// values. Codegen cuts kernels at these points.
-pub fn synchronises_work_group(op: Op) -> bool {
+/// `OpControlBarrier` and the `OpGroup*` collectives (work-group or sub-group scope).
+pub fn is_barrier_or_collective(op: Op) -> bool {
     matches!(
         op,
         Op::ControlBarrier
@@ -362,37 +359,47 @@ pub fn synchronises_work_group(op: Op) -> bool {
             | Op::GroupFMax
             | Op::GroupUMax
             | Op::GroupSMax
+    )
+}
+
+/// Opcodes after which every work-item of the group must have arrived before any continues:
+/// `OpControlBarrier`, the work-group and sub-group collectives (every work-item contributes
+/// before any result exists) and the non-uniform instructions that read other work-items'
+/// values. Codegen cuts kernels at these points.
+pub fn synchronises_work_group(op: Op) -> bool {
+    is_barrier_or_collective(op)
+        || matches!(
+            op,
             // Non-uniform instructions that exchange values within a sub-group: codegen makes
             // them barrier points too (the ballot bit queries need nobody else).
-            | Op::GroupNonUniformElect
-            | Op::GroupNonUniformAll
-            | Op::GroupNonUniformAny
-            | Op::GroupNonUniformAllEqual
-            | Op::GroupNonUniformBroadcast
-            | Op::GroupNonUniformBroadcastFirst
-            | Op::GroupNonUniformBallot
-            | Op::GroupNonUniformShuffle
-            | Op::GroupNonUniformShuffleXor
-            | Op::GroupNonUniformShuffleUp
-            | Op::GroupNonUniformShuffleDown
-            | Op::GroupNonUniformIAdd
-            | Op::GroupNonUniformFAdd
-            | Op::GroupNonUniformIMul
-            | Op::GroupNonUniformFMul
-            | Op::GroupNonUniformSMin
-            | Op::GroupNonUniformUMin
-            | Op::GroupNonUniformFMin
-            | Op::GroupNonUniformSMax
-            | Op::GroupNonUniformUMax
-            | Op::GroupNonUniformFMax
-            | Op::GroupNonUniformBitwiseAnd
-            | Op::GroupNonUniformBitwiseOr
-            | Op::GroupNonUniformBitwiseXor
-            | Op::GroupNonUniformLogicalAnd
-            | Op::GroupNonUniformLogicalOr
-            | Op::GroupNonUniformLogicalXor
-            | Op::GroupNonUniformRotateKHR
-    )
+            |Op::GroupNonUniformElect| Op::GroupNonUniformAll
+                | Op::GroupNonUniformAny
+                | Op::GroupNonUniformAllEqual
+                | Op::GroupNonUniformBroadcast
+                | Op::GroupNonUniformBroadcastFirst
+                | Op::GroupNonUniformBallot
+                | Op::GroupNonUniformShuffle
+                | Op::GroupNonUniformShuffleXor
+                | Op::GroupNonUniformShuffleUp
+                | Op::GroupNonUniformShuffleDown
+                | Op::GroupNonUniformIAdd
+                | Op::GroupNonUniformFAdd
+                | Op::GroupNonUniformIMul
+                | Op::GroupNonUniformFMul
+                | Op::GroupNonUniformSMin
+                | Op::GroupNonUniformUMin
+                | Op::GroupNonUniformFMin
+                | Op::GroupNonUniformSMax
+                | Op::GroupNonUniformUMax
+                | Op::GroupNonUniformFMax
+                | Op::GroupNonUniformBitwiseAnd
+                | Op::GroupNonUniformBitwiseOr
+                | Op::GroupNonUniformBitwiseXor
+                | Op::GroupNonUniformLogicalAnd
+                | Op::GroupNonUniformLogicalOr
+                | Op::GroupNonUniformLogicalXor
+                | Op::GroupNonUniformRotateKHR
+        )
 }
 
 /// Whether `function` or anything it calls synchronises the work-group.

@@ -80,14 +80,7 @@ fn concurrent_float_atomics_are_exact() {
         assert_eq!(caps, 0x7_0007u64.to_ne_bytes().to_vec(), "query {query:#x}");
     }
     let n = 1usize << 16;
-    let mut program = opencl3::program::Program::create_from_source(&env.context, FLOAT_ATOMICS)
-        .expect("clCreateProgramWithSource");
-    if let Err(e) = program.build(env.context.devices(), "-cl-std=CL3.0") {
-        panic!(
-            "build: {e}\n{}",
-            program.get_build_log(env.device.id()).unwrap_or_default()
-        );
-    }
+    let program = env.program_from_source(FLOAT_ATOMICS, "-cl-std=CL3.0");
     let k = opencl3::kernel::Kernel::create(&program, "float_atomics").expect("clCreateKernel");
     let sum = env.buffer(&[0.0f32, 0.0]);
     let lo = env.buffer(&[f32::INFINITY]);

@@ -40,14 +40,7 @@ fn bit_ops_and_hints() {
         eprintln!("not checked: the device lacks cl_khr_extended_bit_ops or cl_khr_expect_assume");
         return;
     }
-    let mut program = opencl3::program::Program::create_from_source(&env.context, SOURCE)
-        .expect("clCreateProgramWithSource");
-    if let Err(e) = program.build(env.context.devices(), "-cl-std=CL3.0") {
-        panic!(
-            "build: {e}\n{}",
-            program.get_build_log(env.device.id()).unwrap_or_default()
-        );
-    }
+    let program = env.program_from_source(SOURCE, "-cl-std=CL3.0");
     let k = opencl3::kernel::Kernel::create(&program, "bits").expect("clCreateKernel");
     let n = 1000usize;
     let input: Vec<u32> = (0..n as u32)

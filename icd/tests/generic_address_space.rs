@@ -63,14 +63,7 @@ fn pointers_know_their_address_space() {
         eprintln!("not checked: the device has no generic address space");
         return;
     }
-    let mut program = opencl3::program::Program::create_from_source(&env.context, SOURCE)
-        .expect("clCreateProgramWithSource");
-    if let Err(e) = program.build(env.context.devices(), "-cl-std=CL3.0") {
-        panic!(
-            "build: {e}\n{}",
-            program.get_build_log(env.device.id()).unwrap_or_default()
-        );
-    }
+    let program = env.program_from_source(SOURCE, "-cl-std=CL3.0");
     let n = 64usize;
     for kernel in ["spaces", "spaces_with_barrier"] {
         let k = opencl3::kernel::Kernel::create(&program, kernel).expect("clCreateKernel");

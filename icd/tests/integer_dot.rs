@@ -6,11 +6,8 @@
 
 mod common;
 
-use std::ffi::CString;
-
 use common::*;
 use opencl3::kernel::Kernel;
-use opencl3::program::{build_program, Program};
 use opencl_sys::*;
 
 const SOURCE: &str = "
@@ -101,21 +98,7 @@ fn integer_dot_product_queries_and_kernels() {
     }
     assert!(!spirv_caps.contains(&6016), "{spirv_caps:?}");
 
-    let program = check(
-        cl(Program::create_from_source(&env.context, SOURCE)),
-        "clCreateProgramWithSource",
-    );
-    let options = CString::new("-cl-std=CL3.0").unwrap();
-    if let Err(code) = build_program(
-        program.get(),
-        env.context.devices(),
-        &options,
-        None,
-        std::ptr::null_mut(),
-    ) {
-        let log = program.get_build_log(id).unwrap_or_default();
-        panic!("clBuildProgram failed ({code}):\n{log}");
-    }
+    let program = env.program_from_source(SOURCE, "-cl-std=CL3.0");
     let kernel = check(cl(Kernel::create(&program, "dots")), "clCreateKernel");
     let n = 64usize;
     let mut rng = Rng::new(42);

@@ -5,11 +5,8 @@
 
 mod common;
 
-use std::ffi::CString;
-
 use common::*;
 use opencl3::kernel::Kernel;
-use opencl3::program::{build_program, Program};
 use opencl_sys::*;
 
 const SOURCE: &str = "
@@ -65,21 +62,7 @@ fn kernel_clock_queries_and_kernels() {
     );
 
     for std in ["-cl-std=CL1.2", "-cl-std=CL3.0"] {
-        let program = check(
-            cl(Program::create_from_source(&env.context, SOURCE)),
-            "clCreateProgramWithSource",
-        );
-        let options = CString::new(std).unwrap();
-        if let Err(code) = build_program(
-            program.get(),
-            env.context.devices(),
-            &options,
-            None,
-            std::ptr::null_mut(),
-        ) {
-            let log = program.get_build_log(id).unwrap_or_default();
-            panic!("clBuildProgram({std}) failed ({code}):\n{log}");
-        }
+        let program = env.program_from_source(SOURCE, std);
         let kernel = check(cl(Kernel::create(&program, "clocks")), "clCreateKernel");
         let n = 32usize;
         let out = env.buffer_filled(5 * n, 0u64);

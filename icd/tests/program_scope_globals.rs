@@ -6,9 +6,6 @@
 
 mod common;
 
-use std::ffi::CString;
-use std::ptr;
-
 use common::{arg_buf, Env};
 use opencl3::program::Program;
 use opencl_sys::*;
@@ -42,22 +39,7 @@ kernel void read_back(global float* out) {
 "#;
 
 fn build(env: &Env) -> Program {
-    let p = Program::create_from_source(&env.context, SOURCE).expect("clCreateProgramWithSource");
-    let options = CString::new("-cl-std=CL3.0").unwrap();
-    opencl3::program::build_program(
-        p.get(),
-        env.context.devices(),
-        &options,
-        None,
-        ptr::null_mut(),
-    )
-    .unwrap_or_else(|e| {
-        panic!(
-            "build: {e}\n{}",
-            p.get_build_log(env.device.id()).unwrap_or_default()
-        )
-    });
-    p
+    env.program_from_source(SOURCE, "-cl-std=CL3.0")
 }
 
 #[test]

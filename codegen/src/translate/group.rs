@@ -83,6 +83,28 @@ impl Translator<'_, '_, '_> {
     }
 }
 
+/// The group operation of an `OpGroup*` collective and the operand index of its value:
+/// Reduce for all/any/broadcast, else the instruction's (Reduce or a scan).
+pub(crate) fn group_operation(inst: &Instruction) -> Result<(GroupOperation, usize), BuildError> {
+    let op = inst.class.opcode;
+    let (group_op, value_index) = match op {
+        Op::GroupAll | Op::GroupAny | Op::GroupBroadcast => (GroupOperation::Reduce, 1),
+        _ => match inst.operands.get(1) {
+            Some(Operand::GroupOperation(g)) => (*g, 2),
+            _ => return err(format!("error: Op{op:?} without a group operation\n")),
+        },
+    };
+    if !matches!(
+        group_op,
+        GroupOperation::Reduce | GroupOperation::InclusiveScan | GroupOperation::ExclusiveScan
+    ) {
+        return err(format!(
+            "error: Op{op:?}: group operation {group_op:?} is not supported\n"
+        ));
+    }
+    Ok((group_op, value_index))
+}
+
 /// How a collective combines values.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Combine {
@@ -180,21 +202,7 @@ impl Translator<'_, '_, '_> {
                 "error: Op{op:?} with execution scope {scope} is not supported (only Workgroup and Subgroup)\n"
             ));
         }
-        let (group_op, value_index) = match op {
-            Op::GroupAll | Op::GroupAny | Op::GroupBroadcast => (GroupOperation::Reduce, 1),
-            _ => match inst.operands.get(1) {
-                Some(Operand::GroupOperation(g)) => (*g, 2),
-                _ => return err(format!("error: Op{op:?} without a group operation\n")),
-            },
-        };
-        if !matches!(
-            group_op,
-            GroupOperation::Reduce | GroupOperation::InclusiveScan | GroupOperation::ExclusiveScan
-        ) {
-            return err(format!(
-                "error: group operation {group_op:?} is not supported\n"
-            ));
-        }
+        let (group_op, value_index) = group_operation(inst)?;
         let x = self.scalar_operand(inst, value_index)?;
         let t = self.ty_of(x);
         let combine = match op {

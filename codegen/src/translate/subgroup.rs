@@ -52,22 +52,7 @@ const _: () = assert!(SIZE.is_power_of_two() && SIZE <= 32);
 /// Non-uniform instructions that exchange values between the work-items of a sub-group (the
 /// frontend counts them as barrier points).
 pub(crate) fn is_non_uniform_exchange(op: Op) -> bool {
-    ferrocl_frontend::synchronises_work_group(op)
-        && !matches!(
-            op,
-            Op::ControlBarrier
-                | Op::GroupAll
-                | Op::GroupAny
-                | Op::GroupBroadcast
-                | Op::GroupIAdd
-                | Op::GroupFAdd
-                | Op::GroupFMin
-                | Op::GroupUMin
-                | Op::GroupSMin
-                | Op::GroupFMax
-                | Op::GroupUMax
-                | Op::GroupSMax
-        )
+    ferrocl_frontend::synchronises_work_group(op) && !ferrocl_frontend::is_barrier_or_collective(op)
 }
 
 /// Non-uniform instructions computed from the work-item's own operands.
@@ -462,22 +447,7 @@ impl Translator<'_, '_, '_> {
     pub(crate) fn sub_group_collective(&mut self, inst: &Instruction) -> Result<(), BuildError> {
         let op = inst.class.opcode;
         self.require_sub_groups(&format!("Op{op:?} with Subgroup execution scope"))?;
-        let (group_op, value_index) = match op {
-            Op::GroupAll | Op::GroupAny | Op::GroupBroadcast => (GroupOperation::Reduce, 1),
-            _ => match inst.operands.get(1) {
-                Some(Operand::GroupOperation(g)) => (*g, 2),
-                _ => return err(format!("error: Op{op:?} without a group operation\n")),
-            },
-        };
-        if !matches!(
-            group_op,
-            GroupOperation::Reduce | GroupOperation::InclusiveScan | GroupOperation::ExclusiveScan
-        ) {
-            return err(format!(
-                "error: {}: group operation {group_op:?} is not supported\n",
-                inst_desc(inst)
-            ));
-        }
+        let (group_op, value_index) = super::group::group_operation(inst)?;
         let value = self.operand(inst, value_index)?;
         let leaves = value.flat();
         if op == Op::GroupBroadcast {
