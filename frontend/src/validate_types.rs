@@ -693,6 +693,19 @@ impl<'m> Checker<'m> {
                 self.report(inst, rule);
             }
             ControlBarrier | MemoryBarrier => self.barrier(inst),
+            GroupAll | GroupAny | GroupBroadcast | GroupIAdd | GroupFAdd | GroupFMin
+            | GroupUMin | GroupSMin | GroupFMax | GroupUMax | GroupSMax => {
+                self.group_collective(inst, rt)
+            }
+            op if format!("{op:?}").starts_with("GroupNonUniform") => {
+                // Every <id> after the execution scope must be a value (operand_type reports
+                // it otherwise); codegen checks the types each operation takes.
+                for i in 1..inst.operands.len() {
+                    if matches!(inst.operands[i], Operand::IdRef(_)) {
+                        self.operand_type(inst, i);
+                    }
+                }
+            }
             AtomicLoad | AtomicStore | AtomicExchange | AtomicCompareExchange
             | AtomicCompareExchangeWeak | AtomicIIncrement | AtomicIDecrement | AtomicIAdd
             | AtomicISub | AtomicSMin | AtomicUMin | AtomicSMax | AtomicUMax | AtomicAnd
@@ -1360,6 +1373,43 @@ impl<'m> Checker<'m> {
         };
         for i in values {
             self.expect_type(inst, i, pointee, "Atomic", "Value");
+        }
+    }
+
+    /// OpGroupAll/Any (bool predicate), OpGroupBroadcast (a value of the result type, an integer
+    /// local id) and the reductions and scans (an integer or float scalar of the result type).
+    fn group_collective(&mut self, inst: &Instruction, rt: Word) {
+        use Op::*;
+        let op = inst.class.opcode;
+        let value_index = match op {
+            GroupAll | GroupAny | GroupBroadcast => 1,
+            _ => 2,
+        };
+        let result_ok = match op {
+            GroupAll | GroupAny => matches!(self.ty(rt), Some(Type::Bool)),
+            GroupBroadcast => self.shape(rt).is_some(),
+            GroupFAdd | GroupFMin | GroupFMax => matches!(self.ty(rt), Some(Type::Float { .. })),
+            _ => matches!(self.ty(rt), Some(Type::Int { .. })),
+        };
+        if !result_ok {
+            let rule = format!(
+                "SPIR-V Group: Op{op:?} cannot have result type {}",
+                self.type_name(rt)
+            );
+            self.report(inst, rule);
+            return;
+        }
+        self.expect_type(inst, value_index, rt, "Group", "the value operand");
+        if op == GroupBroadcast {
+            if let Some(t) = self.operand_type(inst, 2) {
+                if !matches!(self.shape(t), Some((Kind::Int(_), 1..=3))) {
+                    let rule = format!(
+                        "SPIR-V Group: OpGroupBroadcast LocalId must be an integer scalar or 2- or 3-component vector, found {}",
+                        self.type_name(t)
+                    );
+                    self.report(inst, rule);
+                }
+            }
         }
     }
 
