@@ -84,19 +84,34 @@ pub fn source(func: &Func, fmt: Format) -> String {
     } else {
         "cl_khr_fp64"
     };
+    // CVT: integer (vector) to the kernel's float type; INT: b to a small integer; QUO7: the
+    // sign and low 7 bits of remquo's quotient (all the spec promises) where the quotient is
+    // below 2^20 in magnitude (decided exactly on the exponents), else 0.
+    let macros = |n: &str| {
+        format!(
+            "#undef CVT\n#undef INT\n#undef QUO7\n\
+             #define CVT(x) convert_{t}{n}(x)\n\
+             #define INT(b) convert_int{n}_sat(fmod(b, ({t}{n})64))\n\
+             #define QUO7(q, a, b) ((clamp(ilogb(a), -2000, 2000) - clamp(ilogb(b), -2000, 2000) < 20) ? (q) % 128 : 0)\n"
+        )
+    };
     format!(
         "#pragma OPENCL EXTENSION {pragma} : enable\n\
+         {m1}\
          __kernel void k1(__global const {t} *A, __global const {t} *B, __global const {t} *C, __global {t} *O) {{\n\
          \x20   size_t i = get_global_id(0);\n\
          \x20   {t} a = A[i], b = B[i], c = C[i];\n\
          \x20   O[i] = {e};\n\
          }}\n\
+         {m4}\
          __kernel void k4(__global const {t}4 *A, __global const {t}4 *B, __global const {t}4 *C, __global {t}4 *O) {{\n\
          \x20   size_t i = get_global_id(0);\n\
          \x20   {t}4 a = A[i], b = B[i], c = C[i];\n\
          \x20   O[i] = {e};\n\
          }}\n",
-        e = func.expr
+        e = func.expr,
+        m1 = macros(""),
+        m4 = macros("4"),
     )
 }
 

@@ -128,6 +128,26 @@ pub const FUNCS: &[Func] = &[
     f("remainder", 2, "remainder(a, b)", "remainder", EXACT, Some(EXACT), Some(EXACT), Plain),
     f("fma", 3, "fma(a, b, c)", "fma", CR, Some(CR), Some(CR), Plain),
     f("mad", 3, "mad(a, b, c)", "fma", CR, Some(CR), Some(CR), Mad),
+    // Functions with a second result through a pointer, each result its own row (the second
+    // named `function.part`); integer results are converted to the float type (exact: they are
+    // small). `CVT` converts an integer (vector) to the float type of the kernel, `INT` turns the
+    // argument b into a small integer n = (int)fmod(b, 64) (saturating: NaN gives 0).
+    f("frexp", 1, "({ __typeof__(ilogb(a)) e_; frexp(a, &e_); })", "frexp_m", EXACT, Some(EXACT), Some(EXACT), Plain),
+    f("frexp.exp", 1, "({ __typeof__(ilogb(a)) e_; frexp(a, &e_); CVT(e_); })", "frexp_e", EXACT, Some(EXACT), Some(EXACT), Plain),
+    f("modf", 1, "({ __typeof__(a) i_; modf(a, &i_); })", "modf_f", EXACT, Some(EXACT), Some(EXACT), Plain),
+    f("modf.int", 1, "({ __typeof__(a) i_; modf(a, &i_); i_; })", "trunc", EXACT, Some(EXACT), Some(EXACT), Plain),
+    f("fract", 1, "({ __typeof__(a) i_; fract(a, &i_); })", "fract_f", CR, Some(CR), Some(CR), Plain),
+    f("fract.floor", 1, "({ __typeof__(a) i_; fract(a, &i_); i_; })", "floor", EXACT, Some(EXACT), Some(EXACT), Plain),
+    f("sincos", 1, "({ __typeof__(a) c_; sincos(a, &c_); })", "sin", Some(4.0), Some(Some(4.0)), Some(Some(2.0)), Plain),
+    f("sincos.cos", 1, "({ __typeof__(a) c_; sincos(a, &c_); c_; })", "cos", Some(4.0), Some(Some(4.0)), Some(Some(2.0)), Plain),
+    f("lgamma_r", 1, "({ __typeof__(ilogb(a)) s_; lgamma_r(a, &s_); })", "lgamma", None, Some(None), Some(None), Plain),
+    f("lgamma_r.sign", 1, "({ __typeof__(ilogb(a)) s_; lgamma_r(a, &s_); CVT(ilogb(a) != 2147483647 ? s_ : 0); })", "lgamma_sign", EXACT, Some(EXACT), Some(EXACT), Plain),
+    f("remquo", 2, "({ __typeof__(ilogb(a)) q_; remquo(a, b, &q_); })", "remainder", EXACT, Some(EXACT), Some(EXACT), Plain),
+    f("remquo.quo", 2, "({ __typeof__(ilogb(a)) q_; remquo(a, b, &q_); CVT(QUO7(q_, a, b)); })", "remquo_q", EXACT, Some(EXACT), Some(EXACT), Plain),
+    f("ilogb", 1, "CVT(ilogb(a))", "ilogb_cvt", EXACT, Some(EXACT), Some(EXACT), Plain),
+    f("ldexp", 2, "ldexp(a, INT(b))", "ldexp", CR, Some(CR), Some(CR), Plain),
+    f("pown", 2, "pown(a, INT(b))", "pown", Some(16.0), Some(Some(16.0)), Some(Some(4.0)), Plain),
+    f("rootn", 2, "rootn(a, INT(b))", "rootn", Some(16.0), Some(Some(16.0)), Some(Some(4.0)), Plain),
     f("native_cos", 1, "native_cos(a)", "cos", None, None, None, Native),
     f("native_divide", 2, "native_divide(a, b)", "divide", None, None, None, Native),
     f("native_exp", 1, "native_exp(a)", "exp", None, None, None, Native),

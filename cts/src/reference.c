@@ -88,6 +88,63 @@ static ld r_exp10(ld x) { return exp10l(x); }
 /* lgammal writes the global signgam: the reentrant form keeps reference threads independent. */
 static ld r_lgamma(ld x) { int sign; return lgammal_r(x, &sign); }
 
+/* Second results of the pointer-output functions, and the integer-argument functions, as the
+ * checker's kernels present them (cts/src/check.rs: CVT, INT, QUO7). */
+static ld r_frexp_m(ld x) { int e; return frexpl(x, &e); }
+static ld r_frexp_e(ld x) {
+    int e = 0;
+    if (isfinite(x)) frexpl(x, &e); /* spec 6.7: 0 for infinities and NaN */
+    return e;
+}
+static ld r_modf_f(ld x) { return copysignl(isinf(x) ? 0.0L : x - truncl(x), x); }
+static ld r_lgamma_sign(ld x) {
+    if (!isfinite(x)) return 0;
+    if (x == 0 || (x < 0 && x == floorl(x))) return 0; /* spec 6.7: zero or a negative integer */
+    int sign;
+    lgammal_r(x, &sign);
+    return sign;
+}
+static ld r_ilogb(ld x) {
+    if (isnan(x) || isinf(x)) return 2147483647.0L; /* FP_ILOGBNAN = INT_MAX; ilogb(inf) too */
+    if (x == 0) return -2147483648.0L;               /* FP_ILOGB0 = INT_MIN */
+    return ilogbl(x);
+}
+/* INT(b): (int)fmod(b, 64), NaN (and fmod of an infinity) giving 0. */
+static int small_int(ld b) {
+    ld m = fmodl(b, 64.0L);
+    return isnan(m) ? 0 : (int)m;
+}
+static int clamp_ilogb(ld x) {
+    int e = (int)r_ilogb(x);
+    return e < -2000 ? -2000 : (e > 2000 ? 2000 : e);
+}
+static ld r_remquo_q(ld x, ld y) {
+    if (clamp_ilogb(x) - clamp_ilogb(y) >= 20) return 0;
+    if (!isfinite(x) || isnan(y) || y == 0) return 0; /* spec 6.7 */
+    ld r = remainderl(x, y);
+    /* An integer below 2^21; (x - r) / y is within a tiny error of it (double inputs need more
+     * than 64 bits for x - r), so rounding gives it exactly. */
+    ld q = isinf(y) ? 0.0L : rintl((x - r) / y);
+    return fmodl(q, 128.0L) + 0.0L;
+}
+static ld r_ldexp(ld x, ld b) { return ldexpl(x, small_int(b)); }
+static ld r_pown(ld x, ld b) { return powl(x, (ld)small_int(b)); }
+static ld r_rootn(ld x, ld b) {
+    int n = small_int(b);
+    if (n == 0 || isnan(x)) return NAN;
+    if (x < 0 && n % 2 == 0) return NAN;
+    if (x == 0) {
+        if (n < 0) return n % 2 ? copysignl(INFINITY, x) : INFINITY;
+        return n % 2 ? x : 0.0L;
+    }
+    if (isinf(x)) {
+        if (n < 0) return copysignl(0.0L, x);
+        return x;
+    }
+    ld m = powl(fabsl(x), 1.0L / n);
+    return x < 0 ? -m : m;
+}
+
 static const entry TABLE[] = {
     {"acos", 1, acosl, 0}, {"acosh", 1, acoshl, 0}, {"acospi", 1, r_acospi, 0},
     {"asin", 1, asinl, 0}, {"asinh", 1, asinhl, 0}, {"asinpi", 1, r_asinpi, 0},
@@ -108,6 +165,10 @@ static const entry TABLE[] = {
     {"fmod", 2, 0, fmodl}, {"hypot", 2, 0, hypotl}, {"maxmag", 2, 0, ref_maxmag},
     {"minmag", 2, 0, ref_minmag}, {"pow", 2, 0, powl}, {"powr", 2, 0, ref_powr},
     {"remainder", 2, 0, remainderl},
+    {"frexp_m", 1, r_frexp_m, 0}, {"frexp_e", 1, r_frexp_e, 0}, {"modf_f", 1, r_modf_f, 0},
+    {"lgamma_sign", 1, r_lgamma_sign, 0},
+    {"remquo_q", 2, 0, r_remquo_q}, {"ldexp", 2, 0, r_ldexp}, {"pown", 2, 0, r_pown},
+    {"rootn", 2, 0, r_rootn}, {"fract_f", 1, 0, 0}, {"ilogb_cvt", 1, 0, 0},
     /* computed below from the exact double-double forms */
     {"fdim", 2, 0, 0}, {"nextafter", 2, 0, 0}, {"fma", 3, 0, 0}, {"mad", 3, 0, 0},
 };
@@ -132,6 +193,21 @@ void ferrocl_cts_ref_eval(int id, int prec, size_t n, const double *a, const dou
             if (isnan(a[i]) || isnan(b[i])) { hi[i] = NAN; lo[i] = 0; }
             else if (a[i] > b[i]) two_sum(a[i], -b[i], &hi[i], &lo[i]);
             else { hi[i] = 0.0; lo[i] = 0.0; }
+        } else if (strcmp(e->name, "ilogb_cvt") == 0) {
+            /* ilogb converted to the format (the kernel's CVT rounds to nearest): INT_MAX and
+             * INT_MIN become +-2^31 in float and overflow half to +-infinity. */
+            ld v = r_ilogb(a[i]);
+            double d = prec == 0 ? (double)(float)v : (double)v;
+            if (prec == 2 && fabs(d) > 65504.0) d = copysign(INFINITY, d);
+            hi[i] = d;
+            lo[i] = 0;
+        } else if (strcmp(e->name, "fract_f") == 0) {
+            /* min(x - floor(x), largest value below 1 in the format); spec 6.7 for 0, inf, NaN */
+            ld x = a[i];
+            ld cap = prec == 0 ? 0x1.fffffep-1L : (prec == 1 ? 0x1.fffffffffffffp-1L : 0x1.ffcp-1L);
+            ld f = isnan(x) ? x : (isinf(x) ? copysignl(0.0L, x) : fminl(x - floorl(x), cap));
+            if (x == 0) f = x;
+            split(f, &hi[i], &lo[i]);
         } else if (strcmp(e->name, "nextafter") == 0) {
             hi[i] = prec == 0 ? (double)nextafterf((float)a[i], (float)b[i])
                               : nextafter(a[i], b[i]);

@@ -55,6 +55,14 @@ fn quick_math_subset_is_within_bounds() {
         ("mad", F32),
         ("fmin", F32),
         ("half_exp", F32),
+        // Functions with a second result through a pointer, and integer arguments.
+        ("frexp.exp", F32),
+        ("fract", F32),
+        ("sincos.cos", F64),
+        ("remquo.quo", F32),
+        ("lgamma_r.sign", F32),
+        ("ilogb", F64),
+        ("rootn", F32),
         // Half (cl_khr_fp16): unary functions on every half.
         ("sin", F16),
         ("exp", F16),
