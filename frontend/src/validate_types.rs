@@ -313,6 +313,24 @@ impl<'m> Checker<'m> {
         let rt = inst.result_type.unwrap_or(0);
         match inst.class.opcode {
             Op::ConstantComposite | Op::SpecConstantComposite => self.composite_construct(inst, rt),
+            Op::ConstantTrue | Op::ConstantFalse | Op::SpecConstantTrue | Op::SpecConstantFalse
+                if !matches!(self.ty(rt), Some(Type::Bool)) =>
+            {
+                let rule = format!(
+                    "SPIR-V Constant-Creation: a boolean constant must have the bool type, found {}",
+                    self.type_name(rt)
+                );
+                self.report(inst, rule);
+            }
+            Op::Constant | Op::SpecConstant
+                if !matches!(self.ty(rt), Some(Type::Int { .. } | Type::Float { .. })) =>
+            {
+                let rule = format!(
+                    "SPIR-V Constant-Creation: OpConstant must have an integer or float scalar type, found {}",
+                    self.type_name(rt)
+                );
+                self.report(inst, rule);
+            }
             Op::Variable => match self.ty(rt) {
                 Some(Type::Pointer { storage, pointee }) => {
                     let limit = match storage {
@@ -601,6 +619,12 @@ impl<'m> Checker<'m> {
                 }
             }
             CompositeConstruct => self.composite_construct(inst, rt),
+            CompositeExtract | CompositeInsert
+                if inst.operands.len() < if op == CompositeExtract { 2 } else { 3 } =>
+            {
+                let rule = format!("SPIR-V Composite: Op{op:?} needs at least one index");
+                self.report(inst, rule);
+            }
             CompositeExtract => {
                 if let Some(ct) = self.operand_type(inst, 0) {
                     if let Some(t) = self.walk_literals(inst, ct, 1) {

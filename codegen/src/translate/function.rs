@@ -546,7 +546,9 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 position.1 += 1;
             }
             self.translate_instruction(inst).map_err(|e| {
-                if e.log.starts_with("error: ") && !e.log.contains(" [in ") {
+                if (e.log.starts_with("error: ") || e.log.starts_with("internal: "))
+                    && !e.log.contains(" [in ")
+                {
                     BuildError::new(format!("{} [in {}]\n", e.log.trim_end(), inst_desc(inst)))
                 } else {
                     e
