@@ -136,11 +136,15 @@ fn record_type(types: &mut HashMap<u32, Ty>, i: &Inst) {
     let w = i.words;
     let ty = match Op::from_u32(i.op) {
         Some(Op::TypeBool) if w.len() >= 2 => Ty::Bool,
-        Some(Op::TypeInt) if w.len() >= 4 => Ty::Int {
+        // Only the widths SPIR-V kernels have: anything else (the validator refuses it later)
+        // is not folded, which keeps shifts and masks below in range.
+        Some(Op::TypeInt) if w.len() >= 4 && matches!(w[2], 8 | 16 | 32 | 64) => Ty::Int {
             width: w[2],
             signed: w[3] != 0,
         },
-        Some(Op::TypeFloat) if w.len() >= 3 => Ty::Float { width: w[2] },
+        Some(Op::TypeFloat) if w.len() >= 3 && matches!(w[2], 16 | 32 | 64) => {
+            Ty::Float { width: w[2] }
+        }
         Some(Op::TypeVector) if w.len() >= 4 => Ty::Vector {
             elem: w[2],
             count: w[3],
@@ -1245,5 +1249,33 @@ mod tests {
         assert_eq!(f64_to_half(1.5 * 2f64.powi(-25)), 1);
         assert_eq!(f64_to_half(5e-324), 0);
         assert_eq!(f64_to_half(-1e300), 0xfc00);
+    }
+}
+
+#[cfg(test)]
+mod width_tests {
+    use super::*;
+
+    fn inst(op: Op, operands: &[u32]) -> Vec<u32> {
+        let mut v = vec![((operands.len() as u32 + 1) << 16) | op as u32];
+        v.extend_from_slice(operands);
+        v
+    }
+
+    /// Found by fuzzing (crash ca128463): a shift on a zero-width integer type made the
+    /// specializer divide by zero. Unusual widths are not folded: an error, never a panic.
+    #[test]
+    fn odd_integer_widths_are_refused_not_folded() {
+        for width in [0u32, 1, 7, 65, 0xffff_ffff] {
+            let mut words = vec![0x0723_0203, 0x0001_0000, 0, 10, 0];
+            words.extend(inst(Op::TypeInt, &[1, width, 0]));
+            words.extend(inst(Op::SpecConstant, &[1, 2, 5]));
+            words.extend(inst(
+                Op::SpecConstantOp,
+                &[1, 3, Op::ShiftLeftLogical as u32, 2, 2],
+            ));
+            words.extend(inst(Op::SpecConstantOp, &[1, 4, Op::SNegate as u32, 2]));
+            assert!(freeze(words, &HashMap::new()).is_err(), "width {width}");
+        }
     }
 }
