@@ -191,8 +191,10 @@ impl Merger {
             };
             let id = id + offset;
             if debug_set(name) {
+                // Its instructions are dropped (the module-scope debug information they refer
+                // to was set aside by the parser), but the import stays: any other use of its
+                // id must still resolve.
                 self.debug_sets.insert(id);
-                continue;
             }
             match self.ext_sets.get(name) {
                 Some(&first) => {
