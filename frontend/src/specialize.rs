@@ -710,7 +710,11 @@ impl Freezer<'_> {
         match v {
             Value::Composite(parts) => {
                 let member_types: Vec<u32> = match self.types.get(&ty) {
-                    Some(Ty::Vector { elem, count }) => vec![*elem; *count as usize],
+                    // A count beyond the value's (a corrupt type) fails the check below; it
+                    // must not size an allocation.
+                    Some(Ty::Vector { elem, count }) => {
+                        vec![*elem; (*count as usize).min(parts.len() + 1)]
+                    }
                     Some(Ty::Array { elem, .. }) => vec![*elem; parts.len()],
                     Some(Ty::Struct { members }) => members.clone(),
                     _ => {
@@ -1277,5 +1281,19 @@ mod width_tests {
             words.extend(inst(Op::SpecConstantOp, &[1, 4, Op::SNegate as u32, 2]));
             assert!(freeze(words, &HashMap::new()).is_err(), "width {width}");
         }
+    }
+
+    /// Found by fuzzing: a folded vector given a result type of 2^31 components made the
+    /// specializer allocate 2 GiB before noticing the mismatch.
+    #[test]
+    fn huge_vector_result_types_are_refused_without_allocating() {
+        let mut words = vec![0x0723_0203, 0x0001_0000, 0, 10, 0];
+        words.extend(inst(Op::TypeInt, &[1, 32, 0]));
+        words.extend(inst(Op::TypeVector, &[2, 1, 2]));
+        words.extend(inst(Op::TypeVector, &[3, 1, 0x8000_0000]));
+        words.extend(inst(Op::SpecConstant, &[1, 4, 5]));
+        words.extend(inst(Op::SpecConstantComposite, &[2, 5, 4, 4]));
+        words.extend(inst(Op::SpecConstantOp, &[3, 6, Op::IAdd as u32, 5, 5]));
+        assert!(freeze(words, &HashMap::new()).is_err());
     }
 }
