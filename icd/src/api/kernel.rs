@@ -256,6 +256,26 @@ pub unsafe extern "C" fn clGetKernelArgInfo(
     })
 }
 
+/// The device a per-device kernel query is about: `device`, which must be in the kernel's
+/// context, or with NULL the context's only device.
+///
+/// # Safety
+/// `device` is NULL or a handle the caller passed in.
+unsafe fn kernel_device(k: &Kernel, device: cl_device_id) -> CLResult<&Device> {
+    if device.is_null() {
+        return match k.program.context.devices.as_slice() {
+            [only] => Ok(only),
+            _ => Err(CL_INVALID_DEVICE),
+        };
+    }
+    // SAFETY: handle check (caller contract).
+    let d = unsafe { obj::<Device>(device)? };
+    if !k.program.context.has_device(d) {
+        return Err(CL_INVALID_DEVICE);
+    }
+    Ok(d)
+}
+
 pub unsafe extern "C" fn clGetKernelWorkGroupInfo(
     kernel: cl_kernel,
     device: cl_device_id,
@@ -268,18 +288,7 @@ pub unsafe extern "C" fn clGetKernelWorkGroupInfo(
         // SAFETY: handle checks; outputs per the API contract.
         unsafe {
             let k = obj::<Kernel>(kernel)?;
-            let d: &Device = if device.is_null() {
-                if k.program.context.devices.len() != 1 {
-                    return Err(CL_INVALID_DEVICE);
-                }
-                &k.program.context.devices[0]
-            } else {
-                let d = obj::<Device>(device)?;
-                if !k.program.context.has_device(d) {
-                    return Err(CL_INVALID_DEVICE);
-                }
-                d
-            };
+            let d = kernel_device(k, device)?;
             let val = match param_name {
                 CL_KERNEL_WORK_GROUP_SIZE => Ok(v(k.max_work_group_size(d))),
                 CL_KERNEL_COMPILE_WORK_GROUP_SIZE => Ok(arr(&k
@@ -314,18 +323,7 @@ pub unsafe extern "C" fn clGetKernelSubGroupInfo(
         // SAFETY: handle checks; inputs and outputs per the API contract.
         unsafe {
             let k = obj::<Kernel>(kernel)?;
-            let d: &Device = if device.is_null() {
-                if k.program.context.devices.len() != 1 {
-                    return Err(CL_INVALID_DEVICE);
-                }
-                &k.program.context.devices[0]
-            } else {
-                let d = obj::<Device>(device)?;
-                if !k.program.context.has_device(d) {
-                    return Err(CL_INVALID_DEVICE);
-                }
-                d
-            };
+            let d = kernel_device(k, device)?;
             if !Kernel::sub_groups_supported(d) {
                 return Err(CL_INVALID_OPERATION);
             }
