@@ -52,79 +52,59 @@ pub const PLATFORM_VERSION: &str = "OpenCL 3.0 Ferrocl";
 pub const ICD_SUFFIX: &str = "FCL";
 pub const DRIVER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Extensions that actually work with these settings, with the version of each KHR spec.
-pub fn extensions(settings: &Settings) -> Vec<NameVersion> {
-    let mut v = vec![
-        NameVersion::new("cl_khr_icd", make_version(1, 0, 0)),
-        NameVersion::new("cl_khr_il_program", make_version(1, 0, 0)),
-        NameVersion::new("cl_khr_byte_addressable_store", make_version(1, 0, 0)),
-        NameVersion::new("cl_khr_global_int32_base_atomics", make_version(1, 0, 0)),
-        NameVersion::new(
-            "cl_khr_global_int32_extended_atomics",
-            make_version(1, 0, 0),
-        ),
-        NameVersion::new("cl_khr_local_int32_base_atomics", make_version(1, 0, 0)),
-        NameVersion::new("cl_khr_local_int32_extended_atomics", make_version(1, 0, 0)),
-        NameVersion::new("cl_khr_int64_base_atomics", make_version(1, 0, 0)),
-        NameVersion::new("cl_khr_int64_extended_atomics", make_version(1, 0, 0)),
-        NameVersion::new("cl_khr_suggested_local_work_size", make_version(1, 0, 0)),
-    ];
-    if settings.fp64 {
-        v.push(NameVersion::new("cl_khr_fp64", make_version(1, 0, 0)));
-    }
-    if settings.fp16 {
-        v.push(NameVersion::new("cl_khr_fp16", make_version(1, 0, 0)));
-    }
-    if settings.profile == Profile::Embedded {
-        // 64-bit integers are optional in the embedded profile; this device has them.
-        v.push(NameVersion::new("cles_khr_int64", make_version(1, 0, 0)));
-    }
-    v.push(NameVersion::new(
+/// Extensions every configuration has, with the version of each spec. Notes on the less obvious:
+/// float atomics cover double only with fp64 (see `fp_atomic_capabilities`); the dot products
+/// are 8-bit vector and packed; the kernel clock has device and work-group scope only;
+/// extended bit ops and expect/assume are SPV_KHR_bit_instructions and SPV_KHR_expect_assume
+/// in the frontend.
+const ALWAYS: &[(&str, cl_version)] = &[
+    ("cl_khr_icd", make_version(1, 0, 0)),
+    ("cl_khr_il_program", make_version(1, 0, 0)),
+    ("cl_khr_byte_addressable_store", make_version(1, 0, 0)),
+    ("cl_khr_global_int32_base_atomics", make_version(1, 0, 0)),
+    (
+        "cl_khr_global_int32_extended_atomics",
+        make_version(1, 0, 0),
+    ),
+    ("cl_khr_local_int32_base_atomics", make_version(1, 0, 0)),
+    ("cl_khr_local_int32_extended_atomics", make_version(1, 0, 0)),
+    ("cl_khr_int64_base_atomics", make_version(1, 0, 0)),
+    ("cl_khr_int64_extended_atomics", make_version(1, 0, 0)),
+    ("cl_khr_suggested_local_work_size", make_version(1, 0, 0)),
+    (
         "cl_khr_spirv_no_integer_wrap_decoration",
         make_version(1, 0, 0),
-    ));
-    v.push(NameVersion::new(
-        "cl_khr_spirv_linkonce_odr",
-        make_version(1, 0, 0),
-    ));
-    v.push(NameVersion::new(
-        "cl_khr_spirv_queries",
-        make_version(1, 0, 0),
-    ));
-    // Float add/min/max/load/store/exchange on global and local memory (float; double when
-    // fp64 is on, see fp_atomic_capabilities).
-    v.push(NameVersion::new(
-        "cl_ext_float_atomics",
-        make_version(1, 0, 0),
-    ));
-    if settings.sub_groups {
-        v.extend(
-            SUB_GROUP_EXTENSIONS
+    ),
+    ("cl_khr_spirv_linkonce_odr", make_version(1, 0, 0)),
+    ("cl_khr_spirv_queries", make_version(1, 0, 0)),
+    ("cl_ext_float_atomics", make_version(1, 0, 0)),
+    ("cl_khr_integer_dot_product", make_version(2, 0, 0)),
+    ("cl_khr_kernel_clock", make_version(1, 0, 0)),
+    ("cl_khr_extended_bit_ops", make_version(1, 0, 0)),
+    ("cl_khr_expect_assume", make_version(1, 0, 0)),
+];
+
+/// Extensions that actually work with these settings, with the version of each KHR spec.
+pub fn extensions(settings: &Settings) -> Vec<NameVersion> {
+    let v1 = make_version(1, 0, 0);
+    let optional = [
+        (settings.fp64, "cl_khr_fp64"),
+        (settings.fp16, "cl_khr_fp16"),
+        // 64-bit integers are optional in the embedded profile; this device has them.
+        (settings.profile == Profile::Embedded, "cles_khr_int64"),
+    ];
+    let sub_groups = SUB_GROUP_EXTENSIONS.iter().filter(|_| settings.sub_groups);
+    ALWAYS
+        .iter()
+        .map(|&(name, version)| NameVersion::new(name, version))
+        .chain(
+            optional
                 .iter()
-                .map(|e| NameVersion::new(e, make_version(1, 0, 0))),
-        );
-    }
-    // 8-bit dot products (vector and packed): SPV_KHR_integer_dot_product in the frontend.
-    v.push(NameVersion::new(
-        "cl_khr_integer_dot_product",
-        make_version(2, 0, 0),
-    ));
-    // Device and work-group scope clocks (OpReadClockKHR); no sub-group scope.
-    v.push(NameVersion::new(
-        "cl_khr_kernel_clock",
-        make_version(1, 0, 0),
-    ));
-    // bitfield_insert/extract and bit_reverse (SPV_KHR_bit_instructions in the frontend).
-    v.push(NameVersion::new(
-        "cl_khr_extended_bit_ops",
-        make_version(1, 0, 0),
-    ));
-    // __builtin_expect/__builtin_assume (SPV_KHR_expect_assume: hints codegen accepts).
-    v.push(NameVersion::new(
-        "cl_khr_expect_assume",
-        make_version(1, 0, 0),
-    ));
-    v
+                .filter(|(on, _)| *on)
+                .map(|&(_, name)| NameVersion::new(name, v1)),
+        )
+        .chain(sub_groups.map(|name| NameVersion::new(name, v1)))
+        .collect()
 }
 
 /// `CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR`: the frontend's table, as C strings that
