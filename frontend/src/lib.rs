@@ -19,7 +19,7 @@ mod validate_structure;
 mod validate_types;
 
 pub use diagnostics::{Diagnostic, FrontendError};
-pub use link::{link, unresolved_imports, Linked, SpecValues};
+pub use link::{itanium_name, link, provided_by_device, unresolved_imports, Linked, SpecValues};
 pub use metadata::{
     is_barrier_or_collective, synchronises_work_group, AccessQualifier, AddressQualifier, ArgKind,
     KernelArg, KernelInfo, TypeQualifiers,

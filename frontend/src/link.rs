@@ -426,14 +426,20 @@ impl Merger {
     }
 }
 
+/// A mangled OpenCL C built-in's name followed by its parameter codes (`_Z17clock_read_devicev`
+/// gives `clock_read_devicev`); None for names that are not Itanium-mangled.
+pub fn itanium_name(mangled: &str) -> Option<&str> {
+    let rest = mangled.strip_prefix("_Z")?;
+    Some(rest.trim_start_matches(|c: char| c.is_ascii_digit()))
+}
+
 /// Imported functions the device itself provides: OpenCL C built-ins llvm-spirv-15 leaves as
 /// calls (cl_khr_integer_dot_product's packed forms, cl_khr_kernel_clock's clock_read_*), by
 /// their mangled names; codegen computes them (`packed_dot_call`, `clock_call`).
 pub fn provided_by_device(mangled: &str) -> bool {
-    let Some(rest) = mangled.strip_prefix("_Z") else {
+    let Some(name) = itanium_name(mangled) else {
         return false;
     };
-    let name = rest.trim_start_matches(|c: char| c.is_ascii_digit());
     name.starts_with("dot_4x8packed_")
         || name.starts_with("dot_acc_sat_4x8packed_")
         || matches!(

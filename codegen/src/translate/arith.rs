@@ -242,10 +242,9 @@ impl Translator<'_, '_, '_> {
         mangled: &str,
         args: &[Val],
     ) -> Result<Option<Val>, BuildError> {
-        let Some(rest) = mangled.strip_prefix("_Z") else {
+        let Some(name) = ferrocl_frontend::itanium_name(mangled) else {
             return Ok(None);
         };
-        let name = rest.trim_start_matches(|c: char| c.is_ascii_digit());
         let (accumulate, rest) = if let Some(r) = name.strip_prefix("dot_acc_sat_4x8packed_") {
             (true, r)
         } else if let Some(r) = name.strip_prefix("dot_4x8packed_") {

@@ -234,10 +234,9 @@ impl Translator<'_, '_, '_> {
         mangled: &str,
         result: Option<&Shape>,
     ) -> Result<Option<Val>, BuildError> {
-        let Some(rest) = mangled.strip_prefix("_Z") else {
+        let Some(name) = ferrocl_frontend::itanium_name(mangled) else {
             return Ok(None);
         };
-        let name = rest.trim_start_matches(|c: char| c.is_ascii_digit());
         let scope = match name {
             "clock_read_devicev" | "clock_read_hilo_devicev" => Scope::Device,
             "clock_read_work_groupv" | "clock_read_hilo_work_groupv" => Scope::Workgroup,
