@@ -9,11 +9,9 @@ use std::sync::OnceLock;
 use ferrocl_codegen::{compile, BuildOptions, GroupInfo, Program, PRINTF_BUFFER_HEADER};
 use ferrocl_frontend::{PrintfArg, PrintfConversion, PrintfPiece};
 
-#[derive(Clone, Copy, Debug)]
-enum Recipe {
-    O0,
-    Optimized,
-}
+mod common;
+
+use common::{clang_to_spirv, Recipe};
 
 fn out_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("codegen-spirv");
@@ -56,32 +54,6 @@ fn spirv_with(source: &str, recipe: Recipe, language: &[&str]) -> Vec<u8> {
         format!("{:016x}", h.finish())
     };
     let stem = format!("{}-{recipe:?}-{flags}", source.trim_end_matches(".cl"));
-    let dir = out_dir();
-    let bc = dir.join(format!("{stem}.bc"));
-    let spv = dir.join(format!("{stem}.spv"));
-    let mut clang = Command::new("clang-15");
-    clang.args(language);
-    clang.args([
-        "-target",
-        "spir64",
-        "-O0",
-        "-emit-llvm",
-        "-c",
-        "-Xclang",
-        "-finclude-default-header",
-    ]);
-    if let Recipe::Optimized = recipe {
-        clang.args(["-Xclang", "-disable-O0-optnone"]);
-    }
-    run(clang.arg(&src).arg("-o").arg(&bc));
-    if let Recipe::Optimized = recipe {
-        let passes = "sroa,early-cse,instcombine,simplifycfg,loop-mssa(licm),gvn,loop(indvars,loop-unroll-full),instcombine,simplifycfg,gvn,instcombine";
-        run(Command::new("opt-15")
-            .arg(format!("-passes={passes}"))
-            .arg(&bc)
-            .arg("-o")
-            .arg(&bc));
-    }
     // llvm-spirv-15 asserts on -g output limited to SPIR-V 1.0; 1.4 works. The non-uniform
     // sub-group instructions need SPIR-V 1.3.
     let max_version = if language.contains(&"-g") {
@@ -91,13 +63,13 @@ fn spirv_with(source: &str, recipe: Recipe, language: &[&str]) -> Vec<u8> {
     } else {
         "--spirv-max-version=1.0"
     };
-    run(Command::new("llvm-spirv-15")
-        .arg(max_version)
-        .arg("--spirv-ext=+SPV_KHR_subgroup_rotate")
-        .arg(&bc)
-        .arg("-o")
-        .arg(&spv));
-    std::fs::read(&spv).expect("read spv")
+    clang_to_spirv(
+        &src,
+        recipe,
+        language,
+        &stem,
+        &[max_version, "--spirv-ext=+SPV_KHR_subgroup_rotate"],
+    )
 }
 
 /// Programs built once per test binary, by source and recipe (CL 1.2 sources).

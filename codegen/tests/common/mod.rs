@@ -60,6 +60,28 @@ pub fn spirv_from_c(source: &str, recipe: Recipe, language: &[&str]) -> Vec<u8> 
         source.trim_end_matches(".cl"),
         unique()
     );
+    // Only modules that call the extension's functions use it.
+    clang_to_spirv(
+        &src,
+        recipe,
+        language,
+        &stem,
+        &[
+            "--spirv-max-version=1.0",
+            "--spirv-ext=+SPV_KHR_integer_dot_product",
+        ],
+    )
+}
+
+/// OpenCL C file `src` → SPIR-V (clang-15 with `language`, the optimising opt-15 passes for
+/// `Recipe::Optimized`, llvm-spirv-15 with `translator_args`), through files named `stem`.
+pub fn clang_to_spirv(
+    src: &Path,
+    recipe: Recipe,
+    language: &[&str],
+    stem: &str,
+    translator_args: &[&str],
+) -> Vec<u8> {
     let dir = out_dir();
     let bc = dir.join(format!("{stem}.bc"));
     let spv = dir.join(format!("{stem}.spv"));
@@ -77,7 +99,7 @@ pub fn spirv_from_c(source: &str, recipe: Recipe, language: &[&str]) -> Vec<u8> 
     if let Recipe::Optimized = recipe {
         clang.args(["-Xclang", "-disable-O0-optnone"]);
     }
-    run(clang.arg(&src).arg("-o").arg(&bc));
+    run(clang.arg(src).arg("-o").arg(&bc));
     if let Recipe::Optimized = recipe {
         let passes = "sroa,early-cse,instcombine,simplifycfg,loop-mssa(licm),gvn,loop(indvars,loop-unroll-full),instcombine,simplifycfg,gvn,instcombine";
         run(Command::new("opt-15")
@@ -87,9 +109,7 @@ pub fn spirv_from_c(source: &str, recipe: Recipe, language: &[&str]) -> Vec<u8> 
             .arg(&bc));
     }
     run(Command::new("llvm-spirv-15")
-        .arg("--spirv-max-version=1.0")
-        // Only used by modules that call the extension's functions.
-        .arg("--spirv-ext=+SPV_KHR_integer_dot_product")
+        .args(translator_args)
         .arg(&bc)
         .arg("-o")
         .arg(&spv));
