@@ -301,26 +301,169 @@ fn run_kernels(
     Ok((outs.pop().expect("scalar output"), vec_out))
 }
 
-/// Reference for a chunk, on all cores.
-fn reference_chunk(r: Reference, fmt: Format, cols: &[Vec<f64>; 3]) -> (Vec<f64>, Vec<f64>) {
-    let n = cols[0].len();
-    let (mut hi, mut lo) = (vec![0.0; n], vec![0.0; n]);
+/// What one slice of a chunk contributes to a row; merged in input order, so the row is the
+/// one a serial pass would produce.
+#[derive(Default)]
+struct Tally {
+    tested: u64,
+    max_ulp: f64,
+    worst: String,
+    fails: u64,
+    edge_fails: u64,
+    first_edge: String,
+    vec_mismatch: u64,
+}
+
+impl Tally {
+    fn merge_into(self, row: &mut Row) {
+        row.tested += self.tested;
+        if self.max_ulp > row.max_ulp
+            || (row.worst.is_empty() && !self.worst.is_empty() && self.max_ulp == row.max_ulp)
+        {
+            row.max_ulp = self.max_ulp;
+            row.worst = self.worst;
+        }
+        row.fails += self.fails;
+        if row.edge_fails == 0 && self.edge_fails > 0 {
+            row.first_edge = self.first_edge;
+        }
+        row.edge_fails += self.edge_fails;
+        row.vec_mismatch += self.vec_mismatch;
+    }
+}
+
+/// One chunk's device results against the reference, measured on all cores: each thread
+/// evaluates the reference for its slice and judges it (the judging is as costly as the
+/// reference, so both are split).
+fn judge_chunk(
+    judge: &Judge<'_>,
+    limit: Option<f64>,
+    cols: &[Vec<f64>; 3],
+    scalar: &[f64],
+    vector: Option<&[f64]>,
+    special: usize,
+) -> Vec<Tally> {
+    let n = scalar.len();
     let threads = std::thread::available_parallelism()
         .map_or(1, |t| t.get())
         .max(1);
     let per = n.div_ceil(threads).max(1);
     std::thread::scope(|s| {
-        for (k, (h, l)) in hi.chunks_mut(per).zip(lo.chunks_mut(per)).enumerate() {
-            let range = k * per..k * per + h.len();
-            let (a, b, c) = (
-                &cols[0][range.clone()],
-                &cols[1][range.clone()],
-                &cols[2][range],
-            );
-            s.spawn(move || r.eval(fmt, a, b, c, h, l));
+        let handles: Vec<_> = (0..n.div_ceil(per))
+            .map(|k| {
+                let range = k * per..((k + 1) * per).min(n);
+                s.spawn(move || judge_slice(judge, limit, cols, scalar, vector, special, range))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("judging thread panicked"))
+            .collect()
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn judge_slice(
+    judge: &Judge<'_>,
+    limit: Option<f64>,
+    cols: &[Vec<f64>; 3],
+    scalar: &[f64],
+    vector: Option<&[f64]>,
+    special: usize,
+    range: std::ops::Range<usize>,
+) -> Tally {
+    let mut t = Tally::default();
+    // The reference in small blocks: buffers that stay in cache and are not page-faulted in
+    // anew for every chunk.
+    const BLOCK: usize = 4096;
+    let (mut hi, mut lo) = (vec![0.0; BLOCK], vec![0.0; BLOCK]);
+    let mut start = range.start;
+    while start < range.end {
+        let block = start..(start + BLOCK).min(range.end);
+        start = block.end;
+        judge_block(
+            judge, limit, cols, scalar, vector, special, block, &mut hi, &mut lo, &mut t,
+        );
+    }
+    t
+}
+
+#[allow(clippy::too_many_arguments)]
+fn judge_block(
+    judge: &Judge<'_>,
+    limit: Option<f64>,
+    cols: &[Vec<f64>; 3],
+    scalar: &[f64],
+    vector: Option<&[f64]>,
+    special: usize,
+    range: std::ops::Range<usize>,
+    hi: &mut [f64],
+    lo: &mut [f64],
+    t: &mut Tally,
+) {
+    let func = judge.func;
+    let fmt = judge.fmt;
+    let len = range.len();
+    let (a, b, c) = (
+        &cols[0][range.clone()],
+        &cols[1][range.clone()],
+        &cols[2][range.clone()],
+    );
+    if fmt == F16 && func.name == "nextafter" {
+        // Defined by the format: the neighbouring half (reference.c steps in float or double
+        // only).
+        for i in 0..len {
+            hi[i] = ulp::next_half(a[i], b[i]);
+            lo[i] = 0.0;
         }
-    });
-    (hi, lo)
+    } else {
+        judge
+            .reference
+            .eval(fmt, a, b, c, &mut hi[..len], &mut lo[..len]);
+    }
+    let domain_limited = domain_limited(func);
+    for (j, i) in range.enumerate() {
+        let args = [cols[0][i], cols[1][i], cols[2][i]];
+        t.tested += 1;
+        if domain_limited && out_of_domain(args[0]) {
+            continue;
+        }
+        // A vector lane with the scalar result's bits has its error: judge it once, count it
+        // twice.
+        let (lane, copies) = match vector.map(|v| v[i]) {
+            Some(v) if same(v, scalar[i]) => (None, 2),
+            Some(v) => {
+                t.vec_mismatch += 1;
+                (Some(v), 1)
+            }
+            None => (None, 1),
+        };
+        for got in [Some(scalar[i]), lane].into_iter().flatten() {
+            let err = judge.error(got, args, hi[j], lo[j]);
+            if err > t.max_ulp || (t.worst.is_empty() && err == t.max_ulp && err > 0.0) {
+                t.max_ulp = err;
+                let a: Vec<String> = args[..func.arity]
+                    .iter()
+                    .map(|&x| fmt_val(x, fmt))
+                    .collect();
+                t.worst = format!(
+                    "({}) → {} vs {}",
+                    a.join(", "),
+                    fmt_val(got, fmt),
+                    fmt_val(hi[j] + lo[j], fmt)
+                );
+            }
+            if limit.is_some_and(|l| err > l) {
+                t.fails += copies;
+            }
+            if let Some(msg) = judge.exactness(got, args, hi[j], lo[j], i < special) {
+                if t.edge_fails == 0 {
+                    t.first_edge = msg;
+                }
+                t.edge_fails += copies;
+            }
+        }
+    }
 }
 
 fn same(x: f64, y: f64) -> bool {
@@ -438,9 +581,14 @@ impl Judge<'_> {
     }
 }
 
-/// Whether an input is outside the function's domain (any result is then accepted, rule 9).
-fn out_of_domain(func: &Func, a: f64) -> bool {
-    matches!(func.name, "half_sin" | "half_cos" | "half_tan") && a.abs() > 65536.0
+/// Whether an input is outside the domain of a `domain_limited` function (any result is then accepted, rule 9).
+fn out_of_domain(a: f64) -> bool {
+    a.abs() > 65536.0
+}
+
+/// Whether the function has a restricted domain (`out_of_domain`).
+fn domain_limited(func: &Func) -> bool {
+    matches!(func.name, "half_sin" | "half_cos" | "half_tan")
 }
 
 /// Measures one function in one type.
@@ -517,63 +665,23 @@ pub fn check(dev: &Device, func: &'static Func, fmt: Format, opts: &Options) -> 
     let mut chunks = 0u64;
     while let Some((cols, special)) = inputs.next() {
         chunks += 1;
-        if opts.full && chunks.is_multiple_of(256) {
+        if opts.full && chunks.is_multiple_of(64) {
             // Full runs take minutes per row: show that they progress.
             eprintln!(
-                "  {} {}: {} inputs, max {:.3} ulp so far",
-                func.name, fmt.name, row.tested, row.max_ulp
+                "  {} {}: {} inputs in {:.0} s, max {:.3} ulp so far",
+                func.name,
+                fmt.name,
+                row.tested,
+                start.elapsed().as_secs_f64(),
+                row.max_ulp
             );
         }
         let (scalar, vector) = match run_kernels(&prog, &bufs, &cols, fmt, opts.vector) {
             Ok(o) => o,
             Err(e) => return finish(row, format!("run error: {e}")),
         };
-        let (mut hi, mut lo) = reference_chunk(reference, fmt, &cols);
-        if fmt == F16 && func.name == "nextafter" {
-            // Defined by the format: the neighbouring half (reference.c steps in float or
-            // double only).
-            for i in 0..hi.len() {
-                hi[i] = ulp::next_half(cols[0][i], cols[1][i]);
-                lo[i] = 0.0;
-            }
-        }
-        for i in 0..scalar.len() {
-            let args = [cols[0][i], cols[1][i], cols[2][i]];
-            row.tested += 1;
-            if out_of_domain(func, args[0]) {
-                continue;
-            }
-            let outs = [Some(scalar[i]), vector.as_ref().map(|v| v[i])];
-            if let Some(v) = outs[1] {
-                if !same(v, scalar[i]) {
-                    row.vec_mismatch += 1;
-                }
-            }
-            for got in outs.into_iter().flatten() {
-                let err = judge.error(got, args, hi[i], lo[i]);
-                if err > row.max_ulp || (row.worst.is_empty() && err == row.max_ulp && err > 0.0) {
-                    row.max_ulp = err;
-                    let a: Vec<String> = args[..func.arity]
-                        .iter()
-                        .map(|&x| fmt_val(x, fmt))
-                        .collect();
-                    row.worst = format!(
-                        "({}) → {} vs {}",
-                        a.join(", "),
-                        fmt_val(got, fmt),
-                        fmt_val(hi[i] + lo[i], fmt)
-                    );
-                }
-                if limit.is_some_and(|l| err > l) {
-                    row.fails += 1;
-                }
-                if let Some(msg) = judge.exactness(got, args, hi[i], lo[i], i < special) {
-                    if row.edge_fails == 0 {
-                        row.first_edge = msg;
-                    }
-                    row.edge_fails += 1;
-                }
-            }
+        for tally in judge_chunk(&judge, limit, &cols, &scalar, vector.as_deref(), special) {
+            tally.merge_into(&mut row);
         }
     }
     let status = if row.fails > 0 || row.edge_fails > 0 {
