@@ -530,6 +530,42 @@ fn set_i32(args: &mut Args, p: &Program, k: &str, i: usize, v: i32) {
 }
 
 #[test]
+fn values_derived_from_the_local_id_are_recomputed_after_barriers() {
+    both(|r| {
+        let p = barrier_program(r);
+        if let Recipe::Optimized = r {
+            // The resume state only: the local id, the pointers derived from it and the
+            // arguments all stay out of the work-item frame.
+            assert_eq!(
+                p.kernel("reduce_fixed")
+                    .expect("kernel")
+                    .work_item_frame_size,
+                16
+            );
+        }
+        let groups = 3usize;
+        let mut input: Vec<f32> = (0..64 * groups).map(|i| (i % 29) as f32).collect();
+        let mut out = vec![0f32; groups];
+        let (mut args, _) = Args::new(p, "reduce_fixed");
+        args.ptr(p, "reduce_fixed", 0, &mut input);
+        args.ptr(p, "reduce_fixed", 1, &mut out);
+        launch(
+            p,
+            "reduce_fixed",
+            &args,
+            1,
+            [0; 3],
+            [64 * groups as u64, 1, 1],
+            [64, 1, 1],
+        );
+        for (g, &got) in out.iter().enumerate() {
+            let e: f32 = input[g * 64..(g + 1) * 64].iter().sum();
+            assert_eq!(got, e, "{r:?} group {g}");
+        }
+    });
+}
+
+#[test]
 fn barrier_reduction_in_local_memory() {
     both(|r| {
         let p = barrier_program(r);

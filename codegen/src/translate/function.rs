@@ -39,6 +39,10 @@ pub(crate) struct Frame<'m> {
     /// Kernels with barriers: ids whose value must survive a barrier (or be visible from a
     /// resume point), kept in the work-item frame instead of SSA.
     frame_resident: HashSet<Word>,
+    /// Kernels with barriers: ids that would have to survive a barrier but are cheap pure
+    /// functions of the work-item's ids, constants and arguments; recomputed at every use
+    /// (`Translator::rematerialise`) instead of stored in and loaded from the frame.
+    remat: HashMap<Word, &'m Instruction>,
     /// Frame offset and shape of each frame-resident value defined so far.
     frame_slots: HashMap<Word, (u64, Shape)>,
     /// Function variables placed in the work-item frame: id → frame offset.
@@ -67,6 +71,9 @@ pub(crate) struct Translator<'m, 'b, 'e> {
     pub(crate) printf_formats: Vec<ferrocl_frontend::PrintfFormat>,
     /// Resume points in execution order (see [`Translator::point_ranks`]).
     pub(crate) points: PointOrder,
+    /// Values of the kernel prologue (arguments loaded once per work-group): they dominate
+    /// every region, so callees with barriers need not keep them in the work-item frame.
+    pub(crate) prologue_values: HashSet<Value>,
 }
 
 /// The order in which waiting work-items resume. A work-item's frame state is the *rank* of
@@ -87,6 +94,9 @@ pub(crate) struct PointOrder {
     patches: Vec<(ir::Inst, i64)>,
     /// Some resume point belongs to a sub-group operation or sub-group barrier.
     pub(crate) sub_group_points: bool,
+    /// The served-mark stores of every barrier point: only sub-group points read the mark, so
+    /// without them these are dropped once the kernel is translated.
+    mark_stores: Vec<ir::Inst>,
 }
 
 /// What translation needs to cut a kernel at its barriers.
@@ -171,6 +181,9 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         if let Some(v) = self.frame().values.get(&id) {
             return Ok(v.clone());
         }
+        if let Some(inst) = self.frame().remat.get(&id).copied() {
+            return self.rematerialise(id, inst);
+        }
         if let Some((offset, shape)) = self.frame().frame_slots.get(&id).cloned() {
             let base = self.frame_base()?;
             let mut tys = Vec::new();
@@ -194,6 +207,22 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             return self.global_value(id);
         }
         err(format!("error: id %{id} has no value here (used before its definition, or a promoted variable used as a value)\n"))
+    }
+
+    /// Recomputes rematerialisable `id` where it is used: its definition is translated again
+    /// here (its operands recursively so), and the value is not kept, as the next use may be
+    /// in a block this one does not dominate (a resume point's region).
+    fn rematerialise(&mut self, id: Word, inst: &'m Instruction) -> Result<Val, BuildError> {
+        self.frame().remat.remove(&id);
+        let result = self.translate_instruction(inst);
+        self.frame().remat.insert(id, inst);
+        result?;
+        self.frame().values.remove(&id).ok_or_else(|| {
+            BuildError::new(format!(
+                "internal: rematerialised %{id} ({}) defined no value\n",
+                inst_desc(inst)
+            ))
+        })
     }
 
     pub(crate) fn shape_of_type(&self, ty: Word) -> Result<Shape, BuildError> {
@@ -226,6 +255,10 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                     "error: operand types do not match the result type %{ty} (expected {want:?}, computed {have:?})\n"
                 ));
             }
+        }
+        if self.frame().remat.contains_key(&id) {
+            // Recomputed at each use (value()); this definition's code is dead.
+            return Ok(());
         }
         if self.barrier.is_some() && self.frame().frame_resident.contains(&id) {
             let shape = self.shape_of_type(inst.result_type.unwrap_or(0))?;
@@ -293,9 +326,11 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         self.b.ins().store(frame_flags(), kv, base, 0);
         // Nobody has served this work-item at the point it now waits at (subgroup.rs).
         let unserved = self.b.ins().iconst(ir::types::I64, 0);
-        self.b
+        let mark = self
+            .b
             .ins()
             .store(frame_flags(), unserved, base, SERVED_MARK_OFFSET);
+        self.points.mark_stores.push(mark);
         let one = self.b.ins().iconst(ir::types::I8, 1);
         self.b.def_var(pending, one);
         self.b.ins().jump(done, &[]);
@@ -327,8 +362,16 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         ranks
     }
 
-    /// Rewrites every placeholder from [`Translator::point_value`] with its point's rank.
+    /// Rewrites every placeholder from [`Translator::point_value`] with its point's rank, and
+    /// drops the served-mark stores of a kernel without sub-group points (one store per
+    /// work-item and region saved).
     pub(crate) fn patch_point_ranks(&mut self, ranks: &[i64]) -> Result<(), BuildError> {
+        let marks = std::mem::take(&mut self.points.mark_stores);
+        if !self.points.sub_group_points {
+            for inst in marks {
+                self.b.func.layout.remove_inst(inst);
+            }
+        }
         for (inst, k) in std::mem::take(&mut self.points.patches) {
             let rank = ranks.get(k as usize - 1).copied().ok_or_else(|| {
                 BuildError::new("internal: a resume point without a program position\n")
@@ -429,13 +472,14 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 f.parameters.len()
             ));
         }
-        let (frame_resident, promotable) = match &self.barrier {
+        let (mut frame_resident, promotable) = match &self.barrier {
             Some(state) => (
                 frame_resident_ids(f, &state.barrier_functions),
                 HashSet::new(),
             ),
             None => (HashSet::new(), promotable_variables(m, f)),
         };
+        let remat = self.rematerialisable(f, &mut frame_resident);
         let callee_has_barrier = self
             .barrier
             .as_ref()
@@ -448,6 +492,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             promotable,
             builtin_ptrs: HashMap::new(),
             frame_resident,
+            remat,
             frame_slots: HashMap::new(),
             frame_vars: HashMap::new(),
             ret: cont,
@@ -457,12 +502,14 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         };
         // Parameters of a function with a barrier are read after resume points, where the
         // caller's SSA values do not reach: they go to the frame. The kernel's own parameters
-        // come from the prologue, which dominates everything.
+        // come from the prologue, which dominates everything, and so do the caller's arguments
+        // that are kernel arguments passed on (llvm-spirv's entry wrapper passes all of them).
         let frame_params = callee_has_barrier && !self.frames.is_empty();
         let mut params_to_store = Vec::new();
         for (p, a) in f.parameters.iter().zip(args) {
             if let Some(id) = p.result_id {
-                if frame_params {
+                let from_prologue = a.flat().iter().all(|v| self.prologue_values.contains(v));
+                if frame_params && !from_prologue {
                     params_to_store.push((id, p.result_type.unwrap_or(0), a));
                 } else {
                     frame.values.insert(id, a);
@@ -1024,6 +1071,154 @@ fn frame_resident_ids(f: &Function, barrier_functions: &HashSet<Word>) -> HashSe
         }
     }
     resident
+}
+
+/// Instructions cheap enough to recompute after a barrier instead of keeping their results in
+/// the work-item frame, and free of side effects and memory reads (built-in loads aside, which
+/// read the work-item's ids).
+fn rematerialisable_opcode(op: Op) -> bool {
+    use Op::*;
+    matches!(
+        op,
+        IAdd | ISub
+            | IMul
+            | SNegate
+            | Not
+            | ShiftRightLogical
+            | ShiftRightArithmetic
+            | ShiftLeftLogical
+            | BitwiseOr
+            | BitwiseXor
+            | BitwiseAnd
+            | UConvert
+            | SConvert
+            | ConvertPtrToU
+            | ConvertUToPtr
+            | Bitcast
+            | IEqual
+            | INotEqual
+            | UGreaterThan
+            | SGreaterThan
+            | UGreaterThanEqual
+            | SGreaterThanEqual
+            | ULessThan
+            | SLessThan
+            | ULessThanEqual
+            | SLessThanEqual
+            | LogicalEqual
+            | LogicalNotEqual
+            | LogicalOr
+            | LogicalAnd
+            | LogicalNot
+            | Select
+            | CompositeExtract
+            | CopyObject
+            | AccessChain
+            | InBoundsAccessChain
+            | PtrAccessChain
+            | InBoundsPtrAccessChain
+            | Load
+    )
+}
+
+/// Most instructions one use of a rematerialised value may re-emit (its definition tree).
+const MAX_REMAT_INSTRUCTIONS: usize = 12;
+
+impl<'m> Translator<'m, '_, '_> {
+    /// Moves the frame-resident ids of `f` that can be recomputed at their uses out of
+    /// `resident`: the local id and values derived from it, constants and arguments (the bulk
+    /// of what LLVM hoists above barriers) then cost a few instructions per region instead of
+    /// a store and loads per work-item.
+    fn rematerialisable(
+        &self,
+        f: &'m Function,
+        resident: &mut HashSet<Word>,
+    ) -> HashMap<Word, &'m Instruction> {
+        if resident.is_empty() {
+            return HashMap::new();
+        }
+        let defs: HashMap<Word, &'m Instruction> = f
+            .blocks
+            .iter()
+            .flat_map(|b| &b.instructions)
+            .filter(|i| i.class.opcode != Op::Variable)
+            .filter_map(|i| Some((i.result_id?, i)))
+            .collect();
+        // Tree size of each rematerialisable id (None: not rematerialisable).
+        let mut cost: HashMap<Word, Option<usize>> = HashMap::new();
+        let mut remat = HashMap::new();
+        for &id in resident.iter() {
+            if self.remat_cost(id, &defs, &mut cost).is_some() {
+                remat.insert(id, defs[&id]);
+            }
+        }
+        // Rematerialised ids bring the others of their trees along; none of those needs the
+        // frame either.
+        let all: Vec<Word> = cost
+            .iter()
+            .filter(|(_, c)| c.is_some())
+            .map(|(id, _)| *id)
+            .collect();
+        for id in all {
+            if let Some(inst) = defs.get(&id) {
+                remat.insert(id, *inst);
+            }
+        }
+        resident.retain(|id| !remat.contains_key(id));
+        remat
+    }
+
+    /// Instructions one use of `id` re-emits, if it can be rematerialised within the budget.
+    fn remat_cost(
+        &self,
+        id: Word,
+        defs: &HashMap<Word, &'m Instruction>,
+        cost: &mut HashMap<Word, Option<usize>>,
+    ) -> Option<usize> {
+        let Some(inst) = defs.get(&id) else {
+            // Not defined in this function: a constant, a module variable or a parameter,
+            // available everywhere.
+            return Some(0);
+        };
+        if let Some(&c) = cost.get(&id) {
+            return c;
+        }
+        cost.insert(id, None); // SSA has no cycles outside phis, which are never candidates
+        let op = inst.class.opcode;
+        let mut total = Some(1usize);
+        if !rematerialisable_opcode(op) {
+            total = None;
+        } else if op == Op::Load {
+            // Only loads of a built-in variable (the work-item's ids) are pure.
+            if !matches!(inst.operands.first(), Some(Operand::IdRef(p)) if self.is_builtin_variable(*p))
+            {
+                total = None;
+            }
+        } else if matches!(
+            op,
+            Op::AccessChain
+                | Op::InBoundsAccessChain
+                | Op::PtrAccessChain
+                | Op::InBoundsPtrAccessChain
+        ) && matches!(inst.operands.first(), Some(Operand::IdRef(p)) if self.is_builtin_variable(*p))
+        {
+            // Pointers into built-ins are bookkeeping (builtin_ptrs), not values.
+            total = None;
+        }
+        if total.is_some() {
+            for operand in inst.operands.iter().filter_map(id_of) {
+                total = match (total, self.remat_cost(operand, defs, cost)) {
+                    (Some(t), Some(c)) if t + c <= MAX_REMAT_INSTRUCTIONS => Some(t + c),
+                    _ => None,
+                };
+                if total.is_none() {
+                    break;
+                }
+            }
+        }
+        cost.insert(id, total);
+        total
+    }
 }
 
 /// Function-storage variables whose every use is the pointer operand of a load or store: they

@@ -139,6 +139,7 @@ pub(crate) fn build(
         barrier: None,
         printf_formats: Vec::new(),
         points: Default::default(),
+        prologue_values: Default::default(),
     };
     // Scalar and vector values are loaded once per work-group.
     for ((param, slot), (info, arg)) in f
@@ -153,6 +154,11 @@ pub(crate) fn build(
         {
             let addr = t.b.ins().iadd_imm_s(args_ptr, slot.offset as i64);
             *arg = Arg::Ready(t.load_val(ty, addr)?);
+        }
+    }
+    for arg in &pending_args {
+        if let Arg::Ready(v) = arg {
+            t.prologue_values.extend(v.flat());
         }
     }
     let frame_size = if kernel.uses_barrier {

@@ -55,11 +55,7 @@ pub fn spirv_from_c(source: &str, recipe: Recipe, language: &[&str]) -> Vec<u8> 
         .chars()
         .filter(|c| c.is_ascii_alphanumeric())
         .collect();
-    let stem = format!(
-        "{}-{recipe:?}-{flags}-{}",
-        source.trim_end_matches(".cl"),
-        unique()
-    );
+    let stem = format!("{}-{recipe:?}-{flags}", source.trim_end_matches(".cl"));
     // Only modules that call the extension's functions use it.
     clang_to_spirv(
         &src,
@@ -74,7 +70,8 @@ pub fn spirv_from_c(source: &str, recipe: Recipe, language: &[&str]) -> Vec<u8> 
 }
 
 /// OpenCL C file `src` → SPIR-V (clang-15 with `language`, the optimising opt-15 passes for
-/// `Recipe::Optimized`, llvm-spirv-15 with `translator_args`), through files named `stem`.
+/// `Recipe::Optimized`, llvm-spirv-15 with `translator_args`), through files named `stem` plus a
+/// suffix of this build's own (tests building the same source run at the same time).
 pub fn clang_to_spirv(
     src: &Path,
     recipe: Recipe,
@@ -83,6 +80,7 @@ pub fn clang_to_spirv(
     translator_args: &[&str],
 ) -> Vec<u8> {
     let dir = out_dir();
+    let stem = format!("{stem}-{}", unique());
     let bc = dir.join(format!("{stem}.bc"));
     let spv = dir.join(format!("{stem}.spv"));
     let mut clang = Command::new("clang-15");

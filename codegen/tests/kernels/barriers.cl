@@ -92,3 +92,19 @@ __kernel void async_copies(__global const float4 *in, __global float *out, __glo
                                                (__local const float *)tile, get_local_size(0) * 2, 2, 0);
     wait_group_events(1, &e2);
 }
+
+// A fixed-size reduction: optimised, the loop is unrolled and everything live across its
+// barriers derives from the local id or the arguments, so it is recomputed, not kept per
+// work-item.
+__kernel __attribute__((reqd_work_group_size(64, 1, 1)))
+void reduce_fixed(__global const float *in, __global float *out) {
+    __local float scratch[64];
+    uint l = get_local_id(0);
+    scratch[l] = in[get_global_id(0)];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = 32; s > 0; s >>= 1) {
+        if (l < s) scratch[l] += scratch[l + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l == 0) out[get_group_id(0)] = scratch[0];
+}
