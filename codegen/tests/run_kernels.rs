@@ -530,6 +530,80 @@ fn set_i32(args: &mut Args, p: &Program, k: &str, i: usize, v: i32) {
 }
 
 #[test]
+fn work_items_returning_before_a_barrier_leave_the_others_synchronised() {
+    both(|r| {
+        let p = barrier_program(r);
+        for (n, local) in [(13usize, 8u64), (16, 8), (5, 16), (1, 1), (7, 4)] {
+            let global = n.div_ceil(local as usize) as u64 * local;
+            let mut input: Vec<i32> = (0..global as i32).map(|i| i * 3 + 1).collect();
+            let mut out = vec![0i32; global as usize];
+            let (mut args, _) = Args::new(p, "early_return");
+            args.ptr(p, "early_return", 0, &mut input);
+            args.ptr(p, "early_return", 1, &mut out);
+            set_i32(&mut args, p, "early_return", 2, n as i32);
+            launch(
+                p,
+                "early_return",
+                &args,
+                1,
+                [0; 3],
+                [global, 1, 1],
+                [local, 1, 1],
+            );
+            for gid in 0..global as usize {
+                let (g, l) = (gid / local as usize, gid % local as usize);
+                let start = g * local as usize;
+                let active = (local as usize).min(n.saturating_sub(start));
+                let want = if gid < n {
+                    input[start + active - 1 - l] * 2
+                } else {
+                    0
+                };
+                assert_eq!(out[gid], want, "{r:?} n {n} local {local} item {gid}");
+            }
+        }
+        for local in [4u64, 8, 16] {
+            let mut out = vec![0i32; 2 * local as usize];
+            let (mut args, _) = Args::new(p, "return_between_barriers");
+            args.ptr(p, "return_between_barriers", 0, &mut out);
+            launch(
+                p,
+                "return_between_barriers",
+                &args,
+                1,
+                [0; 3],
+                [2 * local, 1, 1],
+                [local, 1, 1],
+            );
+            for (gid, &got) in out.iter().enumerate() {
+                let l = gid % local as usize;
+                // s[l] = l + 1 and t[l] = s[l] + s[l + 1] for the first three.
+                let t = [1 + 2, 2 + 3, 3 + 4];
+                let want = if l < 3 { t[2 - l] } else { -(l as i32 + 1) };
+                assert_eq!(got, want, "{r:?} local {local} item {gid}");
+            }
+        }
+        // Disagreeing barriers: undefined results, but the group finishes and every work-item
+        // runs to its end.
+        let mut out = vec![0i32; 16];
+        let (mut args, _) = Args::new(p, "divergent_barriers");
+        args.ptr(p, "divergent_barriers", 0, &mut out);
+        launch(
+            p,
+            "divergent_barriers",
+            &args,
+            1,
+            [0; 3],
+            [16, 1, 1],
+            [8, 1, 1],
+        );
+        for (i, &v) in out.iter().enumerate() {
+            assert_eq!(v, if i % 2 == 1 { 1 } else { 2 }, "{r:?} item {i}");
+        }
+    });
+}
+
+#[test]
 fn values_derived_from_the_local_id_are_recomputed_after_barriers() {
     both(|r| {
         let p = barrier_program(r);

@@ -108,3 +108,41 @@ void reduce_fixed(__global const float *in, __global float *out) {
     }
     if (l == 0) out[get_group_id(0)] = scratch[0];
 }
+
+// Work-items past the end return before the barrier (undefined behaviour by the letter of
+// the spec, common in practice): the others still synchronise among themselves.
+__kernel void early_return(__global const int *in, __global int *out, int n) {
+    __local int s[16];
+    int gid = get_global_id(0), l = get_local_id(0);
+    if (gid >= n) return;
+    s[l] = in[gid] * 2;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int active = min((int)get_local_size(0), n - (int)(get_group_id(0) * get_local_size(0)));
+    out[gid] = s[active - 1 - l];
+}
+
+// Some work-items return between two barriers (again undefined, again must work for the
+// rest): divergence found in a later round.
+__kernel void return_between_barriers(__global int *out) {
+    __local int s[16], t[16];
+    int l = get_local_id(0), gid = get_global_id(0);
+    s[l] = l + 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (l >= 3) { out[gid] = -s[l]; return; }
+    t[l] = s[l] + s[l + 1];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[gid] = t[2 - l];
+}
+
+// Work-items that disagree on which barrier they reach (undefined behaviour): the group
+// must still finish.
+__kernel void divergent_barriers(__global int *out) {
+    int l = get_local_id(0);
+    if (l % 2) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        out[get_global_id(0)] = 1;
+    } else {
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        out[get_global_id(0)] = 2;
+    }
+}
