@@ -3,7 +3,7 @@
 //! unspecified, Cranelift would raise SIGFPE.
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{types, InstBuilder, Value};
+use cranelift_codegen::ir::{self, types, InstBuilder, Value};
 use ferrocl_frontend::rspirv::dr::Instruction;
 use ferrocl_frontend::spirv::Op;
 
@@ -12,6 +12,34 @@ use super::values::Val;
 use crate::program::BuildError;
 
 impl Translator<'_, '_, '_> {
+    /// `x & y`, with the zero-extension idiom for a 64-bit mask of the low 32 bits (llvm-spirv
+    /// writes `(ulong)(uint)x` that way): x64 would load the mask from memory, a 32-bit move
+    /// clears the high half for free.
+    fn band(&mut self, x: Value, y: Value) -> Value {
+        let low_half = |t: &Self, v: Value| t.int_constant(v) == Some(0xffff_ffff);
+        if self.ty_of(x) == types::I64 {
+            for (v, mask) in [(x, y), (y, x)] {
+                if low_half(self, mask) {
+                    let low = self.b.ins().ireduce(types::I32, v);
+                    return self.b.ins().uextend(types::I64, low);
+                }
+            }
+        }
+        self.b.ins().band(x, y)
+    }
+
+    /// The value of `v` if it is an `iconst`.
+    pub(crate) fn int_constant(&self, v: Value) -> Option<i64> {
+        let inst = self.b.func.dfg.value_def(v).inst()?;
+        match self.b.func.dfg.insts[inst] {
+            ir::InstructionData::UnaryImm {
+                opcode: ir::Opcode::Iconst,
+                imm,
+            } => Some(imm.bits()),
+            _ => None,
+        }
+    }
+
     pub(crate) fn ty_of(&self, v: Value) -> types::Type {
         self.b.func.dfg.value_type(v)
     }
@@ -438,7 +466,7 @@ impl Translator<'_, '_, '_> {
             }
             BitwiseOr => self.b.ins().bor(x, y),
             BitwiseXor => self.b.ins().bxor(x, y),
-            BitwiseAnd => self.b.ins().band(x, y),
+            BitwiseAnd => self.band(x, y),
             other => {
                 return err(format!(
                     "internal: Op{other:?} is not a binary arithmetic op\n"

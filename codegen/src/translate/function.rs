@@ -117,6 +117,10 @@ pub(crate) struct BarrierState {
     /// every work-item's contribution).
     pub(crate) frames: Value,
     pub(crate) frame_stride: Value,
+    /// Every barrier stop so far: the block that leaves for `item_done`, the resume point's
+    /// number, and its store of the work-item's state (kernel.rs drops these stores when the
+    /// kernel's rounds follow a static schedule).
+    pub(crate) stops: Vec<(ir::Block, i64, ir::Inst)>,
 }
 
 /// Opcodes that synchronise the work-group like a barrier (the frontend's definition).
@@ -323,7 +327,10 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             self.points.keys.push(self.points.path.clone());
         }
         let kv = self.point_value(k);
-        self.b.ins().store(frame_flags(), kv, base, 0);
+        let store = self.b.ins().store(frame_flags(), kv, base, 0);
+        if let (Some(block), Some(state)) = (self.b.current_block(), self.barrier.as_mut()) {
+            state.stops.push((block, k, store));
+        }
         // Nobody has served this work-item at the point it now waits at (subgroup.rs).
         let unserved = self.b.ins().iconst(ir::types::I64, 0);
         let mark = self

@@ -374,6 +374,7 @@ fn build_regions(
     let round_tail = t.b.create_block();
     let exit = t.b.create_block();
     let mut region_blocks = vec![region0];
+    let mut statics = StaticSchedule::default();
     let mut spirv_instructions = 0;
     let mut k = 0;
     loop {
@@ -389,6 +390,7 @@ fn build_regions(
             barrier_functions: barrier_functions.clone(),
             frames,
             frame_stride: frame_size_value,
+            stops: Vec::new(),
         });
         let mut values = Vec::with_capacity(args.len());
         let mut byval = byval_offsets.iter();
@@ -405,6 +407,7 @@ fn build_regions(
             });
         }
         let item_returned = t.b.create_block();
+        let mut check = None;
         let go = if k == 0 {
             for (addr, ty, copy) in copies {
                 copy_by_value(t, addr, ty, copy)?;
@@ -424,13 +427,21 @@ fn build_regions(
                 let lagging = t.lagging_member(frames, frame_size_value, frame_base, state);
                 t.b.ins().brif(lagging, latches[0], &[], go, &[]);
             } else {
-                t.b.ins().brif(here, go, &[], latches[0], &[]);
+                let branch = t.b.ins().brif(here, go, &[], latches[0], &[]);
+                let compare = t.b.func.dfg.value_def(here).unwrap_inst();
+                let load = t.b.func.dfg.value_def(state).unwrap_inst();
+                check = Some(StateCheck {
+                    branch,
+                    go,
+                    dead: [compare, load],
+                });
             }
             // The copy's own entry path is unreachable: it starts in a dead block.
             let dead = t.b.create_block();
             t.b.switch_to_block(dead);
             Some(go)
         };
+        let mut start = t.b.current_block();
         t.inline_function(kernel.function, values, Some(item_returned))?;
         let state = t.barrier.take().expect("set above");
         if let Some(go) = go {
@@ -441,18 +452,50 @@ fn build_regions(
             };
             t.b.switch_to_block(go);
             t.b.ins().jump(resume, &[]);
+            start = Some(resume);
         }
         frame_size = frame_size.max(state.frame_size);
         t.b.switch_to_block(item_returned);
         let done = t.b.ins().iconst(types::I32, RESUME_DONE);
-        t.b.ins().store(frame_flags(), done, frame_base, 0);
+        let done_store = t.b.ins().store(frame_flags(), done, frame_base, 0);
         t.b.ins().jump(latches[0], &[]);
-        close_item_loops(t, heads, latches, round_tail);
+        let copy_tail = t.b.create_block();
+        close_item_loops(t, heads, latches, copy_tail);
         if k == 0 {
             region_blocks.extend(state.resume_blocks.iter().map(|_| t.b.create_block()));
             // Build statistics count the module's instructions, not the copies.
             spirv_instructions = t.instruction_count;
         }
+        // Where this region's work-items can end their part of the round.
+        let stops: HashMap<ir::Block, i64> = state
+            .stops
+            .iter()
+            .map(|&(block, k, _)| (block, k))
+            .collect();
+        let exit_of_copy =
+            start.and_then(|start| region_exit(t.b.func, start, &stops, item_returned, latches[0]));
+        t.b.switch_to_block(copy_tail);
+        let target = match exit_of_copy {
+            Some(RegionExit::Point(p)) => region_blocks.get(p as usize).copied(),
+            Some(RegionExit::Returned) => Some(exit),
+            None => None,
+        };
+        if let Some(target) = target {
+            // Patched to 1 when the whole kernel follows a static schedule.
+            let flag = t.b.ins().iconst(types::I8, 0);
+            statics
+                .flags
+                .push(t.b.func.dfg.value_def(flag).unwrap_inst());
+            t.b.ins().brif(flag, target, &[], round_tail, &[]);
+        } else {
+            t.b.ins().jump(round_tail, &[]);
+        }
+        statics.exits.push(exit_of_copy);
+        statics
+            .state_stores
+            .extend(state.stops.iter().map(|&(_, _, store)| store));
+        statics.state_stores.push(done_store);
+        statics.checks.extend(check);
         k += 1;
         if k == region_blocks.len() {
             break;
@@ -519,8 +562,116 @@ fn build_regions(
     t.b.func
         .replace(frame_size_inst)
         .iconst(types::I64, frame_size as i64);
+    if !t.points.sub_group_points {
+        statics.apply_if_static(t);
+    }
     t.patch_point_ranks(&ranks)?;
     Ok(frame_size)
+}
+
+/// How a region's work-items end their part of a round, when all of them end it the same way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RegionExit {
+    /// At the barrier of this resume point.
+    Point(i64),
+    Returned,
+}
+
+/// The one way out of the region that starts at `start`: the stops (barrier blocks and the
+/// return block) control can reach from it without leaving through `latch` otherwise; None
+/// when there are several (or none, or an unexpected path to the latch).
+fn region_exit(
+    func: &ir::Function,
+    start: ir::Block,
+    stops: &HashMap<ir::Block, i64>,
+    returned: ir::Block,
+    latch: ir::Block,
+) -> Option<RegionExit> {
+    let cfg = cranelift_codegen::flowgraph::ControlFlowGraph::with_function(func);
+    let mut seen = HashSet::new();
+    let mut stack = vec![start];
+    let mut exit = None;
+    while let Some(block) = stack.pop() {
+        if !seen.insert(block) {
+            continue;
+        }
+        let here = if let Some(&k) = stops.get(&block) {
+            RegionExit::Point(k)
+        } else if block == returned {
+            RegionExit::Returned
+        } else if block == latch {
+            return None;
+        } else {
+            stack.extend(cfg.succ_iter(block));
+            continue;
+        };
+        if exit.is_some_and(|e| e != here) {
+            return None;
+        }
+        exit = Some(here);
+    }
+    exit
+}
+
+/// Static schedules. When every region met from the entry has one way out (`region_exit`),
+/// every work-item of the group runs every round of it and stops where the others stop:
+/// rounds then chain region to region directly, with no resume state stored, checked or
+/// scanned per work-item. This is the common shape (barriers in straight-line code, unrolled
+/// loops) and, unlike the dynamic rounds, costs nothing per work-item. Divergence cannot
+/// arise in it: no region can end in two ways. Kernels with sub-group points keep dynamic
+/// rounds (their members resume by their own states).
+#[derive(Default)]
+struct StaticSchedule {
+    /// Per region copy: its one way out.
+    exits: Vec<Option<RegionExit>>,
+    /// The `iconst.i8 0` each copy's tail branches on to go straight to its exit's region.
+    flags: Vec<ir::Inst>,
+    /// Every store of a work-item's resume state (barrier stops and returns).
+    state_stores: Vec<ir::Inst>,
+    /// Each region's per-work-item check of its resume state.
+    checks: Vec<StateCheck>,
+}
+
+/// A region's `brif state == point, go, skip` at each work-item.
+struct StateCheck {
+    branch: ir::Inst,
+    go: ir::Block,
+    /// The compare and the state load, in removal order (loads are not dead-code eliminated).
+    dead: [ir::Inst; 2],
+}
+
+impl StaticSchedule {
+    fn is_static(&self) -> bool {
+        let mut copy = 0usize;
+        let mut visited = HashSet::new();
+        while visited.insert(copy) {
+            match self.exits.get(copy).copied().flatten() {
+                Some(RegionExit::Returned) => return true,
+                Some(RegionExit::Point(p)) => copy = p as usize,
+                None => return false,
+            }
+        }
+        // A cycle of single exits: work-items that never return, in every schedule.
+        true
+    }
+
+    fn apply_if_static(self, t: &mut Translator) {
+        if !self.is_static() {
+            return;
+        }
+        for flag in self.flags {
+            t.b.func.replace(flag).iconst(types::I8, 1);
+        }
+        for store in self.state_stores {
+            t.b.func.layout.remove_inst(store);
+        }
+        for check in self.checks {
+            t.b.func.replace(check.branch).jump(check.go, &[]);
+            for inst in check.dead {
+                t.b.func.layout.remove_inst(inst);
+            }
+        }
+    }
 }
 
 /// Kernels with barriers whose specialised copies would be too large: one work-item loop that
@@ -562,6 +713,7 @@ fn build_rounds(
         barrier_functions: barrier_functions(t.m),
         frames,
         frame_stride: frame_size_value,
+        stops: Vec::new(),
     });
 
     // First round: by-value copies into the frame, then the kernel from its entry.
