@@ -550,7 +550,7 @@ fn work_items_returning_before_a_barrier_leave_the_others_synchronised() {
                 [global, 1, 1],
                 [local, 1, 1],
             );
-            for gid in 0..global as usize {
+            for (gid, &got) in out.iter().enumerate() {
                 let (g, l) = (gid / local as usize, gid % local as usize);
                 let start = g * local as usize;
                 let active = (local as usize).min(n.saturating_sub(start));
@@ -559,7 +559,7 @@ fn work_items_returning_before_a_barrier_leave_the_others_synchronised() {
                 } else {
                     0
                 };
-                assert_eq!(out[gid], want, "{r:?} n {n} local {local} item {gid}");
+                assert_eq!(got, want, "{r:?} n {n} local {local} item {gid}");
             }
         }
         for local in [4u64, 8, 16] {
