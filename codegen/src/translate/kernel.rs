@@ -587,7 +587,17 @@ fn region_exit(
     returned: ir::Block,
     latch: ir::Block,
 ) -> Option<RegionExit> {
-    let cfg = cranelift_codegen::flowgraph::ControlFlowGraph::with_function(func);
+    // Successors from each visited block's terminator: linear in the region, not the function.
+    let successors = |block: ir::Block| -> Vec<ir::Block> {
+        let Some(last) = func.layout.last_inst(block) else {
+            return Vec::new();
+        };
+        func.dfg.insts[last]
+            .branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables)
+            .iter()
+            .map(|call| call.block(&func.dfg.value_lists))
+            .collect()
+    };
     let mut seen = HashSet::new();
     let mut stack = vec![start];
     let mut exit = None;
@@ -602,7 +612,7 @@ fn region_exit(
         } else if block == latch {
             return None;
         } else {
-            stack.extend(cfg.succ_iter(block));
+            stack.extend(successors(block));
             continue;
         };
         if exit.is_some_and(|e| e != here) {
