@@ -170,6 +170,29 @@ pub fn group_info(l: &Launch, g: usize) -> GroupInfo {
     info
 }
 
+/// Moves `info` from its group to the next one in linear order (x fastest), as
+/// `group_info(l, g + 1)` would compute it, without its divisions.
+pub fn advance_group(info: &mut GroupInfo) {
+    for d in 0..3 {
+        info.group_id[d] += 1;
+        if info.group_id[d] == info.num_groups[d] {
+            info.group_id[d] = 0;
+        }
+        let local = info.enqueued_local_size[d];
+        info.local_size[d] = local.min(info.global_size[d] - info.group_id[d] * local);
+        if info.group_id[d] != 0 {
+            return;
+        }
+    }
+}
+
+/// Work-groups handed to a worker at a time: enough chunks per thread for work stealing to
+/// balance uneven groups, few enough that a chunk's setup (its first group's ids, the arena)
+/// is paid rarely.
+fn groups_per_chunk(groups: usize, threads: usize) -> usize {
+    groups.div_ceil(threads.max(1) * 16).max(1)
+}
+
 pub fn group_count(l: &Launch) -> usize {
     (0..3)
         .map(|d| l.global[d].max(1).div_ceil(l.local[d].max(1)))
@@ -202,8 +225,9 @@ pub fn run_ndrange<K: GroupRunner>(
     }
     let groups = group_count(l);
     let args_ptr = args.as_ptr() as usize;
-    let run_group = |g: usize| {
-        let mut info = group_info(l, g);
+    // Groups first..last, in linear order, on the calling worker.
+    let run_groups = |first: usize, last: usize| {
+        let mut info = group_info(l, first);
         ARENA.with(|a| {
             let mut a = a.borrow_mut();
             let frames_offset = l.frames_offset();
@@ -213,19 +237,29 @@ pub fn run_ndrange<K: GroupRunner>(
                 // SAFETY: the arena has frames_offset + frames_size bytes.
                 info.frames = unsafe { mem.add(frames_offset) } as u64;
             }
-            // SAFETY: the argument block was filled per the kernel's ArgSlot layout and the
-            // buffers it points to are kept alive by the command; the arena is this thread's
-            // own, at least arena_size bytes and LOCAL_ARG_ALIGN-aligned, followed by the
-            // frames the kernel asked for.
-            unsafe { kernel.run_group(args_ptr as *const u8, &info, mem) };
+            for g in first..last {
+                if g > first {
+                    advance_group(&mut info);
+                }
+                // SAFETY: the argument block was filled per the kernel's ArgSlot layout and
+                // the buffers it points to are kept alive by the command; the arena is this
+                // thread's own, at least arena_size bytes and LOCAL_ARG_ALIGN-aligned,
+                // followed by the frames the kernel asked for.
+                unsafe { kernel.run_group(args_ptr as *const u8, &info, mem) };
+            }
         });
     };
     if groups == 1 {
         // Nothing to share: handing one group to the pool and waiting for it only adds a
         // cross-thread round trip to every small launch.
-        run_group(0);
+        run_groups(0, 1);
     } else {
-        pool.install(|| (0..groups).into_par_iter().for_each(run_group));
+        let per = groups_per_chunk(groups, pool.current_num_threads());
+        pool.install(|| {
+            (0..groups.div_ceil(per))
+                .into_par_iter()
+                .for_each(|c| run_groups(c * per, ((c + 1) * per).min(groups)))
+        });
     }
 }
 
@@ -269,6 +303,39 @@ mod tests {
         assert_eq!(last.global_offset, [5, 0, 0]);
         let first = group_info(&l, 0);
         assert_eq!(first.local_size, [4, 2, 1]);
+    }
+
+    #[test]
+    fn advancing_a_group_matches_computing_it() {
+        for (global, local) in [
+            ([10, 3, 1], [4, 2, 1]),
+            ([7, 5, 9], [3, 5, 2]),
+            ([1, 1, 1], [1, 1, 1]),
+            ([16, 1, 1], [16, 1, 1]),
+        ] {
+            let l = Launch {
+                work_dim: 3,
+                offset: [1, 2, 3],
+                global,
+                local,
+                arena_size: 0,
+                frames_size: 0,
+                round_to_zero: false,
+                printf_buffer: 0,
+            };
+            let mut info = group_info(&l, 0);
+            for g in 1..group_count(&l) {
+                advance_group(&mut info);
+                let want = group_info(&l, g);
+                assert_eq!(
+                    info.group_id, want.group_id,
+                    "group {g} of {global:?}/{local:?}"
+                );
+                assert_eq!(info.local_size, want.local_size, "group {g}");
+            }
+        }
+        assert_eq!(groups_per_chunk(65536, 2), 2048);
+        assert_eq!(groups_per_chunk(3, 2), 1);
     }
 
     /// Records every group it is asked to run and writes its group id through the argument
