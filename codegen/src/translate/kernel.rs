@@ -9,6 +9,11 @@
 //! The first round enters at the kernel's entry. Barriers inside loops and branches work because
 //! the spec makes them work-group uniform; a divergent barrier (undefined behaviour) cannot hang:
 //! each work-item resumes from its own point and DONE items are skipped.
+//!
+//! When every region met from the entry has one way out (`StaticSchedule`), the rounds are
+//! chained at compile time instead and no resume state is kept. Values that are cheap functions
+//! of the work-item's ids are recomputed after a barrier rather than kept in the frame
+//! (function.rs, `rematerialisable`).
 
 use std::collections::{HashMap, HashSet};
 
