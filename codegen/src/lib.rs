@@ -15,4 +15,4 @@ pub use abi::{
     SUB_GROUP_SIZE,
 };
 pub use options::BuildOptions;
-pub use program::{compile, BuildError, Kernel, Program};
+pub use program::{compile, BarrierSchedule, BuildError, Kernel, Program};

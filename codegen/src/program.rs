@@ -48,10 +48,24 @@ pub struct Kernel {
     /// Bytes of frame each work-item needs when the kernel has barriers (0 otherwise): its
     /// resume point and the values live across barriers. See [`GroupInfo::frames`].
     pub work_item_frame_size: usize,
+    /// How the kernel's work-groups pass their barriers.
+    pub barrier_schedule: BarrierSchedule,
     /// Formats of the kernel's printf calls, indexed by a record's format index; empty when the
     /// kernel never prints, else each launch needs a printf buffer (see [`GroupInfo`]).
     pub printf_formats: Vec<PrintfFormat>,
     entry: WorkGroupFn,
+}
+
+/// How a kernel's work-group function runs the regions between its barriers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BarrierSchedule {
+    /// No barriers: one loop over the work-items.
+    None,
+    /// Every region has one way out: the regions follow each other in a fixed order and
+    /// work-items keep no resume state.
+    Static,
+    /// Rounds pick the next region from the work-items' resume states.
+    Dynamic,
 }
 
 impl Kernel {
@@ -64,6 +78,7 @@ impl Kernel {
         private_mem_size: usize,
         instruction_count: usize,
         work_item_frame_size: usize,
+        barrier_schedule: BarrierSchedule,
         printf_formats: Vec<PrintfFormat>,
         entry: WorkGroupFn,
     ) -> Self {
@@ -75,6 +90,7 @@ impl Kernel {
             private_mem_size,
             instruction_count,
             work_item_frame_size,
+            barrier_schedule,
             printf_formats,
             entry,
         }

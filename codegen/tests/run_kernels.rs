@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use ferrocl_codegen::{compile, BuildOptions, GroupInfo, Program, PRINTF_BUFFER_HEADER};
+use ferrocl_codegen::{
+    compile, BarrierSchedule, BuildOptions, GroupInfo, Program, PRINTF_BUFFER_HEADER,
+};
 use ferrocl_frontend::{PrintfArg, PrintfConversion, PrintfPiece};
 
 mod common;
@@ -608,15 +610,32 @@ fn values_derived_from_the_local_id_are_recomputed_after_barriers() {
     both(|r| {
         let p = barrier_program(r);
         if let Recipe::Optimized = r {
+            let k = p.kernel("reduce_fixed").expect("kernel");
             // The resume state only: the local id, the pointers derived from it and the
             // arguments all stay out of the work-item frame.
+            assert_eq!(k.work_item_frame_size, 16);
+            // The unrolled tree has one barrier after another: a fixed order of regions.
+            assert_eq!(k.barrier_schedule, BarrierSchedule::Static);
+            // So does the unrolled loop of many_barriers.
             assert_eq!(
-                p.kernel("reduce_fixed")
-                    .expect("kernel")
-                    .work_item_frame_size,
-                16
+                p.kernel("many_barriers").expect("kernel").barrier_schedule,
+                BarrierSchedule::Static
             );
         }
+        // Barriers in a loop that may end after any of its rounds: resume states decide.
+        assert_eq!(
+            p.kernel("loop_break").expect("kernel").barrier_schedule,
+            BarrierSchedule::Dynamic
+        );
+        // Some work-items may return before the barrier: resume states again.
+        assert_eq!(
+            p.kernel("early_return").expect("kernel").barrier_schedule,
+            BarrierSchedule::Dynamic
+        );
+        assert_eq!(
+            program(r).kernel("vadd").map(|k| k.barrier_schedule),
+            Some(BarrierSchedule::None)
+        );
         let groups = 3usize;
         let mut input: Vec<f32> = (0..64 * groups).map(|i| (i % 29) as f32).collect();
         let mut out = vec![0f32; groups];

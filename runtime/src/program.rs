@@ -567,8 +567,8 @@ fn build_for_device(
             settings,
             LogLevel::Debug,
             format_args!(
-                "kernel {}: {} SPIR-V instructions, {} argument bytes, {} bytes of __local variables, {} private bytes, {} frame bytes per work-item",
-                k.info.name, k.instruction_count, k.args_size, k.static_local_mem_size, k.private_mem_size, k.work_item_frame_size
+                "kernel {}: {} SPIR-V instructions, {} argument bytes, {} bytes of __local variables, {} private bytes, {} frame bytes per work-item, barrier schedule {:?}",
+                k.info.name, k.instruction_count, k.args_size, k.static_local_mem_size, k.private_mem_size, k.work_item_frame_size, k.barrier_schedule
             ),
         );
     }

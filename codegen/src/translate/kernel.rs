@@ -37,6 +37,7 @@ pub(crate) struct KernelShape {
     pub(crate) instruction_count: usize,
     pub(crate) private_bytes: u64,
     pub(crate) frame_size: u64,
+    pub(crate) barrier_schedule: crate::BarrierSchedule,
     pub(crate) printf_formats: Vec<ferrocl_frontend::PrintfFormat>,
 }
 
@@ -166,22 +167,24 @@ pub(crate) fn build(
             t.prologue_values.extend(v.flat());
         }
     }
-    let frame_size = if kernel.uses_barrier {
+    let (frame_size, barrier_schedule) = if kernel.uses_barrier {
         let (resume_points, size) = expanded_size(m, kernel.function, &mut HashMap::new());
         if (resume_points + 1) * size <= MAX_SPECIALISED_INSTRUCTIONS {
             build_regions(&mut t, kernel, group_ptr, &pending_args)?
         } else {
-            build_rounds(&mut t, kernel, group_ptr, &pending_args)?
+            let frame_size = build_rounds(&mut t, kernel, group_ptr, &pending_args)?;
+            (frame_size, crate::BarrierSchedule::Dynamic)
         }
     } else {
         build_plain(&mut t, kernel, &pending_args)?;
-        0
+        (0, crate::BarrierSchedule::None)
     };
     t.b.seal_all_blocks();
     let shape = KernelShape {
         instruction_count: t.instruction_count,
         private_bytes: t.private_bytes,
         frame_size,
+        barrier_schedule,
         printf_formats: std::mem::take(&mut t.printf_formats),
     };
     let frontend_config = t.env.jit.isa().frontend_config();
@@ -329,13 +332,13 @@ fn item_frame(t: &mut Translator, frames: ir::Value, frame_size: ir::Value) -> i
 /// resume point (copy k is entered only there; Cranelift drops the unreachable rest), each
 /// round picks its region once, and a work-item only checks that it stopped at that point.
 /// Translation is deterministic, so every copy lays out the frame identically.
-/// Returns the work-item frame size.
+/// Returns the work-item frame size and the schedule chosen.
 fn build_regions(
     t: &mut Translator,
     kernel: &KernelInfo,
     group_ptr: ir::Value,
     args: &[Arg],
-) -> Result<u64, BuildError> {
+) -> Result<(u64, crate::BarrierSchedule), BuildError> {
     let (frames, frame_size_value, frame_size_inst) = frames_of(t, group_ptr);
     let pending = t.b.declare_var(types::I8);
     let barrier_functions = barrier_functions(t.m);
@@ -567,11 +570,13 @@ fn build_regions(
     t.b.func
         .replace(frame_size_inst)
         .iconst(types::I64, frame_size as i64);
-    if !t.points.sub_group_points {
-        statics.apply_if_static(t);
-    }
+    let schedule = if !t.points.sub_group_points && statics.apply_if_static(t) {
+        crate::BarrierSchedule::Static
+    } else {
+        crate::BarrierSchedule::Dynamic
+    };
     t.patch_point_ranks(&ranks)?;
-    Ok(frame_size)
+    Ok((frame_size, schedule))
 }
 
 /// How a region's work-items end their part of a round, when all of them end it the same way.
@@ -670,9 +675,10 @@ impl StaticSchedule {
         true
     }
 
-    fn apply_if_static(self, t: &mut Translator) {
+    /// Turns the kernel's rounds static if it qualifies; returns whether it did.
+    fn apply_if_static(self, t: &mut Translator) -> bool {
         if !self.is_static() {
-            return;
+            return false;
         }
         for flag in self.flags {
             t.b.func.replace(flag).iconst(types::I8, 1);
@@ -686,6 +692,7 @@ impl StaticSchedule {
                 t.b.func.layout.remove_inst(inst);
             }
         }
+        true
     }
 }
 

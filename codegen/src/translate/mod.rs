@@ -473,6 +473,7 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
                 shape.private_bytes as usize,
                 shape.instruction_count,
                 shape.frame_size as usize,
+                shape.barrier_schedule,
                 shape.printf_formats,
                 entry,
             )
