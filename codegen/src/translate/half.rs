@@ -4,7 +4,9 @@
 //! the 16-bit encoding, widened at loads and narrowed (exactly) at stores; every arithmetic
 //! result with a half type is rounded back to half (`f32` has more than 2·11+2 bits, so rounding
 //! the correctly rounded f32 result of + − × ÷ √ again gives the correctly rounded half).
-//! Narrowing from f32, f64 and integers calls `ferrocl-mathlib`'s exact entry points, one per
+//! Narrowing from f32 to nearest even (the default, so every half arithmetic result) and the
+//! encoding of a half for memory are inline (inline_math.rs); narrowing from f64 and integers,
+//! and in the other rounding modes, calls `ferrocl-mathlib`'s exact entry points, one per
 //! rounding mode, which round the exact significand once. Also here: the OpenCL.std
 //! `vload_half*`/`vstore_half*` family (Float16Buffer, always available).
 
@@ -83,6 +85,10 @@ impl Translator<'_, '_, '_> {
         mode: FPRoundingMode,
     ) -> Result<Value, BuildError> {
         let t = self.ty_of(x);
+        if t == types::F32 && mode == FPRoundingMode::RTE {
+            let h = self.round_to_half_rte(x);
+            return Ok(self.half_encoding_inline(h));
+        }
         let from = if t == types::F32 {
             "f32"
         } else if t == types::F64 {
@@ -103,6 +109,9 @@ impl Translator<'_, '_, '_> {
         x: Value,
         mode: FPRoundingMode,
     ) -> Result<Value, BuildError> {
+        if self.ty_of(x) == types::F32 && mode == FPRoundingMode::RTE {
+            return Ok(self.round_to_half_rte(x));
+        }
         let bits = self.half_bits(x, mode)?;
         self.half_from_bits(bits)
     }
@@ -139,10 +148,7 @@ impl Translator<'_, '_, '_> {
     /// The encoding (i16) of half value `x` (an f32 holding a half), bit for bit: NaN payloads
     /// and signalling NaNs pass unchanged, as a data move must keep them.
     pub(crate) fn half_encoding(&mut self, x: Value) -> Result<Value, BuildError> {
-        let f = self.func_ref("ferrocl_f16_bits", &[types::F32], &[types::I32])?;
-        let call = self.b.ins().call(f, &[x]);
-        let bits = self.b.inst_results(call)[0];
-        Ok(self.b.ins().ireduce(types::I16, bits))
+        Ok(self.half_encoding_inline(x))
     }
 
     /// A widening conversion's result: IEEE conversions return a signalling NaN quieted (the

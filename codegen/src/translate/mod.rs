@@ -13,6 +13,7 @@ mod generic;
 mod geometric;
 mod group;
 mod half;
+mod inline_math;
 mod kernel;
 mod memory;
 mod opencl_std;

@@ -325,25 +325,34 @@ impl Translator<'_, '_, '_> {
             Cl::ldexp => arg(0)?.zip(arg(1)?, &mut |x, n| {
                 let t = self.ty_of(x);
                 let n = self.resize_int(n, types::I32, true);
-                let name = if t == types::F32 {
-                    "ferrocl_ldexpf"
-                } else {
-                    "ferrocl_ldexp"
-                };
-                let f = self.func_ref(name, &[t, types::I32], &[t])?;
+                if t == types::F32 {
+                    return Ok(self.ldexp_f32(x, n));
+                }
+                let f = self.func_ref("ferrocl_ldexp", &[t, types::I32], &[t])?;
                 let call = self.b.ins().call(f, &[x, n]);
                 Ok(self.b.inst_results(call)[0])
             })?,
-            Cl::frexp
-            | Cl::modf
-            | Cl::fract
-            | Cl::sincos
-            | Cl::lgamma_r
-            | Cl::remquo
-            | Cl::ilogb
-            | Cl::pown
-            | Cl::rootn
-            | Cl::nan => self.shaped_math_call(inst, op, &args)?,
+            // Cheap functions inline (inline_math.rs); the double rsqrt stays CORE-MATH's.
+            Cl::rsqrt if self.ty_of(arg(0)?.flat()[0]) == types::F32 => {
+                arg(0)?.map(&mut |x| Ok(self.rsqrt_f32(x)))?
+            }
+            Cl::logb => arg(0)?.map(&mut |x| Ok(self.logb_inline(x)))?,
+            Cl::maxmag => {
+                arg(0)?.zip(arg(1)?, &mut |x, y| Ok(self.magnitude_select(x, y, true)))?
+            }
+            Cl::minmag => {
+                arg(0)?.zip(arg(1)?, &mut |x, y| Ok(self.magnitude_select(x, y, false)))?
+            }
+            // Half nextafter steps in the half format (mathlib).
+            Cl::nextafter if !half_result => {
+                arg(0)?.zip(arg(1)?, &mut |x, y| Ok(self.nextafter_inline(x, y)))?
+            }
+            Cl::frexp | Cl::modf | Cl::fract | Cl::ilogb | Cl::nan => {
+                self.shaped_inline(inst, op, &args)?
+            }
+            Cl::sincos | Cl::lgamma_r | Cl::remquo | Cl::pown | Cl::rootn => {
+                self.shaped_math_call(inst, op, &args)?
+            }
             _ => self.mathlib_call(op, &args, half_result)?,
         };
         let v = if arithmetic { self.ftz_val(&v)? } else { v };
@@ -375,9 +384,86 @@ impl Translator<'_, '_, '_> {
             .ok_or_else(|| BuildError::new("error: out-parameter of unsized type\n"))
     }
 
-    /// mathlib entry points that are not `T -> T` / `(T, T) -> T` (see mathlib's shapes.rs):
-    /// out-parameters (written per component through the component's address) and integer
-    /// arguments or results. Called per component.
+    /// frexp, modf, fract (a second result through a pointer), ilogb and nan, inline
+    /// (inline_math.rs), per component. Half out-parameters are stored as halves: modf's and
+    /// fract's integral parts of a half are halves already.
+    fn shaped_inline(
+        &mut self,
+        inst: &Instruction,
+        op: Cl,
+        args: &[Val],
+    ) -> Result<Val, BuildError> {
+        let rt = self.result_type(inst)?;
+        let half = self.is_half(rt);
+        let arg = |i: usize| -> Result<&Val, BuildError> {
+            args.get(i).ok_or_else(|| {
+                BuildError::new(format!("error: OpenCL.std {op:?} is missing operand {i}\n"))
+            })
+        };
+        if op == Cl::nan {
+            let mut result_types = Vec::new();
+            self.shape_of_type(rt)?.leaf_types(&mut result_types);
+            let float = result_types[0];
+            let code_type = if float == types::F64 {
+                types::I64
+            } else {
+                types::I32
+            };
+            return arg(0)?.map(&mut |code| {
+                let code = self.resize_int(code, code_type, false);
+                // A half NaN's payload is the f32 payload's top 10 bits.
+                let code = if half {
+                    self.b.ins().ishl_imm_s(code, 13)
+                } else {
+                    code
+                };
+                Ok(self.nan_inline(code, float))
+            });
+        }
+        if op == Cl::ilogb {
+            return arg(0)?.map(&mut |x| Ok(self.ilogb_inline(x)));
+        }
+        let base = arg(1)?.scalar()?;
+        let size = self.out_component_size(inst, 3)?;
+        let inputs = arg(0)?.flat();
+        let mut results = Vec::with_capacity(inputs.len());
+        for (i, x) in inputs.into_iter().enumerate() {
+            let (r, second) = match op {
+                Cl::frexp => self.frexp_inline(x),
+                Cl::modf => self.modf_inline(x),
+                _ => self.fract_inline(x),
+            };
+            let offset = (size * i as i64) as i32;
+            let r = if half && op == Cl::fract {
+                // fract < 1: the largest half below 1, not f32's (which rounds to 1).
+                let mode = self.default_half_rounding();
+                let r = self.round_to_half(r, mode)?;
+                let below_one = self.b.ins().f32const(1.0 - 1.0 / 2048.0);
+                let over = self.b.ins().fcmp(FloatCC::GreaterThan, r, below_one);
+                self.b.ins().select(over, below_one, r)
+            } else {
+                r
+            };
+            if half && op != Cl::frexp {
+                self.store_half(second, base, offset)?;
+            } else {
+                self.b
+                    .ins()
+                    .store(MemFlagsData::new(), second, base, offset);
+            }
+            results.push(Val::S(r));
+        }
+        Ok(if results.len() == 1 {
+            results.pop().expect("one result")
+        } else {
+            Val::C(results)
+        })
+    }
+
+    /// sincos, lgamma_r (a second result through a pointer), remquo (the quotient through a
+    /// pointer), pown and rootn (an int argument): mathlib entry points (see mathlib's
+    /// shapes.rs), called per component; out-parameters are written through each component's
+    /// address.
     fn shaped_math_call(
         &mut self,
         inst: &Instruction,
@@ -386,14 +472,7 @@ impl Translator<'_, '_, '_> {
     ) -> Result<Val, BuildError> {
         let name = format!("{op:?}");
         let rt = self.result_type(inst)?;
-        let mut result_types = Vec::new();
-        self.shape_of_type(rt)?.leaf_types(&mut result_types);
-        // Float type of the call: the first argument's (nan: the result's).
-        let float_ty = if op == Cl::nan {
-            result_types[0]
-        } else {
-            self.ty_of(args[0].flat()[0])
-        };
+        let float_ty = self.ty_of(args[0].flat()[0]);
         let suffix = if float_ty == types::F32 {
             "f32"
         } else if float_ty == types::F64 {
@@ -404,28 +483,24 @@ impl Translator<'_, '_, '_> {
             ));
         };
         let symbol = format!("ferrocl_{name}_{suffix}");
-        let int_of_float = if float_ty == types::F32 {
-            types::I32
-        } else {
-            types::I64
+        // (argument index of the out-pointer, its component size) for the pointer shapes,
+        // and the entry point's signature.
+        let (out, params): (Option<(usize, usize)>, Vec<types::Type>) = match op {
+            Cl::sincos | Cl::lgamma_r => (Some((1, 3)), vec![float_ty, types::I64]),
+            Cl::remquo => (Some((2, 4)), vec![float_ty, float_ty, types::I64]),
+            Cl::pown | Cl::rootn => (None, vec![float_ty, types::I32]),
+            _ => return err(format!("internal: OpenCL.std {name} is not a mathlib call\n")),
         };
-        // (argument index of the out-pointer, its component size) for the pointer shapes.
-        let out = match op {
-            Cl::frexp | Cl::modf | Cl::fract | Cl::sincos | Cl::lgamma_r => Some((1, 3)),
-            Cl::remquo => Some((2, 4)),
-            _ => None,
-        };
-        let half = self.is_half(rt);
-        // Half float out-parameters (modf's, fract's, sincos's): the f32 function writes to a
-        // stack slot, converted to half afterwards.
-        let half_out = half && matches!(op, Cl::modf | Cl::fract | Cl::sincos);
-        let half_out_target = match out {
-            Some((arg, _)) if half_out => Some(
-                args.get(arg)
+        // Half sincos: the f32 function writes cos to a stack slot, rounded to half afterwards.
+        let half_out = self.is_half(rt) && op == Cl::sincos;
+        let half_out_target = if half_out {
+            Some(
+                args.get(1)
                     .ok_or_else(|| BuildError::new("error: missing out-parameter\n"))?
                     .scalar()?,
-            ),
-            _ => None,
+            )
+        } else {
+            None
         };
         let out = match out {
             Some(_) if half_out => {
@@ -445,20 +520,10 @@ impl Translator<'_, '_, '_> {
             None => None,
         };
         let inputs: Vec<Vec<Value>> = match op {
-            Cl::remquo => vec![args[0].flat(), args[1].flat()],
-            Cl::pown | Cl::rootn => vec![args[0].flat(), args[1].flat()],
+            Cl::remquo | Cl::pown | Cl::rootn => vec![args[0].flat(), args[1].flat()],
             _ => vec![args[0].flat()],
         };
-        let (params, ret): (Vec<types::Type>, types::Type) = match op {
-            Cl::frexp | Cl::lgamma_r | Cl::modf | Cl::fract | Cl::sincos => {
-                (vec![float_ty, types::I64], float_ty)
-            }
-            Cl::remquo => (vec![float_ty, float_ty, types::I64], float_ty),
-            Cl::ilogb => (vec![float_ty], types::I32),
-            Cl::pown | Cl::rootn => (vec![float_ty, types::I32], float_ty),
-            _ => (vec![int_of_float], float_ty), // nan
-        };
-        let f = self.func_ref(&symbol, &params, &[ret])?;
+        let f = self.func_ref(&symbol, &params, &[float_ty])?;
         let n = inputs[0].len();
         let mut results = Vec::with_capacity(n);
         for i in 0..n {
@@ -469,16 +534,6 @@ impl Translator<'_, '_, '_> {
                     let k = self.resize_int(inputs[1][i], types::I32, true);
                     call_args.push(k);
                 }
-                Cl::nan => {
-                    let code = self.resize_int(inputs[0][i], int_of_float, false);
-                    // A half NaN's payload is the f32 payload's top 10 bits.
-                    let code = if half {
-                        self.b.ins().ishl_imm_s(code, 13)
-                    } else {
-                        code
-                    };
-                    call_args.push(code);
-                }
                 _ => call_args.extend(inputs.iter().map(|v| v[i])),
             }
             if let Some((base, size)) = out {
@@ -486,7 +541,7 @@ impl Translator<'_, '_, '_> {
                 call_args.push(addr);
             }
             let call = self.b.ins().call(f, &call_args);
-            let mut r = self.b.inst_results(call)[0];
+            let r = self.b.inst_results(call)[0];
             if let (Some(target), Some((slot, _))) = (half_out_target, out) {
                 let mode = self.default_half_rounding();
                 let v = self
@@ -495,13 +550,6 @@ impl Translator<'_, '_, '_> {
                     .load(types::F32, MemFlagsData::new(), slot, 4 * i as i32);
                 let v = self.round_to_half(v, mode)?;
                 self.store_half(v, target, 2 * i as i32)?;
-                r = self.round_to_half(r, mode)?;
-                if op == Cl::fract {
-                    // fract < 1: the largest half below 1, not f32's (which rounds to 1).
-                    let below_one = self.b.ins().f32const(1.0 - 1.0 / 2048.0);
-                    let over = self.b.ins().fcmp(FloatCC::GreaterThan, r, below_one);
-                    r = self.b.ins().select(over, below_one, r);
-                }
             }
             results.push(Val::S(r));
         }

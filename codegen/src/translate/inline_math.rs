@@ -1,0 +1,424 @@
+//! Cheap OpenCL.std math emitted inline instead of called in `ferrocl-mathlib`: `rsqrt` on
+//! float, `ilogb`, `logb`, `frexp`, `modf`, `fract`, `nan`, `maxmag`, `minmag`, `nextafter` and
+//! float `ldexp`. A call costs more than any of these functions — every live float register is
+//! caller-saved across it — and a vector argument would make one call per component; inline,
+//! a vector is a few integer and float instructions per component and nothing spills.
+//!
+//! Each sequence returns bit for bit what mathlib's entry point returns (NaNs: a NaN), which
+//! `tests/inline_math.rs` checks through real kernels. The one change of method is float
+//! `rsqrt`: mathlib's is CORE-MATH's; here it is 1/√x computed in double and rounded once to
+//! float, which is correctly rounded for every float as well (see [`Translator::rsqrt_f32`]).
+
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
+
+use super::function::Translator;
+
+/// The bit layout of the float format of a Cranelift float type.
+#[derive(Clone, Copy)]
+struct Format {
+    float: types::Type,
+    int: types::Type,
+    /// Explicit significand bits.
+    mantissa: u32,
+    bias: i64,
+}
+
+impl Format {
+    fn of(t: types::Type) -> Self {
+        if t == types::F64 {
+            Format {
+                float: t,
+                int: types::I64,
+                mantissa: 52,
+                bias: 1023,
+            }
+        } else {
+            Format {
+                float: types::F32,
+                int: types::I32,
+                mantissa: 23,
+                bias: 127,
+            }
+        }
+    }
+
+    fn bits(self) -> i64 {
+        i64::from(self.int.bits())
+    }
+
+    fn sign_mask(self) -> i64 {
+        1i64 << (self.bits() - 1)
+    }
+
+    fn abs_mask(self) -> i64 {
+        !self.sign_mask() & self.all_ones()
+    }
+
+    fn all_ones(self) -> i64 {
+        if self.bits() == 64 {
+            -1
+        } else {
+            (1i64 << self.bits()) - 1
+        }
+    }
+
+    /// The bit pattern of +infinity: everything above it is a NaN.
+    fn infinity(self) -> i64 {
+        ((1i64 << (self.bits() - 1 - i64::from(self.mantissa))) - 1) << self.mantissa
+    }
+
+    /// The smallest normal's pattern: everything below it is zero or subnormal.
+    fn min_normal(self) -> i64 {
+        1i64 << self.mantissa
+    }
+
+    /// The exponent of the highest set bit of a subnormal's pattern is `this - clz(pattern)`
+    /// (1 → the smallest subnormal 2^(1 - bias - mantissa)).
+    fn subnormal_exponent_base(self) -> i64 {
+        self.bits() - 1 + 1 - self.bias - i64::from(self.mantissa)
+    }
+}
+
+impl Translator<'_, '_, '_> {
+    fn float_bits(&mut self, x: Value, f: Format) -> Value {
+        self.b.ins().bitcast(f.int, MemFlagsData::new(), x)
+    }
+
+    fn bits_float(&mut self, bits: Value, f: Format) -> Value {
+        self.b.ins().bitcast(f.float, MemFlagsData::new(), bits)
+    }
+
+    /// Float rsqrt: 1/√x in double, rounded once to float. Correctly rounded: every positive
+    /// float is 4^k·m with m in [1, 4) (subnormals too), and the double computation scales
+    /// exactly with 4^k, so the 2^24 significands in [1, 4) decide it; the exhaustive test
+    /// `rsqrt_through_double_is_correctly_rounded` compares all of them with CORE-MATH's
+    /// correctly rounded `rsqrtf`. (1/√x has no float midpoints; the double result is within
+    /// 2^-52 of it, and no float's 1/√ comes that close to a midpoint.) The specials fall out
+    /// of IEEE arithmetic: ±0 → ±inf, +inf → +0, negatives and NaN → NaN.
+    pub(crate) fn rsqrt_f32(&mut self, x: Value) -> Value {
+        let d = self.b.ins().fpromote(types::F64, x);
+        let s = self.b.ins().sqrt(d);
+        let one = self.b.ins().f64const(1.0);
+        let r = self.b.ins().fdiv(one, s);
+        self.b.ins().fdemote(types::F32, r)
+    }
+
+    /// The unbiased exponent of a finite nonzero `x` (subnormals by their leading bit), as an
+    /// integer of the format's width, and |x|'s bit pattern.
+    fn exponent(&mut self, x: Value, f: Format) -> (Value, Value) {
+        let bits = self.float_bits(x, f);
+        let abs = self.b.ins().band_imm_s(bits, f.abs_mask());
+        let biased = self.b.ins().ushr_imm_s(abs, i64::from(f.mantissa));
+        let normal = self.b.ins().iadd_imm_s(biased, -f.bias);
+        let leading = self.b.ins().clz(abs);
+        let base = self.b.ins().iconst(f.int, f.subnormal_exponent_base());
+        let subnormal = self.b.ins().isub(base, leading);
+        let is_subnormal = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThan, abs, f.min_normal());
+        let e = self.b.ins().select(is_subnormal, subnormal, normal);
+        (e, abs)
+    }
+
+    /// ilogb: the exponent as an int; FP_ILOGB0 = INT_MIN for ±0, FP_ILOGBNAN = INT_MAX for NaN
+    /// and INT_MAX for ±inf (clang's opencl-c-base.h values, as mathlib).
+    pub(crate) fn ilogb_inline(&mut self, x: Value) -> Value {
+        let f = Format::of(self.ty_of(x));
+        let (e, abs) = self.exponent(x, f);
+        let e = if f.int == types::I32 {
+            e
+        } else {
+            self.b.ins().ireduce(types::I32, e)
+        };
+        let is_zero = self.b.ins().icmp_imm_s(IntCC::Equal, abs, 0);
+        let special = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, abs, f.infinity());
+        let min = self.b.ins().iconst(types::I32, i64::from(i32::MIN));
+        let max = self.b.ins().iconst(types::I32, i64::from(i32::MAX));
+        let r = self.b.ins().select(is_zero, min, e);
+        self.b.ins().select(special, max, r)
+    }
+
+    /// logb: the exponent as a float (exact); -inf for ±0, +inf for ±inf, NaN for NaN (6.7).
+    pub(crate) fn logb_inline(&mut self, x: Value) -> Value {
+        let f = Format::of(self.ty_of(x));
+        let (e, abs) = self.exponent(x, f);
+        let r = self.b.ins().fcvt_from_sint(f.float, e);
+        let is_zero = self.b.ins().icmp_imm_s(IntCC::Equal, abs, 0);
+        let minus_inf = self.float_const(x, f64::NEG_INFINITY);
+        let r = self.b.ins().select(is_zero, minus_inf, r);
+        let is_inf = self.b.ins().icmp_imm_s(IntCC::Equal, abs, f.infinity());
+        let plus_inf = self.float_const(x, f64::INFINITY);
+        let r = self.b.ins().select(is_inf, plus_inf, r);
+        let is_nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+        self.b.ins().select(is_nan, x, r)
+    }
+
+    /// frexp: (m, e) with x = m·2^e and 0.5 ≤ |m| < 1; ±0, ±inf and NaN give (x, 0). `e` is
+    /// an i32 (OpenCL's frexp writes an int for float and double alike). Subnormals are scaled
+    /// into the normal range first (exactly), then the exponent field is replaced.
+    pub(crate) fn frexp_inline(&mut self, x: Value) -> (Value, Value) {
+        let f = Format::of(self.ty_of(x));
+        let bits = self.float_bits(x, f);
+        let abs = self.b.ins().band_imm_s(bits, f.abs_mask());
+        let is_subnormal = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThan, abs, f.min_normal());
+        let (scale, adjust) = if f.int == types::I32 {
+            (2f64.powi(24), 24)
+        } else {
+            (2f64.powi(54), 54)
+        };
+        let k = self.float_const(x, scale);
+        let scaled = self.b.ins().fmul(x, k);
+        let y = self.b.ins().select(is_subnormal, scaled, x);
+        let y_bits = self.float_bits(y, f);
+        let exponent_field = f.infinity();
+        let biased = self.b.ins().band_imm_s(y_bits, exponent_field);
+        let biased = self.b.ins().ushr_imm_s(biased, i64::from(f.mantissa));
+        let kept = self.b.ins().band_imm_s(y_bits, !exponent_field);
+        let m_bits = self.b.ins().bor_imm_s(kept, (f.bias - 1) << f.mantissa);
+        let m = self.bits_float(m_bits, f);
+        let no_adjust = self.b.ins().iconst(f.int, 0);
+        let adjust = self.b.ins().iconst(f.int, adjust);
+        let adjust = self.b.ins().select(is_subnormal, adjust, no_adjust);
+        let e = self.b.ins().iadd_imm_s(biased, 1 - f.bias);
+        let e = self.b.ins().isub(e, adjust);
+        let e = if f.int == types::I32 {
+            e
+        } else {
+            self.b.ins().ireduce(types::I32, e)
+        };
+        let is_zero = self.b.ins().icmp_imm_s(IntCC::Equal, abs, 0);
+        let not_finite =
+            self.b
+                .ins()
+                .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, abs, f.infinity());
+        let unchanged = self.b.ins().bor(is_zero, not_finite);
+        let m = self.b.ins().select(unchanged, x, m);
+        let zero = self.b.ins().iconst(types::I32, 0);
+        let e = self.b.ins().select(unchanged, zero, e);
+        (m, e)
+    }
+
+    /// modf (OpenCL 6.7.2): (x - trunc(x) with x's sign, trunc(x)); ±inf give (±0, ±inf).
+    pub(crate) fn modf_inline(&mut self, x: Value) -> (Value, Value) {
+        let i = self.b.ins().trunc(x);
+        let d = self.b.ins().fsub(x, i);
+        let ax = self.b.ins().fabs(x);
+        let inf = self.float_const(x, f64::INFINITY);
+        let is_inf = self.b.ins().fcmp(FloatCC::Equal, ax, inf);
+        let zero = self.float_const(x, 0.0);
+        let f = self.b.ins().select(is_inf, zero, d);
+        (self.b.ins().fcopysign(f, x), i)
+    }
+
+    /// fract: (min(x - floor(x), the largest float below 1), floor(x)); ±0 keep their sign,
+    /// ±inf give ±0, NaN gives NaN (6.7). x - floor(x) is exact; only the clamp below 1 (for
+    /// tiny negative x, where it rounds to 1) changes a value.
+    pub(crate) fn fract_inline(&mut self, x: Value) -> (Value, Value) {
+        let i = self.b.ins().floor(x);
+        let d = self.b.ins().fsub(x, i);
+        let below_one = if self.ty_of(x) == types::F32 {
+            self.b.ins().f32const(1.0 - f32::EPSILON / 2.0)
+        } else {
+            self.b.ins().f64const(1.0 - f64::EPSILON / 2.0)
+        };
+        let over = self.b.ins().fcmp(FloatCC::GreaterThan, d, below_one);
+        let r = self.b.ins().select(over, below_one, d);
+        let ax = self.b.ins().fabs(x);
+        let zero = self.float_const(x, 0.0);
+        let signed_zero = self.b.ins().fcopysign(zero, x);
+        let inf = self.float_const(x, f64::INFINITY);
+        let is_inf = self.b.ins().fcmp(FloatCC::Equal, ax, inf);
+        let is_zero = self.b.ins().fcmp(FloatCC::Equal, x, zero);
+        let whole = self.b.ins().bor(is_inf, is_zero);
+        let r = self.b.ins().select(whole, signed_zero, r);
+        let is_nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+        (self.b.ins().select(is_nan, x, r), i)
+    }
+
+    /// nan(code): a quiet NaN of type `float` whose payload is the low bits of `code` (an
+    /// integer as wide as `float`).
+    pub(crate) fn nan_inline(&mut self, code: Value, float: types::Type) -> Value {
+        let f = Format::of(float);
+        let quiet = 1i64 << (f.mantissa - 1);
+        let payload = self.b.ins().band_imm_s(code, quiet - 1);
+        let bits = self.b.ins().bor_imm_s(payload, f.infinity() | quiet);
+        self.bits_float(bits, f)
+    }
+
+    /// maxmag (`larger`) or minmag: the argument of larger (smaller) magnitude; when the
+    /// magnitudes are equal, fmax (fmin) decides, with +0 over -0 (-0 under +0) so the result
+    /// is deterministic, and a NaN loses to a number.
+    pub(crate) fn magnitude_select(&mut self, x: Value, y: Value, larger: bool) -> Value {
+        let ax = self.b.ins().fabs(x);
+        let ay = self.b.ins().fabs(y);
+        let (wins, loses) = if larger {
+            (FloatCC::GreaterThan, FloatCC::LessThan)
+        } else {
+            (FloatCC::LessThan, FloatCC::GreaterThan)
+        };
+        let x_wins = self.b.ins().fcmp(wins, ax, ay);
+        let y_wins = self.b.ins().fcmp(loses, ax, ay);
+        let f = Format::of(self.ty_of(x));
+        let y_bits = self.float_bits(y, f);
+        let y_negative = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, y_bits, 0);
+        // Equal magnitudes: maxmag keeps x when y is the negative one, minmag when y is the
+        // positive one.
+        let keep_x = if larger {
+            y_negative
+        } else {
+            self.b.ins().bxor_imm_s(y_negative, 1)
+        };
+        let x_nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+        let y_nan = self.b.ins().fcmp(FloatCC::Unordered, y, y);
+        let keep_x = self.b.ins().bor(keep_x, y_nan);
+        let tie = self.b.ins().select(keep_x, x, y);
+        let tie = self.b.ins().select(x_nan, y, tie);
+        let r = self.b.ins().select(y_wins, y, tie);
+        self.b.ins().select(x_wins, x, r)
+    }
+
+    /// nextafter(x, y) as C99: NaN if either is NaN, y if x == y, the smallest subnormal with
+    /// y's sign from either zero, else one step of x's pattern toward y (the pattern of a
+    /// float is monotonic in its magnitude; stepping past the largest finite gives infinity).
+    pub(crate) fn nextafter_inline(&mut self, x: Value, y: Value) -> Value {
+        let f = Format::of(self.ty_of(x));
+        let x_bits = self.float_bits(x, f);
+        let y_bits = self.float_bits(y, f);
+        let zero = self.float_const(x, 0.0);
+        let toward_larger = self.b.ins().fcmp(FloatCC::GreaterThan, y, x);
+        let x_positive = self.b.ins().fcmp(FloatCC::GreaterThan, x, zero);
+        let away_from_zero = self.b.ins().icmp(IntCC::Equal, toward_larger, x_positive);
+        let up = self.b.ins().iconst(f.int, 1);
+        let down = self.b.ins().iconst(f.int, -1);
+        let step = self.b.ins().select(away_from_zero, up, down);
+        let next = self.b.ins().iadd(x_bits, step);
+        let y_sign = self.b.ins().band_imm_s(y_bits, f.sign_mask());
+        let smallest = self.b.ins().bor_imm_s(y_sign, 1);
+        let x_zero = self.b.ins().fcmp(FloatCC::Equal, x, zero);
+        let r = self.b.ins().select(x_zero, smallest, next);
+        let r = self.bits_float(r, f);
+        let equal = self.b.ins().fcmp(FloatCC::Equal, x, y);
+        let r = self.b.ins().select(equal, y, r);
+        let unordered = self.b.ins().fcmp(FloatCC::Unordered, x, y);
+        let nan = self.b.ins().fadd(x, y);
+        self.b.ins().select(unordered, nan, r)
+    }
+
+    /// Float ldexp(x, n): x·2^n with one rounding. In double, x·2^n is exact for |n| ≤ 400
+    /// (2^-549 ≤ |x·2^n| ≤ 2^528), so the narrowing to float is the only rounding, subnormal
+    /// and overflowing results included; beyond ±400 every nonzero float over- or underflows
+    /// anyway, so n is clamped there. `n` is an i32.
+    pub(crate) fn ldexp_f32(&mut self, x: Value, n: Value) -> Value {
+        let hi = self.b.ins().iconst(types::I32, 400);
+        let lo = self.b.ins().iconst(types::I32, -400);
+        let n = self.b.ins().smin(n, hi);
+        let n = self.b.ins().smax(n, lo);
+        let n = self.b.ins().sextend(types::I64, n);
+        let biased = self.b.ins().iadd_imm_s(n, 1023);
+        let bits = self.b.ins().ishl_imm_s(biased, 52);
+        let scale = self.b.ins().bitcast(types::F64, MemFlagsData::new(), bits);
+        let d = self.b.ins().fpromote(types::F64, x);
+        let p = self.b.ins().fmul(d, scale);
+        self.b.ins().fdemote(types::F32, p)
+    }
+
+    /// The half nearest (ties to even) to f32 `x`, as the f32 holding it — exact in every
+    /// thread rounding mode. Normal halves: the f32 pattern rounded at the half's last
+    /// mantissa bit (a carry steps the exponent, up to infinity at 65520); subnormal halves:
+    /// |x|·2^24 rounded to an integer by `nearest` (the scalings are exact); NaNs come out quiet
+    /// with the top 10 payload bits, as mathlib's `f32_to_f16_rounded` + widening give.
+    pub(crate) fn round_to_half_rte(&mut self, x: Value) -> Value {
+        let f = Format::of(types::F32);
+        let bits = self.float_bits(x, f);
+        let abs = self.b.ins().band_imm_s(bits, 0x7fff_ffff);
+        let sign = self.b.ins().band_imm_s(bits, i64::from(i32::MIN));
+        let last = self.b.ins().ushr_imm_s(abs, 13);
+        let last = self.b.ins().band_imm_s(last, 1);
+        let r = self.b.ins().iadd_imm_s(abs, 0xfff);
+        let r = self.b.ins().iadd(r, last);
+        let r = self.b.ins().band_imm_s(r, !0x1fff);
+        let overflow = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, r, 0x4780_0000);
+        let inf = self.b.ins().iconst(types::I32, 0x7f80_0000);
+        let r = self.b.ins().select(overflow, inf, r);
+        let ax = self.b.ins().fabs(x);
+        let up = self.b.ins().f32const(2f32.powi(24));
+        let units = self.b.ins().fmul(ax, up);
+        let units = self.b.ins().nearest(units);
+        let down = self.b.ins().f32const(2f32.powi(-24));
+        let small = self.b.ins().fmul(units, down);
+        let small = self.float_bits(small, f);
+        let is_small = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThan, abs, 0x3880_0000);
+        let r = self.b.ins().select(is_small, small, r);
+        let nan = self.b.ins().band_imm_s(abs, !0x1fff);
+        let nan = self.b.ins().bor_imm_s(nan, 0x0040_0000);
+        let is_nan = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThan, abs, 0x7f80_0000);
+        let r = self.b.ins().select(is_nan, nan, r);
+        let r = self.b.ins().bor(r, sign);
+        self.bits_float(r, f)
+    }
+
+    /// The encoding (i16) of half value `x` (an f32 holding a half), bit for bit as mathlib's
+    /// `ferrocl_f16_bits`: NaN payloads move unchanged (signalling NaNs stay signalling; a
+    /// payload below the half's bits, which no half has, becomes 0x200 to stay a NaN).
+    pub(crate) fn half_encoding_inline(&mut self, x: Value) -> Value {
+        let f = Format::of(types::F32);
+        let bits = self.float_bits(x, f);
+        let abs = self.b.ins().band_imm_s(bits, 0x7fff_ffff);
+        let sign = self.b.ins().ushr_imm_s(bits, 16);
+        let sign = self.b.ins().band_imm_s(sign, 0x8000);
+        // Normal halves (and rounding, for values that are not halves).
+        let m = self.b.ins().iadd_imm_s(abs, -(112 << 23));
+        let last = self.b.ins().ushr_imm_s(m, 13);
+        let last = self.b.ins().band_imm_s(last, 1);
+        let r = self.b.ins().iadd_imm_s(m, 0xfff);
+        let r = self.b.ins().iadd(r, last);
+        let normal = self.b.ins().ushr_imm_s(r, 13);
+        // Subnormal halves and zeros: |x| in units of 2^-24.
+        let ax = self.b.ins().fabs(x);
+        let up = self.b.ins().f32const(2f32.powi(24));
+        let units = self.b.ins().fmul(ax, up);
+        let units = self.b.ins().nearest(units);
+        let small = self.b.ins().fcvt_to_uint_sat(types::I32, units);
+        let is_small = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedLessThan, abs, 0x3880_0000);
+        let r = self.b.ins().select(is_small, small, normal);
+        let overflow = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, abs, 0x4780_0000);
+        let inf = self.b.ins().iconst(types::I32, 0x7c00);
+        let r = self.b.ins().select(overflow, inf, r);
+        let payload = self.b.ins().ushr_imm_s(abs, 13);
+        let payload = self.b.ins().band_imm_s(payload, 0x3ff);
+        let empty = self.b.ins().icmp_imm_s(IntCC::Equal, payload, 0);
+        let quiet = self.b.ins().iconst(types::I32, 0x200);
+        let payload = self.b.ins().select(empty, quiet, payload);
+        let nan = self.b.ins().bor_imm_s(payload, 0x7c00);
+        let is_nan = self
+            .b
+            .ins()
+            .icmp_imm_s(IntCC::UnsignedGreaterThan, abs, 0x7f80_0000);
+        let r = self.b.ins().select(is_nan, nan, r);
+        let r = self.b.ins().bor(r, sign);
+        self.b.ins().ireduce(types::I16, r)
+    }
+}
