@@ -2382,6 +2382,8 @@ fn sub_group_module(inst: &str) -> Vec<u8> {
                OpCapability GroupNonUniform
                OpCapability GroupNonUniformArithmetic
                OpCapability GroupNonUniformClustered
+               OpCapability GroupUniformArithmeticKHR
+               OpExtension "SPV_KHR_uniform_group_instructions"
                OpMemoryModel Physical64 OpenCL
                OpEntryPoint Kernel %k "k"
        %void = OpTypeVoid
@@ -2454,6 +2456,11 @@ fn sub_group_misuse_fails_with_a_log() {
             "OpGroupIAdd %uint %uint_3 Reduce %x",
             off.clone(),
             "OpGroupIAdd with Subgroup execution scope needs sub-groups, which are turned off",
+        ),
+        (
+            "OpGroupBitwiseXorKHR %uint %uint_3 InclusiveScan %x",
+            off.clone(),
+            "OpGroupBitwiseXorKHR with Subgroup execution scope needs sub-groups, which are turned off",
         ),
     ] {
         let module = ferrocl_frontend::parse(&sub_group_module(inst))
