@@ -108,7 +108,7 @@ pub(crate) fn group_operation(inst: &Instruction) -> Result<(GroupOperation, usi
 }
 
 /// How a collective combines values.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Combine {
     IAdd,
     FAdd,

@@ -211,10 +211,12 @@ impl Env {
         }
     }
 
-    /// Builds `icd/tests/kernels/<file>.cl` (OpenCL C 1.2) with the given recipe; panics with
-    /// the build log.
+    /// Builds `icd/tests/kernels/<file>.cl` in its language (`language_of`) with the given
+    /// recipe; panics with the build log.
     pub fn program(&self, file: &str, opt: Opt) -> Program {
-        self.program_in(file, opt, CL1_2)
+        let language = language_of(file);
+        let language: Vec<&str> = language.iter().map(String::as_str).collect();
+        self.program_in(file, opt, &language)
     }
 
     /// Builds `icd/tests/kernels/<file>.cl` with the given recipe and language options (the
@@ -396,12 +398,26 @@ pub fn kernel_source(file: &str) -> PathBuf {
         .join(format!("{file}.cl"))
 }
 
-/// The language of `icd/tests/kernels/*.cl` unless a test says otherwise.
-pub const CL1_2: &[&str] = &["-cl-std=CL1.2"];
+/// The clang language options of `icd/tests/kernels/<file>.cl`: those its first line gives
+/// as `// language: <options>` (e.g. OpenCL C 3.0 with optional features), else OpenCL C 1.2.
+pub fn language_of(file: &str) -> Vec<String> {
+    let path = kernel_source(file);
+    let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    match src
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("// language:"))
+    {
+        Some(options) => options.split_whitespace().map(str::to_owned).collect(),
+        None => vec!["-cl-std=CL1.2".to_owned()],
+    }
+}
 
-/// SPIR-V for `icd/tests/kernels/<file>.cl` (OpenCL C 1.2) with the given recipe.
+/// SPIR-V for `icd/tests/kernels/<file>.cl` in its language with the given recipe.
 pub fn spirv(file: &str, opt: Opt) -> Vec<u8> {
-    spirv_in(file, opt, CL1_2)
+    let language = language_of(file);
+    let language: Vec<&str> = language.iter().map(String::as_str).collect();
+    spirv_in(file, opt, &language)
 }
 
 /// SPIR-V for `icd/tests/kernels/<file>.cl` with the given recipe and language options,

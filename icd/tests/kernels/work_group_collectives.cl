@@ -1,3 +1,4 @@
+// language: -cl-std=CL3.0 -Xclang -cl-ext=-all,+__opencl_c_work_group_collective_functions,+__opencl_c_int64,+cl_khr_fp64,+__opencl_c_fp64,+cl_khr_fp16
 // Work-group collective functions (OpenCL C 3.0 with __opencl_c_work_group_collective_functions;
 // half with cl_khr_fp16). Every work-item writes its results at its global linear id.
 
