@@ -1692,7 +1692,7 @@ fn printf_around_a_barrier() {
 const CL3_SUB_GROUPS: &[&str] = &[
     "-cl-std=CL3.0",
     "-Xclang",
-    "-cl-ext=-all,+__opencl_c_subgroups,+cl_khr_subgroups,+cl_khr_subgroup_extended_types,+cl_khr_subgroup_non_uniform_vote,+cl_khr_subgroup_ballot,+cl_khr_subgroup_non_uniform_arithmetic,+cl_khr_subgroup_shuffle,+cl_khr_subgroup_shuffle_relative,+cl_khr_subgroup_clustered_reduce,+cl_khr_subgroup_rotate,+__opencl_c_int64,+cl_khr_fp64,+__opencl_c_fp64",
+    "-cl-ext=-all,+__opencl_c_subgroups,+cl_khr_subgroups,+cl_khr_subgroup_extended_types,+cl_khr_subgroup_non_uniform_vote,+cl_khr_subgroup_ballot,+cl_khr_subgroup_non_uniform_arithmetic,+cl_khr_subgroup_shuffle,+cl_khr_subgroup_shuffle_relative,+cl_khr_subgroup_clustered_reduce,+cl_khr_subgroup_rotate,+__opencl_c_int64,+cl_khr_fp64,+__opencl_c_fp64,+cl_khr_fp16",
 ];
 
 fn sub_group_program(recipe: Recipe) -> &'static Program {
@@ -1866,6 +1866,74 @@ macro_rules! float_elem {
     )*};
 }
 float_elem!(f32, f64);
+
+/// A half as its encoding. Like the device's lane-order fold, the reference rounds every sum
+/// and product to half as it is formed (the f64 sum or product of two halves is exact, so one
+/// rounding gives the correctly rounded half operation). Every run of 4 samples is 312.5, x,
+/// 312.5, 2^-7: the product overflows to infinity at its second step where an f32 fold rounded
+/// once would give about 763·x, and sums round (625 + x has a 0.5 ulp).
+#[derive(Clone, Copy, Debug, Default)]
+struct Half(u16);
+
+impl PartialEq for Half {
+    /// Equal values (either zero for min/max), or both NaN (inf · 0 may come up).
+    fn eq(&self, o: &Self) -> bool {
+        half_f64(self.0) == half_f64(o.0) || (is_half_nan(self.0) && is_half_nan(o.0))
+    }
+}
+
+impl Half {
+    fn of(v: f64) -> Half {
+        Half(narrow_ref(v, 0, HalfMode::Rte))
+    }
+    fn value(self) -> f64 {
+        half_f64(self.0)
+    }
+}
+
+impl SubGroupElem for Half {
+    const NAME: &'static str = "half";
+    fn sample(i: usize) -> Self {
+        Half::of(match i % 4 {
+            _ if i % 13 == 5 => -0.0,
+            0 | 2 => 312.5,
+            3 => 0.0078125,
+            _ => ((i * 37 % 23) as f64 - 11.0) * 0.75,
+        })
+    }
+    fn from_small(v: u8) -> Self {
+        Half::of(f64::from(v))
+    }
+    fn add(self, o: Self) -> Self {
+        Half::of(self.value() + o.value())
+    }
+    fn mul(self, o: Self) -> Self {
+        Half::of(self.value() * o.value())
+    }
+    fn lesser(self, o: Self) -> Self {
+        if self.value().is_nan() || o.value() < self.value() {
+            o
+        } else {
+            self
+        }
+    }
+    fn greater(self, o: Self) -> Self {
+        if self.value().is_nan() || o.value() > self.value() {
+            o
+        } else {
+            self
+        }
+    }
+    const MIN_IDENTITY: Self = Half(0x7c00);
+    const MAX_IDENTITY: Self = Half(0xfc00);
+    fn bits(self, _: Self, _: usize) -> Self {
+        unreachable!("no bitwise half ops")
+    }
+    const ALL_ONES: Self = Half(0);
+    fn raw(self) -> u64 {
+        u64::from(self.0)
+    }
+}
 
 /// Folds `f` over the values of the lanes `take` accepts, in lane order, starting from the
 /// first of them; `identity` when there is none.
@@ -2048,6 +2116,7 @@ fn sub_group_collectives_and_non_uniform_arithmetic() {
         check_sub_group_type::<u64>(r, "ulong", true);
         check_sub_group_type::<f32>(r, "float", false);
         check_sub_group_type::<f64>(r, "double", false);
+        check_sub_group_type::<Half>(r, "half", false);
     });
 }
 
@@ -2313,6 +2382,8 @@ fn sub_group_module(inst: &str) -> Vec<u8> {
                OpCapability GroupNonUniform
                OpCapability GroupNonUniformArithmetic
                OpCapability GroupNonUniformClustered
+               OpCapability GroupUniformArithmeticKHR
+               OpExtension "SPV_KHR_uniform_group_instructions"
                OpMemoryModel Physical64 OpenCL
                OpEntryPoint Kernel %k "k"
        %void = OpTypeVoid
@@ -2385,6 +2456,11 @@ fn sub_group_misuse_fails_with_a_log() {
             "OpGroupIAdd %uint %uint_3 Reduce %x",
             off.clone(),
             "OpGroupIAdd with Subgroup execution scope needs sub-groups, which are turned off",
+        ),
+        (
+            "OpGroupBitwiseXorKHR %uint %uint_3 InclusiveScan %x",
+            off.clone(),
+            "OpGroupBitwiseXorKHR with Subgroup execution scope needs sub-groups, which are turned off",
         ),
     ] {
         let module = ferrocl_frontend::parse(&sub_group_module(inst))

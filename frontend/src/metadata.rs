@@ -343,7 +343,8 @@ fn vec_type_hint_name(encoded: u32) -> String {
     }
 }
 
-/// `OpControlBarrier` and the `OpGroup*` collectives (work-group or sub-group scope).
+/// `OpControlBarrier` and the `OpGroup*` collectives (work-group or sub-group scope), with
+/// those of SPV_KHR_uniform_group_instructions.
 pub fn is_barrier_or_collective(op: Op) -> bool {
     matches!(
         op,
@@ -359,6 +360,14 @@ pub fn is_barrier_or_collective(op: Op) -> bool {
             | Op::GroupFMax
             | Op::GroupUMax
             | Op::GroupSMax
+            | Op::GroupIMulKHR
+            | Op::GroupFMulKHR
+            | Op::GroupBitwiseAndKHR
+            | Op::GroupBitwiseOrKHR
+            | Op::GroupBitwiseXorKHR
+            | Op::GroupLogicalAndKHR
+            | Op::GroupLogicalOrKHR
+            | Op::GroupLogicalXorKHR
     )
 }
 

@@ -174,6 +174,74 @@ fn kernel_clock_prelude(extensions: &[&str]) -> Option<String> {
     Some(text)
 }
 
+/// cl_khr_work_group_uniform_arithmetic for clang-15, which predates it (and whose
+/// llvm-spirv-15 translates only the `mul` built-ins by name): the extension macro and the
+/// built-ins as inline wrappers around llvm-spirv's `__spirv_Group*KHR` names, which become the
+/// SPV_KHR_uniform_group_instructions instructions at work-group scope (Execution 2; Operation
+/// 0 Reduce, 1 InclusiveScan, 2 ExclusiveScan). Like the other work-group collectives they need
+/// OpenCL C 2.0, or 3.0 with `__opencl_c_work_group_collective_functions`; `half` only with
+/// cl_khr_fp16, `double` only with fp64. None without the extension.
+fn uniform_arithmetic_prelude(extensions: &[&str]) -> Option<String> {
+    if !extensions.contains(&"cl_khr_work_group_uniform_arithmetic") {
+        return None;
+    }
+    let wrappers = |ty: &str, spirv: &str, op: &str| -> String {
+        let mut text =
+            format!("{ty} __attribute__((overloadable)) __spirv_{spirv}(int, int, {ty});\n");
+        for (name, operation) in [("reduce", 0), ("scan_inclusive", 1), ("scan_exclusive", 2)] {
+            text.push_str(&format!(
+                "static inline {ty} __attribute__((overloadable)) \
+                 work_group_{name}_{op}({ty} x) {{ return __spirv_{spirv}(2, {operation}, x); }}\n"
+            ));
+        }
+        text
+    };
+    let mut text = String::from(
+        "#if defined(__opencl_c_work_group_collective_functions)\n\
+         #define cl_khr_work_group_uniform_arithmetic 1\n",
+    );
+    for ty in ["int", "uint", "long", "ulong"] {
+        text.push_str(&wrappers(ty, "GroupIMulKHR", "mul"));
+        for op in ["and", "or", "xor"] {
+            let spirv = format!("GroupBitwise{}KHR", capitalised(op));
+            text.push_str(&wrappers(ty, &spirv, op));
+        }
+    }
+    text.push_str(&wrappers("float", "GroupFMulKHR", "mul"));
+    text.push_str("#if defined(cl_khr_fp64) || defined(__opencl_c_fp64)\n");
+    text.push_str(&wrappers("double", "GroupFMulKHR", "mul"));
+    text.push_str(
+        "#endif\n#if defined(cl_khr_fp16)\n#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n",
+    );
+    text.push_str(&wrappers("half", "GroupFMulKHR", "mul"));
+    // Back to clang's default, so the source still needs its own pragma for half.
+    text.push_str("#pragma OPENCL EXTENSION cl_khr_fp16 : disable\n#endif\n");
+    // The logical ones take and return an int predicate: non-zero is true; they return 0 or 1.
+    for op in ["and", "or", "xor"] {
+        let spirv = format!("GroupLogical{}KHR", capitalised(op));
+        text.push_str(&format!(
+            "bool __attribute__((overloadable)) __spirv_{spirv}(int, int, bool);\n"
+        ));
+        for (name, operation) in [("reduce", 0), ("scan_inclusive", 1), ("scan_exclusive", 2)] {
+            text.push_str(&format!(
+                "static inline int __attribute__((overloadable)) \
+                 work_group_{name}_logical_{op}(int predicate) \
+                 {{ return __spirv_{spirv}(2, {operation}, predicate != 0); }}\n"
+            ));
+        }
+    }
+    text.push_str("#endif\n");
+    Some(text)
+}
+
+fn capitalised(word: &str) -> String {
+    let mut chars = word.chars();
+    chars
+        .next()
+        .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
+        .unwrap_or_default()
+}
+
 /// Compiles OpenCL C `source` with the clang-relevant parts of `options` to SPIR-V 1.0.
 /// `extensions` are the OpenCL C extensions and optional features clang may assume: exactly
 /// the device's, so sources cannot use what the device does not provide.
@@ -196,8 +264,16 @@ pub fn compile_opencl_c(
     let spv = dir.0.join("out.spv");
     std::fs::write(&src, source).map_err(|e| format!("error: cannot write source: {e}\n"))?;
     let (mut args, std) = clang_args(options);
-    if let Some(prelude) = kernel_clock_prelude(extensions) {
-        let path = dir.0.join("kernel_clock.h");
+    let preludes = [
+        ("kernel_clock.h", kernel_clock_prelude(extensions)),
+        (
+            "work_group_uniform_arithmetic.h",
+            uniform_arithmetic_prelude(extensions),
+        ),
+    ];
+    for (name, prelude) in preludes {
+        let Some(prelude) = prelude else { continue };
+        let path = dir.0.join(name);
         std::fs::write(&path, prelude)
             .map_err(|e| format!("error: cannot write prelude: {e}\n"))?;
         args.push("-include".into());
@@ -274,6 +350,62 @@ mod tests {
         assert!(compile_opencl_c(fp16, "-cl-std=CL1.2", &[]).is_err());
         let buffer = "kernel void k(global half *p) { vstore_half(vload_half(1, p), 0, p); }";
         assert!(compile_opencl_c(buffer, "-cl-std=CL1.2", &[]).is_ok());
+    }
+
+    #[test]
+    fn work_group_uniform_arithmetic_built_ins() {
+        if !opencl_c_compiler_available() {
+            return;
+        }
+        let device = [
+            "cl_khr_work_group_uniform_arithmetic",
+            "__opencl_c_work_group_collective_functions",
+            "__opencl_c_int64",
+            "cl_khr_fp64",
+            "__opencl_c_fp64",
+            "cl_khr_fp16",
+        ];
+        let src = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n\
+            kernel void k(global int *i, global ulong *u, global float *f, global double *d,\
+                          global half *h) {\
+                size_t g = get_global_id(0);\
+                i[g] = work_group_reduce_mul(i[g]) + work_group_scan_inclusive_and(i[g])\
+                     + work_group_scan_exclusive_logical_xor(i[g]);\
+                u[g] = work_group_reduce_or(u[g]) ^ work_group_scan_exclusive_xor(u[g]);\
+                f[g] = work_group_scan_inclusive_mul(f[g]);\
+                d[g] = work_group_scan_exclusive_mul(d[g]);\
+                h[g] = work_group_reduce_mul(h[g]) + (half)work_group_reduce_logical_or(g > 3);\
+            }";
+        for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
+            let bytes = compile_opencl_c(src, std, &device).unwrap_or_else(|log| panic!("{log}"));
+            let module = rspirv::dr::load_bytes(&bytes).expect("SPIR-V");
+            let ops: Vec<spirv::Op> = module
+                .functions
+                .iter()
+                .flat_map(|f| &f.blocks)
+                .flat_map(|b| &b.instructions)
+                .map(|i| i.class.opcode)
+                .collect();
+            use spirv::Op::*;
+            for op in [
+                GroupIMulKHR,
+                GroupFMulKHR,
+                GroupBitwiseAndKHR,
+                GroupBitwiseOrKHR,
+                GroupBitwiseXorKHR,
+                GroupLogicalOrKHR,
+                GroupLogicalXorKHR,
+            ] {
+                assert!(ops.contains(&op), "{std}: no Op{op:?}");
+            }
+            crate::parse(&bytes).unwrap_or_else(|e| panic!("{std}: {}", e.log()));
+        }
+        // The extension macro exists exactly where the built-ins do.
+        let probe = "#ifdef cl_khr_work_group_uniform_arithmetic\n#error defined\n#endif\n\
+                     kernel void k(global int *p) { p[0] = 1; }";
+        assert!(compile_opencl_c(probe, "-cl-std=CL3.0", &device).is_err());
+        assert!(compile_opencl_c(probe, "-cl-std=CL1.2", &device).is_ok());
+        assert!(compile_opencl_c(probe, "-cl-std=CL3.0", &device[1..]).is_ok());
     }
 
     #[test]

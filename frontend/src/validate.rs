@@ -65,6 +65,9 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     Capability::DotProductInput4x8BitPacked,
     // SPV_KHR_shader_clock: OpReadClockKHR at device and work-group scope (cl_khr_kernel_clock).
     Capability::ShaderClockKHR,
+    // SPV_KHR_uniform_group_instructions (cl_khr_work_group_uniform_arithmetic): the mul,
+    // bitwise and logical reductions and scans, at work-group (and sub-group) scope.
+    Capability::GroupUniformArithmeticKHR,
 ];
 
 /// Extensions that make a capability of CAPABILITY_MIN_VERSION available before that version.
@@ -126,6 +129,7 @@ pub const SUPPORTED_EXTENSIONS: &[&str] = &[
     "SPV_KHR_non_semantic_info",
     "SPV_KHR_shader_clock",
     "SPV_KHR_subgroup_rotate",
+    "SPV_KHR_uniform_group_instructions",
 ];
 
 /// Most problems listed in one build log.

@@ -6,7 +6,7 @@
 use std::collections::{HashMap, HashSet};
 
 use rspirv::dr::{Function, Instruction, Operand};
-use spirv::{Op, OpenclStd100Op as Cl, Scope, StorageClass, Word};
+use spirv::{GroupOperation, Op, OpenclStd100Op as Cl, Scope, StorageClass, Word};
 
 use crate::diagnostics::Diagnostic;
 use crate::module::{Module, Type};
@@ -718,7 +718,9 @@ impl<'m> Checker<'m> {
             }
             ControlBarrier | MemoryBarrier => self.barrier(inst),
             GroupAll | GroupAny | GroupBroadcast | GroupIAdd | GroupFAdd | GroupFMin
-            | GroupUMin | GroupSMin | GroupFMax | GroupUMax | GroupSMax => {
+            | GroupUMin | GroupSMin | GroupFMax | GroupUMax | GroupSMax | GroupIMulKHR
+            | GroupFMulKHR | GroupBitwiseAndKHR | GroupBitwiseOrKHR | GroupBitwiseXorKHR
+            | GroupLogicalAndKHR | GroupLogicalOrKHR | GroupLogicalXorKHR => {
                 self.group_collective(inst, rt)
             }
             op if format!("{op:?}").starts_with("GroupNonUniform") => {
@@ -1401,23 +1403,68 @@ impl<'m> Checker<'m> {
     }
 
     /// OpGroupAll/Any (bool predicate), OpGroupBroadcast (a value of the result type, an integer
-    /// local id) and the reductions and scans (an integer or float scalar of the result type).
+    /// local id) and the reductions and scans (a scalar of the result type): integer or float
+    /// for the core ones; for SPV_KHR_uniform_group_instructions (env 5.2.27) 32- or 64-bit
+    /// integers (mul, bitwise), floats (mul) or bools (logical). Every one has a constant
+    /// Workgroup or Subgroup execution scope (env 4, 5.2.11); the combining ones take
+    /// Reduce, InclusiveScan or ExclusiveScan (clustered and partitioned operations belong to
+    /// the non-uniform instructions).
     fn group_collective(&mut self, inst: &Instruction, rt: Word) {
         use Op::*;
         let op = inst.class.opcode;
+        if let Some(exec) = self.constant_operand(inst, 0, "Scope for Execution") {
+            if exec != Scope::Workgroup as u32 && exec != Scope::Subgroup as u32 {
+                let rule = format!(
+                    "env 4: Scope for Execution of Op{op:?} must be Workgroup or Subgroup, found {}",
+                    scope_name(exec)
+                );
+                self.report(inst, rule);
+            }
+        }
         let value_index = match op {
             GroupAll | GroupAny | GroupBroadcast => 1,
-            _ => 2,
+            _ => {
+                match inst.operands.get(1) {
+                    Some(Operand::GroupOperation(
+                        GroupOperation::Reduce
+                        | GroupOperation::InclusiveScan
+                        | GroupOperation::ExclusiveScan,
+                    )) => {}
+                    other => {
+                        let found = match other {
+                            Some(Operand::GroupOperation(g)) => format!("{g:?}"),
+                            _ => "no group operation".into(),
+                        };
+                        let rule = format!(
+                            "SPIR-V Group: the Operation of Op{op:?} must be Reduce, InclusiveScan or ExclusiveScan, found {found}"
+                        );
+                        self.report(inst, rule);
+                    }
+                }
+                2
+            }
         };
         let result_ok = match op {
-            GroupAll | GroupAny => matches!(self.ty(rt), Some(Type::Bool)),
+            GroupAll | GroupAny | GroupLogicalAndKHR | GroupLogicalOrKHR | GroupLogicalXorKHR => {
+                matches!(self.ty(rt), Some(Type::Bool))
+            }
             GroupBroadcast => self.shape(rt).is_some(),
-            GroupFAdd | GroupFMin | GroupFMax => matches!(self.ty(rt), Some(Type::Float { .. })),
+            GroupFAdd | GroupFMin | GroupFMax | GroupFMulKHR => {
+                matches!(self.ty(rt), Some(Type::Float { .. }))
+            }
+            GroupIMulKHR | GroupBitwiseAndKHR | GroupBitwiseOrKHR | GroupBitwiseXorKHR => {
+                matches!(self.ty(rt), Some(Type::Int { width: 32 | 64 }))
+            }
             _ => matches!(self.ty(rt), Some(Type::Int { .. })),
         };
         if !result_ok {
+            let section = if format!("{op:?}").ends_with("KHR") {
+                "env 5.2.27"
+            } else {
+                "SPIR-V Group"
+            };
             let rule = format!(
-                "SPIR-V Group: Op{op:?} cannot have result type {}",
+                "{section}: Op{op:?} cannot have result type {}",
                 self.type_name(rt)
             );
             self.report(inst, rule);

@@ -56,7 +56,8 @@ pub const DRIVER_VERSION: &str = env!("CARGO_PKG_VERSION");
 /// float atomics cover double only with fp64 (see `fp_atomic_capabilities`); the dot products
 /// are 8-bit vector and packed; the kernel clock has device and work-group scope only;
 /// extended bit ops and expect/assume are SPV_KHR_bit_instructions and SPV_KHR_expect_assume
-/// in the frontend.
+/// in the frontend; work-group uniform arithmetic is SPV_KHR_uniform_group_instructions, with
+/// its OpenCL C built-ins declared by the frontend for clang-15, which predates them.
 const ALWAYS: &[(&str, cl_version)] = &[
     ("cl_khr_icd", make_version(1, 0, 0)),
     ("cl_khr_il_program", make_version(1, 0, 0)),
@@ -82,6 +83,10 @@ const ALWAYS: &[(&str, cl_version)] = &[
     ("cl_khr_kernel_clock", make_version(1, 0, 0)),
     ("cl_khr_extended_bit_ops", make_version(1, 0, 0)),
     ("cl_khr_expect_assume", make_version(1, 0, 0)),
+    (
+        "cl_khr_work_group_uniform_arithmetic",
+        make_version(1, 0, 0),
+    ),
 ];
 
 /// Extensions that actually work with these settings, with the version of each KHR spec.
@@ -677,6 +682,7 @@ mod tests {
                 "cl_khr_subgroup_shuffle",
                 "cl_khr_subgroup_shuffle_relative",
                 "cl_khr_subgroups",
+                "cl_khr_work_group_uniform_arithmetic",
             ]
         );
         let no_fp64 = DeviceConfig::detect(

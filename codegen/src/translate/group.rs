@@ -2,12 +2,14 @@
 //! execution model: work-items of a group run in order on one thread, so the first work-item
 //! performs the whole copy synchronously; everything after it in program order, in every
 //! work-item, sees the data, and waiting has nothing left to wait for. The collectives
-//! (reduce, scans, broadcast, all, any) synchronise like a barrier (see `group_collective`).
+//! (reduce, scans, broadcast, all, any, and the mul/bitwise/logical ones of
+//! SPV_KHR_uniform_group_instructions) synchronise like a barrier (see `group_collective`);
+//! how each opcode combines (`Combine`) and its identity are shared with the sub-group path.
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, Value};
 use ferrocl_frontend::rspirv::dr::{Instruction, Operand};
-use ferrocl_frontend::spirv::{GroupOperation, Op, StorageClass};
+use ferrocl_frontend::spirv::{GroupOperation, Op, StorageClass, Word};
 use ferrocl_frontend::Type;
 
 use super::function::{err, frame_flags, Translator};
@@ -123,6 +125,28 @@ pub(crate) enum Combine {
     Or,
 }
 
+/// How an `OpGroup*` collective (core or SPV_KHR_uniform_group_instructions) combines values;
+/// `None` for `OpGroupBroadcast`, which never combines. Booleans are 0 or 1, so the logical
+/// operations are the bitwise ones on them.
+pub(crate) fn collective_combine(op: Op) -> Option<Combine> {
+    Some(match op {
+        Op::GroupAll | Op::GroupLogicalAndKHR | Op::GroupBitwiseAndKHR => Combine::And,
+        Op::GroupAny | Op::GroupLogicalOrKHR | Op::GroupBitwiseOrKHR => Combine::Or,
+        Op::GroupLogicalXorKHR | Op::GroupBitwiseXorKHR => Combine::Xor,
+        Op::GroupIAdd => Combine::IAdd,
+        Op::GroupFAdd => Combine::FAdd,
+        Op::GroupIMulKHR => Combine::IMul,
+        Op::GroupFMulKHR => Combine::FMul,
+        Op::GroupFMin => Combine::FMin,
+        Op::GroupFMax => Combine::FMax,
+        Op::GroupUMin => Combine::UMin,
+        Op::GroupUMax => Combine::UMax,
+        Op::GroupSMin => Combine::SMin,
+        Op::GroupSMax => Combine::SMax,
+        _ => return None,
+    })
+}
+
 impl Translator<'_, '_, '_> {
     pub(crate) fn combine(&mut self, c: Combine, a: Value, b: Value) -> Value {
         let ins = self.b.ins();
@@ -153,6 +177,18 @@ impl Translator<'_, '_, '_> {
         }
     }
 
+    /// The identity of `c` on values of SPIR-V type `ty` (IR type `t`): as `identity`, except
+    /// that a boolean `and` starts from true (1), not from all ones.
+    pub(crate) fn collective_identity(&mut self, c: Combine, ty: Word, t: types::Type) -> Value {
+        if c == Combine::And && matches!(self.m.ty(ty), Some(Type::Bool)) {
+            self.b.ins().iconst(t, 1)
+        } else {
+            self.identity(c, t)
+        }
+    }
+
+    /// The identity of `c` on IR type `t` (mul 1, and all ones, or/xor/add 0, min the largest
+    /// value, max the smallest).
     pub(crate) fn identity(&mut self, c: Combine, t: types::Type) -> Value {
         let bits = t.bits();
         let int = |v: i64| v;
@@ -187,7 +223,17 @@ impl Translator<'_, '_, '_> {
     /// frame, the collective acts as a barrier, and on resume work-item 0 — which always runs
     /// first in a round — combines all contributions in local-id order (scans write each
     /// work-item's result into its frame, a broadcast copies the chosen contribution); then
-    /// every work-item reads its result.
+    /// every work-item reads its result. The fold starts from the first contribution, not from
+    /// the identity (`0.0 + -0.0` would lose the sign of a lone `-0.0`, `fmin(inf, NaN)` a lone
+    /// NaN); the identity is only the first exclusive-scan result.
+    ///
+    /// Half sums and products are folded in f32 and each work-item's result is rounded once to
+    /// half. The spec leaves the order of a floating-point reduction unspecified and asks for
+    /// half results; one rounding of the f32 fold (exact while the contributions span no more
+    /// than 24 bits) is the correctly rounded result in all but rare double-rounding cases,
+    /// where a chain of half operations loses a rounding per step (a sequential half sum of
+    /// 4096 ones stops at 2048). An overflow of the half range gives infinity. Sub-groups, of
+    /// at most 4 work-items, fold in half steps instead (subgroup.rs).
     pub(crate) fn group_collective(&mut self, inst: &Instruction) -> Result<(), BuildError> {
         let op = inst.class.opcode;
         if is_non_uniform_exchange(op) {
@@ -205,20 +251,9 @@ impl Translator<'_, '_, '_> {
         let (group_op, value_index) = group_operation(inst)?;
         let x = self.scalar_operand(inst, value_index)?;
         let t = self.ty_of(x);
-        let combine = match op {
-            Op::GroupAll => Combine::And,
-            Op::GroupAny => Combine::Or,
-            Op::GroupIAdd => Combine::IAdd,
-            Op::GroupFAdd => Combine::FAdd,
-            Op::GroupFMin => Combine::FMin,
-            Op::GroupFMax => Combine::FMax,
-            Op::GroupUMin => Combine::UMin,
-            Op::GroupUMax => Combine::UMax,
-            Op::GroupSMin => Combine::SMin,
-            Op::GroupSMax => Combine::SMax,
-            // Broadcast reads one contribution; it never combines.
-            _ => Combine::Or,
-        };
+        let result_ty = self.result_type(inst)?;
+        // Broadcast reads one contribution; it never combines.
+        let combine = collective_combine(op).unwrap_or(Combine::Or);
         // Two 8-byte cells in every work-item's frame: the contribution and the result.
         let contribution = self.frame_alloc(8, 8)?;
         let result = self.frame_alloc(8, 8)?;
@@ -289,7 +324,7 @@ impl Translator<'_, '_, '_> {
             let combined = self.b.create_block();
             self.b.append_block_param(combined, t);
             let read = self.b.create_block();
-            let init = self.identity(combine, t);
+            let init = self.collective_identity(combine, result_ty, t);
             let zero = self.b.ins().iconst(types::I64, 0);
             self.b.ins().brif(
                 is_first,
@@ -312,7 +347,9 @@ impl Translator<'_, '_, '_> {
                 .b
                 .ins()
                 .load(t, frame_flags(), frame, contribution as i32);
-            let next_acc = self.combine(combine, acc, c);
+            let folded = self.combine(combine, acc, c);
+            let first = self.b.ins().icmp_imm_s(IntCC::Equal, i, 0);
+            let next_acc = self.b.ins().select(first, c, folded);
             match group_op {
                 GroupOperation::ExclusiveScan => {
                     self.b.ins().store(frame_flags(), acc, frame, result as i32);
@@ -344,9 +381,9 @@ impl Translator<'_, '_, '_> {
             };
             self.b.ins().load(t, frame_flags(), source, result as i32)
         };
-        // Half sums are accumulated in f32 and rounded once.
-        let v = if op == Op::GroupFAdd {
-            self.round_half_result(self.result_type(inst)?, Val::S(v))?
+        // Half sums and products are folded in f32 and rounded once (see above).
+        let v = if matches!(combine, Combine::FAdd | Combine::FMul) {
+            self.round_half_result(result_ty, Val::S(v))?
         } else {
             Val::S(v)
         };

@@ -30,6 +30,9 @@
 //!
 //! Instructions that only look at their own operands (the ballot bit queries) need no exchange
 //! and are computed inline.
+//!
+//! **Half.** Sums and products of halves are rounded to half at every step of the lane-order
+//! fold (`fold_lanes`), as half arithmetic in that order would give.
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, Value};
@@ -396,15 +399,26 @@ impl Translator<'_, '_, '_> {
     /// lanes, in lane order. The fold starts from the first value taken, not from the identity
     /// (`0.0 + -0.0` would lose the sign of a lone `-0.0`); the identity is the result only when
     /// no lane is taken (an exclusive scan's first lane).
+    ///
+    /// On halves (`half`), every sum and product is rounded to half as it is formed, so a
+    /// result is exactly what half arithmetic gives for the lane order
+    /// `((x0 ∘ x1) ∘ x2) ∘ x3` — the order the spec leaves unspecified, fixed here so that a scan
+    /// lane is the reduction of the lanes up to it. The f32 sum or product of two halves
+    /// rounded to half is the correctly rounded half operation (f32 has at least 2·11+2
+    /// significand bits, half.rs), so each step overflows to infinity, underflows and rounds
+    /// where half arithmetic does. Minimum and maximum return one of their operands, already a
+    /// half.
     fn fold_lanes(
         &mut self,
         ex: &Exchange,
         combine: Combine,
         group_op: GroupOperation,
         cluster: u64,
-        t: types::Type,
+        (t, half): (types::Type, bool),
         identity: Value,
-    ) -> Value {
+    ) -> Result<Value, BuildError> {
+        let round = half && matches!(combine, Combine::FAdd | Combine::FMul);
+        let mode = self.default_half_rounding();
         let mut acc = identity;
         let mut have = self.b.ins().iconst(types::I8, 0);
         let cluster_of_mine = self
@@ -436,14 +450,20 @@ impl Translator<'_, '_, '_> {
             }
             let v = self.lane_value(ex, j, 0, t);
             let combined = self.combine(combine, acc, v);
+            let combined = if round {
+                self.round_to_half(combined, mode)?
+            } else {
+                combined
+            };
             let next = self.b.ins().select(have, combined, v);
             acc = self.b.ins().select(take, next, acc);
             have = self.b.ins().bor(have, take);
         }
-        acc
+        Ok(acc)
     }
 
-    /// `OpGroup*` with Subgroup execution scope.
+    /// `OpGroup*` with Subgroup execution scope (the core collectives and those of
+    /// SPV_KHR_uniform_group_instructions, which cl_khr_subgroups lets take Subgroup scope).
     pub(crate) fn sub_group_collective(&mut self, inst: &Instruction) -> Result<(), BuildError> {
         let op = inst.class.opcode;
         self.require_sub_groups(&format!("Op{op:?} with Subgroup execution scope"))?;
@@ -463,30 +483,16 @@ impl Translator<'_, '_, '_> {
         };
         self.check_combined_type(inst)?;
         let t = self.ty_of(x);
-        let combine = match op {
-            Op::GroupAll => Combine::And,
-            Op::GroupAny => Combine::Or,
-            Op::GroupIAdd => Combine::IAdd,
-            Op::GroupFAdd => Combine::FAdd,
-            Op::GroupFMin => Combine::FMin,
-            Op::GroupFMax => Combine::FMax,
-            Op::GroupUMin => Combine::UMin,
-            Op::GroupUMax => Combine::UMax,
-            Op::GroupSMin => Combine::SMin,
-            Op::GroupSMax => Combine::SMax,
-            _ => {
-                return err(format!(
-                    "internal: Op{op:?} is not a sub-group collective\n"
-                ))
-            }
+        let Some(combine) = super::group::collective_combine(op) else {
+            return err(format!(
+                "internal: Op{op:?} is not a sub-group collective\n"
+            ));
         };
         let ex = self.exchange(&leaves)?;
-        let identity = if matches!(op, Op::GroupAll) {
-            self.b.ins().iconst(t, 1)
-        } else {
-            self.identity(combine, t)
-        };
-        let r = self.fold_lanes(&ex, combine, group_op, SIZE, t, identity);
+        let ty = self.result_type(inst)?;
+        let identity = self.collective_identity(combine, ty, t);
+        let half = self.is_half(ty);
+        let r = self.fold_lanes(&ex, combine, group_op, SIZE, (t, half), identity)?;
         self.define(inst, Val::S(r))
     }
 
@@ -499,13 +505,16 @@ impl Translator<'_, '_, '_> {
         let ok = match inst.class.opcode {
             GroupAll
             | GroupAny
+            | GroupLogicalAndKHR
+            | GroupLogicalOrKHR
+            | GroupLogicalXorKHR
             | GroupNonUniformAll
             | GroupNonUniformAny
             | GroupNonUniformLogicalAnd
             | GroupNonUniformLogicalOr
             | GroupNonUniformLogicalXor => matches!(found, Some(Type::Bool)),
-            GroupFAdd | GroupFMin | GroupFMax | GroupNonUniformFAdd | GroupNonUniformFMul
-            | GroupNonUniformFMin | GroupNonUniformFMax => {
+            GroupFAdd | GroupFMin | GroupFMax | GroupFMulKHR | GroupNonUniformFAdd
+            | GroupNonUniformFMul | GroupNonUniformFMin | GroupNonUniformFMax => {
                 matches!(found, Some(Type::Float { .. }))
             }
             _ => matches!(found, Some(Type::Int { .. })),
@@ -576,9 +585,9 @@ impl Translator<'_, '_, '_> {
                     combine,
                     GroupOperation::Reduce,
                     SIZE,
-                    types::I8,
+                    (types::I8, false),
                     identity,
-                );
+                )?;
                 self.define(inst, Val::S(r))
             }
             Op::GroupNonUniformAllEqual => {
@@ -748,7 +757,8 @@ impl Translator<'_, '_, '_> {
         } else {
             self.identity(combine, t)
         };
-        let r = self.fold_lanes(&ex, combine, group_op, cluster, t, identity);
+        let half = self.is_half(self.result_type(inst)?);
+        let r = self.fold_lanes(&ex, combine, group_op, cluster, (t, half), identity)?;
         self.define(inst, Val::S(r))
     }
 

@@ -1,6 +1,7 @@
 // Sub-groups: cl_khr_subgroups and the cl_khr_subgroup_* extensions (OpenCL C 3.0 with
 // __opencl_c_subgroups). Every kernel writes per work-item results at its global linear id.
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
 
 size_t linear_gid(void) {
     return (get_global_id(2) * get_global_size(1) + get_global_id(1)) * get_global_size(0) + get_global_id(0);
@@ -17,7 +18,7 @@ kernel void sg_ids(global uint *out) {
     o[6] = (uint)((get_local_id(2) * get_local_size(1) + get_local_id(1)) * get_local_size(0) + get_local_id(0));
 }
 
-// The uniform collectives (cl_khr_subgroups for int/uint/long/ulong/float/double,
+// The uniform collectives (cl_khr_subgroups for int/uint/long/ulong/half/float/double,
 // cl_khr_subgroup_extended_types for char/uchar/short/ushort), the non-uniform arithmetic with
 // lane 1 of every sub-group inactive, and shuffles, rotate and clustered reductions.
 #define COMMON(T)                                                                        \
@@ -93,6 +94,7 @@ INT_KERNEL(long)
 INT_KERNEL(ulong)
 FLOAT_KERNEL(float)
 FLOAT_KERNEL(double)
+FLOAT_KERNEL(half)
 
 // Votes, ballots and logical operations; lanes with x < 0 sit out the non-uniform ones.
 kernel void sg_votes(global const int *in, global int *out) {

@@ -211,29 +211,44 @@ impl Env {
         }
     }
 
-    /// Builds `icd/tests/kernels/<file>.cl` with the given recipe; panics with the build log.
+    /// Builds `icd/tests/kernels/<file>.cl` in its language (`language_of`) with the given
+    /// recipe; panics with the build log.
     pub fn program(&self, file: &str, opt: Opt) -> Program {
+        let language = language_of(file);
+        let language: Vec<&str> = language.iter().map(String::as_str).collect();
+        self.program_in(file, opt, &language)
+    }
+
+    /// Builds `icd/tests/kernels/<file>.cl` with the given recipe and language options (the
+    /// `-cl-std=` and `-Xclang -cl-ext=…` clang options; the other ICD sees the `-cl-std=`);
+    /// panics with the build log.
+    pub fn program_in(&self, file: &str, opt: Opt, language: &[&str]) -> Program {
         let (program, options) = if self.other_icd {
             let src = std::fs::read_to_string(kernel_source(file)).expect("read kernel source");
             let p = check(
                 cl(Program::create_from_source(&self.context, &src)),
                 "clCreateProgramWithSource",
             );
+            let std = language
+                .iter()
+                .find(|o| o.starts_with("-cl-std="))
+                .copied()
+                .unwrap_or("-cl-std=CL1.2");
             let options = match opt {
-                Opt::O0 => "-cl-std=CL1.2 -cl-opt-disable",
-                Opt::Optimised => "-cl-std=CL1.2",
+                Opt::O0 => format!("{std} -cl-opt-disable"),
+                Opt::Optimised => std.to_owned(),
             };
             (p, options)
         } else {
-            let il = spirv(file, opt);
+            let il = spirv_in(file, opt, language);
             let p = check(
                 cl(Program::create_from_il(&self.context, &il)),
                 "clCreateProgramWithIL",
             );
-            (p, "")
+            (p, String::new())
         };
         // Plain clBuildProgram (opencl3's Program::build also queries the kernel names).
-        let c_options = std::ffi::CString::new(options).expect("options");
+        let c_options = std::ffi::CString::new(options.as_str()).expect("options");
         let built = opencl3::program::build_program(
             program.get(),
             self.context.devices(),
@@ -383,17 +398,39 @@ pub fn kernel_source(file: &str) -> PathBuf {
         .join(format!("{file}.cl"))
 }
 
-/// SPIR-V for `icd/tests/kernels/<file>.cl` with the given recipe, cached under
-/// `target/ferrocl-test-spirv/` keyed on the source text and the recipe, checked with
-/// `spirv-val --target-env opencl2.1`.
+/// The clang language options of `icd/tests/kernels/<file>.cl`: those its first line gives
+/// as `// language: <options>` (e.g. OpenCL C 3.0 with optional features), else OpenCL C 1.2.
+pub fn language_of(file: &str) -> Vec<String> {
+    let path = kernel_source(file);
+    let src = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    match src
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("// language:"))
+    {
+        Some(options) => options.split_whitespace().map(str::to_owned).collect(),
+        None => vec!["-cl-std=CL1.2".to_owned()],
+    }
+}
+
+/// SPIR-V for `icd/tests/kernels/<file>.cl` in its language with the given recipe.
 pub fn spirv(file: &str, opt: Opt) -> Vec<u8> {
+    let language = language_of(file);
+    let language: Vec<&str> = language.iter().map(String::as_str).collect();
+    spirv_in(file, opt, &language)
+}
+
+/// SPIR-V for `icd/tests/kernels/<file>.cl` with the given recipe and language options,
+/// cached under `target/ferrocl-test-spirv/` keyed on the source text, the recipe and the
+/// options, checked with `spirv-val --target-env opencl2.1` (plain SPIR-V 1.0 with halves).
+pub fn spirv_in(file: &str, opt: Opt, language: &[&str]) -> Vec<u8> {
     // One compile at a time per process: tests share kernels and run in parallel.
     static LOCK: Mutex<()> = Mutex::new(());
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
 
     let src_path = kernel_source(file);
     let src = std::fs::read(&src_path).unwrap_or_else(|e| panic!("{}: {e}", src_path.display()));
-    let clang_args = clang_args(opt);
+    let clang_args = clang_args(opt, language);
     let mut h = DefaultHasher::new();
     src.hash(&mut h);
     clang_args.hash(&mut h);
@@ -438,8 +475,12 @@ pub fn spirv(file: &str, opt: Opt) -> Vec<u8> {
         .arg("-o")
         .arg(&spv_tmp);
     run_tool(tr);
+    // spirv-val's OpenCL environments refuse the Float16 capability (cl_khr_fp16): modules
+    // with halves are checked against the plain SPIR-V 1.0 rules.
+    let half = language.iter().any(|o| o.contains("cl_khr_fp16"));
     let mut val = Command::new("spirv-val");
-    val.args(["--target-env", "opencl2.1"]).arg(&spv_tmp);
+    val.args(["--target-env", if half { "spv1.0" } else { "opencl2.1" }])
+        .arg(&spv_tmp);
     run_tool(val);
     std::fs::rename(&spv_tmp, &out).expect("rename .spv into the cache");
     let _ = std::fs::remove_file(&bc);
@@ -447,8 +488,9 @@ pub fn spirv(file: &str, opt: Opt) -> Vec<u8> {
     std::fs::read(&out).expect("read cached .spv")
 }
 
-fn clang_args(opt: Opt) -> Vec<&'static str> {
-    let mut a = vec!["-cl-std=CL1.2", "-target", "spir64", "-O0"];
+fn clang_args<'a>(opt: Opt, language: &[&'a str]) -> Vec<&'a str> {
+    let mut a = language.to_vec();
+    a.extend(["-target", "spir64", "-O0"]);
     if opt == Opt::Optimised {
         a.extend(["-Xclang", "-disable-O0-optnone"]);
     }
