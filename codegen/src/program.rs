@@ -42,8 +42,8 @@ pub struct Kernel {
     /// `LOCAL_ARG_ALIGN`).
     pub static_local_mem_size: usize,
     /// Bytes of private memory one work-item needs, for `CL_KERNEL_PRIVATE_MEM_SIZE`: its
-    /// function-storage variables, or with barriers its whole frame
-    /// (`work_item_frame_size`) when that is larger.
+    /// function-storage variables, or with barriers its whole frame (`work_item_frame_size`),
+    /// which holds them and the values live across barriers.
     pub private_mem_size: usize,
     /// Number of SPIR-V instructions translated (statistics for build-time reporting).
     pub instruction_count: usize,

@@ -534,8 +534,14 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
                 args_size,
                 static_local as usize,
                 // With barriers every work-item's private variables and the values live across
-                // barriers sit in its frame, which is then what each work-item needs.
-                shape.private_bytes.max(shape.frame_size) as usize,
+                // barriers sit in its frame, which is then what each work-item needs (the body
+                // is translated once per resume point, so `private_bytes` would count each
+                // variable several times).
+                if shape.frame_size > 0 {
+                    shape.frame_size
+                } else {
+                    shape.private_bytes
+                } as usize,
                 shape.instruction_count,
                 shape.frame_size as usize,
                 shape.barrier_schedule,

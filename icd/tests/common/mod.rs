@@ -213,6 +213,11 @@ impl Env {
 
     /// Builds `icd/tests/kernels/<file>.cl` with the given recipe; panics with the build log.
     pub fn program(&self, file: &str, opt: Opt) -> Program {
+        self.program_std(file, opt, "CL1.2")
+    }
+
+    /// [`Env::program`] for OpenCL C version `std` (`"CL1.2"`, `"CL3.0"`).
+    pub fn program_std(&self, file: &str, opt: Opt, cl_std: &str) -> Program {
         let (program, options) = if self.other_icd {
             let src = std::fs::read_to_string(kernel_source(file)).expect("read kernel source");
             let p = check(
@@ -220,17 +225,17 @@ impl Env {
                 "clCreateProgramWithSource",
             );
             let options = match opt {
-                Opt::O0 => "-cl-std=CL1.2 -cl-opt-disable",
-                Opt::Optimised => "-cl-std=CL1.2",
+                Opt::O0 => format!("-cl-std={cl_std} -cl-opt-disable"),
+                Opt::Optimised => format!("-cl-std={cl_std}"),
             };
             (p, options)
         } else {
-            let il = spirv(file, opt);
+            let il = spirv_std(file, opt, cl_std);
             let p = check(
                 cl(Program::create_from_il(&self.context, &il)),
                 "clCreateProgramWithIL",
             );
-            (p, "")
+            (p, String::new())
         };
         // Plain clBuildProgram (opencl3's Program::build also queries the kernel names).
         let c_options = std::ffi::CString::new(options).expect("options");
@@ -387,13 +392,18 @@ pub fn kernel_source(file: &str) -> PathBuf {
 /// `target/ferrocl-test-spirv/` keyed on the source text and the recipe, checked with
 /// `spirv-val --target-env opencl2.1`.
 pub fn spirv(file: &str, opt: Opt) -> Vec<u8> {
+    spirv_std(file, opt, "CL1.2")
+}
+
+/// [`spirv`] for OpenCL C version `std` (`"CL1.2"`, `"CL3.0"`).
+pub fn spirv_std(file: &str, opt: Opt, cl_std: &str) -> Vec<u8> {
     // One compile at a time per process: tests share kernels and run in parallel.
     static LOCK: Mutex<()> = Mutex::new(());
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
 
     let src_path = kernel_source(file);
     let src = std::fs::read(&src_path).unwrap_or_else(|e| panic!("{}: {e}", src_path.display()));
-    let clang_args = clang_args(opt);
+    let clang_args = clang_args(opt, cl_std);
     let mut h = DefaultHasher::new();
     src.hash(&mut h);
     clang_args.hash(&mut h);
@@ -447,12 +457,13 @@ pub fn spirv(file: &str, opt: Opt) -> Vec<u8> {
     std::fs::read(&out).expect("read cached .spv")
 }
 
-fn clang_args(opt: Opt) -> Vec<&'static str> {
-    let mut a = vec!["-cl-std=CL1.2", "-target", "spir64", "-O0"];
+fn clang_args(opt: Opt, cl_std: &str) -> Vec<String> {
+    let mut a: Vec<String> = vec![format!("-cl-std={cl_std}")];
+    a.extend(["-target", "spir64", "-O0"].map(String::from));
     if opt == Opt::Optimised {
-        a.extend(["-Xclang", "-disable-O0-optnone"]);
+        a.extend(["-Xclang", "-disable-O0-optnone"].map(String::from));
     }
-    a.extend(["-emit-llvm", "-c", "-Xclang", "-finclude-default-header"]);
+    a.extend(["-emit-llvm", "-c", "-Xclang", "-finclude-default-header"].map(String::from));
     a
 }
 
