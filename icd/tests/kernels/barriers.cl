@@ -9,11 +9,11 @@ kernel void reduce_sum(global const int *in, global int *out, local int *scratch
     scratch[l] = in[get_global_id(0)];
     barrier(CLK_LOCAL_MEM_FENCE);
     for (size_t width = get_local_size(0); width > 1;) {
-        size_t half = (width + 1) / 2;
-        if (l + half < width)
-            scratch[l] += scratch[l + half];
+        size_t upper = (width + 1) / 2;
+        if (l + upper < width)
+            scratch[l] += scratch[l + upper];
         barrier(CLK_LOCAL_MEM_FENCE);
-        width = half;
+        width = upper;
     }
     if (l == 0)
         out[get_group_id(0)] = scratch[0];
