@@ -26,8 +26,14 @@ fn kernels_compile_to_valid_spirv() {
     names.sort();
     assert!(names.len() >= 10, "kernels found: {names:?}");
     for name in &names {
+        // `<name>_cl3.cl` files are OpenCL C 3.0 (built with Env::program_std).
+        let cl_std = if name.ends_with("_cl3") {
+            "CL3.0"
+        } else {
+            "CL1.2"
+        };
         for opt in OPTS {
-            let spv = spirv(name, opt);
+            let spv = spirv_std(name, opt, cl_std);
             assert!(
                 spv.len() > 20 && spv[..4] == 0x0723_0203u32.to_le_bytes(),
                 "{name} {opt:?}: not SPIR-V"

@@ -155,9 +155,9 @@ impl Kernel {
         if let Some(n) = sub_groups {
             max_items = max_items.min(n.saturating_mul(SUB_GROUP_SIZE as usize));
         }
-        let frame = self.code().work_item_frame_size;
-        if frame > 0 {
-            max_items = max_items.min((MAX_GROUP_FRAME_BYTES / frame).max(1));
+        // Kernels without barriers have no frames (size 0).
+        if let Some(fit) = MAX_GROUP_FRAME_BYTES.checked_div(self.code().work_item_frame_size) {
+            max_items = max_items.min(fit.max(1));
         }
         GroupLimits {
             max_items: max_items.max(1),

@@ -216,7 +216,8 @@ impl Env {
         self.program_std(file, opt, "CL1.2")
     }
 
-    /// [`Env::program`] for OpenCL C version `std` (`"CL1.2"`, `"CL3.0"`).
+    /// [`Env::program`] for OpenCL C version `cl_std` (`"CL1.2"`, `"CL3.0"`); kernel files meant
+    /// for CL3.0 are named `<name>_cl3.cl`.
     pub fn program_std(&self, file: &str, opt: Opt, cl_std: &str) -> Program {
         let (program, options) = if self.other_icd {
             let src = std::fs::read_to_string(kernel_source(file)).expect("read kernel source");
