@@ -37,11 +37,13 @@ pub struct Kernel {
     pub args: Vec<ArgSlot>,
     /// Size of the argument block in bytes.
     pub args_size: usize,
-    /// Bytes of `Workgroup` variables the kernel declares; they occupy the start of the
-    /// local-memory arena, `__local` arguments follow (aligned to `LOCAL_ARG_ALIGN`).
+    /// Bytes of the `Workgroup` variables this kernel reaches (not the whole module's); they
+    /// occupy the start of the local-memory arena, `__local` arguments follow (aligned to
+    /// `LOCAL_ARG_ALIGN`).
     pub static_local_mem_size: usize,
-    /// Bytes of private (function-storage) memory one work-item needs, for
-    /// `CL_KERNEL_PRIVATE_MEM_SIZE`.
+    /// Bytes of private memory one work-item needs, for `CL_KERNEL_PRIVATE_MEM_SIZE`: its
+    /// function-storage variables, or with barriers its whole frame (`work_item_frame_size`),
+    /// which holds them and the values live across barriers.
     pub private_mem_size: usize,
     /// Number of SPIR-V instructions translated (statistics for build-time reporting).
     pub instruction_count: usize,

@@ -65,6 +65,11 @@ impl Launch {
     }
 }
 
+/// A worker could not get the arena a launch needs: the host is out of memory. The launch's
+/// command fails (CL_OUT_OF_HOST_MEMORY) instead of the process aborting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutOfArena;
+
 /// A per-thread local-memory arena.
 struct Arena {
     ptr: *mut u8,
@@ -72,21 +77,25 @@ struct Arena {
 }
 
 impl Arena {
-    fn get(&mut self, size: usize) -> *mut u8 {
+    /// At least `size` bytes, aligned to LOCAL_ARG_ALIGN; grown (to a power of two, so a
+    /// sequence of launches reallocates rarely) when too small.
+    fn get(&mut self, size: usize) -> Result<*mut u8, OutOfArena> {
         let need = size.max(LOCAL_ARG_ALIGN);
         if self.layout.is_none_or(|l| l.size() < need) {
             self.free();
-            let layout = Layout::from_size_align(need.next_power_of_two(), LOCAL_ARG_ALIGN)
-                .expect("arena size fits isize (bounded by CL_DEVICE_LOCAL_MEM_SIZE)");
+            let layout = need
+                .checked_next_power_of_two()
+                .and_then(|n| Layout::from_size_align(n, LOCAL_ARG_ALIGN).ok())
+                .ok_or(OutOfArena)?;
             // SAFETY: non-zero size.
             let p = unsafe { std::alloc::alloc_zeroed(layout) };
             if p.is_null() {
-                std::alloc::handle_alloc_error(layout);
+                return Err(OutOfArena);
             }
             self.ptr = p;
             self.layout = Some(layout);
         }
-        self.ptr
+        Ok(self.ptr)
     }
 
     fn free(&mut self) {
@@ -213,15 +222,16 @@ impl GroupRunner for Kernel {
     }
 }
 
-/// Runs every work-group of the launch on `pool` and returns when all have finished.
+/// Runs every work-group of the launch on `pool` and returns when all have finished, or
+/// when a worker could not get its arena (the groups of that worker's chunk do not run).
 pub fn run_ndrange<K: GroupRunner>(
     pool: &rayon::ThreadPool,
     kernel: &K,
     args: &ArgBlock,
     l: &Launch,
-) {
+) -> Result<(), OutOfArena> {
     if l.global[..l.work_dim as usize].contains(&0) {
-        return; // an empty range executes nothing (OpenCL 2.1+)
+        return Ok(()); // an empty range executes nothing (OpenCL 2.1+)
     }
     let groups = group_count(l);
     let args_ptr = args.as_ptr() as usize;
@@ -231,7 +241,7 @@ pub fn run_ndrange<K: GroupRunner>(
         ARENA.with(|a| {
             let mut a = a.borrow_mut();
             let frames_offset = l.frames_offset();
-            let mem = a.get(frames_offset + l.frames_size);
+            let mem = a.get(frames_offset.saturating_add(l.frames_size))?;
             let _rounding = l.round_to_zero.then(RoundingGuard::toward_zero);
             if l.frames_size > 0 {
                 // SAFETY: the arena has frames_offset + frames_size bytes.
@@ -247,19 +257,20 @@ pub fn run_ndrange<K: GroupRunner>(
                 // followed by the frames the kernel asked for.
                 unsafe { kernel.run_group(args_ptr as *const u8, &info, mem) };
             }
-        });
+            Ok(())
+        })
     };
     if groups == 1 {
         // Nothing to share: handing one group to the pool and waiting for it only adds a
         // cross-thread round trip to every small launch.
-        run_groups(0, 1);
+        run_groups(0, 1)
     } else {
         let per = groups_per_chunk(groups, pool.current_num_threads());
         pool.install(|| {
             (0..groups.div_ceil(per))
                 .into_par_iter()
-                .for_each(|c| run_groups(c * per, ((c + 1) * per).min(groups)))
-        });
+                .try_for_each(|c| run_groups(c * per, ((c + 1) * per).min(groups)))
+        })
     }
 }
 
@@ -384,12 +395,37 @@ mod tests {
             arena: 1000,
             seen: Default::default(),
         };
-        run_ndrange(&pool, &r, &block, &l);
+        assert_eq!(run_ndrange(&pool, &r, &block, &l), Ok(()));
         assert_eq!(r.seen.lock().unwrap().len(), 9);
         // Groups along x: 4, 4, 2 items; along y: 3, 3, 1.
         assert_eq!(out, [12, 12, 6, 12, 12, 6, 4, 4, 2]);
         let total: u32 = out.iter().sum();
         assert_eq!(total, 70);
+    }
+
+    #[test]
+    fn an_arena_the_host_cannot_give_fails_the_launch() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let l = Launch {
+            work_dim: 1,
+            offset: [0, 0, 0],
+            global: [8, 1, 1],
+            local: [4, 1, 1],
+            arena_size: 64,
+            frames_size: 1 << 60,
+            round_to_zero: false,
+            printf_buffer: 0,
+        };
+        let r = Recorder {
+            arena: 64,
+            seen: Default::default(),
+        };
+        let block = ArgBlock::new(8);
+        assert_eq!(run_ndrange(&pool, &r, &block, &l), Err(OutOfArena));
+        assert!(r.seen.lock().unwrap().is_empty());
     }
 
     #[test]

@@ -10,7 +10,7 @@ use ferrocl_frontend::{ArgKind, KernelInfo};
 use opencl_sys::*;
 
 use crate::config::DeviceConfig;
-use crate::executor::{run_ndrange, ArgBlock, Launch};
+use crate::executor::{run_ndrange, ArgBlock, Launch, OutOfArena};
 use crate::memory::Mem;
 use crate::object::{Base, CLResult, Tag};
 use crate::platform::Device;
@@ -134,11 +134,37 @@ impl Kernel {
         total
     }
 
-    /// The largest work-group this kernel can run with (reqd_work_group_size bounds it).
+    /// `CL_KERNEL_WORK_GROUP_SIZE`: the largest work-group this kernel can run with on
+    /// `device`. Besides the device maximum, `reqd_work_group_size` and
+    /// `SubgroupsPerWorkgroup` bound it, and so do the work-item frames of a kernel with
+    /// barriers: a group's frames must fit in [`MAX_GROUP_FRAME_BYTES`].
     pub fn max_work_group_size(&self, device: &Device) -> usize {
-        match self.info().reqd_work_group_size {
-            Some([x, y, z]) => x as usize * y as usize * z as usize,
-            None => device.config.max_work_group_size,
+        self.limits(device).max_items
+    }
+
+    /// What this kernel allows as a work-group size on `device` (see [`GroupLimits`]).
+    pub fn limits(&self, device: &Device) -> GroupLimits {
+        let cfg = &device.config;
+        let info = self.info();
+        let reqd = info.reqd_work_group_size.map(|r| r.map(|v| v as usize));
+        let sub_groups = info.sub_groups_per_work_group.map(|n| n as usize);
+        let mut max_items = cfg.max_work_group_size;
+        if let Some(r) = reqd {
+            max_items = max_items.min(r.iter().product());
+        }
+        if let Some(n) = sub_groups {
+            max_items = max_items.min(n.saturating_mul(SUB_GROUP_SIZE as usize));
+        }
+        // Kernels without barriers have no frames (size 0).
+        if let Some(fit) = MAX_GROUP_FRAME_BYTES.checked_div(self.code().work_item_frame_size) {
+            max_items = max_items.min(fit.max(1));
+        }
+        GroupLimits {
+            max_items: max_items.max(1),
+            max_item_sizes: cfg.max_work_item_sizes,
+            reqd,
+            sub_groups,
+            uniform: self.built.uniform_work_groups || !cfg.non_uniform_work_group_support,
         }
     }
 
@@ -179,6 +205,13 @@ impl Kernel {
             } else {
                 none
             };
+        }
+        if self
+            .info()
+            .sub_groups_per_work_group
+            .is_some_and(|n| n as usize != count)
+        {
+            return none;
         }
         let Some(items) = count.checked_mul(SUB_GROUP_SIZE as usize) else {
             return none;
@@ -225,20 +258,15 @@ impl Kernel {
                 return Err(CL_INVALID_GLOBAL_OFFSET);
             }
         }
-        let uniform = self.built.options.codegen.uniform_work_group_size;
-        let reqd = self
-            .info()
-            .reqd_work_group_size
-            .map(|r| r.map(|v| v as usize));
-        resolve_local_size(
-            &device.config,
-            self.max_work_group_size(device),
-            work_dim,
-            global,
-            local,
-            reqd,
-            uniform,
-        )
+        let limits = self.limits(device);
+        let local = resolve_local_size(&limits, work_dim, global, local)?;
+        // `max_items` counts the frame budget but never drops below 1: a kernel whose single
+        // work-item frame is over the budget cannot run at all.
+        let items: usize = local.iter().product();
+        if items.saturating_mul(self.code().work_item_frame_size) > MAX_GROUP_FRAME_BYTES {
+            return Err(CL_OUT_OF_RESOURCES);
+        }
+        Ok(local)
     }
 
     /// `clGetKernelSuggestedLocalWorkSizeKHR`: what a launch with `local_work_size = NULL`
@@ -307,11 +335,11 @@ impl Kernel {
             let mut printf = (!kernel.printf_formats.is_empty())
                 .then(|| PrintfBuffer::new(device.config.printf_buffer_size));
             launch.printf_buffer = printf.as_mut().map_or(0, PrintfBuffer::address);
-            run_ndrange(&device.pool, kernel, &block, &launch);
+            let ran = run_ndrange(&device.pool, kernel, &block, &launch);
             if let Some(printf) = printf {
                 write_stdout(&printf.render(&kernel.printf_formats));
             }
-            Ok(())
+            ran.map_err(|OutOfArena| CL_OUT_OF_HOST_MEMORY)
         }))
     }
 }
@@ -371,70 +399,224 @@ pub fn pack_args(
     })
 }
 
-/// The work-group size of a launch: the application's (checked against the device limits,
-/// `reqd_work_group_size` and `-cl-uniform-work-group-size`), else the required one, else one
-/// chosen to divide the global size.
+/// Bytes of work-item frames (the private memory of kernels with barriers) one work-group
+/// may use. Each worker keeps its arena between launches, so this bounds what a launch can
+/// leave allocated per worker; `CL_KERNEL_WORK_GROUP_SIZE` shrinks below the device maximum for
+/// kernels whose frames would not fit.
+pub const MAX_GROUP_FRAME_BYTES: usize = 64 << 20;
+
+/// Work-items a chosen work-group aims at: large groups amortise the per-group call, but
+/// enough groups must remain to feed every worker.
+const CHOSEN_GROUP_ITEMS: usize = 256;
+
+/// What a kernel allows as a work-group size on one device.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupLimits {
+    /// `CL_KERNEL_WORK_GROUP_SIZE`.
+    pub max_items: usize,
+    /// `CL_DEVICE_MAX_WORK_ITEM_SIZES`.
+    pub max_item_sizes: [usize; 3],
+    /// `reqd_work_group_size` (execution mode `LocalSize`).
+    pub reqd: Option<[usize; 3]>,
+    /// Execution mode `SubgroupsPerWorkgroup`: the sub-groups every full group must have.
+    pub sub_groups: Option<usize>,
+    /// The global size must be a multiple of the local size (OpenCL C before 2.0,
+    /// `-cl-uniform-work-group-size`, or a device without non-uniform work-groups).
+    pub uniform: bool,
+}
+
+/// Checks a kernel's work-group attributes against the device when a program is built: a
+/// required size or sub-group count no launch could satisfy fails the build, naming the kernel,
+/// rather than every launch.
+pub fn check_work_group_attributes(info: &KernelInfo, cfg: &DeviceConfig) -> Result<(), String> {
+    let name = &info.name;
+    let max = cfg.max_work_group_size;
+    let sizes = cfg.max_work_item_sizes;
+    if let Some(r) = info.reqd_work_group_size {
+        let attr = format!("reqd_work_group_size({},{},{})", r[0], r[1], r[2]);
+        if r.contains(&0) {
+            return Err(format!(
+                "error: kernel '{name}': {attr} has a zero dimension\n"
+            ));
+        }
+        if (0..3).any(|d| r[d] as usize > sizes[d]) {
+            return Err(format!(
+                "error: kernel '{name}': {attr} exceeds CL_DEVICE_MAX_WORK_ITEM_SIZES ({}, {}, {})\n",
+                sizes[0], sizes[1], sizes[2]
+            ));
+        }
+        let items = r.iter().map(|&v| v as u64).product::<u64>();
+        if items > max as u64 {
+            return Err(format!(
+                "error: kernel '{name}': {attr} asks for {items} work-items, more than CL_DEVICE_MAX_WORK_GROUP_SIZE ({max})\n"
+            ));
+        }
+    }
+    if let Some(n) = info.sub_groups_per_work_group {
+        let n = n as usize;
+        let max_sub_groups = max.div_ceil(SUB_GROUP_SIZE as usize);
+        if n == 0 || n > max_sub_groups {
+            return Err(format!(
+                "error: kernel '{name}': SubgroupsPerWorkgroup {n} is not between 1 and CL_DEVICE_MAX_NUM_SUB_GROUPS ({max_sub_groups})\n"
+            ));
+        }
+        if let Some(r) = info.reqd_work_group_size {
+            let items = r.iter().map(|&v| v as usize).product::<usize>();
+            if Kernel::sub_group_count_for(&[items]) != n {
+                return Err(format!(
+                    "error: kernel '{name}': reqd_work_group_size({},{},{}) makes {} sub-groups of {}, but SubgroupsPerWorkgroup asks for {n}\n",
+                    r[0], r[1], r[2], Kernel::sub_group_count_for(&[items]), SUB_GROUP_SIZE
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The work-group size of a launch: the application's, checked against the device and the
+/// kernel (clEnqueueNDRangeKernel's CL_INVALID_WORK_GROUP_SIZE / CL_INVALID_WORK_ITEM_SIZE
+/// rules), or with `local = None` the required size, else one chosen by
+/// [`choose_local_size`].
 pub fn resolve_local_size(
-    cfg: &DeviceConfig,
-    max_work_group_size: usize,
+    limits: &GroupLimits,
     work_dim: usize,
     global: [usize; 3],
     local: Option<[usize; 3]>,
-    reqd: Option<[usize; 3]>,
-    uniform: bool,
 ) -> CLResult<[usize; 3]> {
+    let divides = |l: [usize; 3]| (0..work_dim).all(|d| global[d].is_multiple_of(l[d]));
     match local {
         Some(l) => {
             if l[..work_dim].contains(&0) {
                 return Err(CL_INVALID_WORK_GROUP_SIZE);
             }
-            if (0..work_dim).any(|d| l[d] > cfg.max_work_item_sizes[d]) {
+            if (0..work_dim).any(|d| l[d] > limits.max_item_sizes[d]) {
                 return Err(CL_INVALID_WORK_ITEM_SIZE);
             }
-            if l.iter().product::<usize>() > max_work_group_size {
+            if l.iter().product::<usize>() > limits.max_items {
                 return Err(CL_INVALID_WORK_GROUP_SIZE);
             }
-            if reqd.is_some_and(|r| r != l) {
+            if limits.reqd.is_some_and(|r| r != l) {
                 return Err(CL_INVALID_WORK_GROUP_SIZE);
             }
-            if uniform && (0..work_dim).any(|d| !global[d].is_multiple_of(l[d])) {
+            if limits
+                .sub_groups
+                .is_some_and(|n| Kernel::sub_group_count_for(&l) != n)
+            {
+                return Err(CL_INVALID_WORK_GROUP_SIZE);
+            }
+            if limits.uniform && !divides(l) {
                 return Err(CL_INVALID_WORK_GROUP_SIZE);
             }
             Ok(l)
         }
-        None => match reqd {
+        None => match limits.reqd {
             Some(r) => {
-                if uniform && (0..3).any(|d| !global[d].is_multiple_of(r[d])) {
+                // A required size of more dimensions than the launch cannot be used.
+                if r[work_dim..].iter().any(|&v| v != 1) {
                     return Err(CL_INVALID_WORK_GROUP_SIZE);
+                }
+                if limits.uniform && !divides(r) {
+                    return Err(CL_INVALID_WORK_GROUP_SIZE);
+                }
+                if r.iter().product::<usize>() > limits.max_items {
+                    return Err(CL_OUT_OF_RESOURCES);
                 }
                 Ok(r)
             }
-            None => Ok(choose_local_size(global, cfg.max_work_group_size)),
+            None => choose_local_size(limits, work_dim, global),
         },
     }
 }
 
-/// Picks a work-group size when the application passes NULL: per dimension the largest divisor
-/// of the global size that keeps the product within `max` (so the range stays uniform).
-pub fn choose_local_size(global: [usize; 3], max: usize) -> [usize; 3] {
-    // Budget: large groups amortise the per-group call, but enough groups must remain to feed
-    // every worker; 256 items is a good compromise on CPUs.
-    let mut budget = max.min(256);
+/// Picks a work-group size when the application passes NULL (and answers
+/// `clGetKernelSuggestedLocalWorkSizeKHR`):
+/// - with `SubgroupsPerWorkgroup` n, a size of n sub-groups (see [`sub_group_local_size`]);
+/// - otherwise about [`CHOSEN_GROUP_ITEMS`] work-items, dimension 0 first. Uniform ranges get
+///   the largest divisor of each global size. Non-uniform ranges take a whole dimension when
+///   it fits, else a divisor that fills at least half the budget, else equal groups rounded up
+///   to whole sub-groups with a smaller last group — so a prime global size such as 1009 gets
+///   groups of 256, not of 1.
+pub fn choose_local_size(
+    limits: &GroupLimits,
+    work_dim: usize,
+    global: [usize; 3],
+) -> CLResult<[usize; 3]> {
+    if let Some(n) = limits.sub_groups {
+        return sub_group_local_size(limits, n, work_dim, global);
+    }
+    let sub_group = SUB_GROUP_SIZE as usize;
+    let mut budget = limits.max_items.min(CHOSEN_GROUP_ITEMS);
     let mut out = [1; 3];
-    for d in 0..3 {
+    for d in 0..work_dim {
         let g = global[d].max(1);
-        let mut best = 1;
-        for cand in (1..=budget.min(g)).rev() {
-            if g.is_multiple_of(cand) {
-                best = cand;
-                break;
+        let cap = budget.min(limits.max_item_sizes[d]).max(1);
+        let l = if limits.uniform {
+            largest_divisor(g, 1, cap).unwrap_or(1)
+        } else if g <= cap {
+            g
+        } else if let Some(div) = largest_divisor(g, cap / 2 + 1, cap) {
+            div
+        } else {
+            let groups = g.div_ceil(cap);
+            let even = g.div_ceil(groups);
+            let whole_sub_groups = even.next_multiple_of(sub_group);
+            if d == 0 && whole_sub_groups <= cap {
+                whole_sub_groups
+            } else {
+                even
+            }
+        };
+        out[d] = l;
+        budget = (budget / l).max(1);
+    }
+    Ok(out)
+}
+
+/// The largest divisor of `g` in `lo..=hi`.
+fn largest_divisor(g: usize, lo: usize, hi: usize) -> Option<usize> {
+    (lo.max(1)..=hi.min(g)).rev().find(|c| g.is_multiple_of(*c))
+}
+
+/// A work-group size with exactly `n` sub-groups (between 4(n-1)+1 and 4n work-items) for a
+/// kernel with `SubgroupsPerWorkgroup` n: in dimension 0 when the range may be non-uniform,
+/// else the largest such size whose every dimension divides the global size.
+fn sub_group_local_size(
+    limits: &GroupLimits,
+    n: usize,
+    work_dim: usize,
+    global: [usize; 3],
+) -> CLResult<[usize; 3]> {
+    let sub_group = SUB_GROUP_SIZE as usize;
+    let hi = n.saturating_mul(sub_group);
+    let lo = (n.max(1) - 1) * sub_group + 1;
+    if hi > limits.max_items {
+        return Err(CL_OUT_OF_RESOURCES);
+    }
+    if !limits.uniform && hi <= limits.max_item_sizes[0] {
+        return Ok([hi, 1, 1]);
+    }
+    let divisors = |d: usize, most: usize| -> Vec<usize> {
+        if d >= work_dim {
+            return vec![1];
+        }
+        let g = global[d].max(1);
+        (1..=most.min(g).min(limits.max_item_sizes[d]))
+            .rev()
+            .filter(|c| g.is_multiple_of(*c))
+            .collect()
+    };
+    let mut best: Option<[usize; 3]> = None;
+    for l0 in divisors(0, hi) {
+        for l1 in divisors(1, hi / l0) {
+            for l2 in divisors(2, hi / (l0 * l1)) {
+                let items = l0 * l1 * l2;
+                if items >= lo && best.is_none_or(|b| items > b.iter().product()) {
+                    best = Some([l0, l1, l2]);
+                }
             }
         }
-        out[d] = best;
-        budget /= best;
-        budget = budget.max(1);
     }
-    out
+    best.ok_or(CL_INVALID_WORK_GROUP_SIZE)
 }
 
 #[cfg(test)]
@@ -480,11 +662,25 @@ mod tests {
         );
     }
 
+    fn limits(uniform: bool) -> GroupLimits {
+        GroupLimits {
+            max_items: 4096,
+            max_item_sizes: [4096, 4096, 4096],
+            reqd: None,
+            sub_groups: None,
+            uniform,
+        }
+    }
+
     #[test]
     fn work_group_size_rules() {
-        let cfg = DeviceConfig::detect(&crate::settings::Settings::parse(|_| None, |_| {}), 2);
-        let r =
-            |l, reqd, uniform| resolve_local_size(&cfg, 4096, 2, [100, 10, 1], l, reqd, uniform);
+        let r = |l, reqd, uniform| {
+            let limits = GroupLimits {
+                reqd,
+                ..limits(uniform)
+            };
+            resolve_local_size(&limits, 2, [100, 10, 1], l)
+        };
         assert_eq!(r(Some([10, 10, 1]), None, false), Ok([10, 10, 1]));
         assert_eq!(
             r(Some([0, 1, 1]), None, false),
@@ -508,17 +704,140 @@ mod tests {
             Err(CL_INVALID_WORK_GROUP_SIZE)
         );
         assert_eq!(r(None, Some([20, 1, 1]), false), Ok([20, 1, 1]));
+        assert_eq!(r(None, Some([20, 2, 1]), false), Ok([20, 2, 1]));
+        assert_eq!(
+            r(None, Some([30, 1, 1]), true),
+            Err(CL_INVALID_WORK_GROUP_SIZE)
+        );
         assert_eq!(r(None, None, false), Ok([100, 2, 1]));
+        // A 3-D required size in a 2-D launch.
+        assert_eq!(
+            r(None, Some([4, 2, 2]), false),
+            Err(CL_INVALID_WORK_GROUP_SIZE)
+        );
+        // The kernel's limit (frames) is below the device's.
+        let small = GroupLimits {
+            max_items: 64,
+            ..limits(false)
+        };
+        assert_eq!(
+            resolve_local_size(&small, 1, [1000, 1, 1], Some([128, 1, 1])),
+            Err(CL_INVALID_WORK_GROUP_SIZE)
+        );
+        assert_eq!(
+            resolve_local_size(&small, 1, [1000, 1, 1], None),
+            Ok([50, 1, 1])
+        );
     }
 
     #[test]
-    fn local_size_divides_global() {
-        assert_eq!(choose_local_size([1024, 1, 1], 4096), [256, 1, 1]);
-        assert_eq!(choose_local_size([1000, 1, 1], 4096), [250, 1, 1]);
-        assert_eq!(choose_local_size([7, 9, 1], 4096), [7, 9, 1]);
-        assert_eq!(choose_local_size([97, 1, 1], 4096), [97, 1, 1]);
-        let l = choose_local_size([64, 64, 64], 4096);
+    fn sub_groups_per_work_group_rules() {
+        let three = GroupLimits {
+            sub_groups: Some(3),
+            ..limits(false)
+        };
+        let r = |l| resolve_local_size(&three, 1, [100, 1, 1], l);
+        // 9..=12 work-items make 3 sub-groups of 4.
+        assert_eq!(r(Some([9, 1, 1])), Ok([9, 1, 1]));
+        assert_eq!(r(Some([12, 1, 1])), Ok([12, 1, 1]));
+        assert_eq!(r(Some([8, 1, 1])), Err(CL_INVALID_WORK_GROUP_SIZE));
+        assert_eq!(r(Some([13, 1, 1])), Err(CL_INVALID_WORK_GROUP_SIZE));
+        assert_eq!(
+            resolve_local_size(&three, 2, [100, 100, 1], Some([5, 2, 1])),
+            Ok([5, 2, 1])
+        );
+        assert_eq!(r(None), Ok([12, 1, 1]));
+        // Uniform: the largest size of 3 sub-groups dividing the range.
+        let uniform = GroupLimits {
+            uniform: true,
+            ..three.clone()
+        };
+        assert_eq!(
+            resolve_local_size(&uniform, 1, [100, 1, 1], None),
+            Ok([10, 1, 1])
+        );
+        assert_eq!(
+            resolve_local_size(&uniform, 2, [7, 3, 1], None),
+            Err(CL_INVALID_WORK_GROUP_SIZE)
+        );
+        assert_eq!(
+            resolve_local_size(&uniform, 1, [7, 1, 1], None),
+            Err(CL_INVALID_WORK_GROUP_SIZE)
+        );
+        assert_eq!(
+            resolve_local_size(&uniform, 2, [2, 6, 1], None),
+            Ok([2, 6, 1])
+        );
+    }
+
+    #[test]
+    fn unlaunchable_attributes_fail_the_build() {
+        let cfg = DeviceConfig::detect(&crate::settings::Settings::parse(|_| None, |_| {}), 2);
+        let kernel = |reqd: Option<[u32; 3]>, sub_groups: Option<u32>| KernelInfo {
+            name: "k".into(),
+            function: 1,
+            args: Vec::new(),
+            reqd_work_group_size: reqd,
+            work_group_size_hint: None,
+            vec_type_hint: None,
+            contraction_off: false,
+            required_sub_group_size: None,
+            sub_groups_per_work_group: sub_groups,
+            uses_barrier: false,
+        };
+        let check = |reqd, sub_groups| check_work_group_attributes(&kernel(reqd, sub_groups), &cfg);
+        assert_eq!(check(None, None), Ok(()));
+        assert_eq!(check(Some([64, 4, 2]), None), Ok(()));
+        assert_eq!(check(Some([4096, 1, 1]), None), Ok(()));
+        let zero = check(Some([0, 1, 1]), None).unwrap_err();
+        assert!(
+            zero.contains("kernel 'k'") && zero.contains("reqd_work_group_size(0,1,1)"),
+            "{zero}"
+        );
+        let wide = check(Some([5000, 1, 1]), None).unwrap_err();
+        assert!(wide.contains("CL_DEVICE_MAX_WORK_ITEM_SIZES"), "{wide}");
+        let many = check(Some([64, 64, 2]), None).unwrap_err();
+        assert!(
+            many.contains("8192 work-items") && many.contains("CL_DEVICE_MAX_WORK_GROUP_SIZE"),
+            "{many}"
+        );
+        assert_eq!(check(None, Some(3)), Ok(()));
+        assert!(check(None, Some(0)).is_err());
+        assert!(check(None, Some(1025)).is_err());
+        assert_eq!(check(Some([10, 1, 1]), Some(3)), Ok(()));
+        let clash = check(Some([16, 1, 1]), Some(3)).unwrap_err();
+        assert!(clash.contains("makes 4 sub-groups"), "{clash}");
+    }
+
+    #[test]
+    fn chosen_local_size() {
+        let choose = |uniform, dims, g| choose_local_size(&limits(uniform), dims, g).unwrap();
+        // Uniform: the largest divisors.
+        assert_eq!(choose(true, 1, [1024, 1, 1]), [256, 1, 1]);
+        assert_eq!(choose(true, 1, [1000, 1, 1]), [250, 1, 1]);
+        assert_eq!(choose(true, 2, [7, 9, 1]), [7, 9, 1]);
+        assert_eq!(choose(true, 1, [97, 1, 1]), [97, 1, 1]);
+        assert_eq!(choose(true, 1, [1009, 1, 1]), [1, 1, 1]);
+        assert_eq!(choose(true, 2, [1009, 1024, 1]), [1, 256, 1]);
+        let l = choose(true, 3, [64, 64, 64]);
         assert!(l.iter().product::<usize>() <= 256);
         assert!((0..3).all(|d| 64 % l[d] == 0));
+        // Non-uniform: a prime range gets full groups of whole sub-groups and a smaller last.
+        assert_eq!(choose(false, 1, [1009, 1, 1]), [256, 1, 1]);
+        assert_eq!(choose(false, 1, [300, 1, 1]), [150, 1, 1]);
+        assert_eq!(choose(false, 1, [1000, 1, 1]), [250, 1, 1]);
+        assert_eq!(choose(false, 1, [97, 1, 1]), [97, 1, 1]);
+        assert_eq!(choose(false, 1, [521, 1, 1]), [176, 1, 1]);
+        assert_eq!(choose(false, 2, [1009, 1009, 1]), [256, 1, 1]);
+        assert_eq!(choose(false, 2, [10, 1009, 1]), [10, 25, 1]);
+        assert_eq!(choose(false, 3, [0, 5, 5]), [1, 5, 5]);
+        // Dimensions past work_dim stay 1.
+        assert_eq!(choose(false, 1, [4, 1, 1]), [4, 1, 1]);
+        // The kernel's limit bounds the choice.
+        let small = GroupLimits {
+            max_items: 16,
+            ..limits(false)
+        };
+        assert_eq!(choose_local_size(&small, 1, [1009, 1, 1]), Ok([16, 1, 1]));
     }
 }

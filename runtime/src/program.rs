@@ -30,6 +30,18 @@ pub enum Source {
 pub struct ParsedOptions {
     pub codegen: BuildOptions,
     pub kernel_arg_info: bool,
+    /// `-cl-std=CLx.y` as (x, y); OpenCL C source without it is compiled as CL1.2.
+    pub cl_std: Option<(u8, u8)>,
+}
+
+impl ParsedOptions {
+    /// Whether kernels built from `source` with these options need uniform work-groups
+    /// (clEnqueueNDRangeKernel in the API spec): OpenCL C source for a version before 2.0, or
+    /// `-cl-uniform-work-group-size`; IL and binaries only with the option.
+    fn requires_uniform_work_groups(&self, source: &Source) -> bool {
+        let before_2_0 = self.cl_std.unwrap_or((1, 2)) < (2, 0);
+        self.codegen.uniform_work_group_size || (matches!(source, Source::OpenClC(_)) && before_2_0)
+    }
 }
 
 /// Parses a `clBuildProgram`/`clCompileProgram` option string. Preprocessor options (-D, -I)
@@ -66,10 +78,15 @@ pub fn parse_options(options: &str) -> CLResult<ParsedOptions> {
             "-D" | "-I" => {
                 words.next().ok_or(CL_INVALID_BUILD_OPTIONS)?;
             }
-            w if w.starts_with("-cl-std=") => match &w[8..] {
-                "CL1.0" | "CL1.1" | "CL1.2" | "CL3.0" => {}
-                _ => return Err(CL_INVALID_BUILD_OPTIONS),
-            },
+            w if w.starts_with("-cl-std=") => {
+                p.cl_std = Some(match &w[8..] {
+                    "CL1.0" => (1, 0),
+                    "CL1.1" => (1, 1),
+                    "CL1.2" => (1, 2),
+                    "CL3.0" => (3, 0),
+                    _ => return Err(CL_INVALID_BUILD_OPTIONS),
+                })
+            }
             w if w.starts_with("-D") || w.starts_with("-I") => {}
             _ => return Err(CL_INVALID_BUILD_OPTIONS),
         }
@@ -139,6 +156,9 @@ type StepResult = Result<(Vec<u8>, Option<Built>), (Option<Vec<u8>>, String)>;
 pub struct Built {
     pub code: ferrocl_codegen::Program,
     pub options: ParsedOptions,
+    /// Launches need uniform work-groups (see `ParsedOptions::requires_uniform_work_groups`;
+    /// a linked program needs them when any input does).
+    pub uniform_work_groups: bool,
 }
 
 struct BuildState {
@@ -151,6 +171,9 @@ struct BuildState {
     built: Option<Arc<Built>>,
     /// Values set with `clSetProgramSpecializationConstant`, by `SpecId` (little-endian bytes).
     spec_values: HashMap<u32, Vec<u8>>,
+    /// The last successful build, compile or link requires uniform work-groups; what
+    /// clLinkProgram combines across its inputs.
+    uniform_work_groups: bool,
 }
 
 #[repr(C)]
@@ -190,6 +213,7 @@ impl Program {
                 spirv,
                 built: None,
                 spec_values: HashMap::new(),
+                uniform_work_groups: false,
             }),
             kernel_count: AtomicUsize::new(0),
         })
@@ -290,10 +314,11 @@ impl Program {
     }
 
     /// Records the result of a build or compile.
-    fn finish(&self, result: StepResult, binary_type: u32) -> BuildOutcome {
+    fn finish(&self, result: StepResult, binary_type: u32, uniform: bool) -> BuildOutcome {
         let mut st = self.lock();
         match result {
             Ok((spirv, built)) => {
+                st.uniform_work_groups = uniform;
                 st.spirv = Some(spirv);
                 st.status = CL_BUILD_SUCCESS;
                 st.log.clear();
@@ -315,6 +340,9 @@ impl Program {
     /// clBuildProgram: source → SPIR-V → parse/validate → codegen.
     pub fn build(&self, options: &str) -> CLResult<BuildOutcome> {
         let parsed = parse_options(options)?;
+        let uniform = parsed.requires_uniform_work_groups(&self.source)
+            // Rebuilding a linked program keeps what its inputs required.
+            || (matches!(self.source, Source::Linked) && self.lock().uniform_work_groups);
         let known = self.begin(options)?;
         let result = self
             .to_spirv(options, known)
@@ -332,18 +360,19 @@ impl Program {
                         Some(Built {
                             code,
                             options: parsed,
+                            uniform_work_groups: uniform,
                         }),
                     )),
                     Err(log) => Err((Some(spirv), log)),
                 }
             });
-        Ok(self.finish(result, CL_PROGRAM_BINARY_TYPE_EXECUTABLE))
+        Ok(self.finish(result, CL_PROGRAM_BINARY_TYPE_EXECUTABLE, uniform))
     }
 
     /// clCompileProgram: source → SPIR-V (validated), kept as a compiled object. Embedded
     /// headers (`#include "name"`) are written to a temporary directory put on the include path.
     pub fn compile(&self, options: &str, headers: &[(String, Vec<u8>)]) -> CLResult<BuildOutcome> {
-        parse_options(options)?;
+        let uniform = parse_options(options)?.requires_uniform_work_groups(&self.source);
         let header_dir = HeaderDir::new(headers).map_err(|_| CL_OUT_OF_HOST_MEMORY)?;
         let clang_options = match &header_dir {
             Some(d) => format!("{options} -I {}", d.0.display()),
@@ -359,7 +388,7 @@ impl Program {
                     Err(e) => Err((Some(spirv), e.log())),
                 }
             });
-        Ok(self.finish(result, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT))
+        Ok(self.finish(result, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT, uniform))
     }
 
     /// clLinkProgram: compiled objects and libraries become one SPIR-V module (imports resolved
@@ -373,6 +402,10 @@ impl Program {
         let link_options = parse_link_options(options)?;
         let mut spirv_inputs = Vec::new();
         let mut parsed = ParsedOptions::default();
+        // Non-uniform work-groups only when every input allows them (API spec,
+        // clEnqueueNDRangeKernel). An input never compiled here (a binary) only knows the
+        // options it carries.
+        let mut uniform = false;
         for (index, p) in inputs.iter().enumerate() {
             let st = p.lock();
             let linkable = st.binary_type
@@ -385,6 +418,7 @@ impl Program {
             // The executable keeps what the inputs were compiled with (optimisation, argument
             // info); the link's own math options are added on top.
             let compiled_with = parse_options(&st.options).unwrap_or_default();
+            uniform |= st.uniform_work_groups || compiled_with.codegen.uniform_work_group_size;
             if index == 0 {
                 parsed = compiled_with;
             } else {
@@ -397,6 +431,7 @@ impl Program {
         let out = Program::new(context, Source::Linked);
         let mut st = out.lock();
         st.options = options.to_owned();
+        st.uniform_work_groups = uniform;
         let refs: Vec<(&[u8], &ferrocl_frontend::SpecValues)> = spirv_inputs
             .iter()
             .map(|(s, v)| (s.as_slice(), v))
@@ -431,6 +466,7 @@ impl Program {
                     Arc::new(Built {
                         code,
                         options: parsed,
+                        uniform_work_groups: uniform,
                     })
                 });
                 BuildOutcome::Ok
@@ -561,6 +597,14 @@ fn build_for_device(
         }
         options.dump_dir = Some(dir);
     }
+    let unlaunchable: String = module
+        .kernels
+        .iter()
+        .filter_map(|k| crate::kernel::check_work_group_attributes(k, config).err())
+        .collect();
+    if !unlaunchable.is_empty() {
+        return Err(unlaunchable);
+    }
     let code = ferrocl_codegen::compile(&module, &options).map_err(|e| e.log)?;
     for k in code.kernels() {
         log(
@@ -609,5 +653,30 @@ mod tests {
             Err(CL_INVALID_BUILD_OPTIONS)
         );
         assert_eq!(parse_options("-D"), Err(CL_INVALID_BUILD_OPTIONS));
+    }
+
+    #[test]
+    fn which_programs_need_uniform_work_groups() {
+        let source = Source::OpenClC(String::new());
+        let il = Source::Il(Vec::new());
+        let uniform = |options: &str, src: &Source| {
+            parse_options(options)
+                .unwrap()
+                .requires_uniform_work_groups(src)
+        };
+        assert!(uniform("", &source), "OpenCL C defaults to CL1.2");
+        assert!(uniform("-cl-std=CL1.2", &source));
+        assert!(!uniform("-cl-std=CL3.0", &source));
+        assert!(uniform(
+            "-cl-std=CL3.0 -cl-uniform-work-group-size",
+            &source
+        ));
+        assert!(!uniform("", &il));
+        assert!(
+            !uniform("-cl-std=CL1.2", &il),
+            "-cl-std does not apply to IL"
+        );
+        assert!(uniform("-cl-uniform-work-group-size", &il));
+        assert_eq!(parse_options("-cl-std=CL3.0").unwrap().cl_std, Some((3, 0)));
     }
 }

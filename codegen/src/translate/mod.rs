@@ -1,7 +1,7 @@
 //! Module translation: sets up the JIT (flags, symbols), lays out program-scope variables
-//! (`Workgroup` ones in the local arena, `CrossWorkgroup`/`UniformConstant` ones as JIT data),
-//! and builds one work-group function per kernel — the work-item loop around the inlined
-//! kernel body.
+//! (`CrossWorkgroup`/`UniformConstant` ones as JIT data once per module, `Workgroup` ones in
+//! the local arena once per kernel: only those the kernel can reach, from offset 0), and builds
+//! one work-group function per kernel — the work-item loop around the inlined kernel body.
 
 mod arith;
 mod atomics;
@@ -22,7 +22,7 @@ mod rounding;
 mod subgroup;
 mod values;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use cranelift_codegen::ir::{self, types, AbiParam, UserFuncName};
 use cranelift_codegen::settings::{self, Configurable};
@@ -41,8 +41,8 @@ use crate::program::{BuildError, Kernel, Program};
 pub(crate) struct ModuleEnv {
     pub(crate) jit: JITModule,
     pub(crate) data: HashMap<Word, DataId>,
+    /// Arena offsets of the `Workgroup` variables of the kernel being translated.
     pub(crate) local_offsets: HashMap<Word, u64>,
-    static_local_size: u64,
     imports: HashMap<String, FuncId>,
     /// Bytes of `CrossWorkgroup` program-scope variables (CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE).
     global_variable_bytes: u64,
@@ -340,33 +340,96 @@ fn layout_module_variables(m: &Module, env: &mut ModuleEnv) -> Result<(), BuildE
         let Some(Operand::StorageClass(storage)) = inst.operands.first() else {
             continue;
         };
+        if matches!(
+            storage,
+            StorageClass::CrossWorkgroup | StorageClass::UniformConstant
+        ) {
+            let name = format!("__ferrocl_global_{id}");
+            let writable = *storage == StorageClass::CrossWorkgroup;
+            let data = env
+                .jit
+                .declare_data(&name, Linkage::Local, writable, false)
+                .map_err(|e| BuildError::new(format!("internal: declaring {name}: {e}\n")))?;
+            env.data.insert(id, data);
+        }
+    }
+    Ok(())
+}
+
+/// The `Workgroup` variables `kernel` can touch: those its function and every function it
+/// calls name, directly or inside module-scope constant expressions (address arithmetic on a
+/// variable). Kernels of one program run in separate launches, so each kernel's arena holds
+/// only these — `CL_KERNEL_LOCAL_MEM_SIZE` and the launch check then count what the kernel
+/// really uses, not the whole module's `__local` variables.
+fn kernel_local_variables(m: &Module, kernel: &KernelInfo) -> HashSet<Word> {
+    let mut found = HashSet::new();
+    let mut seen_functions = HashSet::from([kernel.function]);
+    let mut functions = vec![kernel.function];
+    let mut seen_globals = HashSet::new();
+    while let Some(fid) = functions.pop() {
+        let Some(f) = m.function(fid) else { continue };
+        let mut globals: Vec<Word> = f
+            .blocks
+            .iter()
+            .flat_map(|b| &b.instructions)
+            .flat_map(|i| &i.operands)
+            .filter_map(|o| match o {
+                Operand::IdRef(id) => Some(*id),
+                _ => None,
+            })
+            .collect();
+        while let Some(id) = globals.pop() {
+            if m.function(id).is_some() {
+                if seen_functions.insert(id) {
+                    functions.push(id);
+                }
+                continue;
+            }
+            if !seen_globals.insert(id) {
+                continue;
+            }
+            let Some(g) = m.global(id) else { continue };
+            match (g.class.opcode, g.operands.first()) {
+                (Op::Variable, Some(Operand::StorageClass(StorageClass::Workgroup))) => {
+                    found.insert(id);
+                }
+                (Op::Variable, _) => {}
+                _ => globals.extend(g.operands.iter().filter_map(|o| match o {
+                    Operand::IdRef(x) => Some(*x),
+                    _ => None,
+                })),
+            }
+        }
+    }
+    found
+}
+
+/// Arena offsets of `kernel`'s `Workgroup` variables, in module order from offset 0 at their
+/// natural alignment, and the bytes they span.
+fn layout_kernel_local_variables(
+    m: &Module,
+    kernel: &KernelInfo,
+) -> Result<(HashMap<Word, u64>, u64), BuildError> {
+    let used = kernel_local_variables(m, kernel);
+    let mut offsets = HashMap::new();
+    let mut size = 0u64;
+    for inst in &m.raw.types_global_values {
+        let Some(id) = inst.result_id.filter(|id| used.contains(id)) else {
+            continue;
+        };
         let pointee = match inst.result_type.and_then(|t| m.ty(t)) {
             Some(Type::Pointer { pointee, .. }) => *pointee,
             _ => continue,
         };
-        match storage {
-            StorageClass::Workgroup => {
-                let size = m.size_of(pointee).ok_or_else(|| {
-                    BuildError::new(format!("error: __local variable %{id} has no size\n"))
-                })?;
-                let align = m.align_of(pointee).unwrap_or(16).max(1);
-                let offset = env.static_local_size.next_multiple_of(align);
-                env.local_offsets.insert(id, offset);
-                env.static_local_size = offset + size;
-            }
-            StorageClass::CrossWorkgroup | StorageClass::UniformConstant => {
-                let name = format!("__ferrocl_global_{id}");
-                let writable = *storage == StorageClass::CrossWorkgroup;
-                let data = env
-                    .jit
-                    .declare_data(&name, Linkage::Local, writable, false)
-                    .map_err(|e| BuildError::new(format!("internal: declaring {name}: {e}\n")))?;
-                env.data.insert(id, data);
-            }
-            _ => {}
-        }
+        let bytes = m.size_of(pointee).ok_or_else(|| {
+            BuildError::new(format!("error: __local variable %{id} has no size\n"))
+        })?;
+        let align = m.align_of(pointee).unwrap_or(16).max(1);
+        let offset = size.next_multiple_of(align);
+        offsets.insert(id, offset);
+        size = offset + bytes;
     }
-    Ok(())
+    Ok((offsets, size))
 }
 
 /// Argument-block layout: every argument at its natural alignment (pointers 8).
@@ -390,7 +453,6 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
         jit: new_jit(options)?,
         data: HashMap::new(),
         local_offsets: HashMap::new(),
-        static_local_size: 0,
         imports: HashMap::new(),
         global_variable_bytes: 0,
     };
@@ -405,6 +467,8 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
         ctx.func.signature = sig.clone();
         ctx.func.name = UserFuncName::user(0, index as u32);
         let (slots, args_size) = arg_layout(kernel);
+        let (local_offsets, static_local) = layout_kernel_local_variables(m, kernel)?;
+        env.local_offsets = local_offsets;
         let shape = kernel::build(
             m,
             kernel,
@@ -453,15 +517,14 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
             ctx.set_disasm(false);
         }
         env.jit.clear_context(&mut ctx);
-        built.push((id, kernel.clone(), slots, args_size, shape));
+        built.push((id, kernel.clone(), slots, args_size, static_local, shape));
     }
     env.jit
         .finalize_definitions()
         .map_err(|e| BuildError::new(format!("error: linking JIT code failed: {e}\n")))?;
-    let static_local = env.static_local_size as usize;
     let kernels = built
         .into_iter()
-        .map(|(id, info, slots, args_size, shape)| {
+        .map(|(id, info, slots, args_size, static_local, shape)| {
             let code = env.jit.get_finalized_function(id);
             // SAFETY: `code` was compiled from a function with signature (i64, i64, i64) -> ()
             // in the host's default calling convention, which is `WorkGroupFn`'s ABI.
@@ -470,8 +533,16 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
                 info,
                 slots,
                 args_size,
-                static_local,
-                shape.private_bytes as usize,
+                static_local as usize,
+                // With barriers every work-item's private variables and the values live across
+                // barriers sit in its frame, which is then what each work-item needs (the body
+                // is translated once per resume point, so `private_bytes` would count each
+                // variable several times).
+                if shape.frame_size > 0 {
+                    shape.frame_size
+                } else {
+                    shape.private_bytes
+                } as usize,
                 shape.instruction_count,
                 shape.frame_size as usize,
                 shape.barrier_schedule,
