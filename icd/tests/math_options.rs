@@ -163,6 +163,79 @@ fn run_mad(env: &Env, program: &Program) -> (Vec<f32>, Vec<f32>, Vec<f64>) {
     (scalar, vector, double)
 }
 
+/// The value of half encoding `h`.
+fn half_value(h: u16) -> f64 {
+    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
+    let (e, m) = (i32::from(h >> 10 & 0x1f), f64::from(h & 0x3ff));
+    assert!(e < 31, "finite halves only");
+    sign * if e == 0 {
+        m * 2f64.powi(-24)
+    } else {
+        (1024.0 + m) * 2f64.powi(e - 25)
+    }
+}
+
+/// `x` rounded to the nearest half (ties to even), for |x| below 65504.
+fn round_to_half(x: f64) -> f64 {
+    if x == 0.0 {
+        return x;
+    }
+    let q = 2f64.powi((x.abs().log2().floor() as i32 - 10).max(-24));
+    (x / q).round_ties_even() * q
+}
+
+/// mad on halves: with `fuse` the fma rounded once, else the rounded product plus c, rounded.
+fn check_half_mad(env: &Env, program: &Program, fuse: bool, what: &str) {
+    let mut rng = Rng::new(3);
+    // First the case an f32 fma then a rounding to half gets wrong: a*b + c = 9700 + 2^-11
+    // (nearest half 9704), which f32 rounds to 9700, a tie that goes to 9696.
+    let mut cols: [Vec<u16>; 3] = [vec![0x7656], vec![0x35fb], vec![0xb51e]];
+    for _ in 0..63 {
+        let a = rng.next_u32() as u16 & 0x3fff; // |a| < 2, positive, normal or subnormal
+        let b = (rng.next_u32() as u16 & 0x3fff) | 0x8000;
+        let p = round_to_half(half_value(a) * half_value(b));
+        // c = -(a*b rounded): the fused result is the product's rounding error.
+        cols[0].push(a);
+        cols[1].push(b);
+        cols[2].push(half_bits(-p));
+    }
+    assert_eq!(
+        [half_value(0x7656), half_value(0x35fb), half_value(0xb51e)],
+        [25952.0, 0.373779296875, -0.31982421875]
+    );
+    let n = cols[0].len();
+    let bufs: Vec<_> = cols.iter().map(|c| env.buffer(c)).collect();
+    let k = kernel(program, "mad_h");
+    let out = env.buffer_filled(n, 0xffffu16);
+    for (i, buf) in bufs.iter().enumerate() {
+        arg_buf(&k, i as u32, buf);
+    }
+    arg_buf(&k, 3, &out);
+    env.run(&k, &[n], None, None);
+    let got = env.read(&out, n);
+    let mut differing = 0;
+    for i in 0..n {
+        let [a, b, c] = [0, 1, 2].map(|k| half_value(cols[k][i]));
+        let fused = round_to_half(a * b + c);
+        let unfused = round_to_half(round_to_half(a * b) + c);
+        differing += usize::from(fused != unfused);
+        let want = if fuse { fused } else { unfused };
+        assert_eq!(half_value(got[i]), want, "{what}: mad({a}, {b}, {c})");
+    }
+    assert_eq!(half_value(got[0]), 9704.0, "{what}");
+    assert!(
+        differing > 10,
+        "only {differing} inputs tell fma from a*b+c"
+    );
+}
+
+/// The encoding of half value `x` (exactly a half).
+fn half_bits(x: f64) -> u16 {
+    (0..=0xffffu16)
+        .find(|&h| h & 0x7c00 != 0x7c00 && half_value(h) == x && (x != 0.0 || h == 0))
+        .expect("a half value")
+}
+
 #[test]
 fn mad_is_fused_exactly_when_an_option_allows_it() {
     let env = Env::new();
@@ -223,6 +296,12 @@ fn mad_is_fused_exactly_when_an_option_allows_it() {
                 "mad float4, {how}, options {options:?}"
             );
             assert_eq!(&double, dwant, "mad double, {how}, options {options:?}");
+            check_half_mad(
+                &env,
+                &program,
+                fuse,
+                &format!("mad half, {how}, {options:?}"),
+            );
         }
     }
 }

@@ -13,6 +13,11 @@ kernel void mad_f4(global const float4 *a, global const float4 *b, global const 
     size_t i = get_global_id(0);
     o[i] = mad(a[i], b[i], c[i]);
 }
+kernel void mad_h(global const ushort *a, global const ushort *b, global const ushort *c,
+                  global ushort *o) {
+    size_t i = get_global_id(0);
+    o[i] = as_ushort(mad(as_half(a[i]), as_half(b[i]), as_half(c[i])));
+}
 kernel void mad_d(global const double *a, global const double *b, global const double *c,
                   global double *o) {
     size_t i = get_global_id(0);
