@@ -6,6 +6,7 @@ use crate::cl::{Buffer, Device};
 use crate::funcs::{Bound, Func, Kind};
 use crate::inputs::{self, Rng};
 use crate::reference::Reference;
+use crate::relaxed::{self, MathOptions, Rule, DERIVED_ULPS};
 use crate::ulp::{self, Format, F16, F32, F64};
 use std::time::Instant;
 
@@ -26,6 +27,9 @@ pub struct Options {
     pub half: bool,
     /// Also run the 4-wide vector kernel on every input.
     pub vector: bool,
+    /// clBuildProgram options of every kernel; results are judged by what their math options
+    /// allow (relaxed.rs).
+    pub build_options: String,
 }
 
 impl Default for Options {
@@ -38,6 +42,7 @@ impl Default for Options {
             double: true,
             half: true,
             vector: true,
+            build_options: String::new(),
         }
     }
 }
@@ -49,6 +54,8 @@ pub struct Row {
     pub tested: u64,
     pub max_ulp: f64,
     pub bound: Bound,
+    /// The bound column when it is not a plain ulp bound (table 7 rules).
+    pub bound_note: Option<String>,
     pub worst: String,
     /// Results beyond the bound.
     pub fails: u64,
@@ -65,6 +72,25 @@ pub struct Row {
 impl Row {
     pub fn ok(&self) -> bool {
         self.status == "ok" || self.status == "measured"
+    }
+
+    /// A row before any input.
+    fn new(func: &'static Func, fmt: Format, judge: Option<&Judge<'_>>) -> Row {
+        Row {
+            func: func.name,
+            ty: fmt.name,
+            tested: 0,
+            max_ulp: 0.0,
+            bound: judge.and_then(|j| j.bound),
+            bound_note: judge.and_then(|j| j.relaxed).map(relaxed::rule_text),
+            worst: String::new(),
+            fails: 0,
+            edge_fails: 0,
+            first_edge: String::new(),
+            vec_mismatch: 0,
+            status: String::new(),
+            seconds: 0.0,
+        }
     }
 }
 
@@ -337,7 +363,6 @@ impl Tally {
 /// reference, so both are split).
 fn judge_chunk(
     judge: &Judge<'_>,
-    limit: Option<f64>,
     cols: &[Vec<f64>; 3],
     scalar: &[f64],
     vector: Option<&[f64]>,
@@ -352,7 +377,7 @@ fn judge_chunk(
         let handles: Vec<_> = (0..n.div_ceil(per))
             .map(|k| {
                 let range = k * per..((k + 1) * per).min(n);
-                s.spawn(move || judge_slice(judge, limit, cols, scalar, vector, special, range))
+                s.spawn(move || judge_slice(judge, cols, scalar, vector, special, range))
             })
             .collect();
         handles
@@ -365,7 +390,6 @@ fn judge_chunk(
 #[allow(clippy::too_many_arguments)]
 fn judge_slice(
     judge: &Judge<'_>,
-    limit: Option<f64>,
     cols: &[Vec<f64>; 3],
     scalar: &[f64],
     vector: Option<&[f64]>,
@@ -377,12 +401,20 @@ fn judge_slice(
     // anew for every chunk.
     const BLOCK: usize = 4096;
     let (mut hi, mut lo) = (vec![0.0; BLOCK], vec![0.0; BLOCK]);
+    let mut derived = vec![0.0; if judge.derived.is_some() { BLOCK } else { 0 }];
     let mut start = range.start;
     while start < range.end {
         let block = start..(start + BLOCK).min(range.end);
         start = block.end;
         judge_block(
-            judge, limit, cols, scalar, vector, special, block, &mut hi, &mut lo, &mut t,
+            judge,
+            cols,
+            scalar,
+            vector,
+            special,
+            block,
+            [&mut hi, &mut lo, &mut derived],
+            &mut t,
         );
     }
     t
@@ -391,14 +423,12 @@ fn judge_slice(
 #[allow(clippy::too_many_arguments)]
 fn judge_block(
     judge: &Judge<'_>,
-    limit: Option<f64>,
     cols: &[Vec<f64>; 3],
     scalar: &[f64],
     vector: Option<&[f64]>,
     special: usize,
     range: std::ops::Range<usize>,
-    hi: &mut [f64],
-    lo: &mut [f64],
+    [hi, lo, derived]: [&mut Vec<f64>; 3],
     t: &mut Tally,
 ) {
     let func = judge.func;
@@ -421,6 +451,11 @@ fn judge_block(
             .reference
             .eval(fmt, a, b, c, &mut hi[..len], &mut lo[..len]);
     }
+    if let Some(d) = judge.derived {
+        // The derived formula is a float value: its tail is zero, written to `lo`'s spare.
+        let mut tail = vec![0.0; len];
+        d.eval(fmt, a, b, c, &mut derived[..len], &mut tail);
+    }
     let domain_limited = domain_limited(func);
     for (j, i) in range.enumerate() {
         let args = [cols[0][i], cols[1][i], cols[2][i]];
@@ -439,7 +474,8 @@ fn judge_block(
             None => (None, 1),
         };
         for got in [Some(scalar[i]), lane].into_iter().flatten() {
-            let err = judge.error(got, args, hi[j], lo[j]);
+            let derived = judge.derived.map(|_| derived[j]);
+            let (err, fail) = judge.judge(got, args, hi[j], lo[j], derived);
             if err > t.max_ulp || (t.worst.is_empty() && err == t.max_ulp && err > 0.0) {
                 t.max_ulp = err;
                 let a: Vec<String> = args[..func.arity]
@@ -453,7 +489,7 @@ fn judge_block(
                     fmt_val(hi[j] + lo[j], fmt)
                 );
             }
-            if limit.is_some_and(|l| err > l) {
+            if fail {
                 t.fails += copies;
             }
             if let Some(msg) = judge.exactness(got, args, hi[j], lo[j], i < special) {
@@ -487,12 +523,166 @@ pub struct Judge<'a> {
     pub bound: Bound,
     pub ftz: bool,
     pub tol: f64,
+    /// Table 7 (float under -cl-unsafe-math-optimizations): replaces `bound` for judging.
+    pub relaxed: Option<Rule>,
+    /// The derived formula of a table 7 rule, evaluated in float.
+    pub derived: Option<Reference>,
+    /// -cl-finite-math-only: results for infinite or NaN arguments or results are not judged.
+    pub finite_only: bool,
+    /// -cl-no-signed-zeros: the sign of a zero result is not judged.
+    pub no_signed_zeros: bool,
+    /// The 6.7 edge cases must hold (not under -cl-unsafe-math-optimizations).
+    pub edge_cases: bool,
 }
 
-impl Judge<'_> {
+impl<'a> Judge<'a> {
+    /// How `func` in `fmt` is judged for programs built with `math` options, on a device that
+    /// flushes float subnormals (`device_ftz`) and, with `correctly_rounded`, is held to
+    /// correctly rounded float divide and sqrt.
+    pub fn new(
+        func: &'a Func,
+        fmt: Format,
+        math: &MathOptions,
+        device_ftz: bool,
+        correctly_rounded: bool,
+    ) -> Result<Judge<'a>, String> {
+        let double = fmt == F64;
+        let bound = if correctly_rounded {
+            crate::funcs::CR
+        } else if double {
+            func.f64_bound.flatten()
+        } else if fmt == F16 {
+            func.f16_bound.flatten()
+        } else {
+            func.f32_bound
+        };
+        let reference =
+            |name: &str| Reference::by_name(name).ok_or_else(|| format!("no reference {name}"));
+        let relaxed = (fmt == F32 && math.unsafe_math && !correctly_rounded)
+            .then(|| relaxed::rule(func.name))
+            .flatten();
+        let derived = match relaxed {
+            Some(Rule::Derived { reference: r, .. }) => Some(reference(r)?),
+            _ => None,
+        };
+        Ok(Judge {
+            func,
+            reference: reference(func.reference)?,
+            double,
+            fmt,
+            bound,
+            // The CTS applies its flush-to-zero rules in relaxed mode too.
+            ftz: (fmt == F32 && (device_ftz || math.denorms_are_zero || math.unsafe_math))
+                || func.kind == Kind::Half,
+            tol: if double {
+                1.0 / 512.0
+            } else {
+                1.0 / (1 << 20) as f64
+            },
+            relaxed,
+            derived,
+            finite_only: math.finite_only,
+            no_signed_zeros: math.no_signed_zeros,
+            edge_cases: !math.unsafe_math,
+        })
+    }
+
+    /// The error of one result in ulps (as [`Judge::error`]) and whether it fails: beyond the
+    /// bound or, under table 7, outside what the rule accepts. `derived` is the derived
+    /// formula's value for these arguments.
+    pub fn judge(
+        &self,
+        got: f64,
+        args: [f64; 3],
+        hi: f64,
+        lo: f64,
+        derived: Option<f64>,
+    ) -> (f64, bool) {
+        let err = self.error(got, args, hi, lo);
+        let finite_args = args[..self.func.arity].iter().all(|x| x.is_finite());
+        if self.finite_only && !(finite_args && self.fmt.round(hi).is_finite()) {
+            return (err, false);
+        }
+        let fail = match self.relaxed {
+            None => self.bound.is_some_and(|b| err > b + self.tol),
+            Some(rule) => !self.relaxed_accepts(rule, got, args, hi, lo, derived),
+        };
+        (err, fail)
+    }
+
+    /// Whether table 7's `rule` accepts `got`, with the flush-to-zero allowances (the CTS
+    /// applies them in relaxed mode).
+    fn relaxed_accepts(
+        &self,
+        rule: Rule,
+        got: f64,
+        args: [f64; 3],
+        hi: f64,
+        lo: f64,
+        derived: Option<f64>,
+    ) -> bool {
+        let x = args[0];
+        let within_ulps =
+            |b: f64| self.error_within(got, args, hi, lo, b + self.tol) <= b + self.tol;
+        let within_abs = |abs: f64| {
+            let exact = |h: f64, l: f64| (got - h - ulp::unscale_lo(h, l)).abs() <= abs;
+            if exact(hi, lo) {
+                return true;
+            }
+            // Rule 5: the arguments with subnormals flushed.
+            self.ftz
+                && self.flushed_variants(args).into_iter().any(|f| {
+                    let (h, l) = self.reference.one(self.fmt, f[0], f[1], f[2]);
+                    exact(h, l)
+                })
+        };
+        match rule {
+            Rule::Ulp(b) => within_ulps(b),
+            Rule::AbsWithin { limit, abs } => x.abs() > limit || within_abs(abs),
+            Rule::ExpUlp => within_ulps(3.0 + (2.0 * x).abs().floor()),
+            Rule::LogAbs => {
+                if (0.5..=2.0).contains(&x) {
+                    within_abs(1.0 / (1 << 21) as f64)
+                } else {
+                    within_ulps(3.0)
+                }
+            }
+            Rule::Divide => {
+                let in_range = |v: f64| (2f64.powi(-62)..=2f64.powi(62)).contains(&v.abs());
+                !(in_range(args[0]) && in_range(args[1])) || within_ulps(2.5)
+            }
+            Rule::Derived { domain, .. } => {
+                if !domain.defined(args[0], args[1]) {
+                    return true;
+                }
+                if within_ulps(DERIVED_ULPS)
+                    || (got == 0.0 && domain.zero_allowed(args[0], args[1]))
+                {
+                    return true;
+                }
+                derived.is_some_and(|d| {
+                    d.is_finite()
+                        && ulp::ulp_error(got, d, 0.0, self.fmt).abs() <= DERIVED_ULPS + self.tol
+                })
+            }
+        }
+    }
+
     /// |error| in ulps of one result, with the allowances the CTS makes (mad's two forms,
-    /// flush-to-zero rules 4 and 5); infinite when wrong beyond measure.
+    /// flush-to-zero rules 4 and 5, tried when the error is over the bound); infinite when
+    /// wrong beyond measure.
     pub fn error(&self, got: f64, args: [f64; 3], hi: f64, lo: f64) -> f64 {
+        self.error_within(
+            got,
+            args,
+            hi,
+            lo,
+            self.bound.unwrap_or(f64::INFINITY) + self.tol,
+        )
+    }
+
+    /// [`Judge::error`] with the flush-to-zero allowances tried when the error is over `limit`.
+    fn error_within(&self, got: f64, args: [f64; 3], hi: f64, lo: f64, limit: f64) -> f64 {
         // CTS rule 1: the reference rounded to the format is accepted; it matters where the
         // reference overflows the format but not the double it is carried in (then only the
         // infinity is right, and ulp_error would measure it against the finite reference).
@@ -513,23 +703,67 @@ impl Judge<'_> {
                 err = 0.0;
             }
         }
-        let limit = self.bound.unwrap_or(f64::INFINITY) + self.tol;
         if self.ftz && err > limit {
             // Rule 4: a subnormal exact result may come back as zero.
             if got == 0.0 && hi.abs() < self.fmt.min_normal() {
                 return 0.0;
             }
             // Rule 5: the result for the arguments with subnormals flushed.
-            let f = args.map(|x| flush(x, self.fmt));
-            if f != args {
+            for f in self.flushed_variants(args) {
                 let (h, l) = self.reference.one(self.fmt, f[0], f[1], f[2]);
+                // Rule 4 on it: a subnormal result for the flushed arguments may be zero.
+                if got == 0.0 && h.abs() < self.fmt.min_normal() {
+                    return 0.0;
+                }
                 let e = ulp::ulp_error(got, h, l, self.fmt).abs();
-                if e <= limit || (got == 0.0 && h.abs() < self.fmt.min_normal()) {
+                if e <= limit {
                     return e.min(err);
                 }
             }
         }
         err
+    }
+
+    /// The arguments with their subnormals flushed to zeros of either sign (the sign of a
+    /// flushed zero is unspecified, env 6.7.3; the CTS tries both); empty when none is
+    /// subnormal.
+    fn flushed_variants(&self, args: [f64; 3]) -> Vec<[f64; 3]> {
+        let arity = self.func.arity;
+        let subnormal: Vec<usize> = (0..arity)
+            .filter(|&k| flush(args[k], self.fmt) != args[k])
+            .collect();
+        (0..1usize << subnormal.len())
+            .map(|signs| {
+                let mut f = args;
+                for (bit, &k) in subnormal.iter().enumerate() {
+                    f[k] = if signs >> bit & 1 == 0 {
+                        flush(args[k], self.fmt)
+                    } else {
+                        -flush(args[k], self.fmt)
+                    };
+                }
+                f
+            })
+            .filter(|_| !subnormal.is_empty())
+            .collect()
+    }
+
+    /// Env 6.7.3 in flush-to-zero mode: `got` is a zero for a subnormal result, or the exact
+    /// result for the arguments with their subnormals flushed (or zero if that is subnormal).
+    /// An inexact result for flushed arguments is no exact prescription: the error measure
+    /// judges it.
+    fn flush_conforms(&self, got: f64, args: [f64; 3], hi: f64) -> bool {
+        let tiny = |h: f64| h.abs() < self.fmt.min_normal();
+        if got == 0.0 && tiny(hi) {
+            return true;
+        }
+        self.flushed_variants(args).into_iter().any(|f| {
+            let (h, l) = self.reference.one(self.fmt, f[0], f[1], f[2]);
+            l != 0.0
+                || (self.fmt.round(h) != h && !h.is_nan())
+                || same(got, h)
+                || (got == 0.0 && tiny(h))
+        })
     }
 
     /// For a result the spec prescribes exactly: None if fine, else a description.
@@ -552,14 +786,21 @@ impl Judge<'_> {
         {
             return None;
         }
-        let zero_rule = hi == 0.0 && self.func.kind != Kind::ZeroSignFree && !self.ftz;
+        if !self.edge_cases || (self.finite_only && !hi.is_finite()) {
+            return None;
+        }
+        let zero_rule =
+            hi == 0.0 && self.func.kind != Kind::ZeroSignFree && !self.ftz && !self.no_signed_zeros;
         if !(special || zero_rule) {
             return None;
         }
         if self.func.kind == Kind::Native || (special && self.func.kind == Kind::Mad) {
             return None;
         }
-        let ok = if hi == 0.0 && self.func.kind == Kind::ZeroSignFree {
+        if self.ftz && self.flush_conforms(got, args, hi) {
+            return None;
+        }
+        let ok = if hi == 0.0 && (self.func.kind == Kind::ZeroSignFree || self.no_signed_zeros) {
             got == 0.0
         } else {
             same(got, hi)
@@ -591,40 +832,42 @@ fn domain_limited(func: &Func) -> bool {
     matches!(func.name, "half_sin" | "half_cos" | "half_tan")
 }
 
+/// Whether float `func` is held to correct rounding (the CTS's divide_cr and sqrt_cr): the device
+/// reports CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT, and the build options ask for it or do not ask
+/// for table 7 instead (the checker then adds the option itself).
+pub fn correctly_rounded(dev: &Device, func: &Func, fmt: Format, math: &MathOptions) -> bool {
+    fmt == F32
+        && dev.cr_divide_sqrt_f32
+        && matches!(func.name, "divide" | "sqrt")
+        && (math.correctly_rounded_divide_sqrt || !math.unsafe_math)
+}
+
 /// Measures one function in one type.
 pub fn check(dev: &Device, func: &'static Func, fmt: Format, opts: &Options) -> Row {
     let start = Instant::now();
-    let double = fmt == F64;
-    let bound = if double {
-        func.f64_bound.flatten()
-    } else if fmt == F16 {
-        func.f16_bound.flatten()
-    } else {
-        func.f32_bound
+    let math = MathOptions::parse(&opts.build_options);
+    let correctly_rounded = correctly_rounded(dev, func, fmt, &math);
+    let mut build_options = opts.build_options.clone();
+    if correctly_rounded && !math.correctly_rounded_divide_sqrt {
+        build_options.push(' ');
+        build_options.push_str(relaxed::CR_DIVIDE_SQRT);
+    }
+    let judge = match Judge::new(func, fmt, &math, dev.ftz_f32, correctly_rounded) {
+        Ok(j) => j,
+        Err(e) => {
+            let mut row = Row::new(func, fmt, None);
+            row.status = e;
+            return row;
+        }
     };
-    let mut row = Row {
-        func: func.name,
-        ty: fmt.name,
-        tested: 0,
-        max_ulp: 0.0,
-        bound,
-        worst: String::new(),
-        fails: 0,
-        edge_fails: 0,
-        first_edge: String::new(),
-        vec_mismatch: 0,
-        status: String::new(),
-        seconds: 0.0,
-    };
+    let bound = judge.bound;
+    let mut row = Row::new(func, fmt, Some(&judge));
     let finish = |mut row: Row, status: String| {
         row.status = status;
         row.seconds = start.elapsed().as_secs_f64();
         row
     };
-    let Some(reference) = Reference::by_name(func.reference) else {
-        return finish(row, format!("no reference {}", func.reference));
-    };
-    let prog = match dev.program(&source(func, fmt), "") {
+    let prog = match dev.program(&source(func, fmt), &build_options) {
         Ok(p) => p,
         Err(e) => {
             let first = e
@@ -647,20 +890,6 @@ pub fn check(dev: &Device, func: &'static Func, fmt: Format, opts: &Options) -> 
         Ok(b) => b,
         Err(e) => return finish(row, e),
     };
-    let judge = Judge {
-        func,
-        reference,
-        double,
-        fmt,
-        bound,
-        ftz: (fmt == F32 && dev.ftz_f32) || func.kind == Kind::Half,
-        tol: if double {
-            1.0 / 512.0
-        } else {
-            1.0 / (1 << 20) as f64
-        },
-    };
-    let limit = bound.map(|b| b + judge.tol);
     let mut inputs = Inputs::new(func, fmt, opts);
     let mut chunks = 0u64;
     while let Some((cols, special)) = inputs.next() {
@@ -680,7 +909,7 @@ pub fn check(dev: &Device, func: &'static Func, fmt: Format, opts: &Options) -> 
             Ok(o) => o,
             Err(e) => return finish(row, format!("run error: {e}")),
         };
-        for tally in judge_chunk(&judge, limit, &cols, &scalar, vector.as_deref(), special) {
+        for tally in judge_chunk(&judge, &cols, &scalar, vector.as_deref(), special) {
             tally.merge_into(&mut row);
         }
     }
@@ -714,7 +943,9 @@ pub fn row_text(r: &Row) -> String {
         r.ty,
         r.tested,
         max,
-        crate::funcs::bound_text(r.bound),
+        r.bound_note
+            .clone()
+            .unwrap_or_else(|| crate::funcs::bound_text(r.bound)),
         if r.worst.is_empty() {
             "—".into()
         } else {
@@ -726,4 +957,215 @@ pub fn row_text(r: &Row) -> String {
         r.status,
         r.seconds
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::funcs::by_name;
+
+    fn judge(name: &str, fmt: Format, options: &str, cr: bool) -> Judge<'static> {
+        let math = MathOptions::parse(options);
+        Judge::new(by_name(name).unwrap(), fmt, &math, false, cr).unwrap()
+    }
+
+    /// Whether `got` fails for `args` (the reference computed here).
+    fn fails(j: &Judge<'_>, got: f64, args: [f64; 3]) -> bool {
+        let (hi, lo) = j.reference.one(j.fmt, args[0], args[1], args[2]);
+        let derived = j.derived.map(|d| d.one(j.fmt, args[0], args[1], args[2]).0);
+        j.judge(got, args, hi, lo, derived).1
+    }
+
+    fn ulps_away(x: f32, n: i32) -> f64 {
+        f64::from(f32::from_bits((x.to_bits() as i32 + n) as u32))
+    }
+
+    #[test]
+    fn correctly_rounded_divide_and_sqrt_allow_half_an_ulp() {
+        let exact = (1.0f32 / 3.0) as f64;
+        let plain = judge("divide", F32, "", false);
+        assert!(!fails(&plain, ulps_away(1.0 / 3.0, 2), [1.0, 3.0, 0.0]));
+        let cr = judge("divide", F32, relaxed::CR_DIVIDE_SQRT, true);
+        assert_eq!(cr.bound, crate::funcs::CR);
+        assert!(!fails(&cr, exact, [1.0, 3.0, 0.0]));
+        assert!(fails(&cr, ulps_away(1.0 / 3.0, 1), [1.0, 3.0, 0.0]));
+        let sqrt = judge("sqrt", F32, "", true);
+        assert!(fails(&sqrt, ulps_away(2f32.sqrt(), -1), [2.0, 0.0, 0.0]));
+    }
+
+    #[test]
+    fn table_7_absolute_and_input_dependent_bounds() {
+        let fast = "-cl-fast-relaxed-math";
+        let sin = judge("sin", F32, fast, false);
+        let s1 = f64::from(1f32.sin());
+        assert!(!fails(&sin, s1 + 4.0e-4, [1.0, 0.0, 0.0]));
+        assert!(fails(&sin, s1 + 6.0e-4, [1.0, 0.0, 0.0]));
+        // Outside [-pi, pi] the error may be larger.
+        assert!(!fails(&sin, 0.5, [4.0, 0.0, 0.0]));
+        // Without the option, the full-profile 4 ulp hold.
+        assert!(fails(
+            &judge("sin", F32, "", false),
+            s1 + 4.0e-4,
+            [1.0, 0.0, 0.0]
+        ));
+        // exp: 3 + floor(|2x|) ulp: 23 at x = 10.
+        let exp = judge("exp", F32, fast, false);
+        let e10 = 10f32.exp();
+        assert!(!fails(&exp, ulps_away(e10, 22), [10.0, 0.0, 0.0]));
+        assert!(fails(&exp, ulps_away(e10, 25), [10.0, 0.0, 0.0]));
+        // log on [0.5, 2]: absolute 2^-21, huge in ulps near 1.
+        let log = judge("log", F32, fast, false);
+        let x = 1.0 + 2f64.powi(-20);
+        assert!(!fails(
+            &log,
+            f64::from((x.ln() + 2e-7) as f32),
+            [x, 0.0, 0.0]
+        ));
+        assert!(fails(
+            &log,
+            f64::from((x.ln() + 1e-6) as f32),
+            [x, 0.0, 0.0]
+        ));
+        // divide: 2.5 ulp inside [2^-62, 2^62], anything outside.
+        let div = judge("divide", F32, fast, false);
+        assert!(!fails(&div, ulps_away(1.0 / 3.0, 2), [1.0, 3.0, 0.0]));
+        assert!(fails(&div, ulps_away(1.0 / 3.0, 3), [1.0, 3.0, 0.0]));
+        assert!(!fails(&div, 7.0, [1.0, 1e30, 0.0]));
+        // ...unless the program asked for correctly rounded division as well.
+        let both = judge(
+            "divide",
+            F32,
+            &format!("{fast} {}", relaxed::CR_DIVIDE_SQRT),
+            true,
+        );
+        assert!(both.relaxed.is_none());
+        assert!(fails(&both, ulps_away(1.0 / 3.0, 1), [1.0, 3.0, 0.0]));
+        // acos: 4096 ulp.
+        let acos = judge("acos", F32, fast, false);
+        let a = 0.3f32.acos();
+        assert!(!fails(
+            &acos,
+            ulps_away(a, 4000),
+            [f64::from(0.3f32), 0.0, 0.0]
+        ));
+        assert!(fails(
+            &acos,
+            ulps_away(a, 4200),
+            [f64::from(0.3f32), 0.0, 0.0]
+        ));
+        // Double keeps its full-profile bound.
+        let d = judge("sin", F64, fast, false);
+        assert!(fails(&d, 1f64.sin() + 1e-10, [1.0, 0.0, 0.0]));
+    }
+
+    #[test]
+    fn table_7_derived_implementations() {
+        let fast = "-cl-fast-relaxed-math";
+        let pow = judge("pow", F32, fast, false);
+        assert!(pow.derived.is_some());
+        // 8192 ulp of the exact value...
+        let p = 1.5f32.powf(40.0);
+        assert!(!fails(&pow, ulps_away(p, 8000), [1.5, 40.0, 0.0]));
+        assert!(fails(&pow, ulps_away(p, 9000), [1.5, 40.0, 0.0]));
+        // ...or of exp2(y * log2(x)) in float, which is off by itself at large exponents.
+        // Find a base where that evaluation is tens of ulps off (the rounding of log2(x) times
+        // an exponent near 120).
+        let relaxed_pow = Reference::by_name("relaxed_pow").unwrap();
+        let (x, y, derived, exact, off) = (1..200)
+            .map(|k| {
+                let x = f64::from(1.0f32 + k as f32 / 256.0);
+                let y = f64::from((120.0 / x.log2()).round() as f32);
+                let derived = relaxed_pow.one(F32, x, y, 0.0).0;
+                let exact = x.powf(y);
+                (
+                    x,
+                    y,
+                    derived,
+                    exact,
+                    ulp::ulp_error(derived, exact, 0.0, F32),
+                )
+            })
+            .find(|r| r.4.abs() > 30.0)
+            .expect("a base where the derived formula is off");
+        // 8180 ulp beyond the formula's value, away from the exact one: over 8192 from it.
+        let got = ulps_away(derived as f32, 8180 * off.signum() as i32);
+        assert!(ulp::ulp_error(got, exact, 0.0, F32).abs() > 8192.0);
+        assert!(!fails(&pow, got, [x, y, 0.0]));
+        // Undefined: 0^0 and negative bases with non-integer exponents; 0^y may be 0.
+        assert!(!fails(&pow, 42.0, [0.0, 0.0, 0.0]));
+        assert!(!fails(&pow, 42.0, [-2.0, 0.5, 0.0]));
+        assert!(!fails(&pow, 0.0, [0.0, -3.0, 0.0]));
+        assert!(fails(&pow, 42.0, [-2.0, 3.0, 0.0]));
+        // cosh is defined on [-88, 88] only.
+        let cosh = judge("cosh", F32, fast, false);
+        assert!(!fails(&cosh, 1.0, [89.0, 0.0, 0.0]));
+        assert!(fails(&cosh, 1.0, [80.0, 0.0, 0.0]));
+    }
+
+    #[test]
+    fn flush_to_zero_alternatives_for_exact_results() {
+        let tiny = f64::from(f32::from_bits(1));
+        let exact = |j: &Judge<'_>, got: f64, x: f64| {
+            let (hi, lo) = j.reference.one(F32, x, 0.0, 0.0);
+            j.exactness(got, [x, 0.0, 0.0], hi, lo, true).is_none()
+        };
+        let ceil = judge("ceil", F32, "-cl-denorms-are-zero", false);
+        assert!(exact(&ceil, 1.0, tiny) && exact(&ceil, 0.0, tiny));
+        assert!(!exact(&ceil, 0.5, tiny));
+        assert!(!exact(&judge("ceil", F32, "", false), 0.0, tiny));
+        // rsqrt(-0) = -inf: the flushed zero may have either sign.
+        let rsqrt = judge("rsqrt", F32, "-cl-denorms-are-zero", false);
+        assert!(exact(&rsqrt, f64::NEG_INFINITY, -tiny) && exact(&rsqrt, f64::NAN, -tiny));
+        assert!(exact(&rsqrt, f64::INFINITY, -tiny));
+        assert!(!exact(&rsqrt, 1.0, -tiny));
+        // A subnormal result flushed: exp2(-127).
+        // fma with a subnormal addend flushed and the product subnormal: zero (rules 3 + 4).
+        let fma = judge("fma", F32, "-cl-denorms-are-zero", false);
+        let args = [2.0070122e-20f32, -5.0282247e-19, -4.498214e-39].map(f64::from);
+        let (hi, lo) = fma.reference.one(F32, args[0], args[1], args[2]);
+        assert!(hi.abs() > f64::from(f32::MIN_POSITIVE));
+        assert_eq!(fma.error(0.0, args, hi, lo), 0.0);
+        assert!(!fma.judge(0.0, args, hi, lo, None).1);
+        assert!(
+            judge("fma", F32, "", false)
+                .judge(0.0, args, hi, lo, None)
+                .1
+        );
+        let exp2 = judge("exp2", F32, "-cl-denorms-are-zero", false);
+        assert!(exact(&exp2, 0.0, -127.0));
+        assert!(!exact(&exp2, f64::from(f32::MIN_POSITIVE), -127.0));
+    }
+
+    #[test]
+    fn finite_math_and_signed_zeros() {
+        let finite = judge("exp", F32, "-cl-finite-math-only", false);
+        assert!(!fails(&finite, 0.0, [f64::INFINITY, 0.0, 0.0]));
+        assert!(
+            !fails(&finite, 0.0, [100.0, 0.0, 0.0]),
+            "exp(100) overflows float"
+        );
+        assert!(fails(&finite, 0.0, [1.0, 0.0, 0.0]));
+        assert!(fails(
+            &judge("exp", F32, "", false),
+            0.0,
+            [f64::INFINITY, 0.0, 0.0]
+        ));
+        // The sign of a zero result: judged by default, not under -cl-no-signed-zeros.
+        let sin = judge("sin", F32, "", false);
+        assert!(sin
+            .exactness(0.0, [-0.0, 0.0, 0.0], -0.0, 0.0, true)
+            .is_some());
+        let nsz = judge("sin", F32, "-cl-no-signed-zeros", false);
+        assert!(nsz
+            .exactness(0.0, [-0.0, 0.0, 0.0], -0.0, 0.0, true)
+            .is_none());
+        assert!(nsz
+            .exactness(1.0, [0.0, 0.0, 0.0], 0.0, 0.0, true)
+            .is_some());
+        // Unsafe math may break the 6.7 edge cases.
+        let fast = judge("sin", F32, "-cl-unsafe-math-optimizations", false);
+        assert!(fast
+            .exactness(0.0, [-0.0, 0.0, 0.0], -0.0, 0.0, true)
+            .is_none());
+    }
 }

@@ -88,6 +88,9 @@ pub struct Device {
     pub has_half: bool,
     /// CL_FP_DENORM is absent from the single-precision config: the CTS's flush-to-zero rules.
     pub ftz_f32: bool,
+    /// CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT in the single-precision config: float `/` and `sqrt`
+    /// built with -cl-fp32-correctly-rounded-divide-sqrt are judged as correctly rounded.
+    pub cr_divide_sqrt_f32: bool,
     device: cl_device_id,
     context: cl_context,
     queue: cl_command_queue,
@@ -193,6 +196,7 @@ impl Device {
                 has_double: double != 0,
                 has_half: half != 0,
                 ftz_f32: single & CL_FP_DENORM == 0,
+                cr_divide_sqrt_f32: single & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT != 0,
                 device,
                 context,
                 queue,

@@ -8,4 +8,5 @@ pub mod convert;
 pub mod funcs;
 pub mod inputs;
 pub mod reference;
+pub mod relaxed;
 pub mod ulp;

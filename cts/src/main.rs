@@ -21,6 +21,13 @@ const USAGE: &str = "usage: ferrocl-cts math [--quick | --full] [options]
   --random N           random inputs per function (quick mode)
   --seed N             random seed (runs are reproducible)
   --no-vector          only the scalar kernel (by default float4/double4 too)
+  --options OPTS       clBuildProgram options of every kernel; results are judged by what
+                       their math options allow (-cl-unsafe-math-optimizations and
+                       -cl-fast-relaxed-math: table 7 for float; -cl-finite-math-only: no
+                       infinite or NaN arguments or results; -cl-no-signed-zeros;
+                       -cl-denorms-are-zero: the flush-to-zero rules)
+  --relaxed            add -cl-fast-relaxed-math (table 7 of the env spec, as the CTS's
+                       relaxed mode judges it); the table goes to math-<mode>-relaxed.md
   --icd PATH           set OCL_ICD_VENDORS=PATH (a .icd file, a directory of them or the
                        driver .so) before loading the loader; otherwise the loader uses
                        OCL_ICD_VENDORS if set, else /etc/OpenCL/vendors
@@ -85,6 +92,7 @@ fn run() -> Result<bool, String> {
     let mut names: Vec<String> = Vec::new();
     let mut platform = "ferrocl".to_string();
     let mut out: Option<String> = None;
+    let mut relaxed = false;
     let value = |args: &mut dyn Iterator<Item = String>, flag: &str| {
         args.next().ok_or_else(|| format!("{flag} needs a value"))
     };
@@ -110,6 +118,16 @@ fn run() -> Result<bool, String> {
                     .map_err(|e| format!("--seed: {e}"))?
             }
             "--no-vector" => opts.vector = false,
+            "--options" => {
+                let o = value(&mut args, &a)?;
+                opts.build_options = format!("{} {o}", opts.build_options).trim().to_string();
+            }
+            "--relaxed" => {
+                opts.build_options = format!("{} -cl-fast-relaxed-math", opts.build_options)
+                    .trim()
+                    .to_string();
+                relaxed = true;
+            }
             "--icd" => {
                 let path = value(&mut args, &a)?;
                 // Before the loader is opened, so it is the only ICD the loader sees.
@@ -149,17 +167,19 @@ fn run() -> Result<bool, String> {
     let mode = if opts.full { "full" } else { "quick" };
     let out = out.unwrap_or_else(|| {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/results");
+        let suffix = if relaxed { "-relaxed" } else { "" };
         if names.is_empty() {
-            format!("{dir}/math-{mode}.md")
+            format!("{dir}/math-{mode}{suffix}.md")
         } else {
-            format!("{dir}/math-{mode}-{}.md", names.join("-"))
+            format!("{dir}/math-{mode}-{}{suffix}.md", names.join("-"))
         }
     });
     let mut text = format!(
         "# ferrocl-cts math --{mode}\n\n\
          - command: `ferrocl-cts {}`\n\
          - finished: {} (UTC)\n\
-         - platform: {}; device: {}; float denormals: {}\n\
+         - platform: {}; device: {}; float denormals: {}; correctly rounded float divide and sqrt: {}\n\
+         - build options: {}\n\
          - inputs: special values (all pairs / triples for 2 / 3 arguments), then {}\n\
          - reference: glibc long double (64-bit significand); float and half fma/mad/fdim exact\n\
          - kernels: scalar and {}; both are judged, `vec≠scalar` counts lanes that differ\n\n",
@@ -172,6 +192,12 @@ fn run() -> Result<bool, String> {
         } else {
             "supported"
         },
+        if dev.cr_divide_sqrt_f32 {
+            "reported (divide and sqrt built with -cl-fp32-correctly-rounded-divide-sqrt and judged at 0.5 ulp, as the CTS's divide_cr and sqrt_cr)"
+        } else {
+            "not reported"
+        },
+        judged_by(&opts.build_options),
         if opts.full {
             "every float for unary float functions, 2^28 random for the others".to_string()
         } else {
@@ -323,6 +349,34 @@ fn run_convert(mut args: impl Iterator<Item = String>) -> Result<bool, String> {
         started.elapsed().as_secs_f64()
     );
     Ok(all_ok)
+}
+
+/// The header line on the build options and how they change the judging.
+fn judged_by(options: &str) -> String {
+    let m = ferrocl_cts::relaxed::MathOptions::parse(options);
+    let mut notes = Vec::new();
+    if m.unsafe_math {
+        notes.push(
+            "float judged by table 7 of the env spec (`T7` bounds; derived formulas evaluated in float), \
+             the flush-to-zero rules apply, 6.7 edge cases are not required",
+        );
+    }
+    if m.finite_only {
+        notes.push("results for infinite or NaN arguments or results are not judged");
+    }
+    if m.no_signed_zeros {
+        notes.push("the sign of zero is not judged");
+    }
+    if m.denorms_are_zero {
+        notes.push("float subnormals may be flushed");
+    }
+    if options.is_empty() {
+        "none".into()
+    } else if notes.is_empty() {
+        format!("`{options}`")
+    } else {
+        format!("`{options}`: {}", notes.join("; "))
+    }
 }
 
 /// Current UTC time as YYYY-MM-DD HH:MM (no date crate for one line).

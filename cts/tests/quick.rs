@@ -1,6 +1,7 @@
 //! A reduced quick run of the math checker through the loader, as part of `cargo test`: a few
-//! functions of each kind with a few thousand random inputs (seconds), against the libferrocl.so
-//! of this workspace's target directory.
+//! functions of each kind with a few thousand random inputs (seconds), then a few under
+//! -cl-fast-relaxed-math (table 7), against the libferrocl.so of this workspace's target
+//! directory.
 
 use ferrocl_cts::check::{self, Options};
 use ferrocl_cts::ulp::{F16, F32, F64};
@@ -77,6 +78,26 @@ fn quick_math_subset_is_within_bounds() {
         let f = funcs::by_name(name).unwrap();
         let row = check::check(&dev, f, fmt, &opts);
         println!("{}", check::row_text(&row));
+        if !row.ok() {
+            failed.push(check::row_text(&row));
+        }
+        // The device reports CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT: float divide and sqrt are
+        // built with -cl-fp32-correctly-rounded-divide-sqrt and held to half an ulp.
+        if fmt == F32 && matches!(name, "divide" | "sqrt") {
+            assert!(dev.cr_divide_sqrt_f32);
+            assert_eq!(row.bound, funcs::CR, "{name}");
+        }
+    }
+    // -cl-fast-relaxed-math: table 7 (absolute, input-dependent and derived bounds).
+    let relaxed = Options {
+        build_options: "-cl-fast-relaxed-math".into(),
+        ..opts
+    };
+    for name in ["sin", "exp", "log", "pow", "tan", "divide", "acosh"] {
+        let f = funcs::by_name(name).unwrap();
+        let row = check::check(&dev, f, F32, &relaxed);
+        println!("{}", check::row_text(&row));
+        assert!(row.bound_note.is_some(), "{name} has a table 7 rule");
         if !row.ok() {
             failed.push(check::row_text(&row));
         }

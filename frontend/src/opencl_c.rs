@@ -89,31 +89,83 @@ fn spirv_ext_option(device_extensions: &[&str]) -> String {
     format!("--spirv-ext=-all,{}", list.join(","))
 }
 
+/// What a build option string asks of clang and the OpenCL C pipeline.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct ClangArgs {
+    /// `-D`, `-I`, `-w`, `-Werror`, `-cl-kernel-arg-info` and the math options, for clang.
+    args: Vec<String>,
+    /// The `-cl-std=` value (CL1.2 by default).
+    std: String,
+    /// `-cl-opt-disable`: the module goes to llvm-spirv as clang wrote it, without opt-15.
+    opt_disable: bool,
+}
+
 /// The clang arguments taken from a build option string: `-D`, `-I`, `-cl-std=`, `-w`,
-/// `-Werror`, `-cl-kernel-arg-info` pass through; other options are the runtime's business.
-fn clang_args(options: &str) -> (Vec<String>, String) {
+/// `-Werror`, `-cl-kernel-arg-info` pass through, and so do the math options clang-15 knows
+/// (`__FAST_RELAXED_MATH__`, fast-math flags that opt-15 may use and llvm-spirv writes as
+/// `FPFastMathMode`); other options are the runtime's business.
+///
+/// `-cl-fast-relaxed-math` and `-cl-unsafe-math-optimizations` let clang mark divisions
+/// `arcp`, and opt-15 then turns `x / 3.0f` into `x * 0x1.555556p-2f`: not correctly rounded.
+/// With `-cl-fp32-correctly-rounded-divide-sqrt` as well, clang gets the parts of those options
+/// that leave division alone (finite math, no signed zeros, mad) and the macro is defined
+/// explicitly. `-cl-denorms-are-zero` is not passed: clang-15 ignores it for spir64 (with a
+/// warning that `-Werror` would make fatal); codegen flushes instead.
+fn clang_args(options: &str) -> ClangArgs {
     let words = split_options(options);
-    let mut args = Vec::new();
-    let mut std = "CL1.2".to_owned();
+    let has = |o: &str| words.iter().any(|w| w == o);
+    let correctly_rounded = has("-cl-fp32-correctly-rounded-divide-sqrt");
+    let keep_division =
+        correctly_rounded && (has("-cl-fast-relaxed-math") || has("-cl-unsafe-math-optimizations"));
+    let mut out = ClangArgs {
+        std: "CL1.2".to_owned(),
+        ..ClangArgs::default()
+    };
+    let args = &mut out.args;
     let mut i = 0;
     while i < words.len() {
         let w = &words[i];
-        if w == "-D" || w == "-I" {
-            if let Some(v) = words.get(i + 1) {
-                args.push(w.clone());
-                args.push(v.clone());
+        match w.as_str() {
+            "-D" | "-I" => {
+                if let Some(v) = words.get(i + 1) {
+                    args.push(w.clone());
+                    args.push(v.clone());
+                }
+                i += 1;
             }
-            i += 1;
-        } else if w.starts_with("-D") || w.starts_with("-I") {
-            args.push(w.clone());
-        } else if let Some(s) = w.strip_prefix("-cl-std=") {
-            std = s.to_owned();
-        } else if w == "-w" || w == "-Werror" || w == "-cl-kernel-arg-info" {
-            args.push(w.clone());
+            "-w"
+            | "-Werror"
+            | "-cl-kernel-arg-info"
+            | "-cl-mad-enable"
+            | "-cl-no-signed-zeros"
+            | "-cl-finite-math-only"
+            | "-cl-single-precision-constant"
+            | "-cl-fp32-correctly-rounded-divide-sqrt" => args.push(w.clone()),
+            "-cl-fast-relaxed-math" if keep_division => args.extend(
+                [
+                    "-cl-finite-math-only",
+                    "-cl-no-signed-zeros",
+                    "-cl-mad-enable",
+                    "-D__FAST_RELAXED_MATH__=1",
+                ]
+                .map(String::from),
+            ),
+            "-cl-unsafe-math-optimizations" if keep_division => {
+                args.extend(["-cl-no-signed-zeros", "-cl-mad-enable"].map(String::from))
+            }
+            "-cl-fast-relaxed-math" | "-cl-unsafe-math-optimizations" => args.push(w.clone()),
+            "-cl-opt-disable" => out.opt_disable = true,
+            _ => {
+                if let Some(s) = w.strip_prefix("-cl-std=") {
+                    out.std = s.to_owned();
+                } else if w.starts_with("-D") || w.starts_with("-I") {
+                    args.push(w.clone());
+                }
+            }
         }
         i += 1;
     }
-    (args, std)
+    out
 }
 
 struct TempDir(PathBuf);
@@ -263,7 +315,11 @@ pub fn compile_opencl_c(
     let opt_bc = dir.0.join("opt.bc");
     let spv = dir.0.join("out.spv");
     std::fs::write(&src, source).map_err(|e| format!("error: cannot write source: {e}\n"))?;
-    let (mut args, std) = clang_args(options);
+    let ClangArgs {
+        mut args,
+        std,
+        opt_disable,
+    } = clang_args(options);
     let preludes = [
         ("kernel_clock.h", kernel_clock_prelude(extensions)),
         (
@@ -293,14 +349,20 @@ pub fn compile_opencl_c(
             .arg(&bc),
         &mut log,
     )?;
-    run(
-        Command::new(OPT)
-            .arg(format!("-passes={OPT_PASSES}"))
-            .arg(&bc)
-            .arg("-o")
-            .arg(&opt_bc),
-        &mut log,
-    )?;
+    // -cl-opt-disable: clang's -O0 module as it is (valid, every variable in memory).
+    let to_translate = if opt_disable {
+        &bc
+    } else {
+        run(
+            Command::new(OPT)
+                .arg(format!("-passes={OPT_PASSES}"))
+                .arg(&bc)
+                .arg("-o")
+                .arg(&opt_bc),
+            &mut log,
+        )?;
+        &opt_bc
+    };
     // SPIR-V 1.3 brings the non-uniform group instructions; llvm-spirv still writes 1.0 when a
     // module needs nothing newer.
     run(
@@ -310,7 +372,7 @@ pub fn compile_opencl_c(
             .arg("--preserve-ocl-kernel-arg-type-metadata-through-string")
             // The SPIR-V extensions this frontend accepts (llvm-spirv uses none by default).
             .arg(spirv_ext_option(extensions))
-            .arg(&opt_bc)
+            .arg(to_translate)
             .arg("-o")
             .arg(&spv),
         &mut log,
@@ -324,9 +386,105 @@ mod tests {
 
     #[test]
     fn options_split_and_filter() {
-        let (args, std) = clang_args("-D A=1 -DB=\"x y\" -I /inc -cl-std=CL3.0 -cl-mad-enable -w");
-        assert_eq!(args, ["-D", "A=1", "-DB=x y", "-I", "/inc", "-w"]);
-        assert_eq!(std, "CL3.0");
+        let c = clang_args(
+            "-D A=1 -DB=\"x y\" -I /inc -cl-std=CL3.0 -cl-mad-enable -w -cl-denorms-are-zero \
+             -cl-uniform-work-group-size",
+        );
+        assert_eq!(
+            c.args,
+            ["-D", "A=1", "-DB=x y", "-I", "/inc", "-cl-mad-enable", "-w"]
+        );
+        assert_eq!(c.std, "CL3.0");
+        assert!(!c.opt_disable);
+        assert_eq!(clang_args("").std, "CL1.2");
+        assert!(clang_args("-cl-opt-disable").opt_disable);
+    }
+
+    #[test]
+    fn math_options_reach_clang() {
+        for o in [
+            "-cl-fast-relaxed-math",
+            "-cl-unsafe-math-optimizations",
+            "-cl-finite-math-only",
+            "-cl-no-signed-zeros",
+            "-cl-mad-enable",
+            "-cl-single-precision-constant",
+            "-cl-fp32-correctly-rounded-divide-sqrt",
+        ] {
+            assert_eq!(clang_args(o).args, [o], "{o}");
+        }
+        // With correctly rounded division requested, the fast-math options lose only the
+        // reciprocal and reassociation licences.
+        let c = clang_args("-cl-fast-relaxed-math -cl-fp32-correctly-rounded-divide-sqrt");
+        assert_eq!(
+            c.args,
+            [
+                "-cl-finite-math-only",
+                "-cl-no-signed-zeros",
+                "-cl-mad-enable",
+                "-D__FAST_RELAXED_MATH__=1",
+                "-cl-fp32-correctly-rounded-divide-sqrt"
+            ]
+        );
+        let c = clang_args("-cl-fp32-correctly-rounded-divide-sqrt -cl-unsafe-math-optimizations");
+        assert_eq!(
+            c.args,
+            [
+                "-cl-fp32-correctly-rounded-divide-sqrt",
+                "-cl-no-signed-zeros",
+                "-cl-mad-enable"
+            ]
+        );
+    }
+
+    /// The SPIR-V of `source` built with `options`, disassembled (None without the tools).
+    fn disassembled(source: &str, options: &str) -> Option<String> {
+        if !opencl_c_compiler_available() || !tool_exists("spirv-dis") {
+            return None;
+        }
+        let spv = compile_opencl_c(source, options, &["cl_khr_fp64", "__opencl_c_fp64"])
+            .unwrap_or_else(|e| panic!("{options}: {e}"));
+        let dir = temp_dir().unwrap();
+        let path = dir.0.join("m.spv");
+        std::fs::write(&path, &spv).unwrap();
+        if tool_exists("spirv-val") {
+            let val = Command::new("spirv-val").arg(&path).output().unwrap();
+            assert!(
+                val.status.success(),
+                "{options}: {}",
+                String::from_utf8_lossy(&val.stderr)
+            );
+        }
+        let dis = Command::new("spirv-dis").arg(&path).output().unwrap();
+        Some(String::from_utf8_lossy(&dis.stdout).into_owned())
+    }
+
+    #[test]
+    fn fast_math_flags_become_valid_decorations() {
+        let src = "kernel void k(global float *p) { p[0] = p[1] / p[2] + p[3] / 3.0f; }";
+        let Some(plain) = disassembled(src, "") else {
+            return;
+        };
+        assert!(!plain.contains("FPFastMathMode"), "{plain}");
+        assert_eq!(plain.matches("OpFDiv").count(), 2, "{plain}");
+        let fast = disassembled(src, "-cl-fast-relaxed-math").unwrap();
+        assert!(fast.contains("FPFastMathMode"), "{fast}");
+        assert!(fast.contains("AllowRecip"), "{fast}");
+        // x / 3 became a multiplication by the rounded reciprocal: allowed here...
+        assert_eq!(fast.matches("OpFDiv").count(), 1, "{fast}");
+        // ...but not when division must stay correctly rounded.
+        let exact = disassembled(
+            src,
+            "-cl-fast-relaxed-math -cl-fp32-correctly-rounded-divide-sqrt",
+        )
+        .unwrap();
+        assert_eq!(exact.matches("OpFDiv").count(), 2, "{exact}");
+        assert!(!exact.contains("AllowRecip"), "{exact}");
+        assert!(exact.contains("FPFastMathMode"), "{exact}");
+        // -cl-opt-disable skips opt-15: the -O0 module keeps its private variables in memory.
+        let o0 = disassembled(src, "-cl-opt-disable").unwrap();
+        assert!(o0.contains("OpVariable %_ptr_Function"), "{o0}");
+        assert!(!plain.contains("OpVariable %_ptr_Function"), "{plain}");
     }
 
     #[test]

@@ -9,7 +9,9 @@ use std::process::Command;
 
 use common::{arg_buf, check, cl, device_id, Env, Opt};
 use opencl3::device::Device;
-use opencl3::device::{CL_FP_DENORM, CL_FP_ROUND_TO_NEAREST, CL_FP_ROUND_TO_ZERO};
+use opencl3::device::{
+    CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT, CL_FP_DENORM, CL_FP_ROUND_TO_NEAREST, CL_FP_ROUND_TO_ZERO,
+};
 use opencl3::kernel::Kernel;
 use opencl3::program::Program;
 use opencl3::types::cl_device_fp_config;
@@ -67,6 +69,21 @@ fn fp_config(param: u32) -> cl_device_fp_config {
         d.single_fp_config()
     };
     check(cl(r), "clGetDeviceInfo(FP_CONFIG)")
+}
+
+/// Float `/` and `sqrt` are correctly rounded in every mode (in the mode's direction; subnormals
+/// flushed when CL_FP_DENORM is off); the flag exists for single precision only.
+fn assert_correctly_rounded_divide_sqrt() {
+    assert_ne!(
+        fp_config(opencl3::device::CL_DEVICE_SINGLE_FP_CONFIG)
+            & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT,
+        0
+    );
+    assert_eq!(
+        fp_config(opencl3::device::CL_DEVICE_DOUBLE_FP_CONFIG)
+            & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT,
+        0
+    );
 }
 
 /// Builds an IL program with explicit options; returns the kernel or the build log.
@@ -155,6 +172,7 @@ fn denormals_are_kept_by_default() {
         fp_config(opencl3::device::CL_DEVICE_SINGLE_FP_CONFIG) & CL_FP_DENORM,
         0
     );
+    assert_correctly_rounded_divide_sqrt();
     let k = build(&env, "fpmode", "", "arith").expect("build");
     let r = run_arith(&env, &k, &A, &B);
     assert_eq!(r.add[0], DENORM);
@@ -188,6 +206,7 @@ fn ftz_flushes_single_precision_and_keeps_doubles() {
         fp_config(opencl3::device::CL_DEVICE_DOUBLE_FP_CONFIG) & CL_FP_DENORM,
         0
     );
+    assert_correctly_rounded_divide_sqrt();
     let k = build(&env, "fpmode", "", "arith").expect("build");
     let r = run_arith(&env, &k, &A, &B);
     for (what, v) in [
@@ -208,6 +227,165 @@ fn ftz_flushes_single_precision_and_keeps_doubles() {
     assert_eq!(doubles[0], 1.0e-160f64 * 1.0e-160);
     assert!(doubles[0] > 0.0 && doubles[0] < f64::MIN_POSITIVE);
     assert_eq!(floats[1], 0.0);
+}
+
+/// Results of `ftz_math.cl`: float values and integers, double values and integers, halves.
+struct MathResults {
+    f: Vec<f32>,
+    n: Vec<i32>,
+    d: Vec<f64>,
+    dn: Vec<i32>,
+    h: Vec<u16>,
+}
+
+const MATH_DENORM_F64: f64 = 1.0e-310; // below f64::MIN_POSITIVE (2.2e-308)
+
+fn run_math(env: &Env) -> MathResults {
+    let k = build(env, "ftz_math", "", "ftz_float").expect("build");
+    let x = [
+        DENORM,
+        -DENORM,
+        -100.0,
+        0.0,
+        1.0,
+        f32::MIN_POSITIVE,
+        2.0,
+        -140.0,
+    ];
+    let input = env.buffer(&x);
+    let (f, n) = (env.buffer_filled(16, f32::NAN), env.buffer_filled(2, 7i32));
+    arg_buf(&k, 0, &input);
+    arg_buf(&k, 1, &f);
+    arg_buf(&k, 2, &n);
+    env.run(&k, &[1], None, None);
+    let k = build(env, "ftz_math", "", "ftz_double").expect("build");
+    let input = env.buffer(&[MATH_DENORM_F64, -720.0, 0.0, 1.0]);
+    let (d, dn) = (env.buffer_filled(6, f64::NAN), env.buffer_filled(2, 7i32));
+    arg_buf(&k, 0, &input);
+    arg_buf(&k, 1, &d);
+    arg_buf(&k, 2, &dn);
+    env.run(&k, &[1], None, None);
+    let k = build(env, "ftz_math", "", "ftz_half").expect("build");
+    let input = env.buffer(&[0x0000u16, 0x3c00, 0x0100]);
+    let h = env.buffer_filled(3, 0xffffu16);
+    arg_buf(&k, 0, &input);
+    arg_buf(&k, 1, &h);
+    env.run(&k, &[1], None, None);
+    MathResults {
+        f: env.read(&f, 16),
+        n: env.read(&n, 2),
+        d: env.read(&d, 6),
+        dn: env.read(&dn, 2),
+        h: env.read(&h, 3),
+    }
+}
+
+/// Within `ulps` of the f64 reference rounded to f32.
+fn near(got: f32, exact: f64, ulps: u32) -> bool {
+    common::ulp_diff(got, exact as f32) <= ulps
+}
+
+/// Doubles and halves keep their subnormals in either mode.
+fn check_double_and_half(r: &MathResults) {
+    let den = MATH_DENORM_F64;
+    let e = (-720f64).exp();
+    assert!(e > 0.0 && e < f64::MIN_POSITIVE);
+    assert!(
+        (r.d[0] - e).abs() <= f64::from_bits(1),
+        "exp(-720) = {:e}",
+        r.d[0]
+    );
+    assert!(
+        (r.d[1] - den.ln()).abs() < 1e-12,
+        "log(1e-310) = {}",
+        r.d[1]
+    );
+    assert_eq!(r.d[2], f64::from_bits(1), "nextafter(0.0, 1.0)");
+    // 1e-310 = m · 2^e with m in [0.5, 1): e = -1029.
+    assert_eq!(
+        (r.d[3], r.dn[0]),
+        (den * 2f64.powi(1000) * 2f64.powi(29), -1029),
+        "frexp(1e-310)"
+    );
+    assert_eq!(r.dn[1], -1030, "ilogb(1e-310)");
+    assert_eq!(r.d[4], den, "fmin(1e-310, 1)");
+    assert_eq!(r.d[5], den, "sin(1e-310)");
+    assert_eq!(r.h[0], 0x0001, "nextafter((half)0, (half)1)");
+    assert_eq!(r.h[1], 0x1c00, "sqrt(2^-16) = 2^-8");
+    assert_eq!(r.h[2], 0x0100, "a half subnormal times one");
+}
+
+#[test]
+fn mathlib_keeps_denormals_by_default() {
+    if in_child("mathlib_keeps_denormals_by_default", &[]).is_some() {
+        return;
+    }
+    let env = Env::new();
+    let r = run_math(&env);
+    let f = &r.f;
+    let den = f64::from(DENORM);
+    assert!(f[0] > 0.0 && f[0] < f32::MIN_POSITIVE && near(f[0], (-100f64).exp(), 0));
+    assert!(near(f[1], den.ln(), 1), "log(1e-39) = {}", f[1]);
+    assert_eq!((f[2], f[3]), (DENORM, -DENORM), "sin(±1e-39)");
+    assert_eq!(f[4], f32::from_bits(1), "nextafter(0, 1)");
+    assert_eq!(f[5], f32::from_bits(0x007f_ffff), "nextafter(FLT_MIN, 0)");
+    // 1e-39 = m · 2^e with m in [0.5, 1): e = -129, m exact in float.
+    assert_eq!(
+        (f64::from(f[6]), r.n[0]),
+        (den * 2f64.powi(129), -129),
+        "frexp"
+    );
+    assert_eq!((r.n[1], f[7]), (-130, -130.0), "ilogb, logb");
+    assert_eq!((f[8], f[9]), (DENORM, -DENORM), "fmin, copysign");
+    assert_eq!(f[10], f32::from_bits(1 << 19), "ldexp(1, -130) = 2^-130");
+    assert_eq!(f[11], f32::from_bits(1 << 9), "pow(2, -140) = 2^-140");
+    assert_eq!(f[12], DENORM, "fabs");
+    assert!(near(f[13], den.cbrt(), 1), "cbrt(1e-39) = {}", f[13]);
+    assert_eq!((f[14], f[15]), (f[0], 1.0), "exp on float4");
+    check_double_and_half(&r);
+}
+
+/// Env spec 6.7.3: with subnormals flushed a function may return a non-flushed result, the result
+/// for its subnormal operands flushed to zero, or either with a subnormal result flushed; the
+/// sign of a flushed zero is unspecified. Ferrocl flushes every single-precision operand and
+/// result of the math built-ins (keeping the sign); doubles and halves are untouched.
+#[test]
+fn ftz_flushes_mathlib_operands_and_results() {
+    if in_child(
+        "ftz_flushes_mathlib_operands_and_results",
+        &[("FERROCL_FTZ", "on")],
+    )
+    .is_some()
+    {
+        return;
+    }
+    let env = Env::new();
+    let r = run_math(&env);
+    let f = &r.f;
+    let flushed = |i: usize, what: &str| assert_eq!(f[i], 0.0, "{what}: {:e}", f[i]);
+    // Subnormal results flushed (rule 2): exp(-100), nextafter(0, 1) — the edge cases of 6.7.3
+    // allow +0 for nextafter(FLT_MIN, 0) too — ldexp(1, -130), pow(2, -140).
+    flushed(0, "exp(-100)");
+    flushed(4, "nextafter(0, 1)");
+    flushed(5, "nextafter(FLT_MIN, 0)");
+    flushed(10, "ldexp(1, -130)");
+    flushed(11, "pow(2, -140)");
+    flushed(14, "exp(-100) on float4");
+    assert_eq!(f[15], 1.0);
+    // Subnormal operands flushed (rule 3): the function of ±0.
+    assert_eq!(f[1], f32::NEG_INFINITY, "log(1e-39) is log(0)");
+    flushed(2, "sin(1e-39)");
+    flushed(3, "sin(-1e-39)");
+    assert_eq!((f[6], r.n[0]), (0.0, 0), "frexp(1e-39) is frexp(0)");
+    assert_eq!(r.n[1], i32::MIN, "ilogb(1e-39) is FP_ILOGB0");
+    assert_eq!(f[7], f32::NEG_INFINITY, "logb(1e-39) is logb(0)");
+    flushed(8, "fmin(1e-39, 1)");
+    flushed(9, "copysign(1e-39, -1)");
+    flushed(12, "fabs(-1e-39)");
+    flushed(13, "cbrt(1e-39) is cbrt(0)");
+    // Ferrocl keeps the sign of what it flushes (any sign is allowed).
+    assert!(f[3].is_sign_negative() && f[9].is_sign_negative());
+    check_double_and_half(&r);
 }
 
 #[test]
@@ -243,6 +421,7 @@ fn rtz_rounds_toward_zero_in_the_embedded_profile() {
     let single = fp_config(opencl3::device::CL_DEVICE_SINGLE_FP_CONFIG);
     assert_eq!(single & CL_FP_ROUND_TO_NEAREST, 0);
     assert_ne!(single & CL_FP_ROUND_TO_ZERO, 0);
+    assert_correctly_rounded_divide_sqrt();
     let ext = check(cl(d.extensions()), "CL_DEVICE_EXTENSIONS");
     assert!(
         !ext.contains("cl_khr_fp64") && ext.contains("cles_khr_int64"),

@@ -337,6 +337,10 @@ impl DeviceConfig {
     /// The device as `settings` configure it, with `threads` workers.
     pub fn detect(settings: &Settings, threads: usize) -> Self {
         let flush = settings.flush_denormals;
+        // Float `/` and `sqrt` are the IEEE instructions (divss, sqrtss) in every mode, rounded
+        // in the thread's direction; flush-to-zero only touches subnormal inputs and results,
+        // which CL_FP_DENORM already reports. The OpenCL C compiler keeps them exact under
+        // -cl-fp32-correctly-rounded-divide-sqrt (frontend/src/opencl_c.rs).
         let single_fp_config = match settings.rounding {
             Rounding::NearestEven => {
                 CL_FP_INF_NAN
@@ -346,7 +350,8 @@ impl DeviceConfig {
                     | CL_FP_FMA
             }
             Rounding::TowardZero => CL_FP_INF_NAN | CL_FP_ROUND_TO_ZERO | CL_FP_FMA,
-        } | if flush { 0 } else { CL_FP_DENORM };
+        } | CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT
+            | if flush { 0 } else { CL_FP_DENORM };
         let mut opencl_c_features = vec![
             NameVersion::new("__opencl_c_int64", make_version(3, 0, 0)),
             NameVersion::new("__opencl_c_atomic_order_acq_rel", make_version(3, 0, 0)),
@@ -780,5 +785,14 @@ mod tests {
         );
         assert!(rtz.extensions.iter().any(|e| e.name == "cles_khr_int64"));
         assert_eq!(rtz.double_fp_config, 0);
+        // Correctly rounded divide and sqrt in every mode; never claimed for double or half
+        // (the flag is defined for single precision only).
+        let cr = CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT as cl_device_fp_config;
+        let default = DeviceConfig::detect(&Settings::parse(|_| None, |_| {}), 2);
+        for c in [&default, &ftz, &rtz] {
+            assert_ne!(c.single_fp_config & cr, 0);
+            assert_eq!(c.double_fp_config & cr, 0);
+            assert_eq!(c.half_fp_config & cr, 0);
+        }
     }
 }

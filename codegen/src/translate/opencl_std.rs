@@ -122,6 +122,10 @@ impl Translator<'_, '_, '_> {
                     || self.options.unsafe_math_optimizations
                     || self.options.fast_relaxed_math;
                 arg(0)?.zip3(arg(1)?, arg(2)?, &mut |a, b, c| {
+                    if fuse && half_result {
+                        // Once rounded, as fma: an f32 fma then half would round twice.
+                        return self.half_fma(a, b, c);
+                    }
                     if fuse {
                         return Ok(self.b.ins().fma(a, b, c));
                     }
