@@ -24,8 +24,8 @@ use std::collections::{HashMap, HashSet};
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{
-    self, types, Block, BlockArg, ConstantData, Endianness, Function, InstBuilder,
-    InstructionData, MemFlagsData, Opcode, Type, Value,
+    self, types, Block, BlockArg, ConstantData, Endianness, Function, InstBuilder, InstructionData,
+    MemFlagsData, Opcode, Type, Value,
 };
 
 /// Work-items per vector iteration: the 32-bit lanes of a 128-bit vector (the widest Cranelift
@@ -169,8 +169,13 @@ fn iconst_value(func: &Function, v: Value) -> Option<i64> {
 }
 
 /// Which values of the body differ between work-items.
-fn varying_values(func: &Function, lp: &ItemLoop, body: &[Block]) -> HashSet<Value> {
-    let mut varying = HashSet::new();
+fn varying_values(
+    func: &Function,
+    lp: &ItemLoop,
+    body: &[Block],
+    forced: &HashSet<Value>,
+) -> HashSet<Value> {
+    let mut varying = forced.clone();
     varying.insert(func.dfg.block_params(lp.head)[0]);
     loop {
         let before = varying.len();
@@ -180,7 +185,8 @@ fn varying_values(func: &Function, lp: &ItemLoop, body: &[Block]) -> HashSet<Val
                 let op = data.opcode();
                 let results = func.dfg.inst_results(inst);
                 // Each work-item gets its own result from calls (clock reads) and atomics.
-                let own_result = op.is_call() || matches!(op, Opcode::AtomicRmw | Opcode::AtomicCas);
+                let own_result =
+                    op.is_call() || matches!(op, Opcode::AtomicRmw | Opcode::AtomicCas);
                 let from_varying = func
                     .dfg
                     .inst_values(inst)
@@ -215,6 +221,172 @@ fn varying_values(func: &Function, lp: &ItemLoop, body: &[Block]) -> HashSet<Val
     }
 }
 
+/// A branch the work-items may take differently, and the blocks it makes conditional.
+struct Region {
+    /// The blocks strictly between the branch and `join`, in a topological order.
+    blocks: Vec<Block>,
+    /// Where every path from the branch meets again (its immediate post-dominator).
+    join: Block,
+}
+
+/// Post-dominator sets of the body's blocks (the latch is the one exit), as bitsets over
+/// `index`.
+fn post_dominators(
+    func: &Function,
+    body: &[Block],
+    latch: Block,
+) -> (HashMap<Block, usize>, Vec<Vec<u64>>) {
+    let mut index: HashMap<Block, usize> = body.iter().enumerate().map(|(i, &b)| (b, i)).collect();
+    index.insert(latch, body.len());
+    let n = body.len() + 1;
+    let words = n.div_ceil(64);
+    let full = vec![u64::MAX; words];
+    let mut pd = vec![full; n];
+    pd[n - 1] = vec![0; words];
+    pd[n - 1][(n - 1) / 64] |= 1 << ((n - 1) % 64);
+    let succ: Vec<Vec<usize>> = body
+        .iter()
+        .map(|&b| {
+            successors(func, b)
+                .into_iter()
+                .filter_map(|s| index.get(&s).copied())
+                .collect()
+        })
+        .collect();
+    loop {
+        let mut changed = false;
+        for i in (0..body.len()).rev() {
+            let mut set = vec![u64::MAX; words];
+            if succ[i].is_empty() {
+                set = vec![0; words];
+            }
+            for &s in &succ[i] {
+                for (w, x) in set.iter_mut().zip(&pd[s]) {
+                    *w &= x;
+                }
+            }
+            set[i / 64] |= 1 << (i % 64);
+            if set != pd[i] {
+                pd[i] = set;
+                changed = true;
+            }
+        }
+        if !changed {
+            return (index, pd);
+        }
+    }
+}
+
+fn contains(set: &[u64], i: usize) -> bool {
+    set[i / 64] >> (i % 64) & 1 == 1
+}
+
+/// Blocks with more than this many blocks in the loop keep varying branches scalar: the
+/// post-dominator sets grow quadratically.
+const MAX_LINEARISED_BODY: usize = 2000;
+
+/// The regions of the body's varying branches (outermost ones; inner branches are part of
+/// their region), or why one cannot be made straight-line code.
+fn plan_regions(
+    func: &Function,
+    lp: &ItemLoop,
+    body: &[Block],
+    varying: &HashSet<Value>,
+) -> Result<HashMap<Block, Region>, Refusal> {
+    let is_varying = |v: Value| varying.contains(&func.dfg.resolve_aliases(v));
+    let mut regions = HashMap::new();
+    let mut inside: HashSet<Block> = HashSet::new();
+    let mut post = None;
+    let order: HashMap<Block, usize> = body.iter().enumerate().map(|(i, &b)| (b, i)).collect();
+    let mut preds: HashMap<Block, Vec<Block>> = HashMap::new();
+    for &b in body {
+        for s in successors(func, b) {
+            preds.entry(s).or_default().push(b);
+        }
+    }
+    for &block in body {
+        if inside.contains(&block) {
+            continue;
+        }
+        let Some(term) = func.layout.last_inst(block) else {
+            continue;
+        };
+        match func.dfg.insts[term] {
+            InstructionData::Brif { arg, .. } if is_varying(arg) => {}
+            InstructionData::BranchTable { arg, .. } if is_varying(arg) => {
+                return Err("work-items take a switch differently");
+            }
+            _ => continue,
+        }
+        if body.len() > MAX_LINEARISED_BODY {
+            return Err("work-items branch differently in a very large kernel");
+        }
+        let (index, pd) = post.get_or_insert_with(|| post_dominators(func, body, lp.latch));
+        let mine = &pd[index[&block]];
+        // The immediate post-dominator: the strict post-dominator that all others post-dominate.
+        let candidates: Vec<Block> = body
+            .iter()
+            .copied()
+            .chain([lp.latch])
+            .filter(|&b| b != block && contains(mine, index[&b]))
+            .collect();
+        let join = candidates
+            .iter()
+            .copied()
+            .find(|&c| {
+                candidates
+                    .iter()
+                    .all(|&o| o == c || contains(&pd[index[&c]], index[&o]))
+            })
+            .ok_or("internal: a branch without a post-dominator")?;
+        // The blocks between: reachable from the branch without passing the join.
+        let mut blocks = Vec::new();
+        let mut seen = HashSet::new();
+        let mut stack: Vec<Block> = successors(func, block);
+        while let Some(b) = stack.pop() {
+            if b == join || !seen.insert(b) {
+                continue;
+            }
+            if b == lp.latch || !order.contains_key(&b) {
+                return Err("a varying branch leaves the work-item loop");
+            }
+            blocks.push(b);
+            stack.extend(successors(func, b));
+        }
+        blocks.sort_by_key(|b| order[b]);
+        // No loop inside (a back edge: the lanes would leave it at different times), and
+        // entered only from the branch or the region.
+        for &b in &blocks {
+            for s in successors(func, b) {
+                if s != join && order[&s] <= order[&b] {
+                    return Err(if seen.contains(&s) {
+                        "a loop inside a branch the work-items take differently"
+                    } else {
+                        "work-items leave a loop at different times"
+                    });
+                }
+            }
+        }
+        for &b in &blocks {
+            for p in preds.get(&b).map(Vec::as_slice).unwrap_or(&[]) {
+                if *p != block && !seen.contains(p) {
+                    return Err("a varying branch's blocks are entered from elsewhere");
+                }
+            }
+        }
+        if join != lp.latch {
+            for p in preds.get(&join).map(Vec::as_slice).unwrap_or(&[]) {
+                if *p != block && !seen.contains(p) {
+                    return Err("a varying branch's join is entered from elsewhere");
+                }
+            }
+        }
+        inside.extend(blocks.iter().copied());
+        regions.insert(block, Region { blocks, join });
+    }
+    Ok(regions)
+}
+
 struct Vectoriser<'a> {
     func: &'a mut Function,
     varying: HashSet<Value>,
@@ -225,6 +397,9 @@ struct Vectoriser<'a> {
     latch: Block,
     vector_latch: Block,
     current: Block,
+    /// Inside a varying branch: the lanes that take the block being emitted (an i32x4 mask);
+    /// memory accesses, calls and atomics then happen for those lanes only.
+    active: Option<Value>,
 }
 
 impl Vectoriser<'_> {
@@ -308,7 +483,7 @@ impl Vectoriser<'_> {
     }
 
     /// Boolean `v` (i8 0/1) as an i32x4 mask.
-    fn mask(&mut self, v: Value) -> Value {
+    fn mask_of(&mut self, v: Value) -> Value {
         match self.form(v) {
             Form::Mask(m) => m,
             Form::Uniform(u) => {
@@ -323,10 +498,7 @@ impl Vectoriser<'_> {
                     let wide = self.cursor().ins().uextend(types::I32, b);
                     lanes[k] = self.cursor().ins().ineg(wide);
                 }
-                let mut x = self
-                    .cursor()
-                    .ins()
-                    .scalar_to_vector(types::I32X4, lanes[0]);
+                let mut x = self.cursor().ins().scalar_to_vector(types::I32X4, lanes[0]);
                 for (k, &lane) in lanes.iter().enumerate().skip(1) {
                     x = self.cursor().ins().insertlane(x, lane, k as u8);
                 }
@@ -358,7 +530,7 @@ impl Vectoriser<'_> {
             &mut dfg.value_lists,
             &mut dfg.jump_tables,
             &mut dfg.exception_tables,
-            |v| arg(v),
+            &mut arg,
         );
         let new = self.func.dfg.make_inst(data);
         self.func.dfg.make_inst_results(new, ctrl);
@@ -406,10 +578,13 @@ impl Vectoriser<'_> {
         let old = self.func.dfg.inst_results(inst).to_vec();
         let raw: Vec<Value> = self.func.dfg.inst_values(inst).collect();
         let mut results: Vec<Vec<Value>> = vec![Vec::with_capacity(4); old.len()];
-        for k in 0..LANES as usize {
+        let by_lane: Vec<Vec<Value>> = (0..LANES as usize)
+            .map(|lane| arg_lanes.iter().map(|l| l[lane]).collect())
+            .collect();
+        for lane_args in &by_lane {
             let new = self.clone_inst(inst, ctrl, |v| {
                 let i = raw.iter().position(|&r| r == v).expect("an argument");
-                arg_lanes[i][k]
+                lane_args[i]
             });
             for (r, n) in results.iter_mut().zip(new) {
                 r.push(n);
@@ -522,10 +697,7 @@ impl Vectoriser<'_> {
 
     fn load(&mut self, inst: ir::Inst) {
         let InstructionData::Load {
-            flags,
-            offset,
-            arg,
-            ..
+            flags, offset, arg, ..
         } = self.func.dfg.insts[inst]
         else {
             return self.per_lane(inst);
@@ -664,23 +836,21 @@ impl Vectoriser<'_> {
             self.uniform(inst);
             return Ok(());
         }
-        if matches!(
-            op,
-            Opcode::StackAddr | Opcode::DynamicStackAddr
-        ) {
+        if matches!(op, Opcode::StackAddr | Opcode::DynamicStackAddr) {
             return Err("private memory on the stack (each work-item needs its own)");
+        }
+        let side_effects =
+            op.is_call() || op.can_store() || matches!(op, Opcode::AtomicRmw | Opcode::AtomicCas);
+        if let Some(active) = self.active {
+            if side_effects || op.can_load() {
+                return self.masked(inst, active);
+            }
         }
         let results = self.func.dfg.inst_results(inst).to_vec();
         let any_varying = results.iter().any(|r| self.varying.contains(r))
-            || self
-                .func
-                .dfg
-                .inst_values(inst)
-                .any(|v| !self.is_uniform(v));
-        let side_effects = op.is_call()
-            || op.can_store()
-            || matches!(op, Opcode::AtomicRmw | Opcode::AtomicCas);
-        if !any_varying && !(side_effects && op != Opcode::Store) {
+            || self.func.dfg.inst_values(inst).any(|v| !self.is_uniform(v));
+        // Pure (or a store, which store() decides) with shared operands: once for all lanes.
+        if !(any_varying || side_effects && op != Opcode::Store) {
             self.uniform(inst);
             return Ok(());
         }
@@ -707,6 +877,315 @@ impl Vectoriser<'_> {
                     self.special(inst)?;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// A zero of scalar or vector type `t` (the value inactive lanes get).
+    fn zero(&mut self, t: Type) -> Value {
+        if t.is_vector() {
+            let c = self
+                .func
+                .dfg
+                .constants
+                .insert(ConstantData::from(vec![0u8; t.bytes() as usize]));
+            return self.cursor().ins().vconst(t, c);
+        }
+        match t {
+            types::F32 => self.cursor().ins().f32const(0.0),
+            types::F64 => self.cursor().ins().f64const(0.0),
+            types::I128 => {
+                let z = self.cursor().ins().iconst(types::I64, 0);
+                self.cursor().ins().uextend(types::I128, z)
+            }
+            _ => self.cursor().ins().iconst(t, 0),
+        }
+    }
+
+    /// Starts a block that continues the current one and makes it current.
+    fn new_block(&mut self) -> Block {
+        let b = self.func.dfg.make_block();
+        self.func.layout.append_block(b);
+        b
+    }
+
+    /// Emits `then` only when `cond` (i8) holds: its values, or zeros of `types` otherwise,
+    /// become the results. Leaves the builder after the join.
+    fn guarded(
+        &mut self,
+        cond: Value,
+        types: &[Type],
+        then: &mut dyn FnMut(&mut Self) -> Vec<Value>,
+    ) -> Vec<Value> {
+        let body = self.new_block();
+        let join = self.new_block();
+        let results: Vec<Value> = types
+            .iter()
+            .map(|&t| self.func.dfg.append_block_param(join, t))
+            .collect();
+        let zeros: Vec<BlockArg> = types
+            .iter()
+            .map(|&t| BlockArg::Value(self.zero(t)))
+            .collect();
+        self.cursor().ins().brif(cond, body, &[], join, &zeros);
+        self.current = body;
+        let values: Vec<BlockArg> = then(self).into_iter().map(BlockArg::Value).collect();
+        self.cursor().ins().jump(join, &values);
+        self.current = join;
+        results
+    }
+
+    /// Whether lane `lane` of mask `m` is on (i8).
+    fn lane_on(&mut self, m: Value, lane: u8) -> Value {
+        let bits = self.cursor().ins().extractlane(m, lane);
+        self.cursor()
+            .ins()
+            .icmp_imm_s(ir::condcodes::IntCC::NotEqual, bits, 0)
+    }
+
+    /// `inst` once per active lane, in lane order.
+    fn per_active_lane(&mut self, inst: ir::Inst, active: Value) {
+        let ctrl = self.func.dfg.ctrl_typevar(inst);
+        let raw: Vec<Value> = self.func.dfg.inst_values(inst).collect();
+        let arg_lanes: Vec<[Value; 4]> = raw
+            .iter()
+            .map(|&v| {
+                let v = self.func.dfg.resolve_aliases(v);
+                self.lanes(v)
+            })
+            .collect();
+        let old = self.func.dfg.inst_results(inst).to_vec();
+        let types: Vec<Type> = old.iter().map(|&r| self.ty(r)).collect();
+        let mut results: Vec<Vec<Value>> = vec![Vec::with_capacity(4); old.len()];
+        for lane in 0..LANES as u8 {
+            let lane_args: Vec<Value> = arg_lanes.iter().map(|l| l[lane as usize]).collect();
+            let on = self.lane_on(active, lane);
+            let got = self.guarded(on, &types, &mut |v: &mut Self| {
+                v.clone_inst(inst, ctrl, |x| {
+                    let i = raw.iter().position(|&r| r == x).expect("an argument");
+                    lane_args[i]
+                })
+            });
+            for (r, n) in results.iter_mut().zip(got) {
+                r.push(n);
+            }
+        }
+        for (o, l) in old.into_iter().zip(results) {
+            self.define(o, Form::Lanes([l[0], l[1], l[2], l[3]]));
+        }
+    }
+
+    /// A memory access, call or atomic inside a varying branch: only the active lanes may
+    /// touch memory (an inactive lane's address may be out of bounds — the branch is often
+    /// the bounds check). Contiguous accesses take the vector path when every lane is active.
+    fn masked(&mut self, inst: ir::Inst, active: Value) -> Result<(), Refusal> {
+        let data = self.func.dfg.insts[inst];
+        let uniform_operands = self.func.dfg.inst_values(inst).all(|v| self.is_uniform(v));
+        let pure_load = data.opcode() == Opcode::Load;
+        if uniform_operands && (pure_load || data.opcode() == Opcode::Store) {
+            // One access for the group of lanes, if any of them is active.
+            let any = self.cursor().ins().vany_true(active);
+            let result_types: Vec<Type> = self
+                .func
+                .dfg
+                .inst_results(inst)
+                .iter()
+                .map(|&r| self.ty(r))
+                .collect();
+            let old = self.func.dfg.inst_results(inst).to_vec();
+            let got = self.guarded(any, &result_types, &mut |v: &mut Self| {
+                v.uniform(inst);
+                old.iter()
+                    .map(|&r| match v.form(r) {
+                        Form::Uniform(u) => u,
+                        _ => unreachable!("uniform() defines uniform results"),
+                    })
+                    .collect()
+            });
+            for (o, n) in old.into_iter().zip(got) {
+                self.define(o, Form::Uniform(n));
+            }
+            return Ok(());
+        }
+        let contiguous = match data {
+            InstructionData::Load { arg, .. } => {
+                let t = self.ty(self.func.dfg.inst_results(inst)[0]);
+                let addr = self.func.dfg.resolve_aliases(arg);
+                matches!(self.form(addr), Form::Affine { stride, .. }
+                    if vectorisable_type(t) && stride == i64::from(t.bytes()))
+            }
+            InstructionData::Store {
+                args: [value, addr],
+                ..
+            } => {
+                let t = self.ty(value);
+                let addr = self.func.dfg.resolve_aliases(addr);
+                matches!(self.form(addr), Form::Affine { stride, .. }
+                    if vectorisable_type(t) && stride == i64::from(t.bytes()))
+            }
+            _ => false,
+        };
+        if !contiguous {
+            self.per_active_lane(inst, active);
+            return Ok(());
+        }
+        // Every lane active: the vector access; else one access per active lane.
+        let all = self.cursor().ins().vall_true(active);
+        let fast = self.new_block();
+        let slow = self.new_block();
+        let join = self.new_block();
+        self.cursor().ins().brif(all, fast, &[], slow, &[]);
+        let saved = self.active.take();
+        self.current = fast;
+        if pure_load {
+            self.load(inst);
+        } else {
+            self.store(inst);
+        }
+        let first_result = self.func.dfg.inst_results(inst).first().copied();
+        let fast_result = first_result.map(|r| self.vector(r));
+        match fast_result {
+            Some(v) => {
+                let t = self.ty(v);
+                let param = self.func.dfg.append_block_param(join, t);
+                self.cursor().ins().jump(join, &[BlockArg::Value(v)]);
+                self.current = slow;
+                self.per_active_lane(inst, active);
+                let r = self.func.dfg.inst_results(inst)[0];
+                let slow_v = self.vector(r);
+                self.cursor().ins().jump(join, &[BlockArg::Value(slow_v)]);
+                self.current = join;
+                self.define(r, Form::Vector(param));
+            }
+            None => {
+                self.cursor().ins().jump(join, &[]);
+                self.current = slow;
+                self.per_active_lane(inst, active);
+                self.cursor().ins().jump(join, &[]);
+                self.current = join;
+            }
+        }
+        self.active = saved;
+        Ok(())
+    }
+
+    /// Block parameters of `target` from its incoming edges inside a linearised branch: the
+    /// first edge's arguments, replaced lane by lane by each later edge's where that edge's
+    /// mask is on (the edges' masks are disjoint).
+    fn merge_params(&mut self, target: Block, incoming: &[(Value, Vec<Value>)]) {
+        let params = self.func.dfg.block_params(target).to_vec();
+        for (i, &p) in params.iter().enumerate() {
+            let args: Vec<Value> = incoming.iter().map(|(_, a)| a[i]).collect();
+            if args.iter().all(|&a| a == args[0]) {
+                let f = self.form(args[0]);
+                self.define(p, f);
+                continue;
+            }
+            let t = self.ty(p);
+            if vectorisable_type(t) {
+                let vt = t.by(LANES as u32).expect("32-bit lanes");
+                let mut v = self.vector(args[0]);
+                for (m, a) in incoming.iter().skip(1).map(|(m, a)| (*m, a[i])) {
+                    let x = self.vector(a);
+                    let m = self.mask_as(m, vt);
+                    v = self.cursor().ins().bitselect(m, x, v);
+                }
+                self.define(p, Form::Vector(v));
+            } else {
+                let mut l = self.lanes(args[0]);
+                for (m, a) in incoming.iter().skip(1).map(|(m, a)| (*m, a[i])) {
+                    let x = self.lanes(a);
+                    for (k, lane) in l.iter_mut().enumerate() {
+                        let on = self.lane_on(m, k as u8);
+                        *lane = self.cursor().ins().select(on, x[k], *lane);
+                    }
+                }
+                self.define(p, Form::Lanes(l));
+            }
+        }
+    }
+
+    /// The edges of terminator `inst` (of a block whose active lanes are `m`): each target
+    /// with the mask of the lanes that take it and the arguments they pass.
+    fn edges(
+        &mut self,
+        inst: ir::Inst,
+        m: Value,
+    ) -> Result<Vec<(Block, Value, Vec<Value>)>, Refusal> {
+        let data = self.func.dfg.insts[inst];
+        let args_of = |s: &Self, call: ir::BlockCall| -> (Block, Vec<Value>) {
+            let target = call.block(&s.func.dfg.value_lists);
+            let args = call
+                .args(&s.func.dfg.value_lists)
+                .filter_map(|a| match a {
+                    BlockArg::Value(v) => Some(s.func.dfg.resolve_aliases(v)),
+                    _ => None,
+                })
+                .collect();
+            (target, args)
+        };
+        match data {
+            InstructionData::Jump { destination, .. } => {
+                let (t, a) = args_of(self, destination);
+                Ok(vec![(t, m, a)])
+            }
+            InstructionData::Brif { arg, blocks, .. } => {
+                let c = self.mask_of(self.func.dfg.resolve_aliases(arg));
+                let taken = self.cursor().ins().band(m, c);
+                let not_c = self.cursor().ins().bnot(c);
+                let other = self.cursor().ins().band(m, not_c);
+                let (t, ta) = args_of(self, blocks[0]);
+                let (e, ea) = args_of(self, blocks[1]);
+                Ok(vec![(t, taken, ta), (e, other, ea)])
+            }
+            _ => Err("a switch inside a branch the work-items take differently"),
+        }
+    }
+
+    /// Emits varying branch `entry` and `region` as straight-line code under lane masks, then
+    /// jumps to the join with its parameters merged.
+    fn linearise(&mut self, entry: Block, region: &Region) -> Result<(), Refusal> {
+        let term = self.func.layout.last_inst(entry).ok_or("an empty block")?;
+        let all = {
+            let ones = self.cursor().ins().iconst(types::I32, -1);
+            self.cursor().ins().splat(types::I32X4, ones)
+        };
+        let mut incoming: HashMap<Block, Vec<(Value, Vec<Value>)>> = HashMap::new();
+        for (t, m, a) in self.edges(term, all)? {
+            incoming.entry(t).or_default().push((m, a));
+        }
+        for &block in &region.blocks {
+            let edges = incoming.remove(&block).unwrap_or_default();
+            let Some(first) = edges.first() else {
+                continue; // no lane can reach it
+            };
+            let mut m = first.0;
+            for (e, _) in edges.iter().skip(1) {
+                m = self.cursor().ins().bor(m, *e);
+            }
+            self.merge_params(block, &edges);
+            self.active = Some(m);
+            let insts: Vec<ir::Inst> = self.func.layout.block_insts(block).collect();
+            let (last, body) = insts.split_last().ok_or("an empty block")?;
+            for &inst in body {
+                self.instruction(inst)?;
+            }
+            self.active = None;
+            for (t, em, a) in self.edges(*last, m)? {
+                if t != region.join && !region.blocks.contains(&t) {
+                    return Err("a branch out of a branch the work-items take differently");
+                }
+                incoming.entry(t).or_default().push((em, a));
+            }
+        }
+        let edges = incoming.remove(&region.join).unwrap_or_default();
+        if region.join == self.latch {
+            let latch = self.vector_latch;
+            self.cursor().ins().jump(latch, &[]);
+        } else {
+            self.merge_params(region.join, &edges);
+            let copy = self.blocks[&region.join];
+            self.cursor().ins().jump(copy, &[]);
         }
         Ok(())
     }
@@ -747,7 +1226,7 @@ impl Vectoriser<'_> {
                 let v = if let Form::Uniform(c) = self.form(args[0]) {
                     self.cursor().ins().select(c, x, y)
                 } else {
-                    let m = self.mask(args[0]);
+                    let m = self.mask_of(args[0]);
                     let m = self.mask_as(m, vt);
                     self.cursor().ins().bitselect(m, x, y)
                 };
@@ -759,7 +1238,7 @@ impl Vectoriser<'_> {
                     && matches!(opcode, Opcode::Band | Opcode::Bor | Opcode::Bxor)
                     && args.iter().all(|&a| matches!(self.form(a), Form::Mask(_))) =>
             {
-                let (a, b) = (self.mask(args[0]), self.mask(args[1]));
+                let (a, b) = (self.mask_of(args[0]), self.mask_of(args[1]));
                 let m = match opcode {
                     Opcode::Band => self.cursor().ins().band(a, b),
                     Opcode::Bor => self.cursor().ins().bor(a, b),
@@ -775,7 +1254,7 @@ impl Vectoriser<'_> {
                 && matches!(self.form(args[0]), Form::Mask(_))
                 && iconst_value(self.func, args[1]) == Some(1) =>
             {
-                let m = self.mask(args[0]);
+                let m = self.mask_of(args[0]);
                 let n = self.cursor().ins().bnot(m);
                 self.define(result, Form::Mask(n));
             }
@@ -784,7 +1263,7 @@ impl Vectoriser<'_> {
                 opcode: op @ (Opcode::Uextend | Opcode::Sextend),
                 ..
             } if t == types::I32 && matches!(self.form(args[0]), Form::Mask(_)) => {
-                let m = self.mask(args[0]);
+                let m = self.mask_of(args[0]);
                 let v = if op == Opcode::Uextend {
                     let one = self.cursor().ins().iconst(types::I32, 1);
                     let ones = self.cursor().ins().splat(types::I32X4, one);
@@ -895,7 +1374,30 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal>
             return Err("the work-item loop head is reached from its body");
         }
     }
-    let varying = varying_values(func, lp, &body);
+    // Which values vary, and which branches the lanes may take differently: the parameters of
+    // blocks inside and at the join of such a branch vary (lanes arrive by different edges),
+    // which can make more branches vary.
+    let mut forced = HashSet::new();
+    let (varying, regions) = loop {
+        let varying = varying_values(func, lp, &body, &forced);
+        let regions = plan_regions(func, lp, &body, &varying)?;
+        let before = forced.len();
+        for region in regions.values() {
+            for &b in region.blocks.iter().chain([&region.join]) {
+                if b != lp.latch {
+                    forced.extend(func.dfg.block_params(b).iter().copied());
+                }
+            }
+        }
+        if forced.len() == before {
+            break (varying, regions);
+        }
+    };
+    let inside: HashSet<Block> = regions
+        .values()
+        .flat_map(|r| r.blocks.iter().copied())
+        .collect();
+    let joins: HashSet<Block> = regions.values().map(|r| r.join).collect();
 
     // The vector loop's blocks: a check before each iteration, the body copies, the latch.
     let check = func.dfg.make_block();
@@ -933,11 +1435,22 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal>
         }
         param_forms.insert(block, forms);
     }
+    // Joins of linearised branches get their parameters merged, not passed.
+    for &join in &joins {
+        if let Some(&copy) = blocks.get(&join) {
+            let params = func.dfg.block_params(copy).to_vec();
+            for p in params {
+                func.dfg.remove_block_param(p);
+            }
+        }
+    }
     for b in [check, tail] {
         func.layout.append_block(b);
     }
     for &block in &body {
-        func.layout.append_block(blocks[&block]);
+        if !inside.contains(&block) {
+            func.layout.append_block(blocks[&block]);
+        }
     }
     func.layout.append_block(vector_latch);
 
@@ -950,6 +1463,7 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal>
         latch: lp.latch,
         vector_latch,
         current: check,
+        active: None,
     };
     // check(x): four more work-items? Then the vector body, else the scalar loop for the rest.
     let head_copy = v.blocks[&lp.head];
@@ -978,11 +1492,15 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal>
 
     let x = v.func.dfg.block_params(head_copy)[0];
     let head_param = v.func.dfg.block_params(lp.head)[0];
-    v.forms.insert(head_param, Form::Affine { base: x, stride: 1 });
+    v.forms
+        .insert(head_param, Form::Affine { base: x, stride: 1 });
     for &block in &body {
+        if inside.contains(&block) {
+            continue; // emitted with its branch, as straight-line code
+        }
         let copy = v.blocks[&block];
         v.current = copy;
-        if block != lp.head {
+        if block != lp.head && !joins.contains(&block) {
             let params = v.func.dfg.block_params(block).to_vec();
             let new_params = v.func.dfg.block_params(copy).to_vec();
             let forms = v.param_forms[&block].clone();
@@ -1003,8 +1521,19 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal>
             }
         }
         let insts: Vec<ir::Inst> = v.func.layout.block_insts(block).collect();
-        for inst in insts {
-            v.instruction(inst)?;
+        match regions.get(&block) {
+            Some(region) => {
+                let (_, body_insts) = insts.split_last().ok_or("an empty block")?;
+                for &inst in body_insts {
+                    v.instruction(inst)?;
+                }
+                v.linearise(block, region)?;
+            }
+            None => {
+                for inst in insts {
+                    v.instruction(inst)?;
+                }
+            }
         }
     }
     v.current = vector_latch;
@@ -1022,7 +1551,9 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal>
         .collect();
     let dfg = &mut v.func.dfg;
     for last in entries {
-        for call in dfg.insts[last].branch_destination_mut(&mut dfg.jump_tables, &mut dfg.exception_tables) {
+        for call in
+            dfg.insts[last].branch_destination_mut(&mut dfg.jump_tables, &mut dfg.exception_tables)
+        {
             if call.block(&dfg.value_lists) == lp.head {
                 call.set_block(check, &mut dfg.value_lists);
             }

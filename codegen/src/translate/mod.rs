@@ -34,9 +34,9 @@ use ferrocl_frontend::spirv::{Op, StorageClass, Word};
 use ferrocl_frontend::{ArgKind, KernelInfo, Module, Type};
 
 use crate::abi::{ArgSlot, WorkGroupFn};
-use crate::Vectorization;
 use crate::options::BuildOptions;
 use crate::program::{BuildError, Kernel, Program};
+use crate::Vectorization;
 
 /// What every kernel of one module shares while it is translated.
 pub(crate) struct ModuleEnv {
@@ -445,8 +445,7 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
                     kernel.name
                 )));
             };
-            shape.vectorization =
-                Vectorization::Scalar("the JIT could not lower its vector code");
+            shape.vectorization = Vectorization::Scalar("the JIT could not lower its vector code");
             env.jit.clear_context(&mut ctx);
             ctx.func = scalar;
             env.jit.define_function(id, &mut ctx).map_err(|e| {

@@ -144,3 +144,55 @@ __kernel void private_array(__global const int *a, __global int *out) {
         t[k] = a[(i + k) % 64];
     out[i] = t[a[i] & 7];
 }
+
+// Varying branches made straight-line code: a bounds check around loads and stores (inactive
+// lanes must not touch memory), nested branches with an else, a uniform load and a call and an
+// atomic under a varying condition, and 64-bit and boolean values merged at the join.
+__kernel void guarded(__global const float *a, __global float *out, uint n) {
+    uint i = get_global_id(0);
+    if (i < n)
+        out[i] = a[i] * 2.0f + 1.0f;
+}
+
+__kernel void nested_ifs(__global const int *a, __global int *out, __global int *other,
+                         __global const int *table) {
+    size_t i = get_global_id(0);
+    int v = a[i];
+    long w = (long)v * 3;
+    bool odd = (v & 1) != 0;
+    if (v > 0) {
+        if (v > 1000000) {
+            out[i] = v - table[0];
+            w = w * 5;
+        } else {
+            other[i] = v + table[1];
+            odd = !odd;
+        }
+    } else {
+        out[i] = -v;
+        w = -w;
+    }
+    out[i + 256] = (int)(w >> 1) + odd;
+}
+
+__kernel void masked_calls(__global const float *a, __global float *out, __global int *count) {
+    size_t i = get_global_id(0);
+    float x = a[i];
+    float r = 0.0f;
+    if (x > 0.0f) {
+        r = exp(x * 0.25f);
+        atomic_inc(count);
+    }
+    out[i] = r;
+}
+
+// A uniform loop inside a varying branch: kept scalar for now.
+__kernel void loop_in_branch(__global const float *a, __global float *out, uint n, uint k) {
+    uint i = get_global_id(0);
+    if (i < n) {
+        float acc = 0.0f;
+        for (uint j = 0; j < k; j++)
+            acc += a[i + j];
+        out[i] = acc;
+    }
+}
