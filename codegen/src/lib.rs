@@ -9,10 +9,11 @@ mod abi;
 mod options;
 mod program;
 mod translate;
+mod vectorize;
 
 pub use abi::{
     ArgSlot, GroupInfo, WorkGroupFn, LOCAL_ARG_ALIGN, PRINTF_BUFFER_HEADER, PRINTF_RECORD_HEADER,
     SUB_GROUP_SIZE,
 };
 pub use options::BuildOptions;
-pub use program::{compile, BarrierSchedule, BuildError, Kernel, Program};
+pub use program::{compile, BarrierSchedule, BuildError, Kernel, Program, Vectorization};

@@ -26,6 +26,9 @@ pub struct BuildOptions {
     /// Sub-group built-ins, sub-group scope and the non-uniform group instructions are allowed
     /// (`FERROCL_SUBGROUPS=on`); off, a module using them fails to build.
     pub sub_groups: bool,
+    /// Barrier-free kernels run four work-items at a time in vector lanes where they can
+    /// (vectorize.rs); off with `FERROCL_VECTORIZE=off` or `-cl-opt-disable`.
+    pub vectorize: bool,
 }
 
 impl Default for BuildOptions {
@@ -43,6 +46,7 @@ impl Default for BuildOptions {
             round_to_zero: false,
             dump_dir: None,
             sub_groups: true,
+            vectorize: true,
         }
     }
 }

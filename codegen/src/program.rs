@@ -52,6 +52,8 @@ pub struct Kernel {
     pub work_item_frame_size: usize,
     /// How the kernel's work-groups pass their barriers.
     pub barrier_schedule: BarrierSchedule,
+    /// Whether work-items run side by side in vector lanes, or why not.
+    pub vectorization: Vectorization,
     /// Formats of the kernel's printf calls, indexed by a record's format index; empty when the
     /// kernel never prints, else each launch needs a printf buffer (see [`GroupInfo`]).
     pub printf_formats: Vec<PrintfFormat>,
@@ -70,6 +72,15 @@ pub enum BarrierSchedule {
     Dynamic,
 }
 
+/// Whether a kernel's work-items run side by side in the lanes of vectors (vectorize.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Vectorization {
+    /// `lanes` consecutive work-items per iteration of the x loop; the rest one by one.
+    Vectorized { lanes: u32 },
+    /// One work-item at a time, for this reason.
+    Scalar(&'static str),
+}
+
 impl Kernel {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
@@ -81,6 +92,7 @@ impl Kernel {
         instruction_count: usize,
         work_item_frame_size: usize,
         barrier_schedule: BarrierSchedule,
+        vectorization: Vectorization,
         printf_formats: Vec<PrintfFormat>,
         entry: WorkGroupFn,
     ) -> Self {
@@ -93,6 +105,7 @@ impl Kernel {
             instruction_count,
             work_item_frame_size,
             barrier_schedule,
+            vectorization,
             printf_formats,
             entry,
         }

@@ -718,6 +718,10 @@ fn dumps_and_logs() {
     );
     assert!(stderr.contains("ferrocl: info: launch arith"), "{stderr}");
     assert!(stderr.contains("ferrocl: debug: kernel arith:"), "{stderr}");
+    assert!(
+        stderr.contains("vectorised (4 work-items per iteration)"),
+        "{stderr}"
+    );
     let program = dir.join("program-0");
     let spv = std::fs::read(program.join("input.spv")).expect("input.spv dumped");
     assert_eq!(&spv[..4], &0x0723_0203u32.to_le_bytes());
@@ -730,6 +734,28 @@ fn dumps_and_logs() {
         .expect("asm")
         .contains("ret"));
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn vectorisation_can_be_turned_off() {
+    let stderr = in_child(
+        "vectorisation_can_be_turned_off",
+        &[("FERROCL_VECTORIZE", "off"), ("FERROCL_LOG", "debug")],
+    );
+    let Some(stderr) = stderr else {
+        // In the child: the same results, one work-item at a time.
+        let env = Env::new();
+        let k = build(&env, "fpmode", "", "arith").expect("build");
+        let r = run_arith(&env, &k, &A, &B);
+        for i in 0..A.len() {
+            assert_eq!(r.add[i].to_bits(), (A[i] + B[i]).to_bits(), "add {i}");
+            assert_eq!(r.mul[i].to_bits(), (A[i] * B[i]).to_bits(), "mul {i}");
+            assert_eq!(r.div[i].to_bits(), (A[i] / B[i]).to_bits(), "div {i}");
+        }
+        return;
+    };
+    assert!(stderr.contains("scalar (vectorisation is off)"), "{stderr}");
+    assert!(!stderr.contains("vectorised ("), "{stderr}");
 }
 
 #[test]

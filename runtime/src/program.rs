@@ -581,6 +581,8 @@ fn build_for_device(
     options.denorms_are_zero |= settings.flush_denormals;
     options.round_to_zero = settings.rounding == Rounding::TowardZero;
     options.sub_groups = settings.sub_groups;
+    // -cl-opt-disable asks for the plain translation.
+    options.vectorize = settings.vectorize && options.optimize;
     if let Some(dir) = &settings.dump_dir {
         let dir = dir.join(format!(
             "program-{}",
@@ -611,8 +613,12 @@ fn build_for_device(
             settings,
             LogLevel::Debug,
             format_args!(
-                "kernel {}: {} SPIR-V instructions, {} argument bytes, {} bytes of __local variables, {} private bytes, {} frame bytes per work-item, barrier schedule {:?}",
-                k.info.name, k.instruction_count, k.args_size, k.static_local_mem_size, k.private_mem_size, k.work_item_frame_size, k.barrier_schedule
+                "kernel {}: {} SPIR-V instructions, {} argument bytes, {} bytes of __local variables, {} private bytes, {} frame bytes per work-item, barrier schedule {:?}, {}",
+                k.info.name, k.instruction_count, k.args_size, k.static_local_mem_size, k.private_mem_size, k.work_item_frame_size, k.barrier_schedule,
+                match k.vectorization {
+                    ferrocl_codegen::Vectorization::Vectorized { lanes } => format!("vectorised ({lanes} work-items per iteration)"),
+                    ferrocl_codegen::Vectorization::Scalar(why) => format!("scalar ({why})"),
+                }
             ),
         );
     }

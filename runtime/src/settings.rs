@@ -73,6 +73,12 @@ pub const VARIABLES: &[Variable] = &[
         effect: "on: sub-groups of 4 work-items, cl_khr_subgroups and the cl_khr_subgroup_* extensions; off: none of them, and modules using sub-groups fail to build",
     },
     Variable {
+        name: "FERROCL_VECTORIZE",
+        values: "on, off",
+        default: "on",
+        effect: "on: kernels without barriers run four work-items at a time in vector lanes where their control flow allows (the log's debug level says which); off: one work-item at a time",
+    },
+    Variable {
         name: "FERROCL_SVM",
         values: "off",
         default: "off",
@@ -125,6 +131,7 @@ pub struct Settings {
     pub fp64: bool,
     pub sub_groups: bool,
     pub fp16: bool,
+    pub vectorize: bool,
     pub dump_dir: Option<PathBuf>,
     pub log: LogLevel,
 }
@@ -175,6 +182,7 @@ impl Settings {
         let mut fp64 = pick("FERROCL_FP64", &on_off, "on") == "on";
         let sub_groups = pick("FERROCL_SUBGROUPS", &on_off, "on") == "on";
         let fp16 = pick("FERROCL_FP16", &on_off, "on") == "on";
+        let vectorize = pick("FERROCL_VECTORIZE", &on_off, "on") == "on";
         for name in ["FERROCL_IMAGES", "FERROCL_SVM"] {
             pick(name, &["off"], "off");
         }
@@ -232,6 +240,7 @@ impl Settings {
             fp64,
             sub_groups,
             fp16,
+            vectorize,
             dump_dir,
             log,
         }

@@ -38,6 +38,9 @@ pub(crate) struct KernelShape {
     pub(crate) private_bytes: u64,
     pub(crate) frame_size: u64,
     pub(crate) barrier_schedule: crate::BarrierSchedule,
+    pub(crate) vectorization: crate::Vectorization,
+    /// The function before vectorisation, for the JIT to fall back on.
+    pub(crate) scalar_fallback: Option<ir::Function>,
     pub(crate) printf_formats: Vec<ferrocl_frontend::PrintfFormat>,
 }
 
@@ -167,6 +170,7 @@ pub(crate) fn build(
             t.prologue_values.extend(v.flat());
         }
     }
+    let mut item_loop = None;
     let (frame_size, barrier_schedule) = if kernel.uses_barrier {
         let (resume_points, size) = expanded_size(m, kernel.function, &mut HashMap::new());
         if (resume_points + 1) * size <= MAX_SPECIALISED_INSTRUCTIONS {
@@ -176,19 +180,37 @@ pub(crate) fn build(
             (frame_size, crate::BarrierSchedule::Dynamic)
         }
     } else {
-        build_plain(&mut t, kernel, &pending_args)?;
+        item_loop = Some(build_plain(&mut t, kernel, &pending_args)?);
         (0, crate::BarrierSchedule::None)
     };
     t.b.seal_all_blocks();
-    let shape = KernelShape {
+    let mut shape = KernelShape {
         instruction_count: t.instruction_count,
         private_bytes: t.private_bytes,
         frame_size,
         barrier_schedule,
+        vectorization: crate::Vectorization::Scalar("the kernel has barriers"),
+        scalar_fallback: None,
         printf_formats: std::mem::take(&mut t.printf_formats),
     };
     let frontend_config = t.env.jit.isa().frontend_config();
     t.b.finalize(frontend_config);
+    if let Some(item_loop) = item_loop {
+        shape.vectorization = if !options.vectorize {
+            crate::Vectorization::Scalar("vectorisation is off")
+        } else {
+            let scalar = func.clone();
+            match crate::vectorize::vectorize(func, &item_loop) {
+                Ok(()) => {
+                    shape.scalar_fallback = Some(scalar);
+                    crate::Vectorization::Vectorized {
+                        lanes: crate::vectorize::LANES as u32,
+                    }
+                }
+                Err(why) => crate::Vectorization::Scalar(why),
+            }
+        };
+    }
     Ok(shape)
 }
 
@@ -243,7 +265,13 @@ fn copy_by_value(
     t.store_val(ty, copy, &v)
 }
 
-fn build_plain(t: &mut Translator, kernel: &KernelInfo, args: &[Arg]) -> Result<(), BuildError> {
+/// The plain work-item loops around one inlined copy of the kernel; returns the x loop for
+/// vectorize.rs.
+fn build_plain(
+    t: &mut Translator,
+    kernel: &KernelInfo,
+    args: &[Arg],
+) -> Result<crate::vectorize::ItemLoop, BuildError> {
     let (heads, latches) = item_loops(t);
     let mut values = Vec::with_capacity(args.len());
     for a in args {
@@ -268,7 +296,12 @@ fn build_plain(t: &mut Translator, kernel: &KernelInfo, args: &[Arg]) -> Result<
     close_item_loops(t, heads, latches, exit);
     t.b.switch_to_block(exit);
     t.b.ins().return_(&[]);
-    Ok(())
+    Ok(crate::vectorize::ItemLoop {
+        head: heads[0],
+        latch: latches[0],
+        exit: latches[1],
+        local_size: t.wi.local_size[0],
+    })
 }
 
 /// Budget for specialised region loops: (resume points + 1) × instructions of the kernel with

@@ -36,6 +36,7 @@ use ferrocl_frontend::{ArgKind, KernelInfo, Module, Type};
 use crate::abi::{ArgSlot, WorkGroupFn};
 use crate::options::BuildOptions;
 use crate::program::{BuildError, Kernel, Program};
+use crate::Vectorization;
 
 /// What every kernel of one module shares while it is translated.
 pub(crate) struct ModuleEnv {
@@ -498,12 +499,26 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
             .jit
             .declare_function(&name, Linkage::Export, &sig)
             .map_err(|e| BuildError::new(format!("internal: declaring {name}: {e}\n")))?;
-        env.jit.define_function(id, &mut ctx).map_err(|e| {
-            BuildError::new(format!(
-                "error: the JIT could not compile kernel \"{}\": {e:?}\n",
-                kernel.name
-            ))
-        })?;
+        let mut shape = shape;
+        if let Err(e) = env.jit.define_function(id, &mut ctx) {
+            // A vector operation the host's ISA cannot lower: the scalar loop needs nothing
+            // beyond what every kernel uses.
+            let Some(scalar) = shape.scalar_fallback.take() else {
+                return Err(BuildError::new(format!(
+                    "error: the JIT could not compile kernel \"{}\": {e:?}\n",
+                    kernel.name
+                )));
+            };
+            shape.vectorization = Vectorization::Scalar("the JIT could not lower its vector code");
+            env.jit.clear_context(&mut ctx);
+            ctx.func = scalar;
+            env.jit.define_function(id, &mut ctx).map_err(|e| {
+                BuildError::new(format!(
+                    "error: the JIT could not compile kernel \"{}\": {e:?}\n",
+                    kernel.name
+                ))
+            })?;
+        }
         if options.dump_dir.is_some() {
             dump(
                 options,
@@ -546,6 +561,7 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
                 shape.instruction_count,
                 shape.frame_size as usize,
                 shape.barrier_schedule,
+                shape.vectorization,
                 shape.printf_formats,
                 entry,
             )

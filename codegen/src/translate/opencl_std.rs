@@ -493,7 +493,11 @@ impl Translator<'_, '_, '_> {
             Cl::sincos | Cl::lgamma_r => (Some((1, 3)), vec![float_ty, types::I64]),
             Cl::remquo => (Some((2, 4)), vec![float_ty, float_ty, types::I64]),
             Cl::pown | Cl::rootn => (None, vec![float_ty, types::I32]),
-            _ => return err(format!("internal: OpenCL.std {name} is not a mathlib call\n")),
+            _ => {
+                return err(format!(
+                    "internal: OpenCL.std {name} is not a mathlib call\n"
+                ))
+            }
         };
         // Half sincos: the f32 function writes cos to a stack slot, rounded to half afterwards.
         let half_out = self.is_half(rt) && op == Cl::sincos;

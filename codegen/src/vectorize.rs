@@ -1,0 +1,1563 @@
+//! Work-item vectorisation (DESIGN.md "Vectors and SIMD"): the x loop of a barrier-free
+//! kernel's work-group function runs four consecutive work-items per iteration in the lanes of
+//! 128-bit vectors; the original loop then runs the items left over, one at a time.
+//!
+//! It works on the Cranelift IR the translator built, so it covers whatever the translator
+//! covers. Values the four work-items share (*uniform*: arguments, the y and z ids, anything
+//! computed from them alone, loads from a shared address) stay scalar and are computed once.
+//! Values that differ (*varying*: derived from the x local id) take one of four forms:
+//! - `Affine`: base + lane × stride, for integers linear in the local id (indices and
+//!   addresses), so that accesses to consecutive elements become one vector load or store;
+//! - `Vector`: one f32x4 / i32x4, for 32-bit arithmetic Cranelift lowers on vectors;
+//! - `Mask`: the lanes of a comparison as an i32x4 of all-ones / zero;
+//! - `Lanes`: four scalars — the original instruction cloned per lane, which is always
+//!   correct and is the form of everything else (64-bit data, calls, atomics, divisions).
+//!
+//! OpenCL lets the work-items of a group interleave in any way between barriers, and the lanes
+//! run one program in lockstep, so a load from a uniform address is read once for the four,
+//! and per-lane side effects happen in lane order. Control flow must stay uniform: a branch on
+//! a varying condition (work-items diverging) keeps the kernel scalar, as do private stack
+//! slots (each work-item needs its own), as does anything this module does not recognise.
+
+use std::collections::{HashMap, HashSet};
+
+use cranelift_codegen::cursor::{Cursor, FuncCursor};
+use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::{
+    self, types, Block, BlockArg, ConstantData, Endianness, Function, InstBuilder, InstructionData,
+    MemFlagsData, Opcode, Type, Value,
+};
+
+/// Work-items per vector iteration: the 32-bit lanes of a 128-bit vector (the widest Cranelift
+/// lowers on x86-64), and the sub-group size (abi.rs).
+pub(crate) const LANES: i64 = 4;
+
+/// The x work-item loop of a work-group function, as kernel.rs builds it.
+pub(crate) struct ItemLoop {
+    /// Entered with the x local id as its only parameter.
+    pub(crate) head: Block,
+    /// Where each work-item ends: steps the id and loops back to `head` or leaves to `exit`.
+    pub(crate) latch: Block,
+    /// Where the loop leaves to (no parameters).
+    pub(crate) exit: Block,
+    /// The work-group's x local size, defined before the loop.
+    pub(crate) local_size: Value,
+}
+
+/// Why a kernel stays scalar.
+pub(crate) type Refusal = &'static str;
+
+/// How a varying value (or a uniform one) lives in the vector loop.
+#[derive(Clone, Copy, Debug)]
+enum Form {
+    Uniform(Value),
+    Affine { base: Value, stride: i64 },
+    Vector(Value),
+    Mask(Value),
+    Lanes([Value; 4]),
+}
+
+/// How a block parameter is passed in the vector loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ParamForm {
+    Uniform,
+    Vector,
+    Lanes,
+}
+
+fn vectorisable_type(t: Type) -> bool {
+    t == types::F32 || t == types::I32
+}
+
+/// Pure lane-wise operations whose f32x4 / i32x4 forms Cranelift lowers on x86-64 (with the
+/// SSE4.1 the host has; a host without it makes the JIT refuse and the kernel is rebuilt
+/// scalar, see kernel.rs).
+fn lane_wise(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        op,
+        Fadd | Fsub
+            | Fmul
+            | Fdiv
+            | Sqrt
+            | Fabs
+            | Fneg
+            | Fmin
+            | Fmax
+            | Floor
+            | Ceil
+            | Trunc
+            | Nearest
+            | Iadd
+            | Isub
+            | Imul
+            | Band
+            | Bor
+            | Bxor
+            | Bnot
+            | Smin
+            | Smax
+            | Umin
+            | Umax
+            | Iabs
+    )
+}
+
+/// Vector compares the x86-64 backend lowers directly.
+fn vector_float_condition(cc: FloatCC) -> bool {
+    matches!(
+        cc,
+        FloatCC::Equal
+            | FloatCC::NotEqual
+            | FloatCC::LessThan
+            | FloatCC::LessThanOrEqual
+            | FloatCC::GreaterThan
+            | FloatCC::GreaterThanOrEqual
+            | FloatCC::Ordered
+            | FloatCC::Unordered
+    )
+}
+
+/// Blocks of the loop body (reachable from `head` without passing the latch), in reverse
+/// post-order, with `head` first.
+fn body_blocks(func: &Function, lp: &ItemLoop) -> Vec<Block> {
+    let mut seen = HashSet::new();
+    let mut post = Vec::new();
+    // Iterative DFS with an explicit successor cursor per frame.
+    let mut stack: Vec<(Block, Vec<Block>)> = Vec::new();
+    seen.insert(lp.head);
+    stack.push((lp.head, successors(func, lp.head)));
+    while let Some((block, succ)) = stack.last_mut() {
+        if let Some(next) = succ.pop() {
+            if next != lp.latch && seen.insert(next) {
+                let s = successors(func, next);
+                stack.push((next, s));
+            }
+        } else {
+            post.push(*block);
+            stack.pop();
+        }
+    }
+    post.reverse();
+    post
+}
+
+fn successors(func: &Function, block: Block) -> Vec<Block> {
+    let Some(last) = func.layout.last_inst(block) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Block> = func.dfg.insts[last]
+        .branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables)
+        .iter()
+        .map(|call| call.block(&func.dfg.value_lists))
+        .collect();
+    // Keep the first successor on top of the DFS stack (popped first): source order.
+    out.reverse();
+    out
+}
+
+/// The constant behind `v`, if it is an `iconst`.
+fn iconst_value(func: &Function, v: Value) -> Option<i64> {
+    let inst = func.dfg.value_def(v).inst()?;
+    match func.dfg.insts[inst] {
+        InstructionData::UnaryImm {
+            opcode: Opcode::Iconst,
+            imm,
+        } => Some(imm.bits()),
+        _ => None,
+    }
+}
+
+/// Which values of the body differ between work-items.
+fn varying_values(
+    func: &Function,
+    lp: &ItemLoop,
+    body: &[Block],
+    forced: &HashSet<Value>,
+) -> HashSet<Value> {
+    let mut varying = forced.clone();
+    varying.insert(func.dfg.block_params(lp.head)[0]);
+    loop {
+        let before = varying.len();
+        for &block in body {
+            for inst in func.layout.block_insts(block) {
+                let data = &func.dfg.insts[inst];
+                let op = data.opcode();
+                let results = func.dfg.inst_results(inst);
+                // Each work-item gets its own result from calls (clock reads) and atomics.
+                let own_result =
+                    op.is_call() || matches!(op, Opcode::AtomicRmw | Opcode::AtomicCas);
+                let from_varying = func
+                    .dfg
+                    .inst_values(inst)
+                    .any(|v| varying.contains(&func.dfg.resolve_aliases(v)));
+                if (own_result || from_varying) && !data.opcode().is_branch() {
+                    varying.extend(results.iter().copied());
+                }
+                // Branch arguments make the target's parameters varying.
+                for call in
+                    data.branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables)
+                {
+                    let target = call.block(&func.dfg.value_lists);
+                    if !body.contains(&target) {
+                        continue;
+                    }
+                    for (arg, &param) in call
+                        .args(&func.dfg.value_lists)
+                        .zip(func.dfg.block_params(target))
+                    {
+                        if let BlockArg::Value(v) = arg {
+                            if varying.contains(&func.dfg.resolve_aliases(v)) {
+                                varying.insert(param);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if varying.len() == before {
+            return varying;
+        }
+    }
+}
+
+/// A branch the work-items may take differently, and the blocks it makes conditional.
+struct Region {
+    /// The blocks strictly between the branch and `join`, in a topological order.
+    blocks: Vec<Block>,
+    /// Where every path from the branch meets again (its immediate post-dominator).
+    join: Block,
+}
+
+/// Post-dominator sets of the body's blocks (the latch is the one exit), as bitsets over
+/// `index`.
+fn post_dominators(
+    func: &Function,
+    body: &[Block],
+    latch: Block,
+) -> (HashMap<Block, usize>, Vec<Vec<u64>>) {
+    let mut index: HashMap<Block, usize> = body.iter().enumerate().map(|(i, &b)| (b, i)).collect();
+    index.insert(latch, body.len());
+    let n = body.len() + 1;
+    let words = n.div_ceil(64);
+    let full = vec![u64::MAX; words];
+    let mut pd = vec![full; n];
+    pd[n - 1] = vec![0; words];
+    pd[n - 1][(n - 1) / 64] |= 1 << ((n - 1) % 64);
+    let succ: Vec<Vec<usize>> = body
+        .iter()
+        .map(|&b| {
+            successors(func, b)
+                .into_iter()
+                .filter_map(|s| index.get(&s).copied())
+                .collect()
+        })
+        .collect();
+    loop {
+        let mut changed = false;
+        for i in (0..body.len()).rev() {
+            let mut set = vec![u64::MAX; words];
+            if succ[i].is_empty() {
+                set = vec![0; words];
+            }
+            for &s in &succ[i] {
+                for (w, x) in set.iter_mut().zip(&pd[s]) {
+                    *w &= x;
+                }
+            }
+            set[i / 64] |= 1 << (i % 64);
+            if set != pd[i] {
+                pd[i] = set;
+                changed = true;
+            }
+        }
+        if !changed {
+            return (index, pd);
+        }
+    }
+}
+
+fn contains(set: &[u64], i: usize) -> bool {
+    set[i / 64] >> (i % 64) & 1 == 1
+}
+
+/// Blocks with more than this many blocks in the loop keep varying branches scalar: the
+/// post-dominator sets grow quadratically.
+const MAX_LINEARISED_BODY: usize = 2000;
+
+/// The regions of the body's varying branches (outermost ones; inner branches are part of
+/// their region), or why one cannot be made straight-line code.
+fn plan_regions(
+    func: &Function,
+    lp: &ItemLoop,
+    body: &[Block],
+    varying: &HashSet<Value>,
+) -> Result<HashMap<Block, Region>, Refusal> {
+    let is_varying = |v: Value| varying.contains(&func.dfg.resolve_aliases(v));
+    let mut regions = HashMap::new();
+    let mut inside: HashSet<Block> = HashSet::new();
+    let mut post = None;
+    let order: HashMap<Block, usize> = body.iter().enumerate().map(|(i, &b)| (b, i)).collect();
+    let mut preds: HashMap<Block, Vec<Block>> = HashMap::new();
+    for &b in body {
+        for s in successors(func, b) {
+            preds.entry(s).or_default().push(b);
+        }
+    }
+    for &block in body {
+        if inside.contains(&block) {
+            continue;
+        }
+        let Some(term) = func.layout.last_inst(block) else {
+            continue;
+        };
+        match func.dfg.insts[term] {
+            InstructionData::Brif { arg, .. } if is_varying(arg) => {}
+            InstructionData::BranchTable { arg, .. } if is_varying(arg) => {
+                return Err("work-items take a switch differently");
+            }
+            _ => continue,
+        }
+        if body.len() > MAX_LINEARISED_BODY {
+            return Err("work-items branch differently in a very large kernel");
+        }
+        let (index, pd) = post.get_or_insert_with(|| post_dominators(func, body, lp.latch));
+        let mine = &pd[index[&block]];
+        // The immediate post-dominator: the strict post-dominator that all others post-dominate.
+        let candidates: Vec<Block> = body
+            .iter()
+            .copied()
+            .chain([lp.latch])
+            .filter(|&b| b != block && contains(mine, index[&b]))
+            .collect();
+        let join = candidates
+            .iter()
+            .copied()
+            .find(|&c| {
+                candidates
+                    .iter()
+                    .all(|&o| o == c || contains(&pd[index[&c]], index[&o]))
+            })
+            .ok_or("internal: a branch without a post-dominator")?;
+        // The blocks between: reachable from the branch without passing the join.
+        let mut blocks = Vec::new();
+        let mut seen = HashSet::new();
+        let mut stack: Vec<Block> = successors(func, block);
+        while let Some(b) = stack.pop() {
+            if b == join || !seen.insert(b) {
+                continue;
+            }
+            if b == lp.latch || !order.contains_key(&b) {
+                return Err("a varying branch leaves the work-item loop");
+            }
+            blocks.push(b);
+            stack.extend(successors(func, b));
+        }
+        blocks.sort_by_key(|b| order[b]);
+        // No loop inside (a back edge: the lanes would leave it at different times), and
+        // entered only from the branch or the region.
+        for &b in &blocks {
+            for s in successors(func, b) {
+                if s != join && order[&s] <= order[&b] {
+                    return Err(if seen.contains(&s) {
+                        "a loop inside a branch the work-items take differently"
+                    } else {
+                        "work-items leave a loop at different times"
+                    });
+                }
+            }
+        }
+        for &b in &blocks {
+            for p in preds.get(&b).map(Vec::as_slice).unwrap_or(&[]) {
+                if *p != block && !seen.contains(p) {
+                    return Err("a varying branch's blocks are entered from elsewhere");
+                }
+            }
+        }
+        if join != lp.latch {
+            for p in preds.get(&join).map(Vec::as_slice).unwrap_or(&[]) {
+                if *p != block && !seen.contains(p) {
+                    return Err("a varying branch's join is entered from elsewhere");
+                }
+            }
+        }
+        inside.extend(blocks.iter().copied());
+        regions.insert(block, Region { blocks, join });
+    }
+    Ok(regions)
+}
+
+struct Vectoriser<'a> {
+    func: &'a mut Function,
+    varying: HashSet<Value>,
+    forms: HashMap<Value, Form>,
+    /// Vector-loop copy of each body block, and how its parameters are passed.
+    blocks: HashMap<Block, Block>,
+    param_forms: HashMap<Block, Vec<ParamForm>>,
+    latch: Block,
+    vector_latch: Block,
+    current: Block,
+    /// Inside a varying branch: the lanes that take the block being emitted (an i32x4 mask);
+    /// memory accesses, calls and atomics then happen for those lanes only.
+    active: Option<Value>,
+}
+
+impl Vectoriser<'_> {
+    fn cursor(&mut self) -> FuncCursor<'_> {
+        FuncCursor::new(self.func).at_bottom(self.current)
+    }
+
+    fn ty(&self, v: Value) -> Type {
+        self.func.dfg.value_type(v)
+    }
+
+    fn form(&self, v: Value) -> Form {
+        let v = self.func.dfg.resolve_aliases(v);
+        self.forms.get(&v).copied().unwrap_or(Form::Uniform(v))
+    }
+
+    fn is_uniform(&self, v: Value) -> bool {
+        matches!(self.form(v), Form::Uniform(_))
+    }
+
+    /// `v` (of scalar type `t`) as one vector of `t` × 4.
+    fn vector(&mut self, v: Value) -> Value {
+        let t = self.ty(v);
+        let vt = t.by(LANES as u32).expect("32-bit lanes");
+        match self.form(v) {
+            Form::Uniform(u) => self.cursor().ins().splat(vt, u),
+            Form::Vector(x) | Form::Mask(x) => x,
+            Form::Affine { base, stride } => {
+                let splat = self.cursor().ins().splat(vt, base);
+                let mut bytes = Vec::with_capacity(16);
+                for k in 0..LANES {
+                    bytes.extend_from_slice(&((stride.wrapping_mul(k)) as i32).to_le_bytes());
+                }
+                let c = self.func.dfg.constants.insert(ConstantData::from(bytes));
+                let steps = self.cursor().ins().vconst(vt, c);
+                self.cursor().ins().iadd(splat, steps)
+            }
+            Form::Lanes(l) => {
+                let mut x = self.cursor().ins().scalar_to_vector(vt, l[0]);
+                for (k, &lane) in l.iter().enumerate().skip(1) {
+                    x = self.cursor().ins().insertlane(x, lane, k as u8);
+                }
+                x
+            }
+        }
+    }
+
+    /// `v` as four scalars.
+    fn lanes(&mut self, v: Value) -> [Value; 4] {
+        match self.form(v) {
+            Form::Uniform(u) => [u; 4],
+            Form::Lanes(l) => l,
+            Form::Affine { base, stride } => {
+                let mut l = [base; 4];
+                for (k, lane) in l.iter_mut().enumerate().skip(1) {
+                    *lane = self
+                        .cursor()
+                        .ins()
+                        .iadd_imm_s(base, stride.wrapping_mul(k as i64));
+                }
+                l
+            }
+            Form::Vector(x) => {
+                let mut l = [x; 4];
+                for (k, lane) in l.iter_mut().enumerate() {
+                    *lane = self.cursor().ins().extractlane(x, k as u8);
+                }
+                l
+            }
+            Form::Mask(m) => {
+                // Booleans are i8 0/1.
+                let mut l = [m; 4];
+                for (k, lane) in l.iter_mut().enumerate() {
+                    let bits = self.cursor().ins().extractlane(m, k as u8);
+                    let bit = self.cursor().ins().band_imm_s(bits, 1);
+                    *lane = self.cursor().ins().ireduce(types::I8, bit);
+                }
+                l
+            }
+        }
+    }
+
+    /// Boolean `v` (i8 0/1) as an i32x4 mask.
+    fn mask_of(&mut self, v: Value) -> Value {
+        match self.form(v) {
+            Form::Mask(m) => m,
+            Form::Uniform(u) => {
+                let wide = self.cursor().ins().uextend(types::I32, u);
+                let all = self.cursor().ins().ineg(wide);
+                self.cursor().ins().splat(types::I32X4, all)
+            }
+            _ => {
+                let l = self.lanes(v);
+                let mut lanes = [l[0]; 4];
+                for (k, &b) in l.iter().enumerate() {
+                    let wide = self.cursor().ins().uextend(types::I32, b);
+                    lanes[k] = self.cursor().ins().ineg(wide);
+                }
+                let mut x = self.cursor().ins().scalar_to_vector(types::I32X4, lanes[0]);
+                for (k, &lane) in lanes.iter().enumerate().skip(1) {
+                    x = self.cursor().ins().insertlane(x, lane, k as u8);
+                }
+                x
+            }
+        }
+    }
+
+    /// A vector of `mask`'s lanes reinterpreted as `vt` (for `bitselect` on floats).
+    fn mask_as(&mut self, mask: Value, vt: Type) -> Value {
+        if vt == types::I32X4 {
+            return mask;
+        }
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        self.cursor().ins().bitcast(vt, little, mask)
+    }
+
+    /// Clones `inst` with its arguments mapped by `arg`, into the current block, controlled by
+    /// `ctrl`; returns its results.
+    fn clone_inst(
+        &mut self,
+        inst: ir::Inst,
+        ctrl: Type,
+        mut arg: impl FnMut(Value) -> Value,
+    ) -> Vec<Value> {
+        let dfg = &mut self.func.dfg;
+        let mut data = dfg.insts[inst].deep_clone(&mut dfg.value_lists);
+        data.map_values(
+            &mut dfg.value_lists,
+            &mut dfg.jump_tables,
+            &mut dfg.exception_tables,
+            &mut arg,
+        );
+        let new = self.func.dfg.make_inst(data);
+        self.func.dfg.make_inst_results(new, ctrl);
+        self.func.layout.append_inst(new, self.current);
+        self.func.dfg.inst_results(new).to_vec()
+    }
+
+    fn define(&mut self, v: Value, form: Form) {
+        self.forms.insert(v, form);
+    }
+
+    /// The instruction once, with uniform arguments.
+    fn uniform(&mut self, inst: ir::Inst) {
+        let ctrl = self.func.dfg.ctrl_typevar(inst);
+        let old = self.func.dfg.inst_results(inst).to_vec();
+        let raw: Vec<Value> = self.func.dfg.inst_values(inst).collect();
+        let mapped: Vec<Value> = raw
+            .iter()
+            .map(|&v| match self.form(v) {
+                Form::Uniform(u) => u,
+                // Callers pass instructions whose arguments are all uniform.
+                _ => v,
+            })
+            .collect();
+        let new = self.clone_inst(inst, ctrl, |v| {
+            let i = raw.iter().position(|&r| r == v).expect("an argument");
+            mapped[i]
+        });
+        for (o, n) in old.into_iter().zip(new) {
+            self.define(o, Form::Uniform(n));
+        }
+    }
+
+    /// The instruction once per lane (the form of last resort).
+    fn per_lane(&mut self, inst: ir::Inst) {
+        let ctrl = self.func.dfg.ctrl_typevar(inst);
+        let args: Vec<Value> = self
+            .func
+            .dfg
+            .inst_values(inst)
+            .map(|v| self.func.dfg.resolve_aliases(v))
+            .collect();
+        let arg_lanes: Vec<[Value; 4]> = args.iter().map(|&a| self.lanes(a)).collect();
+        debug_assert_eq!(args.len(), self.func.dfg.inst_values(inst).count());
+        let old = self.func.dfg.inst_results(inst).to_vec();
+        let raw: Vec<Value> = self.func.dfg.inst_values(inst).collect();
+        let mut results: Vec<Vec<Value>> = vec![Vec::with_capacity(4); old.len()];
+        let by_lane: Vec<Vec<Value>> = (0..LANES as usize)
+            .map(|lane| arg_lanes.iter().map(|l| l[lane]).collect())
+            .collect();
+        for lane_args in &by_lane {
+            let new = self.clone_inst(inst, ctrl, |v| {
+                let i = raw.iter().position(|&r| r == v).expect("an argument");
+                lane_args[i]
+            });
+            for (r, n) in results.iter_mut().zip(new) {
+                r.push(n);
+            }
+        }
+        for (o, l) in old.into_iter().zip(results) {
+            self.define(o, Form::Lanes([l[0], l[1], l[2], l[3]]));
+        }
+    }
+
+    /// A lane-wise pure operation on f32x4 / i32x4.
+    fn lane_wise_vector(&mut self, inst: ir::Inst) {
+        let result = self.func.dfg.inst_results(inst)[0];
+        let vt = self.ty(result).by(LANES as u32).expect("32-bit lanes");
+        let raw: Vec<Value> = self.func.dfg.inst_values(inst).collect();
+        let vectors: Vec<Value> = raw
+            .iter()
+            .map(|&v| {
+                let v = self.func.dfg.resolve_aliases(v);
+                self.vector(v)
+            })
+            .collect();
+        let new = self.clone_inst(inst, vt, |v| {
+            let i = raw.iter().position(|&r| r == v).expect("an argument");
+            vectors[i]
+        });
+        self.define(result, Form::Vector(new[0]));
+    }
+
+    /// Integer arithmetic that keeps a value linear in the local id, if it does.
+    fn affine(&mut self, inst: ir::Inst) -> Option<Form> {
+        let data = self.func.dfg.insts[inst];
+        let result = *self.func.dfg.inst_results(inst).first()?;
+        let t = self.ty(result);
+        if !(t == types::I32 || t == types::I64) {
+            return None;
+        }
+        let args: Vec<Value> = self
+            .func
+            .dfg
+            .inst_args(inst)
+            .iter()
+            .map(|&v| self.func.dfg.resolve_aliases(v))
+            .collect();
+        let parts = |s: &Self, v: Value| -> Option<(Value, i64)> {
+            match s.form(v) {
+                Form::Affine { base, stride } => Some((base, stride)),
+                Form::Uniform(u) => Some((u, 0)),
+                _ => None,
+            }
+        };
+        let wrap = |x: i64| if t == types::I32 { x as i32 as i64 } else { x };
+        match data.opcode() {
+            Opcode::Iadd | Opcode::Isub => {
+                let (a, sa) = parts(self, args[0])?;
+                let (b, sb) = parts(self, args[1])?;
+                let sub = data.opcode() == Opcode::Isub;
+                let base = if sub {
+                    self.cursor().ins().isub(a, b)
+                } else {
+                    self.cursor().ins().iadd(a, b)
+                };
+                let stride = if sub {
+                    sa.wrapping_sub(sb)
+                } else {
+                    sa.wrapping_add(sb)
+                };
+                Some(Form::Affine {
+                    base,
+                    stride: wrap(stride),
+                })
+            }
+            Opcode::Imul => {
+                let (a, sa, c) = match (parts(self, args[0])?, iconst_value(self.func, args[1])) {
+                    ((a, sa), Some(c)) => (a, sa, c),
+                    _ => {
+                        let c = iconst_value(self.func, args[0])?;
+                        let (a, sa) = parts(self, args[1])?;
+                        (a, sa, c)
+                    }
+                };
+                let k = self.cursor().ins().iconst(t, c);
+                let base = self.cursor().ins().imul(a, k);
+                Some(Form::Affine {
+                    base,
+                    stride: wrap(sa.wrapping_mul(c)),
+                })
+            }
+            Opcode::Ishl => {
+                let (a, sa) = parts(self, args[0])?;
+                let c = iconst_value(self.func, args[1])? & (i64::from(t.bits()) - 1);
+                let (amount, _) = parts(self, args[1])?;
+                let base = self.cursor().ins().ishl(a, amount);
+                Some(Form::Affine {
+                    base,
+                    stride: wrap(sa.wrapping_shl(c as u32)),
+                })
+            }
+            Opcode::Ireduce if t == types::I32 => {
+                let (a, sa) = parts(self, args[0])?;
+                let base = self.cursor().ins().ireduce(types::I32, a);
+                Some(Form::Affine {
+                    base,
+                    stride: wrap(sa),
+                })
+            }
+            _ => None,
+        }
+    }
+
+    fn load(&mut self, inst: ir::Inst) {
+        let InstructionData::Load {
+            flags, offset, arg, ..
+        } = self.func.dfg.insts[inst]
+        else {
+            return self.per_lane(inst);
+        };
+        let result = self.func.dfg.inst_results(inst)[0];
+        let t = self.ty(result);
+        let addr = self.func.dfg.resolve_aliases(arg);
+        match self.form(addr) {
+            Form::Affine { base, stride }
+                if vectorisable_type(t) && stride == i64::from(t.bytes()) =>
+            {
+                let flags = vector_access_flags(self.func.dfg.mem_flags[flags]);
+                let vt = t.by(LANES as u32).expect("32-bit lanes");
+                let v = self.cursor().ins().load(vt, flags, base, offset);
+                self.define(result, Form::Vector(v));
+            }
+            _ => self.per_lane(inst),
+        }
+    }
+
+    fn store(&mut self, inst: ir::Inst) {
+        let InstructionData::Store {
+            flags,
+            offset,
+            args: [value, addr],
+            ..
+        } = self.func.dfg.insts[inst]
+        else {
+            return self.per_lane(inst);
+        };
+        let (value, addr) = (
+            self.func.dfg.resolve_aliases(value),
+            self.func.dfg.resolve_aliases(addr),
+        );
+        let t = self.ty(value);
+        match (self.form(value), self.form(addr)) {
+            (_, Form::Affine { base, stride })
+                if vectorisable_type(t) && stride == i64::from(t.bytes()) =>
+            {
+                let v = self.vector(value);
+                let flags = vector_access_flags(self.func.dfg.mem_flags[flags]);
+                self.cursor().ins().store(flags, v, base, offset);
+            }
+            // Every work-item stores the same value at the same place: once is the same.
+            (Form::Uniform(_), Form::Uniform(_)) => self.uniform(inst),
+            _ => self.per_lane(inst),
+        }
+    }
+
+    /// Branch arguments in the form of `target`'s parameters.
+    fn block_args(&mut self, target: Block, args: &[Value]) -> Result<Vec<BlockArg>, Refusal> {
+        let forms = self.param_forms[&target].clone();
+        let mut out = Vec::new();
+        for (&a, form) in args.iter().zip(forms) {
+            match form {
+                ParamForm::Uniform => match self.form(a) {
+                    Form::Uniform(u) => out.push(BlockArg::Value(u)),
+                    _ => return Err("internal: a varying argument for a uniform parameter"),
+                },
+                ParamForm::Vector => {
+                    let v = self.vector(a);
+                    out.push(BlockArg::Value(v));
+                }
+                ParamForm::Lanes => {
+                    let l = self.lanes(a);
+                    out.extend(l.iter().map(|&v| BlockArg::Value(v)));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn branch_target(&mut self, call: ir::BlockCall) -> Result<(Block, Vec<BlockArg>), Refusal> {
+        let target = call.block(&self.func.dfg.value_lists);
+        let args: Vec<Value> = call
+            .args(&self.func.dfg.value_lists)
+            .filter_map(|a| match a {
+                BlockArg::Value(v) => Some(self.func.dfg.resolve_aliases(v)),
+                _ => None,
+            })
+            .collect();
+        if target == self.latch {
+            return Ok((self.vector_latch, Vec::new()));
+        }
+        let new_target = *self
+            .blocks
+            .get(&target)
+            .ok_or("a branch out of the work-item loop")?;
+        let args = self.block_args(target, &args)?;
+        Ok((new_target, args))
+    }
+
+    fn branch(&mut self, inst: ir::Inst) -> Result<(), Refusal> {
+        let data = self.func.dfg.insts[inst];
+        match data {
+            InstructionData::Jump { destination, .. } => {
+                let (b, args) = self.branch_target(destination)?;
+                self.cursor().ins().jump(b, &args);
+            }
+            InstructionData::Brif { arg, blocks, .. } => {
+                let Form::Uniform(c) = self.form(arg) else {
+                    return Err("work-items branch differently");
+                };
+                let (t, targs) = self.branch_target(blocks[0])?;
+                let (e, eargs) = self.branch_target(blocks[1])?;
+                self.cursor().ins().brif(c, t, &targs, e, &eargs);
+            }
+            InstructionData::BranchTable { arg, table, .. } => {
+                let Form::Uniform(index) = self.form(arg) else {
+                    return Err("work-items branch differently");
+                };
+                // The default first, then the table's entries.
+                let calls = self.func.dfg.jump_tables[table].all_branches().to_vec();
+                let mut mapped = Vec::with_capacity(calls.len());
+                for call in calls {
+                    let (b, args) = self.branch_target(call)?;
+                    mapped.push(self.func.dfg.block_call(b, &args));
+                }
+                let data = ir::JumpTableData::new(mapped[0], &mapped[1..]);
+                let jt = self.func.dfg.jump_tables.push(data);
+                self.cursor().ins().br_table(index, jt);
+            }
+            _ => return Err("an unexpected terminator in the work-item loop"),
+        }
+        Ok(())
+    }
+
+    fn instruction(&mut self, inst: ir::Inst) -> Result<(), Refusal> {
+        let data = self.func.dfg.insts[inst];
+        let op = data.opcode();
+        if op.is_branch() {
+            return self.branch(inst);
+        }
+        if op.is_terminator() {
+            // trap / return: no arguments that vary (a return here would be malformed).
+            self.uniform(inst);
+            return Ok(());
+        }
+        if matches!(op, Opcode::StackAddr | Opcode::DynamicStackAddr) {
+            return Err("private memory on the stack (each work-item needs its own)");
+        }
+        let side_effects =
+            op.is_call() || op.can_store() || matches!(op, Opcode::AtomicRmw | Opcode::AtomicCas);
+        if let Some(active) = self.active {
+            if side_effects || op.can_load() {
+                return self.masked(inst, active);
+            }
+        }
+        let results = self.func.dfg.inst_results(inst).to_vec();
+        let any_varying = results.iter().any(|r| self.varying.contains(r))
+            || self.func.dfg.inst_values(inst).any(|v| !self.is_uniform(v));
+        // Pure (or a store, which store() decides) with shared operands: once for all lanes.
+        if !(any_varying || side_effects && op != Opcode::Store) {
+            self.uniform(inst);
+            return Ok(());
+        }
+        match op {
+            Opcode::Load => self.load(inst),
+            Opcode::Store => self.store(inst),
+            _ if side_effects || results.len() != 1 => self.per_lane(inst),
+            _ => {
+                let result = results[0];
+                let t = self.ty(result);
+                if let Some(form) = self.affine(inst) {
+                    self.define(result, form);
+                } else if lane_wise(op)
+                    && vectorisable_type(t)
+                    && self
+                        .func
+                        .dfg
+                        .inst_args(inst)
+                        .iter()
+                        .all(|&a| vectorisable_type(self.ty(a)))
+                {
+                    self.lane_wise_vector(inst);
+                } else {
+                    self.special(inst)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A zero of scalar or vector type `t` (the value inactive lanes get).
+    fn zero(&mut self, t: Type) -> Value {
+        if t.is_vector() {
+            let c = self
+                .func
+                .dfg
+                .constants
+                .insert(ConstantData::from(vec![0u8; t.bytes() as usize]));
+            return self.cursor().ins().vconst(t, c);
+        }
+        match t {
+            types::F32 => self.cursor().ins().f32const(0.0),
+            types::F64 => self.cursor().ins().f64const(0.0),
+            types::I128 => {
+                let z = self.cursor().ins().iconst(types::I64, 0);
+                self.cursor().ins().uextend(types::I128, z)
+            }
+            _ => self.cursor().ins().iconst(t, 0),
+        }
+    }
+
+    /// Starts a block that continues the current one and makes it current.
+    fn new_block(&mut self) -> Block {
+        let b = self.func.dfg.make_block();
+        self.func.layout.append_block(b);
+        b
+    }
+
+    /// Emits `then` only when `cond` (i8) holds: its values, or zeros of `types` otherwise,
+    /// become the results. Leaves the builder after the join.
+    fn guarded(
+        &mut self,
+        cond: Value,
+        types: &[Type],
+        then: &mut dyn FnMut(&mut Self) -> Vec<Value>,
+    ) -> Vec<Value> {
+        let body = self.new_block();
+        let join = self.new_block();
+        let results: Vec<Value> = types
+            .iter()
+            .map(|&t| self.func.dfg.append_block_param(join, t))
+            .collect();
+        let zeros: Vec<BlockArg> = types
+            .iter()
+            .map(|&t| BlockArg::Value(self.zero(t)))
+            .collect();
+        self.cursor().ins().brif(cond, body, &[], join, &zeros);
+        self.current = body;
+        let values: Vec<BlockArg> = then(self).into_iter().map(BlockArg::Value).collect();
+        self.cursor().ins().jump(join, &values);
+        self.current = join;
+        results
+    }
+
+    /// Whether lane `lane` of mask `m` is on (i8).
+    fn lane_on(&mut self, m: Value, lane: u8) -> Value {
+        let bits = self.cursor().ins().extractlane(m, lane);
+        self.cursor()
+            .ins()
+            .icmp_imm_s(ir::condcodes::IntCC::NotEqual, bits, 0)
+    }
+
+    /// `inst` once per active lane, in lane order.
+    fn per_active_lane(&mut self, inst: ir::Inst, active: Value) {
+        let ctrl = self.func.dfg.ctrl_typevar(inst);
+        let raw: Vec<Value> = self.func.dfg.inst_values(inst).collect();
+        let arg_lanes: Vec<[Value; 4]> = raw
+            .iter()
+            .map(|&v| {
+                let v = self.func.dfg.resolve_aliases(v);
+                self.lanes(v)
+            })
+            .collect();
+        let old = self.func.dfg.inst_results(inst).to_vec();
+        let types: Vec<Type> = old.iter().map(|&r| self.ty(r)).collect();
+        let mut results: Vec<Vec<Value>> = vec![Vec::with_capacity(4); old.len()];
+        for lane in 0..LANES as u8 {
+            let lane_args: Vec<Value> = arg_lanes.iter().map(|l| l[lane as usize]).collect();
+            let on = self.lane_on(active, lane);
+            let got = self.guarded(on, &types, &mut |v: &mut Self| {
+                v.clone_inst(inst, ctrl, |x| {
+                    let i = raw.iter().position(|&r| r == x).expect("an argument");
+                    lane_args[i]
+                })
+            });
+            for (r, n) in results.iter_mut().zip(got) {
+                r.push(n);
+            }
+        }
+        for (o, l) in old.into_iter().zip(results) {
+            self.define(o, Form::Lanes([l[0], l[1], l[2], l[3]]));
+        }
+    }
+
+    /// A memory access, call or atomic inside a varying branch: only the active lanes may
+    /// touch memory (an inactive lane's address may be out of bounds — the branch is often
+    /// the bounds check). Contiguous accesses take the vector path when every lane is active.
+    fn masked(&mut self, inst: ir::Inst, active: Value) -> Result<(), Refusal> {
+        let data = self.func.dfg.insts[inst];
+        let uniform_operands = self.func.dfg.inst_values(inst).all(|v| self.is_uniform(v));
+        let pure_load = data.opcode() == Opcode::Load;
+        if uniform_operands && (pure_load || data.opcode() == Opcode::Store) {
+            // One access for the group of lanes, if any of them is active.
+            let any = self.cursor().ins().vany_true(active);
+            let result_types: Vec<Type> = self
+                .func
+                .dfg
+                .inst_results(inst)
+                .iter()
+                .map(|&r| self.ty(r))
+                .collect();
+            let old = self.func.dfg.inst_results(inst).to_vec();
+            let got = self.guarded(any, &result_types, &mut |v: &mut Self| {
+                v.uniform(inst);
+                old.iter()
+                    .map(|&r| match v.form(r) {
+                        Form::Uniform(u) => u,
+                        _ => unreachable!("uniform() defines uniform results"),
+                    })
+                    .collect()
+            });
+            for (o, n) in old.into_iter().zip(got) {
+                self.define(o, Form::Uniform(n));
+            }
+            return Ok(());
+        }
+        let contiguous = match data {
+            InstructionData::Load { arg, .. } => {
+                let t = self.ty(self.func.dfg.inst_results(inst)[0]);
+                let addr = self.func.dfg.resolve_aliases(arg);
+                matches!(self.form(addr), Form::Affine { stride, .. }
+                    if vectorisable_type(t) && stride == i64::from(t.bytes()))
+            }
+            InstructionData::Store {
+                args: [value, addr],
+                ..
+            } => {
+                let t = self.ty(value);
+                let addr = self.func.dfg.resolve_aliases(addr);
+                matches!(self.form(addr), Form::Affine { stride, .. }
+                    if vectorisable_type(t) && stride == i64::from(t.bytes()))
+            }
+            _ => false,
+        };
+        if !contiguous {
+            self.per_active_lane(inst, active);
+            return Ok(());
+        }
+        // Every lane active: the vector access; else one access per active lane.
+        let all = self.cursor().ins().vall_true(active);
+        let fast = self.new_block();
+        let slow = self.new_block();
+        let join = self.new_block();
+        self.cursor().ins().brif(all, fast, &[], slow, &[]);
+        let saved = self.active.take();
+        self.current = fast;
+        if pure_load {
+            self.load(inst);
+        } else {
+            self.store(inst);
+        }
+        let first_result = self.func.dfg.inst_results(inst).first().copied();
+        let fast_result = first_result.map(|r| self.vector(r));
+        match fast_result {
+            Some(v) => {
+                let t = self.ty(v);
+                let param = self.func.dfg.append_block_param(join, t);
+                self.cursor().ins().jump(join, &[BlockArg::Value(v)]);
+                self.current = slow;
+                self.per_active_lane(inst, active);
+                let r = self.func.dfg.inst_results(inst)[0];
+                let slow_v = self.vector(r);
+                self.cursor().ins().jump(join, &[BlockArg::Value(slow_v)]);
+                self.current = join;
+                self.define(r, Form::Vector(param));
+            }
+            None => {
+                self.cursor().ins().jump(join, &[]);
+                self.current = slow;
+                self.per_active_lane(inst, active);
+                self.cursor().ins().jump(join, &[]);
+                self.current = join;
+            }
+        }
+        self.active = saved;
+        Ok(())
+    }
+
+    /// Block parameters of `target` from its incoming edges inside a linearised branch: the
+    /// first edge's arguments, replaced lane by lane by each later edge's where that edge's
+    /// mask is on (the edges' masks are disjoint).
+    fn merge_params(&mut self, target: Block, incoming: &[(Value, Vec<Value>)]) {
+        let params = self.func.dfg.block_params(target).to_vec();
+        for (i, &p) in params.iter().enumerate() {
+            let args: Vec<Value> = incoming.iter().map(|(_, a)| a[i]).collect();
+            if args.iter().all(|&a| a == args[0]) {
+                let f = self.form(args[0]);
+                self.define(p, f);
+                continue;
+            }
+            let t = self.ty(p);
+            if vectorisable_type(t) {
+                let vt = t.by(LANES as u32).expect("32-bit lanes");
+                let mut v = self.vector(args[0]);
+                for (m, a) in incoming.iter().skip(1).map(|(m, a)| (*m, a[i])) {
+                    let x = self.vector(a);
+                    let m = self.mask_as(m, vt);
+                    v = self.cursor().ins().bitselect(m, x, v);
+                }
+                self.define(p, Form::Vector(v));
+            } else {
+                let mut l = self.lanes(args[0]);
+                for (m, a) in incoming.iter().skip(1).map(|(m, a)| (*m, a[i])) {
+                    let x = self.lanes(a);
+                    for (k, lane) in l.iter_mut().enumerate() {
+                        let on = self.lane_on(m, k as u8);
+                        *lane = self.cursor().ins().select(on, x[k], *lane);
+                    }
+                }
+                self.define(p, Form::Lanes(l));
+            }
+        }
+    }
+
+    /// The edges of terminator `inst` (of a block whose active lanes are `m`): each target
+    /// with the mask of the lanes that take it and the arguments they pass.
+    fn edges(
+        &mut self,
+        inst: ir::Inst,
+        m: Value,
+    ) -> Result<Vec<(Block, Value, Vec<Value>)>, Refusal> {
+        let data = self.func.dfg.insts[inst];
+        let args_of = |s: &Self, call: ir::BlockCall| -> (Block, Vec<Value>) {
+            let target = call.block(&s.func.dfg.value_lists);
+            let args = call
+                .args(&s.func.dfg.value_lists)
+                .filter_map(|a| match a {
+                    BlockArg::Value(v) => Some(s.func.dfg.resolve_aliases(v)),
+                    _ => None,
+                })
+                .collect();
+            (target, args)
+        };
+        match data {
+            InstructionData::Jump { destination, .. } => {
+                let (t, a) = args_of(self, destination);
+                Ok(vec![(t, m, a)])
+            }
+            InstructionData::Brif { arg, blocks, .. } => {
+                let c = self.mask_of(self.func.dfg.resolve_aliases(arg));
+                let taken = self.cursor().ins().band(m, c);
+                let not_c = self.cursor().ins().bnot(c);
+                let other = self.cursor().ins().band(m, not_c);
+                let (t, ta) = args_of(self, blocks[0]);
+                let (e, ea) = args_of(self, blocks[1]);
+                Ok(vec![(t, taken, ta), (e, other, ea)])
+            }
+            _ => Err("a switch inside a branch the work-items take differently"),
+        }
+    }
+
+    /// Emits varying branch `entry` and `region` as straight-line code under lane masks, then
+    /// jumps to the join with its parameters merged.
+    fn linearise(&mut self, entry: Block, region: &Region) -> Result<(), Refusal> {
+        let term = self.func.layout.last_inst(entry).ok_or("an empty block")?;
+        let all = {
+            let ones = self.cursor().ins().iconst(types::I32, -1);
+            self.cursor().ins().splat(types::I32X4, ones)
+        };
+        let mut incoming: HashMap<Block, Vec<(Value, Vec<Value>)>> = HashMap::new();
+        for (t, m, a) in self.edges(term, all)? {
+            incoming.entry(t).or_default().push((m, a));
+        }
+        for &block in &region.blocks {
+            let edges = incoming.remove(&block).unwrap_or_default();
+            let Some(first) = edges.first() else {
+                continue; // no lane can reach it
+            };
+            let mut m = first.0;
+            for (e, _) in edges.iter().skip(1) {
+                m = self.cursor().ins().bor(m, *e);
+            }
+            self.merge_params(block, &edges);
+            self.active = Some(m);
+            let insts: Vec<ir::Inst> = self.func.layout.block_insts(block).collect();
+            let (last, body) = insts.split_last().ok_or("an empty block")?;
+            for &inst in body {
+                self.instruction(inst)?;
+            }
+            self.active = None;
+            for (t, em, a) in self.edges(*last, m)? {
+                if t != region.join && !region.blocks.contains(&t) {
+                    return Err("a branch out of a branch the work-items take differently");
+                }
+                incoming.entry(t).or_default().push((em, a));
+            }
+        }
+        let edges = incoming.remove(&region.join).unwrap_or_default();
+        if region.join == self.latch {
+            let latch = self.vector_latch;
+            self.cursor().ins().jump(latch, &[]);
+        } else {
+            self.merge_params(region.join, &edges);
+            let copy = self.blocks[&region.join];
+            self.cursor().ins().jump(copy, &[]);
+        }
+        Ok(())
+    }
+
+    /// Compares, selects, conversions and bit casts between 32-bit lanes; everything else per
+    /// lane.
+    fn special(&mut self, inst: ir::Inst) -> Result<(), Refusal> {
+        let data = self.func.dfg.insts[inst];
+        let result = self.func.dfg.inst_results(inst)[0];
+        let t = self.ty(result);
+        let args: Vec<Value> = self
+            .func
+            .dfg
+            .inst_args(inst)
+            .iter()
+            .map(|&v| self.func.dfg.resolve_aliases(v))
+            .collect();
+        let arg_ty = args.first().map(|&a| self.ty(a));
+        match data {
+            InstructionData::IntCompare { cond, .. } if arg_ty == Some(types::I32) => {
+                let (a, b) = (self.vector(args[0]), self.vector(args[1]));
+                let m = self.cursor().ins().icmp(cond, a, b);
+                self.define(result, Form::Mask(m));
+            }
+            InstructionData::FloatCompare { cond, .. }
+                if arg_ty == Some(types::F32) && vector_float_condition(cond) =>
+            {
+                let (a, b) = (self.vector(args[0]), self.vector(args[1]));
+                let m = self.cursor().ins().fcmp(cond, a, b);
+                self.define(result, Form::Mask(m));
+            }
+            InstructionData::Ternary {
+                opcode: Opcode::Select,
+                ..
+            } if vectorisable_type(t) => {
+                let vt = t.by(LANES as u32).expect("32-bit lanes");
+                let (x, y) = (self.vector(args[1]), self.vector(args[2]));
+                let v = if let Form::Uniform(c) = self.form(args[0]) {
+                    self.cursor().ins().select(c, x, y)
+                } else {
+                    let m = self.mask_of(args[0]);
+                    let m = self.mask_as(m, vt);
+                    self.cursor().ins().bitselect(m, x, y)
+                };
+                self.define(result, Form::Vector(v));
+            }
+            // Boolean logic on masks (compares' results are 0/1 i8; a mask holds them as 0/-1).
+            InstructionData::Binary { opcode, .. }
+                if t == types::I8
+                    && matches!(opcode, Opcode::Band | Opcode::Bor | Opcode::Bxor)
+                    && args.iter().all(|&a| matches!(self.form(a), Form::Mask(_))) =>
+            {
+                let (a, b) = (self.mask_of(args[0]), self.mask_of(args[1]));
+                let m = match opcode {
+                    Opcode::Band => self.cursor().ins().band(a, b),
+                    Opcode::Bor => self.cursor().ins().bor(a, b),
+                    _ => self.cursor().ins().bxor(a, b),
+                };
+                self.define(result, Form::Mask(m));
+            }
+            // Logical not of a mask: `bxor b, 1`.
+            InstructionData::Binary {
+                opcode: Opcode::Bxor,
+                ..
+            } if t == types::I8
+                && matches!(self.form(args[0]), Form::Mask(_))
+                && iconst_value(self.func, args[1]) == Some(1) =>
+            {
+                let m = self.mask_of(args[0]);
+                let n = self.cursor().ins().bnot(m);
+                self.define(result, Form::Mask(n));
+            }
+            // A boolean widened to an int: 0/1 (uextend) or 0/-1 (sextend) lanes.
+            InstructionData::Unary {
+                opcode: op @ (Opcode::Uextend | Opcode::Sextend),
+                ..
+            } if t == types::I32 && matches!(self.form(args[0]), Form::Mask(_)) => {
+                let m = self.mask_of(args[0]);
+                let v = if op == Opcode::Uextend {
+                    let one = self.cursor().ins().iconst(types::I32, 1);
+                    let ones = self.cursor().ins().splat(types::I32X4, one);
+                    self.cursor().ins().band(m, ones)
+                } else {
+                    m
+                };
+                self.define(result, Form::Vector(v));
+            }
+            InstructionData::Unary {
+                opcode:
+                    op @ (Opcode::FcvtFromSint
+                    | Opcode::FcvtFromUint
+                    | Opcode::FcvtToSintSat
+                    | Opcode::FcvtToUintSat),
+                ..
+            } if vectorisable_type(t) && arg_ty.is_some_and(vectorisable_type) => {
+                let vt = t.by(LANES as u32).expect("32-bit lanes");
+                let a = self.vector(args[0]);
+                let v = match op {
+                    Opcode::FcvtFromSint => self.cursor().ins().fcvt_from_sint(vt, a),
+                    Opcode::FcvtFromUint => self.cursor().ins().fcvt_from_uint(vt, a),
+                    Opcode::FcvtToSintSat => self.cursor().ins().fcvt_to_sint_sat(vt, a),
+                    _ => self.cursor().ins().fcvt_to_uint_sat(vt, a),
+                };
+                self.define(result, Form::Vector(v));
+            }
+            InstructionData::LoadNoOffset {
+                opcode: Opcode::Bitcast,
+                ..
+            } if vectorisable_type(t) && arg_ty.is_some_and(vectorisable_type) => {
+                let vt = t.by(LANES as u32).expect("32-bit lanes");
+                let a = self.vector(args[0]);
+                let little = MemFlagsData::new().with_endianness(Endianness::Little);
+                let v = self.cursor().ins().bitcast(vt, little, a);
+                self.define(result, Form::Vector(v));
+            }
+            // Shifts by a shared amount.
+            InstructionData::Binary {
+                opcode: op @ (Opcode::Ishl | Opcode::Ushr | Opcode::Sshr),
+                ..
+            } if t == types::I32 && self.is_uniform(args[1]) => {
+                let a = self.vector(args[0]);
+                let Form::Uniform(amount) = self.form(args[1]) else {
+                    unreachable!("checked above")
+                };
+                let v = match op {
+                    Opcode::Ishl => self.cursor().ins().ishl(a, amount),
+                    Opcode::Ushr => self.cursor().ins().ushr(a, amount),
+                    _ => self.cursor().ins().sshr(a, amount),
+                };
+                self.define(result, Form::Vector(v));
+            }
+            _ => self.per_lane(inst),
+        }
+        Ok(())
+    }
+}
+
+/// Flags of a vector access made from a scalar one: the same, except that a vector of
+/// consecutive elements is only as aligned as one element (`aligned` would let Cranelift fold
+/// the load into an SSE operand that faults on unaligned addresses).
+fn vector_access_flags(scalar: MemFlagsData) -> MemFlagsData {
+    let mut flags = MemFlagsData::new().with_alias_region(scalar.alias_region());
+    if scalar.notrap() {
+        flags.set_notrap();
+    }
+    if scalar.readonly() {
+        flags.set_readonly();
+    }
+    if scalar.can_move() {
+        flags.set_can_move();
+    }
+    if let Some(e) = scalar.explicit_endianness() {
+        flags.set_endianness(e);
+    }
+    flags
+}
+
+/// Adds the vector loop in front of `lp` (which stays as the loop over the remaining
+/// work-items), or says why not and leaves `func` unchanged.
+pub(crate) fn vectorize(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal> {
+    let mut work = func.clone();
+    vectorize_in_place(&mut work, lp)?;
+    *func = work;
+    Ok(())
+}
+
+fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal> {
+    if func.dfg.block_params(lp.head).len() != 1 {
+        return Err("the work-item loop head is not as kernel.rs builds it");
+    }
+    let body = body_blocks(func, lp);
+    let body_set: HashSet<Block> = body.iter().copied().collect();
+    // The body is entered only at the head, and only from outside the loop and the latch.
+    for block in func.layout.blocks() {
+        if body_set.contains(&block) {
+            continue;
+        }
+        for target in successors(func, block) {
+            if target != lp.head && body_set.contains(&target) {
+                return Err("the work-item loop body is entered from outside");
+            }
+        }
+    }
+    for &block in &body {
+        if successors(func, block).contains(&lp.head) {
+            return Err("the work-item loop head is reached from its body");
+        }
+    }
+    // Which values vary, and which branches the lanes may take differently: the parameters of
+    // blocks inside and at the join of such a branch vary (lanes arrive by different edges),
+    // which can make more branches vary.
+    let mut forced = HashSet::new();
+    let (varying, regions) = loop {
+        let varying = varying_values(func, lp, &body, &forced);
+        let regions = plan_regions(func, lp, &body, &varying)?;
+        let before = forced.len();
+        for region in regions.values() {
+            for &b in region.blocks.iter().chain([&region.join]) {
+                if b != lp.latch {
+                    forced.extend(func.dfg.block_params(b).iter().copied());
+                }
+            }
+        }
+        if forced.len() == before {
+            break (varying, regions);
+        }
+    };
+    let inside: HashSet<Block> = regions
+        .values()
+        .flat_map(|r| r.blocks.iter().copied())
+        .collect();
+    let joins: HashSet<Block> = regions.values().map(|r| r.join).collect();
+
+    // The vector loop's blocks: a check before each iteration, the body copies, the latch.
+    let check = func.dfg.make_block();
+    let check_x = func.dfg.append_block_param(check, types::I64);
+    let tail = func.dfg.make_block();
+    let tail_x = func.dfg.append_block_param(tail, types::I64);
+    let vector_latch = func.dfg.make_block();
+    let mut blocks = HashMap::new();
+    let mut param_forms = HashMap::new();
+    for &block in &body {
+        let copy = func.dfg.make_block();
+        blocks.insert(block, copy);
+        let mut forms = Vec::new();
+        if block == lp.head {
+            func.dfg.append_block_param(copy, types::I64);
+            forms.push(ParamForm::Uniform);
+        } else {
+            for &p in func.dfg.block_params(block).to_vec().iter() {
+                let t = func.dfg.value_type(p);
+                let form = if !varying.contains(&p) {
+                    func.dfg.append_block_param(copy, t);
+                    ParamForm::Uniform
+                } else if vectorisable_type(t) {
+                    func.dfg
+                        .append_block_param(copy, t.by(LANES as u32).expect("32-bit lanes"));
+                    ParamForm::Vector
+                } else {
+                    for _ in 0..LANES {
+                        func.dfg.append_block_param(copy, t);
+                    }
+                    ParamForm::Lanes
+                };
+                forms.push(form);
+            }
+        }
+        param_forms.insert(block, forms);
+    }
+    // Joins of linearised branches get their parameters merged, not passed.
+    for &join in &joins {
+        if let Some(&copy) = blocks.get(&join) {
+            let params = func.dfg.block_params(copy).to_vec();
+            for p in params {
+                func.dfg.remove_block_param(p);
+            }
+        }
+    }
+    for b in [check, tail] {
+        func.layout.append_block(b);
+    }
+    for &block in &body {
+        if !inside.contains(&block) {
+            func.layout.append_block(blocks[&block]);
+        }
+    }
+    func.layout.append_block(vector_latch);
+
+    let mut v = Vectoriser {
+        func,
+        varying,
+        forms: HashMap::new(),
+        blocks,
+        param_forms,
+        latch: lp.latch,
+        vector_latch,
+        current: check,
+        active: None,
+    };
+    // check(x): four more work-items? Then the vector body, else the scalar loop for the rest.
+    let head_copy = v.blocks[&lp.head];
+    let next = v.cursor().ins().iadd_imm_s(check_x, LANES);
+    let fits = v.cursor().ins().icmp(
+        ir::condcodes::IntCC::UnsignedLessThanOrEqual,
+        next,
+        lp.local_size,
+    );
+    v.cursor().ins().brif(
+        fits,
+        head_copy,
+        &[BlockArg::Value(check_x)],
+        tail,
+        &[BlockArg::Value(check_x)],
+    );
+    v.current = tail;
+    let more = v.cursor().ins().icmp(
+        ir::condcodes::IntCC::UnsignedLessThan,
+        tail_x,
+        lp.local_size,
+    );
+    v.cursor()
+        .ins()
+        .brif(more, lp.head, &[BlockArg::Value(tail_x)], lp.exit, &[]);
+
+    let x = v.func.dfg.block_params(head_copy)[0];
+    let head_param = v.func.dfg.block_params(lp.head)[0];
+    v.forms
+        .insert(head_param, Form::Affine { base: x, stride: 1 });
+    for &block in &body {
+        if inside.contains(&block) {
+            continue; // emitted with its branch, as straight-line code
+        }
+        let copy = v.blocks[&block];
+        v.current = copy;
+        if block != lp.head && !joins.contains(&block) {
+            let params = v.func.dfg.block_params(block).to_vec();
+            let new_params = v.func.dfg.block_params(copy).to_vec();
+            let forms = v.param_forms[&block].clone();
+            let mut next = new_params.into_iter();
+            for (p, form) in params.into_iter().zip(forms) {
+                let f = match form {
+                    ParamForm::Uniform => Form::Uniform(next.next().expect("a parameter")),
+                    ParamForm::Vector => Form::Vector(next.next().expect("a parameter")),
+                    ParamForm::Lanes => {
+                        let mut l = [p; 4];
+                        for lane in &mut l {
+                            *lane = next.next().expect("a parameter");
+                        }
+                        Form::Lanes(l)
+                    }
+                };
+                v.forms.insert(p, f);
+            }
+        }
+        let insts: Vec<ir::Inst> = v.func.layout.block_insts(block).collect();
+        match regions.get(&block) {
+            Some(region) => {
+                let (_, body_insts) = insts.split_last().ok_or("an empty block")?;
+                for &inst in body_insts {
+                    v.instruction(inst)?;
+                }
+                v.linearise(block, region)?;
+            }
+            None => {
+                for inst in insts {
+                    v.instruction(inst)?;
+                }
+            }
+        }
+    }
+    v.current = vector_latch;
+    let next = v.cursor().ins().iadd_imm_s(x, LANES);
+    v.cursor().ins().jump(check, &[BlockArg::Value(next)]);
+
+    // Enter the vector loop where the scalar loop was entered (not from its latch, nor from
+    // the vector loop's own way into it).
+    let entries: Vec<ir::Inst> = v
+        .func
+        .layout
+        .blocks()
+        .filter(|&b| b != lp.latch && b != tail && !body_set.contains(&b))
+        .filter_map(|b| v.func.layout.last_inst(b))
+        .collect();
+    let dfg = &mut v.func.dfg;
+    for last in entries {
+        for call in
+            dfg.insts[last].branch_destination_mut(&mut dfg.jump_tables, &mut dfg.exception_tables)
+        {
+            if call.block(&dfg.value_lists) == lp.head {
+                call.set_block(check, &mut dfg.value_lists);
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,426 @@
+//! The work-item vectoriser (vectorize.rs): which kernels run four work-items per vector
+//! iteration, and that every kernel gives bit for bit the same results with and without it,
+//! at local sizes that are and are not multiples of four, in one and two dimensions, at -O0
+//! and optimised.
+
+mod common;
+
+use common::*;
+use ferrocl_codegen::{compile, BuildOptions, GroupInfo, Program, Vectorization};
+
+fn build(recipe: Recipe, vectorize: bool) -> Program {
+    let spirv = spirv_from_c("vectorize.cl", recipe, &["-cl-std=CL1.2"]);
+    let module = ferrocl_frontend::parse(&spirv).unwrap_or_else(|e| panic!("frontend: {e}"));
+    let options = BuildOptions {
+        vectorize,
+        dump_dir: std::env::var_os("FERROCL_TEST_DUMP")
+            .map(|d| std::path::Path::new(&d).join(format!("{recipe:?}-{vectorize}"))),
+        ..BuildOptions::default()
+    };
+    compile(&module, &options).unwrap_or_else(|e| panic!("codegen: {e}"))
+}
+
+/// Runs `kernel` over a `global` range in groups of `local` (x and y), every group.
+fn run(p: &Program, kernel: &str, args: &mut [Arg], global: [u64; 2], local: [u64; 2]) {
+    let k = p
+        .kernel(kernel)
+        .unwrap_or_else(|| panic!("no kernel {kernel}"));
+    let mut block = vec![0u64; k.args_size.div_ceil(8).max(1)];
+    for (i, a) in args.iter_mut().enumerate() {
+        let slot = k.args[i];
+        let bytes: Vec<u8> = match a {
+            Arg::Buf(b) => (b.as_mut_ptr() as u64).to_ne_bytes().to_vec(),
+            Arg::Val(v) => v.clone(),
+        };
+        assert_eq!(slot.size, bytes.len(), "{kernel}: argument {i} size");
+        let base = block.as_mut_ptr().cast::<u8>();
+        // SAFETY: the slot lies inside the block (the layout sized it).
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), base.add(slot.offset), bytes.len())
+        };
+    }
+    let groups = [global[0].div_ceil(local[0]), global[1].div_ceil(local[1])];
+    let mut arena = vec![0u128; 4096];
+    for gy in 0..groups[1] {
+        for gx in 0..groups[0] {
+            let info = GroupInfo {
+                global_offset: [0; 3],
+                global_size: [global[0], global[1], 1],
+                local_size: [
+                    (global[0] - gx * local[0]).min(local[0]),
+                    (global[1] - gy * local[1]).min(local[1]),
+                    1,
+                ],
+                enqueued_local_size: [local[0], local[1], 1],
+                group_id: [gx, gy, 0],
+                num_groups: [groups[0], groups[1], 1],
+                work_dim: 2,
+                frames: 0,
+                printf_buffer: 0,
+                local_mem_size: (arena.len() * 16) as u64,
+                frames_size: 0,
+            };
+            // SAFETY: the argument block follows the kernel's layout; every buffer is sized
+            // for the range; the arena is private to this call.
+            unsafe { k.run_group(block.as_ptr().cast(), &info, arena.as_mut_ptr().cast()) };
+        }
+    }
+}
+
+fn floats(n: usize, seed: u64) -> Vec<u8> {
+    let mut r = Rng(seed);
+    let v: Vec<f32> = (0..n)
+        .map(|_| (r.next() % 20_000) as f32 / 1000.0 - 10.0)
+        .collect();
+    bytes_of(&v)
+}
+
+fn words(n: usize, seed: u64) -> Vec<u8> {
+    let mut r = Rng(seed);
+    let v: Vec<u32> = (0..n).map(|_| r.next() as u32).collect();
+    bytes_of(&v)
+}
+
+fn val<T: Copy>(v: T) -> Arg<'static> {
+    Arg::Val(bytes_of(&[v]))
+}
+
+/// Runs one kernel on fresh inputs (the same for both builds) and returns its outputs.
+fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
+    const N: usize = 256;
+    let global1 = [N as u64, 1];
+    match kernel {
+        "vadd" => {
+            let (mut a, mut b, mut c) = (floats(N, 1), floats(N, 2), vec![0u8; 4 * N]);
+            run(
+                p,
+                kernel,
+                &mut [Arg::Buf(&mut a), Arg::Buf(&mut b), Arg::Buf(&mut c)],
+                global1,
+                local,
+            );
+            vec![c]
+        }
+        "triad_uint" => {
+            let (mut a, mut b, mut c) = (vec![0u8; 4 * N], floats(N, 3), floats(N, 4));
+            run(
+                p,
+                kernel,
+                &mut [
+                    Arg::Buf(&mut a),
+                    Arg::Buf(&mut b),
+                    Arg::Buf(&mut c),
+                    val(1.5f32),
+                ],
+                global1,
+                local,
+            );
+            vec![a]
+        }
+        "int_index" | "hash" | "private_array" => {
+            let (mut a, mut o) = (words(N + 64, 5), vec![0u8; 4 * N]);
+            run(
+                p,
+                kernel,
+                &mut [Arg::Buf(&mut a), Arg::Buf(&mut o)],
+                global1,
+                local,
+            );
+            vec![o]
+        }
+        "nbody" => {
+            let (mut pos, mut acc) = (floats(4 * N, 6), vec![0u8; 16 * N]);
+            run(
+                p,
+                kernel,
+                &mut [
+                    Arg::Buf(&mut pos),
+                    Arg::Buf(&mut acc),
+                    val(N as u32),
+                    val(0.01f32),
+                ],
+                global1,
+                local,
+            );
+            vec![acc]
+        }
+        "sgemm" => {
+            let n = 24usize;
+            let (mut a, mut b, mut c) = (floats(n * n, 7), floats(n * n, 8), vec![0u8; 4 * n * n]);
+            run(
+                p,
+                kernel,
+                &mut [
+                    Arg::Buf(&mut a),
+                    Arg::Buf(&mut b),
+                    Arg::Buf(&mut c),
+                    val(n as u32),
+                ],
+                [n as u64, n as u64],
+                local,
+            );
+            vec![c]
+        }
+        "conv" => {
+            let (w, h) = (37usize, 9usize);
+            let (mut i, mut o, mut k) = (floats(w * h, 9), vec![0u8; 4 * w * h], floats(25, 10));
+            run(
+                p,
+                kernel,
+                &mut [
+                    Arg::Buf(&mut i),
+                    Arg::Buf(&mut o),
+                    Arg::Buf(&mut k),
+                    val(w as u32),
+                    val(h as u32),
+                ],
+                [w as u64, h as u64],
+                local,
+            );
+            vec![o]
+        }
+        "mixed" => {
+            let (mut a, mut b) = (floats(N, 11), words(N, 12));
+            // Some NaNs, infinities and zeros among the floats.
+            a[0..4].copy_from_slice(&f32::NAN.to_ne_bytes());
+            a[4..8].copy_from_slice(&f32::INFINITY.to_ne_bytes());
+            a[8..12].copy_from_slice(&(-0.0f32).to_ne_bytes());
+            let (mut f, mut o) = (vec![0u8; 4 * N], vec![0u8; 4 * N]);
+            run(
+                p,
+                kernel,
+                &mut [
+                    Arg::Buf(&mut a),
+                    Arg::Buf(&mut b),
+                    Arg::Buf(&mut f),
+                    Arg::Buf(&mut o),
+                ],
+                global1,
+                local,
+            );
+            vec![f, o]
+        }
+        "wide_narrow" => {
+            let (mut l, mut d, mut c, mut s, mut h) = (
+                words(2 * N, 13),
+                words(2 * N, 14),
+                words(N / 4, 15),
+                words(N / 2, 16),
+                words(N / 2, 17),
+            );
+            let (mut lo, mut dout, mut co, mut ho) = (
+                vec![0u8; 8 * N],
+                vec![0u8; 8 * N],
+                vec![0u8; N],
+                vec![0u8; 2 * N],
+            );
+            run(
+                p,
+                kernel,
+                &mut [
+                    Arg::Buf(&mut l),
+                    Arg::Buf(&mut d),
+                    Arg::Buf(&mut c),
+                    Arg::Buf(&mut s),
+                    Arg::Buf(&mut h),
+                    Arg::Buf(&mut lo),
+                    Arg::Buf(&mut dout),
+                    Arg::Buf(&mut co),
+                    Arg::Buf(&mut ho),
+                ],
+                global1,
+                local,
+            );
+            vec![lo, dout, co, ho]
+        }
+        "uniform_branch" => {
+            let mut all = Vec::new();
+            for mode in 0..5i32 {
+                let (mut a, mut o) = (floats(N, 18), vec![0u8; 4 * N]);
+                run(
+                    p,
+                    kernel,
+                    &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), val(mode)],
+                    global1,
+                    local,
+                );
+                all.push(o);
+            }
+            all
+        }
+        "calls_and_atomics" => {
+            let (mut a, mut o, mut counter, mut flag) =
+                (floats(N, 19), vec![0u8; 4 * N], vec![0u8; 4], vec![0u8; 4]);
+            run(
+                p,
+                kernel,
+                &mut [
+                    Arg::Buf(&mut a),
+                    Arg::Buf(&mut o),
+                    Arg::Buf(&mut counter),
+                    Arg::Buf(&mut flag),
+                ],
+                global1,
+                local,
+            );
+            vec![o, counter, flag]
+        }
+        "divergent" => {
+            let (mut a, mut o) = (floats(N, 20), vec![0u8; 4 * N]);
+            run(
+                p,
+                kernel,
+                &mut [Arg::Buf(&mut a), Arg::Buf(&mut o)],
+                global1,
+                local,
+            );
+            vec![o]
+        }
+        "guarded" => {
+            let mut all = Vec::new();
+            // n: none, a part that is not a multiple of four, all.
+            for n in [0u32, 103, N as u32] {
+                let (mut a, mut o) = (floats(N, 21), vec![0xabu8; 4 * N]);
+                run(
+                    p,
+                    kernel,
+                    &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), val(n)],
+                    global1,
+                    local,
+                );
+                all.push(o);
+            }
+            all
+        }
+        "nested_ifs" => {
+            let mut r = Rng(22);
+            let v: Vec<i32> = (0..N)
+                .map(|_| match r.next() % 4 {
+                    0 => -((r.next() % 1000) as i32),
+                    1 => 2_000_000 + (r.next() % 1000) as i32,
+                    _ => (r.next() % 1000) as i32,
+                })
+                .collect();
+            let (mut a, mut o, mut other, mut table) = (
+                bytes_of(&v),
+                vec![0u8; 8 * N],
+                vec![0u8; 4 * N],
+                bytes_of(&[7i32, 11]),
+            );
+            run(
+                p,
+                kernel,
+                &mut [
+                    Arg::Buf(&mut a),
+                    Arg::Buf(&mut o),
+                    Arg::Buf(&mut other),
+                    Arg::Buf(&mut table),
+                ],
+                global1,
+                local,
+            );
+            vec![o, other]
+        }
+        "masked_calls" => {
+            let (mut a, mut o, mut count) = (floats(N, 23), vec![0u8; 4 * N], vec![0u8; 4]);
+            run(
+                p,
+                kernel,
+                &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), Arg::Buf(&mut count)],
+                global1,
+                local,
+            );
+            vec![o, count]
+        }
+        "loop_in_branch" => {
+            let (mut a, mut o) = (floats(N + 8, 24), vec![0u8; 4 * N]);
+            run(
+                p,
+                kernel,
+                &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), val(200u32), val(8u32)],
+                global1,
+                local,
+            );
+            vec![o]
+        }
+        other => panic!("no inputs for {other}"),
+    }
+}
+
+const KERNELS: [&str; 17] = [
+    "vadd",
+    "triad_uint",
+    "int_index",
+    "nbody",
+    "sgemm",
+    "conv",
+    "hash",
+    "mixed",
+    "wide_narrow",
+    "uniform_branch",
+    "calls_and_atomics",
+    "divergent",
+    "private_array",
+    "guarded",
+    "nested_ifs",
+    "masked_calls",
+    "loop_in_branch",
+];
+
+#[test]
+fn vectorised_and_scalar_kernels_agree_bit_for_bit() {
+    for recipe in RECIPES {
+        let (vector, scalar) = (build(recipe, true), build(recipe, false));
+        for kernel in KERNELS {
+            assert_eq!(
+                scalar.kernel(kernel).expect("kernel").vectorization,
+                Vectorization::Scalar("vectorisation is off")
+            );
+            for local in [
+                [1, 1],
+                [3, 1],
+                [4, 1],
+                [7, 2],
+                [8, 1],
+                [64, 1],
+                [65, 1],
+                [16, 4],
+            ] {
+                let (v, s) = (
+                    outputs(&vector, kernel, local),
+                    outputs(&scalar, kernel, local),
+                );
+                for (o, (vo, so)) in v.iter().zip(&s).enumerate() {
+                    if let Some(at) = vo.iter().zip(so).position(|(a, b)| a != b) {
+                        panic!(
+                            "{recipe:?} {kernel} local {local:?}: output {o} differs from byte {at}: vector {:?}, scalar {:?}",
+                            &vo[at..(at + 16).min(vo.len())],
+                            &so[at..(at + 16).min(so.len())]
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn uniform_kernels_are_vectorised_divergent_ones_are_not() {
+    let p = build(Recipe::Optimized, true);
+    for kernel in KERNELS {
+        let v = p.kernel(kernel).expect("kernel").vectorization;
+        match kernel {
+            // Optimised, the varying loop is rotated behind a varying guard.
+            "divergent" => assert!(
+                matches!(v, Vectorization::Scalar(why) if why.contains("loop")),
+                "{kernel}: {v:?}"
+            ),
+            "private_array" => assert!(matches!(v, Vectorization::Scalar(_)), "{kernel}: {v:?}"),
+            "loop_in_branch" => assert_eq!(
+                v,
+                Vectorization::Scalar("a loop inside a branch the work-items take differently")
+            ),
+            _ => assert_eq!(v, Vectorization::Vectorized { lanes: 4 }, "{kernel}"),
+        }
+    }
+}
