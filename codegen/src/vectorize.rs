@@ -281,10 +281,6 @@ fn contains(set: &[u64], i: usize) -> bool {
     set[i / 64] >> (i % 64) & 1 == 1
 }
 
-/// Blocks with more than this many blocks in the loop keep varying branches scalar: the
-/// post-dominator sets grow quadratically.
-const MAX_LINEARISED_BODY: usize = 2000;
-
 /// The regions of the body's varying branches (outermost ones; inner branches are part of
 /// their region), or why one cannot be made straight-line code.
 fn plan_regions(
@@ -317,9 +313,6 @@ fn plan_regions(
                 return Err("work-items take a switch differently");
             }
             _ => continue,
-        }
-        if body.len() > MAX_LINEARISED_BODY {
-            return Err("work-items branch differently in a very large kernel");
         }
         let (index, pd) = post.get_or_insert_with(|| post_dominators(func, body, lp.latch));
         let mine = &pd[index[&block]];
@@ -1317,6 +1310,33 @@ impl Vectoriser<'_> {
                 };
                 self.define(result, Form::Vector(v));
             }
+            // Rotations by a shared amount: two shifts (amounts are taken modulo 32, so a
+            // rotation by 0 is x | x).
+            InstructionData::Binary {
+                opcode: op @ (Opcode::Rotl | Opcode::Rotr),
+                ..
+            } if t == types::I32 && self.is_uniform(args[1]) => {
+                let a = self.vector(args[0]);
+                let Form::Uniform(amount) = self.form(args[1]) else {
+                    unreachable!("checked above")
+                };
+                let amount = if self.ty(amount) == types::I32 {
+                    amount
+                } else {
+                    self.cursor().ins().ireduce(types::I32, amount)
+                };
+                let thirty_two = self.cursor().ins().iconst(types::I32, 32);
+                let other = self.cursor().ins().isub(thirty_two, amount);
+                let (left, right) = if op == Opcode::Rotl {
+                    (amount, other)
+                } else {
+                    (other, amount)
+                };
+                let hi = self.cursor().ins().ishl(a, left);
+                let lo = self.cursor().ins().ushr(a, right);
+                let v = self.cursor().ins().bor(hi, lo);
+                self.define(result, Form::Vector(v));
+            }
             _ => self.per_lane(inst),
         }
         Ok(())
@@ -1352,11 +1372,23 @@ pub(crate) fn vectorize(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusa
     Ok(())
 }
 
+/// Bodies beyond this many instructions stay scalar: the vector loop is a second copy of the
+/// body for the JIT to compile, which would double the build time of very large kernels (the
+/// build-time target is per instruction) where typical kernels have a few hundred.
+const MAX_VECTORISED_INSTRUCTIONS: usize = 6000;
+
 fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal> {
     if func.dfg.block_params(lp.head).len() != 1 {
         return Err("the work-item loop head is not as kernel.rs builds it");
     }
     let body = body_blocks(func, lp);
+    let size: usize = body
+        .iter()
+        .map(|&b| func.layout.block_insts(b).count())
+        .sum();
+    if size > MAX_VECTORISED_INSTRUCTIONS {
+        return Err("too large: a vector copy would double its build time");
+    }
     let body_set: HashSet<Block> = body.iter().copied().collect();
     // The body is entered only at the head, and only from outside the loop and the latch.
     for block in func.layout.blocks() {

@@ -117,7 +117,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
             );
             vec![a]
         }
-        "int_index" | "hash" | "private_array" => {
+        "int_index" | "hash" | "private_array" | "too_large" => {
             let (mut a, mut o) = (words(N + 64, 5), vec![0u8; 4 * N]);
             run(
                 p,
@@ -347,7 +347,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
     }
 }
 
-const KERNELS: [&str; 17] = [
+const KERNELS: [&str; 18] = [
     "vadd",
     "triad_uint",
     "int_index",
@@ -365,6 +365,7 @@ const KERNELS: [&str; 17] = [
     "nested_ifs",
     "masked_calls",
     "loop_in_branch",
+    "too_large",
 ];
 
 #[test]
@@ -416,6 +417,10 @@ fn uniform_kernels_are_vectorised_divergent_ones_are_not() {
                 "{kernel}: {v:?}"
             ),
             "private_array" => assert!(matches!(v, Vectorization::Scalar(_)), "{kernel}: {v:?}"),
+            "too_large" => assert_eq!(
+                v,
+                Vectorization::Scalar("too large: a vector copy would double its build time")
+            ),
             "loop_in_branch" => assert_eq!(
                 v,
                 Vectorization::Scalar("a loop inside a branch the work-items take differently")

@@ -196,3 +196,16 @@ __kernel void loop_in_branch(__global const float *a, __global float *out, uint 
         out[i] = acc;
     }
 }
+
+// A body too large to copy (vectorize.rs, MAX_VECTORISED_INSTRUCTIONS): 1024 mixing steps.
+#define MIX(k) x = rotate(x ^ ((uint)(k) * 0x9E3779B9u), (uint)((k) % 31 + 1)) * 0x85EBCA6Bu + (x >> ((k) % 13));
+#define R4(k) MIX(k) MIX((k) + 1) MIX((k) + 2) MIX((k) + 3)
+#define R16(k) R4(k) R4((k) + 4) R4((k) + 8) R4((k) + 12)
+#define R64(k) R16(k) R16((k) + 16) R16((k) + 32) R16((k) + 48)
+#define R256(k) R64(k) R64((k) + 64) R64((k) + 128) R64((k) + 192)
+__kernel void too_large(__global const uint *in, __global uint *out) {
+    size_t i = get_global_id(0);
+    uint x = in[i];
+    R256(0) R256(256) R256(512) R256(768)
+    out[i] = x;
+}
