@@ -680,16 +680,20 @@ impl Translator<'_, '_, '_> {
         }
     }
 
-    /// A constant ClusterSize operand: a power of two no larger than the sub-group.
+    /// A constant ClusterSize operand: a power of two. One larger than the sub-group is
+    /// undefined behaviour only when executed (SPIR-V: "If ClusterSize is greater than the size
+    /// of the group, executing this instruction results in undefined behavior"), so it builds —
+    /// programs pick the cluster size at run time among constants (the CTS does) — and acts as
+    /// the whole sub-group.
     fn cluster_size(&self, inst: &Instruction, index: usize) -> Result<u64, BuildError> {
         let c = self.constant_index(inst, index)?;
-        if !c.is_power_of_two() || c > SIZE {
+        if !c.is_power_of_two() {
             return err(format!(
-                "error: {}: ClusterSize {c} must be a power of two from 1 to the sub-group size {SIZE}\n",
+                "error: {}: ClusterSize {c} must be a power of two\n",
                 inst_desc(inst)
             ));
         }
-        Ok(c)
+        Ok(c.min(SIZE))
     }
 
     /// `OpGroupNonUniform{IAdd,FAdd,IMul,FMul,SMin,UMin,FMin,SMax,UMax,FMax,Bitwise*,Logical*}`.
