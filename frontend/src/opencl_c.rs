@@ -208,6 +208,38 @@ fn run(cmd: &mut Command, log: &mut String) -> Result<(), String> {
 /// cl_khr_kernel_clock for clang-15, which predates it: the extension and scope macros the
 /// device's features name, and the built-in declarations (llvm-spirv-15 leaves the calls as
 /// imported functions, which codegen turns into clock reads). None without the extension.
+/// The work-item functions with an index outside 0..2 return what OpenCL C says (1 for the
+/// sizes and group counts, 0 for ids and offsets): llvm-spirv-15 indexes the built-in vectors
+/// with the argument as it is (an out-of-range `OpVectorExtractDynamic`, or for a constant an
+/// `OpCompositeExtract` that is not valid SPIR-V). Each built-in is wrapped by a function
+/// defined before the macro of its name, so its body calls the real built-in; the optimiser
+/// folds the guard away for constant indices.
+const WORK_ITEM_PRELUDE: &str = "\
+#define __FERROCL_WORK_ITEM(name, outside) \\
+    static inline __attribute__((always_inline)) size_t __ferrocl_##name(uint d) { \\
+        return d < 3u ? name(d < 3u ? d : 0u) : (size_t)(outside); \\
+    }
+__FERROCL_WORK_ITEM(get_global_size, 1)
+__FERROCL_WORK_ITEM(get_global_id, 0)
+__FERROCL_WORK_ITEM(get_local_size, 1)
+__FERROCL_WORK_ITEM(get_local_id, 0)
+__FERROCL_WORK_ITEM(get_num_groups, 1)
+__FERROCL_WORK_ITEM(get_group_id, 0)
+__FERROCL_WORK_ITEM(get_global_offset, 0)
+#define get_global_size(d) __ferrocl_get_global_size(d)
+#define get_global_id(d) __ferrocl_get_global_id(d)
+#define get_local_size(d) __ferrocl_get_local_size(d)
+#define get_local_id(d) __ferrocl_get_local_id(d)
+#define get_num_groups(d) __ferrocl_get_num_groups(d)
+#define get_group_id(d) __ferrocl_get_group_id(d)
+#define get_global_offset(d) __ferrocl_get_global_offset(d)
+#if __OPENCL_C_VERSION__ >= 200
+__FERROCL_WORK_ITEM(get_enqueued_local_size, 1)
+#define get_enqueued_local_size(d) __ferrocl_get_enqueued_local_size(d)
+#endif
+#undef __FERROCL_WORK_ITEM
+";
+
 fn kernel_clock_prelude(extensions: &[&str]) -> Option<String> {
     if !extensions.contains(&"cl_khr_kernel_clock") {
         return None;
@@ -320,7 +352,12 @@ pub fn compile_opencl_c(
         std,
         opt_disable,
     } = clang_args(options);
+    // No images (yet): clang defines __IMAGE_SUPPORT__ for every spir64 target.
+    if !extensions.contains(&"__opencl_c_images") {
+        args.push("-U__IMAGE_SUPPORT__".into());
+    }
     let preludes = [
+        ("work_item.h", Some(WORK_ITEM_PRELUDE.to_owned())),
         ("kernel_clock.h", kernel_clock_prelude(extensions)),
         (
             "work_group_uniform_arithmetic.h",

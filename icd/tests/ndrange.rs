@@ -130,3 +130,72 @@ fn null_local_size() {
         check_range(&env, opt, &[5, 6, 7], None, None);
     }
 }
+
+/// The work-item functions with an index outside 0..2, run-time and constant, return what
+/// OpenCL C says (1 for sizes and group counts, 0 for ids and offsets), in 1-, 2- and 3-D
+/// ranges, from OpenCL C built by the driver (llvm-spirv-15 alone would index the built-in
+/// vectors out of range); `__IMAGE_SUPPORT__` is not defined on a device without images.
+#[test]
+fn work_item_functions_outside_the_dimensions() {
+    const SOURCE: &str = r#"
+        __kernel void oor(__global ulong *out, uint dim) {
+            size_t i = get_global_id(0) + get_global_size(0) *
+                (get_global_id(1) + get_global_size(1) * get_global_id(2));
+            __global ulong *o = out + 20 * i;
+            o[0] = get_global_size(dim);  o[1] = get_global_id(dim);
+            o[2] = get_local_size(dim);   o[3] = get_local_id(dim);
+            o[4] = get_num_groups(dim);   o[5] = get_group_id(dim);
+            o[6] = get_global_offset(dim);
+        #if __OPENCL_C_VERSION__ >= 200
+            o[7] = get_enqueued_local_size(dim);
+        #else
+            o[7] = 1;
+        #endif
+            o[8] = get_global_size(4);    o[9] = get_global_id(4);
+            o[10] = get_local_size(3);    o[11] = get_local_id(7);
+            o[12] = get_num_groups(5);    o[13] = get_group_id(3);
+            o[14] = get_global_offset(9);
+        #if __OPENCL_C_VERSION__ >= 200
+            o[15] = get_enqueued_local_size(4);
+        #else
+            o[15] = 1;
+        #endif
+        #ifdef __IMAGE_SUPPORT__
+            o[16] = 99;
+        #else
+            o[16] = 0;
+        #endif
+        }
+    "#;
+    let env = Env::new();
+    let want_outside: [u64; 16] = [1, 0, 1, 0, 1, 0, 0, 1, 1, 0, 1, 0, 1, 0, 0, 1];
+    for options in ["", "-cl-std=CL3.0", "-cl-opt-disable"] {
+        let program = env.program_from_source(SOURCE, options);
+        let k = check(cl(Kernel::create(&program, "oor")), "clCreateKernel");
+        for (global, local) in [
+            (&[8usize][..], &[4usize][..]),
+            (&[4, 6][..], &[2, 3][..]),
+            (&[2, 2, 4][..], &[2, 1, 2][..]),
+        ] {
+            let total: usize = global.iter().product();
+            let out = env.buffer_filled(total * 20, u64::MAX);
+            arg_buf(&k, 0, &out);
+            for dim in [global.len() as u32, 3, 4, 100] {
+                arg(&k, 1, &dim);
+                env.run(&k, global, Some(local), None);
+                let got = env.read(&out, total * 20);
+                for item in 0..total {
+                    let r = &got[item * 20..item * 20 + 18];
+                    let ctx = format!("{options:?} global {global:?} dim {dim} item {item}");
+                    if dim >= 3 {
+                        assert_eq!(&r[..16], &want_outside[..], "{ctx}");
+                    } else {
+                        // One past the range's dimensions: size 1, id 0 as well.
+                        assert_eq!(&r[..8], &want_outside[..8], "{ctx}");
+                    }
+                    assert_eq!(r[16], 0, "{ctx}: __IMAGE_SUPPORT__ is defined");
+                }
+            }
+        }
+    }
+}
