@@ -631,3 +631,21 @@ fn undefined_arithmetic_does_not_crash() {
         }
     }
 }
+
+/// Private vectors are aligned to their size, up to 128 bytes, with and without barriers
+/// (kernels/private_alignment.cl).
+#[test]
+fn private_vectors_are_aligned_to_their_size() {
+    let env = Env::new();
+    for opt in OPTS {
+        for kernel in ["private_alignment", "private_alignment_barrier"] {
+            let k = env.kernel("private_alignment", opt, kernel);
+            let n = 16;
+            let out = env.buffer_filled(9 * n, u64::MAX);
+            arg_buf(&k, 0, &out);
+            env.run(&k, &[n], Some(&[8]), None);
+            let got = env.read(&out, 9 * n);
+            assert!(got.iter().all(|&r| r == 0), "{opt:?} {kernel}: {got:?}");
+        }
+    }
+}

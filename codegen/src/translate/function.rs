@@ -45,8 +45,8 @@ pub(crate) struct Frame<'m> {
     remat: HashMap<Word, &'m Instruction>,
     /// Frame offset and shape of each frame-resident value defined so far.
     frame_slots: HashMap<Word, (u64, Shape)>,
-    /// Function variables placed in the work-item frame: id → frame offset.
-    frame_vars: HashMap<Word, u64>,
+    /// Function variables placed in the work-item frame: id → (frame offset, alignment).
+    frame_vars: HashMap<Word, (u64, u64)>,
     ret: ir::Block,
     ret_shape: Option<Shape>,
     label: Word,
@@ -203,9 +203,10 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 .collect();
             return shape.assemble(&mut leaves.into_iter());
         }
-        if let Some(offset) = self.frame().frame_vars.get(&id).copied() {
+        if let Some((offset, align)) = self.frame().frame_vars.get(&id).copied() {
             let base = self.frame_base()?;
-            return Ok(Val::S(self.b.ins().iadd_imm_s(base, offset as i64)));
+            let addr = self.b.ins().iadd_imm_s(base, offset as i64);
+            return Ok(Val::S(self.align_up(addr, align)));
         }
         if self.m.global(id).is_some() {
             return self.global_value(id);
@@ -306,6 +307,16 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         }
         self.frame().frame_slots.insert(id, (offset, shape));
         Ok(())
+    }
+
+    /// `addr` rounded up to a multiple of `align` (a power of two); unchanged up to 16, the
+    /// alignment of stack slots and frames.
+    fn align_up(&mut self, addr: Value, align: u64) -> Value {
+        if align <= 16 {
+            return addr;
+        }
+        let bumped = self.b.ins().iadd_imm_s(addr, align as i64 - 1);
+        self.b.ins().band_imm_s(bumped, -(align as i64))
     }
 
     /// `OpControlBarrier`: the work-item records where to resume and leaves; translation
@@ -907,10 +918,12 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 .size_of(pointee)
                 .ok_or_else(|| BuildError::new("error: variable of unsized type\n"))?;
             let align = self.m.align_of(pointee).unwrap_or(16).max(1);
-            let offset = self.frame_alloc(size, align)?;
+            // Frames are 16-byte aligned: a stricter alignment (vectors of 32 to 128 bytes)
+            // gets room to round the address up (`align_up` at each use).
+            let offset = self.frame_alloc(size + align.saturating_sub(16), align.min(16))?;
             self.private_bytes += size;
             self.frame().vars.insert(id, VarStorage::Memory);
-            self.frame().frame_vars.insert(id, offset);
+            self.frame().frame_vars.insert(id, (offset, align));
             if let Some(init) = init {
                 let addr = self.value(id)?.scalar()?;
                 self.store_val(pointee, addr, &init)?;
@@ -939,12 +952,16 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 return err(format!("error: private variable of {size} bytes is larger than the 16 MiB private-memory limit\n"));
             }
             self.private_bytes += size.next_multiple_of(align);
+            // Cranelift aligns stack slots to at most 16 bytes (the frame's alignment): a
+            // stricter alignment (vectors of 32 to 128 bytes, which OpenCL aligns to their
+            // size) gets room to round the address up.
             let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
                 ir::StackSlotKind::ExplicitSlot,
-                size as u32,
-                align.trailing_zeros().min(12) as u8,
+                (size + align.saturating_sub(16)) as u32,
+                align.min(16).trailing_zeros() as u8,
             ));
             let addr = self.b.ins().stack_addr(ir::types::I64, slot, 0);
+            let addr = self.align_up(addr, align);
             self.frame().vars.insert(id, VarStorage::Memory);
             self.frame().values.insert(id, Val::S(addr));
             if let Some(init) = init {
