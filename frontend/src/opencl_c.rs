@@ -352,6 +352,9 @@ pub fn compile_opencl_c(
         std,
         opt_disable,
     } = clang_args(options);
+    // The device's OpenCL version (OpenCL C 6.12: "the version of OpenCL supported by the
+    // device"), which clang-15 leaves undefined for spir64.
+    args.push("-D__OPENCL_VERSION__=300".into());
     // No images (yet): clang defines __IMAGE_SUPPORT__ for every spir64 target.
     if !extensions.contains(&"__opencl_c_images") {
         args.push("-U__IMAGE_SUPPORT__".into());
