@@ -598,3 +598,108 @@ fn mutated_assembly_modules_build_or_fail_cleanly() {
         assert!(built > 0, "{name}: no mutant built ({refused} refused)");
     }
 }
+
+/// llvm-spirv-15 turns LLVM's `switch i1` into an OpSwitch on a bool (not valid SPIR-V, which
+/// spirv-val refuses; the Khronos CTS math kernels produce it): cases 0 and 1 build and take
+/// the false and true sides; a case 2 is refused with a log.
+#[test]
+fn switch_on_a_bool_from_llvm_spirv() {
+    let module = |cases: &str| {
+        format!(
+            r#"
+               OpCapability Addresses
+               OpCapability Kernel
+               OpCapability Int64
+               OpMemoryModel Physical64 OpenCL
+               OpEntryPoint Kernel %main "bool_switch" %gid
+               OpDecorate %gid BuiltIn GlobalInvocationId
+               OpDecorate %gid Constant
+       %uint = OpTypeInt 32 0
+      %ulong = OpTypeInt 64 0
+       %bool = OpTypeBool
+    %v3ulong = OpTypeVector %ulong 3
+  %ptr_input = OpTypePointer Input %v3ulong
+        %gid = OpVariable %ptr_input Input
+      %ptr_u = OpTypePointer CrossWorkgroup %uint
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void %ptr_u
+     %uint_0 = OpConstant %uint 0
+     %uint_1 = OpConstant %uint 1
+    %uint_10 = OpConstant %uint 10
+    %uint_20 = OpConstant %uint 20
+    %uint_99 = OpConstant %uint 99
+       %main = OpFunction %void None %fn
+        %buf = OpFunctionParameter %ptr_u
+      %entry = OpLabel
+         %g3 = OpLoad %v3ulong %gid Aligned 32
+          %i = OpCompositeExtract %ulong %g3 0
+          %p = OpInBoundsPtrAccessChain %ptr_u %buf %i
+          %x = OpLoad %uint %p Aligned 4
+        %low = OpBitwiseAnd %uint %x %uint_1
+          %b = OpINotEqual %bool %low %uint_0
+               OpSwitch %low %other {cases}
+      %false = OpLabel
+               OpBranch %join
+       %true = OpLabel
+               OpBranch %join
+      %other = OpLabel
+               OpBranch %join
+       %join = OpLabel
+          %v = OpPhi %uint %uint_10 %false %uint_20 %true %uint_99 %other
+               OpStore %p %v Aligned 4
+               OpReturn
+               OpFunctionEnd
+"#
+        )
+    };
+    let p = build_spirv(&bool_selector(spirv_from_asm_text(&module(
+        "0 %false 1 %true",
+    ))));
+    let mut data = bytes_of(&[4u32, 7, 0, 1, 12, 13, 2, 3]);
+    launch(&p, "bool_switch", &mut [Arg::Buf(&mut data)], 8, 4);
+    let got: Vec<u32> = (0..8)
+        .map(|i| read_int(&data, i, 32, false) as u32)
+        .collect();
+    assert_eq!(got, [10, 20, 10, 20, 10, 20, 10, 20]);
+    let log = codegen_error_or_frontend(&bool_selector(spirv_from_asm_text(&module(
+        "0 %false 2 %true",
+    ))));
+    assert!(
+        log.contains("an OpSwitch on a bool can only have cases 0 and 1"),
+        "{log}"
+    );
+}
+
+/// spirv-as refuses a bool selector, so the module switches on `%low` and the selector is
+/// replaced by the bool `%b` (the module's one OpINotEqual) in the binary.
+fn bool_selector(spirv: Vec<u8>) -> Vec<u8> {
+    let mut words: Vec<u32> = spirv
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().expect("a word")))
+        .collect();
+    let (mut at, mut bool_id, mut switch_at) = (5, None, None);
+    while at < words.len() {
+        let (count, opcode) = ((words[at] >> 16) as usize, words[at] & 0xffff);
+        match opcode {
+            171 => bool_id = Some(words[at + 2]), // OpINotEqual: type, result
+            251 => switch_at = Some(at + 1),      // OpSwitch: selector first
+            _ => {}
+        }
+        at += count.max(1);
+    }
+    words[switch_at.expect("an OpSwitch")] = bool_id.expect("an OpINotEqual");
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// The build log of a module the frontend or codegen refuses.
+fn codegen_error_or_frontend(spirv: &[u8]) -> String {
+    match ferrocl_frontend::parse(spirv) {
+        Err(e) => e.to_string(),
+        Ok(module) => {
+            match ferrocl_codegen::compile(&module, &ferrocl_codegen::BuildOptions::default()) {
+                Ok(_) => panic!("the module built"),
+                Err(e) => e.to_string(),
+            }
+        }
+    }
+}

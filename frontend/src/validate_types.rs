@@ -684,7 +684,26 @@ impl<'m> Checker<'m> {
                 }
             }
             Switch => {
-                self.expect_int_scalar(inst, 0, "Control-Flow", "Selector");
+                // llvm-spirv-15 translates LLVM's `switch i1` (instcombine narrows `switch (i & 1)`
+                // to it) to an OpSwitch on a bool, which SPIR-V does not allow; the Khronos
+                // CTS math kernels hit it. Accepted with cases 0 and 1 (false and true), the only
+                // reading it has; any other selector type is refused.
+                let bool_selector = self
+                    .operand_type(inst, 0)
+                    .is_some_and(|t| matches!(self.shape(t), Some((Kind::Bool, 1))));
+                if bool_selector {
+                    let beyond = inst.operands.iter().skip(2).step_by(2).any(|l| {
+                        !matches!(l, Operand::LiteralBit32(0 | 1) | Operand::LiteralBit64(0 | 1))
+                    });
+                    if beyond {
+                        self.report(
+                            inst,
+                            "SPIR-V Control-Flow: an OpSwitch on a bool can only have cases 0 and 1".into(),
+                        );
+                    }
+                } else {
+                    self.expect_int_scalar(inst, 0, "Control-Flow", "Selector");
+                }
                 // Operands: Selector, Default, then (literal, label) pairs.
                 let mut seen = std::collections::HashSet::new();
                 for literal in inst.operands.iter().skip(2).step_by(2) {
