@@ -99,7 +99,7 @@ binary! {
     atan2 => core_math::atan2f, core_math::atan2;
     atan2pi => core_math::atan2pif, core_math::atan2pi;
     fdim => crate::ocl::fdimf, crate::ocl::fdim;
-    hypot => core_math::hypotf, core_math::hypot;
+    hypot => crate::ocl::hypotf, crate::ocl::hypot;
     maxmag => crate::ocl::maxmagf, crate::ocl::maxmag;
     minmag => crate::ocl::minmagf, crate::ocl::minmag;
     pow => core_math::powf, core_math::pow;

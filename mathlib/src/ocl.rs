@@ -110,6 +110,23 @@ macro_rules! float_ops {
     };
 }
 
+/// hypot with C99 F.9.4.3's "hypot(±∞, y) returns +∞, even if y is a NaN" also for a
+/// signalling NaN (CORE-MATH returns a NaN then; the Khronos CTS feeds signalling halves).
+pub fn hypotf(x: f32, y: f32) -> f32 {
+    if x.is_infinite() || y.is_infinite() {
+        return f32::INFINITY;
+    }
+    core_math::hypotf(x, y)
+}
+
+/// [`hypotf`] for double.
+pub fn hypot(x: f64, y: f64) -> f64 {
+    if x.is_infinite() || y.is_infinite() {
+        return f64::INFINITY;
+    }
+    core_math::hypot(x, y)
+}
+
 /// The exponent of a finite nonzero float (subnormals included), for ilogb.
 pub(crate) fn logb_of<T: LogbOf>(x: T) -> i32 {
     x.logb_i32()
@@ -184,6 +201,18 @@ mod tests {
         assert_eq!(powrf(1.0, 1e30), 1.0);
         assert_eq!(powrf(5.0, -0.0), 1.0);
         assert_eq!(powr(2.0, 10.0), 1024.0);
+    }
+
+    #[test]
+    fn hypot_of_an_infinity_and_any_nan_is_infinity() {
+        let snan32 = f32::from_bits(0x7fa0_0000);
+        let snan64 = f64::from_bits(0x7ff4_0000_0000_0000);
+        assert_eq!(hypotf(f32::NEG_INFINITY, snan32), f32::INFINITY);
+        assert_eq!(hypotf(snan32, f32::INFINITY), f32::INFINITY);
+        assert_eq!(hypotf(f32::NAN, f32::INFINITY), f32::INFINITY);
+        assert_eq!(hypot(snan64, f64::NEG_INFINITY), f64::INFINITY);
+        assert!(hypotf(snan32, 1.0).is_nan());
+        assert_eq!(hypotf(3.0, 4.0), 5.0);
     }
 
     #[test]
