@@ -8,6 +8,8 @@
 //! Values that differ (*varying*: derived from the x local id) take one of four forms:
 //! - `Affine`: base + lane × stride, for integers linear in the local id (indices and
 //!   addresses), so that accesses to consecutive elements become one vector load or store;
+//!   `Guarded` when that holds only if 32-bit lanes do not wrap (`(ulong)(uint)i` indices),
+//!   which the access checks at run time;
 //! - `Vector`: one f32x4 / i32x4, for 32-bit arithmetic Cranelift lowers on vectors;
 //! - `Mask`: the lanes of a comparison as an i32x4 of all-ones / zero;
 //! - `Lanes`: four scalars — the original instruction cloned per lane, which is always
@@ -51,7 +53,18 @@ pub(crate) type Refusal = &'static str;
 #[derive(Clone, Copy, Debug)]
 enum Form {
     Uniform(Value),
-    Affine { base: Value, stride: i64 },
+    Affine {
+        base: Value,
+        stride: i64,
+    },
+    /// base + lane × stride when `exact_if` (an i8) holds: a 32-bit index widened to 64 bits
+    /// is linear only if the four lanes do not wrap around in 32 bits, which is checked where
+    /// it matters (contiguous accesses); otherwise the lanes are recomputed one by one.
+    Guarded {
+        base: Value,
+        stride: i64,
+        exact_if: Value,
+    },
     Vector(Value),
     Mask(Value),
     Lanes([Value; 4]),
@@ -430,7 +443,8 @@ impl Vectoriser<'_> {
                 let steps = self.cursor().ins().vconst(vt, c);
                 self.cursor().ins().iadd(splat, steps)
             }
-            Form::Lanes(l) => {
+            Form::Lanes(_) | Form::Guarded { .. } => {
+                let l = self.lanes(v);
                 let mut x = self.cursor().ins().scalar_to_vector(vt, l[0]);
                 for (k, &lane) in l.iter().enumerate().skip(1) {
                     x = self.cursor().ins().insertlane(x, lane, k as u8);
@@ -440,11 +454,41 @@ impl Vectoriser<'_> {
         }
     }
 
+    /// The lanes of a `Guarded` value whatever its guard says: its defining instruction once
+    /// per lane, on its operands' (exact) lanes.
+    fn exact_lanes(&mut self, v: Value) -> [Value; 4] {
+        let inst = self
+            .func
+            .dfg
+            .value_def(v)
+            .inst()
+            .expect("guarded values are instruction results");
+        let ctrl = self.func.dfg.ctrl_typevar(inst);
+        let raw: Vec<Value> = self.func.dfg.inst_values(inst).collect();
+        let arg_lanes: Vec<[Value; 4]> = raw
+            .iter()
+            .map(|&a| {
+                let a = self.func.dfg.resolve_aliases(a);
+                self.lanes(a)
+            })
+            .collect();
+        let mut out = [v; 4];
+        for (lane, slot) in out.iter_mut().enumerate() {
+            let new = self.clone_inst(inst, ctrl, |x| {
+                let i = raw.iter().position(|&r| r == x).expect("an argument");
+                arg_lanes[i][lane]
+            });
+            *slot = new[0];
+        }
+        out
+    }
+
     /// `v` as four scalars.
     fn lanes(&mut self, v: Value) -> [Value; 4] {
         match self.form(v) {
             Form::Uniform(u) => [u; 4],
             Form::Lanes(l) => l,
+            Form::Guarded { .. } => self.exact_lanes(v),
             Form::Affine { base, stride } => {
                 let mut l = [base; 4];
                 for (k, lane) in l.iter_mut().enumerate().skip(1) {
@@ -622,18 +666,24 @@ impl Vectoriser<'_> {
             .iter()
             .map(|&v| self.func.dfg.resolve_aliases(v))
             .collect();
-        let parts = |s: &Self, v: Value| -> Option<(Value, i64)> {
+        // (base, stride, guard) of an affine or uniform operand.
+        let parts = |s: &Self, v: Value| -> Option<(Value, i64, Option<Value>)> {
             match s.form(v) {
-                Form::Affine { base, stride } => Some((base, stride)),
-                Form::Uniform(u) => Some((u, 0)),
+                Form::Affine { base, stride } => Some((base, stride, None)),
+                Form::Guarded {
+                    base,
+                    stride,
+                    exact_if,
+                } => Some((base, stride, Some(exact_if))),
+                Form::Uniform(u) => Some((u, 0, None)),
                 _ => None,
             }
         };
         let wrap = |x: i64| if t == types::I32 { x as i32 as i64 } else { x };
-        match data.opcode() {
+        let (base, stride, guard) = match data.opcode() {
             Opcode::Iadd | Opcode::Isub => {
-                let (a, sa) = parts(self, args[0])?;
-                let (b, sb) = parts(self, args[1])?;
+                let (a, sa, ga) = parts(self, args[0])?;
+                let (b, sb, gb) = parts(self, args[1])?;
                 let sub = data.opcode() == Opcode::Isub;
                 let base = if sub {
                     self.cursor().ins().isub(a, b)
@@ -645,99 +695,220 @@ impl Vectoriser<'_> {
                 } else {
                     sa.wrapping_add(sb)
                 };
-                Some(Form::Affine {
-                    base,
-                    stride: wrap(stride),
-                })
+                let guard = match (ga, gb) {
+                    (Some(x), Some(y)) => Some(self.cursor().ins().band(x, y)),
+                    (x, y) => x.or(y),
+                };
+                (base, stride, guard)
             }
             Opcode::Imul => {
-                let (a, sa, c) = match (parts(self, args[0])?, iconst_value(self.func, args[1])) {
-                    ((a, sa), Some(c)) => (a, sa, c),
-                    _ => {
-                        let c = iconst_value(self.func, args[0])?;
-                        let (a, sa) = parts(self, args[1])?;
-                        (a, sa, c)
-                    }
-                };
+                let ((a, sa, g), c) =
+                    match (parts(self, args[0])?, iconst_value(self.func, args[1])) {
+                        (p, Some(c)) => (p, c),
+                        _ => (parts(self, args[1])?, iconst_value(self.func, args[0])?),
+                    };
                 let k = self.cursor().ins().iconst(t, c);
                 let base = self.cursor().ins().imul(a, k);
-                Some(Form::Affine {
-                    base,
-                    stride: wrap(sa.wrapping_mul(c)),
-                })
+                (base, sa.wrapping_mul(c), g)
             }
             Opcode::Ishl => {
-                let (a, sa) = parts(self, args[0])?;
+                let (a, sa, g) = parts(self, args[0])?;
                 let c = iconst_value(self.func, args[1])? & (i64::from(t.bits()) - 1);
-                let (amount, _) = parts(self, args[1])?;
+                let (amount, _, _) = parts(self, args[1])?;
                 let base = self.cursor().ins().ishl(a, amount);
-                Some(Form::Affine {
-                    base,
-                    stride: wrap(sa.wrapping_shl(c as u32)),
-                })
+                (base, sa.wrapping_shl(c as u32), g)
             }
+            // Truncation is exact modulo 2^32 whatever the wide lanes did: no guard.
             Opcode::Ireduce if t == types::I32 => {
-                let (a, sa) = parts(self, args[0])?;
+                let (a, sa, _) = parts(self, args[0])?;
                 let base = self.cursor().ins().ireduce(types::I32, a);
-                Some(Form::Affine {
-                    base,
-                    stride: wrap(sa),
-                })
+                (base, sa, None)
+            }
+            op @ (Opcode::Uextend | Opcode::Sextend)
+                if t == types::I64 && self.ty(args[0]) == types::I32 =>
+            {
+                let (a, sa, _) = parts(self, args[0])?;
+                let signed = op == Opcode::Sextend;
+                let base = if signed {
+                    self.cursor().ins().sextend(types::I64, a)
+                } else {
+                    self.cursor().ins().uextend(types::I64, a)
+                };
+                if sa == 0 {
+                    return Some(Form::Affine { base, stride: 0 });
+                }
+                // The lanes a, a + s, …, a + 3s stay in range (no 32-bit wrap) when a is far
+                // enough from the end the stride moves toward.
+                let span = 3 * sa;
+                let (lo, hi) = if signed {
+                    (i64::from(i32::MIN), i64::from(i32::MAX))
+                } else {
+                    (0, i64::from(u32::MAX))
+                };
+                if span.abs() > hi - lo {
+                    return None;
+                }
+                use ir::condcodes::IntCC;
+                let guard = if span > 0 {
+                    let cc = if signed {
+                        IntCC::SignedLessThanOrEqual
+                    } else {
+                        IntCC::UnsignedLessThanOrEqual
+                    };
+                    self.cursor().ins().icmp_imm_s(cc, a, hi - span)
+                } else {
+                    let cc = if signed {
+                        IntCC::SignedGreaterThanOrEqual
+                    } else {
+                        IntCC::UnsignedGreaterThanOrEqual
+                    };
+                    self.cursor().ins().icmp_imm_s(cc, a, lo - span)
+                };
+                (base, sa, Some(guard))
+            }
+            _ => return None,
+        };
+        let stride = wrap(stride);
+        Some(match guard {
+            None => Form::Affine { base, stride },
+            Some(exact_if) => Form::Guarded {
+                base,
+                stride,
+                exact_if,
+            },
+        })
+    }
+
+    /// A contiguous 32-bit access at `addr`: (base, guard) when the four lanes' addresses are
+    /// base + lane × size (if `guard`, when it holds).
+    fn contiguous(&self, t: Type, addr: Value) -> Option<(Value, Option<Value>)> {
+        if !vectorisable_type(t) {
+            return None;
+        }
+        match self.form(addr) {
+            Form::Affine { base, stride } if stride == i64::from(t.bytes()) => Some((base, None)),
+            Form::Guarded {
+                base,
+                stride,
+                exact_if,
+            } if stride == i64::from(t.bytes()) => Some((base, Some(exact_if))),
+            _ => None,
+        }
+    }
+
+    /// Runs `fast` where `guard` holds and `slow` otherwise, joining their results (one value
+    /// of type `ty` each, or none).
+    fn diamond(
+        &mut self,
+        guard: Value,
+        ty: Option<Type>,
+        fast: &mut dyn FnMut(&mut Self) -> Option<Value>,
+        slow: &mut dyn FnMut(&mut Self) -> Option<Value>,
+    ) -> Option<Value> {
+        let (f, sl, join) = (self.new_block(), self.new_block(), self.new_block());
+        let param = ty.map(|t| self.func.dfg.append_block_param(join, t));
+        self.cursor().ins().brif(guard, f, &[], sl, &[]);
+        self.current = f;
+        let args: Vec<BlockArg> = fast(self).into_iter().map(BlockArg::Value).collect();
+        self.cursor().ins().jump(join, &args);
+        self.current = sl;
+        let args: Vec<BlockArg> = slow(self).into_iter().map(BlockArg::Value).collect();
+        self.cursor().ins().jump(join, &args);
+        self.current = join;
+        param
+    }
+
+    /// The vector form of contiguous load or store `inst` at `base` (its offset and flags
+    /// kept, `aligned` dropped); the loaded vector for a load.
+    fn vector_access(&mut self, inst: ir::Inst, base: Value) -> Option<Value> {
+        match self.func.dfg.insts[inst] {
+            InstructionData::Load { flags, offset, .. } => {
+                let t = self.ty(self.func.dfg.inst_results(inst)[0]);
+                let vt = t.by(LANES as u32).expect("32-bit lanes");
+                let flags = vector_access_flags(self.func.dfg.mem_flags[flags]);
+                Some(self.cursor().ins().load(vt, flags, base, offset))
+            }
+            InstructionData::Store {
+                flags,
+                offset,
+                args: [value, _],
+                ..
+            } => {
+                let value = self.func.dfg.resolve_aliases(value);
+                let v = self.vector(value);
+                let flags = vector_access_flags(self.func.dfg.mem_flags[flags]);
+                self.cursor().ins().store(flags, v, base, offset);
+                None
             }
             _ => None,
         }
     }
 
-    fn load(&mut self, inst: ir::Inst) {
-        let InstructionData::Load {
-            flags, offset, arg, ..
-        } = self.func.dfg.insts[inst]
-        else {
-            return self.per_lane(inst);
-        };
-        let result = self.func.dfg.inst_results(inst)[0];
-        let t = self.ty(result);
-        let addr = self.func.dfg.resolve_aliases(arg);
-        match self.form(addr) {
-            Form::Affine { base, stride }
-                if vectorisable_type(t) && stride == i64::from(t.bytes()) =>
-            {
-                let flags = vector_access_flags(self.func.dfg.mem_flags[flags]);
-                let vt = t.by(LANES as u32).expect("32-bit lanes");
-                let v = self.cursor().ins().load(vt, flags, base, offset);
-                self.define(result, Form::Vector(v));
-            }
-            _ => self.per_lane(inst),
+    /// The address and accessed type of load or store `inst`.
+    fn access(&self, inst: ir::Inst) -> Option<(Value, Type)> {
+        match self.func.dfg.insts[inst] {
+            InstructionData::Load { arg, .. } => Some((
+                self.func.dfg.resolve_aliases(arg),
+                self.ty(self.func.dfg.inst_results(inst)[0]),
+            )),
+            InstructionData::Store {
+                args: [value, addr],
+                ..
+            } => Some((self.func.dfg.resolve_aliases(addr), self.ty(value))),
+            _ => None,
         }
     }
 
+    /// A load or store of the lanes: one vector access when the addresses are contiguous
+    /// (checked at run time for `Guarded` addresses), else one per lane.
+    fn memory(&mut self, inst: ir::Inst) {
+        let result = self.func.dfg.inst_results(inst).first().copied();
+        let contiguous = self
+            .access(inst)
+            .and_then(|(addr, t)| self.contiguous(t, addr));
+        let Some((base, guard)) = contiguous else {
+            return self.per_lane(inst);
+        };
+        let v = match guard {
+            None => self.vector_access(inst, base),
+            Some(g) => {
+                let vt = result.map(|r| self.ty(r).by(LANES as u32).expect("32-bit lanes"));
+                self.diamond(
+                    g,
+                    vt,
+                    &mut |s: &mut Self| s.vector_access(inst, base),
+                    &mut |s: &mut Self| {
+                        s.per_lane(inst);
+                        result.map(|r| s.vector(r))
+                    },
+                )
+            }
+        };
+        if let (Some(r), Some(v)) = (result, v) {
+            self.define(r, Form::Vector(v));
+        }
+    }
+
+    fn load(&mut self, inst: ir::Inst) {
+        self.memory(inst);
+    }
+
     fn store(&mut self, inst: ir::Inst) {
+        let Some((addr, _)) = self.access(inst) else {
+            return self.per_lane(inst);
+        };
         let InstructionData::Store {
-            flags,
-            offset,
-            args: [value, addr],
-            ..
+            args: [value, _], ..
         } = self.func.dfg.insts[inst]
         else {
             return self.per_lane(inst);
         };
-        let (value, addr) = (
-            self.func.dfg.resolve_aliases(value),
-            self.func.dfg.resolve_aliases(addr),
-        );
-        let t = self.ty(value);
-        match (self.form(value), self.form(addr)) {
-            (_, Form::Affine { base, stride })
-                if vectorisable_type(t) && stride == i64::from(t.bytes()) =>
-            {
-                let v = self.vector(value);
-                let flags = vector_access_flags(self.func.dfg.mem_flags[flags]);
-                self.cursor().ins().store(flags, v, base, offset);
-            }
-            // Every work-item stores the same value at the same place: once is the same.
-            (Form::Uniform(_), Form::Uniform(_)) => self.uniform(inst),
-            _ => self.per_lane(inst),
+        let value = self.func.dfg.resolve_aliases(value);
+        // Every work-item stores the same value at the same place: once is the same.
+        if self.is_uniform(value) && self.is_uniform(addr) {
+            return self.uniform(inst);
         }
+        self.memory(inst);
     }
 
     /// Branch arguments in the form of `target`'s parameters.
@@ -1000,63 +1171,33 @@ impl Vectoriser<'_> {
             }
             return Ok(());
         }
-        let contiguous = match data {
-            InstructionData::Load { arg, .. } => {
-                let t = self.ty(self.func.dfg.inst_results(inst)[0]);
-                let addr = self.func.dfg.resolve_aliases(arg);
-                matches!(self.form(addr), Form::Affine { stride, .. }
-                    if vectorisable_type(t) && stride == i64::from(t.bytes()))
-            }
-            InstructionData::Store {
-                args: [value, addr],
-                ..
-            } => {
-                let t = self.ty(value);
-                let addr = self.func.dfg.resolve_aliases(addr);
-                matches!(self.form(addr), Form::Affine { stride, .. }
-                    if vectorisable_type(t) && stride == i64::from(t.bytes()))
-            }
-            _ => false,
-        };
-        if !contiguous {
+        let contiguous = self
+            .access(inst)
+            .and_then(|(addr, t)| self.contiguous(t, addr));
+        let Some((base, guard)) = contiguous else {
             self.per_active_lane(inst, active);
             return Ok(());
+        };
+        // Every lane active (and the addresses contiguous): the vector access; else one
+        // access per active lane.
+        let mut all = self.cursor().ins().vall_true(active);
+        if let Some(g) = guard {
+            all = self.cursor().ins().band(all, g);
         }
-        // Every lane active: the vector access; else one access per active lane.
-        let all = self.cursor().ins().vall_true(active);
-        let fast = self.new_block();
-        let slow = self.new_block();
-        let join = self.new_block();
-        self.cursor().ins().brif(all, fast, &[], slow, &[]);
+        let result = self.func.dfg.inst_results(inst).first().copied();
+        let vt = result.map(|r| self.ty(r).by(LANES as u32).expect("32-bit lanes"));
         let saved = self.active.take();
-        self.current = fast;
-        if pure_load {
-            self.load(inst);
-        } else {
-            self.store(inst);
-        }
-        let first_result = self.func.dfg.inst_results(inst).first().copied();
-        let fast_result = first_result.map(|r| self.vector(r));
-        match fast_result {
-            Some(v) => {
-                let t = self.ty(v);
-                let param = self.func.dfg.append_block_param(join, t);
-                self.cursor().ins().jump(join, &[BlockArg::Value(v)]);
-                self.current = slow;
-                self.per_active_lane(inst, active);
-                let r = self.func.dfg.inst_results(inst)[0];
-                let slow_v = self.vector(r);
-                self.cursor().ins().jump(join, &[BlockArg::Value(slow_v)]);
-                self.current = join;
-                self.define(r, Form::Vector(param));
-            }
-            None => {
-                self.cursor().ins().jump(join, &[]);
-                self.current = slow;
-                self.per_active_lane(inst, active);
-                self.cursor().ins().jump(join, &[]);
-                self.current = join;
-            }
+        let v = self.diamond(
+            all,
+            vt,
+            &mut |s: &mut Self| s.vector_access(inst, base),
+            &mut |s: &mut Self| {
+                s.per_active_lane(inst, active);
+                result.map(|r| s.vector(r))
+            },
+        );
+        if let (Some(r), Some(v)) = (result, v) {
+            self.define(r, Form::Vector(v));
         }
         self.active = saved;
         Ok(())

@@ -405,6 +405,69 @@ fn vectorised_and_scalar_kernels_agree_bit_for_bit() {
     }
 }
 
+extern "C" {
+    fn mmap(addr: *mut u8, len: usize, prot: i32, flags: i32, fd: i32, off: i64) -> *mut u8;
+    fn mprotect(addr: *mut u8, len: usize, prot: i32) -> i32;
+    fn munmap(addr: *mut u8, len: usize) -> i32;
+}
+
+/// `(uint)i + base` indices around 2^32: the lanes of a vector iteration straddling the wrap
+/// are 16 GiB apart, so they must not be loaded as one vector (the run-time guard of
+/// `Guarded` takes the per-lane path); iterations that do not wrap are contiguous. Both ends
+/// of the jump are mapped (16 GiB reserved, the first and last pages readable).
+#[test]
+fn wrapping_32_bit_indices_take_the_per_lane_path() {
+    const PAGE: usize = 4096;
+    const SPAN: usize = 1 << 34; // 2^32 floats
+    let len = SPAN + PAGE;
+    // SAFETY: an anonymous, private, unreserved PROT_NONE mapping owned by this test.
+    let region = unsafe { mmap(std::ptr::null_mut(), len, 0, 0x02 | 0x20 | 0x4000, -1, 0) };
+    assert!(
+        !region.is_null() && region as isize != -1,
+        "cannot reserve 16 GiB"
+    );
+    // SAFETY: both pages lie inside the mapping just made.
+    unsafe {
+        assert_eq!(mprotect(region, PAGE, 3), 0);
+        assert_eq!(mprotect(region.add(SPAN - PAGE), 2 * PAGE, 3), 0);
+    }
+    // in[k] for k near 2^32 sits at the end of the span, for small k at its start.
+    let at = |k: u32| -> *mut f32 {
+        // SAFETY: the callers pass indices whose address is in a readable page.
+        unsafe { region.add(4 * k as usize).cast::<f32>() }
+    };
+    for k in (0..16u32).chain(u32::MAX - 15..=u32::MAX) {
+        // SAFETY: see `at`.
+        unsafe { *at(k) = k as f32 * 0.5 + (k >> 31) as f32 * 1000.0 };
+    }
+    let base: u32 = u32::MAX - 5; // items 0..5 before the wrap, 6.. after
+    for recipe in RECIPES {
+        let p = build(recipe, true);
+        assert_eq!(
+            p.kernel("wrapping_index").expect("kernel").vectorization,
+            Vectorization::Vectorized { lanes: 4 }
+        );
+        let mut out = vec![0u8; 4 * 16];
+        let mut in_ptr = Arg::Val((region as u64).to_ne_bytes().to_vec());
+        let args = &mut [
+            std::mem::replace(&mut in_ptr, Arg::Val(Vec::new())),
+            Arg::Buf(&mut out),
+            val(base),
+        ];
+        run(&p, "wrapping_index", args, [16, 1], [16, 1]);
+        for i in 0..16u32 {
+            let j = i.wrapping_add(base);
+            // SAFETY: see `at`.
+            let want = unsafe { *at(j) } * 2.0;
+            let got =
+                f32::from_ne_bytes(out[4 * i as usize..4 * i as usize + 4].try_into().unwrap());
+            assert_eq!(got, want, "{recipe:?} item {i} index {j:#x}");
+        }
+    }
+    // SAFETY: the mapping made above, no longer used.
+    unsafe { munmap(region, len) };
+}
+
 #[test]
 fn uniform_kernels_are_vectorised_divergent_ones_are_not() {
     let p = build(Recipe::Optimized, true);

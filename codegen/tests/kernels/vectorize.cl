@@ -209,3 +209,11 @@ __kernel void too_large(__global const uint *in, __global uint *out) {
     R256(0) R256(256) R256(512) R256(768)
     out[i] = x;
 }
+
+// 32-bit indices whose four lanes wrap around (vectorize.rs, Guarded): contiguous only where
+// they do not; the test maps both ends of the 16 GiB the wrap jumps across.
+__kernel void wrapping_index(__global const float *in, __global float *out, uint base) {
+    size_t i = get_global_id(0);
+    uint j = (uint)i + base;
+    out[i] = in[j] * 2.0f;
+}
