@@ -102,7 +102,7 @@ binary! {
     hypot => crate::ocl::hypotf, crate::ocl::hypot;
     maxmag => crate::ocl::maxmagf, crate::ocl::maxmag;
     minmag => crate::ocl::minmagf, crate::ocl::minmag;
-    pow => core_math::powf, core_math::pow;
+    pow => crate::ocl::powf, crate::ocl::pow;
     powr => crate::ocl::powrf, crate::ocl::powr;
     remainder => libm::remainderf, libm::remainder;
     nextafter => libm::nextafterf, libm::nextafter;

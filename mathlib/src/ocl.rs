@@ -127,6 +127,23 @@ pub fn hypot(x: f64, y: f64) -> f64 {
     core_math::hypot(x, y)
 }
 
+/// pow with C99 F.9.4.4's "pow(+1, y) returns 1 for any y, even a NaN" and "pow(x, ±0)
+/// returns 1 for any x, even a NaN" also for signalling NaNs (CORE-MATH returns a NaN then).
+pub fn powf(x: f32, y: f32) -> f32 {
+    if x == 1.0 || y == 0.0 {
+        return 1.0;
+    }
+    core_math::powf(x, y)
+}
+
+/// [`powf`] for double.
+pub fn pow(x: f64, y: f64) -> f64 {
+    if x == 1.0 || y == 0.0 {
+        return 1.0;
+    }
+    core_math::pow(x, y)
+}
+
 /// The exponent of a finite nonzero float (subnormals included), for ilogb.
 pub(crate) fn logb_of<T: LogbOf>(x: T) -> i32 {
     x.logb_i32()
@@ -213,6 +230,18 @@ mod tests {
         assert_eq!(hypot(snan64, f64::NEG_INFINITY), f64::INFINITY);
         assert!(hypotf(snan32, 1.0).is_nan());
         assert_eq!(hypotf(3.0, 4.0), 5.0);
+    }
+
+    #[test]
+    fn pow_of_one_or_to_zero_is_one_for_any_nan() {
+        let snan32 = f32::from_bits(0x7fa0_0000);
+        let snan64 = f64::from_bits(0x7ff4_0000_0000_0000);
+        assert_eq!(powf(1.0, snan32), 1.0);
+        assert_eq!(powf(snan32, -0.0), 1.0);
+        assert_eq!(pow(1.0, snan64), 1.0);
+        assert_eq!(pow(snan64, 0.0), 1.0);
+        assert!(powf(snan32, 1.0).is_nan());
+        assert_eq!(powf(2.0, 10.0), 1024.0);
     }
 
     #[test]
