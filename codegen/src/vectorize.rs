@@ -296,15 +296,145 @@ fn contains(set: &[u64], i: usize) -> bool {
 
 /// The regions of the body's varying branches (outermost ones; inner branches are part of
 /// their region), or why one cannot be made straight-line code.
+/// A loop the lanes run under a mask: they may leave it at different times (a varying exit
+/// or a varying branch inside), or it sits inside a branch they take differently. It runs
+/// while any lane is active; each iteration's body is straight-line code under the mask of
+/// the lanes still in the loop, and what leaves the loop (the exit's parameters, values of
+/// the header used after it) is kept per lane as each lane leaves.
+struct LoopPlan {
+    /// The loop's blocks in a topological order of its body (the header first).
+    blocks: Vec<Block>,
+    /// The one block the loop exits to.
+    exit: Block,
+    /// Values of the header used after the loop.
+    live_outs: Vec<Value>,
+}
+
+/// The natural loops of the body (by header), each with what keeps it from being run under a
+/// mask, if anything: one back edge, one exit block entered only from the loop, no loop
+/// inside, and only the header's values (or the exit's parameters) used after it.
+fn find_loops(
+    func: &Function,
+    lp: &ItemLoop,
+    body: &[Block],
+) -> HashMap<Block, Result<LoopPlan, Refusal>> {
+    let order: HashMap<Block, usize> = body.iter().enumerate().map(|(i, &b)| (b, i)).collect();
+    let mut preds: HashMap<Block, Vec<Block>> = HashMap::new();
+    for &b in body {
+        for s in successors(func, b) {
+            preds.entry(s).or_default().push(b);
+        }
+    }
+    let mut latches: HashMap<Block, Vec<Block>> = HashMap::new();
+    for &b in body {
+        for s in successors(func, b) {
+            if order.get(&s).is_some_and(|&o| o <= order[&b]) {
+                latches.entry(s).or_default().push(b);
+            }
+        }
+    }
+    let mut loops = HashMap::new();
+    for (&header, sources) in &latches {
+        // The loop: the header and whatever reaches a latch without passing the header.
+        let mut set: HashSet<Block> = HashSet::from([header]);
+        let mut stack = sources.clone();
+        while let Some(b) = stack.pop() {
+            if set.insert(b) {
+                stack.extend(preds.get(&b).into_iter().flatten().copied());
+            }
+        }
+        let plan = (|| {
+            if sources.len() != 1 {
+                return Err("a loop with several back edges");
+            }
+            if latches.keys().any(|&h| h != header && set.contains(&h)) {
+                return Err("a loop inside a loop the work-items run differently");
+            }
+            if preds[&header].iter().filter(|p| !set.contains(p)).count() != 1 {
+                return Err("a loop entered from several places");
+            }
+            let mut exits = HashSet::new();
+            for &b in &set {
+                for s in successors(func, b) {
+                    if !set.contains(&s) {
+                        exits.insert(s);
+                    }
+                }
+            }
+            let exit = match exits.len() {
+                1 => *exits.iter().next().expect("one exit"),
+                _ => return Err("a loop with several exits the work-items take differently"),
+            };
+            if exit != lp.latch
+                && preds
+                    .get(&exit)
+                    .into_iter()
+                    .flatten()
+                    .any(|p| !set.contains(p))
+            {
+                return Err("a loop exit entered from elsewhere");
+            }
+            // Values of the loop used after it: only the header's are carried out.
+            let mut live_outs = Vec::new();
+            for &b in body.iter().filter(|b| !set.contains(b)) {
+                for inst in func.layout.block_insts(b) {
+                    for v in func.dfg.inst_values(inst) {
+                        let v = func.dfg.resolve_aliases(v);
+                        let Some(def) = func.dfg.value_def(v).inst() else {
+                            if let ir::ValueDef::Param(pb, _) = func.dfg.value_def(v) {
+                                if pb != header && set.contains(&pb) {
+                                    return Err("a value computed in a loop is used after it");
+                                }
+                                if pb == header && !live_outs.contains(&v) {
+                                    live_outs.push(v);
+                                }
+                            }
+                            continue;
+                        };
+                        let Some(db) = func.layout.inst_block(def) else {
+                            continue;
+                        };
+                        if !set.contains(&db) {
+                            continue;
+                        }
+                        if db != header {
+                            return Err("a value computed in a loop is used after it");
+                        }
+                        if !live_outs.contains(&v) {
+                            live_outs.push(v);
+                        }
+                    }
+                }
+            }
+            let mut blocks: Vec<Block> = set.iter().copied().collect();
+            blocks.sort_by_key(|b| order[b]);
+            Ok(LoopPlan {
+                blocks,
+                exit,
+                live_outs,
+            })
+        })();
+        loops.insert(header, plan);
+    }
+    loops
+}
+
 fn plan_regions(
     func: &Function,
     lp: &ItemLoop,
     body: &[Block],
     varying: &HashSet<Value>,
+    loops: &HashMap<Block, Result<LoopPlan, Refusal>>,
+    masked: &mut HashSet<Block>,
 ) -> Result<HashMap<Block, Region>, Refusal> {
     let is_varying = |v: Value| varying.contains(&func.dfg.resolve_aliases(v));
     let mut regions = HashMap::new();
-    let mut inside: HashSet<Block> = HashSet::new();
+    // Masked loops linearise the branches inside them.
+    let mut inside: HashSet<Block> = masked
+        .iter()
+        .filter_map(|h| loops.get(h)?.as_ref().ok())
+        .flat_map(|l| l.blocks.iter().copied())
+        .collect();
     let mut post = None;
     let order: HashMap<Block, usize> = body.iter().enumerate().map(|(i, &b)| (b, i)).collect();
     let mut preds: HashMap<Block, Vec<Block>> = HashMap::new();
@@ -365,11 +495,20 @@ fn plan_regions(
         for &b in &blocks {
             for s in successors(func, b) {
                 if s != join && order[&s] <= order[&b] {
-                    return Err(if seen.contains(&s) {
-                        "a loop inside a branch the work-items take differently"
-                    } else {
-                        "work-items leave a loop at different times"
-                    });
+                    // A loop wholly inside the branch runs under the branch's mask.
+                    match loops.get(&s) {
+                        Some(Ok(l)) if l.blocks.iter().all(|x| seen.contains(x)) => {
+                            masked.insert(s);
+                        }
+                        Some(Err(why)) if seen.contains(&s) => return Err(why),
+                        _ => {
+                            return Err(if seen.contains(&s) {
+                                "a loop inside a branch the work-items take differently"
+                            } else {
+                                "work-items leave a loop at different times"
+                            })
+                        }
+                    }
                 }
             }
         }
@@ -403,6 +542,8 @@ struct Vectoriser<'a> {
     latch: Block,
     vector_latch: Block,
     current: Block,
+    /// Loops run under a mask (`LoopPlan`), by header.
+    loops: HashMap<Block, LoopPlan>,
     /// Inside a varying branch: the lanes that take the block being emitted (an i32x4 mask);
     /// memory accesses, calls and atomics then happen for those lanes only.
     active: Option<Value>,
@@ -1276,6 +1417,191 @@ impl Vectoriser<'_> {
         }
     }
 
+    /// `acc` with the lanes of `mask` replaced by those of value `new` (of scalar type `t`).
+    fn blend(&mut self, mask: Value, new: Value, acc: Form, t: Type) -> Form {
+        if vectorisable_type(t) {
+            let vt = t.by(LANES as u32).expect("32-bit lanes");
+            let x = self.vector(new);
+            let Form::Vector(old) = acc else {
+                unreachable!("32-bit accumulators are vectors")
+            };
+            let m = self.mask_as(mask, vt);
+            Form::Vector(self.cursor().ins().bitselect(m, x, old))
+        } else {
+            let x = self.lanes(new);
+            let Form::Lanes(mut l) = acc else {
+                unreachable!("other accumulators are lanes")
+            };
+            for (k, lane) in l.iter_mut().enumerate() {
+                let on = self.lane_on(mask, k as u8);
+                *lane = self.cursor().ins().select(on, x[k], *lane);
+            }
+            Form::Lanes(l)
+        }
+    }
+
+    /// A zero accumulator of scalar type `t` (Vector for 32-bit lanes, else Lanes).
+    fn zero_form(&mut self, t: Type) -> Form {
+        if vectorisable_type(t) {
+            Form::Vector(self.zero(t.by(LANES as u32).expect("32-bit lanes")))
+        } else {
+            let z = self.zero(t);
+            Form::Lanes([z; 4])
+        }
+    }
+
+    /// The block arguments that pass `forms` (Vector: one value, Lanes: four).
+    fn form_args(forms: &[Form]) -> Vec<BlockArg> {
+        let mut out = Vec::new();
+        for f in forms {
+            match *f {
+                Form::Vector(v) | Form::Mask(v) | Form::Uniform(v) => out.push(BlockArg::Value(v)),
+                Form::Lanes(l) => out.extend(l.map(BlockArg::Value)),
+                Form::Affine { .. } | Form::Guarded { .. } => {
+                    unreachable!("carried values are vectors or lanes")
+                }
+            }
+        }
+        out
+    }
+
+    /// `v` as a Vector (32-bit lanes) or Lanes form, for carrying it around a loop.
+    fn carried(&mut self, v: Value) -> Form {
+        if vectorisable_type(self.ty(v)) {
+            Form::Vector(self.vector(v))
+        } else {
+            Form::Lanes(self.lanes(v))
+        }
+    }
+
+    /// Block parameters for `forms` of scalar types `types`, appended to `block`.
+    fn form_params(&mut self, block: Block, types: &[Type]) -> Vec<Form> {
+        types
+            .iter()
+            .map(|&t| {
+                if vectorisable_type(t) {
+                    let vt = t.by(LANES as u32).expect("32-bit lanes");
+                    Form::Vector(self.func.dfg.append_block_param(block, vt))
+                } else {
+                    let l: Vec<Value> = (0..LANES)
+                        .map(|_| self.func.dfg.append_block_param(block, t))
+                        .collect();
+                    Form::Lanes([l[0], l[1], l[2], l[3]])
+                }
+            })
+            .collect()
+    }
+
+    /// Runs masked loop `header` (its parameters' forms already hold the entry values) for
+    /// the lanes of `entry`: while any lane is still in it, one iteration of its body as
+    /// straight-line code under the mask of the remaining lanes; a lane that takes the exit
+    /// leaves with its exit arguments and header values. Ends after the loop with the exit's
+    /// parameters and the header's live-outs defined; returns the mask of the lanes that left
+    /// (all of `entry`).
+    fn emit_loop(&mut self, header: Block, entry: Value) -> Result<Value, Refusal> {
+        let (blocks, exit, live_outs) = {
+            let l = &self.loops[&header];
+            (l.blocks.clone(), l.exit, l.live_outs.clone())
+        };
+        let params = self.func.dfg.block_params(header).to_vec();
+        let exit_params: Vec<Value> = if exit == self.latch {
+            Vec::new()
+        } else {
+            self.func.dfg.block_params(exit).to_vec()
+        };
+        let param_types: Vec<Type> = params.iter().map(|&p| self.ty(p)).collect();
+        let carried_types: Vec<Type> = exit_params
+            .iter()
+            .chain(&live_outs)
+            .map(|&v| self.ty(v))
+            .collect();
+        // The loop block: header parameters, the active lanes, the accumulators, the lanes
+        // that left.
+        let head = self.new_block();
+        let mut entry_forms: Vec<Form> = params.iter().map(|&p| self.carried(p)).collect();
+        entry_forms.push(Form::Mask(entry));
+        for &t in &carried_types {
+            let z = self.zero_form(t);
+            entry_forms.push(z);
+        }
+        let none = self.zero(types::I32X4);
+        entry_forms.push(Form::Mask(none));
+        let args = Self::form_args(&entry_forms);
+        self.cursor().ins().jump(head, &args);
+
+        self.current = head;
+        let param_forms = self.form_params(head, &param_types);
+        let active = self.func.dfg.append_block_param(head, types::I32X4);
+        let mut accs = self.form_params(head, &carried_types);
+        let mut left = self.func.dfg.append_block_param(head, types::I32X4);
+        for (&p, f) in params.iter().zip(&param_forms) {
+            self.define(p, *f);
+        }
+
+        let mut incoming: HashMap<Block, Vec<(Value, Vec<Value>)>> = HashMap::new();
+        let mut back: Option<(Value, Vec<Value>)> = None;
+        let saved = self.active;
+        for &block in &blocks {
+            let m = if block == header {
+                active
+            } else {
+                let edges = incoming.remove(&block).unwrap_or_default();
+                let Some(first) = edges.first() else {
+                    continue; // no lane can reach it
+                };
+                let mut m = first.0;
+                for (e, _) in edges.iter().skip(1) {
+                    m = self.cursor().ins().bor(m, *e);
+                }
+                self.merge_params(block, &edges);
+                m
+            };
+            self.active = Some(m);
+            let insts: Vec<ir::Inst> = self.func.layout.block_insts(block).collect();
+            let (last, body) = insts.split_last().ok_or("an empty block")?;
+            for &inst in body {
+                self.instruction(inst)?;
+            }
+            self.active = None;
+            for (t, em, a) in self.edges(*last, m)? {
+                if t == header {
+                    back = Some((em, a));
+                } else if t == exit {
+                    left = self.cursor().ins().bor(left, em);
+                    let values: Vec<Value> =
+                        a.iter().copied().chain(live_outs.iter().copied()).collect();
+                    for (i, v) in values.into_iter().enumerate() {
+                        accs[i] = self.blend(em, v, accs[i], carried_types[i]);
+                    }
+                } else if blocks.contains(&t) {
+                    incoming.entry(t).or_default().push((em, a));
+                } else {
+                    return Err("a loop the work-items leave differently has two exits");
+                }
+            }
+        }
+        self.active = saved;
+        let after = self.new_block();
+        let (cont, next) = match back {
+            Some((m, a)) => (m, a),
+            None => (self.zero(types::I32X4), params.clone()),
+        };
+        let mut next_forms: Vec<Form> = next.iter().map(|&v| self.carried(v)).collect();
+        next_forms.push(Form::Mask(cont));
+        next_forms.extend(accs.iter().copied());
+        next_forms.push(Form::Mask(left));
+        let next_args = Self::form_args(&next_forms);
+        let again = self.cursor().ins().vany_true(cont);
+        self.cursor()
+            .ins()
+            .brif(again, head, &next_args, after, &[]);
+        self.current = after;
+        for (v, f) in exit_params.iter().chain(&live_outs).zip(accs) {
+            self.define(*v, f);
+        }
+        Ok(left)
+    }
+
     /// Emits varying branch `entry` and `region` as straight-line code under lane masks, then
     /// jumps to the join with its parameters merged.
     fn linearise(&mut self, entry: Block, region: &Region) -> Result<(), Refusal> {
@@ -1288,7 +1614,11 @@ impl Vectoriser<'_> {
         for (t, m, a) in self.edges(term, all)? {
             incoming.entry(t).or_default().push((m, a));
         }
+        let mut in_loops: HashSet<Block> = HashSet::new();
         for &block in &region.blocks {
+            if in_loops.contains(&block) {
+                continue; // emitted with its loop
+            }
             let edges = incoming.remove(&block).unwrap_or_default();
             let Some(first) = edges.first() else {
                 continue; // no lane can reach it
@@ -1298,6 +1628,20 @@ impl Vectoriser<'_> {
                 m = self.cursor().ins().bor(m, *e);
             }
             self.merge_params(block, &edges);
+            if self.loops.contains_key(&block) {
+                let exit = {
+                    let l = &self.loops[&block];
+                    in_loops.extend(l.blocks.iter().copied());
+                    l.exit
+                };
+                let left = self.emit_loop(block, m)?;
+                let params = self.func.dfg.block_params(exit).to_vec();
+                if exit != region.join && !region.blocks.contains(&exit) {
+                    return Err("a loop leaves a branch the work-items take differently");
+                }
+                incoming.entry(exit).or_default().push((left, params));
+                continue;
+            }
             self.active = Some(m);
             let insts: Vec<ir::Inst> = self.func.layout.block_insts(block).collect();
             let (last, body) = insts.split_last().ok_or("an empty block")?;
@@ -1550,10 +1894,44 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal>
     // Which values vary, and which branches the lanes may take differently: the parameters of
     // blocks inside and at the join of such a branch vary (lanes arrive by different edges),
     // which can make more branches vary.
+    let loops = find_loops(func, lp, &body);
     let mut forced = HashSet::new();
-    let (varying, regions) = loop {
+    let (varying, regions, masked) = loop {
         let varying = varying_values(func, lp, &body, &forced);
-        let regions = plan_regions(func, lp, &body, &varying)?;
+        // Loops the lanes may leave at different times: a varying branch inside.
+        let mut masked = HashSet::new();
+        for (&header, plan) in &loops {
+            let blocks: Vec<Block> = match plan {
+                Ok(l) => l.blocks.clone(),
+                Err(_) => {
+                    // Its blocks, as far as the plan got: any block reaching back to it.
+                    body.iter()
+                        .copied()
+                        .filter(|&b| successors(func, b).contains(&header))
+                        .collect()
+                }
+            };
+            let diverges = blocks.iter().any(|&b| {
+                func.layout
+                    .last_inst(b)
+                    .is_some_and(|t| match func.dfg.insts[t] {
+                        InstructionData::Brif { arg, .. }
+                        | InstructionData::BranchTable { arg, .. } => {
+                            varying.contains(&func.dfg.resolve_aliases(arg))
+                        }
+                        _ => false,
+                    })
+            });
+            if diverges {
+                match plan {
+                    Ok(_) => {
+                        masked.insert(header);
+                    }
+                    Err(why) => return Err(why),
+                }
+            }
+        }
+        let regions = plan_regions(func, lp, &body, &varying, &loops, &mut masked)?;
         let before = forced.len();
         for region in regions.values() {
             for &b in region.blocks.iter().chain([&region.join]) {
@@ -1562,15 +1940,45 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal>
                 }
             }
         }
+        // Lanes carry their own loop state, and leave with their own values.
+        for h in &masked {
+            if let Some(Ok(l)) = loops.get(h) {
+                for &b in l.blocks.iter().chain([&l.exit]) {
+                    if b != lp.latch {
+                        forced.extend(func.dfg.block_params(b).iter().copied());
+                    }
+                }
+            }
+        }
         if forced.len() == before {
-            break (varying, regions);
+            break (varying, regions, masked);
         }
     };
-    let inside: HashSet<Block> = regions
+    let mut loop_plans: HashMap<Block, LoopPlan> = HashMap::new();
+    for (h, plan) in loops {
+        if masked.contains(&h) {
+            loop_plans.insert(h, plan?);
+        }
+    }
+    let mut inside: HashSet<Block> = regions
         .values()
         .flat_map(|r| r.blocks.iter().copied())
         .collect();
-    let joins: HashSet<Block> = regions.values().map(|r| r.join).collect();
+    let mut joins: HashSet<Block> = regions.values().map(|r| r.join).collect();
+    // Loops outside any branch region: the header's copy enters the masked loop, which ends
+    // by jumping to the exit's copy with its parameters merged.
+    let top_level: Vec<Block> = loop_plans
+        .keys()
+        .copied()
+        .filter(|h| !inside.contains(h))
+        .collect();
+    for h in &top_level {
+        let l = &loop_plans[h];
+        inside.extend(l.blocks.iter().copied().filter(|b| b != h));
+        if l.exit != lp.latch {
+            joins.insert(l.exit);
+        }
+    }
 
     // The vector loop's blocks: a check before each iteration, the body copies, the latch.
     let check = func.dfg.make_block();
@@ -1636,6 +2044,7 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal>
         latch: lp.latch,
         vector_latch,
         current: check,
+        loops: loop_plans,
         active: None,
     };
     // check(x): four more work-items? Then the vector body, else the scalar loop for the rest.
@@ -1692,6 +2101,22 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal>
                 };
                 v.forms.insert(p, f);
             }
+        }
+        if v.loops.contains_key(&block) {
+            // A masked loop outside any branch region, entered here by every lane.
+            let all = {
+                let ones = v.cursor().ins().iconst(types::I32, -1);
+                v.cursor().ins().splat(types::I32X4, ones)
+            };
+            v.emit_loop(block, all)?;
+            let exit = v.loops[&block].exit;
+            if exit == lp.latch {
+                v.cursor().ins().jump(vector_latch, &[]);
+            } else {
+                let copy = v.blocks[&exit];
+                v.cursor().ins().jump(copy, &[]);
+            }
+            continue;
         }
         let insts: Vec<ir::Inst> = v.func.layout.block_insts(block).collect();
         match regions.get(&block) {

@@ -343,11 +343,57 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
             );
             vec![o]
         }
+        "mandel" => {
+            let mut r = Rng(25);
+            let c: Vec<f32> = (0..2 * N)
+                .map(|k| {
+                    let u = (r.next() % 10_000) as f32 / 10_000.0;
+                    if k % 2 == 0 {
+                        -2.0 + 2.5 * u
+                    } else {
+                        -1.25 + 2.5 * u
+                    }
+                })
+                .collect();
+            let (mut cb, mut o) = (bytes_of(&c), vec![0u8; 4 * N]);
+            run(
+                p,
+                kernel,
+                &mut [Arg::Buf(&mut cb), Arg::Buf(&mut o), val(200u32)],
+                global1,
+                local,
+            );
+            vec![o]
+        }
+        "collatz" => {
+            let (mut a, mut o, mut t) = (words(N, 26), vec![0u8; 8 * N], vec![0u8; 16 * N]);
+            run(
+                p,
+                kernel,
+                &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), Arg::Buf(&mut t)],
+                global1,
+                local,
+            );
+            vec![o, t]
+        }
+        "nested_loops" => {
+            let mut r = Rng(27);
+            let v: Vec<u32> = (0..N).map(|_| (r.next() % 5000) as u32).collect();
+            let (mut a, mut o) = (bytes_of(&v), vec![0u8; 4 * N]);
+            run(
+                p,
+                kernel,
+                &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), val(3u32)],
+                global1,
+                local,
+            );
+            vec![o]
+        }
         other => panic!("no inputs for {other}"),
     }
 }
 
-const KERNELS: [&str; 18] = [
+const KERNELS: [&str; 21] = [
     "vadd",
     "triad_uint",
     "int_index",
@@ -366,6 +412,9 @@ const KERNELS: [&str; 18] = [
     "masked_calls",
     "loop_in_branch",
     "too_large",
+    "mandel",
+    "collatz",
+    "nested_loops",
 ];
 
 #[test]
@@ -474,19 +523,10 @@ fn uniform_kernels_are_vectorised_divergent_ones_are_not() {
     for kernel in KERNELS {
         let v = p.kernel(kernel).expect("kernel").vectorization;
         match kernel {
-            // Optimised, the varying loop is rotated behind a varying guard.
-            "divergent" => assert!(
-                matches!(v, Vectorization::Scalar(why) if why.contains("loop")),
-                "{kernel}: {v:?}"
-            ),
             "private_array" => assert!(matches!(v, Vectorization::Scalar(_)), "{kernel}: {v:?}"),
             "too_large" => assert_eq!(
                 v,
                 Vectorization::Scalar("too large: a vector copy would double its build time")
-            ),
-            "loop_in_branch" => assert_eq!(
-                v,
-                Vectorization::Scalar("a loop inside a branch the work-items take differently")
             ),
             _ => assert_eq!(v, Vectorization::Vectorized { lanes: 4 }, "{kernel}"),
         }

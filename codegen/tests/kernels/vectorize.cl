@@ -217,3 +217,51 @@ __kernel void wrapping_index(__global const float *in, __global float *out, uint
     uint j = (uint)i + base;
     out[i] = in[j] * 2.0f;
 }
+
+// Loops the work-items leave at different times, run under a mask: the escape count of the
+// Mandelbrot set, a loop left by a break or by its condition with values used after it, a
+// store inside, and such a loop inside a uniform loop.
+__kernel void mandel(__global const float *c, __global uint *out, uint max_iter) {
+    size_t i = get_global_id(0);
+    float cr = c[2 * i], ci = c[2 * i + 1];
+    float zr = 0.0f, zi = 0.0f;
+    uint n = 0;
+    while (n < max_iter && zr * zr + zi * zi <= 4.0f) {
+        float t = zr * zr - zi * zi + cr;
+        zi = 2.0f * zr * zi + ci;
+        zr = t;
+        n++;
+    }
+    out[i] = n;
+}
+
+__kernel void collatz(__global const uint *in, __global uint *out, __global uint *trace) {
+    size_t i = get_global_id(0);
+    uint x = in[i] % 1000 + 1;
+    uint steps = 0;
+    ulong peak = x;
+    for (;;) {
+        if (x == 1)
+            break;
+        x = (x & 1) ? 3 * x + 1 : x / 2;
+        peak = max(peak, (ulong)x);
+        if (steps < 4)
+            trace[4 * i + steps] = x;
+        steps++;
+    }
+    out[2 * i] = steps;
+    out[2 * i + 1] = (uint)peak;
+}
+
+__kernel void nested_loops(__global const uint *in, __global uint *out, uint rounds) {
+    size_t i = get_global_id(0);
+    uint acc = 0;
+    for (uint r = 0; r < rounds; r++) {
+        uint x = in[i] + r;
+        while (x > 3) {
+            x = x / 3 + (x & 1);
+            acc += x;
+        }
+    }
+    out[i] = acc;
+}
