@@ -12,6 +12,8 @@
 //!   which the access checks at run time;
 //! - `Vector`: one f32x4 / i32x4, for 32-bit arithmetic Cranelift lowers on vectors;
 //! - `Mask`: the lanes of a comparison as an i32x4 of all-ones / zero;
+//! - `Pair`: doubles as two f64x2, for double arithmetic, square roots and the conversions
+//!   from and to float (float `rsqrt` is computed in double);
 //! - `Lanes`: four scalars — the original instruction cloned per lane, which is always
 //!   correct and is the form of everything else (64-bit data, calls, atomics, divisions).
 //!
@@ -67,6 +69,8 @@ enum Form {
     },
     Vector(Value),
     Mask(Value),
+    /// Doubles as two f64x2: lanes 0 and 1, then 2 and 3.
+    Pair([Value; 2]),
     Lanes([Value; 4]),
 }
 
@@ -584,7 +588,7 @@ impl Vectoriser<'_> {
                 let steps = self.cursor().ins().vconst(vt, c);
                 self.cursor().ins().iadd(splat, steps)
             }
-            Form::Lanes(_) | Form::Guarded { .. } => {
+            Form::Lanes(_) | Form::Guarded { .. } | Form::Pair(_) => {
                 let l = self.lanes(v);
                 let mut x = self.cursor().ins().scalar_to_vector(vt, l[0]);
                 for (k, &lane) in l.iter().enumerate().skip(1) {
@@ -630,6 +634,13 @@ impl Vectoriser<'_> {
             Form::Uniform(u) => [u; 4],
             Form::Lanes(l) => l,
             Form::Guarded { .. } => self.exact_lanes(v),
+            Form::Pair(p) => {
+                let mut l = [p[0]; 4];
+                for (k, lane) in l.iter_mut().enumerate() {
+                    *lane = self.cursor().ins().extractlane(p[k / 2], (k % 2) as u8);
+                }
+                l
+            }
             Form::Affine { base, stride } => {
                 let mut l = [base; 4];
                 for (k, lane) in l.iter_mut().enumerate().skip(1) {
@@ -658,6 +669,48 @@ impl Vectoriser<'_> {
                 l
             }
         }
+    }
+
+    /// Double `v` as two f64x2 (lanes 0-1, 2-3).
+    fn pair(&mut self, v: Value) -> [Value; 2] {
+        match self.form(v) {
+            Form::Pair(p) => p,
+            Form::Uniform(u) => {
+                let x = self.cursor().ins().splat(types::F64X2, u);
+                [x, x]
+            }
+            _ => {
+                let l = self.lanes(v);
+                let mut out = [l[0]; 2];
+                for (h, half) in out.iter_mut().enumerate() {
+                    let x = self.cursor().ins().scalar_to_vector(types::F64X2, l[2 * h]);
+                    *half = self.cursor().ins().insertlane(x, l[2 * h + 1], 1);
+                }
+                out
+            }
+        }
+    }
+
+    /// Lane-wise double arithmetic on the two halves.
+    fn lane_wise_pair(&mut self, inst: ir::Inst) {
+        let result = self.func.dfg.inst_results(inst)[0];
+        let raw: Vec<Value> = self.func.dfg.inst_values(inst).collect();
+        let pairs: Vec<[Value; 2]> = raw
+            .iter()
+            .map(|&v| {
+                let v = self.func.dfg.resolve_aliases(v);
+                self.pair(v)
+            })
+            .collect();
+        let mut out = [result; 2];
+        for (h, half) in out.iter_mut().enumerate() {
+            let new = self.clone_inst(inst, types::F64X2, |v| {
+                let i = raw.iter().position(|&r| r == v).expect("an argument");
+                pairs[i][h]
+            });
+            *half = new[0];
+        }
+        self.define(result, Form::Pair(out));
     }
 
     /// Boolean `v` (i8 0/1) as an i32x4 mask.
@@ -1178,6 +1231,17 @@ impl Vectoriser<'_> {
                         .all(|&a| vectorisable_type(self.ty(a)))
                 {
                     self.lane_wise_vector(inst);
+                } else if t == types::F64
+                    && lane_wise(op)
+                    && op != Opcode::Fma
+                    && self
+                        .func
+                        .dfg
+                        .inst_args(inst)
+                        .iter()
+                        .all(|&a| self.ty(a) == types::F64)
+                {
+                    self.lane_wise_pair(inst);
                 } else {
                     self.special(inst)?;
                 }
@@ -1457,7 +1521,7 @@ impl Vectoriser<'_> {
             match *f {
                 Form::Vector(v) | Form::Mask(v) | Form::Uniform(v) => out.push(BlockArg::Value(v)),
                 Form::Lanes(l) => out.extend(l.map(BlockArg::Value)),
-                Form::Affine { .. } | Form::Guarded { .. } => {
+                Form::Affine { .. } | Form::Guarded { .. } | Form::Pair(_) => {
                     unreachable!("carried values are vectors or lanes")
                 }
             }
@@ -1793,6 +1857,37 @@ impl Vectoriser<'_> {
                     Opcode::Ushr => self.cursor().ins().ushr(a, amount),
                     _ => self.cursor().ins().sshr(a, amount),
                 };
+                self.define(result, Form::Vector(v));
+            }
+            // float → double: the low pair of lanes, then the high pair moved down.
+            InstructionData::Unary {
+                opcode: Opcode::Fpromote,
+                ..
+            } if t == types::F64 && arg_ty == Some(types::F32) => {
+                let v = self.vector(args[0]);
+                let little = MemFlagsData::new().with_endianness(Endianness::Little);
+                let lo = self.cursor().ins().fvpromote_low(v);
+                let wide = self.cursor().ins().bitcast(types::I64X2, little, v);
+                let upper = self.cursor().ins().extractlane(wide, 1);
+                let moved = self.cursor().ins().scalar_to_vector(types::I64X2, upper);
+                let moved = self.cursor().ins().bitcast(types::F32X4, little, moved);
+                let hi = self.cursor().ins().fvpromote_low(moved);
+                self.define(result, Form::Pair([lo, hi]));
+            }
+            // double → float: both halves narrowed, their low pairs joined.
+            InstructionData::Unary {
+                opcode: Opcode::Fdemote,
+                ..
+            } if t == types::F32 && arg_ty == Some(types::F64) => {
+                let [a, b] = self.pair(args[0]);
+                let little = MemFlagsData::new().with_endianness(Endianness::Little);
+                let lo = self.cursor().ins().fvdemote(a);
+                let hi = self.cursor().ins().fvdemote(b);
+                let lo = self.cursor().ins().bitcast(types::I64X2, little, lo);
+                let hi = self.cursor().ins().bitcast(types::I64X2, little, hi);
+                let upper = self.cursor().ins().extractlane(hi, 0);
+                let joined = self.cursor().ins().insertlane(lo, upper, 1);
+                let v = self.cursor().ins().bitcast(types::F32X4, little, joined);
                 self.define(result, Form::Vector(v));
             }
             // Rotations by a shared amount: two shifts (amounts are taken modulo 32, so a
