@@ -1,6 +1,7 @@
 //! Events: execution status with a condition variable for waiters, status callbacks, profiling
 //! timestamps. Command events belong to a queue; user events are set by the application.
 
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
 use opencl_sys::*;
@@ -27,8 +28,16 @@ pub struct Event {
     pub command_type: cl_command_type,
     state: Mutex<State>,
     cv: Condvar,
+    /// `state.status` once it is terminal (complete or an error), for waiters that poll
+    /// before they sleep; CL_QUEUED (never terminal) until then.
+    terminal: AtomicI32,
 }
 crate::cl_object!(Event, Event, CL_INVALID_EVENT);
+
+/// How long a waiter polls before it sleeps on the condition variable: short commands (a
+/// launch of a few work-groups, a small copy) finish within it, and waking a sleeping thread
+/// costs about as much again on a virtual machine.
+const SPIN: std::time::Duration = std::time::Duration::from_micros(40);
 
 impl Event {
     pub fn new_command(queue: &Arc<Queue>, command_type: cl_command_type) -> Arc<Event> {
@@ -44,6 +53,7 @@ impl Event {
                 times: [t, 0, 0, 0],
             }),
             cv: Condvar::new(),
+            terminal: AtomicI32::new(CL_QUEUED),
         })
     }
 
@@ -59,6 +69,7 @@ impl Event {
                 times: [0; 4],
             }),
             cv: Condvar::new(),
+            terminal: AtomicI32::new(CL_QUEUED),
         })
     }
 
@@ -97,6 +108,9 @@ impl Event {
                 }
             }
             st.status = status;
+            if status <= CL_COMPLETE {
+                self.terminal.store(status, Ordering::Release);
+            }
             let (due, keep): (Vec<_>, Vec<_>) = std::mem::take(&mut st.callbacks)
                 .into_iter()
                 .partition(|c| status <= c.2);
@@ -128,6 +142,17 @@ impl Event {
 
     /// Blocks until the event is complete or failed; returns the final status.
     pub fn wait(&self) -> cl_int {
+        let start = std::time::Instant::now();
+        loop {
+            let t = self.terminal.load(Ordering::Acquire);
+            if t <= CL_COMPLETE {
+                return t;
+            }
+            if start.elapsed() > SPIN {
+                break;
+            }
+            std::hint::spin_loop();
+        }
         let mut st = self.lock();
         while st.status > CL_COMPLETE {
             st = self.cv.wait(st).unwrap_or_else(|p| p.into_inner());

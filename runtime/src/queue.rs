@@ -49,8 +49,22 @@ impl Drop for FailGuard {
     }
 }
 
+/// The next command: polled for a short while after the last one (an application waiting for
+/// each command enqueues the next right away), then waited for asleep.
+fn next_command(rx: &std::sync::mpsc::Receiver<Command>) -> Option<Command> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_micros(40) {
+        match rx.try_recv() {
+            Ok(cmd) => return Some(cmd),
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => return None,
+            Err(std::sync::mpsc::TryRecvError::Empty) => std::hint::spin_loop(),
+        }
+    }
+    rx.recv().ok()
+}
+
 fn worker(rx: std::sync::mpsc::Receiver<Command>) {
-    while let Ok(cmd) = rx.recv() {
+    while let Some(cmd) = next_command(&rx) {
         let mut guard = FailGuard(Some(cmd.event.clone()));
         let status = match wait_all(&cmd.wait) {
             Err(e) => e,
