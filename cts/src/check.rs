@@ -295,7 +295,7 @@ fn run_kernels(
         }
     } else {
         for (col, buf) in cols.iter().zip([&bufs.a, &bufs.b, &bufs.c]) {
-            let mut v: Vec<f32> = col.iter().map(|&x| x as f32).collect();
+            let mut v: Vec<f32> = col.iter().map(|&x| ulp::f64_to_f32(x)).collect();
             v.resize(padded, 0.0);
             buf.write(&v)?;
         }

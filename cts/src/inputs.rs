@@ -101,13 +101,14 @@ fn magnitudes(double: bool) -> Vec<f64> {
     v
 }
 
-/// Special values for one argument: every magnitude with both signs, and a NaN.
+/// Special values for one argument: every magnitude with both signs, a quiet NaN and a
+/// signalling one.
 pub fn specials(double: bool) -> Vec<f64> {
     let mut v: Vec<f64> = magnitudes(double)
         .into_iter()
         .flat_map(|m| [m, -m])
         .collect();
-    v.push(f64::NAN);
+    v.extend([f64::NAN, crate::ulp::SIGNALLING_NAN]);
     v
 }
 
@@ -159,7 +160,7 @@ pub fn half_specials() -> Vec<f64> {
     m.sort_by(f64::total_cmp);
     m.dedup();
     let mut v: Vec<f64> = m.into_iter().flat_map(|x| [x, -x]).collect();
-    v.push(f64::NAN);
+    v.extend([f64::NAN, crate::ulp::SIGNALLING_NAN]);
     v
 }
 

@@ -48,6 +48,25 @@ impl Reference {
         assert!(hi.len() >= n && lo.len() >= n);
         let b = if b.len() >= n { b } else { a };
         let c = if c.len() >= n { c } else { a };
+        // The references see a signalling NaN as the quiet NaN the functions must treat it
+        // as (libm may return a NaN for hypot(inf, sNaN) where C99 wants inf).
+        let quiet = |x: &[f64]| -> Option<Vec<f64>> {
+            x.iter().any(|&v| crate::ulp::is_signalling(v)).then(|| {
+                x.iter()
+                    .map(|&v| {
+                        if crate::ulp::is_signalling(v) {
+                            f64::NAN.copysign(v)
+                        } else {
+                            v
+                        }
+                    })
+                    .collect()
+            })
+        };
+        let (qa, qb, qc) = (quiet(&a[..n]), quiet(&b[..n]), quiet(&c[..n]));
+        let a = qa.as_deref().unwrap_or(a);
+        let b = qb.as_deref().unwrap_or(b);
+        let c = qc.as_deref().unwrap_or(c);
         // SAFETY: every slice holds at least n elements; the C code reads a/b/c and writes hi/lo
         // within 0..n and keeps no pointer.
         unsafe {

@@ -138,12 +138,33 @@ pub fn ulp_error(test: f64, hi: f64, lo: f64, fmt: Format) -> f64 {
 }
 
 /// The value of half encoding `h`.
+/// A signalling NaN (quiet bit clear, payload 1): special inputs carry it to the device in
+/// every format (`f64_to_f32`, `f64_to_f16`), since IEEE functions must treat it as the C99
+/// cases say for any NaN (`hypot(inf, NaN)`, `pow(1, NaN)`); references see a quiet NaN.
+pub const SIGNALLING_NAN: f64 = f64::from_bits(0x7ff0_0000_0000_0001);
+
+/// Whether `x` is a signalling NaN.
+pub fn is_signalling(x: f64) -> bool {
+    x.is_nan() && x.to_bits() & (1 << 51) == 0
+}
+
+/// `x` as a float, keeping a signalling NaN signalling (`as` quiets it).
+pub fn f64_to_f32(x: f64) -> f32 {
+    if is_signalling(x) {
+        let sign = if x.is_sign_negative() { 0x8000_0000 } else { 0 };
+        return f32::from_bits(sign | 0x7f80_0001);
+    }
+    x as f32
+}
+
 pub fn f16_to_f64(h: u16) -> f64 {
     let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
     let e = i32::from((h >> 10) & 0x1f);
     let m = f64::from(h & 0x3ff);
     sign * match e {
         0x1f if m == 0.0 => f64::INFINITY,
+        // A signalling half NaN stays signalling (inputs keep it to the device).
+        0x1f if h & 0x200 == 0 => SIGNALLING_NAN,
         0x1f => f64::NAN,
         0 => ldexp(m, -24),
         _ => ldexp(1024.0 + m, e - 25),
@@ -172,6 +193,9 @@ pub fn next_half(x: f64, y: f64) -> f64 {
 /// driver).
 pub fn f64_to_f16(x: f64) -> u16 {
     let sign: u16 = if x.is_sign_negative() { 0x8000 } else { 0 };
+    if is_signalling(x) {
+        return sign | 0x7c01;
+    }
     if x.is_nan() {
         return sign | 0x7e00;
     }
