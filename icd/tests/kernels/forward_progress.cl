@@ -63,18 +63,21 @@ kernel void first_waits_for_last(global atomic_int *flags, global int *out) {
     }
 }
 
-// Producers (lane 0 of sub-groups 1..n) claim slots of a local queue, fill them and publish
-// them in slot order; the consumer (lane 0 of sub-group 0, which runs first) takes the values
-// as they are published. After the work-group barrier every work-item reports the sum the
-// consumer saw.
+// Producers (lane 0 of sub-groups 1..n) claim slots of a local queue and fill them; each
+// publishes its slot once the consumer has acknowledged the one before. The consumer (lane 0
+// of sub-group 0, which runs first) takes the values as they are published. Most work-items
+// reach the work-group barrier long before the consumer is done; after it every work-item
+// reports the sum the consumer saw.
 kernel void produce_consume(global const int *values, global int *consumed, global int *sums) {
     local int queue[256];
-    local atomic_int claimed, published;
+    local atomic_int claimed, published, acknowledged;
     local int total;
     int sg = (int)get_sub_group_id(), producers = (int)get_num_sub_groups() - 1;
     if (get_local_id(0) == 0) {
         atomic_init(&claimed, 0);
         atomic_init(&published, 0);
+        atomic_init(&acknowledged, 0);
+        total = -1;
     }
     work_group_barrier(CLK_LOCAL_MEM_FENCE);
     size_t g = get_group_id(0);
@@ -87,13 +90,15 @@ kernel void produce_consume(global const int *values, global int *consumed, glob
                     ;
                 consumed[g * 256 + i] = queue[i];
                 sum += queue[i];
+                atomic_store_explicit(&acknowledged, i + 1, memory_order_release,
+                                      memory_scope_work_group);
             }
             total = sum;
         } else {
             int slot = atomic_fetch_add_explicit(&claimed, 1, memory_order_relaxed,
                                                  memory_scope_work_group);
             queue[slot] = values[g * 256 + sg];
-            while (atomic_load_explicit(&published, memory_order_acquire,
+            while (atomic_load_explicit(&acknowledged, memory_order_acquire,
                                         memory_scope_work_group) != slot)
                 ;
             atomic_store_explicit(&published, slot + 1, memory_order_release,
