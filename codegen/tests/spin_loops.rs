@@ -6,7 +6,7 @@
 use std::sync::mpsc::{channel, RecvTimeoutError};
 use std::time::Duration;
 
-use ferrocl_codegen::{BarrierSchedule, Program};
+use ferrocl_codegen::{BarrierSchedule, Program, Vectorization};
 
 mod common;
 
@@ -168,7 +168,10 @@ fn a_work_item_waits_for_a_flag_without_barriers() {
     for recipe in RECIPES {
         let p = program(recipe);
         let k = p.kernel("wait_for_last").expect("kernel");
+        // No barrier, but rounds: the spinning work-item yields to the others.
         assert_eq!(k.barrier_schedule, BarrierSchedule::Dynamic);
+        assert!(k.info.has_spin_loops && k.info.uses_barrier);
+        assert!(matches!(k.vectorization, Vectorization::Scalar(_)));
         for local in [2usize, 5, 64] {
             let groups = 3;
             let out = within_a_minute(format!("{recipe:?} wait_for_last {local}"), move || {

@@ -755,22 +755,31 @@ fn build_rounds(
     let gated = kernel.has_spin_loops;
     t.points.with_kinds = gated;
 
+    // Round parameters: whether it is the first round, and with spin loops whether the gates
+    // are open (the round before let nobody through).
     let round_head = t.b.create_block();
+    let mut entry_args = Vec::new();
     t.b.append_block_param(round_head, types::I8);
-    t.b.append_block_param(round_head, types::I8);
-    let first = t.b.ins().iconst(types::I8, 1);
-    let open = t.b.ins().iconst(types::I8, 0);
-    t.b.ins()
-        .jump(round_head, &[BlockArg::Value(first), BlockArg::Value(open)]);
+    entry_args.push(BlockArg::Value(t.b.ins().iconst(types::I8, 1)));
+    if gated {
+        t.b.append_block_param(round_head, types::I8);
+        entry_args.push(BlockArg::Value(t.b.ins().iconst(types::I8, 0)));
+    }
+    t.b.ins().jump(round_head, &entry_args);
 
     t.b.switch_to_block(round_head);
     let is_first_round = t.b.block_params(round_head)[0];
-    let forced = t.b.block_params(round_head)[1];
     let pending = t.b.declare_var(types::I8);
-    let progress = t.b.declare_var(types::I8);
     let no = t.b.ins().iconst(types::I8, 0);
     t.b.def_var(pending, no);
-    t.b.def_var(progress, no);
+    let yields = gated.then(|| {
+        let progress = t.b.declare_var(types::I8);
+        t.b.def_var(progress, no);
+        YieldRounds {
+            forced: t.b.block_params(round_head)[1],
+            progress,
+        }
+    });
     let (heads, latches) = item_loops(t);
 
     // In the x head: this work-item's frame.
@@ -790,7 +799,7 @@ fn build_rounds(
         frames,
         frame_stride: frame_size_value,
         stops: Vec::new(),
-        yields: gated.then_some(YieldRounds { forced, progress }),
+        yields,
     });
 
     // First round: by-value copies into the frame, then the kernel from its entry.
@@ -849,19 +858,16 @@ fn build_rounds(
     close_item_loops(t, heads, latches, round_end);
     t.b.switch_to_block(round_end);
     let again = t.b.use_var(pending);
-    let not_first = t.b.ins().iconst(types::I8, 0);
-    // Nobody passed a gate (and this was not the first round): open them all next round.
-    let moved = t.b.use_var(progress);
-    let moved = t.b.ins().bor(moved, is_first_round);
-    let stuck = t.b.ins().icmp_imm_s(IntCC::Equal, moved, 0);
+    let mut next_args = vec![BlockArg::Value(t.b.ins().iconst(types::I8, 0))];
+    if let Some(rounds) = yields {
+        // Nobody passed a gate (and this was not the first round): open them all next round.
+        let moved = t.b.use_var(rounds.progress);
+        let moved = t.b.ins().bor(moved, is_first_round);
+        let stuck = t.b.ins().icmp_imm_s(IntCC::Equal, moved, 0);
+        next_args.push(BlockArg::Value(stuck));
+    }
     let exit = t.b.create_block();
-    t.b.ins().brif(
-        again,
-        round_head,
-        &[BlockArg::Value(not_first), BlockArg::Value(stuck)],
-        exit,
-        &[],
-    );
+    t.b.ins().brif(again, round_head, &next_args, exit, &[]);
     t.b.switch_to_block(exit);
     t.b.ins().return_(&[]);
 
