@@ -68,7 +68,7 @@ fn step_programs(rng: &mut Rng, sub_groups: usize) -> Vec<[i32; 2]> {
         let writer = rng.next() as usize % sub_groups;
         let waiter = (writer + 1 + rng.next() as usize % (sub_groups - 1)) % sub_groups;
         let value = 20 + (rng.next() % 300) as i32;
-        let op = if rng.next() % 3 == 0 {
+        let op = if rng.next().is_multiple_of(3) {
             OP_STORE
         } else {
             OP_ADD

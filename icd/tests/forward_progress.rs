@@ -50,7 +50,11 @@ fn step_lists(rng: &mut Rng, sub_groups: usize) -> Vec<i32> {
         let writer = rng.next_u32() as usize % sub_groups;
         let waiter = (writer + 1 + rng.next_u32() as usize % (sub_groups - 1)) % sub_groups;
         let value = 50 + (rng.next_u32() % 600) as i32;
-        let op = if rng.next_u32() % 4 == 0 { STORE } else { ADD };
+        let op = if rng.next_u32().is_multiple_of(4) {
+            STORE
+        } else {
+            ADD
+        };
         for (sg, op) in [(writer, op), (waiter, WAIT)] {
             steps[sg * (CELLS + 1) + next[sg]] = step(op, cell, value);
             next[sg] += 1;

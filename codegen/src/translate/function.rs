@@ -124,6 +124,7 @@ pub(crate) struct PointOrder {
 ///   (members at barriers are waiting, not lagging);
 /// - a yield point waits for nobody: a spinning work-item retries once per round, so whoever
 ///   it waits for gets to run in between.
+///
 /// A round in which no work-item could resume (possible only with barriers that disagree,
 /// undefined behaviour) is followed by one whose gates let everybody through, so a kernel never
 /// hangs on one.
