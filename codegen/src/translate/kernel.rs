@@ -10,6 +10,12 @@
 //! the spec makes them work-group uniform; a divergent barrier (undefined behaviour) cannot hang:
 //! each work-item resumes from its own point and DONE items are skipped.
 //!
+//! Spin loops (loops waiting on an atomic, frontend spin_loops.rs) get a *yield point* on their
+//! back edges, a resume point like a barrier's that waits for nobody: such kernels always run
+//! these dynamic rounds, where every waiting work-item gets its turn in each round, and each
+//! resume point has a gate that holds a work-item until those it waits for have arrived
+//! (gates.rs, `PointKind` in function.rs). A barrier-free kernel with a spin loop runs them too.
+//!
 //! When every region met from the entry has one way out (`StaticSchedule`), the rounds are
 //! chained at compile time instead and no resume state is kept. Values that are cheap functions
 //! of the work-item's ids are recomputed after a barrier rather than kept in the frame
