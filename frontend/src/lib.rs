@@ -13,6 +13,7 @@ mod opencl_c;
 mod parse;
 mod printf;
 mod specialize;
+mod spin_loops;
 mod validate;
 mod validate_dominance;
 mod validate_structure;
@@ -21,8 +22,8 @@ mod validate_types;
 pub use diagnostics::{Diagnostic, FrontendError};
 pub use link::{itanium_name, link, provided_by_device, unresolved_imports, Linked, SpecValues};
 pub use metadata::{
-    is_barrier_or_collective, synchronises_work_group, AccessQualifier, AddressQualifier, ArgKind,
-    KernelArg, KernelInfo, TypeQualifiers,
+    is_barrier_or_collective, stops_work_items, synchronises_work_group, AccessQualifier,
+    AddressQualifier, ArgKind, KernelArg, KernelInfo, TypeQualifiers,
 };
 pub use module::{Module, Type, TypeId};
 pub use opencl_c::{compile_opencl_c, opencl_c_compiler_available};

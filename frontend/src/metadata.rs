@@ -72,8 +72,14 @@ pub struct KernelInfo {
     pub required_sub_group_size: Option<u32>,
     /// Execution mode `SubgroupsPerWorkgroup` (`CL_KERNEL_COMPILE_NUM_SUB_GROUPS`).
     pub sub_groups_per_work_group: Option<u32>,
-    /// Whether the kernel (or anything it calls) contains a work-group barrier or collective.
+    /// Whether the kernel (or anything it calls) has a point where a work-item stops for others
+    /// ([`stops_work_items`]): a work-group barrier or collective, a sub-group operation, or a
+    /// spin loop. Such kernels keep per-work-item frames to resume from.
     pub uses_barrier: bool,
+    /// Whether the kernel (or anything it calls) has a spin loop: a loop whose exit depends on
+    /// an atomic executed in it, where a work-item waits for another (spin_loops.rs). Its back
+    /// edges are yield points (`uses_barrier` is set too).
+    pub has_spin_loops: bool,
 }
 
 impl KernelInfo {
@@ -163,7 +169,8 @@ pub(crate) fn extract_kernels(m: &Module) -> Result<Vec<KernelInfo>, FrontendErr
             contraction_off: false,
             required_sub_group_size: None,
             sub_groups_per_work_group: None,
-            uses_barrier: uses_barrier(m, *function),
+            uses_barrier: reaches(m, *function, |id| stops_work_items(m, id)),
+            has_spin_loops: reaches(m, *function, |id| !m.spin_loop_back_edges(id).is_empty()),
         };
         for mode in &m.raw.execution_modes {
             if mode.operands.first() != Some(&Operand::IdRef(*function)) {
@@ -411,24 +418,38 @@ pub fn synchronises_work_group(op: Op) -> bool {
         )
 }
 
-/// Whether `function` or anything it calls synchronises the work-group.
-fn uses_barrier(m: &Module, function: u32) -> bool {
+/// Whether the body of `function` itself (its callees aside) has a point where a work-item
+/// stops for others: an instruction that synchronises the work-group, or the back edge of a
+/// spin loop (a yield point). Codegen cuts kernels at these points.
+pub fn stops_work_items(m: &Module, function: u32) -> bool {
+    if !m.spin_loop_back_edges(function).is_empty() {
+        return true;
+    }
+    m.function(function).is_some_and(|f| {
+        f.blocks
+            .iter()
+            .flat_map(|b| &b.instructions)
+            .any(|i| synchronises_work_group(i.class.opcode))
+    })
+}
+
+/// Whether `wanted` holds for `function` or anything it calls.
+fn reaches(m: &Module, function: u32, wanted: impl Fn(u32) -> bool) -> bool {
     let mut seen = HashSet::new();
     let mut stack = vec![function];
     while let Some(id) = stack.pop() {
         if !seen.insert(id) {
             continue;
         }
+        if wanted(id) {
+            return true;
+        }
         let Some(f) = m.function(id) else { continue };
         for inst in f.blocks.iter().flat_map(|b| &b.instructions) {
-            match inst.class.opcode {
-                op if synchronises_work_group(op) => return true,
-                Op::FunctionCall => {
-                    if let Some(Operand::IdRef(callee)) = inst.operands.first() {
-                        stack.push(*callee);
-                    }
+            if inst.class.opcode == Op::FunctionCall {
+                if let Some(Operand::IdRef(callee)) = inst.operands.first() {
+                    stack.push(*callee);
                 }
-                _ => {}
             }
         }
     }

@@ -85,6 +85,8 @@ pub struct Module {
     pub(crate) function_index: HashMap<Word, usize>,
     /// Ids defined by module-scope debug-info instructions the parser set aside.
     pub(crate) debug_ids: HashSet<Word>,
+    /// Function id → back edges of its spin loops (spin_loops.rs).
+    pub(crate) spin_loops: HashMap<Word, Vec<(Word, Word)>>,
 }
 
 impl Module {
@@ -170,6 +172,16 @@ impl Module {
                 .map(str::to_owned),
             source_line: self.source_line(inst),
         }
+    }
+
+    /// The back edges (latch block label, header block label) of the spin loops of `function`:
+    /// loops whose exit depends on an atomic executed in them, where a work-item waits for
+    /// another (spin_loops.rs). Codegen puts a yield point on each.
+    pub fn spin_loop_back_edges(&self, function: Word) -> &[(Word, Word)] {
+        self.spin_loops
+            .get(&function)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
     }
 
     /// The functions of the module by result id.

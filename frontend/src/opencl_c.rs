@@ -9,6 +9,12 @@ const OPT: &str = "opt-15";
 const LLVM_SPIRV: &str = "llvm-spirv-15";
 const OPT_PASSES: &str = "sroa,early-cse,instcombine,simplifycfg,loop-mssa(licm),gvn,\
 loop(indvars,loop-unroll-full),instcombine,simplifycfg,gvn,instcombine";
+/// clang-15's spir64 data layout plus the native integer widths (`n8:16:32:64`) it leaves out:
+/// without them instcombine takes every width as legal and narrows values to odd ones (a
+/// `switch` on `x & 0xf` becomes a switch on an i4), which llvm-spirv rejects
+/// ("InvalidBitWidth"; the Khronos CTS sub-group `ifp` kernel does this).
+const OPT_DATA_LAYOUT: &str =
+    "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-n8:16:32:64";
 
 /// `-cl-ext=-all,+a,+b`: everything off, then exactly `extensions` on.
 fn cl_ext_option(extensions: &[&str]) -> String {
@@ -396,6 +402,7 @@ pub fn compile_opencl_c(
         run(
             Command::new(OPT)
                 .arg(format!("-passes={OPT_PASSES}"))
+                .arg(format!("--data-layout={OPT_DATA_LAYOUT}"))
                 .arg(&bc)
                 .arg("-o")
                 .arg(&opt_bc),
@@ -617,5 +624,25 @@ mod tests {
         } else {
             assert!(r.is_err());
         }
+    }
+
+    #[test]
+    fn switches_on_a_few_bits_stay_in_legal_integer_widths() {
+        if !opencl_c_compiler_available() {
+            return;
+        }
+        // instcombine would make this a switch on an i4 without the native widths in the data
+        // layout (OPT_DATA_LAYOUT), and llvm-spirv would refuse the module.
+        let src = "kernel void k(global const int *in, global int *out) {
+            int s = in[get_global_id(0)];
+            switch (s & 0xf) {
+            case 1: out[0] = 5; break;
+            case 2: out[1] = 7; break;
+            case 3: out[2] = 9; break;
+            default: out[3] = s;
+            }
+        }";
+        let bytes = compile_opencl_c(src, "", &[]).unwrap_or_else(|e| panic!("{e}"));
+        crate::parse(&bytes).unwrap_or_else(|e| panic!("{}", e.log()));
     }
 }

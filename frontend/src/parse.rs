@@ -89,6 +89,7 @@ pub fn parse_specialized(
         .map_err(|e| malformed(&e, &scan))?;
     let mut module = build_tables(raw, version, scan)?;
     validate(&module)?;
+    module.spin_loops = crate::spin_loops::find_spin_loops(&module);
     module.kernels = extract_kernels(&module)?;
     Ok(module)
 }
@@ -201,6 +202,7 @@ fn build_tables(raw: dr::Module, version: (u8, u8), scan: Scan) -> Result<Module
         globals: HashMap::new(),
         result_types: HashMap::new(),
         ext_imports: HashMap::new(),
+        spin_loops: HashMap::new(),
     };
     for inst in &m.raw.ext_inst_imports {
         if let (Some(id), Some(Operand::LiteralString(name))) =

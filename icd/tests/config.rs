@@ -526,6 +526,11 @@ fn sub_groups_can_be_turned_off() {
         check(cl(d.max_num_sub_groups()), "CL_DEVICE_MAX_NUM_SUB_GROUPS"),
         0
     );
+    // No sub-groups, no promise about them.
+    assert!(!check(
+        cl(d.sub_group_independent_forward_progress()),
+        "CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS"
+    ));
     let Err(log) = build(&env, "subgroup_basic", "", "subgroup_basic") else {
         panic!("sub-groups are off: the sub-group kernel must not build");
     };

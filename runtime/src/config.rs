@@ -219,6 +219,10 @@ pub struct DeviceConfig {
     /// `CL_DEVICE_MAX_NUM_SUB_GROUPS`: sub-groups in the largest work-group (0 without
     /// sub-groups).
     pub max_num_sub_groups: u32,
+    /// `CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS`: a work-item spinning on an atomic
+    /// for another sub-group of its work-group lets it run (codegen yields on the back edges of
+    /// such loops). `cl_khr_subgroups` requires it; false without sub-groups.
+    pub sub_group_independent_forward_progress: bool,
     /// `CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR`.
     pub integer_dot_product_capabilities: cl_bitfield,
     /// `CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_8BIT_KHR` and `_4x8BIT_PACKED_KHR`
@@ -472,6 +476,7 @@ impl DeviceConfig {
             } else {
                 0
             },
+            sub_group_independent_forward_progress: settings.sub_groups,
             integer_dot_product_capabilities: CL_DEVICE_INTEGER_DOT_PRODUCT_INPUT_4x8BIT_KHR
                 | CL_DEVICE_INTEGER_DOT_PRODUCT_INPUT_4x8BIT_PACKED_KHR,
             integer_dot_product_acceleration: [CL_FALSE; 6],
@@ -732,6 +737,7 @@ mod tests {
         use ferrocl_frontend::spirv::Capability;
         let on = DeviceConfig::detect(&Settings::parse(|_| None, |_| {}), 2);
         assert_eq!(on.max_num_sub_groups, 1024);
+        assert!(on.sub_group_independent_forward_progress);
         assert!(on.allows_capability(Capability::GroupNonUniformBallot));
         let off = DeviceConfig::detect(
             &Settings::parse(
@@ -746,6 +752,7 @@ mod tests {
             .any(|e| e.contains("subgroup")));
         assert!(!off.extensions.iter().any(|e| e.name.contains("subgroup")));
         assert_eq!(off.max_num_sub_groups, 0);
+        assert!(!off.sub_group_independent_forward_progress);
         for cap in ferrocl_frontend::SUB_GROUP_CAPABILITIES {
             assert!(!off.allows_capability(*cap), "{cap:?}");
         }

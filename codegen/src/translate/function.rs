@@ -47,6 +47,12 @@ pub(crate) struct Frame<'m> {
     frame_slots: HashMap<Word, (u64, Shape)>,
     /// Function variables placed in the work-item frame: id → (frame offset, alignment).
     frame_vars: HashMap<Word, (u64, u64)>,
+    /// Kernels with barriers: the back edges (latch label, header label) of this function's
+    /// spin loops, where a work-item yields (frontend `spin_loop_back_edges`).
+    yield_edges: HashSet<(Word, Word)>,
+    /// Yield blocks the terminator being translated branches to, with their loop header: filled
+    /// once the terminator is emitted (`Translator::emit_yields`).
+    pending_yields: Vec<(ir::Block, Word)>,
     ret: ir::Block,
     ret_shape: Option<Shape>,
     label: Word,
@@ -94,9 +100,61 @@ pub(crate) struct PointOrder {
     patches: Vec<(ir::Inst, i64)>,
     /// Some resume point belongs to a sub-group operation or sub-group barrier.
     pub(crate) sub_group_points: bool,
-    /// The served-mark stores of every barrier point: only sub-group points read the mark, so
-    /// without them these are dropped once the kernel is translated.
+    /// The served-mark stores of every barrier point: only sub-group points (and the gates of
+    /// kernels with yield points) read the mark, so without them these are dropped once the
+    /// kernel is translated.
     mark_stores: Vec<ir::Inst>,
+    /// What kind of point resume point k is, at index k - 1.
+    kinds: Vec<PointKind>,
+    /// Kernels with yield points: a frame state is `rank << KIND_BITS | kind`, so that gates can
+    /// tell what a member waits at (see [`PointKind`]); otherwise it is the rank.
+    pub(crate) with_kinds: bool,
+}
+
+/// What a work-item waits for at a resume point. Kernels without yield points resume everyone
+/// each round (barriers are work-group uniform, so every work-item reached the same one); with
+/// yield points (spin loops) some work-items may still be spinning while others wait at a
+/// barrier, so each resume point has a *gate* (`Translator::resume_gate`) that lets a
+/// work-item through only once those it waits for have arrived:
+/// - a barrier or uniform collective waits for every work-item of its scope (work-group or
+///   sub-group) to wait at the same point; the first to find them all there releases the others
+///   (marks them served), so all of them pass even though it moves on;
+/// - a non-uniform sub-group instruction keeps the reconvergence rule of `PointOrder`: no
+///   member of the sub-group may lag behind at a lower-ranked non-uniform or yield point
+///   (members at barriers are waiting, not lagging);
+/// - a yield point waits for nobody: a spinning work-item retries once per round, so whoever
+///   it waits for gets to run in between.
+///
+/// A round in which no work-item could resume (possible only with barriers that disagree,
+/// undefined behaviour) is followed by one whose gates let everybody through, so a kernel never
+/// hangs on one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PointKind {
+    /// `OpControlBarrier` with Workgroup execution scope.
+    WorkGroupBarrier = 0,
+    /// A work-group collective: work-item 0 combines, so only it releases the others.
+    WorkGroupCollective = 1,
+    /// `OpControlBarrier` with Subgroup execution scope.
+    SubGroupBarrier = 2,
+    /// A uniform sub-group collective (`OpGroup*` with Subgroup scope): the leader serves the
+    /// others (subgroup.rs).
+    SubGroupCollective = 3,
+    /// A non-uniform sub-group instruction.
+    NonUniform = 4,
+    /// The back edge of a spin loop.
+    Yield = 5,
+}
+
+/// Low bits of a frame state that hold the point's kind in kernels with yield points.
+pub(crate) const KIND_BITS: u32 = 3;
+
+/// What the gates of a kernel with yield points need (see [`PointKind`]).
+#[derive(Clone, Copy)]
+pub(crate) struct YieldRounds {
+    /// Non-zero in a round after one where no work-item could resume: gates open.
+    pub(crate) forced: Value,
+    /// Set when a work-item passes a gate in this round.
+    pub(crate) progress: Variable,
 }
 
 /// What translation needs to cut a kernel at its barriers.
@@ -121,6 +179,8 @@ pub(crate) struct BarrierState {
     /// number, and its store of the work-item's state (kernel.rs drops these stores when the
     /// kernel's rounds follow a static schedule).
     pub(crate) stops: Vec<(ir::Block, i64, ir::Inst)>,
+    /// Present when the kernel has yield points: each resume point gets a gate.
+    pub(crate) yields: Option<YieldRounds>,
 }
 
 /// Opcodes that synchronise the work-group like a barrier (the frontend's definition).
@@ -319,10 +379,12 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         self.b.ins().band_imm_s(bumped, -(align as i64))
     }
 
-    /// `OpControlBarrier`: the work-item records where to resume and leaves; translation
-    /// continues in the resume block, which only the round dispatch reaches. Returns the
-    /// resume point's number, which is the work-item's frame state while it waits there.
-    pub(crate) fn barrier_point(&mut self) -> Result<i64, BuildError> {
+    /// A resume point of kind `kind` (`OpControlBarrier`, a collective, a spin loop's back
+    /// edge): the work-item records where to resume and leaves; translation continues in the
+    /// resume block, which only the round dispatch reaches (through the point's gate in kernels
+    /// with yield points). Returns the resume point's number; its frame state while it waits
+    /// there is [`Translator::point_value`].
+    pub(crate) fn barrier_point(&mut self, kind: PointKind) -> Result<i64, BuildError> {
         let Some(state) = self.barrier.as_mut() else {
             return err("internal: barrier in a kernel analysed as barrier-free\n");
         };
@@ -336,6 +398,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         );
         if self.points.keys.len() < k as usize {
             self.points.keys.push(self.points.path.clone());
+            self.points.kinds.push(kind);
         }
         let kv = self.point_value(k);
         let store = self.b.ins().store(frame_flags(), kv, base, 0);
@@ -353,6 +416,9 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         self.b.def_var(pending, one);
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(resume);
+        if self.barrier.as_ref().is_some_and(|s| s.yields.is_some()) {
+            self.resume_gate(kind, k)?;
+        }
         Ok(k)
     }
 
@@ -365,7 +431,8 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         v
     }
 
-    /// Rank of every resume point: `ranks[k - 1]`, from 1 up in program order.
+    /// Frame state of every resume point: `ranks[k - 1]`, its rank from 1 up in program order
+    /// (shifted left by [`KIND_BITS`] over its kind in kernels with yield points).
     pub(crate) fn point_ranks(&self) -> Vec<i64> {
         let mut order: Vec<usize> = (0..self.points.keys.len()).collect();
         order.sort_by(|&a, &b| {
@@ -375,7 +442,17 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         });
         let mut ranks = vec![0; order.len()];
         for (rank, k) in order.into_iter().enumerate() {
-            ranks[k] = rank as i64 + 1;
+            ranks[k] = if self.points.with_kinds {
+                let kind = self
+                    .points
+                    .kinds
+                    .get(k)
+                    .copied()
+                    .unwrap_or(PointKind::Yield);
+                ((rank as i64 + 1) << KIND_BITS) | kind as i64
+            } else {
+                rank as i64 + 1
+            };
         }
         ranks
     }
@@ -385,7 +462,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
     /// work-item and region saved).
     pub(crate) fn patch_point_ranks(&mut self, ranks: &[i64]) -> Result<(), BuildError> {
         let marks = std::mem::take(&mut self.points.mark_stores);
-        if !self.points.sub_group_points {
+        if !self.points.sub_group_points && !self.points.with_kinds {
             for inst in marks {
                 self.b.func.layout.remove_inst(inst);
             }
@@ -490,9 +567,13 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 f.parameters.len()
             ));
         }
+        let yield_edges: HashSet<(Word, Word)> = match &self.barrier {
+            Some(_) => m.spin_loop_back_edges(fid).iter().copied().collect(),
+            None => HashSet::new(),
+        };
         let (mut frame_resident, promotable) = match &self.barrier {
             Some(state) => (
-                frame_resident_ids(f, &state.barrier_functions),
+                frame_resident_ids(f, &state.barrier_functions, &yield_edges),
                 HashSet::new(),
             ),
             None => (HashSet::new(), promotable_variables(m, f)),
@@ -513,6 +594,8 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             remat,
             frame_slots: HashMap::new(),
             frame_vars: HashMap::new(),
+            yield_edges,
+            pending_yields: Vec::new(),
             ret: cont,
             ret_shape: ret_shape.clone(),
             label: 0,
@@ -655,6 +738,32 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         Ok((block, args))
     }
 
+    /// Where a branch from the current SPIR-V block to `target` goes: as `branch_args`, except
+    /// on the back edge of a spin loop, which goes through a yield block (`emit_yields`).
+    fn edge(&mut self, target: Word) -> Result<(ir::Block, Vec<BlockArg>), BuildError> {
+        let from = self.frame().label;
+        if self.frame().yield_edges.contains(&(from, target)) {
+            let block = self.b.create_block();
+            self.frame().pending_yields.push((block, target));
+            return Ok((block, Vec::new()));
+        }
+        self.branch_args(target)
+    }
+
+    /// Fills the yield blocks of the terminator just emitted: the work-item stops at a yield
+    /// point (a later round resumes it, after the others had their turn), then takes the back
+    /// edge. The loop header's phis read their values after resuming: they are live at the
+    /// yield, so they are in the frame (`frame_resident_ids`).
+    fn emit_yields(&mut self) -> Result<(), BuildError> {
+        for (block, header) in std::mem::take(&mut self.frame().pending_yields) {
+            self.b.switch_to_block(block);
+            self.barrier_point(PointKind::Yield)?;
+            let (target, args) = self.branch_args(header)?;
+            self.b.ins().jump(target, &args);
+        }
+        Ok(())
+    }
+
     fn return_with(&mut self, v: Option<Val>) -> Result<(), BuildError> {
         let frame = self.frames.last().expect("frame");
         let ret = frame.ret;
@@ -683,16 +792,21 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             ExtInst => self.ext_inst(inst)?,
             Branch => {
                 let target = self.id_operand(inst, 0)?;
-                let (block, args) = self.branch_args(target)?;
+                let (block, args) = self.edge(target)?;
                 self.b.ins().jump(block, &args);
+                self.emit_yields()?;
             }
             BranchConditional => {
                 let cond = self.scalar_operand(inst, 0)?;
-                let (t, targs) = self.branch_args(self.id_operand(inst, 1)?)?;
-                let (f, fargs) = self.branch_args(self.id_operand(inst, 2)?)?;
+                let (t, targs) = self.edge(self.id_operand(inst, 1)?)?;
+                let (f, fargs) = self.edge(self.id_operand(inst, 2)?)?;
                 self.b.ins().brif(cond, t, &targs, f, &fargs);
+                self.emit_yields()?;
             }
-            Switch => self.switch(inst)?,
+            Switch => {
+                self.switch(inst)?;
+                self.emit_yields()?;
+            }
             Return => self.return_with(None)?,
             ReturnValue => {
                 let v = self.operand(inst, 0)?;
@@ -871,7 +985,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             if !seen.insert(key) {
                 continue;
             }
-            let (block, args) = self.branch_args(target)?;
+            let (block, args) = self.edge(target)?;
             let dest = if args.is_empty() {
                 block
             } else {
@@ -881,7 +995,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             };
             sw.set_entry(key, dest);
         }
-        let (dblock, dargs) = self.branch_args(default)?;
+        let (dblock, dargs) = self.edge(default)?;
         let default_dest = if dargs.is_empty() {
             dblock
         } else {
@@ -979,20 +1093,26 @@ pub(crate) fn frame_flags() -> ir::MemFlagsData {
 
 /// Ids of `f` whose values must live in the work-item frame when the kernel has barriers: those
 /// live right after a barrier point (`OpControlBarrier`, or a call of a function containing
-/// one). Exactly these need it: a value not live at any resume point is still dominated by its
+/// one) or a yield point (the back edges in `yield_edges`, at the end of their latch block).
+/// Exactly these need it: a value not live at any resume point is still dominated by its
 /// definition once resume points become extra entries into the CFG.
-fn frame_resident_ids(f: &Function, barrier_functions: &HashSet<Word>) -> HashSet<Word> {
+fn frame_resident_ids(
+    f: &Function,
+    barrier_functions: &HashSet<Word>,
+    yield_edges: &HashSet<(Word, Word)>,
+) -> HashSet<Word> {
     let is_barrier_point = |inst: &Instruction| match inst.class.opcode {
         Op::FunctionCall => {
             matches!(inst.operands.first(), Some(Operand::IdRef(c)) if barrier_functions.contains(c))
         }
         op => is_group_barrier(op),
     };
-    if !f
-        .blocks
-        .iter()
-        .flat_map(|b| &b.instructions)
-        .any(is_barrier_point)
+    if yield_edges.is_empty()
+        && !f
+            .blocks
+            .iter()
+            .flat_map(|b| &b.instructions)
+            .any(is_barrier_point)
     {
         return HashSet::new();
     }
@@ -1065,7 +1185,15 @@ fn frame_resident_ids(f: &Function, barrier_functions: &HashSet<Word>) -> HashSe
     }
     // Values live right after each barrier point.
     let mut resident = HashSet::new();
+    let yield_latches: HashSet<Word> = yield_edges.iter().map(|&(latch, _)| latch).collect();
     for (bi, block) in f.blocks.iter().enumerate() {
+        // A yield sits on the back edge, after the terminator: what the header's phis take
+        // from the latch and what the loop reads later (all of the latch's live-out values,
+        // those of its other successors too).
+        let label = block.label.as_ref().and_then(|l| l.result_id);
+        if label.is_some_and(|l| yield_latches.contains(&l)) {
+            resident.extend(live_out[bi].iter().copied());
+        }
         let mut live = live_out[bi].clone();
         for inst in block.instructions.iter().rev() {
             if is_barrier_point(inst) {

@@ -12,7 +12,7 @@ use ferrocl_frontend::rspirv::dr::{Instruction, Operand};
 use ferrocl_frontend::spirv::{GroupOperation, Op, StorageClass, Word};
 use ferrocl_frontend::Type;
 
-use super::function::{err, frame_flags, Translator};
+use super::function::{err, frame_flags, PointKind, Translator};
 use super::subgroup::{is_non_uniform_exchange, SCOPE_SUBGROUP};
 use super::values::Val;
 use crate::program::BuildError;
@@ -266,7 +266,7 @@ impl Translator<'_, '_, '_> {
         self.b
             .ins()
             .store(frame_flags(), x, own, contribution as i32);
-        self.barrier_point()?;
+        self.barrier_point(PointKind::WorkGroupCollective)?;
         let own = self
             .barrier
             .as_ref()

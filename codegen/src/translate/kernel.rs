@@ -10,6 +10,12 @@
 //! the spec makes them work-group uniform; a divergent barrier (undefined behaviour) cannot hang:
 //! each work-item resumes from its own point and DONE items are skipped.
 //!
+//! Spin loops (loops waiting on an atomic, frontend spin_loops.rs) get a *yield point* on their
+//! back edges, a resume point like a barrier's that waits for nobody: such kernels always run
+//! these dynamic rounds, where every waiting work-item gets its turn in each round, and each
+//! resume point has a gate that holds a work-item until those it waits for have arrived
+//! (gates.rs, `PointKind` in function.rs). A barrier-free kernel with a spin loop runs them too.
+//!
 //! When every region met from the entry has one way out (`StaticSchedule`), the rounds are
 //! chained at compile time instead and no resume state is kept. Values that are cheap functions
 //! of the work-item's ids are recomputed after a barrier rather than kept in the frame
@@ -25,7 +31,9 @@ use ferrocl_frontend::spirv::{Op, Word};
 use ferrocl_frontend::{ArgKind, KernelInfo, Module, Type};
 
 use super::builtins::WorkItem;
-use super::function::{frame_flags, is_group_barrier, BarrierState, Translator, RESUME_DONE};
+use super::function::{
+    frame_flags, is_group_barrier, BarrierState, Translator, YieldRounds, RESUME_DONE,
+};
 use super::values::Val;
 use super::ModuleEnv;
 use crate::abi::{ArgSlot, GroupInfo};
@@ -54,7 +62,8 @@ enum Arg {
     },
 }
 
-/// Functions of `m` that contain `OpControlBarrier`, directly or through calls.
+/// Functions of `m` where a work-item stops for others (`OpControlBarrier`, a collective, a
+/// spin loop: frontend `stops_work_items`), directly or through calls.
 fn barrier_functions(m: &Module) -> HashSet<Word> {
     let mut with_barrier = HashSet::new();
     loop {
@@ -63,11 +72,11 @@ fn barrier_functions(m: &Module) -> HashSet<Word> {
             let Some(id) = f.def.as_ref().and_then(|d| d.result_id) else {
                 continue;
             };
-            let has = f.blocks.iter().flat_map(|b| &b.instructions).any(|i| match i.class.opcode {
-                op if is_group_barrier(op) => true,
-                Op::FunctionCall => matches!(i.operands.first(), Some(Operand::IdRef(c)) if with_barrier.contains(c)),
-                _ => false,
-            });
+            let has = ferrocl_frontend::stops_work_items(m, id)
+                || f.blocks.iter().flat_map(|b| &b.instructions).any(|i| {
+                    i.class.opcode == Op::FunctionCall
+                        && matches!(i.operands.first(), Some(Operand::IdRef(c)) if with_barrier.contains(c))
+                });
             if has {
                 with_barrier.insert(id);
             }
@@ -173,7 +182,10 @@ pub(crate) fn build(
     let mut item_loop = None;
     let (frame_size, barrier_schedule) = if kernel.uses_barrier {
         let (resume_points, size) = expanded_size(m, kernel.function, &mut HashMap::new());
-        if (resume_points + 1) * size <= MAX_SPECIALISED_INSTRUCTIONS {
+        // Spin loops need fair rounds: every waiting work-item gets its turn in each one (the
+        // region loops run one point's work-items per round, which could pick the spinning
+        // ones forever).
+        if !kernel.has_spin_loops && (resume_points + 1) * size <= MAX_SPECIALISED_INSTRUCTIONS {
             build_regions(&mut t, kernel, group_ptr, &pending_args)?
         } else {
             let frame_size = build_rounds(&mut t, kernel, group_ptr, &pending_args)?;
@@ -189,7 +201,11 @@ pub(crate) fn build(
         private_bytes: t.private_bytes,
         frame_size,
         barrier_schedule,
-        vectorization: crate::Vectorization::Scalar("the kernel has barriers"),
+        vectorization: crate::Vectorization::Scalar(if kernel.has_spin_loops {
+            "the kernel has spin loops (work-items yield to each other)"
+        } else {
+            "the kernel has barriers"
+        }),
         scalar_fallback: None,
         printf_formats: std::mem::take(&mut t.printf_formats),
     };
@@ -432,6 +448,7 @@ fn build_regions(
             frames,
             frame_stride: frame_size_value,
             stops: Vec::new(),
+            yields: None,
         });
         let mut values = Vec::with_capacity(args.len());
         let mut byval = byval_offsets.iter();
@@ -729,8 +746,10 @@ impl StaticSchedule {
     }
 }
 
-/// Kernels with barriers whose specialised copies would be too large: one work-item loop that
-/// dispatches on each work-item's resume point.
+/// Kernels with barriers whose specialised copies would be too large, and kernels with spin
+/// loops: one work-item loop that dispatches on each work-item's resume point, so each round
+/// resumes every waiting work-item from its own point. With spin loops, each resume point has
+/// a gate (gates.rs) and a round that let nobody through makes the next one open every gate.
 /// Returns the work-item frame size.
 fn build_rounds(
     t: &mut Translator,
@@ -739,17 +758,34 @@ fn build_rounds(
     args: &[Arg],
 ) -> Result<u64, BuildError> {
     let (frames, frame_size_value, frame_size_inst) = frames_of(t, group_ptr);
+    let gated = kernel.has_spin_loops;
+    t.points.with_kinds = gated;
 
+    // Round parameters: whether it is the first round, and with spin loops whether the gates
+    // are open (the round before let nobody through).
     let round_head = t.b.create_block();
+    let mut entry_args = Vec::new();
     t.b.append_block_param(round_head, types::I8);
-    let first = t.b.ins().iconst(types::I8, 1);
-    t.b.ins().jump(round_head, &[BlockArg::Value(first)]);
+    entry_args.push(BlockArg::Value(t.b.ins().iconst(types::I8, 1)));
+    if gated {
+        t.b.append_block_param(round_head, types::I8);
+        entry_args.push(BlockArg::Value(t.b.ins().iconst(types::I8, 0)));
+    }
+    t.b.ins().jump(round_head, &entry_args);
 
     t.b.switch_to_block(round_head);
     let is_first_round = t.b.block_params(round_head)[0];
     let pending = t.b.declare_var(types::I8);
     let no = t.b.ins().iconst(types::I8, 0);
     t.b.def_var(pending, no);
+    let yields = gated.then(|| {
+        let progress = t.b.declare_var(types::I8);
+        t.b.def_var(progress, no);
+        YieldRounds {
+            forced: t.b.block_params(round_head)[1],
+            progress,
+        }
+    });
     let (heads, latches) = item_loops(t);
 
     // In the x head: this work-item's frame.
@@ -769,6 +805,7 @@ fn build_rounds(
         frames,
         frame_stride: frame_size_value,
         stops: Vec::new(),
+        yields,
     });
 
     // First round: by-value copies into the frame, then the kernel from its entry.
@@ -796,10 +833,11 @@ fn build_rounds(
 
     // Later rounds: continue where this work-item stopped (DONE and unknown points: skip),
     // unless a member of its sub-group lags behind (see `PointOrder`): then it waits for a
-    // later round, which the lowest-ranked waiting work-item's progress guarantees.
+    // later round, which the lowest-ranked waiting work-item's progress guarantees. With spin
+    // loops the gate behind each resume point decides instead.
     t.b.switch_to_block(dispatch);
     let resume = t.b.ins().load(types::I32, frame_flags(), frame_base, 0);
-    if t.points.sub_group_points {
+    if t.points.sub_group_points && !gated {
         let lagging = t.lagging_member(frames, frame_size_value, frame_base, resume);
         // A returned work-item has nothing to wait for.
         let live = t.b.ins().icmp_imm_s(IntCC::NotEqual, resume, RESUME_DONE);
@@ -826,10 +864,16 @@ fn build_rounds(
     close_item_loops(t, heads, latches, round_end);
     t.b.switch_to_block(round_end);
     let again = t.b.use_var(pending);
-    let not_first = t.b.ins().iconst(types::I8, 0);
+    let mut next_args = vec![BlockArg::Value(t.b.ins().iconst(types::I8, 0))];
+    if let Some(rounds) = yields {
+        // Nobody passed a gate (and this was not the first round): open them all next round.
+        let moved = t.b.use_var(rounds.progress);
+        let moved = t.b.ins().bor(moved, is_first_round);
+        let stuck = t.b.ins().icmp_imm_s(IntCC::Equal, moved, 0);
+        next_args.push(BlockArg::Value(stuck));
+    }
     let exit = t.b.create_block();
-    t.b.ins()
-        .brif(again, round_head, &[BlockArg::Value(not_first)], exit, &[]);
+    t.b.ins().brif(again, round_head, &next_args, exit, &[]);
     t.b.switch_to_block(exit);
     t.b.ins().return_(&[]);
 

@@ -9,6 +9,7 @@ mod builtins;
 mod composite;
 mod convert;
 mod function;
+mod gates;
 mod generic;
 mod geometric;
 mod group;

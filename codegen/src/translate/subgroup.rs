@@ -40,7 +40,7 @@ use ferrocl_frontend::rspirv::dr::{Instruction, Operand};
 use ferrocl_frontend::spirv::{BuiltIn, GroupOperation, Op};
 use ferrocl_frontend::Type;
 
-use super::function::{err, frame_flags, inst_desc, Translator, SERVED_MARK_OFFSET};
+use super::function::{err, frame_flags, inst_desc, PointKind, Translator, SERVED_MARK_OFFSET};
 use super::group::Combine;
 use super::values::{shape, Val};
 use crate::abi::SUB_GROUP_SIZE;
@@ -72,11 +72,11 @@ pub(crate) fn is_sub_group_local(op: Op) -> bool {
 
 /// Where the current work-item sits: its linear local id, its lane (sub-group local id), the
 /// linear id of lane 0 and the number of work-items in its sub-group.
-struct Lane {
-    linear: Value,
-    lane: Value,
-    first: Value,
-    count: Value,
+pub(crate) struct Lane {
+    pub(crate) linear: Value,
+    pub(crate) lane: Value,
+    pub(crate) first: Value,
+    pub(crate) count: Value,
 }
 
 /// The leader's snapshot as every member sees it after an exchange.
@@ -106,7 +106,7 @@ impl Translator<'_, '_, '_> {
         }
     }
 
-    fn lane(&mut self) -> Lane {
+    pub(crate) fn lane(&mut self) -> Lane {
         let wi = self.wi;
         let row = self.b.ins().imul(wi.local_id[2], wi.local_size[1]);
         let row = self.b.ins().iadd(row, wi.local_id[1]);
@@ -226,17 +226,21 @@ impl Translator<'_, '_, '_> {
     /// (stopping the whole group is a valid sub-group barrier: members of a sub-group resume
     /// only after all of them arrived).
     pub(crate) fn control_barrier(&mut self, inst: &Instruction) -> Result<(), BuildError> {
-        if self.constant_index(inst, 0)? == SCOPE_SUBGROUP {
+        let kind = if self.constant_index(inst, 0)? == SCOPE_SUBGROUP {
             self.require_sub_groups("OpControlBarrier with Subgroup execution scope")?;
             self.points.sub_group_points = true;
-        }
-        self.barrier_point()?;
+            PointKind::SubGroupBarrier
+        } else {
+            PointKind::WorkGroupBarrier
+        };
+        self.barrier_point(kind)?;
         Ok(())
     }
 
-    /// Stops at a barrier point with `leaves` as this work-item's contribution; on resume, the
-    /// leader's snapshot (see the module header).
-    fn exchange(&mut self, leaves: &[Value]) -> Result<Exchange, BuildError> {
+    /// Stops at a barrier point of kind `kind` (a uniform collective or a non-uniform
+    /// instruction) with `leaves` as this work-item's contribution; on resume, the leader's
+    /// snapshot (see the module header).
+    fn exchange(&mut self, leaves: &[Value], kind: PointKind) -> Result<Exchange, BuildError> {
         let slot = 8 * leaves.len() as u64;
         let contribution = self.frame_alloc(slot.max(8), 8)?;
         let served = SERVED_MARK_OFFSET;
@@ -257,7 +261,7 @@ impl Translator<'_, '_, '_> {
         }
         // The barrier point clears the served mark: nobody can serve this work-item before it
         // stops (leaders look for the state it sets).
-        let point = self.barrier_point()?;
+        let point = self.barrier_point(kind)?;
         self.points.sub_group_points = true;
         let point = self.point_value(point);
 
@@ -471,7 +475,7 @@ impl Translator<'_, '_, '_> {
         let value = self.operand(inst, value_index)?;
         let leaves = value.flat();
         if op == Op::GroupBroadcast {
-            let ex = self.exchange(&leaves)?;
+            let ex = self.exchange(&leaves, PointKind::SubGroupCollective)?;
             let index = self.scalar_operand(inst, 2)?;
             return self.define_from_lane(inst, &ex, &leaves, index);
         }
@@ -488,7 +492,7 @@ impl Translator<'_, '_, '_> {
                 "internal: Op{op:?} is not a sub-group collective\n"
             ));
         };
-        let ex = self.exchange(&leaves)?;
+        let ex = self.exchange(&leaves, PointKind::SubGroupCollective)?;
         let ty = self.result_type(inst)?;
         let identity = self.collective_identity(combine, ty, t);
         let half = self.is_half(ty);
@@ -565,7 +569,7 @@ impl Translator<'_, '_, '_> {
         }
         match op {
             Op::GroupNonUniformElect => {
-                let ex = self.exchange(&[])?;
+                let ex = self.exchange(&[], PointKind::NonUniform)?;
                 let first = self.first_active(&ex);
                 let is = self.b.ins().icmp(IntCC::Equal, first, ex.lane.lane);
                 self.define(inst, Val::S(is))
@@ -573,7 +577,7 @@ impl Translator<'_, '_, '_> {
             Op::GroupNonUniformAll | Op::GroupNonUniformAny => {
                 self.check_combined_type(inst)?;
                 let p = self.scalar_operand(inst, 1)?;
-                let ex = self.exchange(&[p])?;
+                let ex = self.exchange(&[p], PointKind::NonUniform)?;
                 let (combine, identity) = if op == Op::GroupNonUniformAll {
                     (Combine::And, 1)
                 } else {
@@ -593,7 +597,7 @@ impl Translator<'_, '_, '_> {
             Op::GroupNonUniformAllEqual => {
                 let x = self.scalar_operand(inst, 1)?;
                 let t = self.ty_of(x);
-                let ex = self.exchange(&[x])?;
+                let ex = self.exchange(&[x], PointKind::NonUniform)?;
                 let first = self.first_active(&ex);
                 let reference = self.lane_value_at(&ex, first, 0, t);
                 let mut all = self.b.ins().iconst(types::I8, 1);
@@ -614,14 +618,14 @@ impl Translator<'_, '_, '_> {
             Op::GroupNonUniformBroadcast | Op::GroupNonUniformShuffle => {
                 let value = self.operand(inst, 1)?;
                 let leaves = value.flat();
-                let ex = self.exchange(&leaves)?;
+                let ex = self.exchange(&leaves, PointKind::NonUniform)?;
                 let index = self.scalar_operand(inst, 2)?;
                 self.define_from_lane(inst, &ex, &leaves, index)
             }
             Op::GroupNonUniformBroadcastFirst => {
                 let value = self.operand(inst, 1)?;
                 let leaves = value.flat();
-                let ex = self.exchange(&leaves)?;
+                let ex = self.exchange(&leaves, PointKind::NonUniform)?;
                 let first = self.first_active(&ex);
                 self.define_from_lane(inst, &ex, &leaves, first)
             }
@@ -630,7 +634,7 @@ impl Translator<'_, '_, '_> {
             | Op::GroupNonUniformShuffleDown => {
                 let value = self.operand(inst, 1)?;
                 let leaves = value.flat();
-                let ex = self.exchange(&leaves)?;
+                let ex = self.exchange(&leaves, PointKind::NonUniform)?;
                 let operand = self.scalar_operand(inst, 2)?;
                 let operand = self.resize_int(operand, types::I64, false);
                 let index = match op {
@@ -647,7 +651,7 @@ impl Translator<'_, '_, '_> {
                     Some(_) => self.cluster_size(inst, 3)?,
                     None => SIZE,
                 };
-                let ex = self.exchange(&leaves)?;
+                let ex = self.exchange(&leaves, PointKind::NonUniform)?;
                 let delta = self.scalar_operand(inst, 2)?;
                 // ((lane + delta) mod cluster) within the lane's cluster.
                 let delta = self.resize_int(delta, types::I64, false);
@@ -659,7 +663,7 @@ impl Translator<'_, '_, '_> {
             }
             Op::GroupNonUniformBallot => {
                 let p = self.scalar_operand(inst, 1)?;
-                let ex = self.exchange(&[p])?;
+                let ex = self.exchange(&[p], PointKind::NonUniform)?;
                 let mut bits = self.b.ins().iconst(types::I32, 0);
                 for j in 0..SIZE {
                     let active = self.lane_active(&ex, j);
@@ -748,7 +752,7 @@ impl Translator<'_, '_, '_> {
         self.check_combined_type(inst)?;
         let x = self.scalar_operand(inst, 2)?;
         let t = self.ty_of(x);
-        let ex = self.exchange(&[x])?;
+        let ex = self.exchange(&[x], PointKind::NonUniform)?;
         let logical = matches!(
             op,
             Op::GroupNonUniformLogicalAnd

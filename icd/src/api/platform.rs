@@ -293,9 +293,10 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         // opencl-sys spells this constant with a lower-case x, which a pattern would lint.
         CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_8BIT_KHR
         | ACCELERATION_4X8_PACKED => v(c.integer_dot_product_acceleration),
-        // The sub-groups of a work-group take turns on one thread: one spinning on another
-        // never lets it run.
-        CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS | CL_DEVICE_PIPE_SUPPORT => b(false),
+        CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => {
+            b(c.sub_group_independent_forward_progress)
+        }
+        CL_DEVICE_PIPE_SUPPORT => b(false),
         CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES => v(c.atomic_memory_capabilities),
         CL_DEVICE_ATOMIC_FENCE_CAPABILITIES => v(c.atomic_fence_capabilities),
         CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT => b(c.non_uniform_work_group_support),

@@ -49,6 +49,11 @@ pub const OPTS: [Opt; 2] = [Opt::O0, Opt::Optimised];
 const OPT_PASSES: &str = "sroa,early-cse,instcombine,simplifycfg,loop-mssa(licm),gvn,\
 loop(indvars,loop-unroll-full),instcombine,simplifycfg,gvn,instcombine";
 
+/// The data layout the driver's own recipe gives opt (frontend `OPT_DATA_LAYOUT`): clang-15's
+/// spir64 layout with native integer widths, so instcombine makes no i4 llvm-spirv refuses.
+const OPT_DATA_LAYOUT: &str =
+    "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-n8:16:32:64";
+
 /// Which driver the loader was pointed at.
 #[derive(Debug)]
 pub struct Target {
@@ -436,6 +441,7 @@ pub fn spirv_in(file: &str, opt: Opt, language: &[&str]) -> Vec<u8> {
     clang_args.hash(&mut h);
     if opt == Opt::Optimised {
         OPT_PASSES.hash(&mut h);
+        OPT_DATA_LAYOUT.hash(&mut h);
     }
     let tag = match opt {
         Opt::O0 => "O0",
@@ -461,6 +467,7 @@ pub fn spirv_in(file: &str, opt: Opt, language: &[&str]) -> Vec<u8> {
     let to_translate = if opt == Opt::Optimised {
         let mut o = Command::new("opt-15");
         o.arg(format!("-passes={OPT_PASSES}"))
+            .arg(format!("--data-layout={OPT_DATA_LAYOUT}"))
             .arg(&bc)
             .arg("-o")
             .arg(&bc_opt);
