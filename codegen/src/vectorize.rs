@@ -619,10 +619,11 @@ impl Vectoriser<'_> {
             .collect();
         let mut out = [v; 4];
         for (lane, slot) in out.iter_mut().enumerate() {
-            let new = self.clone_inst(inst, ctrl, |x| {
-                let i = raw.iter().position(|&r| r == x).expect("an argument");
-                arg_lanes[i][lane]
-            });
+            let new = self.clone_with(
+                inst,
+                ctrl,
+                &arg_lanes.iter().map(|a| a[lane]).collect::<Vec<_>>(),
+            );
             *slot = new[0];
         }
         out
@@ -704,10 +705,11 @@ impl Vectoriser<'_> {
             .collect();
         let mut out = [result; 2];
         for (h, half) in out.iter_mut().enumerate() {
-            let new = self.clone_inst(inst, types::F64X2, |v| {
-                let i = raw.iter().position(|&r| r == v).expect("an argument");
-                pairs[i][h]
-            });
+            let new = self.clone_with(
+                inst,
+                types::F64X2,
+                &pairs.iter().map(|a| a[h]).collect::<Vec<_>>(),
+            );
             *half = new[0];
         }
         self.define(result, Form::Pair(out));
@@ -769,6 +771,14 @@ impl Vectoriser<'_> {
         self.func.dfg.inst_results(new).to_vec()
     }
 
+    /// Clones `inst` with `args` in place of its arguments (in `inst_values` order).
+    fn clone_with(&mut self, inst: ir::Inst, ctrl: Type, args: &[Value]) -> Vec<Value> {
+        let mut next = args.iter();
+        self.clone_inst(inst, ctrl, |_| {
+            *next.next().expect("one value per argument")
+        })
+    }
+
     fn define(&mut self, v: Value, form: Form) {
         self.forms.insert(v, form);
     }
@@ -786,10 +796,7 @@ impl Vectoriser<'_> {
                 _ => v,
             })
             .collect();
-        let new = self.clone_inst(inst, ctrl, |v| {
-            let i = raw.iter().position(|&r| r == v).expect("an argument");
-            mapped[i]
-        });
+        let new = self.clone_with(inst, ctrl, &mapped);
         for (o, n) in old.into_iter().zip(new) {
             self.define(o, Form::Uniform(n));
         }
@@ -805,18 +812,13 @@ impl Vectoriser<'_> {
             .map(|v| self.func.dfg.resolve_aliases(v))
             .collect();
         let arg_lanes: Vec<[Value; 4]> = args.iter().map(|&a| self.lanes(a)).collect();
-        debug_assert_eq!(args.len(), self.func.dfg.inst_values(inst).count());
         let old = self.func.dfg.inst_results(inst).to_vec();
-        let raw: Vec<Value> = self.func.dfg.inst_values(inst).collect();
         let mut results: Vec<Vec<Value>> = vec![Vec::with_capacity(4); old.len()];
         let by_lane: Vec<Vec<Value>> = (0..LANES as usize)
             .map(|lane| arg_lanes.iter().map(|l| l[lane]).collect())
             .collect();
         for lane_args in &by_lane {
-            let new = self.clone_inst(inst, ctrl, |v| {
-                let i = raw.iter().position(|&r| r == v).expect("an argument");
-                lane_args[i]
-            });
+            let new = self.clone_with(inst, ctrl, lane_args);
             for (r, n) in results.iter_mut().zip(new) {
                 r.push(n);
             }
@@ -838,10 +840,7 @@ impl Vectoriser<'_> {
                 self.vector(v)
             })
             .collect();
-        let new = self.clone_inst(inst, vt, |v| {
-            let i = raw.iter().position(|&r| r == v).expect("an argument");
-            vectors[i]
-        });
+        let new = self.clone_with(inst, vt, &vectors);
         self.define(result, Form::Vector(new[0]));
     }
 
@@ -1330,10 +1329,7 @@ impl Vectoriser<'_> {
             let lane_args: Vec<Value> = arg_lanes.iter().map(|l| l[lane as usize]).collect();
             let on = self.lane_on(active, lane);
             let got = self.guarded(on, &types, &mut |v: &mut Self| {
-                v.clone_inst(inst, ctrl, |x| {
-                    let i = raw.iter().position(|&r| r == x).expect("an argument");
-                    lane_args[i]
-                })
+                v.clone_with(inst, ctrl, &lane_args)
             });
             for (r, n) in results.iter_mut().zip(got) {
                 r.push(n);

@@ -4,6 +4,7 @@
 //!
 //! Nothing here knows about Cranelift or CL objects.
 
+mod cfg;
 mod diagnostics;
 mod link;
 mod locations;
@@ -19,6 +20,7 @@ mod validate_dominance;
 mod validate_structure;
 mod validate_types;
 
+pub use cfg::Cfg;
 pub use diagnostics::{Diagnostic, FrontendError};
 pub use link::{itanium_name, link, provided_by_device, unresolved_imports, Linked, SpecValues};
 pub use metadata::{

@@ -18,6 +18,7 @@ use std::collections::{HashMap, HashSet};
 use rspirv::dr::{Function, Instruction, Operand};
 use spirv::{Op, StorageClass, Word};
 
+use crate::cfg::{immediate_dominators, reverse_post_order, Cfg};
 use crate::module::{Module, Type};
 
 /// Atomic instructions with a result: what a work-item reads of other work-items' atomics.
@@ -104,136 +105,6 @@ fn functions_with_atomics(m: &Module) -> HashSet<Word> {
             return with;
         }
     }
-}
-
-/// The control-flow graph of one function, over block indices.
-struct Cfg {
-    /// Block label → index.
-    index: HashMap<Word, usize>,
-    succ: Vec<Vec<usize>>,
-    preds: Vec<Vec<usize>>,
-    /// Reverse postorder of the blocks reachable from the entry.
-    rpo: Vec<usize>,
-}
-
-impl Cfg {
-    fn new(f: &Function) -> Cfg {
-        let index: HashMap<Word, usize> = f
-            .blocks
-            .iter()
-            .enumerate()
-            .filter_map(|(i, b)| Some((b.label.as_ref()?.result_id?, i)))
-            .collect();
-        let succ: Vec<Vec<usize>> = f
-            .blocks
-            .iter()
-            .map(|b| {
-                let Some(last) = b.instructions.last() else {
-                    return Vec::new();
-                };
-                let targets = match last.class.opcode {
-                    Op::Branch => &last.operands[..last.operands.len().min(1)],
-                    Op::BranchConditional => {
-                        &last.operands[1.min(last.operands.len())..last.operands.len().min(3)]
-                    }
-                    Op::Switch => &last.operands[1.min(last.operands.len())..],
-                    _ => &[][..],
-                };
-                let mut out: Vec<usize> = targets
-                    .iter()
-                    .filter_map(|o| match o {
-                        Operand::IdRef(id) => index.get(id).copied(),
-                        _ => None,
-                    })
-                    .collect();
-                out.dedup();
-                out
-            })
-            .collect();
-        let rpo = reverse_post_order(0, &succ);
-        let mut preds = vec![Vec::new(); f.blocks.len()];
-        for &b in &rpo {
-            for &s in &succ[b] {
-                if !preds[s].contains(&b) {
-                    preds[s].push(b);
-                }
-            }
-        }
-        Cfg {
-            index,
-            succ,
-            preds,
-            rpo,
-        }
-    }
-}
-
-/// Reverse postorder of the nodes reachable from `entry` in the graph `succ` (iterative DFS:
-/// deep graphs must not overflow the stack).
-fn reverse_post_order(entry: usize, succ: &[Vec<usize>]) -> Vec<usize> {
-    let mut post = Vec::new();
-    let mut seen = vec![false; succ.len()];
-    let mut stack = vec![(entry, 0usize)];
-    seen[entry] = true;
-    while let Some((b, next)) = stack.pop() {
-        if let Some(&s) = succ[b].get(next) {
-            stack.push((b, next + 1));
-            if !seen[s] {
-                seen[s] = true;
-                stack.push((s, 0));
-            }
-        } else {
-            post.push(b);
-        }
-    }
-    post.reverse();
-    post
-}
-
-/// Immediate dominators (Cooper, Harvey and Kennedy) of the nodes in `rpo` (reverse postorder
-/// from `rpo[0]`, the root, which is its own); `usize::MAX` for nodes not in `rpo`.
-fn immediate_dominators(rpo: &[usize], preds: &[Vec<usize>]) -> Vec<usize> {
-    const UNDEF: usize = usize::MAX;
-    let mut order = vec![UNDEF; preds.len()];
-    for (i, &b) in rpo.iter().enumerate() {
-        order[b] = i;
-    }
-    let mut idom = vec![UNDEF; preds.len()];
-    let Some(&root) = rpo.first() else {
-        return idom;
-    };
-    idom[root] = root;
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in &rpo[1..] {
-            let mut new = UNDEF;
-            for &p in &preds[b] {
-                if idom[p] == UNDEF {
-                    continue;
-                }
-                new = if new == UNDEF {
-                    p
-                } else {
-                    let (mut x, mut y) = (p, new);
-                    while x != y {
-                        while order[x] > order[y] {
-                            x = idom[x];
-                        }
-                        while order[y] > order[x] {
-                            y = idom[y];
-                        }
-                    }
-                    x
-                };
-            }
-            if new != UNDEF && idom[b] != new {
-                idom[b] = new;
-                changed = true;
-            }
-        }
-    }
-    idom
 }
 
 fn dominates(idom: &[usize], a: usize, mut b: usize) -> bool {

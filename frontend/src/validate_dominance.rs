@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use rspirv::dr::{Function, Operand};
 use spirv::{Op, Word};
 
+use crate::cfg::{immediate_dominators, Cfg};
 use crate::diagnostics::Diagnostic;
 use crate::module::Module;
 
@@ -20,94 +21,17 @@ pub(crate) fn check_dominance(m: &Module, problems: &mut Vec<Diagnostic>) {
     }
 }
 
-fn successors(f: &Function, index: &HashMap<Word, usize>) -> Vec<Vec<usize>> {
-    f.blocks
-        .iter()
-        .map(|b| {
-            let Some(last) = b.instructions.last() else {
-                return Vec::new();
-            };
-            let skip = match last.class.opcode {
-                Op::Branch => 0,
-                Op::BranchConditional | Op::Switch => 1,
-                _ => return Vec::new(),
-            };
-            last.operands
-                .iter()
-                .skip(skip)
-                .filter_map(|o| match o {
-                    Operand::IdRef(id) => index.get(id).copied(),
-                    _ => None,
-                })
-                .collect()
-        })
-        .collect()
-}
-
 fn check_function(m: &Module, f: &Function, problems: &mut Vec<Diagnostic>) {
     let n = f.blocks.len();
     if n == 0 {
         return;
     }
-    let index: HashMap<Word, usize> = f
-        .blocks
-        .iter()
-        .enumerate()
-        .filter_map(|(i, b)| Some((b.label.as_ref()?.result_id?, i)))
-        .collect();
-    let succ = successors(f, &index);
-
-    // Reverse postorder from the entry block (iterative DFS: deep CFGs must not overflow).
-    let mut post = Vec::with_capacity(n);
+    let cfg = Cfg::new(f);
     let mut seen = vec![false; n];
-    let mut stack = vec![(0usize, 0usize)];
-    seen[0] = true;
-    while let Some((b, next)) = stack.pop() {
-        if let Some(&s) = succ[b].get(next) {
-            stack.push((b, next + 1));
-            if !seen[s] {
-                seen[s] = true;
-                stack.push((s, 0));
-            }
-        } else {
-            post.push(b);
-        }
+    for &b in &cfg.rpo {
+        seen[b] = true;
     }
-    let mut order = vec![UNDEF; n]; // postorder number
-    for (i, &b) in post.iter().enumerate() {
-        order[b] = i;
-    }
-    let mut preds = vec![Vec::new(); n];
-    for (b, ss) in succ.iter().enumerate() {
-        if seen[b] {
-            for &s in ss {
-                preds[s].push(b);
-            }
-        }
-    }
-    let mut idom = vec![UNDEF; n];
-    idom[0] = 0;
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in post.iter().rev().skip(1) {
-            let mut new = UNDEF;
-            for &p in &preds[b] {
-                if idom[p] == UNDEF {
-                    continue;
-                }
-                new = if new == UNDEF {
-                    p
-                } else {
-                    intersect(&idom, &order, p, new)
-                };
-            }
-            if new != UNDEF && idom[b] != new {
-                idom[b] = new;
-                changed = true;
-            }
-        }
-    }
+    let idom = immediate_dominators(&cfg.rpo, &cfg.preds);
     // DFS intervals on the dominator tree: a dominates b iff pre[a] <= pre[b] && post[b] <= post[a].
     let mut children = vec![Vec::new(); n];
     for b in 0..n {
@@ -162,7 +86,7 @@ fn check_function(m: &Module, f: &Function, problems: &mut Vec<Diagnostic>) {
                     }
                     // The value must be available at the end of the parent block.
                     match inst.operands.get(k + 1) {
-                        Some(Operand::IdRef(parent)) => match index.get(parent) {
+                        Some(Operand::IdRef(parent)) => match cfg.index.get(parent) {
                             Some(&pb) if seen[pb] => seen[db] && dominates(db, pb),
                             _ => true, // unreachable parent: never taken
                         },
@@ -185,16 +109,4 @@ fn check_function(m: &Module, f: &Function, problems: &mut Vec<Diagnostic>) {
             }
         }
     }
-}
-
-fn intersect(idom: &[usize], order: &[usize], mut a: usize, mut b: usize) -> usize {
-    while a != b {
-        while order[a] < order[b] {
-            a = idom[a];
-        }
-        while order[b] < order[a] {
-            b = idom[b];
-        }
-    }
-    a
 }

@@ -10,7 +10,7 @@ use cranelift_frontend::{FunctionBuilder, Switch, Variable};
 use cranelift_module::Module as _;
 use ferrocl_frontend::rspirv::dr::{Function, Instruction, Operand};
 use ferrocl_frontend::spirv::{Op, StorageClass, Word};
-use ferrocl_frontend::{Module, Type};
+use ferrocl_frontend::{Cfg, Module, Type};
 
 use super::builtins::WorkItem;
 use super::subgroup::is_sub_group_local;
@@ -617,7 +617,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 }
             }
         }
-        let order = reverse_post_order(f);
+        let order = Cfg::new(f).rpo;
         let ranks = schedule_ranks(f, &order);
         for &bi in &order {
             let block = &f.blocks[bi];
@@ -1125,12 +1125,8 @@ fn frame_resident_ids(
         .filter(|i| i.class.opcode != Op::Variable && i.result_type.is_some())
         .filter_map(|i| i.result_id)
         .collect();
-    let index: HashMap<Word, usize> = f
-        .blocks
-        .iter()
-        .enumerate()
-        .filter_map(|(i, b)| Some((b.label.as_ref()?.result_id?, i)))
-        .collect();
+    let cfg = Cfg::new(f);
+    let index = &cfg.index;
     let n = f.blocks.len();
     let mut succs = vec![Vec::new(); n];
     // phi_uses[p]: values the phis of p's successors take from p (used at the end of p).
@@ -1161,7 +1157,7 @@ fn frame_resident_ids(
                 kill[bi].insert(id);
             }
         }
-        succs[bi] = block_successors(f, bi, &index);
+        succs[bi] = cfg.succ[bi].clone();
     }
     // Backward liveness to a fixed point.
     let mut live_in: Vec<HashSet<Word>> = vec![HashSet::new(); n];
@@ -1418,60 +1414,15 @@ fn promotable_variables(m: &Module, f: &Function) -> HashSet<Word> {
     candidates
 }
 
-/// Block indices of `f` in reverse post-order from the entry: every block comes after its
-/// dominators (llvm-spirv's optimised output does not always list blocks that way).
-/// Unreachable blocks are left out.
-fn reverse_post_order(f: &Function) -> Vec<usize> {
-    let index: HashMap<Word, usize> = f
-        .blocks
-        .iter()
-        .enumerate()
-        .filter_map(|(i, b)| Some((b.label.as_ref()?.result_id?, i)))
-        .collect();
-    let succs = |bi: usize| block_successors(f, bi, &index);
-    let mut visited = vec![false; f.blocks.len()];
-    let mut post = Vec::with_capacity(f.blocks.len());
-    // Iterative DFS: (block, next successor index).
-    let mut stack: Vec<(usize, Vec<usize>, usize)> = Vec::new();
-    if !f.blocks.is_empty() {
-        visited[0] = true;
-        stack.push((0, succs(0), 0));
-    }
-    while let Some((bi, ss, next)) = stack.last_mut() {
-        if *next < ss.len() {
-            let s = ss[*next];
-            *next += 1;
-            if !visited[s] {
-                visited[s] = true;
-                let s_succs = succs(s);
-                stack.push((s, s_succs, 0));
-            }
-        } else {
-            post.push(*bi);
-            stack.pop();
-        }
-    }
-    post.reverse();
-    post
-}
-
 /// Execution-order rank of every reachable block of `f` (`rpo`: its reverse post-order): a
 /// topological order of the control flow without back edges (edges to a block not later in
 /// `rpo`), taking among the ready blocks the one inside the most loops, so a loop's blocks all
 /// come before the blocks after the loop. The structured code OpenCL compilers produce gets
 /// the order SIMD lanes reconverge in.
 fn schedule_ranks(f: &Function, rpo: &[usize]) -> HashMap<usize, u32> {
-    let index: HashMap<Word, usize> = f
-        .blocks
-        .iter()
-        .enumerate()
-        .filter_map(|(i, b)| Some((b.label.as_ref()?.result_id?, i)))
-        .collect();
+    let cfg = Cfg::new(f);
     let position: HashMap<usize, usize> = rpo.iter().enumerate().map(|(i, &b)| (b, i)).collect();
-    let succs: HashMap<usize, Vec<usize>> = rpo
-        .iter()
-        .map(|&b| (b, block_successors(f, b, &index)))
-        .collect();
+    let succs: HashMap<usize, Vec<usize>> = rpo.iter().map(|&b| (b, cfg.succ[b].clone())).collect();
     let mut preds: HashMap<usize, Vec<usize>> = HashMap::new();
     let mut forward_in: HashMap<usize, usize> = rpo.iter().map(|&b| (b, 0)).collect();
     let mut depth: HashMap<usize, u32> = rpo.iter().map(|&b| (b, 0)).collect();
@@ -1523,26 +1474,6 @@ fn schedule_ranks(f: &Function, rpo: &[usize]) -> HashMap<usize, u32> {
         }
     }
     ranks
-}
-
-/// Indices (in `f.blocks`) of the blocks block `bi` branches to; `index` maps labels to indices.
-fn block_successors(f: &Function, bi: usize, index: &HashMap<Word, usize>) -> Vec<usize> {
-    let Some(last) = f.blocks[bi].instructions.last() else {
-        return Vec::new();
-    };
-    let targets = match last.class.opcode {
-        Op::Branch => &last.operands[..last.operands.len().min(1)],
-        Op::BranchConditional => {
-            &last.operands[1.min(last.operands.len())..last.operands.len().min(3)]
-        }
-        Op::Switch => &last.operands[1.min(last.operands.len())..],
-        _ => &[][..],
-    };
-    targets
-        .iter()
-        .filter_map(id_of)
-        .filter_map(|id| index.get(&id).copied())
-        .collect()
 }
 
 fn id_of(o: &Operand) -> Option<Word> {
