@@ -52,6 +52,11 @@ impl Format {
         }
     }
 
+    /// The largest finite number.
+    pub fn max_finite(self) -> f64 {
+        ldexp(2.0 - ldexp(1.0, 1 - self.mant_dig), self.max_exp - 1)
+    }
+
     /// The smallest positive normal number.
     pub fn min_normal(self) -> f64 {
         ldexp(1.0, self.min_exp - 1)
@@ -219,6 +224,13 @@ pub fn f64_to_f16(x: f64) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn largest_finite_values() {
+        assert_eq!(F32.max_finite(), f64::from(f32::MAX));
+        assert_eq!(F64.max_finite(), f64::MAX);
+        assert_eq!(F16.max_finite(), 65504.0);
+    }
 
     fn e32(test: f32, reference: f64) -> f64 {
         ulp_error(f64::from(test), reference, 0.0, F32)
