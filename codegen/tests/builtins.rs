@@ -429,6 +429,18 @@ fn geometric_inputs(double: bool, items: usize, rng: &mut Rng) -> Vec<[f64; 4]> 
         [big, 1.0, tiny, -2.0],
         [-1.0, 0.0, 0.0, 0.0],
         [1.5, -2.25, 1e3, 7.0],
+        // Components whose quotient is normal while the component scaled to the largest one's
+        // binade would be denormal (CTS geometrics, normalize double).
+        if double {
+            [
+                2f64.powi(520) * 1.3,
+                -2f64.powi(-478) * 1.7,
+                2f64.powi(-470),
+                1.0,
+            ]
+        } else {
+            [1e30, -1e-20, 3e-25, 1.0]
+        },
     ];
     let span = if double { 600.0 } else { 70.0 };
     while v.len() < items {
@@ -482,9 +494,18 @@ fn reference_normalize(xs: &[f64]) -> Vec<f64> {
     // Exact power-of-two rescaling keeps the length of a denormal vector precise.
     let m = v.iter().fold(0f64, |m, x| m.max(x.abs()));
     let scale = 2f64.powi(-(m.log2().floor() as i32).clamp(-1000, 1000));
-    let v: Vec<f64> = v.iter().map(|&x| x * scale).collect();
-    let l = reference_length(&v);
-    v.iter().map(|&x| x / l).collect()
+    let l = reference_length(&v.iter().map(|&x| x * scale).collect::<Vec<f64>>());
+    // Scaled up before the division, down after it: no component is rounded as a denormal
+    // unless its quotient is one.
+    v.iter()
+        .map(|&x| {
+            if scale >= 1.0 {
+                x * scale / l
+            } else {
+                x / l * scale
+            }
+        })
+        .collect()
 }
 
 #[test]

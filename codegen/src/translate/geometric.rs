@@ -303,11 +303,20 @@ impl Translator<'_, '_, '_> {
         let wzero = self.b.ins().f64const(0.0);
         let all_zero = self.b.ins().fcmp(FloatCC::Equal, m, wzero);
         let nan = self.float_const(xs[0], f64::NAN);
-        scaled
-            .iter()
+        // The quotients are x·scale / len: a scale up is applied to x before dividing, a scale
+        // down to the quotient after, so that no component is rounded to a denormal on the way
+        // (a component far below the largest one would lose bits, or vanish, if scaled down
+        // before the division; the quotient is at most 1 and is only scaled down as far as the
+        // result itself lies).
+        let wone = self.b.ins().f64const(1.0);
+        let scale_before = self.b.ins().fmax(scale, wone);
+        let scale_after = self.b.ins().fmin(scale, wone);
+        wide.iter()
             .zip(xs)
             .map(|(&x, &orig)| {
+                let x = self.b.ins().fmul(x, scale_before);
                 let q = self.b.ins().fdiv(x, len);
+                let q = self.b.ins().fmul(q, scale_after);
                 let q = self.narrow(q, ty);
                 let q = self.b.ins().select(all_zero, orig, q);
                 self.b.ins().select(any_nan, nan, q)
