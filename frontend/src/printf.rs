@@ -47,7 +47,8 @@ pub enum PrintfArg {
         signed: bool,
         long: bool,
     },
-    /// A float or double of `bytes` bytes, passed as `double` (float → double is exact).
+    /// A float or double of `bytes` bytes (a half as the float of its value), passed as
+    /// `double` (float → double is exact).
     Float { bytes: u32 },
     /// An address (8 bytes), passed as `void *`.
     Pointer,
@@ -311,11 +312,10 @@ fn match_argument(
             Some(Type::Float {
                 width: width @ (32 | 64),
             }) => PrintfArg::Float { bytes: width / 8 },
-            Some(Type::Float { width }) => {
-                return Err(format!(
-                    "OpenCL.std printf: {width}-bit floating-point arguments are not supported (argument %{arg})"
-                ))
-            }
+            // Half elements (vectors with the `h` modifier, `%v2hf`; a scalar half is promoted
+            // to double by the caller) are recorded as the floats with their values: exact, and
+            // the form codegen keeps halves in.
+            Some(Type::Float { width: 16 }) => PrintfArg::Float { bytes: 4 },
             _ => return Err(mismatch("a floating-point value")),
         },
         b'p' => match (elem, spec.vector, spec.length.as_str()) {
@@ -324,10 +324,13 @@ fn match_argument(
         },
         b's' => {
             if spec.vector.is_some() || !spec.length.is_empty() {
-                return Err(mismatch("a literal string without vector or length modifier"));
+                return Err(mismatch(
+                    "a literal string without vector or length modifier",
+                ));
             }
             PrintfArg::Str(
-                constant_string(m, f, arg).ok_or_else(|| mismatch("a literal string (env 2.11)"))?,
+                constant_string(m, f, arg)
+                    .ok_or_else(|| mismatch("a literal string (env 2.11)"))?,
             )
         }
         other => {

@@ -138,6 +138,7 @@ fn expected_print_all() -> String {
         c_floats("%e", &f[..4])
     );
     s += "no arguments\n";
+    s += "half 42.000000,0.500000,-2.000000,65504.000000 -2,65504\n";
     s
 }
 
@@ -148,7 +149,7 @@ fn prints_every_conversion() {
         for opt in [Opt::O0, Opt::Optimised] {
             let kernel = env.kernel("printf", opt, "print_all");
             let (n, f, d) = (env.buffer(&N), env.buffer(&F), env.buffer(&D));
-            let ret = env.buffer_filled(8, 7 as cl_int);
+            let ret = env.buffer_filled(9, 7 as cl_int);
             arg_buf(&kernel, 0, &n);
             arg_buf(&kernel, 1, &f);
             arg_buf(&kernel, 2, &d);
@@ -156,7 +157,7 @@ fn prints_every_conversion() {
             marker(BEGIN);
             env.run(&kernel, &[1], None, None);
             marker(END);
-            assert_eq!(env.read(&ret, 8), [0; 8], "printf results ({opt:?})");
+            assert_eq!(env.read(&ret, 9), [0; 9], "printf results ({opt:?})");
         }
         return;
     };

@@ -1,6 +1,8 @@
 // printf through the loader: integer conversions at every width, float and double formats,
 // vectors, strings, characters, %%, the return value, buffer overflow and command order.
 
+#pragma OPENCL EXTENSION cl_khr_fp16 : enable
+
 kernel void print_all(global const long *n, global const float *f, global const double *d,
                       global int *ret) {
     ret[0] = printf("hh %hhd %hhu %hhx|h %hd %hu %hX|int %d %i %u %o %x %X|long %ld %lu %lx|c %c%c|s %s %.3s %-6s|%%|\n",
@@ -25,6 +27,8 @@ kernel void print_all(global const long *n, global const float *f, global const 
                     i4, c2, s3, l2, f4, d2, u8, c16);
     ret[6] = printf("%.2v4hla %+5v2hld %v4hle\n", f4, i4.xy, f4);
     ret[7] = printf("no arguments\n");
+    half4 h4 = (half4)((half)n[8], (half)0.5f, (half)-2.0f, (half)65504.0f);
+    ret[8] = printf("half %v4hf %v2hg\n", h4, h4.zw);
 }
 
 kernel void print_pointer(global ulong *where) {
