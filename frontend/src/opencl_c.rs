@@ -211,18 +211,22 @@ fn run(cmd: &mut Command, log: &mut String) -> Result<(), String> {
     }
 }
 
-/// cl_khr_kernel_clock for clang-15, which predates it: the extension and scope macros the
-/// device's features name, and the built-in declarations (llvm-spirv-15 leaves the calls as
-/// imported functions, which codegen turns into clock reads). None without the extension.
 /// The work-item functions with an index outside 0..2 return what OpenCL C says (1 for the
 /// sizes and group counts, 0 for ids and offsets): llvm-spirv-15 indexes the built-in vectors
 /// with the argument as it is (an out-of-range `OpVectorExtractDynamic`, or for a constant an
 /// `OpCompositeExtract` that is not valid SPIR-V). Each built-in is wrapped by a function
 /// defined before the macro of its name, so its body calls the real built-in; the optimiser
 /// folds the guard away for constant indices.
+/// OpenCL C 1.0 and 1.1 have no `static` functions: there the wrappers are C99 inline
+/// definitions, which emit no symbol of their own and are always inlined.
 const WORK_ITEM_PRELUDE: &str = "\
+#if __OPENCL_C_VERSION__ >= 120
+#define __FERROCL_WORK_ITEM_INLINE static inline __attribute__((always_inline))
+#else
+#define __FERROCL_WORK_ITEM_INLINE inline __attribute__((always_inline))
+#endif
 #define __FERROCL_WORK_ITEM(name, outside) \\
-    static inline __attribute__((always_inline)) size_t __ferrocl_##name(uint d) { \\
+    __FERROCL_WORK_ITEM_INLINE size_t __ferrocl_##name(uint d) { \\
         return d < 3u ? name(d < 3u ? d : 0u) : (size_t)(outside); \\
     }
 __FERROCL_WORK_ITEM(get_global_size, 1)
@@ -244,8 +248,12 @@ __FERROCL_WORK_ITEM(get_enqueued_local_size, 1)
 #define get_enqueued_local_size(d) __ferrocl_get_enqueued_local_size(d)
 #endif
 #undef __FERROCL_WORK_ITEM
+#undef __FERROCL_WORK_ITEM_INLINE
 ";
 
+/// cl_khr_kernel_clock for clang-15, which predates it: the extension and scope macros the
+/// device's features name, and the built-in declarations (llvm-spirv-15 leaves the calls as
+/// imported functions, which codegen turns into clock reads). None without the extension.
 fn kernel_clock_prelude(extensions: &[&str]) -> Option<String> {
     if !extensions.contains(&"cl_khr_kernel_clock") {
         return None;

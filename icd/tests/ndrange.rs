@@ -173,7 +173,14 @@ fn work_item_functions_outside_the_dimensions() {
     "#;
     let env = Env::new();
     let want_outside: [u64; 16] = [1, 0, 1, 0, 1, 0, 0, 1, 1, 0, 1, 0, 1, 0, 0, 1];
-    for options in ["", "-cl-std=CL3.0", "-cl-opt-disable"] {
+    for options in [
+        "",
+        "-cl-std=CL3.0",
+        "-cl-opt-disable",
+        // OpenCL C 1.1 has no static functions (CTS compiler opencl_c_versions).
+        "-cl-std=CL1.1",
+        "-cl-std=CL1.1 -cl-opt-disable",
+    ] {
         let program = env.program_from_source(SOURCE, options);
         let k = check(cl(Kernel::create(&program, "oor")), "clCreateKernel");
         for (global, local) in [
