@@ -251,6 +251,62 @@ __FERROCL_WORK_ITEM(get_enqueued_local_size, 1)
 #undef __FERROCL_WORK_ITEM_INLINE
 ";
 
+/// Extension and feature macros that clang-15's `opencl-c-base.h` defines for every SPIR
+/// target in OpenCL C 3.0 (and 2.0), whatever `-cl-ext` says ("for SPIR all extensions are
+/// supported").
+const CLANG_HEADER_MACROS: &[&str] = &[
+    "cl_khr_subgroup_extended_types",
+    "cl_khr_subgroup_non_uniform_vote",
+    "cl_khr_subgroup_ballot",
+    "cl_khr_subgroup_non_uniform_arithmetic",
+    "cl_khr_subgroup_shuffle",
+    "cl_khr_subgroup_shuffle_relative",
+    "cl_khr_subgroup_clustered_reduce",
+    "cl_khr_subgroup_rotate",
+    "cl_khr_extended_bit_ops",
+    "cl_khr_integer_dot_product",
+    "__opencl_c_integer_dot_product_input_4x8bit",
+    "__opencl_c_integer_dot_product_input_4x8bit_packed",
+    "cl_ext_float_atomics",
+    "__opencl_c_ext_fp16_global_atomic_load_store",
+    "__opencl_c_ext_fp16_local_atomic_load_store",
+    "__opencl_c_ext_fp16_global_atomic_add",
+    "__opencl_c_ext_fp16_local_atomic_add",
+    "__opencl_c_ext_fp16_global_atomic_min_max",
+    "__opencl_c_ext_fp16_local_atomic_min_max",
+    "__opencl_c_ext_fp64_global_atomic_add",
+    "__opencl_c_ext_fp64_local_atomic_add",
+    "__opencl_c_ext_fp64_global_atomic_min_max",
+    "__opencl_c_ext_fp64_local_atomic_min_max",
+    "__opencl_c_ext_fp32_global_atomic_add",
+    "__opencl_c_ext_fp32_local_atomic_add",
+    "__opencl_c_ext_fp32_global_atomic_min_max",
+    "__opencl_c_ext_fp32_local_atomic_min_max",
+    "__opencl_c_pipes",
+    "__opencl_c_generic_address_space",
+    "__opencl_c_work_group_collective_functions",
+    "__opencl_c_atomic_order_acq_rel",
+    "__opencl_c_atomic_order_seq_cst",
+    "__opencl_c_atomic_scope_device",
+    "__opencl_c_atomic_scope_all_devices",
+    "__opencl_c_device_enqueue",
+    "__opencl_c_read_write_images",
+    "__opencl_c_program_scope_global_variables",
+    "__opencl_c_images",
+];
+
+/// Undefines the [`CLANG_HEADER_MACROS`] the device does not have, so that a source testing
+/// them sees the device's extensions and features (CL_DEVICE_OPENCL_C_FEATURES; CTS compiler
+/// features_macro). Included after the default header, which defines them.
+fn header_macros_prelude(extensions: &[&str]) -> Option<String> {
+    let text: String = CLANG_HEADER_MACROS
+        .iter()
+        .filter(|m| !extensions.contains(m))
+        .map(|m| format!("#undef {m}\n"))
+        .collect();
+    (!text.is_empty()).then_some(text)
+}
+
 /// cl_khr_kernel_clock for clang-15, which predates it: the extension and scope macros the
 /// device's features name, and the built-in declarations (llvm-spirv-15 leaves the calls as
 /// imported functions, which codegen turns into clock reads). None without the extension.
@@ -374,6 +430,7 @@ pub fn compile_opencl_c(
         args.push("-U__IMAGE_SUPPORT__".into());
     }
     let preludes = [
+        ("header_macros.h", header_macros_prelude(extensions)),
         ("work_item.h", Some(WORK_ITEM_PRELUDE.to_owned())),
         ("kernel_clock.h", kernel_clock_prelude(extensions)),
         (

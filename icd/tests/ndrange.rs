@@ -211,3 +211,63 @@ fn work_item_functions_outside_the_dimensions() {
         }
     }
 }
+
+/// The extension and feature macros an OpenCL C 3.0 source sees are the device's: clang-15's
+/// default header defines several for every SPIR target (images, all-devices scope, float
+/// atomics…), the driver undefines those the device does not report (CTS compiler
+/// features_macro).
+#[test]
+fn feature_macros_are_the_devices() {
+    const MACROS: &[&str] = &[
+        "__opencl_c_read_write_images",
+        "__opencl_c_atomic_scope_all_devices",
+        "__opencl_c_atomic_scope_device",
+        "__opencl_c_atomic_order_seq_cst",
+        "__opencl_c_work_group_collective_functions",
+        "__opencl_c_images",
+        "__opencl_c_pipes",
+        "__opencl_c_device_enqueue",
+        "__opencl_c_generic_address_space",
+        "__opencl_c_program_scope_global_variables",
+        "__opencl_c_integer_dot_product_input_4x8bit",
+        "cl_khr_subgroup_ballot",
+        "cl_khr_extended_bit_ops",
+        "cl_khr_integer_dot_product",
+        "cl_ext_float_atomics",
+    ];
+    let env = Env::new();
+    let features: Vec<String> = check(cl(env.device.opencl_c_features()), "features")
+        .iter()
+        .map(|f| {
+            let name: Vec<u8> = f
+                .name
+                .iter()
+                .take_while(|&&c| c != 0)
+                .map(|&c| c as u8)
+                .collect();
+            String::from_utf8_lossy(&name).into_owned()
+        })
+        .collect();
+    let extensions = check(cl(env.device.extensions()), "extensions");
+    let mut source = String::from("__kernel void macros(__global int *out) {\n");
+    for (i, m) in MACROS.iter().enumerate() {
+        source += &format!("#ifdef {m}\n out[{i}] = 1;\n#else\n out[{i}] = 0;\n#endif\n");
+    }
+    source += "}\n";
+    let program = env.program_from_source(&source, "-cl-std=CL3.0");
+    let k = check(cl(Kernel::create(&program, "macros")), "clCreateKernel");
+    let out = env.buffer_filled(MACROS.len(), -1i32);
+    arg_buf(&k, 0, &out);
+    env.run(&k, &[1], None, None);
+    let got = env.read(&out, MACROS.len());
+    for (m, &defined) in MACROS.iter().zip(&got) {
+        let reported = features.iter().any(|f| f == m) || extensions.split(' ').any(|e| e == *m);
+        assert_eq!(
+            defined == 1,
+            reported,
+            "{m}: defined {defined}, reported {reported}"
+        );
+    }
+    // The ones clang defines and the device has stay defined.
+    assert_eq!(got[2], 1, "__opencl_c_atomic_scope_device");
+}

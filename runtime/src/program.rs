@@ -75,6 +75,10 @@ pub fn parse_options(options: &str) -> CLResult<ParsedOptions> {
             "-cl-uniform-work-group-size" => p.codegen.uniform_work_group_size = true,
             "-cl-kernel-arg-info" => p.kernel_arg_info = true,
             "-cl-single-precision-constant" | "-w" | "-Werror" => {}
+            // A promise that the kernels need no independent forward progress between
+            // sub-groups; Ferrocl keeps it anyway (spin loops yield, DESIGN.md), so nothing
+            // changes.
+            "-cl-no-subgroup-ifp" => {}
             "-D" | "-I" => {
                 words.next().ok_or(CL_INVALID_BUILD_OPTIONS)?;
             }
@@ -520,7 +524,7 @@ pub fn parse_link_options(options: &str) -> CLResult<LinkOptions> {
             "-cl-unsafe-math-optimizations" => o.unsafe_math_optimizations = true,
             "-cl-finite-math-only" => o.finite_math_only = true,
             "-cl-fast-relaxed-math" => o.fast_relaxed_math = true,
-            // Sub-groups make no independent-forward-progress promise either way.
+            // As for clBuildProgram: forward progress is kept whatever the program promises.
             "-cl-no-subgroup-ifp" => {}
             _ => return Err(CL_INVALID_LINKER_OPTIONS),
         }
@@ -654,6 +658,9 @@ mod tests {
                 .kernel_arg_info
         );
         assert_eq!(parse_options("-bogus"), Err(CL_INVALID_BUILD_OPTIONS));
+        // OpenCL 3.0 5.8.6.4: accepted when the device supports sub-groups (CTS compiler
+        // options_build_optimizations).
+        assert!(parse_options("-cl-std=CL3.0 -cl-no-subgroup-ifp").is_ok());
         assert_eq!(
             parse_options("-cl-std=CL9.9"),
             Err(CL_INVALID_BUILD_OPTIONS)
