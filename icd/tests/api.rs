@@ -1504,38 +1504,136 @@ fn compile_link_and_binaries() {
         assert_eq!(err, CL_SUCCESS);
         assert_eq!(clReleaseProgram(one), CL_SUCCESS);
 
-        // CL_PROGRAM_BINARIES gives the SPIR-V back, and it is accepted as a binary.
-        let mut size = 0usize;
-        assert_eq!(
-            clGetProgramInfo(
-                p,
-                CL_PROGRAM_BINARY_SIZES,
-                8,
-                (&mut size as *mut usize).cast(),
-                null_mut()
-            ),
-            CL_SUCCESS
+        // CL_PROGRAM_BINARIES gives SPIR-V back, with the binary type recorded: a binary
+        // loaded again reports the type it was saved with (CTS compiler program_binary_type).
+        let binary_of = |prog: cl_program| -> Vec<u8> {
+            let mut size = 0usize;
+            assert_eq!(
+                clGetProgramInfo(
+                    prog,
+                    CL_PROGRAM_BINARY_SIZES,
+                    8,
+                    (&mut size as *mut usize).cast(),
+                    null_mut()
+                ),
+                CL_SUCCESS
+            );
+            let mut bin = vec![0u8; size];
+            let mut ptrs = [bin.as_mut_ptr()];
+            assert_eq!(
+                clGetProgramInfo(
+                    prog,
+                    CL_PROGRAM_BINARIES,
+                    8,
+                    ptrs.as_mut_ptr().cast(),
+                    null_mut()
+                ),
+                CL_SUCCESS
+            );
+            bin
+        };
+        let type_of = |prog: cl_program| -> cl_program_binary_type {
+            let mut bt: cl_program_binary_type = 0;
+            assert_eq!(
+                clGetProgramBuildInfo(
+                    prog,
+                    env.dev,
+                    CL_PROGRAM_BINARY_TYPE,
+                    std::mem::size_of::<cl_program_binary_type>(),
+                    (&mut bt as *mut cl_program_binary_type).cast(),
+                    null_mut()
+                ),
+                CL_SUCCESS
+            );
+            bt
+        };
+        let load = |bin: &[u8]| -> cl_program {
+            let (mut st, mut err) = (1, 1);
+            let bp = [bin.as_ptr()];
+            let prog = clCreateProgramWithBinary(
+                env.ctx,
+                1,
+                &env.dev,
+                &bin.len(),
+                bp.as_ptr(),
+                &mut st,
+                &mut err,
+            );
+            assert_eq!((err, st), (CL_SUCCESS, CL_SUCCESS));
+            prog
+        };
+        let library_options = CString::new("-create-library").unwrap();
+        let library = clLinkProgram(
+            env.ctx,
+            0,
+            null(),
+            library_options.as_ptr(),
+            1,
+            &p,
+            null(),
+            null_mut(),
+            &mut err,
         );
-        assert_eq!(size, il.len());
-        let mut bin = vec![0u8; size];
-        let mut ptrs = [bin.as_mut_ptr()];
-        assert_eq!(
-            clGetProgramInfo(
-                p,
-                CL_PROGRAM_BINARIES,
-                8,
-                ptrs.as_mut_ptr().cast(),
-                null_mut()
-            ),
-            CL_SUCCESS
+        assert_eq!(err, CL_SUCCESS);
+        let executable = clLinkProgram(
+            env.ctx,
+            0,
+            null(),
+            null(),
+            1,
+            &p,
+            null(),
+            null_mut(),
+            &mut err,
         );
-        assert_eq!(bin, il);
-        let bp = [bin.as_ptr()];
+        assert_eq!(err, CL_SUCCESS);
+        for (prog, ty) in [
+            (p, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT),
+            (library, CL_PROGRAM_BINARY_TYPE_LIBRARY),
+            (executable, CL_PROGRAM_BINARY_TYPE_EXECUTABLE),
+        ] {
+            let bin = binary_of(prog);
+            assert_eq!(bin[..4], il[..4], "a SPIR-V module");
+            let from_bin = load(&bin);
+            assert_eq!(type_of(from_bin), ty as cl_program_binary_type);
+            if ty == CL_PROGRAM_BINARY_TYPE_EXECUTABLE {
+                // An executable binary still needs clBuildProgram, and builds.
+                assert_eq!(
+                    clBuildProgram(from_bin, 0, null(), null(), null(), null_mut()),
+                    CL_SUCCESS
+                );
+                assert_eq!(
+                    type_of(from_bin),
+                    CL_PROGRAM_BINARY_TYPE_EXECUTABLE as cl_program_binary_type
+                );
+            } else {
+                // Objects and libraries loaded from binaries link.
+                let linked = clLinkProgram(
+                    env.ctx,
+                    0,
+                    null(),
+                    null(),
+                    1,
+                    &from_bin,
+                    null(),
+                    null_mut(),
+                    &mut err,
+                );
+                assert_eq!(err, CL_SUCCESS, "linking a reloaded {ty:#x}");
+                assert_eq!(clReleaseProgram(linked), CL_SUCCESS);
+            }
+            assert_eq!(clReleaseProgram(from_bin), CL_SUCCESS);
+        }
+        // Plain SPIR-V is accepted as a binary too: a compiled object.
+        let from_il = load(&il);
+        assert_eq!(
+            type_of(from_il),
+            CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT as cl_program_binary_type
+        );
+        assert_eq!(clReleaseProgram(from_il), CL_SUCCESS);
+        assert_eq!(clReleaseProgram(library), CL_SUCCESS);
+        assert_eq!(clReleaseProgram(executable), CL_SUCCESS);
         let mut st = 1;
-        let from_bin =
-            clCreateProgramWithBinary(env.ctx, 1, &env.dev, &size, bp.as_ptr(), &mut st, &mut err);
-        assert_eq!((err, st), (CL_SUCCESS, CL_SUCCESS));
-        assert_eq!(clReleaseProgram(from_bin), CL_SUCCESS);
         let junk = [0u8; 16];
         let jp = [junk.as_ptr()];
         let jl = 16usize;

@@ -2,6 +2,7 @@
 //! kernels, queues, events and the executor. The icd crate checks C arguments and calls in here;
 //! this crate knows no C handles beyond the object header (`object::Base`).
 
+pub mod binary;
 pub mod config;
 pub mod context;
 pub mod event;

@@ -19,7 +19,7 @@ use crate::settings::{log, LogLevel, Rounding};
 pub enum Source {
     Il(Vec<u8>),
     OpenClC(String),
-    /// A binary from clGetProgramInfo(CL_PROGRAM_BINARIES): SPIR-V again.
+    /// A binary from clGetProgramInfo(CL_PROGRAM_BINARIES): SPIR-V again (binary.rs).
     Binary(Vec<u8>),
     /// Output of clLinkProgram (may be empty after a failed link).
     Linked,
@@ -202,7 +202,13 @@ impl Program {
     pub fn new(context: Arc<Context>, source: Source) -> Arc<Program> {
         let (spirv, binary_type) = match &source {
             Source::Il(b) => (Some(b.clone()), CL_PROGRAM_BINARY_TYPE_NONE),
-            Source::Binary(b) => (Some(b.clone()), CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT),
+            Source::Binary(b) => {
+                let (spirv, ty) = crate::binary::split_type(b);
+                (
+                    Some(spirv),
+                    ty.map_or(CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT, |t| t as u32),
+                )
+            }
             _ => (None, CL_PROGRAM_BINARY_TYPE_NONE),
         };
         Arc::new(Program {
@@ -253,9 +259,14 @@ impl Program {
     pub fn binary_type(&self) -> cl_program_binary_type {
         self.lock().binary_type
     }
-    /// CL_PROGRAM_BINARIES: the SPIR-V (empty before it exists).
+    /// CL_PROGRAM_BINARIES: the SPIR-V with its binary type recorded (binary.rs); empty before
+    /// it exists.
     pub fn binary(&self) -> Vec<u8> {
-        self.lock().spirv.clone().unwrap_or_default()
+        let st = self.lock();
+        st.spirv
+            .as_deref()
+            .map(|spirv| crate::binary::with_type(spirv, st.binary_type))
+            .unwrap_or_default()
     }
     pub fn built(&self) -> Option<Arc<Built>> {
         self.lock().built.clone()
