@@ -719,7 +719,8 @@ pub unsafe extern "C" fn clCreatePipe(
     std::ptr::null_mut()
 }
 
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
+/// No memory object is a pipe on a device without pipes (API spec 3.0, optional features:
+/// CL_INVALID_MEM_OBJECT).
 pub unsafe extern "C" fn clGetPipeInfo(
     _pipe: cl_mem,
     _param_name: cl_pipe_info,
@@ -727,7 +728,7 @@ pub unsafe extern "C" fn clGetPipeInfo(
     _param_value: *mut c_void,
     _param_value_size_ret: *mut size_t,
 ) -> cl_int {
-    CL_INVALID_OPERATION
+    CL_INVALID_MEM_OBJECT
 }
 
 /// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).

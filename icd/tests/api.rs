@@ -263,6 +263,21 @@ extern "C" {
         err: *mut cl_int,
     ) -> cl_sampler;
     fn clSVMAlloc(c: cl_context, f: cl_svm_mem_flags, size: usize, align: cl_uint) -> *mut c_void;
+    fn clCreatePipe(
+        c: cl_context,
+        f: cl_mem_flags,
+        packet_size: cl_uint,
+        max_packets: cl_uint,
+        p: *const cl_pipe_properties,
+        err: *mut cl_int,
+    ) -> cl_mem;
+    fn clGetPipeInfo(
+        m: cl_mem,
+        name: cl_pipe_info,
+        size: usize,
+        v: *mut c_void,
+        ret: *mut usize,
+    ) -> cl_int;
     fn clCreateSubDevices(
         d: cl_device_id,
         p: *const cl_device_partition_property,
@@ -1281,6 +1296,24 @@ fn unsupported_features_give_spec_errors() {
         .is_null());
         assert_eq!(err, CL_INVALID_OPERATION);
         assert!(clSVMAlloc(env.ctx, CL_MEM_READ_WRITE as cl_svm_mem_flags, 64, 0).is_null());
+        // No pipes (CL_DEVICE_PIPE_SUPPORT false): creating one is an invalid operation, and
+        // no memory object is a pipe (API spec 3.0, optional features; CTS consistency_pipes).
+        assert!(clCreatePipe(env.ctx, CL_MEM_HOST_NO_ACCESS, 4, 4, null(), &mut err).is_null());
+        assert_eq!(err, CL_INVALID_OPERATION);
+        let buf = clCreateBuffer(env.ctx, CL_MEM_READ_WRITE, 4, null_mut(), &mut err);
+        assert_eq!(err, CL_SUCCESS);
+        let mut packet = 0u32;
+        assert_eq!(
+            clGetPipeInfo(
+                buf,
+                CL_PIPE_PACKET_SIZE,
+                4,
+                (&mut packet as *mut u32).cast(),
+                null_mut()
+            ),
+            CL_INVALID_MEM_OBJECT
+        );
+        assert_eq!(clReleaseMemObject(buf), CL_SUCCESS);
     }
 }
 
