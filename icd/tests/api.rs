@@ -1468,9 +1468,36 @@ fn kernel_args_and_execution() {
             let want = if i < 3 { 0 } else { 100 + i as u32 };
             assert_eq!(*x, want, "index {i}");
         }
-        assert_eq!(clReleaseKernel(k), CL_SUCCESS);
+        // A kernel argument does not keep its buffer: the last release deletes it (destructor
+        // callback) while the kernel lives, and a launch with it is then refused.
+        assert_eq!(
+            clSetMemObjectDestructorCallback(buf, on_arg_destroyed, null_mut()),
+            CL_SUCCESS
+        );
+        assert_eq!(clFinish(env.q), CL_SUCCESS);
         assert_eq!(clReleaseMemObject(buf), CL_SUCCESS);
+        assert_eq!(ARG_DESTROYED.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(
+            clEnqueueNDRangeKernel(
+                env.q,
+                k,
+                1,
+                off.as_ptr(),
+                g.as_ptr(),
+                l.as_ptr(),
+                0,
+                null(),
+                null_mut()
+            ),
+            CL_INVALID_KERNEL_ARGS
+        );
+        assert_eq!(clReleaseKernel(k), CL_SUCCESS);
     }
+}
+
+static ARG_DESTROYED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+extern "C" fn on_arg_destroyed(_m: cl_mem, _u: *mut c_void) {
+    ARG_DESTROYED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
 }
 
 #[test]

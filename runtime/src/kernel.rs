@@ -3,7 +3,7 @@
 //! size choice and checks).
 
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use ferrocl_codegen::{ArgSlot, LOCAL_ARG_ALIGN, SUB_GROUP_SIZE};
 use ferrocl_frontend::{ArgKind, KernelInfo};
@@ -21,7 +21,11 @@ use crate::queue::Work;
 /// A value given to clSetKernelArg, kept until the next call for that index.
 #[derive(Clone)]
 pub enum ArgValue {
-    Mem(Option<Arc<Mem>>),
+    /// A memory object, not kept alive by the kernel: releasing its last reference deletes it
+    /// (and runs its destructor callbacks) even while it is still set as an argument (API
+    /// spec, clReleaseMemObject: only commands that use it keep it; CTS api
+    /// retain_mem_object_set_kernel_arg). A launch with a deleted one is refused.
+    Mem(Option<Weak<Mem>>),
     Local(usize),
     Bytes(Vec<u8>),
 }
@@ -378,11 +382,13 @@ pub fn pack_args(
     for (slot, v) in slots.iter().zip(values) {
         match v.as_ref().ok_or(CL_INVALID_KERNEL_ARGS)? {
             ArgValue::Mem(m) => {
+                let m = m
+                    .as_ref()
+                    .map(|m| m.upgrade().ok_or(CL_INVALID_KERNEL_ARGS))
+                    .transpose()?;
                 let addr = m.as_ref().map_or(0u64, |m| m.address() as u64);
                 block.write(slot.offset, slot.size, &addr.to_ne_bytes());
-                if let Some(m) = m {
-                    keep.push(m.clone());
-                }
+                keep.extend(m);
             }
             ArgValue::Local(n) => {
                 arena = round_up(arena, LOCAL_ARG_ALIGN);

@@ -121,7 +121,7 @@ pub unsafe extern "C" fn clSetKernelArg(
                         if !Arc::ptr_eq(&m.context, &k.program.context) {
                             return Err(CL_INVALID_MEM_OBJECT);
                         }
-                        ArgValue::Mem(Some(m))
+                        ArgValue::Mem(Some(Arc::downgrade(&m)))
                     }
                 }
                 ArgKind::Local => {
