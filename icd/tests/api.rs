@@ -635,7 +635,10 @@ fn device_queries() {
     // Sub-groups and fp16 are on by default (subgroups.rs and half.rs check them).
     assert!(!ext.contains("image"));
     assert!(ext.split(' ').any(|x| x == "cl_khr_subgroups"), "{ext}");
-    assert_eq!(device_string(d, CL_DEVICE_OPENCL_C_VERSION), "OpenCL C 1.2");
+    assert_eq!(
+        device_string(d, CL_DEVICE_OPENCL_C_VERSION),
+        "OpenCL C 1.2 Ferrocl"
+    );
     let mut size = 0;
     // SAFETY: size query only.
     unsafe {

@@ -271,3 +271,41 @@ fn feature_macros_are_the_devices() {
     // The ones clang defines and the device has stay defined.
     assert_eq!(got[2], 1, "__opencl_c_atomic_scope_device");
 }
+
+/// Empty ranges (a global size of 0 in any dimension, or no global size at all) are accepted
+/// and complete without running a work-item (OpenCL 2.1+, CTS api zero_sized_enqueue), with or
+/// without a local size.
+#[test]
+fn empty_ranges_complete_without_running() {
+    const SOURCE: &str = "__kernel void mark(__global int *out) { out[0] = 1; }";
+    let env = Env::new();
+    let program = env.program_from_source(SOURCE, "-cl-std=CL3.0");
+    let k = check(cl(Kernel::create(&program, "mark")), "clCreateKernel");
+    let out = env.buffer_filled(1, 0i32);
+    arg_buf(&k, 0, &out);
+    let ranges: [&[usize]; 6] = [&[0], &[0, 0], &[1, 0], &[0, 1], &[1, 1, 0], &[0, 0, 0]];
+    for global in ranges {
+        env.run(&k, global, None, None);
+        let ones = vec![1usize; global.len()];
+        env.run(&k, global, Some(&ones), None);
+    }
+    for dims in 1..=3u32 {
+        // SAFETY: no global size, no local size, no offset: nothing is read.
+        let r = unsafe {
+            env.queue.enqueue_nd_range_kernel(
+                k.get(),
+                dims,
+                std::ptr::null(),
+                std::ptr::null(),
+                std::ptr::null(),
+                &[],
+            )
+        };
+        let event = check(cl(r), "clEnqueueNDRangeKernel without a global size");
+        check(cl(event.wait()), "clWaitForEvents");
+    }
+    assert_eq!(env.read(&out, 1), [0], "a work-item ran");
+    // A real range still runs.
+    env.run(&k, &[1], None, None);
+    assert_eq!(env.read(&out, 1), [1]);
+}

@@ -232,6 +232,8 @@ pub struct DeviceConfig {
     /// `CL_DEVICE_KERNEL_CLOCK_CAPABILITIES_KHR`.
     pub kernel_clock_capabilities: cl_bitfield,
     pub image_support: bool,
+    /// `CL_DEVICE_OPENCL_C_VERSION`: "OpenCL C<space>major.minor<space>vendor information"
+    /// (the highest version a 3.0 device reports here is 1.2; the rest is in ALL_VERSIONS).
     pub opencl_c_version: &'static str,
     pub opencl_c_all_versions: Vec<NameVersion>,
     pub opencl_c_features: Vec<NameVersion>,
@@ -483,7 +485,7 @@ impl DeviceConfig {
             kernel_clock_capabilities: CL_DEVICE_KERNEL_CLOCK_SCOPE_DEVICE_KHR
                 | CL_DEVICE_KERNEL_CLOCK_SCOPE_WORK_GROUP_KHR,
             image_support: false,
-            opencl_c_version: "OpenCL C 1.2",
+            opencl_c_version: "OpenCL C 1.2 Ferrocl",
             opencl_c_all_versions: vec![
                 NameVersion::new("OpenCL C", make_version(1, 0, 0)),
                 NameVersion::new("OpenCL C", make_version(1, 1, 0)),

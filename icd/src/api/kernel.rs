@@ -450,7 +450,9 @@ pub unsafe extern "C" fn clEnqueueNDRangeKernel(
         // SAFETY: handle checks; arrays of work_dim values (API contract).
         unsafe {
             let (q, k, dims) = launch_target(command_queue, kernel, work_dim)?;
-            let global = read3(global_work_size, dims, 1).ok_or(CL_INVALID_VALUE)?;
+            // No global size (as a size of 0 in any dimension) is an empty range: the command
+            // completes without running a work-item (OpenCL 2.1 and later).
+            let global = read3(global_work_size, dims, 1).unwrap_or([0; 3]);
             let offset = read3(global_work_offset, dims, 0).unwrap_or([0; 3]);
             let local = read3(local_work_size, dims, 1);
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
