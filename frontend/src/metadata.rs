@@ -210,6 +210,17 @@ pub(crate) fn extract_kernels(m: &Module) -> Result<Vec<KernelInfo>, FrontendErr
                 _ => {}
             }
         }
+        // The signedness SPIR-V's VecTypeHint cannot carry, recorded by the OpenCL C driver.
+        if info.vec_type_hint.is_some() {
+            let record = format!("{}{} ", crate::opencl_c::VEC_TYPE_HINT_RECORD, info.name);
+            for inst in &m.raw.debug_module_processed {
+                if let Some(Operand::LiteralString(text)) = inst.operands.first() {
+                    if let Some(ty) = text.strip_prefix(&record) {
+                        info.vec_type_hint = Some(ty.to_owned());
+                    }
+                }
+            }
+        }
         kernels.push(info);
     }
     Ok(kernels)

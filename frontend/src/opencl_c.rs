@@ -447,11 +447,14 @@ pub fn compile_opencl_c(
         args.push(path.to_string_lossy().into_owned());
     }
     let mut log = String::new();
+    // Textual IR where the source names vec_type_hint: its signedness is read from there.
+    let read_hints = source.contains("vec_type_hint");
     run(
         Command::new(CLANG)
             .arg(format!("-cl-std={std}"))
             .args(["-target", "spir64", "-O0", "-Xclang", "-disable-O0-optnone"])
-            .args(["-emit-llvm", "-c", "-Xclang", "-finclude-default-header"])
+            .args(["-emit-llvm", if read_hints { "-S" } else { "-c" }])
+            .args(["-Xclang", "-finclude-default-header"])
             .arg("-Xclang")
             .arg(cl_ext_option(extensions))
             .args(&args)
@@ -460,6 +463,13 @@ pub fn compile_opencl_c(
             .arg(&bc),
         &mut log,
     )?;
+    let unsigned_hints = if read_hints {
+        let ir = std::fs::read_to_string(&bc)
+            .map_err(|e| format!("{log}error: cannot read clang's output: {e}\n"))?;
+        unsigned_vec_type_hints(&ir)
+    } else {
+        Vec::new()
+    };
     // -cl-opt-disable: clang's -O0 module as it is (valid, every variable in memory).
     let to_translate = if opt_disable {
         &bc
@@ -489,12 +499,136 @@ pub fn compile_opencl_c(
             .arg(&spv),
         &mut log,
     )?;
-    std::fs::read(&spv).map_err(|e| format!("{log}error: cannot read SPIR-V output: {e}\n"))
+    let spirv =
+        std::fs::read(&spv).map_err(|e| format!("{log}error: cannot read SPIR-V output: {e}\n"))?;
+    if unsigned_hints.is_empty() {
+        return Ok(spirv);
+    }
+    record_vec_type_hints(&spirv, &unsigned_hints)
+        .map_err(|e| format!("{log}error: cannot record vec_type_hint: {e}\n"))
+}
+
+/// Prefix of the `OpModuleProcessed` strings that carry a kernel's unsigned `vec_type_hint`
+/// type (`ferrocl vec_type_hint <kernel> <type>`): SPIR-V's `VecTypeHint` has no signedness,
+/// so `uint4` would come back as `int4` in CL_KERNEL_ATTRIBUTES (CTS api kernel_attributes).
+pub const VEC_TYPE_HINT_RECORD: &str = "ferrocl vec_type_hint ";
+
+/// The kernels of clang's textual IR whose `!vec_type_hint` is an unsigned integer type, with
+/// that type's OpenCL C name: the metadata is `!{<4 x i32> undef, i32 0}`, the last operand
+/// 1 for signed integers and 0 otherwise.
+fn unsigned_vec_type_hints(ir: &str) -> Vec<(String, String)> {
+    let mut metadata = std::collections::HashMap::new();
+    for line in ir.lines() {
+        if let Some((id, value)) = line.split_once(" = !{") {
+            if id.starts_with('!') {
+                metadata.insert(id.to_owned(), value.trim_end_matches('}').to_owned());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for line in ir
+        .lines()
+        .filter(|l| l.starts_with("define ") && l.contains("spir_kernel"))
+    {
+        let Some(hint) = line.split(" !vec_type_hint ").nth(1) else {
+            continue;
+        };
+        let id: String = hint
+            .chars()
+            .take_while(|&c| c == '!' || c.is_ascii_digit())
+            .collect();
+        let Some(name) = line
+            .split_once(" @")
+            .map(|(_, rest)| match rest.strip_prefix('"') {
+                Some(quoted) => quoted.split('"').next().unwrap_or(""),
+                None => rest.split('(').next().unwrap_or(""),
+            })
+        else {
+            continue;
+        };
+        let Some(value) = metadata.get(&id) else {
+            continue;
+        };
+        // "<4 x i32> undef, i32 0" or "i16 undef, i32 0".
+        let (ty, signed) = match value.rsplit_once(", i32 ") {
+            Some((ty, flag)) => (ty.trim(), flag.trim() == "1"),
+            None => continue,
+        };
+        let (count, elem) = match ty.strip_prefix('<') {
+            Some(v) => {
+                let (n, rest) = v.split_once(" x ").unwrap_or(("1", v));
+                (
+                    n.trim().parse::<u32>().unwrap_or(1),
+                    rest.split('>').next().unwrap_or(""),
+                )
+            }
+            None => (1, ty.split(' ').next().unwrap_or("")),
+        };
+        let base = match elem {
+            "i8" => "uchar",
+            "i16" => "ushort",
+            "i32" => "uint",
+            "i64" => "ulong",
+            _ => continue,
+        };
+        if signed || name.is_empty() {
+            continue;
+        }
+        let ty = if count > 1 {
+            format!("{base}{count}")
+        } else {
+            base.to_owned()
+        };
+        out.push((name.to_owned(), ty));
+    }
+    out
+}
+
+/// `spirv` with one [`VEC_TYPE_HINT_RECORD`] `OpModuleProcessed` per (kernel, type).
+fn record_vec_type_hints(spirv: &[u8], hints: &[(String, String)]) -> Result<Vec<u8>, String> {
+    use rspirv::binary::Assemble;
+    use rspirv::dr::{Instruction, Operand};
+    let mut module = rspirv::dr::load_bytes(spirv).map_err(|e| e.to_string())?;
+    for (kernel, ty) in hints {
+        module.debug_module_processed.push(Instruction::new(
+            spirv::Op::ModuleProcessed,
+            None,
+            None,
+            vec![Operand::LiteralString(format!(
+                "{VEC_TYPE_HINT_RECORD}{kernel} {ty}"
+            ))],
+        ));
+    }
+    Ok(module
+        .assemble()
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unsigned_vec_type_hints_from_clang_ir() {
+        let ir = "define dso_local spir_kernel void @a(ptr addrspace(1) %x) #0 !kernel_arg_type !6 !vec_type_hint !8 {\n\
+                  define dso_local spir_kernel void @b() #0 !vec_type_hint !9 {\n\
+                  define dso_local spir_kernel void @\"c d\"() #0 !vec_type_hint !10 {\n\
+                  define dso_local spir_kernel void @e() #0 !vec_type_hint !11 {\n\
+                  define dso_local spir_kernel void @f() #0 {\n\
+                  !8 = !{<4 x i32> undef, i32 0}\n\
+                  !9 = !{<2 x i8> undef, i32 1}\n\
+                  !10 = !{i16 undef, i32 0}\n\
+                  !11 = !{<8 x float> undef, i32 0}\n";
+        assert_eq!(
+            unsigned_vec_type_hints(ir),
+            [
+                ("a".to_owned(), "uint4".to_owned()),
+                ("c d".to_owned(), "ushort".to_owned())
+            ]
+        );
+    }
 
     #[test]
     fn options_split_and_filter() {

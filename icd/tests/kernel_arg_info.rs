@@ -117,3 +117,33 @@ fn argument_info_needs_the_option() {
         Some(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
     );
 }
+
+/// CL_KERNEL_ATTRIBUTES of OpenCL C kernels: the attributes of the declaration, with
+/// `vec_type_hint` keeping an unsigned type's name (SPIR-V's VecTypeHint has no signedness;
+/// CTS api kernel_attributes).
+#[test]
+fn kernel_attributes_from_opencl_c() {
+    const HINTS: &str = "
+kernel __attribute__((vec_type_hint(uint4))) void u4(global int *a) {}
+kernel __attribute__((vec_type_hint(uchar2))) void uc2(global int *a) {}
+kernel __attribute__((vec_type_hint(ulong))) void ul(global int *a) {}
+kernel __attribute__((vec_type_hint(short8))) void s8(global int *a) {}
+kernel __attribute__((vec_type_hint(float16))) void f16(global int *a) {}
+kernel __attribute__((reqd_work_group_size(4, 2, 1))) void reqd(global int *a) {}
+kernel void none(global int *a) {}";
+    let env = Env::new();
+    let program = env.program_from_source(HINTS, "");
+    for (name, want) in [
+        ("u4", "vec_type_hint(uint4)"),
+        ("uc2", "vec_type_hint(uchar2)"),
+        ("ul", "vec_type_hint(ulong)"),
+        ("s8", "vec_type_hint(short8)"),
+        ("f16", "vec_type_hint(float16)"),
+        ("reqd", "reqd_work_group_size(4,2,1)"),
+        ("none", ""),
+    ] {
+        let k = check(cl(Kernel::create(&program, name)), "clCreateKernel");
+        let got = check(cl(k.attributes()), "CL_KERNEL_ATTRIBUTES");
+        assert_eq!(got, want, "kernel {name}");
+    }
+}
