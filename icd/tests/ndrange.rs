@@ -239,12 +239,7 @@ fn feature_macros_are_the_devices() {
     let features: Vec<String> = check(cl(env.device.opencl_c_features()), "features")
         .iter()
         .map(|f| {
-            let name: Vec<u8> = f
-                .name
-                .iter()
-                .take_while(|&&c| c != 0)
-                .map(|&c| c as u8)
-                .collect();
+            let name: Vec<u8> = f.name.iter().copied().take_while(|&c| c != 0).collect();
             String::from_utf8_lossy(&name).into_owned()
         })
         .collect();

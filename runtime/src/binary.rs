@@ -36,7 +36,7 @@ const BEFORE_RECORD: &[u32] = &[
 ];
 
 fn type_name(ty: cl_program_binary_type) -> Option<&'static str> {
-    match ty as u32 {
+    match ty {
         CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT => Some("compiled object"),
         CL_PROGRAM_BINARY_TYPE_LIBRARY => Some("library"),
         CL_PROGRAM_BINARY_TYPE_EXECUTABLE => Some("executable"),
@@ -47,7 +47,7 @@ fn type_name(ty: cl_program_binary_type) -> Option<&'static str> {
 /// Little-endian SPIR-V words, or None for anything else (a big-endian module is passed
 /// through without a record).
 fn words(bytes: &[u8]) -> Option<Vec<u32>> {
-    if bytes.len() % 4 != 0 || bytes.len() < HEADER_WORDS * 4 {
+    if !bytes.len().is_multiple_of(4) || bytes.len() < HEADER_WORDS * 4 {
         return None;
     }
     let w: Vec<u32> = bytes

@@ -206,7 +206,7 @@ impl Program {
                 let (spirv, ty) = crate::binary::split_type(b);
                 (
                     Some(spirv),
-                    ty.map_or(CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT, |t| t as u32),
+                    ty.map_or(CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT, |t| t),
                 )
             }
             _ => (None, CL_PROGRAM_BINARY_TYPE_NONE),
