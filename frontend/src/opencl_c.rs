@@ -470,9 +470,35 @@ pub fn compile_opencl_c(
     } else {
         Vec::new()
     };
-    // -cl-opt-disable: clang's -O0 module as it is (valid, every variable in memory).
-    let to_translate = if opt_disable {
-        &bc
+    // SPIR-V 1.3 brings the non-uniform group instructions; llvm-spirv still writes 1.0 when a
+    // module needs nothing newer.
+    let translate = |input: &PathBuf, log: &mut String| {
+        run(
+            Command::new(LLVM_SPIRV)
+                .arg("--spirv-max-version=1.3")
+                // Source type names and qualifiers for clGetKernelArgInfo, as OpStrings.
+                .arg("--preserve-ocl-kernel-arg-type-metadata-through-string")
+                // The SPIR-V extensions this frontend accepts (llvm-spirv uses none by default).
+                .arg(spirv_ext_option(extensions))
+                .arg(input)
+                .arg("-o")
+                .arg(&spv),
+            log,
+        )
+    };
+    // clang's -O0 module as it is (valid, every variable in memory), as llvm-spirv reads it:
+    // bitcode (textual IR is assembled by opt without passes).
+    let unoptimised = |log: &mut String| -> Result<PathBuf, String> {
+        if !read_hints {
+            return Ok(bc.clone());
+        }
+        let assembled = dir.0.join("input-assembled.bc");
+        run(Command::new(OPT).arg(&bc).arg("-o").arg(&assembled), log)?;
+        Ok(assembled)
+    };
+    if opt_disable {
+        let input = unoptimised(&mut log)?;
+        translate(&input, &mut log)?;
     } else {
         run(
             Command::new(OPT)
@@ -483,22 +509,16 @@ pub fn compile_opencl_c(
                 .arg(&opt_bc),
             &mut log,
         )?;
-        &opt_bc
-    };
-    // SPIR-V 1.3 brings the non-uniform group instructions; llvm-spirv still writes 1.0 when a
-    // module needs nothing newer.
-    run(
-        Command::new(LLVM_SPIRV)
-            .arg("--spirv-max-version=1.3")
-            // Source type names and qualifiers for clGetKernelArgInfo, as OpStrings.
-            .arg("--preserve-ocl-kernel-arg-type-metadata-through-string")
-            // The SPIR-V extensions this frontend accepts (llvm-spirv uses none by default).
-            .arg(spirv_ext_option(extensions))
-            .arg(to_translate)
-            .arg("-o")
-            .arg(&spv),
-        &mut log,
-    )?;
+        if let Err(refused) = translate(&opt_bc, &mut log) {
+            // llvm-spirv-15 refuses some modules LLVM's own constant folding makes (a null
+            // pointer cast between two named address spaces, from comparing a generic null
+            // with a local one: CTS generic_address_space compare_pointers). The unoptimised
+            // module, which it accepts, is translated instead; Cranelift still optimises it.
+            let mut retry_log = String::new();
+            let input = unoptimised(&mut retry_log).map_err(|_| refused.clone())?;
+            translate(&input, &mut retry_log).map_err(|_| refused)?;
+        }
+    }
     let spirv =
         std::fs::read(&spv).map_err(|e| format!("{log}error: cannot read SPIR-V output: {e}\n"))?;
     if unsigned_hints.is_empty() {

@@ -88,3 +88,36 @@ fn pointers_know_their_address_space() {
         }
     }
 }
+
+/// Null pointers of different address spaces compare equal through a generic pointer. LLVM
+/// folds the comparison into a null cast between two named address spaces, which
+/// llvm-spirv-15 refuses; the driver then translates the unoptimised module (CTS
+/// generic_address_space compare_pointers). Also with -cl-opt-disable and a vec_type_hint,
+/// whose source is read as textual IR.
+#[test]
+fn null_pointers_of_different_spaces_compare_equal() {
+    const NULLS: &str = r#"
+kernel __attribute__((vec_type_hint(uint2))) void nulls(global uint* results) {
+    uint tid = get_global_id(0);
+    int *ptr = NULL;
+    local int *lptr = NULL;
+    global int *gptr = NULL;
+    ptr = lptr;
+    results[tid] = (gptr == ptr) && (lptr == ptr);
+}
+"#;
+    let env = Env::new();
+    if !env.device.generic_address_space_support().unwrap_or(false) {
+        eprintln!("not checked: the device has no generic address space");
+        return;
+    }
+    for options in ["-cl-std=CL3.0", "-cl-std=CL3.0 -cl-opt-disable"] {
+        let program = env.program_from_source(NULLS, options);
+        let k = opencl3::kernel::Kernel::create(&program, "nulls").expect("clCreateKernel");
+        let out = env.buffer_filled(8, 7u32);
+        arg_buf(&k, 0, &out);
+        env.run(&k, &[8], None, None);
+        assert_eq!(env.read(&out, 8), [1; 8], "{options}");
+        assert_eq!(k.attributes().unwrap(), "vec_type_hint(uint2)", "{options}");
+    }
+}
