@@ -19,6 +19,7 @@ mod validate;
 mod validate_dominance;
 mod validate_structure;
 mod validate_types;
+mod words;
 
 pub use cfg::Cfg;
 pub use diagnostics::{Diagnostic, FrontendError};
@@ -41,6 +42,7 @@ pub use validate::{
 pub use validate_types::{
     ATOMIC_SCOPES, FENCE_SCOPES, MAX_LOCAL_VARIABLE_BYTES, MAX_PROGRAM_SCOPE_VARIABLE_BYTES,
 };
+pub use words::{module_processed, with_module_processed, without_module_processed};
 
 /// SPIR-V versions (major, minor) the frontend accepts; the device's `CL_DEVICE_IL_VERSION` and
 /// `CL_DEVICE_ILS_WITH_VERSION` are derived from this list.

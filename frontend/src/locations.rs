@@ -118,7 +118,7 @@ pub(crate) fn header_problem(rule: String, at: usize) -> FrontendError {
 }
 
 /// A literal string's bytes up to its NUL (or the end of the words if unterminated).
-fn literal_string(words: &[u32]) -> String {
+pub(crate) fn literal_string(words: &[u32]) -> String {
     let bytes: Vec<u8> = words
         .iter()
         .flat_map(|w| w.to_le_bytes())

@@ -606,24 +606,14 @@ fn unsigned_vec_type_hints(ir: &str) -> Vec<(String, String)> {
 
 /// `spirv` with one [`VEC_TYPE_HINT_RECORD`] `OpModuleProcessed` per (kernel, type).
 fn record_vec_type_hints(spirv: &[u8], hints: &[(String, String)]) -> Result<Vec<u8>, String> {
-    use rspirv::binary::Assemble;
-    use rspirv::dr::{Instruction, Operand};
-    let mut module = rspirv::dr::load_bytes(spirv).map_err(|e| e.to_string())?;
+    let mut words = crate::is_spirv(spirv).map_err(|e| e.to_string())?;
     for (kernel, ty) in hints {
-        module.debug_module_processed.push(Instruction::new(
-            spirv::Op::ModuleProcessed,
-            None,
-            None,
-            vec![Operand::LiteralString(format!(
-                "{VEC_TYPE_HINT_RECORD}{kernel} {ty}"
-            ))],
-        ));
+        words = crate::words::with_module_processed(
+            &words,
+            &format!("{VEC_TYPE_HINT_RECORD}{kernel} {ty}"),
+        );
     }
-    Ok(module
-        .assemble()
-        .iter()
-        .flat_map(|w| w.to_le_bytes())
-        .collect())
+    Ok(words.iter().flat_map(|w| w.to_le_bytes()).collect())
 }
 
 #[cfg(test)]

@@ -21,10 +21,10 @@ use std::collections::HashMap;
 use spirv::Op;
 
 use crate::diagnostics::FrontendError;
-use crate::locations::header_problem;
+use crate::locations::{header_problem, HEADER_WORDS};
 use crate::module::{self, Type};
+use crate::words::{instructions, Inst};
 
-const HEADER_WORDS: usize = 5;
 const SPEC_ID: u32 = spirv::Decoration::SpecId as u32;
 /// Composite constants with more scalar leaves than this are not tracked for folding (a chain
 /// of composites can otherwise grow exponentially); a spec expression over one is refused.
@@ -65,32 +65,6 @@ impl Value {
             _ => 1,
         }
     }
-}
-
-/// One instruction in the word stream.
-struct Inst<'a> {
-    at: usize,
-    op: u32,
-    words: &'a [u32],
-}
-
-fn instructions(words: &[u32]) -> Vec<Inst<'_>> {
-    let mut out = Vec::new();
-    let mut at = HEADER_WORDS;
-    while at < words.len() {
-        let count = (words[at] >> 16) as usize;
-        if count == 0 || at + count > words.len() {
-            // The scanner reports this precisely; nothing after it can be trusted here.
-            break;
-        }
-        out.push(Inst {
-            at,
-            op: words[at] & 0xffff,
-            words: &words[at..at + count],
-        });
-        at += count;
-    }
-    out
 }
 
 fn op_name(op: u32) -> String {

@@ -1,0 +1,154 @@
+//! A SPIR-V module as its word stream, for the passes that edit a module without loading it:
+//! specialisation (specialize.rs) and the `OpModuleProcessed` records the driver adds to carry
+//! what SPIR-V has no place for (an unsigned `vec_type_hint`, a program binary's type).
+
+use spirv::Op;
+
+use crate::locations::{literal_string, HEADER_WORDS};
+
+/// One instruction in the word stream.
+pub(crate) struct Inst<'a> {
+    pub at: usize,
+    pub op: u32,
+    pub words: &'a [u32],
+}
+
+/// The instructions after the header, up to the first malformed one (the frontend's scanner
+/// reports that precisely when the module is built; nothing after it can be trusted here).
+pub(crate) fn instructions(words: &[u32]) -> Vec<Inst<'_>> {
+    let mut out = Vec::new();
+    let mut at = HEADER_WORDS;
+    while at < words.len() {
+        let count = (words[at] >> 16) as usize;
+        if count == 0 || at + count > words.len() {
+            break;
+        }
+        out.push(Inst {
+            at,
+            op: words[at] & 0xffff,
+            words: &words[at..at + count],
+        });
+        at += count;
+    }
+    out
+}
+
+/// The sections before `OpModuleProcessed`'s place (SPIR-V 2.4: capabilities, extensions,
+/// imports, memory model, entry points, execution modes, then the debug strings, sources and
+/// names); a new record goes after the last of them.
+const BEFORE_RECORD: &[Op] = &[
+    Op::Capability,
+    Op::Extension,
+    Op::ExtInstImport,
+    Op::MemoryModel,
+    Op::EntryPoint,
+    Op::ExecutionMode,
+    Op::ExecutionModeId,
+    Op::String,
+    Op::SourceExtension,
+    Op::Source,
+    Op::SourceContinued,
+    Op::Name,
+    Op::MemberName,
+    Op::ModuleProcessed,
+];
+
+/// The strings of the module's `OpModuleProcessed` instructions.
+pub fn module_processed(words: &[u32]) -> Vec<String> {
+    instructions(words)
+        .iter()
+        .filter(|i| i.op == Op::ModuleProcessed as u32)
+        .map(|i| literal_string(&i.words[1..]))
+        .collect()
+}
+
+/// `words` with one more `OpModuleProcessed text`, after the debug names.
+pub fn with_module_processed(words: &[u32], text: &str) -> Vec<u32> {
+    let at = instructions(words)
+        .iter()
+        .find(|i| !BEFORE_RECORD.iter().any(|&op| op as u32 == i.op))
+        .map_or(words.len(), |i| i.at);
+    let mut literal = text.as_bytes().to_vec();
+    literal.push(0);
+    literal.resize(literal.len().next_multiple_of(4), 0);
+    let mut out = words[..at].to_vec();
+    out.push((((1 + literal.len() / 4) as u32) << 16) | Op::ModuleProcessed as u32);
+    out.extend(
+        literal
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+    );
+    out.extend_from_slice(&words[at..]);
+    out
+}
+
+/// `words` without the `OpModuleProcessed` instructions whose string starts with `prefix`.
+/// Words after a malformed instruction are kept as they are, for the frontend to report.
+pub fn without_module_processed(words: &[u32], prefix: &str) -> Vec<u32> {
+    let insts = instructions(words);
+    let end = insts.last().map_or(HEADER_WORDS, |i| i.at + i.words.len());
+    let mut out = words[..HEADER_WORDS.min(words.len())].to_vec();
+    for i in &insts {
+        let record =
+            i.op == Op::ModuleProcessed as u32 && literal_string(&i.words[1..]).starts_with(prefix);
+        if !record {
+            out.extend_from_slice(i.words);
+        }
+    }
+    out.extend_from_slice(&words[end.min(words.len())..]);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Header, OpCapability Addresses, OpName %1 "x", OpDecorate %1 Alignment 4, OpNop.
+    fn module() -> Vec<u32> {
+        vec![
+            0x0723_0203,
+            0x0001_0000,
+            0,
+            10,
+            0,
+            (2 << 16) | Op::Capability as u32,
+            4,
+            (3 << 16) | Op::Name as u32,
+            1,
+            u32::from_le_bytes(*b"x\0\0\0"),
+            (4 << 16) | Op::Decorate as u32,
+            1,
+            44,
+            4,
+            1 << 16,
+        ]
+    }
+
+    #[test]
+    fn records_go_after_the_names_and_come_out_again() {
+        let m = module();
+        let with = with_module_processed(&with_module_processed(&m, "a: 1"), "b: 22");
+        let ops: Vec<u32> = instructions(&with).iter().map(|i| i.op).collect();
+        let processed = Op::ModuleProcessed as u32;
+        assert_eq!(
+            ops,
+            [
+                Op::Capability as u32,
+                Op::Name as u32,
+                processed,
+                processed,
+                Op::Decorate as u32,
+                Op::Nop as u32
+            ]
+        );
+        assert_eq!(module_processed(&with), ["a: 1", "b: 22"]);
+        assert_eq!(
+            module_processed(&without_module_processed(&with, "a:")),
+            ["b: 22"]
+        );
+        assert_eq!(
+            without_module_processed(&without_module_processed(&with, "a:"), "b:"),
+            m
+        );
+    }
+}
