@@ -609,24 +609,8 @@ impl Vectoriser<'_> {
             .inst()
             .expect("guarded values are instruction results");
         let ctrl = self.func.dfg.ctrl_typevar(inst);
-        let raw: Vec<Value> = self.func.dfg.inst_values(inst).collect();
-        let arg_lanes: Vec<[Value; 4]> = raw
-            .iter()
-            .map(|&a| {
-                let a = self.func.dfg.resolve_aliases(a);
-                self.lanes(a)
-            })
-            .collect();
-        let mut out = [v; 4];
-        for (lane, slot) in out.iter_mut().enumerate() {
-            let new = self.clone_with(
-                inst,
-                ctrl,
-                &arg_lanes.iter().map(|a| a[lane]).collect::<Vec<_>>(),
-            );
-            *slot = new[0];
-        }
-        out
+        let arg_lanes = self.args_as(inst, Self::lanes);
+        self.clone_per_lane(inst, ctrl, &arg_lanes)[0]
     }
 
     /// `v` as four scalars.
@@ -695,14 +679,7 @@ impl Vectoriser<'_> {
     /// Lane-wise double arithmetic on the two halves.
     fn lane_wise_pair(&mut self, inst: ir::Inst) {
         let result = self.func.dfg.inst_results(inst)[0];
-        let raw: Vec<Value> = self.func.dfg.inst_values(inst).collect();
-        let pairs: Vec<[Value; 2]> = raw
-            .iter()
-            .map(|&v| {
-                let v = self.func.dfg.resolve_aliases(v);
-                self.pair(v)
-            })
-            .collect();
+        let pairs = self.args_as(inst, Self::pair);
         let mut out = [result; 2];
         for (h, half) in out.iter_mut().enumerate() {
             let new = self.clone_with(
@@ -771,6 +748,50 @@ impl Vectoriser<'_> {
         self.func.dfg.inst_results(new).to_vec()
     }
 
+    /// `inst`'s fixed arguments, aliases resolved.
+    fn resolved_args(&self, inst: ir::Inst) -> Vec<Value> {
+        let dfg = &self.func.dfg;
+        dfg.inst_args(inst)
+            .iter()
+            .map(|&v| dfg.resolve_aliases(v))
+            .collect()
+    }
+
+    /// `inst`'s arguments (in `inst_values` order, aliases resolved), each in the form `to`
+    /// gives it.
+    fn args_as<T>(&mut self, inst: ir::Inst, mut to: impl FnMut(&mut Self, Value) -> T) -> Vec<T> {
+        let args: Vec<Value> = self
+            .func
+            .dfg
+            .inst_values(inst)
+            .map(|v| self.func.dfg.resolve_aliases(v))
+            .collect();
+        args.into_iter().map(|a| to(self, a)).collect()
+    }
+
+    /// `inst` once per lane on its arguments' lanes: the four lanes of each result.
+    fn clone_per_lane(
+        &mut self,
+        inst: ir::Inst,
+        ctrl: Type,
+        arg_lanes: &[[Value; 4]],
+    ) -> Vec<[Value; 4]> {
+        let mut out: Vec<[Value; 4]> = self
+            .func
+            .dfg
+            .inst_results(inst)
+            .iter()
+            .map(|&r| [r; 4])
+            .collect();
+        for lane in 0..LANES as usize {
+            let args: Vec<Value> = arg_lanes.iter().map(|a| a[lane]).collect();
+            for (r, new) in out.iter_mut().zip(self.clone_with(inst, ctrl, &args)) {
+                r[lane] = new;
+            }
+        }
+        out
+    }
+
     /// Clones `inst` with `args` in place of its arguments (in `inst_values` order).
     fn clone_with(&mut self, inst: ir::Inst, ctrl: Type, args: &[Value]) -> Vec<Value> {
         let mut next = args.iter();
@@ -805,26 +826,11 @@ impl Vectoriser<'_> {
     /// The instruction once per lane (the form of last resort).
     fn per_lane(&mut self, inst: ir::Inst) {
         let ctrl = self.func.dfg.ctrl_typevar(inst);
-        let args: Vec<Value> = self
-            .func
-            .dfg
-            .inst_values(inst)
-            .map(|v| self.func.dfg.resolve_aliases(v))
-            .collect();
-        let arg_lanes: Vec<[Value; 4]> = args.iter().map(|&a| self.lanes(a)).collect();
+        let arg_lanes = self.args_as(inst, Self::lanes);
         let old = self.func.dfg.inst_results(inst).to_vec();
-        let mut results: Vec<Vec<Value>> = vec![Vec::with_capacity(4); old.len()];
-        let by_lane: Vec<Vec<Value>> = (0..LANES as usize)
-            .map(|lane| arg_lanes.iter().map(|l| l[lane]).collect())
-            .collect();
-        for lane_args in &by_lane {
-            let new = self.clone_with(inst, ctrl, lane_args);
-            for (r, n) in results.iter_mut().zip(new) {
-                r.push(n);
-            }
-        }
-        for (o, l) in old.into_iter().zip(results) {
-            self.define(o, Form::Lanes([l[0], l[1], l[2], l[3]]));
+        let lanes = self.clone_per_lane(inst, ctrl, &arg_lanes);
+        for (o, l) in old.into_iter().zip(lanes) {
+            self.define(o, Form::Lanes(l));
         }
     }
 
@@ -832,14 +838,7 @@ impl Vectoriser<'_> {
     fn lane_wise_vector(&mut self, inst: ir::Inst) {
         let result = self.func.dfg.inst_results(inst)[0];
         let vt = self.ty(result).by(LANES as u32).expect("32-bit lanes");
-        let raw: Vec<Value> = self.func.dfg.inst_values(inst).collect();
-        let vectors: Vec<Value> = raw
-            .iter()
-            .map(|&v| {
-                let v = self.func.dfg.resolve_aliases(v);
-                self.vector(v)
-            })
-            .collect();
+        let vectors = self.args_as(inst, Self::vector);
         let new = self.clone_with(inst, vt, &vectors);
         self.define(result, Form::Vector(new[0]));
     }
@@ -852,13 +851,7 @@ impl Vectoriser<'_> {
         if !(t == types::I32 || t == types::I64) {
             return None;
         }
-        let args: Vec<Value> = self
-            .func
-            .dfg
-            .inst_args(inst)
-            .iter()
-            .map(|&v| self.func.dfg.resolve_aliases(v))
-            .collect();
+        let args = self.resolved_args(inst);
         // (base, stride, guard) of an affine or uniform operand.
         let parts = |s: &Self, v: Value| -> Option<(Value, i64, Option<Value>)> {
             match s.form(v) {
@@ -1314,14 +1307,7 @@ impl Vectoriser<'_> {
     /// `inst` once per active lane, in lane order.
     fn per_active_lane(&mut self, inst: ir::Inst, active: Value) {
         let ctrl = self.func.dfg.ctrl_typevar(inst);
-        let raw: Vec<Value> = self.func.dfg.inst_values(inst).collect();
-        let arg_lanes: Vec<[Value; 4]> = raw
-            .iter()
-            .map(|&v| {
-                let v = self.func.dfg.resolve_aliases(v);
-                self.lanes(v)
-            })
-            .collect();
+        let arg_lanes = self.args_as(inst, Self::lanes);
         let old = self.func.dfg.inst_results(inst).to_vec();
         let types: Vec<Type> = old.iter().map(|&r| self.ty(r)).collect();
         let mut results: Vec<Vec<Value>> = vec![Vec::with_capacity(4); old.len()];
@@ -1734,13 +1720,7 @@ impl Vectoriser<'_> {
         let data = self.func.dfg.insts[inst];
         let result = self.func.dfg.inst_results(inst)[0];
         let t = self.ty(result);
-        let args: Vec<Value> = self
-            .func
-            .dfg
-            .inst_args(inst)
-            .iter()
-            .map(|&v| self.func.dfg.resolve_aliases(v))
-            .collect();
+        let args = self.resolved_args(inst);
         let arg_ty = args.first().map(|&a| self.ty(a));
         match data {
             InstructionData::IntCompare { cond, .. } if arg_ty == Some(types::I32) => {
