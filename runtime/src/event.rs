@@ -34,10 +34,22 @@ pub struct Event {
 }
 crate::cl_object!(Event, Event, CL_INVALID_EVENT);
 
-/// How long a waiter polls before it sleeps on the condition variable: short commands (a
-/// launch of a few work-groups, a small copy) finish within it, and waking a sleeping thread
-/// costs about as much again on a virtual machine.
+/// How long a waiter (for an event, or a queue's worker for its next command) polls before it
+/// sleeps: short commands (a launch of a few work-groups, a small copy) finish within it, and
+/// waking a sleeping thread costs about as much again on a virtual machine.
 const SPIN: std::time::Duration = std::time::Duration::from_micros(40);
+
+/// Polls `ready` for [`SPIN`]; its first `Some`, or None when the time is up.
+pub(crate) fn poll_briefly<T>(mut ready: impl FnMut() -> Option<T>) -> Option<T> {
+    let start = std::time::Instant::now();
+    while start.elapsed() <= SPIN {
+        if let Some(v) = ready() {
+            return Some(v);
+        }
+        std::hint::spin_loop();
+    }
+    None
+}
 
 impl Event {
     pub fn new_command(queue: &Arc<Queue>, command_type: cl_command_type) -> Arc<Event> {
@@ -142,16 +154,12 @@ impl Event {
 
     /// Blocks until the event is complete or failed; returns the final status.
     pub fn wait(&self) -> cl_int {
-        let start = std::time::Instant::now();
-        loop {
+        let terminal = poll_briefly(|| {
             let t = self.terminal.load(Ordering::Acquire);
-            if t <= CL_COMPLETE {
-                return t;
-            }
-            if start.elapsed() > SPIN {
-                break;
-            }
-            std::hint::spin_loop();
+            (t <= CL_COMPLETE).then_some(t)
+        });
+        if let Some(t) = terminal {
+            return t;
         }
         let mut st = self.lock();
         while st.status > CL_COMPLETE {

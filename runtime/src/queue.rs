@@ -52,15 +52,14 @@ impl Drop for FailGuard {
 /// The next command: polled for a short while after the last one (an application waiting for
 /// each command enqueues the next right away), then waited for asleep.
 fn next_command(rx: &std::sync::mpsc::Receiver<Command>) -> Option<Command> {
-    let start = std::time::Instant::now();
-    while start.elapsed() < std::time::Duration::from_micros(40) {
-        match rx.try_recv() {
-            Ok(cmd) => return Some(cmd),
-            Err(std::sync::mpsc::TryRecvError::Disconnected) => return None,
-            Err(std::sync::mpsc::TryRecvError::Empty) => std::hint::spin_loop(),
-        }
-    }
-    rx.recv().ok()
+    use std::sync::mpsc::TryRecvError;
+    // Some(Some(command)), or Some(None) once the queue is gone.
+    let polled = crate::event::poll_briefly(|| match rx.try_recv() {
+        Ok(cmd) => Some(Some(cmd)),
+        Err(TryRecvError::Disconnected) => Some(None),
+        Err(TryRecvError::Empty) => None,
+    });
+    polled.unwrap_or_else(|| rx.recv().ok())
 }
 
 fn worker(rx: std::sync::mpsc::Receiver<Command>) {
