@@ -184,8 +184,7 @@ impl Inputs {
                 v
             }
         };
-        // Every half is cheap: unary half functions always see all 2^16 inputs.
-        let exhaustive = func.arity == 1 && (fmt == F16 || (opts.full && fmt == F32));
+        let exhaustive = exhaustive(func.arity, fmt, opts);
         let random = if opts.full && !exhaustive {
             opts.random.max(1 << 28)
         } else {
@@ -271,35 +270,38 @@ struct Buffers<'d> {
     o: Buffer<'d>,
 }
 
-fn run_kernels(
-    prog: &crate::cl::Program<'_>,
-    bufs: &Buffers<'_>,
-    cols: &[Vec<f64>; 3],
-    fmt: Format,
-    vector: bool,
-) -> Result<(Vec<f64>, Option<Vec<f64>>), String> {
-    let n = cols[0].len();
-    let padded = n.div_ceil(4) * 4;
-    let mut outs = Vec::new();
-    if fmt == F16 {
-        for (col, buf) in cols.iter().zip([&bufs.a, &bufs.b, &bufs.c]) {
+/// Writes one chunk of inputs to the device, in the tested type, padded to whole vectors.
+fn write_inputs(bufs: &Buffers<'_>, cols: &[Vec<f64>; 3], fmt: Format) -> Result<(), String> {
+    let padded = cols[0].len().div_ceil(4) * 4;
+    for (col, buf) in cols.iter().zip([&bufs.a, &bufs.b, &bufs.c]) {
+        if fmt == F16 {
             let mut v: Vec<u16> = col.iter().map(|&x| ulp::f64_to_f16(x)).collect();
             v.resize(padded, 0);
             buf.write(&v)?;
-        }
-    } else if fmt == F64 {
-        for (col, buf) in cols.iter().zip([&bufs.a, &bufs.b, &bufs.c]) {
+        } else if fmt == F64 {
             let mut v = col.clone();
             v.resize(padded, 0.0);
             buf.write(&v)?;
-        }
-    } else {
-        for (col, buf) in cols.iter().zip([&bufs.a, &bufs.b, &bufs.c]) {
+        } else {
             let mut v: Vec<f32> = col.iter().map(|&x| ulp::f64_to_f32(x)).collect();
             v.resize(padded, 0.0);
             buf.write(&v)?;
         }
     }
+    Ok(())
+}
+
+/// Runs the scalar (and 4-wide) kernel of `prog` on the `n` inputs in the buffers: the scalar
+/// results and the vector ones.
+fn run_kernels(
+    prog: &crate::cl::Program<'_>,
+    bufs: &Buffers<'_>,
+    n: usize,
+    fmt: Format,
+    vector: bool,
+) -> Result<(Vec<f64>, Option<Vec<f64>>), String> {
+    let padded = n.div_ceil(4) * 4;
+    let mut outs = Vec::new();
     let kernels: &[(&str, usize)] = if vector {
         &[("k1", padded), ("k4", padded / 4)]
     } else {
@@ -358,104 +360,111 @@ impl Tally {
     }
 }
 
+/// One function's device results for a chunk, with how they are judged.
+struct Results<'r> {
+    judge: &'r Judge<'r>,
+    scalar: &'r [f64],
+    vector: Option<&'r [f64]>,
+}
+
 /// One chunk's device results against the reference, measured on all cores: each thread
 /// evaluates the reference for its slice and judges it (the judging is as costly as the
-/// reference, so both are split).
-fn judge_chunk(
-    judge: &Judge<'_>,
-    cols: &[Vec<f64>; 3],
-    scalar: &[f64],
-    vector: Option<&[f64]>,
-    special: usize,
-) -> Vec<Tally> {
-    let n = scalar.len();
+/// reference, so both are split). Functions measured together share the reference, which is
+/// evaluated once; the tallies come back per function, in input order.
+fn judge_chunk(results: &[Results<'_>], cols: &[Vec<f64>; 3], special: usize) -> Vec<Vec<Tally>> {
+    let n = cols_len(cols);
     let threads = std::thread::available_parallelism()
         .map_or(1, |t| t.get())
         .max(1);
     let per = n.div_ceil(threads).max(1);
-    std::thread::scope(|s| {
+    let per_slice: Vec<Vec<Tally>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..n.div_ceil(per))
             .map(|k| {
                 let range = k * per..((k + 1) * per).min(n);
-                s.spawn(move || judge_slice(judge, cols, scalar, vector, special, range))
+                s.spawn(move || judge_slice(results, cols, special, range))
             })
             .collect();
         handles
             .into_iter()
             .map(|h| h.join().expect("judging thread panicked"))
             .collect()
-    })
+    });
+    let mut per_function: Vec<Vec<Tally>> = results.iter().map(|_| Vec::new()).collect();
+    for slice in per_slice {
+        for (tallies, tally) in per_function.iter_mut().zip(slice) {
+            tallies.push(tally);
+        }
+    }
+    per_function
 }
 
-#[allow(clippy::too_many_arguments)]
 fn judge_slice(
-    judge: &Judge<'_>,
+    results: &[Results<'_>],
     cols: &[Vec<f64>; 3],
-    scalar: &[f64],
-    vector: Option<&[f64]>,
     special: usize,
     range: std::ops::Range<usize>,
-) -> Tally {
-    let mut t = Tally::default();
+) -> Vec<Tally> {
+    let mut tallies: Vec<Tally> = results.iter().map(|_| Tally::default()).collect();
     // The reference in small blocks: buffers that stay in cache and are not page-faulted in
     // anew for every chunk.
     const BLOCK: usize = 4096;
     let (mut hi, mut lo) = (vec![0.0; BLOCK], vec![0.0; BLOCK]);
-    let mut derived = vec![0.0; if judge.derived.is_some() { BLOCK } else { 0 }];
+    let mut derived = vec![0.0; BLOCK];
     let mut start = range.start;
     while start < range.end {
         let block = start..(start + BLOCK).min(range.end);
         start = block.end;
-        judge_block(
-            judge,
-            cols,
-            scalar,
-            vector,
-            special,
-            block,
-            [&mut hi, &mut lo, &mut derived],
-            &mut t,
-        );
+        let len = block.len();
+        let args = [
+            &cols[0][block.clone()],
+            &cols[1][block.clone()],
+            &cols[2][block.clone()],
+        ];
+        reference_block(results[0].judge, args, &mut hi[..len], &mut lo[..len]);
+        for (r, t) in results.iter().zip(&mut tallies) {
+            if let Some(d) = r.judge.derived {
+                // The derived formula is a float value: its tail is zero.
+                let mut tail = vec![0.0; len];
+                let [a, b, c] = args;
+                d.eval(r.judge.fmt, a, b, c, &mut derived[..len], &mut tail);
+            }
+            judge_block(r, cols, special, block.clone(), [&hi, &lo, &derived], t);
+        }
     }
-    t
+    tallies
 }
 
-#[allow(clippy::too_many_arguments)]
-fn judge_block(
-    judge: &Judge<'_>,
-    cols: &[Vec<f64>; 3],
-    scalar: &[f64],
-    vector: Option<&[f64]>,
-    special: usize,
-    range: std::ops::Range<usize>,
-    [hi, lo, derived]: [&mut Vec<f64>; 3],
-    t: &mut Tally,
-) {
-    let func = judge.func;
-    let fmt = judge.fmt;
-    let len = range.len();
-    let (a, b, c) = (
-        &cols[0][range.clone()],
-        &cols[1][range.clone()],
-        &cols[2][range.clone()],
-    );
-    if fmt == F16 && func.name == "nextafter" {
+/// The reference of one block of inputs, as hi + lo.
+fn reference_block(judge: &Judge<'_>, [a, b, c]: [&[f64]; 3], hi: &mut [f64], lo: &mut [f64]) {
+    if judge.fmt == F16 && judge.func.name == "nextafter" {
         // Defined by the format: the neighbouring half (reference.c steps in float or double
         // only).
-        for i in 0..len {
+        for i in 0..a.len() {
             hi[i] = ulp::next_half(a[i], b[i]);
             lo[i] = 0.0;
         }
     } else {
-        judge
-            .reference
-            .eval(fmt, a, b, c, &mut hi[..len], &mut lo[..len]);
+        judge.reference.eval(judge.fmt, a, b, c, hi, lo);
     }
-    if let Some(d) = judge.derived {
-        // The derived formula is a float value: its tail is zero, written to `lo`'s spare.
-        let mut tail = vec![0.0; len];
-        d.eval(fmt, a, b, c, &mut derived[..len], &mut tail);
-    }
+}
+
+/// Judges one function's results for one block of inputs against the block's reference
+/// (`hi + lo`, and the derived formula where table 7 has one).
+fn judge_block(
+    results: &Results<'_>,
+    cols: &[Vec<f64>; 3],
+    special: usize,
+    range: std::ops::Range<usize>,
+    [hi, lo, derived]: [&[f64]; 3],
+    t: &mut Tally,
+) {
+    let Results {
+        judge,
+        scalar,
+        vector,
+    } = *results;
+    let func = judge.func;
+    let fmt = judge.fmt;
     let domain_limited = domain_limited(func);
     for (j, i) in range.enumerate() {
         let args = [cols[0][i], cols[1][i], cols[2][i]];
@@ -860,40 +869,66 @@ pub fn correctly_rounded(dev: &Device, func: &Func, fmt: Format, math: &MathOpti
 
 /// Measures one function in one type.
 pub fn check(dev: &Device, func: &'static Func, fmt: Format, opts: &Options) -> Row {
+    check_together(dev, &[func], fmt, opts)
+        .pop()
+        .expect("one row per function")
+}
+
+/// Whether `a` and `b` can be measured in one pass ([`check_together`]): they see the same
+/// inputs (every value of the type, so no per-function random stream) and share the reference,
+/// so the reference, the costly part of a full run, is evaluated once for both. Table 7's
+/// derived formulas are per function: relaxed float runs are not shared.
+pub fn shares_pass(a: &Func, b: &Func, fmt: Format, opts: &Options) -> bool {
+    a.reference == b.reference
+        && a.arity == b.arity
+        && exhaustive(a.arity, fmt, opts)
+        && !(fmt == F32 && MathOptions::parse(&opts.build_options).unsafe_math)
+}
+
+/// Every value of the type is an input: unary half functions (all 2^16 halves are cheap), and
+/// unary float ones in full runs.
+fn exhaustive(arity: usize, fmt: Format, opts: &Options) -> bool {
+    arity == 1 && (fmt == F16 || (opts.full && fmt == F32))
+}
+
+/// How one function is measured in a pass, and its row so far.
+struct Measured<'d> {
+    judge: Judge<'static>,
+    prog: crate::cl::Program<'d>,
+    row: Row,
+}
+
+/// Measures functions in one type in one pass over the inputs, one row each; every pair must
+/// [share a pass](shares_pass). Each row's time is the whole pass's.
+pub fn check_together(
+    dev: &Device,
+    funcs: &[&'static Func],
+    fmt: Format,
+    opts: &Options,
+) -> Vec<Row> {
+    assert!(
+        funcs.windows(2).all(|w| shares_pass(w[0], w[1], fmt, opts)),
+        "functions measured together must share their inputs and reference"
+    );
     let start = Instant::now();
     let math = MathOptions::parse(&opts.build_options);
-    let correctly_rounded = correctly_rounded(dev, func, fmt, &math);
-    let mut build_options = opts.build_options.clone();
-    if correctly_rounded && !math.correctly_rounded_divide_sqrt {
-        build_options.push(' ');
-        build_options.push_str(relaxed::CR_DIVIDE_SQRT);
-    }
-    let judge = match Judge::new(func, fmt, &math, dev.ftz_f32, correctly_rounded) {
-        Ok(j) => j,
-        Err(e) => {
-            let mut row = Row::new(func, fmt, None);
-            row.status = e;
-            return row;
-        }
-    };
-    let bound = judge.bound;
-    let mut row = Row::new(func, fmt, Some(&judge));
     let finish = |mut row: Row, status: String| {
         row.status = status;
         row.seconds = start.elapsed().as_secs_f64();
         row
     };
-    let prog = match dev.program(&source(func, fmt), &build_options) {
-        Ok(p) => p,
-        Err(e) => {
-            let first = e
-                .lines()
-                .find(|l| l.contains("error"))
-                .unwrap_or(e.lines().next().unwrap_or(""))
-                .to_string();
-            return finish(row, format!("build error: {first}"));
+    // Rows that ended before any input (no judge, build error), and the functions measured.
+    let mut done: Vec<(usize, Row)> = Vec::new();
+    let mut measured: Vec<(usize, Measured<'_>)> = Vec::new();
+    for (k, &func) in funcs.iter().enumerate() {
+        match prepare(dev, func, fmt, opts, &math) {
+            Ok(m) => measured.push((k, m)),
+            Err(unmeasured) => {
+                let (row, status) = *unmeasured;
+                done.push((k, finish(row, status)));
+            }
         }
-    };
+    }
     let size = fmt.bytes();
     let bufs = match (|| -> Result<Buffers<'_>, String> {
         Ok(Buffers {
@@ -904,41 +939,124 @@ pub fn check(dev: &Device, func: &'static Func, fmt: Format, opts: &Options) -> 
         })
     })() {
         Ok(b) => b,
-        Err(e) => return finish(row, e),
+        Err(e) => {
+            for (k, m) in measured.drain(..) {
+                done.push((k, finish(m.row, e.clone())));
+            }
+            return in_input_order(done);
+        }
     };
-    let mut inputs = Inputs::new(func, fmt, opts);
+    let mut inputs = Inputs::new(funcs[0], fmt, opts);
     let mut chunks = 0u64;
     while let Some((cols, special)) = inputs.next() {
+        if measured.is_empty() {
+            break;
+        }
         chunks += 1;
         if opts.full && chunks.is_multiple_of(64) {
             // Full runs take minutes per row: show that they progress.
-            eprintln!(
-                "  {} {}: {} inputs in {:.0} s, max {:.3} ulp so far",
-                func.name,
-                fmt.name,
-                row.tested,
-                start.elapsed().as_secs_f64(),
-                row.max_ulp
-            );
+            for (_, m) in &measured {
+                eprintln!(
+                    "  {} {}: {} inputs in {:.0} s, max {:.3} ulp so far",
+                    m.row.func,
+                    fmt.name,
+                    m.row.tested,
+                    start.elapsed().as_secs_f64(),
+                    m.row.max_ulp
+                );
+            }
         }
-        let (scalar, vector) = match run_kernels(&prog, &bufs, &cols, fmt, opts.vector) {
-            Ok(o) => o,
-            Err(e) => return finish(row, format!("run error: {e}")),
-        };
-        for tally in judge_chunk(&judge, &cols, &scalar, vector.as_deref(), special) {
-            tally.merge_into(&mut row);
+        if let Err(e) = write_inputs(&bufs, &cols, fmt) {
+            for (k, m) in measured.drain(..) {
+                done.push((k, finish(m.row, format!("run error: {e}"))));
+            }
+            break;
+        }
+        let mut outputs = Vec::new();
+        let mut k = 0;
+        while k < measured.len() {
+            match run_kernels(
+                &measured[k].1.prog,
+                &bufs,
+                cols_len(&cols),
+                fmt,
+                opts.vector,
+            ) {
+                Ok(o) => {
+                    outputs.push(o);
+                    k += 1;
+                }
+                Err(e) => {
+                    let (at, m) = measured.remove(k);
+                    done.push((at, finish(m.row, format!("run error: {e}"))));
+                }
+            }
+        }
+        let results: Vec<Results<'_>> = measured
+            .iter()
+            .zip(&outputs)
+            .map(|((_, m), (scalar, vector))| Results {
+                judge: &m.judge,
+                scalar,
+                vector: vector.as_deref(),
+            })
+            .collect();
+        let tallies = judge_chunk(&results, &cols, special);
+        for ((_, m), tallies) in measured.iter_mut().zip(tallies) {
+            for tally in tallies {
+                tally.merge_into(&mut m.row);
+            }
         }
     }
-    let status = if row.fails > 0 || row.edge_fails > 0 {
-        "FAIL"
-    } else if bound.is_none() {
-        "measured"
-    } else {
-        "ok"
-    };
-    finish(row, status.to_string())
+    for (k, m) in measured {
+        let status = if m.row.fails > 0 || m.row.edge_fails > 0 {
+            "FAIL"
+        } else if m.judge.bound.is_none() {
+            "measured"
+        } else {
+            "ok"
+        };
+        done.push((k, finish(m.row, status.to_string())));
+    }
+    in_input_order(done)
 }
 
+/// Rows tagged with their function's place in the pass, in that order.
+fn in_input_order(mut rows: Vec<(usize, Row)>) -> Vec<Row> {
+    rows.sort_by_key(|&(k, _)| k);
+    rows.into_iter().map(|(_, row)| row).collect()
+}
+
+/// The judge and the built program of one function, or its row and status when it cannot be
+/// measured (no reference, build error).
+fn prepare<'d>(
+    dev: &'d Device,
+    func: &'static Func,
+    fmt: Format,
+    opts: &Options,
+    math: &MathOptions,
+) -> Result<Measured<'d>, Box<(Row, String)>> {
+    let correctly_rounded = correctly_rounded(dev, func, fmt, math);
+    let mut build_options = opts.build_options.clone();
+    if correctly_rounded && !math.correctly_rounded_divide_sqrt {
+        build_options.push(' ');
+        build_options.push_str(relaxed::CR_DIVIDE_SQRT);
+    }
+    let judge = Judge::new(func, fmt, math, dev.ftz_f32, correctly_rounded)
+        .map_err(|e| Box::new((Row::new(func, fmt, None), e)))?;
+    let row = Row::new(func, fmt, Some(&judge));
+    match dev.program(&source(func, fmt), &build_options) {
+        Ok(prog) => Ok(Measured { judge, prog, row }),
+        Err(e) => {
+            let first = e
+                .lines()
+                .find(|l| l.contains("error"))
+                .unwrap_or(e.lines().next().unwrap_or(""))
+                .to_string();
+            Err(Box::new((row, format!("build error: {first}"))))
+        }
+    }
+}
 /// The markdown table header.
 pub const HEADER: &str = "| function | type | inputs | max ulp | bound | worst input → got vs reference | over bound | inexact specials | vec≠scalar | status | s |\n|---|---|---:|---:|---|---|---:|---:|---:|---|---:|";
 
@@ -994,6 +1112,30 @@ mod tests {
 
     fn ulps_away(x: f32, n: i32) -> f64 {
         f64::from(f32::from_bits((x.to_bits() as i32 + n) as u32))
+    }
+
+    #[test]
+    fn only_functions_with_the_same_inputs_and_reference_share_a_pass() {
+        let f = |n| by_name(n).unwrap();
+        let full = Options {
+            full: true,
+            ..Options::default()
+        };
+        let quick = Options::default();
+        // Every float in a full run, every half always: the inputs do not depend on the function.
+        assert!(shares_pass(f("sincos.cos"), f("half_cos"), F32, &full));
+        assert!(shares_pass(f("cos"), f("sincos.cos"), F16, &quick));
+        // Random inputs are drawn per function.
+        assert!(!shares_pass(f("sincos.cos"), f("half_cos"), F32, &quick));
+        assert!(!shares_pass(f("cos"), f("sincos.cos"), F64, &full));
+        assert!(!shares_pass(f("pow"), f("half_powr"), F32, &full));
+        // Different references, or table 7's per-function rules.
+        assert!(!shares_pass(f("cos"), f("sin"), F32, &full));
+        let relaxed = Options {
+            build_options: "-cl-fast-relaxed-math".into(),
+            ..full
+        };
+        assert!(!shares_pass(f("sincos.cos"), f("half_cos"), F32, &relaxed));
     }
 
     #[test]

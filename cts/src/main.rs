@@ -3,7 +3,7 @@
 //! `ferrocl-cts convert [--sampled N|--full] …`: the conversion checker (see convert.rs).
 
 use ferrocl_cts::check::{self, Options, HEADER};
-use ferrocl_cts::ulp::{F16, F32, F64};
+use ferrocl_cts::ulp::{Format, F16, F32, F64};
 use ferrocl_cts::{cl, convert, funcs};
 use std::io::Write;
 
@@ -218,26 +218,56 @@ fn run() -> Result<bool, String> {
     text.push('\n');
     let mut all_ok = true;
     let started = std::time::Instant::now();
-    for f in selected {
-        for fmt in [F32, F64, F16] {
-            let wanted = if fmt == F64 {
+    let jobs: Vec<(&'static funcs::Func, Format)> = selected
+        .iter()
+        .flat_map(|&f| [F32, F64, F16].map(|fmt| (f, fmt)))
+        .filter(|&(f, fmt)| {
+            if fmt == F64 {
                 opts.double && f.f64_bound.is_some() && dev.has_double
             } else if fmt == F16 {
                 opts.half && f.f16_bound.is_some() && dev.has_half
             } else {
                 opts.float
-            };
-            if !wanted {
-                continue;
             }
-            let row = check::check(&dev, f, fmt, &opts);
-            all_ok &= row.ok();
-            let line = check::row_text(&row);
-            println!("{line}");
-            let _ = std::io::stdout().flush();
-            text.push_str(&line);
-            text.push('\n');
+        })
+        .collect();
+    // Functions that share a reference and all their inputs (sincos.cos, half_cos, native_cos
+    // in a full run) are measured in one pass: the reference is most of a full run's time.
+    let mut rows: Vec<Option<check::Row>> = vec![None; jobs.len()];
+    let mut shared = false;
+    for k in 0..jobs.len() {
+        if rows[k].is_some() {
+            continue;
         }
+        let (f, fmt) = jobs[k];
+        let together: Vec<usize> = (k..jobs.len())
+            .filter(|&j| {
+                rows[j].is_none()
+                    && jobs[j].1 == fmt
+                    && (j == k || check::shares_pass(f, jobs[j].0, fmt, &opts))
+            })
+            .collect();
+        shared |= together.len() > 1;
+        let funcs: Vec<_> = together.iter().map(|&j| jobs[j].0).collect();
+        for (j, row) in together
+            .into_iter()
+            .zip(check::check_together(&dev, &funcs, fmt, &opts))
+        {
+            all_ok &= row.ok();
+            println!("{}", check::row_text(&row));
+            let _ = std::io::stdout().flush();
+            rows[j] = Some(row);
+        }
+    }
+    for row in rows.into_iter().flatten() {
+        text.push_str(&check::row_text(&row));
+        text.push('\n');
+    }
+    if shared {
+        text.push_str(
+            "\nFunctions sharing a reference and every input were measured in one pass, the \
+             reference evaluated once; each of their rows shows the whole pass's time.\n",
+        );
     }
     text.push_str(&format!(
         "\nTotal time: {:.0} s.\n",

@@ -102,5 +102,37 @@ fn quick_math_subset_is_within_bounds() {
             failed.push(check::row_text(&row));
         }
     }
+    // One pass for functions sharing the reference and every input gives each the row of its
+    // own pass (the time apart).
+    let (sin, sincos) = (
+        funcs::by_name("sin").unwrap(),
+        funcs::by_name("sincos").unwrap(),
+    );
+    assert!(check::shares_pass(sin, sincos, F16, &opts));
+    let together = check::check_together(&dev, &[sin, sincos], F16, &opts);
+    for (row, f) in together.iter().zip([sin, sincos]) {
+        let alone = check::check(&dev, f, F16, &opts);
+        assert_eq!(row.func, f.name);
+        assert!(row.tested > 1 << 16 && alone.tested == row.tested, "{}", f.name);
+        assert_eq!(row.max_ulp.to_bits(), alone.max_ulp.to_bits(), "{}", f.name);
+        assert_eq!(
+            (
+                &row.worst,
+                row.fails,
+                row.edge_fails,
+                row.vec_mismatch,
+                &row.status
+            ),
+            (
+                &alone.worst,
+                alone.fails,
+                alone.edge_fails,
+                alone.vec_mismatch,
+                &alone.status
+            ),
+            "{}",
+            f.name
+        );
+    }
     assert!(failed.is_empty(), "{}", failed.join("\n"));
 }
