@@ -249,10 +249,10 @@ fn run() -> Result<bool, String> {
             .collect();
         shared |= together.len() > 1;
         let funcs: Vec<_> = together.iter().map(|&j| jobs[j].0).collect();
-        for (j, row) in together
-            .into_iter()
-            .zip(check::check_together(&dev, &funcs, fmt, &opts))
-        {
+        let measured = check::check_together(&dev, &funcs, fmt, &opts);
+        assert_eq!(measured.len(), together.len(), "one row per function");
+        // Printed as each pass ends; the table keeps the order of the selection.
+        for (j, row) in together.into_iter().zip(measured) {
             all_ok &= row.ok();
             println!("{}", check::row_text(&row));
             let _ = std::io::stdout().flush();

@@ -113,7 +113,11 @@ fn quick_math_subset_is_within_bounds() {
     for (row, f) in together.iter().zip([sin, sincos]) {
         let alone = check::check(&dev, f, F16, &opts);
         assert_eq!(row.func, f.name);
-        assert!(row.tested > 1 << 16 && alone.tested == row.tested, "{}", f.name);
+        assert!(
+            row.tested > 1 << 16 && alone.tested == row.tested,
+            "{}",
+            f.name
+        );
         assert_eq!(row.max_ulp.to_bits(), alone.max_ulp.to_bits(), "{}", f.name);
         assert_eq!(
             (
