@@ -941,9 +941,11 @@ pub fn check_together(
     })() {
         Ok(b) => b,
         Err(e) => {
-            for (k, m) in measured.drain(..) {
-                done.push((k, finish(m.row, e.clone())));
-            }
+            done.extend(
+                measured
+                    .into_iter()
+                    .map(|(k, m)| (k, finish(m.row, e.clone()))),
+            );
             return in_input_order(done);
         }
     };
@@ -968,9 +970,12 @@ pub fn check_together(
             }
         }
         if let Err(e) = write_inputs(&bufs, &cols, fmt) {
-            for (k, m) in measured.drain(..) {
-                done.push((k, finish(m.row, format!("run error: {e}"))));
-            }
+            let status = format!("run error: {e}");
+            done.extend(
+                measured
+                    .drain(..)
+                    .map(|(k, m)| (k, finish(m.row, status.clone()))),
+            );
             break;
         }
         let mut outputs = Vec::new();
@@ -1061,6 +1066,7 @@ fn prepare<'d>(
         }
     }
 }
+
 /// The markdown table header.
 pub const HEADER: &str = "| function | type | inputs | max ulp | bound | worst input → got vs reference | over bound | inexact specials | vec≠scalar | status | s |\n|---|---|---:|---:|---|---|---:|---:|---:|---|---:|";
 
