@@ -38,6 +38,7 @@ fn in_child(name: &str, vars: &[(&str, &str)]) -> Option<String> {
         "FERROCL_THREADS",
         "FERROCL_PIN_THREADS",
         "FERROCL_LOG",
+        "FERROCL_VECTORIZE",
         "FERROCL_DUMP_DIR",
     ] {
         cmd.env_remove(var);
@@ -689,7 +690,7 @@ fn invalid_values_warn_and_fall_back() {
     // In the parent: what the child printed.
     assert_eq!(
         stderr
-            .matches("FERROCL_FTZ=\"maybe\" is not one of on, off")
+            .matches("FERROCL_FTZ=\"maybe\" is not one of on/off, 1/0, true/false, yes/no")
             .count(),
         1,
         "{stderr}"
@@ -799,4 +800,101 @@ fn workers_can_be_pinned() {
         );
     }
     assert_eq!(workers, 2);
+}
+
+/// Every on/off switch takes on/off, 1/0, true/false and yes/no in any case: one child per
+/// spelling with all six switches set to it, checked through the queries and behaviour each
+/// switch controls, and no warning printed.
+#[test]
+fn on_off_settings_take_every_spelling() {
+    const SWITCHES: [&str; 6] = [
+        "FERROCL_FTZ",
+        "FERROCL_FP64",
+        "FERROCL_FP16",
+        "FERROCL_SUBGROUPS",
+        "FERROCL_VECTORIZE",
+        "FERROCL_PIN_THREADS",
+    ];
+    const EXPECT: &str = "FERROCL_CONFIG_TEST_EXPECT";
+    let name = "on_off_settings_take_every_spelling";
+    if std::env::var(CHILD).as_deref() == Ok(name) {
+        let on = std::env::var(EXPECT).expect("expected value") == "on";
+        let d = device();
+        let extensions = check(cl(d.extensions()), "CL_DEVICE_EXTENSIONS");
+        let denorm = fp_config(opencl3::device::CL_DEVICE_SINGLE_FP_CONFIG) & CL_FP_DENORM;
+        assert_eq!(denorm == 0, on, "FERROCL_FTZ");
+        assert_eq!(
+            fp_config(opencl3::device::CL_DEVICE_DOUBLE_FP_CONFIG) != 0,
+            on,
+            "FERROCL_FP64"
+        );
+        assert_eq!(extensions.contains("cl_khr_fp64"), on, "FERROCL_FP64");
+        assert_eq!(extensions.contains("cl_khr_fp16"), on, "FERROCL_FP16");
+        assert_eq!(
+            extensions.contains("cl_khr_subgroups"),
+            on,
+            "FERROCL_SUBGROUPS"
+        );
+        let env = Env::new();
+        let k = build(&env, "fpmode", "", "arith").expect("build");
+        run_arith(&env, &k, &A, &B);
+        // Pinned workers run on one CPU each.
+        let mut pinned = 0;
+        for task in std::fs::read_dir("/proc/self/task").expect("/proc/self/task") {
+            let task = task.expect("task").path();
+            let comm = std::fs::read_to_string(task.join("comm")).unwrap_or_default();
+            if comm.starts_with("ferrocl-worker") {
+                let status = std::fs::read_to_string(task.join("status")).expect("status");
+                let cpus = status
+                    .lines()
+                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+                    .expect("Cpus_allowed_list");
+                pinned += usize::from(cpus.trim().parse::<usize>().is_ok());
+            }
+        }
+        // Unpinned workers may still see one CPU on a one-CPU machine.
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if on {
+            assert_eq!(pinned, 2, "FERROCL_PIN_THREADS");
+        } else if cpus > 1 {
+            assert_eq!(pinned, 0, "FERROCL_PIN_THREADS");
+        }
+        return;
+    }
+    let spellings = [
+        ("on", "on"),
+        ("ON", "on"),
+        ("1", "on"),
+        ("true", "on"),
+        ("True", "on"),
+        ("yes", "on"),
+        ("YES", "on"),
+        ("off", "off"),
+        ("Off", "off"),
+        ("0", "off"),
+        ("false", "off"),
+        ("FALSE", "off"),
+        ("no", "off"),
+        ("No", "off"),
+    ];
+    for (spelling, expect) in spellings {
+        let mut vars: Vec<(&str, &str)> = SWITCHES.iter().map(|s| (*s, spelling)).collect();
+        vars.extend([
+            (EXPECT, expect),
+            ("FERROCL_THREADS", "2"),
+            ("FERROCL_LOG", "debug"),
+        ]);
+        let stderr = in_child(name, &vars).expect("the parent runs children");
+        assert!(
+            !stderr.contains("is not one of"),
+            "{spelling}: warned\n{stderr}"
+        );
+        let vectorised = stderr.contains("vectorised (");
+        let scalar = stderr.contains("scalar (vectorisation is off)");
+        assert_eq!(
+            (vectorised, scalar),
+            (expect == "on", expect == "off"),
+            "FERROCL_VECTORIZE={spelling}\n{stderr}"
+        );
+    }
 }

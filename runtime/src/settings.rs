@@ -21,13 +21,13 @@ pub const VARIABLES: &[Variable] = &[
     },
     Variable {
         name: "FERROCL_PIN_THREADS",
-        values: "on, off",
+        values: "on/off (also 1/0, true/false, yes/no)",
         default: "off",
         effect: "pin worker i to CPU i (modulo the CPUs this process may use)",
     },
     Variable {
         name: "FERROCL_FTZ",
-        values: "on, off",
+        values: "on/off (also 1/0, true/false, yes/no)",
         default: "off",
         effect: "flush single-precision denormal inputs and results to zero (doubles keep \
                  denormals); CL_DEVICE_SINGLE_FP_CONFIG drops CL_FP_DENORM",
@@ -47,14 +47,14 @@ pub const VARIABLES: &[Variable] = &[
     },
     Variable {
         name: "FERROCL_FP64",
-        values: "on, off",
+        values: "on/off (also 1/0, true/false, yes/no)",
         default: "on",
         effect: "cl_khr_fp64, __opencl_c_fp64, the Float64 SPIR-V capability and \
                  CL_DEVICE_DOUBLE_FP_CONFIG together",
     },
     Variable {
         name: "FERROCL_FP16",
-        values: "on, off",
+        values: "on/off (also 1/0, true/false, yes/no)",
         default: "on",
         effect: "cl_khr_fp16, the Float16 SPIR-V capability (half values and arithmetic), \
                  CL_DEVICE_HALF_FP_CONFIG and the half vector widths together; \
@@ -68,13 +68,13 @@ pub const VARIABLES: &[Variable] = &[
     },
     Variable {
         name: "FERROCL_SUBGROUPS",
-        values: "on, off",
+        values: "on/off (also 1/0, true/false, yes/no)",
         default: "on",
         effect: "on: sub-groups of 4 work-items, cl_khr_subgroups and the cl_khr_subgroup_* extensions; off: none of them, and modules using sub-groups fail to build",
     },
     Variable {
         name: "FERROCL_VECTORIZE",
-        values: "on, off",
+        values: "on/off (also 1/0, true/false, yes/no)",
         default: "on",
         effect: "on: kernels without barriers run four work-items at a time in vector lanes where their control flow allows (the log's debug level says which); off: one work-item at a time",
     },
@@ -98,6 +98,18 @@ pub const VARIABLES: &[Variable] = &[
         effect: "build and launch tracing on stderr (info: builds and launches; debug: also each kernel's sizes)",
     },
 ];
+
+/// How the on/off variables may be spelt (any case), as other drivers' variables are.
+pub const SWITCH_SPELLINGS: &str = "on/off, 1/0, true/false, yes/no";
+
+/// An on/off value in any of the [`SWITCH_SPELLINGS`], or None.
+pub fn parse_switch(raw: &str) -> Option<bool> {
+    match raw.trim().to_ascii_lowercase().as_str() {
+        "on" | "1" | "true" | "yes" => Some(true),
+        "off" | "0" | "false" | "no" => Some(false),
+        _ => None,
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rounding {
@@ -153,6 +165,34 @@ impl Settings {
         let default_threads = std::thread::available_parallelism()
             .map(|n| n.get())
             .unwrap_or(1);
+        let mut switch = |name: &str, default: bool| -> bool {
+            let Some(raw) = lookup(name) else {
+                return default;
+            };
+            parse_switch(&raw).unwrap_or_else(|| {
+                warn(format!(
+                    "{name}={raw:?} is not one of {SWITCH_SPELLINGS}; using {}",
+                    if default { "on" } else { "off" }
+                ));
+                default
+            })
+        };
+        let pin_threads = switch("FERROCL_PIN_THREADS", false);
+        let flush_denormals = switch("FERROCL_FTZ", false);
+        let mut fp64 = switch("FERROCL_FP64", true);
+        let sub_groups = switch("FERROCL_SUBGROUPS", true);
+        let fp16 = switch("FERROCL_FP16", true);
+        let vectorize = switch("FERROCL_VECTORIZE", true);
+        for name in ["FERROCL_IMAGES", "FERROCL_SVM"] {
+            // Not implemented: every spelling of off is accepted, anything else is refused.
+            if let Some(raw) = lookup(name) {
+                if parse_switch(&raw) != Some(false) {
+                    warn(format!(
+                        "{name}={raw:?}: the feature is not implemented; only off is accepted"
+                    ));
+                }
+            }
+        }
         let mut pick = |name: &str, choices: &[&str], default: &str| -> String {
             let Some(raw) = lookup(name) else {
                 return default.to_owned();
@@ -168,9 +208,6 @@ impl Settings {
                 default.to_owned()
             }
         };
-        let on_off = ["on", "off"];
-        let pin_threads = pick("FERROCL_PIN_THREADS", &on_off, "off") == "on";
-        let flush_denormals = pick("FERROCL_FTZ", &on_off, "off") == "on";
         let rounding = match pick("FERROCL_ROUNDING", &["rte", "rtz"], "rte").as_str() {
             "rtz" => Rounding::TowardZero,
             _ => Rounding::NearestEven,
@@ -179,13 +216,6 @@ impl Settings {
             "embedded" => Profile::Embedded,
             _ => Profile::Full,
         };
-        let mut fp64 = pick("FERROCL_FP64", &on_off, "on") == "on";
-        let sub_groups = pick("FERROCL_SUBGROUPS", &on_off, "on") == "on";
-        let fp16 = pick("FERROCL_FP16", &on_off, "on") == "on";
-        let vectorize = pick("FERROCL_VECTORIZE", &on_off, "on") == "on";
-        for name in ["FERROCL_IMAGES", "FERROCL_SVM"] {
-            pick(name, &["off"], "off");
-        }
         let log = match pick(
             "FERROCL_LOG",
             &["off", "error", "warn", "info", "debug"],
@@ -304,13 +334,13 @@ mod tests {
     #[test]
     fn invalid_values_warn_once_and_fall_back() {
         let (s, w) = parse(&[
-            ("FERROCL_FTZ", "yes"),
+            ("FERROCL_FTZ", "maybe"),
             ("FERROCL_THREADS", "0"),
             ("FERROCL_IMAGES", "on"),
         ]);
         assert_eq!(w.len(), 3, "{w:?}");
         assert!(
-            w[0].contains("FERROCL_FTZ=\"yes\"") && w[0].contains("on, off"),
+            w[0].contains("FERROCL_FTZ=\"maybe\"") && w[0].contains(SWITCH_SPELLINGS),
             "{}",
             w[0]
         );
@@ -319,6 +349,43 @@ mod tests {
             .iter()
             .any(|m| m.contains("FERROCL_IMAGES") && m.contains("off")));
         assert!(!s.flush_denormals);
+    }
+
+    #[test]
+    fn every_switch_takes_every_spelling() {
+        let switches = [
+            "FERROCL_PIN_THREADS",
+            "FERROCL_FTZ",
+            "FERROCL_FP64",
+            "FERROCL_SUBGROUPS",
+            "FERROCL_FP16",
+            "FERROCL_VECTORIZE",
+        ];
+        let on = ["on", "ON", "1", "true", "True", "yes", "YES", " on "];
+        let off = ["off", "Off", "0", "false", "FALSE", "no", "No"];
+        for name in switches {
+            for (spellings, want) in [(&on[..], true), (&off[..], false)] {
+                for v in spellings {
+                    let (s, w) = parse(&[(name, v)]);
+                    assert!(w.is_empty(), "{name}={v}: {w:?}");
+                    let got = match name {
+                        "FERROCL_PIN_THREADS" => s.pin_threads,
+                        "FERROCL_FTZ" => s.flush_denormals,
+                        "FERROCL_FP64" => s.fp64,
+                        "FERROCL_SUBGROUPS" => s.sub_groups,
+                        "FERROCL_FP16" => s.fp16,
+                        _ => s.vectorize,
+                    };
+                    assert_eq!(got, want, "{name}={v}");
+                }
+            }
+        }
+        for name in ["FERROCL_IMAGES", "FERROCL_SVM"] {
+            for v in off {
+                assert!(parse(&[(name, v)]).1.is_empty(), "{name}={v}");
+            }
+            assert_eq!(parse(&[(name, "1")]).1.len(), 1, "{name}=1");
+        }
     }
 
     #[test]
