@@ -29,7 +29,9 @@ pub use metadata::{
     AddressQualifier, ArgKind, KernelArg, KernelInfo, TypeQualifiers,
 };
 pub use module::{Module, Type, TypeId};
-pub use opencl_c::{compile_opencl_c, opencl_c_compiler_available};
+pub use opencl_c::{
+    compile_opencl_c, is_clang_passthrough, opencl_c_compiler_available, split_build_options,
+};
 pub use parse::{is_spirv, parse, parse_specialized, spec_constants};
 pub use printf::{printf_call, PrintfArg, PrintfCall, PrintfConversion, PrintfFormat, PrintfPiece};
 pub use rspirv;

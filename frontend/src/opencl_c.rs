@@ -36,8 +36,11 @@ pub fn opencl_c_compiler_available() -> bool {
     tool_exists(CLANG) && tool_exists(OPT) && tool_exists(LLVM_SPIRV)
 }
 
-/// Splits an option string on whitespace, honouring double quotes (`-D X="a b"`).
-fn split_options(options: &str) -> Vec<String> {
+/// Splits a build option string into words as a shell would: on whitespace outside double
+/// quotes, the quotes removed (`-DNAME="a b"` is the one word `-DNAME=a b`, `-I"dir x"` is
+/// `-Idir x`). The one tokeniser of build options: the runtime checks the words it gives and
+/// clang receives them.
+pub fn split_build_options(options: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut in_quotes = false;
@@ -64,6 +67,20 @@ fn split_options(options: &str) -> Vec<String> {
         out.push(cur);
     }
     out
+}
+
+/// Build options that are not OpenCL's but that clang takes and that change nothing the rest
+/// of Ferrocl must know: warning controls (`-Wall`, `-Wno-unused-variable`, `-Werror=…`; not
+/// the `-Wl,`/`-Wa,`/`-Wp,` forwarding options), the inline dialect (`-fgnu89-inline`,
+/// `-fno-gnu89-inline`) and `-UNAME`. They reach clang for OpenCL C and mean nothing for IL.
+/// (`-U NAME` with a separate argument is taken like `-D NAME`.)
+pub fn is_clang_passthrough(word: &str) -> bool {
+    (word.starts_with("-W")
+        && word.len() > 2
+        && !["-Wl,", "-Wa,", "-Wp,"].iter().any(|p| word.starts_with(p)))
+        || word == "-fgnu89-inline"
+        || word == "-fno-gnu89-inline"
+        || (word.starts_with("-U") && word.len() > 2)
 }
 
 /// The KHR/EXT SPIR-V extensions llvm-spirv-15 can emit (it refuses names it does not know).
@@ -118,7 +135,7 @@ struct ClangArgs {
 /// explicitly. `-cl-denorms-are-zero` is not passed: clang-15 ignores it for spir64 (with a
 /// warning that `-Werror` would make fatal); codegen flushes instead.
 fn clang_args(options: &str) -> ClangArgs {
-    let words = split_options(options);
+    let words = split_build_options(options);
     let has = |o: &str| words.iter().any(|w| w == o);
     let correctly_rounded = has("-cl-fp32-correctly-rounded-divide-sqrt");
     let keep_division =
@@ -132,7 +149,7 @@ fn clang_args(options: &str) -> ClangArgs {
     while i < words.len() {
         let w = &words[i];
         match w.as_str() {
-            "-D" | "-I" => {
+            "-D" | "-I" | "-U" => {
                 if let Some(v) = words.get(i + 1) {
                     args.push(w.clone());
                     args.push(v.clone());
@@ -164,7 +181,7 @@ fn clang_args(options: &str) -> ClangArgs {
             _ => {
                 if let Some(s) = w.strip_prefix("-cl-std=") {
                     out.std = s.to_owned();
-                } else if w.starts_with("-D") || w.starts_with("-I") {
+                } else if w.starts_with("-D") || w.starts_with("-I") || is_clang_passthrough(w) {
                     args.push(w.clone());
                 }
             }
@@ -249,6 +266,24 @@ __FERROCL_WORK_ITEM(get_enqueued_local_size, 1)
 #endif
 #undef __FERROCL_WORK_ITEM
 #undef __FERROCL_WORK_ITEM_INLINE
+";
+
+/// C99 inline definitions — `inline` functions neither `static` nor `extern` — give no symbol
+/// of their own: a call compiles to a call of an external function that the program must
+/// define elsewhere, and clang-15 emits no body at `-O0` (the recipe's first step), so the
+/// module imports a function nobody exports. OpenCL C follows C99 here, but every other
+/// implementation inlines such calls, and widely used headers (Random123's `philox.cl`,
+/// complex-arithmetic headers) rely on it. Marking every `inline` function `always_inline`
+/// makes clang emit the body and inline each call at any optimisation level, before
+/// llvm-spirv sees the module; a function that is also declared `extern` (or without `inline`)
+/// still gets its external definition, and static ones are unchanged. Ferrocl inlines every
+/// call into its kernel anyway, so nothing is lost. A system header, so that `-Werror` with
+/// `-Wkeyword-macro` does not object to the keyword macro.
+const INLINE_PRELUDE: &str = "\
+#pragma clang system_header
+#define inline inline __attribute__((always_inline))
+#define __inline inline
+#define __inline__ inline
 ";
 
 /// Extension and feature macros that clang-15's `opencl-c-base.h` defines for every SPIR
@@ -437,6 +472,7 @@ pub fn compile_opencl_c(
             "work_group_uniform_arithmetic.h",
             uniform_arithmetic_prelude(extensions),
         ),
+        ("inline.h", Some(INLINE_PRELUDE.to_owned())),
     ];
     for (name, prelude) in preludes {
         let Some(prelude) = prelude else { continue };

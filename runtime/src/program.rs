@@ -47,9 +47,20 @@ impl ParsedOptions {
 /// Parses a `clBuildProgram`/`clCompileProgram` option string. Preprocessor options (-D, -I)
 /// are accepted (they matter only for OpenCL C); unknown options are CL_INVALID_BUILD_OPTIONS.
 pub fn parse_options(options: &str) -> CLResult<ParsedOptions> {
+    parse_options_or_explain(options).map_err(|_| CL_INVALID_BUILD_OPTIONS)
+}
+
+/// [`parse_options`], with the build-log line that says which option is refused.
+///
+/// Besides the OpenCL options, clang options that are harmless are taken (they reach clang
+/// for OpenCL C: `ferrocl_frontend::is_clang_passthrough` lists them), and two options that
+/// ask for nothing Ferrocl does are accepted and ignored: `-g` (no debug information is
+/// produced) and OpenCL 1.0's `-cl-strict-aliasing`.
+fn parse_options_or_explain(options: &str) -> Result<ParsedOptions, String> {
     let mut p = ParsedOptions::default();
-    let words = split_quoted(options);
+    let words = ferrocl_frontend::split_build_options(options);
     let mut words = words.iter().map(String::as_str);
+    let refuse = |w: &str| Err(format!("error: invalid build option \"{w}\"\n"));
     while let Some(w) = words.next() {
         match w {
             "-cl-opt-disable" => p.codegen.optimize = false,
@@ -79,8 +90,11 @@ pub fn parse_options(options: &str) -> CLResult<ParsedOptions> {
             // sub-groups; Ferrocl keeps it anyway (spin loops yield, DESIGN.md), so nothing
             // changes.
             "-cl-no-subgroup-ifp" => {}
-            "-D" | "-I" => {
-                words.next().ok_or(CL_INVALID_BUILD_OPTIONS)?;
+            "-g" | "-cl-strict-aliasing" => {}
+            "-D" | "-I" | "-U" => {
+                if words.next().is_none() {
+                    return Err(format!("error: build option \"{w}\" needs an argument\n"));
+                }
             }
             w if w.starts_with("-cl-std=") => {
                 p.cl_std = Some(match &w[8..] {
@@ -88,37 +102,20 @@ pub fn parse_options(options: &str) -> CLResult<ParsedOptions> {
                     "CL1.1" => (1, 1),
                     "CL1.2" => (1, 2),
                     "CL3.0" => (3, 0),
-                    _ => return Err(CL_INVALID_BUILD_OPTIONS),
+                    _ => {
+                        return Err(format!(
+                            "error: invalid build option \"{w}\": the device supports OpenCL C \
+                             1.0, 1.1, 1.2 and 3.0\n"
+                        ))
+                    }
                 })
             }
             w if w.starts_with("-D") || w.starts_with("-I") => {}
-            _ => return Err(CL_INVALID_BUILD_OPTIONS),
+            w if ferrocl_frontend::is_clang_passthrough(w) => {}
+            _ => return refuse(w),
         }
     }
     Ok(p)
-}
-
-/// Splits on whitespace outside double quotes (`-D X="a b"` is two words).
-fn split_quoted(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    for c in s.chars() {
-        if c == '"' {
-            quoted = !quoted;
-            cur.push(c);
-        } else if c.is_whitespace() && !quoted {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-            }
-        } else {
-            cur.push(c);
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
 }
 
 /// Temporary include directory holding clCompileProgram's embedded headers.
@@ -328,6 +325,17 @@ impl Program {
         Ok(st.spirv.clone())
     }
 
+    /// Parses build or compile options; a refused option is named in the build log.
+    fn parse_options(&self, options: &str) -> CLResult<ParsedOptions> {
+        parse_options_or_explain(options).map_err(|log| {
+            let mut st = self.lock();
+            if st.status != CL_BUILD_IN_PROGRESS {
+                st.log = log;
+            }
+            CL_INVALID_BUILD_OPTIONS
+        })
+    }
+
     /// Records the result of a build or compile.
     fn finish(&self, result: StepResult, binary_type: u32, uniform: bool) -> BuildOutcome {
         let mut st = self.lock();
@@ -354,7 +362,7 @@ impl Program {
 
     /// clBuildProgram: source → SPIR-V → parse/validate → codegen.
     pub fn build(&self, options: &str) -> CLResult<BuildOutcome> {
-        let parsed = parse_options(options)?;
+        let parsed = self.parse_options(options)?;
         let uniform = parsed.requires_uniform_work_groups(&self.source)
             // Rebuilding a linked program keeps what its inputs required.
             || (matches!(self.source, Source::Linked) && self.lock().uniform_work_groups);
@@ -387,7 +395,9 @@ impl Program {
     /// clCompileProgram: source → SPIR-V (validated), kept as a compiled object. Embedded
     /// headers (`#include "name"`) are written to a temporary directory put on the include path.
     pub fn compile(&self, options: &str, headers: &[(String, Vec<u8>)]) -> CLResult<BuildOutcome> {
-        let uniform = parse_options(options)?.requires_uniform_work_groups(&self.source);
+        let uniform = self
+            .parse_options(options)?
+            .requires_uniform_work_groups(&self.source);
         let header_dir = HeaderDir::new(headers).map_err(|_| CL_OUT_OF_HOST_MEMORY)?;
         let clang_options = match &header_dir {
             Some(d) => format!("{options} -I {}", d.0.display()),
@@ -526,7 +536,7 @@ impl LinkOptions {
 /// `-enable-link-options` without `-create-library`.
 pub fn parse_link_options(options: &str) -> CLResult<LinkOptions> {
     let mut o = LinkOptions::default();
-    for w in split_quoted(options) {
+    for w in ferrocl_frontend::split_build_options(options) {
         match w.as_str() {
             "-create-library" => o.create_library = true,
             "-enable-link-options" => o.enable_link_options = true,
@@ -677,6 +687,30 @@ mod tests {
             Err(CL_INVALID_BUILD_OPTIONS)
         );
         assert_eq!(parse_options("-D"), Err(CL_INVALID_BUILD_OPTIONS));
+        // Harmless clang options and the ignored ones are taken; the forwarding ones are not.
+        for ok in [
+            "-fgnu89-inline",
+            "-fno-gnu89-inline",
+            "-Wall -Wno-unused-variable -Werror=implicit-function-declaration",
+            "-U NAME -UOTHER",
+            "-g -cl-strict-aliasing",
+        ] {
+            assert!(parse_options(ok).is_ok(), "{ok}");
+        }
+        for bad in ["-Wl,-rpath", "-Wp,-include,x", "-W", "-U", "-fbogus", "-O2"] {
+            assert_eq!(parse_options(bad), Err(CL_INVALID_BUILD_OPTIONS), "{bad}");
+        }
+        assert_eq!(
+            parse_options_or_explain("-cl-std=CL3.0 -bogus").unwrap_err(),
+            "error: invalid build option \"-bogus\"\n"
+        );
+        // Quotes group words as a shell's would and are removed.
+        assert!(
+            parse_options("-I\"/a dir\" -DX=\"a b\" -cl-mad-enable")
+                .unwrap()
+                .codegen
+                .mad_enable
+        );
     }
 
     #[test]
