@@ -6,6 +6,7 @@
 
 mod cfg;
 mod diagnostics;
+mod legacy;
 mod link;
 mod locations;
 mod metadata;

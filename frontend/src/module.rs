@@ -87,6 +87,8 @@ pub struct Module {
     pub(crate) debug_ids: HashSet<Word>,
     /// Function id → back edges of its spin loops (spin_loops.rs).
     pub(crate) spin_loops: HashMap<Word, Vec<(Word, Word)>>,
+    /// Build-log lines for legacy forms accepted (legacy.rs), each starting "warning: ".
+    pub warnings: Vec<String>,
 }
 
 impl Module {

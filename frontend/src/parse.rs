@@ -83,11 +83,13 @@ pub fn parse_specialized(
     let version = check_header(&words)?;
     let words = specialize::freeze(words, values)?;
     let words = execution_modes_by_value(words);
+    let (words, warnings) = crate::legacy::builtins_as_input(words);
     let scan = scan(&words)?;
     let raw = catch_unwind(AssertUnwindSafe(|| dr::load_words(&scan.words)))
         .map_err(|_| FrontendError::invalid("SPIR-V binary is malformed (parser rejected it)", ""))?
         .map_err(|e| malformed(&e, &scan))?;
     let mut module = build_tables(raw, version, scan)?;
+    module.warnings = warnings;
     validate(&module)?;
     module.spin_loops = crate::spin_loops::find_spin_loops(&module);
     module.kernels = extract_kernels(&module)?;
@@ -203,6 +205,7 @@ fn build_tables(raw: dr::Module, version: (u8, u8), scan: Scan) -> Result<Module
         result_types: HashMap::new(),
         ext_imports: HashMap::new(),
         spin_loops: HashMap::new(),
+        warnings: Vec::new(),
     };
     for inst in &m.raw.ext_inst_imports {
         if let (Some(id), Some(Operand::LiteralString(name))) =

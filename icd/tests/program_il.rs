@@ -20,13 +20,24 @@ use opencl_sys::*;
 /// Assembles `icd/tests/data/<name>.spvasm` with spirv-as (SPIR-V 1.0).
 fn assemble(name: &str) -> Vec<u8> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    assemble_text(
+        name,
+        &std::fs::read_to_string(dir.join(format!("{name}.spvasm"))).expect("read .spvasm"),
+    )
+}
+
+/// Assembles SPIR-V assembly `text` with spirv-as (SPIR-V 1.0); `name` tells the temporary
+/// files apart.
+fn assemble_text(name: &str, text: &str) -> Vec<u8> {
     static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let out =
         std::env::temp_dir().join(format!("ferrocl-il-{}-{n}-{name}.spv", std::process::id()));
+    let source = out.with_extension("spvasm");
+    std::fs::write(&source, text).expect("write .spvasm");
     let st = std::process::Command::new("spirv-as")
         .args(["--target-env", "spv1.0"])
-        .arg(dir.join(format!("{name}.spvasm")))
+        .arg(&source)
         .arg("-o")
         .arg(&out)
         .status()
@@ -34,6 +45,7 @@ fn assemble(name: &str) -> Vec<u8> {
     assert!(st.success(), "spirv-as {name}");
     let words = std::fs::read(&out).unwrap();
     let _ = std::fs::remove_file(out);
+    let _ = std::fs::remove_file(source);
     words
 }
 
@@ -465,4 +477,89 @@ fn spirv_queries() {
         assert!(caps.contains(&cap), "capability {cap} in {caps:?}");
     }
     assert!(!caps.contains(&1), "{caps:?}");
+}
+
+/// Built-in variables in UniformConstant, as the SPIR-V 1.0-era LLVM/SPIR-V translator wrote
+/// them, are taken as Input with one warning each in the build log, and the kernel computes;
+/// the same built-ins in a storage class no generator used are still refused, and so is the
+/// legacy form when its pointer type also serves an ordinary UniformConstant variable.
+#[test]
+fn legacy_uniform_constant_builtins_are_taken_as_input() {
+    let env = Env::new();
+    if !ferrocl_only(&env) {
+        return;
+    }
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/legacy_builtins.spvasm"),
+    )
+    .unwrap();
+    let p = il_program(&env, &assemble_text("legacy_builtins", &text));
+    build(&env, &p).unwrap_or_else(|e| {
+        panic!(
+            "build: {e}: {}",
+            p.get_build_log(env.device.id()).unwrap_or_default()
+        )
+    });
+    let log = p.get_build_log(env.device.id()).unwrap();
+    for builtin in ["GlobalInvocationId", "GlobalSize"] {
+        assert_eq!(
+            log.matches(&format!(
+                "warning: env 2.9: built-in variable {builtin} is in the UniformConstant storage class"
+            ))
+            .count(),
+            1,
+            "{log}"
+        );
+    }
+    assert_eq!(log.lines().count(), 2, "{log}");
+    let k = check(cl(Kernel::create(&p, "legacy")), "clCreateKernel");
+    const N: usize = 37;
+    let a: Vec<f32> = (0..N).map(|i| i as f32).collect();
+    let b: Vec<f32> = (0..N).map(|i| 0.5 * i as f32).collect();
+    let (da, db) = (env.buffer(&a), env.buffer(&b));
+    let out = env.buffer_filled::<f32>(N, -1.0);
+    arg_buf(&k, 0, &da);
+    arg_buf(&k, 1, &db);
+    arg_buf(&k, 2, &out);
+    env.run(&k, &[N], None, None);
+    let want: Vec<f32> = (0..N).map(|i| a[i] + b[i] * N as f32).collect();
+    assert_eq!(env.read(&out, N), want);
+
+    let refused = |name: &str, text: &str, expect: &str| {
+        let p = il_program(&env, &assemble_text(name, text));
+        assert_eq!(build(&env, &p), Err(CL_BUILD_PROGRAM_FAILURE), "{name}");
+        let log = p.get_build_log(env.device.id()).unwrap();
+        assert!(log.contains(expect), "{name}: {log}");
+    };
+    // CrossWorkgroup built-ins: no generator wrote them.
+    let cross = text
+        .replace(
+            "OpTypePointer UniformConstant %v3ulong",
+            "OpTypePointer CrossWorkgroup %v3ulong",
+        )
+        .replace(
+            "OpTypePointer UniformConstant %ulong",
+            "OpTypePointer CrossWorkgroup %ulong",
+        )
+        .replace(
+            "OpVariable %ptr_builtin_v3ulong UniformConstant",
+            "OpVariable %ptr_builtin_v3ulong CrossWorkgroup",
+        );
+    refused(
+        "legacy_cross_workgroup",
+        &cross,
+        "built-in variable GlobalInvocationId must be in the Input storage class, found CrossWorkgroup",
+    );
+    // An ordinary constant of the built-in's pointer type: the type cannot change for both.
+    let shared = text.replace(
+        "     %kernel = OpFunction",
+        "  %v3_null = OpConstantNull %v3ulong\n\
+         %table = OpVariable %ptr_builtin_v3ulong UniformConstant %v3_null\n\
+         %kernel = OpFunction",
+    );
+    refused(
+        "legacy_shared_type",
+        &shared,
+        "built-in variable GlobalInvocationId must be in the Input storage class, found UniformConstant",
+    );
 }

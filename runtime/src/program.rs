@@ -151,7 +151,9 @@ impl Drop for HeaderDir {
 }
 
 /// Outcome of a build/compile step: (SPIR-V, code) or (SPIR-V if it got that far, log).
-type StepResult = Result<(Vec<u8>, Option<Built>), (Option<Vec<u8>>, String)>;
+/// A build step's result: the SPIR-V, the code when built, and the log (warnings only), or
+/// the SPIR-V known so far and the log saying why it failed.
+type StepResult = Result<(Vec<u8>, Option<Built>, String), (Option<Vec<u8>>, String)>;
 
 /// A successful build: the machine code and the options it was built with.
 pub struct Built {
@@ -340,11 +342,11 @@ impl Program {
     fn finish(&self, result: StepResult, binary_type: u32, uniform: bool) -> BuildOutcome {
         let mut st = self.lock();
         match result {
-            Ok((spirv, built)) => {
+            Ok((spirv, built, log)) => {
                 st.uniform_work_groups = uniform;
                 st.spirv = Some(spirv);
                 st.status = CL_BUILD_SUCCESS;
-                st.log.clear();
+                st.log = log;
                 st.binary_type = binary_type as cl_program_binary_type;
                 st.built = built.map(Arc::new);
                 BuildOutcome::Ok
@@ -378,13 +380,14 @@ impl Program {
                     &parsed,
                 );
                 match code {
-                    Ok(code) => Ok((
+                    Ok((code, warnings)) => Ok((
                         spirv,
                         Some(Built {
                             code,
                             options: parsed,
                             uniform_work_groups: uniform,
                         }),
+                        warnings,
                     )),
                     Err(log) => Err((Some(spirv), log)),
                 }
@@ -409,7 +412,7 @@ impl Program {
             .map_err(|log| (None, log))
             .and_then(|spirv| {
                 match ferrocl_frontend::parse_specialized(&spirv, &self.spec_values()) {
-                    Ok(_) => Ok((spirv, None)),
+                    Ok(module) => Ok((spirv, None, warnings_log(&module))),
                     Err(e) => Err((Some(spirv), e.log())),
                 }
             });
@@ -467,7 +470,7 @@ impl Program {
             Ok(linked) => {
                 st.spirv = Some(linked.spirv.clone());
                 if link_options.create_library {
-                    Ok(None)
+                    Ok((None, String::new()))
                 } else {
                     build_for_device(
                         &out.context.devices[0].config,
@@ -475,13 +478,14 @@ impl Program {
                         &HashMap::new(),
                         &parsed,
                     )
-                    .map(Some)
+                    .map(|(code, warnings)| (Some(code), warnings))
                 }
             }
         };
         let outcome = match result {
-            Ok(code) => {
+            Ok((code, warnings)) => {
                 st.status = CL_BUILD_SUCCESS;
+                st.log = warnings;
                 st.binary_type = if link_options.create_library {
                     CL_PROGRAM_BINARY_TYPE_LIBRARY
                 } else {
@@ -564,12 +568,31 @@ fn build_for_device(
     spirv: &[u8],
     spec_values: &HashMap<u32, Vec<u8>>,
     parsed: &ParsedOptions,
+) -> Result<(ferrocl_codegen::Program, String), String> {
+    let start = std::time::Instant::now();
+    let module = ferrocl_frontend::parse_specialized(spirv, spec_values).map_err(|e| e.log())?;
+    let warnings = warnings_log(&module);
+    build_module(config, spirv, &module, parsed, start)
+        .map(|code| (code, warnings.clone()))
+        .map_err(|log| warnings + &log)
+}
+
+/// The build-log lines of the legacy forms the frontend accepted in `module`.
+fn warnings_log(module: &ferrocl_frontend::Module) -> String {
+    module.warnings.iter().map(|w| format!("{w}\n")).collect()
+}
+
+/// The checks of a parsed module against the device's settings, then codegen.
+fn build_module(
+    config: &DeviceConfig,
+    spirv: &[u8],
+    module: &ferrocl_frontend::Module,
+    parsed: &ParsedOptions,
+    start: std::time::Instant,
 ) -> Result<ferrocl_codegen::Program, String> {
     static PROGRAMS: AtomicUsize = AtomicUsize::new(0);
     let settings = &config.settings;
-    let start = std::time::Instant::now();
-    let module = ferrocl_frontend::parse_specialized(spirv, spec_values).map_err(|e| e.log())?;
-    let unresolved = ferrocl_frontend::unresolved_imports(&module);
+    let unresolved = ferrocl_frontend::unresolved_imports(module);
     if !unresolved.is_empty() {
         return Err(unresolved.concat());
     }
