@@ -108,7 +108,7 @@ pub(crate) fn builtins_as_input(mut words: Vec<u32>) -> (Vec<u32>, Vec<Warning>)
     }
     // The pointer types must be UniformConstant ones that nothing but the derived ids uses.
     let shared = types.iter().any(|t| {
-        !pointers.get(t).is_some_and(|&(_, s)| s == uniform_constant)
+        pointers.get(t).is_none_or(|&(_, s)| s != uniform_constant)
             || insts.iter().any(|inst| {
                 let w = inst.words;
                 let Some(op) = Op::from_u32(inst.op) else {
