@@ -655,7 +655,7 @@ fn build_module(
     if !unlaunchable.is_empty() {
         return Err(unlaunchable);
     }
-    let code = ferrocl_codegen::compile(&module, &options).map_err(|e| e.log)?;
+    let code = ferrocl_codegen::compile(module, &options).map_err(|e| e.log)?;
     for k in code.kernels() {
         log(
             settings,
