@@ -326,17 +326,36 @@ fn cpu_model_name() -> String {
         .unwrap_or_else(|| "CPU".to_owned())
 }
 
+/// CL_DEVICE_MAX_CLOCK_FREQUENCY in MHz: the processor's maximum frequency from cpufreq when
+/// the kernel exposes it, else the nominal one in the model name ("… @ 3.60GHz"), else the
+/// current frequency /proc/cpuinfo shows (a virtual machine's fixed clock).
 fn cpu_mhz() -> cl_uint {
-    std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines().find_map(|l| {
-                let (k, v) = l.split_once(':')?;
-                (k.trim() == "cpu MHz").then(|| v.trim().parse::<f64>().ok())?
-            })
+    let cpufreq_khz =
+        std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok());
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    max_clock_mhz(cpufreq_khz, &cpuinfo).unwrap_or(1000)
+}
+
+fn max_clock_mhz(cpufreq_khz: Option<u64>, cpuinfo: &str) -> Option<cl_uint> {
+    let field = |key: &str| {
+        cpuinfo.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            (k.trim() == key).then(|| v.trim())
         })
-        .map(|m| m as cl_uint)
-        .unwrap_or(1000)
+    };
+    let nominal = || {
+        let name = field("model name")?;
+        let ghz = name.rsplit_once('@')?.1.trim().strip_suffix("GHz")?;
+        Some((ghz.trim().parse::<f64>().ok()? * 1000.0).round() as cl_uint)
+    };
+    let current = || Some(field("cpu MHz")?.parse::<f64>().ok()?.round() as cl_uint);
+    cpufreq_khz
+        .filter(|&k| k > 0)
+        .map(|k| (k / 1000) as cl_uint)
+        .or_else(nominal)
+        .or_else(current)
 }
 
 impl DeviceConfig {
@@ -627,6 +646,17 @@ impl DeviceConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn clock_frequency_prefers_the_maximum() {
+        let intel = "model name\t: Intel(R) Core(TM) i7-8700 CPU @ 3.20GHz\ncpu MHz\t\t: 800.012\n";
+        assert_eq!(max_clock_mhz(Some(4_600_000), intel), Some(4600));
+        assert_eq!(max_clock_mhz(None, intel), Some(3200));
+        let vm = "model name\t: AMD EPYC\ncpu MHz\t\t: 2596.148\n";
+        assert_eq!(max_clock_mhz(None, vm), Some(2596));
+        assert_eq!(max_clock_mhz(Some(0), vm), Some(2596));
+        assert_eq!(max_clock_mhz(None, ""), None);
+    }
 
     #[test]
     fn il_versions_come_from_the_frontend() {
