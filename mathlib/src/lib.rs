@@ -11,6 +11,7 @@
 //! f32/f64 functions codegen calls, through the ICD; the others have unit tests until codegen
 //! calls them.
 
+pub mod core_math_dispatch;
 #[cfg(test)]
 mod edge_cases;
 pub mod half;
@@ -60,44 +61,44 @@ macro_rules! binary {
 }
 
 unary! {
-    acos => core_math::acosf, core_math::acos;
-    acosh => core_math::acoshf, core_math::acosh;
-    acospi => core_math::acospif, core_math::acospi;
-    asin => core_math::asinf, core_math::asin;
-    asinh => core_math::asinhf, core_math::asinh;
-    asinpi => core_math::asinpif, core_math::asinpi;
-    atan => core_math::atanf, core_math::atan;
-    atanh => core_math::atanhf, core_math::atanh;
-    atanpi => core_math::atanpif, core_math::atanpi;
-    cbrt => core_math::cbrtf, core_math::cbrt;
-    cos => core_math::cosf, core_math::cos;
-    cosh => core_math::coshf, core_math::cosh;
-    cospi => core_math::cospif, core_math::cospi;
-    erfc => core_math::erfcf, core_math::erfc;
-    erf => core_math::erff, core_math::erf;
-    exp => core_math::expf, core_math::exp;
-    exp2 => core_math::exp2f, core_math::exp2;
-    exp10 => core_math::exp10f, core_math::exp10;
-    expm1 => core_math::expm1f, core_math::expm1;
-    lgamma => core_math::lgammaf, core_math::lgamma;
-    log => core_math::logf, core_math::log;
-    log2 => core_math::log2f, core_math::log2;
-    log10 => core_math::log10f, core_math::log10;
-    log1p => core_math::log1pf, core_math::log1p;
+    acos => crate::core_math_dispatch::acosf, crate::core_math_dispatch::acos;
+    acosh => crate::core_math_dispatch::acoshf, crate::core_math_dispatch::acosh;
+    acospi => crate::core_math_dispatch::acospif, crate::core_math_dispatch::acospi;
+    asin => crate::core_math_dispatch::asinf, crate::core_math_dispatch::asin;
+    asinh => crate::core_math_dispatch::asinhf, crate::core_math_dispatch::asinh;
+    asinpi => crate::core_math_dispatch::asinpif, crate::core_math_dispatch::asinpi;
+    atan => crate::core_math_dispatch::atanf, crate::core_math_dispatch::atan;
+    atanh => crate::core_math_dispatch::atanhf, crate::core_math_dispatch::atanh;
+    atanpi => crate::core_math_dispatch::atanpif, crate::core_math_dispatch::atanpi;
+    cbrt => crate::core_math_dispatch::cbrtf, crate::core_math_dispatch::cbrt;
+    cos => crate::core_math_dispatch::cosf, crate::core_math_dispatch::cos;
+    cosh => crate::core_math_dispatch::coshf, crate::core_math_dispatch::cosh;
+    cospi => crate::core_math_dispatch::cospif, crate::core_math_dispatch::cospi;
+    erfc => crate::core_math_dispatch::erfcf, crate::core_math_dispatch::erfc;
+    erf => crate::core_math_dispatch::erff, crate::core_math_dispatch::erf;
+    exp => crate::core_math_dispatch::expf, crate::core_math_dispatch::exp;
+    exp2 => crate::core_math_dispatch::exp2f, crate::core_math_dispatch::exp2;
+    exp10 => crate::core_math_dispatch::exp10f, crate::core_math_dispatch::exp10;
+    expm1 => crate::core_math_dispatch::expm1f, crate::core_math_dispatch::expm1;
+    lgamma => crate::core_math_dispatch::lgammaf, crate::core_math_dispatch::lgamma;
+    log => crate::core_math_dispatch::logf, crate::core_math_dispatch::log;
+    log2 => crate::core_math_dispatch::log2f, crate::core_math_dispatch::log2;
+    log10 => crate::core_math_dispatch::log10f, crate::core_math_dispatch::log10;
+    log1p => crate::core_math_dispatch::log1pf, crate::core_math_dispatch::log1p;
     logb => crate::ocl::logbf, crate::ocl::logb;
-    rsqrt => core_math::rsqrtf, core_math::rsqrt;
-    sin => core_math::sinf, core_math::sin;
-    sinh => core_math::sinhf, core_math::sinh;
-    sinpi => core_math::sinpif, core_math::sinpi;
-    tan => core_math::tanf, core_math::tan;
-    tanh => core_math::tanhf, core_math::tanh;
-    tanpi => core_math::tanpif, core_math::tanpi;
-    tgamma => core_math::tgammaf, core_math::tgamma;
+    rsqrt => crate::core_math_dispatch::rsqrtf, crate::core_math_dispatch::rsqrt;
+    sin => crate::core_math_dispatch::sinf, crate::core_math_dispatch::sin;
+    sinh => crate::core_math_dispatch::sinhf, crate::core_math_dispatch::sinh;
+    sinpi => crate::core_math_dispatch::sinpif, crate::core_math_dispatch::sinpi;
+    tan => crate::core_math_dispatch::tanf, crate::core_math_dispatch::tan;
+    tanh => crate::core_math_dispatch::tanhf, crate::core_math_dispatch::tanh;
+    tanpi => crate::core_math_dispatch::tanpif, crate::core_math_dispatch::tanpi;
+    tgamma => crate::core_math_dispatch::tgammaf, crate::core_math_dispatch::tgamma;
 }
 
 binary! {
-    atan2 => core_math::atan2f, core_math::atan2;
-    atan2pi => core_math::atan2pif, core_math::atan2pi;
+    atan2 => crate::core_math_dispatch::atan2f, crate::core_math_dispatch::atan2;
+    atan2pi => crate::core_math_dispatch::atan2pif, crate::core_math_dispatch::atan2pi;
     fdim => crate::ocl::fdimf, crate::ocl::fdim;
     hypot => crate::ocl::hypotf, crate::ocl::hypot;
     maxmag => crate::ocl::maxmagf, crate::ocl::maxmag;

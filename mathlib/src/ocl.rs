@@ -116,7 +116,7 @@ pub fn hypotf(x: f32, y: f32) -> f32 {
     if x.is_infinite() || y.is_infinite() {
         return f32::INFINITY;
     }
-    core_math::hypotf(x, y)
+    crate::core_math_dispatch::hypotf(x, y)
 }
 
 /// [`hypotf`] for double.
@@ -124,7 +124,7 @@ pub fn hypot(x: f64, y: f64) -> f64 {
     if x.is_infinite() || y.is_infinite() {
         return f64::INFINITY;
     }
-    core_math::hypot(x, y)
+    crate::core_math_dispatch::hypot(x, y)
 }
 
 /// pow with C99 F.9.4.4's "pow(+1, y) returns 1 for any y, even a NaN" and "pow(x, ±0)
@@ -133,7 +133,7 @@ pub fn powf(x: f32, y: f32) -> f32 {
     if x == 1.0 || y == 0.0 {
         return 1.0;
     }
-    core_math::powf(x, y)
+    crate::core_math_dispatch::powf(x, y)
 }
 
 /// [`powf`] for double.
@@ -141,7 +141,7 @@ pub fn pow(x: f64, y: f64) -> f64 {
     if x == 1.0 || y == 0.0 {
         return 1.0;
     }
-    core_math::pow(x, y)
+    crate::core_math_dispatch::pow(x, y)
 }
 
 /// The exponent of a finite nonzero float (subnormals included), for ilogb.
@@ -174,7 +174,7 @@ float_ops!(
     maxmagf,
     minmagf,
     powrf,
-    core_math::powf
+    crate::core_math_dispatch::powf
 );
 float_ops!(
     f64,
@@ -187,7 +187,7 @@ float_ops!(
     maxmag,
     minmag,
     powr,
-    core_math::pow
+    crate::core_math_dispatch::pow
 );
 
 #[cfg(test)]

@@ -162,12 +162,12 @@ shapes!(
     127,
     16_777_216.0,
     24,
-    core_math::sinf,
-    core_math::cosf,
-    core_math::lgammaf,
-    core_math::powf,
-    core_math::cbrtf,
-    core_math::log2f
+    crate::core_math_dispatch::sinf,
+    crate::core_math_dispatch::cosf,
+    crate::core_math_dispatch::lgammaf,
+    crate::core_math_dispatch::powf,
+    crate::core_math_dispatch::cbrtf,
+    crate::core_math_dispatch::log2f
 );
 shapes!(
     f64,
@@ -177,12 +177,12 @@ shapes!(
     1023,
     18_014_398_509_481_984.0,
     54,
-    core_math::sin,
-    core_math::cos,
-    core_math::lgamma,
-    core_math::pow,
-    core_math::cbrt,
-    core_math::log2
+    crate::core_math_dispatch::sin,
+    crate::core_math_dispatch::cos,
+    crate::core_math_dispatch::lgamma,
+    crate::core_math_dispatch::pow,
+    crate::core_math_dispatch::cbrt,
+    crate::core_math_dispatch::log2
 );
 
 mod remquo_impl {
@@ -207,11 +207,11 @@ mod pown_impl {
     /// In f64 through the correctly rounded pow: n is exact in f64, and one rounding of a
     /// correctly rounded double to float errs by at most 0.5 ulp + 2^-29 ulp.
     pub fn f32(x: f32, n: i32) -> f32 {
-        core_math::pow(f64::from(x), f64::from(n)) as f32
+        crate::core_math_dispatch::pow(f64::from(x), f64::from(n)) as f32
     }
     /// n is exact in f64, so this is the correctly rounded x^n.
     pub fn f64(x: f64, n: i32) -> f64 {
-        core_math::pow(x, f64::from(n))
+        crate::core_math_dispatch::pow(x, f64::from(n))
     }
 }
 
@@ -243,7 +243,7 @@ mod rootn_impl {
             return s as f32;
         }
         let a = f64::from(x.abs());
-        let r = core_math::pow(a, 1.0 / f64::from(n));
+        let r = crate::core_math_dispatch::pow(a, 1.0 / f64::from(n));
         (r as f32).copysign(x)
     }
 
