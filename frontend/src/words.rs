@@ -62,7 +62,12 @@ pub fn module_processed(words: &[u32]) -> Vec<String> {
         .collect()
 }
 
-/// `words` with one more `OpModuleProcessed text`, after the debug names.
+/// SPIR-V 1.1, the first version with `OpModuleProcessed`, as a header version word.
+const VERSION_1_1: u32 = 0x0001_0100;
+
+/// `words` with one more `OpModuleProcessed text`, after the debug names. A SPIR-V 1.0 module
+/// becomes 1.1, the version that has the instruction (spirv-val refuses it in 1.0), which
+/// changes nothing else: 1.1 only adds to 1.0.
 pub fn with_module_processed(words: &[u32], text: &str) -> Vec<u32> {
     let at = instructions(words)
         .iter()
@@ -79,6 +84,9 @@ pub fn with_module_processed(words: &[u32], text: &str) -> Vec<u32> {
             .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
     );
     out.extend_from_slice(&words[at..]);
+    if out.len() > 1 && out[1] < VERSION_1_1 {
+        out[1] = VERSION_1_1;
+    }
     out
 }
 
@@ -146,9 +154,17 @@ mod tests {
             module_processed(&without_module_processed(&with, "a:")),
             ["b: 22"]
         );
+        // The records need SPIR-V 1.1: the 1.0 module became 1.1, and stays so without them.
+        assert_eq!(with[1], 0x0001_0100);
+        let mut as_1_1 = m.clone();
+        as_1_1[1] = 0x0001_0100;
         assert_eq!(
             without_module_processed(&without_module_processed(&with, "a:"), "b:"),
-            m
+            as_1_1
         );
+        // Newer modules keep their version.
+        let mut m14 = m;
+        m14[1] = 0x0001_0400;
+        assert_eq!(with_module_processed(&m14, "c")[1], 0x0001_0400);
     }
 }

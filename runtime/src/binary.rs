@@ -52,12 +52,13 @@ pub fn split_type(binary: &[u8]) -> (Vec<u8>, Option<cl_program_binary_type>) {
 mod tests {
     use super::*;
 
-    /// Header, OpCapability Addresses, OpName %1 "x", OpDecorate %1 … (a stand-in), OpNop.
+    /// Header (SPIR-V 1.1, the first version with `OpModuleProcessed`), OpCapability
+    /// Addresses, OpName %1 "x", OpDecorate %1 … (a stand-in), OpNop.
     fn module() -> Vec<u8> {
         let name = u32::from_le_bytes(*b"x\0\0\0");
         to_bytes(&[
             0x0723_0203,
-            0x0001_0000,
+            0x0001_0100,
             0,
             10,
             0,
@@ -115,5 +116,14 @@ mod tests {
         assert_eq!(split_type(&[1, 2, 3]), (vec![1, 2, 3], None));
         // No binary type, no record.
         assert_eq!(with_type(&m, 0), m);
+    }
+
+    #[test]
+    fn a_spirv_1_0_binary_becomes_1_1() {
+        let mut m = module();
+        m[4..8].copy_from_slice(&0x0001_0000u32.to_le_bytes());
+        let b = with_type(&m, CL_PROGRAM_BINARY_TYPE_EXECUTABLE as _);
+        assert_eq!(b[4..8], 0x0001_0100u32.to_le_bytes());
+        assert_eq!(split_type(&b).1, Some(CL_PROGRAM_BINARY_TYPE_EXECUTABLE as _));
     }
 }
