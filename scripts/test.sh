@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # scripts/test.sh: the whole test suite — rustfmt check, clippy (-D warnings), cargo test
 # of the workspace (icd/tests drive the fresh debug libferrocl.so through the system
-# loader), and the C example built with gcc -lOpenCL run through the loader against the
-# debug library. Every step runs; the script exits non-zero if any failed.
+# loader), the C example built with gcc -lOpenCL run through the loader against the
+# debug library, and the Debian package (scripts/test-deb.sh: built; as root also installed,
+# listed by clinfo, the sample run on it, purged). Every step runs; the script exits non-zero
+# if any failed.
 #
 # Installs missing system packages when run as root (as scripts/setup.sh would).
 # Environment:
@@ -49,6 +51,7 @@ step "cargo fmt --check" cargo fmt --all -- --check
 step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test" cargo test --workspace --no-fail-fast
 step "C example through the loader" run_example
+step "Debian package: build, install, clinfo, sample, purge" bash scripts/test-deb.sh
 if [[ "${FERROCL_TEST_WITH_POCL:-0}" != 0 ]]; then
     step "icd tests against PoCL" env FERROCL_TEST_PLATFORM_ICD=/etc/OpenCL/vendors/pocl.icd \
         cargo test --no-fail-fast -p ferrocl-icd --test compute --test ndrange --test errors
