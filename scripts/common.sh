@@ -7,7 +7,7 @@ FERROCL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # Debian 12 packages the build, the tests and the sample need.
 FERROCL_PACKAGES=(
     ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo
-    clang-15 llvm-15 llvm-spirv-15 spirv-tools gcc
+    clang-15 llvm-15 llvm-spirv-15 spirv-tools gcc dpkg-dev
 )
 # PoCL is installed by default (FERROCL_WITH_POCL=0 to skip): it is the reference the test
 # suite is validated against (FERROCL_TEST_PLATFORM_ICD, FERROCL_TEST_WITH_POCL).
