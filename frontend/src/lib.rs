@@ -16,6 +16,7 @@ mod parse;
 mod printf;
 mod specialize;
 mod spin_loops;
+mod translator_fixes;
 mod validate;
 mod validate_dominance;
 mod validate_structure;

@@ -557,11 +557,20 @@ pub fn compile_opencl_c(
     }
     let spirv =
         std::fs::read(&spv).map_err(|e| format!("{log}error: cannot read SPIR-V output: {e}\n"))?;
+    let spirv = repair_translator_output(&spirv)
+        .map_err(|e| format!("{log}error: llvm-spirv's output is not SPIR-V: {e}\n"))?;
     if unsigned_hints.is_empty() {
         return Ok(spirv);
     }
     record_vec_type_hints(&spirv, &unsigned_hints)
         .map_err(|e| format!("{log}error: cannot record vec_type_hint: {e}\n"))
+}
+
+/// llvm-spirv's module with the repairs of `translator_fixes` applied.
+fn repair_translator_output(spirv: &[u8]) -> Result<Vec<u8>, String> {
+    let words = crate::is_spirv(spirv).map_err(|e| e.to_string())?;
+    let repaired = crate::translator_fixes::splat_select_conditions(&words);
+    Ok(repaired.iter().flat_map(|w| w.to_le_bytes()).collect())
 }
 
 /// Prefix of the `OpModuleProcessed` strings that carry a kernel's unsigned `vec_type_hint`
@@ -777,6 +786,26 @@ mod tests {
         let o0 = disassembled(src, "-cl-opt-disable").unwrap();
         assert!(o0.contains("OpVariable %_ptr_Function"), "{o0}");
         assert!(!plain.contains("OpVariable %_ptr_Function"), "{plain}");
+    }
+
+    #[test]
+    fn vector_selects_on_a_scalar_condition_are_valid_spirv_1_0() {
+        // opt-15 makes `select i1 %c, <4 x float>` of both; llvm-spirv-15 writes it as an
+        // OpSelect with a scalar condition, valid only from SPIR-V 1.4.
+        let src = "kernel void k(global int4 *a, global int4 *b, global int *c) {\
+                       size_t i = get_global_id(0); int4 x = a[i], y = b[i];\
+                       a[i] = c[i] > 3 ? x + 1 : y * 2; }\
+                   kernel void f(global float4 *a, int n) {\
+                       float4 v = a[get_global_id(0)], r;\
+                       if (n > 2) r = v * 2.0f; else r = v + 1.0f;\
+                       a[get_global_id(0)] = r; }";
+        // disassembled() runs spirv-val on the module.
+        let Some(text) = disassembled(src, "") else {
+            return;
+        };
+        assert!(text.contains("OpTypeVector %bool 4"), "{text}");
+        assert!(text.contains("OpCompositeConstruct %v4bool"), "{text}");
+        assert!(text.contains("; Version: 1.0"), "{text}");
     }
 
     #[test]

@@ -649,3 +649,36 @@ fn private_vectors_are_aligned_to_their_size() {
         }
     }
 }
+
+/// A `?:` and an `if` choosing between vectors on a scalar condition (llvm-spirv-15 writes an
+/// OpSelect with a scalar condition, which the recipe splats into a bool vector) compute the
+/// right lanes, built from OpenCL C by the driver.
+#[test]
+fn vector_choice_on_a_scalar_condition() {
+    let env = Env::new();
+    let src = "kernel void pick(global int4 *a, global const int4 *b, global const int *c) {
+                   size_t i = get_global_id(0); int4 x = a[i], y = b[i];
+                   a[i] = c[i] > 3 ? x + 1 : y * 2; }";
+    for options in ["", "-cl-opt-disable"] {
+        let program = env.program_from_source(src, options);
+        let k = Kernel::create(&program, "pick").expect("clCreateKernel");
+        let a: Vec<[i32; 4]> = (0..8).map(|i| [i, i + 10, i + 20, i + 30]).collect();
+        let b: Vec<[i32; 4]> = (0..8).map(|i| [-i, 5, 6, 7]).collect();
+        let c: Vec<i32> = (0..8).collect();
+        let (da, db, dc) = (env.buffer(&a), env.buffer(&b), env.buffer(&c));
+        arg_buf(&k, 0, &da);
+        arg_buf(&k, 1, &db);
+        arg_buf(&k, 2, &dc);
+        env.run(&k, &[8], None, None);
+        let want: Vec<[i32; 4]> = (0..8)
+            .map(|i| {
+                if c[i] > 3 {
+                    a[i].map(|v| v + 1)
+                } else {
+                    b[i].map(|v| v * 2)
+                }
+            })
+            .collect();
+        assert_eq!(env.read(&da, 8), want, "{options}");
+    }
+}

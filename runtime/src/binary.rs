@@ -124,6 +124,9 @@ mod tests {
         m[4..8].copy_from_slice(&0x0001_0000u32.to_le_bytes());
         let b = with_type(&m, CL_PROGRAM_BINARY_TYPE_EXECUTABLE as _);
         assert_eq!(b[4..8], 0x0001_0100u32.to_le_bytes());
-        assert_eq!(split_type(&b).1, Some(CL_PROGRAM_BINARY_TYPE_EXECUTABLE as _));
+        assert_eq!(
+            split_type(&b).1,
+            Some(CL_PROGRAM_BINARY_TYPE_EXECUTABLE as _)
+        );
     }
 }
