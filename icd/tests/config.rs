@@ -778,14 +778,25 @@ fn workers_can_be_pinned() {
     let env = Env::new();
     let k = build(&env, "fpmode", "", "arith").expect("build");
     run_arith(&env, &k, &A, &B);
-    let mut workers = 0;
+    let workers = worker_cpus();
+    assert_eq!(workers.len(), 2);
+    for (name, cpus) in workers {
+        assert!(
+            cpus.parse::<usize>().is_ok(),
+            "{name} runs on {cpus}, not on one CPU"
+        );
+    }
+}
+
+/// Each worker thread of this process with the CPUs it may run on (`Cpus_allowed_list`).
+fn worker_cpus() -> Vec<(String, String)> {
+    let mut out = Vec::new();
     for task in std::fs::read_dir("/proc/self/task").expect("/proc/self/task") {
         let task = task.expect("task").path();
         let comm = std::fs::read_to_string(task.join("comm")).unwrap_or_default();
         if !comm.starts_with("ferrocl-worker") {
             continue;
         }
-        workers += 1;
         let status = std::fs::read_to_string(task.join("status")).expect("status");
         let cpus = status
             .lines()
@@ -793,13 +804,9 @@ fn workers_can_be_pinned() {
             .expect("Cpus_allowed_list")
             .trim()
             .to_owned();
-        assert!(
-            cpus.parse::<usize>().is_ok(),
-            "{} runs on {cpus}, not on one CPU",
-            comm.trim()
-        );
+        out.push((comm.trim().to_owned(), cpus));
     }
-    assert_eq!(workers, 2);
+    out
 }
 
 /// Every on/off switch takes on/off, 1/0, true/false and yes/no in any case: one child per
@@ -839,19 +846,10 @@ fn on_off_settings_take_every_spelling() {
         let k = build(&env, "fpmode", "", "arith").expect("build");
         run_arith(&env, &k, &A, &B);
         // Pinned workers run on one CPU each.
-        let mut pinned = 0;
-        for task in std::fs::read_dir("/proc/self/task").expect("/proc/self/task") {
-            let task = task.expect("task").path();
-            let comm = std::fs::read_to_string(task.join("comm")).unwrap_or_default();
-            if comm.starts_with("ferrocl-worker") {
-                let status = std::fs::read_to_string(task.join("status")).expect("status");
-                let cpus = status
-                    .lines()
-                    .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-                    .expect("Cpus_allowed_list");
-                pinned += usize::from(cpus.trim().parse::<usize>().is_ok());
-            }
-        }
+        let pinned = worker_cpus()
+            .iter()
+            .filter(|(_, cpus)| cpus.parse::<usize>().is_ok())
+            .count();
         // Unpinned workers may still see one CPU on a one-CPU machine.
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         if on {

@@ -94,24 +94,7 @@ fn philox_reference(mut ctr: [u32; 4], mut key: [u32; 2]) -> [u32; 4] {
 
 /// Builds `source` with clBuildProgram and `options`; the log on failure.
 fn build(env: &Env, source: &str, options: &str) -> Result<Program, String> {
-    let program = check(
-        cl(Program::create_from_source(&env.context, source)),
-        "clCreateProgramWithSource",
-    );
-    let c_options = CString::new(options).unwrap();
-    match opencl3::program::build_program(
-        program.get(),
-        env.context.devices(),
-        &c_options,
-        None,
-        null_mut(),
-    ) {
-        Ok(()) => Ok(program),
-        Err(code) => {
-            let log = program.get_build_log(env.device.id()).unwrap_or_default();
-            Err(format!("clBuildProgram({options}) failed ({code}):\n{log}"))
-        }
-    }
+    env.try_program_from_source(source, options)
 }
 
 fn run_philox(env: &Env, kernel: &Kernel) {

@@ -102,21 +102,7 @@ fn suggested(env: &Env, kernel: &Kernel, global: &[usize]) -> Result<Vec<usize>,
 
 /// Builds OpenCL C `source` with `options`: the program, or the build log.
 fn try_build(env: &Env, source: &str, options: &str) -> Result<Program, String> {
-    let program = check(
-        cl(Program::create_from_source(&env.context, source)),
-        "clCreateProgramWithSource",
-    );
-    let c_options = CString::new(options).unwrap();
-    match opencl3::program::build_program(
-        program.get(),
-        env.context.devices(),
-        &c_options,
-        None,
-        null_mut(),
-    ) {
-        Ok(()) => Ok(program),
-        Err(_) => Err(program.get_build_log(env.device.id()).unwrap_or_default()),
-    }
+    env.try_program_from_source(source, options)
 }
 
 /// Builds SPIR-V `il` with `options`: the program, or the build log.

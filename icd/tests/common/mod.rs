@@ -274,25 +274,33 @@ impl Env {
     /// Builds OpenCL C `source` with the device's own compiler (clCreateProgramWithSource +
     /// clBuildProgram with `options`); panics with the build log.
     pub fn program_from_source(&self, source: &str, options: &str) -> Program {
+        self.try_program_from_source(source, options)
+            .unwrap_or_else(|log| panic!("{log}"))
+    }
+
+    /// Builds OpenCL C `source` with `options`: the program, or the error code and build log.
+    pub fn try_program_from_source(&self, source: &str, options: &str) -> Result<Program, String> {
         let program = check(
             cl(Program::create_from_source(&self.context, source)),
             "clCreateProgramWithSource",
         );
         let c_options = std::ffi::CString::new(options).expect("options");
-        if let Err(code) = opencl3::program::build_program(
+        match opencl3::program::build_program(
             program.get(),
             self.context.devices(),
             &c_options,
             None,
             ptr::null_mut(),
         ) {
-            let log = program.get_build_log(self.device.id()).unwrap_or_default();
-            panic!(
-                "clBuildProgram({options}) failed: {} ({code})\n--- build log ---\n{log}",
-                error_text(code)
-            );
+            Ok(()) => Ok(program),
+            Err(code) => {
+                let log = program.get_build_log(self.device.id()).unwrap_or_default();
+                Err(format!(
+                    "clBuildProgram({options}) failed: {} ({code})\n--- build log ---\n{log}",
+                    error_text(code)
+                ))
+            }
         }
-        program
     }
 
     /// Builds `file` and creates kernel `name` from it (the kernel keeps the program alive).
