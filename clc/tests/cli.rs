@@ -69,7 +69,12 @@ fn the_cts_command_line_gives_valid_spirv() {
         .arg(format!("--source={}", src.display()))
         .arg(format!("--output={}", out.display()))
         .arg(format!("--cl-device-info={}", device_info(&dir).display()))
-        .args(["--", "-cl-std=CL3.0", "-DSCALE=3.0f", "-DOFFSET=1.0f + 2.0f"])
+        .args([
+            "--",
+            "-cl-std=CL3.0",
+            "-DSCALE=3.0f",
+            "-DOFFSET=1.0f + 2.0f",
+        ])
         .output()
         .unwrap();
     assert!(

@@ -570,6 +570,7 @@ pub fn compile_opencl_c(
 fn repair_translator_output(spirv: &[u8]) -> Result<Vec<u8>, String> {
     let words = crate::is_spirv(spirv).map_err(|e| e.to_string())?;
     let repaired = crate::translator_fixes::splat_select_conditions(&words);
+    let repaired = crate::translator_fixes::branch_on_bool_switches(&repaired);
     Ok(repaired.iter().flat_map(|w| w.to_le_bytes()).collect())
 }
 
@@ -806,6 +807,21 @@ mod tests {
         assert!(text.contains("OpTypeVector %bool 4"), "{text}");
         assert!(text.contains("OpCompositeConstruct %v4bool"), "{text}");
         assert!(text.contains("; Version: 1.0"), "{text}");
+    }
+
+    #[test]
+    fn switches_on_one_bit_become_conditional_branches() {
+        // instcombine makes `switch i1` of a switch on `i & 1`; llvm-spirv-15 writes it as an
+        // OpSwitch on a bool, which SPIR-V does not allow (the CTS math kernels for float3).
+        let src = "kernel void k(global float *out, global const float *in) {\
+                       size_t i = get_global_id(0); float3 a = (float3)(NAN);\
+                       switch (i & 1) { case 0: a.y = in[3 * i + 1]; case 1: a.x = in[3 * i]; break; }\
+                       switch (i & 1) { case 0: out[3 * i + 1] = a.y; case 1: out[3 * i] = a.x; break; } }";
+        // disassembled() runs spirv-val on the module.
+        let Some(text) = disassembled(src, "-cl-std=CL3.0") else {
+            return;
+        };
+        assert!(!text.contains("OpSwitch"), "{text}");
     }
 
     #[test]

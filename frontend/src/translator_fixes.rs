@@ -7,6 +7,11 @@
 //! comes out as such, which SPIR-V allows only from 1.4 on, while the module says 1.0. The
 //! condition is splatted with `OpCompositeConstruct` into a bool vector of the operands' width
 //! (the type is added when the module lacks it), which means the same in every version.
+//!
+//! `OpSwitch` on a bool: LLVM's `switch i1` (instcombine makes it of a `switch` on `x & 1`,
+//! as in the CTS math kernels for 3-wide vectors) comes out as an `OpSwitch` whose selector is
+//! a bool, while SPIR-V wants an integer. It becomes the `OpBranchConditional` it means: to the
+//! case of literal 1 when true, of literal 0 when false, the default where a case is missing.
 
 use std::collections::HashMap;
 
@@ -113,6 +118,57 @@ pub(crate) fn splat_select_conditions(words: &[u32]) -> Vec<u32> {
         out.extend_from_slice(&new_types);
     }
     out.extend_from_slice(&words[at..]);
+    out
+}
+
+/// `words` with every `OpSwitch` on a bool selector turned into an `OpBranchConditional`.
+pub(crate) fn branch_on_bool_switches(words: &[u32]) -> Vec<u32> {
+    let insts = instructions(words);
+    let Some(bool_id) = insts
+        .iter()
+        .find(|i| i.op == Op::TypeBool as u32 && i.words.len() == 2)
+        .map(|i| i.words[1])
+    else {
+        return words.to_vec();
+    };
+    let bool_values: std::collections::HashSet<u32> = insts
+        .iter()
+        .filter(|i| i.words.len() >= 3 && has_result_type(i.op) && i.words[1] == bool_id)
+        .map(|i| i.words[2])
+        .collect();
+    let is_bool_switch = |w: &[u32]| {
+        w[0] & 0xffff == Op::Switch as u32
+            && w.len() >= 3
+            && (w.len() - 3) % 2 == 0
+            && bool_values.contains(&w[1])
+    };
+    if !insts.iter().any(|i| is_bool_switch(i.words)) {
+        return words.to_vec();
+    }
+    let mut out = Vec::with_capacity(words.len());
+    out.extend_from_slice(&words[..HEADER_WORDS]);
+    let mut end = HEADER_WORDS;
+    for inst in &insts {
+        let w = inst.words;
+        if is_bool_switch(w) {
+            let target = |value: u32| {
+                w[3..]
+                    .chunks_exact(2)
+                    .find(|case| case[0] == value)
+                    .map_or(w[2], |case| case[1])
+            };
+            out.extend([
+                (4 << 16) | Op::BranchConditional as u32,
+                w[1],
+                target(1),
+                target(0),
+            ]);
+        } else {
+            out.extend_from_slice(w);
+        }
+        end = inst.at + w.len();
+    }
+    out.extend_from_slice(&words[end..]);
     out
 }
 

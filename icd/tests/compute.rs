@@ -682,3 +682,31 @@ fn vector_choice_on_a_scalar_condition() {
         assert_eq!(env.read(&da, 8), want, "{options}");
     }
 }
+
+/// A `switch` on one bit, with fall-through (as the CTS math kernels write for 3-wide vectors;
+/// llvm-spirv-15 writes it as an OpSwitch on a bool, which the recipe turns into a conditional
+/// branch) takes the right cases.
+#[test]
+fn switch_on_one_bit_with_fall_through() {
+    let env = Env::new();
+    let src = "kernel void k(global int *out, global const int *in) {
+                   size_t i = get_global_id(0); int x = -1, y = -1;
+                   switch (i & 1) { case 0: y = in[2 * i + 1]; case 1: x = in[2 * i]; break; }
+                   out[2 * i] = x; out[2 * i + 1] = y; }";
+    for options in ["", "-cl-opt-disable", "-cl-std=CL3.0"] {
+        let program = env.program_from_source(src, options);
+        let k = Kernel::create(&program, "k").expect("clCreateKernel");
+        let input: Vec<i32> = (0..16).map(|v| v * 7 + 3).collect();
+        let (din, dout) = (env.buffer(&input), env.buffer_filled(16, 0i32));
+        arg_buf(&k, 0, &dout);
+        arg_buf(&k, 1, &din);
+        env.run(&k, &[8], None, None);
+        let want: Vec<i32> = (0..8)
+            .flat_map(|i| {
+                let y = if i % 2 == 0 { input[2 * i + 1] } else { -1 };
+                [input[2 * i], y]
+            })
+            .collect();
+        assert_eq!(env.read(&dout, 16), want, "{options}");
+    }
+}
