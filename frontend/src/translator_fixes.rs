@@ -139,7 +139,7 @@ pub(crate) fn branch_on_bool_switches(words: &[u32]) -> Vec<u32> {
     let is_bool_switch = |w: &[u32]| {
         w[0] & 0xffff == Op::Switch as u32
             && w.len() >= 3
-            && (w.len() - 3) % 2 == 0
+            && (w.len() - 3).is_multiple_of(2)
             && bool_values.contains(&w[1])
     };
     if !insts.iter().any(|i| is_bool_switch(i.words)) {
