@@ -16,6 +16,13 @@ loop(indvars,loop-unroll-full),instcombine,simplifycfg,gvn,instcombine";
 const OPT_DATA_LAYOUT: &str =
     "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-n8:16:32:64";
 
+/// OpenCL C extensions whose macro clang-15 does not define (it does not know their names),
+/// although it has what they bring: `cl_khr_expect_assume` is `__builtin_expect` and
+/// `__builtin_assume`, which llvm-spirv-15 translates with SPV_KHR_expect_assume.
+/// (`cl_khr_kernel_clock` and `cl_khr_work_group_uniform_arithmetic` get their macros from
+/// their preludes, with the built-ins clang-15 lacks.)
+const CLANG_15_MACROLESS_EXTENSIONS: &[&str] = &["cl_khr_expect_assume"];
+
 /// `-cl-ext=-all,+a,+b`: everything off, then exactly `extensions` on.
 fn cl_ext_option(extensions: &[&str]) -> String {
     let mut opt = "-cl-ext=-all".to_owned();
@@ -433,12 +440,15 @@ fn capitalised(word: &str) -> String {
 
 /// Compiles OpenCL C `source` with the clang-relevant parts of `options` to SPIR-V 1.0.
 /// `extensions` are the OpenCL C extensions and optional features clang may assume: exactly
-/// the device's, so sources cannot use what the device does not provide.
+/// the device's, so sources cannot use what the device does not provide; `undefine` are the
+/// macros clang predefines for every SPIR target that the device lacks (`__IMAGE_SUPPORT__`
+/// without images). Both come from the runtime's feature registry.
 /// On success returns the module bytes (warnings are dropped); on failure the build log.
 pub fn compile_opencl_c(
     source: &str,
     options: &str,
     extensions: &[&str],
+    undefine: &[&str],
 ) -> Result<Vec<u8>, String> {
     if !opencl_c_compiler_available() {
         return Err(format!(
@@ -460,9 +470,12 @@ pub fn compile_opencl_c(
     // The device's OpenCL version (OpenCL C 6.12: "the version of OpenCL supported by the
     // device"), which clang-15 leaves undefined for spir64.
     args.push("-D__OPENCL_VERSION__=300".into());
-    // No images (yet): clang defines __IMAGE_SUPPORT__ for every spir64 target.
-    if !extensions.contains(&"__opencl_c_images") {
-        args.push("-U__IMAGE_SUPPORT__".into());
+    args.extend(undefine.iter().map(|m| format!("-U{m}")));
+    // Extensions clang-15 predates and whose built-ins it has anyway: only the macro is missing.
+    for name in CLANG_15_MACROLESS_EXTENSIONS {
+        if extensions.contains(name) {
+            args.push(format!("-D{name}=1"));
+        }
     }
     let preludes = [
         ("header_macros.h", header_macros_prelude(extensions)),
@@ -744,7 +757,7 @@ mod tests {
         if !opencl_c_compiler_available() || !tool_exists("spirv-dis") {
             return None;
         }
-        let spv = compile_opencl_c(source, options, &["cl_khr_fp64", "__opencl_c_fp64"])
+        let spv = compile_opencl_c(source, options, &["cl_khr_fp64", "__opencl_c_fp64"], &[])
             .unwrap_or_else(|e| panic!("{options}: {e}"));
         let dir = temp_dir().unwrap();
         let path = dir.0.join("m.spv");
@@ -832,19 +845,19 @@ mod tests {
         let src = "kernel void k(read_only image2d_t i, global float4 *p) \
                    { p[0] = read_imagef(i, (int2)(0, 0)); }";
         let device = ["cl_khr_fp64", "__opencl_c_fp64", "__opencl_c_int64"];
-        let err = compile_opencl_c(src, "-cl-std=CL3.0", &device).unwrap_err();
+        let err = compile_opencl_c(src, "-cl-std=CL3.0", &device, &[]).unwrap_err();
         assert!(err.contains("__opencl_c_images"), "{err}");
         let fp64 = "kernel void k(global double *p) { p[0] = sqrt(p[1]); }";
-        assert!(compile_opencl_c(fp64, "-cl-std=CL3.0", &device).is_ok());
+        assert!(compile_opencl_c(fp64, "-cl-std=CL3.0", &device, &[]).is_ok());
         // A device with fp64 turned off: clang refuses double.
-        assert!(compile_opencl_c(fp64, "-cl-std=CL3.0", &["__opencl_c_int64"]).is_err());
+        assert!(compile_opencl_c(fp64, "-cl-std=CL3.0", &["__opencl_c_int64"], &[]).is_err());
         // Half arithmetic needs cl_khr_fp16; vload_half/vstore_half never do.
         let fp16 = "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n\
                     kernel void k(global half *p) { p[0] = p[1] * p[2]; }";
-        assert!(compile_opencl_c(fp16, "-cl-std=CL1.2", &["cl_khr_fp16"]).is_ok());
-        assert!(compile_opencl_c(fp16, "-cl-std=CL1.2", &[]).is_err());
+        assert!(compile_opencl_c(fp16, "-cl-std=CL1.2", &["cl_khr_fp16"], &[]).is_ok());
+        assert!(compile_opencl_c(fp16, "-cl-std=CL1.2", &[], &[]).is_err());
         let buffer = "kernel void k(global half *p) { vstore_half(vload_half(1, p), 0, p); }";
-        assert!(compile_opencl_c(buffer, "-cl-std=CL1.2", &[]).is_ok());
+        assert!(compile_opencl_c(buffer, "-cl-std=CL1.2", &[], &[]).is_ok());
     }
 
     #[test]
@@ -872,7 +885,8 @@ mod tests {
                 h[g] = work_group_reduce_mul(h[g]) + (half)work_group_reduce_logical_or(g > 3);\
             }";
         for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
-            let bytes = compile_opencl_c(src, std, &device).unwrap_or_else(|log| panic!("{log}"));
+            let bytes =
+                compile_opencl_c(src, std, &device, &[]).unwrap_or_else(|log| panic!("{log}"));
             let module = rspirv::dr::load_bytes(&bytes).expect("SPIR-V");
             let ops: Vec<spirv::Op> = module
                 .functions
@@ -898,18 +912,18 @@ mod tests {
         // The extension macro exists exactly where the built-ins do.
         let probe = "#ifdef cl_khr_work_group_uniform_arithmetic\n#error defined\n#endif\n\
                      kernel void k(global int *p) { p[0] = 1; }";
-        assert!(compile_opencl_c(probe, "-cl-std=CL3.0", &device).is_err());
-        assert!(compile_opencl_c(probe, "-cl-std=CL1.2", &device).is_ok());
-        assert!(compile_opencl_c(probe, "-cl-std=CL3.0", &device[1..]).is_ok());
+        assert!(compile_opencl_c(probe, "-cl-std=CL3.0", &device, &[]).is_err());
+        assert!(compile_opencl_c(probe, "-cl-std=CL1.2", &device, &[]).is_ok());
+        assert!(compile_opencl_c(probe, "-cl-std=CL3.0", &device[1..], &[]).is_ok());
     }
 
     #[test]
     fn compiles_or_reports() {
-        let r = compile_opencl_c("kernel void k(global int *p) { p[0] = 1; }", "", &[]);
+        let r = compile_opencl_c("kernel void k(global int *p) { p[0] = 1; }", "", &[], &[]);
         if opencl_c_compiler_available() {
             let bytes = r.unwrap();
             assert!(crate::is_spirv(&bytes).is_ok());
-            let err = compile_opencl_c("kernel void k( { }", "", &[]).unwrap_err();
+            let err = compile_opencl_c("kernel void k( { }", "", &[], &[]).unwrap_err();
             assert!(err.contains("error"), "{err}");
         } else {
             assert!(r.is_err());
@@ -932,7 +946,7 @@ mod tests {
             default: out[3] = s;
             }
         }";
-        let bytes = compile_opencl_c(src, "", &[]).unwrap_or_else(|e| panic!("{e}"));
+        let bytes = compile_opencl_c(src, "", &[], &[]).unwrap_or_else(|e| panic!("{e}"));
         crate::parse(&bytes).unwrap_or_else(|e| panic!("{}", e.log()));
     }
 }

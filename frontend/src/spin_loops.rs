@@ -441,7 +441,7 @@ mod tests {
             return;
         }
         for options in ["", "-cl-opt-disable"] {
-            let spv = compile_opencl_c(SOURCE, options, &[]).unwrap_or_else(|e| panic!("{e}"));
+            let spv = compile_opencl_c(SOURCE, options, &[], &[]).unwrap_or_else(|e| panic!("{e}"));
             let m = parse(&spv).unwrap_or_else(|e| panic!("{e}"));
             let spins = |name: &str| {
                 let k = m.kernels.iter().find(|k| k.name == name).expect(name);

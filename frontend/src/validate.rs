@@ -83,19 +83,6 @@ pub const CAPABILITY_EXTENSIONS: &[(Capability, &str)] = &[
     ),
 ];
 
-/// Capabilities that exist only with sub-groups.
-pub const SUB_GROUP_CAPABILITIES: &[Capability] = &[
-    Capability::SubgroupDispatch,
-    Capability::GroupNonUniform,
-    Capability::GroupNonUniformVote,
-    Capability::GroupNonUniformBallot,
-    Capability::GroupNonUniformArithmetic,
-    Capability::GroupNonUniformShuffle,
-    Capability::GroupNonUniformShuffleRelative,
-    Capability::GroupNonUniformClustered,
-    Capability::GroupNonUniformRotateKHR,
-];
-
 /// Capabilities a module may declare only from a given SPIR-V version on (env 3.2–3.7). Those
 /// not listed are allowed from SPIR-V 1.0.
 pub const CAPABILITY_MIN_VERSION: &[(Capability, (u8, u8))] = &[

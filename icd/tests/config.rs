@@ -896,3 +896,118 @@ fn on_off_settings_take_every_spelling() {
         );
     }
 }
+
+/// The feature registry (`ferrocl_runtime::features`) and the device's answers agree, in
+/// every configuration of the switches: the extension lists with their versions, the OpenCL C
+/// features, the SPIR-V capabilities, the queries each feature changes (zero while it is off),
+/// and clang's view of OpenCL C (every extension and feature macro defined exactly when on, and
+/// the macros of features that are off, such as `__IMAGE_SUPPORT__`, undefined).
+#[test]
+fn the_feature_registry_agrees_with_the_answers() {
+    use ferrocl_runtime::features;
+    use ferrocl_runtime::settings::Settings;
+    const CONFIGS: &[&[(&str, &str)]] = &[
+        &[],
+        &[("FERROCL_FP64", "off")],
+        &[("FERROCL_FP16", "off"), ("FERROCL_SUBGROUPS", "off")],
+        &[("FERROCL_PROFILE", "embedded")],
+    ];
+    const INDEX: &str = "FERROCL_CONFIG_TEST_INDEX";
+    let name = "the_feature_registry_agrees_with_the_answers";
+    if std::env::var(CHILD).as_deref() != Ok(name) {
+        for (i, vars) in CONFIGS.iter().enumerate() {
+            let index = i.to_string();
+            let mut vars = vars.to_vec();
+            vars.push((INDEX, &index));
+            in_child(name, &vars).expect("the parent runs children");
+        }
+        return;
+    }
+    let index: usize = std::env::var(INDEX).unwrap().parse().unwrap();
+    let vars = CONFIGS[index];
+    let settings = Settings::parse(
+        |k| {
+            vars.iter()
+                .find(|(n, _)| *n == k)
+                .map(|(_, v)| v.to_string())
+        },
+        |w| panic!("{w}"),
+    );
+    let d = device();
+    let id = d.id();
+    let raw = |param: u32| opencl3::device::get_device_data(id, param).unwrap();
+    let name_versions = |param: u32| -> Vec<(String, u32)> {
+        raw(param)
+            .chunks_exact(4 + 64)
+            .map(|c| {
+                let version = u32::from_ne_bytes(c[..4].try_into().unwrap());
+                let name: Vec<u8> = c[4..].iter().take_while(|&&b| b != 0).copied().collect();
+                (String::from_utf8(name).unwrap(), version)
+            })
+            .collect()
+    };
+    let want_extensions: Vec<(String, u32)> = features::enabled(&settings)
+        .flat_map(|f| f.extensions)
+        .map(|e| (e.name.to_owned(), e.version))
+        .collect();
+    assert_eq!(
+        name_versions(opencl3::device::CL_DEVICE_EXTENSIONS_WITH_VERSION),
+        want_extensions
+    );
+    let listed = check(cl(d.extensions()), "CL_DEVICE_EXTENSIONS");
+    let names: Vec<&str> = want_extensions.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(listed.split_whitespace().collect::<Vec<_>>(), names);
+    let want_features: Vec<(String, u32)> = features::enabled(&settings)
+        .flat_map(|f| f.opencl_c_features)
+        .map(|&(n, v)| (n.to_owned(), v))
+        .collect();
+    assert_eq!(
+        name_versions(opencl3::device::CL_DEVICE_OPENCL_C_FEATURES),
+        want_features
+    );
+    let capabilities: Vec<u32> = raw(opencl_sys::CL_DEVICE_SPIRV_CAPABILITIES_KHR)
+        .chunks_exact(4)
+        .map(|c| u32::from_ne_bytes(c.try_into().unwrap()))
+        .collect();
+    for f in features::FEATURES {
+        let on = f.switch.is_on(&settings);
+        for cap in f.spirv_capabilities {
+            assert_eq!(
+                capabilities.contains(&(*cap as u32)),
+                on,
+                "{}: {cap:?}",
+                f.name
+            );
+        }
+        for &info in f.device_info {
+            let answer = raw(info);
+            assert_eq!(
+                answer.iter().any(|&b| b != 0),
+                on,
+                "{}: query {info:#x}",
+                f.name
+            );
+        }
+    }
+    // Clang's view, through the driver's OpenCL C compiler.
+    let mut probe = String::new();
+    for f in features::FEATURES {
+        let on = f.switch.is_on(&settings);
+        let macros = f
+            .extensions
+            .iter()
+            .filter(|e| e.opencl_c)
+            .map(|e| e.name)
+            .chain(f.opencl_c_features.iter().map(|(n, _)| *n))
+            .chain(f.clang_defines.iter().copied());
+        for m in macros {
+            let test = if on { "ifndef" } else { "ifdef" };
+            probe.push_str(&format!("#{test} {m}\n#error {m} {test}\n#endif\n"));
+        }
+    }
+    probe.push_str("kernel void k(global int *p) { p[0] = 1; }\n");
+    let env = Env::new();
+    if let Err(log) = env.try_program_from_source(&probe, "-cl-std=CL3.0") {
+        panic!("clang's view differs from the registry:\n{log}");
+    }
+}

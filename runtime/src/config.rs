@@ -52,63 +52,12 @@ pub const PLATFORM_VERSION: &str = "OpenCL 3.0 Ferrocl";
 pub const ICD_SUFFIX: &str = "FCL";
 pub const DRIVER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// Extensions every configuration has, with the version of each spec. Notes on the less obvious:
-/// float atomics cover double only with fp64 (see `fp_atomic_capabilities`); the dot products
-/// are 8-bit vector and packed; the kernel clock has device and work-group scope only;
-/// extended bit ops and expect/assume are SPV_KHR_bit_instructions and SPV_KHR_expect_assume
-/// in the frontend; work-group uniform arithmetic is SPV_KHR_uniform_group_instructions, with
-/// its OpenCL C built-ins declared by the frontend for clang-15, which predates them.
-const ALWAYS: &[(&str, cl_version)] = &[
-    ("cl_khr_icd", make_version(1, 0, 0)),
-    ("cl_khr_il_program", make_version(1, 0, 0)),
-    ("cl_khr_byte_addressable_store", make_version(1, 0, 0)),
-    ("cl_khr_global_int32_base_atomics", make_version(1, 0, 0)),
-    (
-        "cl_khr_global_int32_extended_atomics",
-        make_version(1, 0, 0),
-    ),
-    ("cl_khr_local_int32_base_atomics", make_version(1, 0, 0)),
-    ("cl_khr_local_int32_extended_atomics", make_version(1, 0, 0)),
-    ("cl_khr_int64_base_atomics", make_version(1, 0, 0)),
-    ("cl_khr_int64_extended_atomics", make_version(1, 0, 0)),
-    ("cl_khr_suggested_local_work_size", make_version(1, 0, 0)),
-    (
-        "cl_khr_spirv_no_integer_wrap_decoration",
-        make_version(1, 0, 0),
-    ),
-    ("cl_khr_spirv_linkonce_odr", make_version(1, 0, 0)),
-    ("cl_khr_spirv_queries", make_version(1, 0, 0)),
-    ("cl_ext_float_atomics", make_version(1, 0, 0)),
-    ("cl_khr_integer_dot_product", make_version(2, 0, 0)),
-    ("cl_khr_kernel_clock", make_version(1, 0, 0)),
-    ("cl_khr_extended_bit_ops", make_version(1, 0, 0)),
-    ("cl_khr_expect_assume", make_version(1, 0, 0)),
-    (
-        "cl_khr_work_group_uniform_arithmetic",
-        make_version(1, 0, 0),
-    ),
-];
-
-/// Extensions that actually work with these settings, with the version of each KHR spec.
+/// The extensions these settings give, with the version of each spec, in the order of the
+/// feature registry.
 pub fn extensions(settings: &Settings) -> Vec<NameVersion> {
-    let v1 = make_version(1, 0, 0);
-    let optional = [
-        (settings.fp64, "cl_khr_fp64"),
-        (settings.fp16, "cl_khr_fp16"),
-        // 64-bit integers are optional in the embedded profile; this device has them.
-        (settings.profile == Profile::Embedded, "cles_khr_int64"),
-    ];
-    let sub_groups = SUB_GROUP_EXTENSIONS.iter().filter(|_| settings.sub_groups);
-    ALWAYS
-        .iter()
-        .map(|&(name, version)| NameVersion::new(name, version))
-        .chain(
-            optional
-                .iter()
-                .filter(|(on, _)| *on)
-                .map(|&(_, name)| NameVersion::new(name, v1)),
-        )
-        .chain(sub_groups.map(|name| NameVersion::new(name, v1)))
+    crate::features::enabled(settings)
+        .flat_map(|f| f.extensions)
+        .map(|e| NameVersion::new(e.name, e.version))
         .collect()
 }
 
@@ -132,32 +81,8 @@ fn c_strings(names: &[&str]) -> Vec<std::ffi::CString> {
         .collect()
 }
 
-/// The sub-group extensions (FERROCL_SUBGROUPS=on): codegen implements every instruction they
-/// bring (codegen/src/translate/subgroup.rs).
-pub const SUB_GROUP_EXTENSIONS: &[&str] = &[
-    "cl_khr_subgroups",
-    "cl_khr_subgroup_extended_types",
-    "cl_khr_subgroup_non_uniform_vote",
-    "cl_khr_subgroup_ballot",
-    "cl_khr_subgroup_non_uniform_arithmetic",
-    "cl_khr_subgroup_shuffle",
-    "cl_khr_subgroup_shuffle_relative",
-    "cl_khr_subgroup_clustered_reduce",
-    "cl_khr_subgroup_rotate",
-];
-
 /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
 const MAX_WORK_GROUP_SIZE: usize = 4096;
-
-/// Extensions that are API-only, not OpenCL C language extensions clang should know.
-const API_ONLY_EXTENSIONS: &[&str] = &[
-    "cl_khr_icd",
-    "cl_khr_suggested_local_work_size",
-    "cl_khr_il_program",
-    "cl_khr_spirv_no_integer_wrap_decoration",
-    "cl_khr_spirv_linkonce_odr",
-    "cl_khr_spirv_queries",
-];
 
 /// `CL_DEVICE_ATOMIC_*_CAPABILITIES`: every memory order, and the scopes in `scopes`.
 fn atomic_capabilities(scopes: &[ferrocl_frontend::spirv::Scope]) -> cl_device_atomic_capabilities {
@@ -377,53 +302,10 @@ impl DeviceConfig {
             Rounding::TowardZero => CL_FP_INF_NAN | CL_FP_ROUND_TO_ZERO | CL_FP_FMA,
         } | CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT
             | if flush { 0 } else { CL_FP_DENORM };
-        let mut opencl_c_features = vec![
-            NameVersion::new("__opencl_c_int64", make_version(3, 0, 0)),
-            NameVersion::new("__opencl_c_atomic_order_acq_rel", make_version(3, 0, 0)),
-            NameVersion::new("__opencl_c_atomic_order_seq_cst", make_version(3, 0, 0)),
-            NameVersion::new("__opencl_c_atomic_scope_device", make_version(3, 0, 0)),
-            // Generic pointers are flat addresses; to_global/to_local/to_private and
-            // get_fence classify them by address (codegen/src/translate/generic.rs).
-            NameVersion::new("__opencl_c_generic_address_space", make_version(3, 0, 0)),
-            // Program-scope __global variables: JIT data of the program, shared by its kernels
-            // and kept across launches; initializers may hold addresses of other variables.
-            NameVersion::new(
-                "__opencl_c_program_scope_global_variables",
-                make_version(3, 0, 0),
-            ),
-            NameVersion::new(
-                "__opencl_c_work_group_collective_functions",
-                make_version(3, 0, 0),
-            ),
-            NameVersion::new(
-                "__opencl_c_integer_dot_product_input_4x8bit",
-                make_version(2, 0, 0),
-            ),
-            NameVersion::new(
-                "__opencl_c_integer_dot_product_input_4x8bit_packed",
-                make_version(2, 0, 0),
-            ),
-            NameVersion::new(
-                "__opencl_c_kernel_clock_scope_device",
-                make_version(1, 0, 0),
-            ),
-            NameVersion::new(
-                "__opencl_c_kernel_clock_scope_work_group",
-                make_version(1, 0, 0),
-            ),
-        ];
-        if settings.sub_groups {
-            opencl_c_features.push(NameVersion::new(
-                "__opencl_c_subgroups",
-                make_version(3, 0, 0),
-            ));
-        }
-        if settings.fp64 {
-            opencl_c_features.insert(
-                0,
-                NameVersion::new("__opencl_c_fp64", make_version(3, 0, 0)),
-            );
-        }
+        let opencl_c_features = crate::features::enabled(settings)
+            .flat_map(|f| f.opencl_c_features)
+            .map(|&(name, version)| NameVersion::new(name, version))
+            .collect();
         let ram = physical_ram();
         let il_versions = ferrocl_frontend::SUPPORTED_SPIRV_VERSIONS
             .iter()
@@ -503,7 +385,8 @@ impl DeviceConfig {
             integer_dot_product_acceleration: [CL_FALSE; 6],
             kernel_clock_capabilities: CL_DEVICE_KERNEL_CLOCK_SCOPE_DEVICE_KHR
                 | CL_DEVICE_KERNEL_CLOCK_SCOPE_WORK_GROUP_KHR,
-            image_support: false,
+            image_support: crate::features::named("images")
+                .is_some_and(|f| f.switch.is_on(settings)),
             opencl_c_version: "OpenCL C 1.2 Ferrocl",
             opencl_c_all_versions: vec![
                 NameVersion::new("OpenCL C", make_version(1, 0, 0)),
@@ -564,12 +447,20 @@ impl DeviceConfig {
     /// What clang may assume (`-cl-ext`): exactly the device's OpenCL C extensions and
     /// optional features, so sources cannot use what the device does not provide.
     pub fn opencl_c_extensions(&self) -> Vec<&str> {
-        self.extensions
-            .iter()
-            .map(|e| e.name.as_str())
-            .filter(|n| !API_ONLY_EXTENSIONS.contains(n))
+        crate::features::enabled(&self.settings)
+            .flat_map(|f| f.extensions)
+            .filter(|e| e.opencl_c)
+            .map(|e| e.name)
             .chain(self.opencl_c_features.iter().map(|f| f.name.as_str()))
             .chain(self.float_atomic_macros())
+            .collect()
+    }
+
+    /// Macros clang-15 predefines for every SPIR target that this device must not have: those
+    /// of the features its settings leave off (`__IMAGE_SUPPORT__` without images).
+    pub fn clang_undefines(&self) -> Vec<&'static str> {
+        crate::features::disabled(&self.settings)
+            .flat_map(|f| f.clang_defines.iter().copied())
             .collect()
     }
 
@@ -613,19 +504,11 @@ impl DeviceConfig {
     }
 
     /// Whether a module may declare SPIR-V capability `cap` on this device: the frontend's
-    /// table, narrowed by the optional features these settings turned off.
+    /// table, narrowed to the features these settings turn on.
     pub fn allows_capability(&self, cap: ferrocl_frontend::spirv::Capability) -> bool {
-        use ferrocl_frontend::spirv::Capability;
         ferrocl_frontend::SUPPORTED_CAPABILITIES.contains(&cap)
-            && (!matches!(
-                cap,
-                Capability::Float64
-                    | Capability::AtomicFloat64AddEXT
-                    | Capability::AtomicFloat64MinMaxEXT
-            ) || self.settings.fp64)
-            && (!ferrocl_frontend::SUB_GROUP_CAPABILITIES.contains(&cap)
-                || self.settings.sub_groups)
-            && (cap != Capability::Float16 || self.settings.fp16)
+            && crate::features::owning_capability(cap)
+                .is_none_or(|f| f.switch.is_on(&self.settings))
     }
 
     /// `CL_DEVICE_SPIRV_CAPABILITIES_KHR`: every capability a module may declare here.
@@ -785,7 +668,10 @@ mod tests {
         assert!(!off.extensions.iter().any(|e| e.name.contains("subgroup")));
         assert_eq!(off.max_num_sub_groups, 0);
         assert!(!off.sub_group_independent_forward_progress);
-        for cap in ferrocl_frontend::SUB_GROUP_CAPABILITIES {
+        for cap in crate::features::named("sub-groups")
+            .unwrap()
+            .spirv_capabilities
+        {
             assert!(!off.allows_capability(*cap), "{cap:?}");
         }
         // Work-group collectives stay.

@@ -7,6 +7,7 @@ pub mod config;
 pub mod context;
 pub mod event;
 pub mod executor;
+pub mod features;
 pub mod kernel;
 pub mod memory;
 pub mod object;

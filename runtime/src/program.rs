@@ -299,7 +299,12 @@ impl Program {
         match (&self.source, spirv) {
             (Source::OpenClC(src), _) => {
                 let config = &self.context.devices[0].config;
-                ferrocl_frontend::compile_opencl_c(src, options, &config.opencl_c_extensions())
+                ferrocl_frontend::compile_opencl_c(
+                    src,
+                    options,
+                    &config.opencl_c_extensions(),
+                    &config.clang_undefines(),
+                )
             }
             (_, Some(s)) => Ok(s),
             _ => Err("error: the program has no source, IL or binary to build\n".into()),
@@ -602,13 +607,8 @@ fn build_module(
         .iter()
         .filter_map(|i| match i.operands.first() {
             Some(ferrocl_frontend::rspirv::dr::Operand::Capability(c)) if !config.allows_capability(*c) => {
-                let setting = if *c == ferrocl_frontend::spirv::Capability::Float16 {
-                    "FERROCL_FP16=off"
-                } else if ferrocl_frontend::SUB_GROUP_CAPABILITIES.contains(c) {
-                    "FERROCL_SUBGROUPS=off"
-                } else {
-                    "FERROCL_FP64=off or FERROCL_ROUNDING=rtz"
-                };
+                let setting = crate::features::owning_capability(*c)
+                    .map_or("the device", |f| f.switch.off_by());
                 Some(format!(
                     "error: env 3: capability {c:?} is turned off on this device ({}) [OpCapability {c:?}]\n",
                     setting
