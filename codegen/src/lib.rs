@@ -16,4 +16,16 @@ pub use abi::{
     SUB_GROUP_SIZE,
 };
 pub use options::BuildOptions;
+
+/// Private memory one work-item of a kernel may use on the stack (the sum of its
+/// function-storage variables kept in memory; a kernel with barriers keeps them in its heap
+/// frame instead): a larger kernel fails to build with a log naming the variable. The threads
+/// that run kernels have stacks of [`KERNEL_THREAD_STACK_BYTES`], and every JIT function whose
+/// frame passes a page probes each page, so a frame can never skip the guard page below a stack
+/// and write over what lies beyond it.
+pub const PRIVATE_STACK_LIMIT: u64 = 16 << 20;
+
+/// Stack size of the threads that run work-group functions: the private-memory limit, plus room
+/// for the spill slots and calls of a kernel and the runtime frames below it.
+pub const KERNEL_THREAD_STACK_BYTES: usize = (PRIVATE_STACK_LIMIT as usize) + (16 << 20);
 pub use program::{compile, BarrierSchedule, BuildError, Kernel, Program, Vectorization};

@@ -34,6 +34,9 @@ pub fn platform() -> &'static Platform {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(settings.threads)
             .thread_name(|i| format!("ferrocl-worker-{i}"))
+            // Work-group functions keep private memory on the stack (codegen's
+            // PRIVATE_STACK_LIMIT); the reservation is virtual until touched.
+            .stack_size(ferrocl_codegen::KERNEL_THREAD_STACK_BYTES)
             .start_handler(move |i| {
                 if pin {
                     pin_current_thread(i);
@@ -43,6 +46,7 @@ pub fn platform() -> &'static Platform {
             .unwrap_or_else(|_| {
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(1)
+                    .stack_size(ferrocl_codegen::KERNEL_THREAD_STACK_BYTES)
                     .build()
                     .expect("a one-thread pool can always be built")
             });

@@ -92,6 +92,9 @@ impl Queue {
         let (tx, rx) = channel();
         std::thread::Builder::new()
             .name("ferrocl-queue".into())
+            // A launch of one work-group runs on this thread (executor::run_ndrange), with the
+            // kernel's private memory on its stack.
+            .stack_size(ferrocl_codegen::KERNEL_THREAD_STACK_BYTES)
             .spawn(move || worker(rx))
             .map_err(|_| CL_OUT_OF_HOST_MEMORY)?;
         Ok(Arc::new(Queue {

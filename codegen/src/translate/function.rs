@@ -1062,10 +1062,20 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 .size_of(pointee)
                 .ok_or_else(|| BuildError::new("error: variable of unsized type\n"))?;
             let align = self.m.align_of(pointee).unwrap_or(16).max(1);
-            if size > 16 << 20 {
-                return err(format!("error: private variable of {size} bytes is larger than the 16 MiB private-memory limit\n"));
-            }
             self.private_bytes += size.next_multiple_of(align);
+            if self.private_bytes > crate::PRIVATE_STACK_LIMIT {
+                let name = self
+                    .m
+                    .name(id)
+                    .map(|n| format!(" (source name '{n}')"))
+                    .unwrap_or_default();
+                return err(format!(
+                    "error: private memory of a work-item exceeds the device's {} MiB: variable \
+                     %{id}{name} of {size} bytes brings it to {} bytes [OpVariable %{id}]\n",
+                    crate::PRIVATE_STACK_LIMIT >> 20,
+                    self.private_bytes
+                ));
+            }
             // Cranelift aligns stack slots to at most 16 bytes (the frame's alignment): a
             // stricter alignment (vectors of 32 to 128 bytes, which OpenCL aligns to their
             // size) gets room to round the address up.

@@ -112,6 +112,11 @@ fn new_jit(options: &BuildOptions) -> Result<JITModule, BuildError> {
             "none"
         },
     )?;
+    // Frames larger than a page touch each page on the way down, so a frame larger than what is
+    // left of the stack faults on its guard page instead of writing beyond it (crate docs of
+    // PRIVATE_STACK_LIMIT).
+    set(&mut flags, "enable_probestack", "true")?;
+    set(&mut flags, "probestack_strategy", "inline")?;
     // The verifier stays on until the frontend checks the operand types of every instruction:
     // it turns inconsistent modules into build errors instead of miscompiled code.
     set(&mut flags, "enable_verifier", "true")?;
