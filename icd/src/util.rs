@@ -13,10 +13,31 @@ use ferrocl_runtime::object::{dispatch, set_dispatch, Base};
 use ferrocl_runtime::{CLResult, ClObject};
 use opencl_sys::*;
 
-/// Registers the dispatch table with the runtime before any object exists.
+/// Registers the dispatch table with the runtime before any object exists, and in release
+/// builds keeps panic messages off the application's stderr.
 pub fn init() {
     static INIT: Once = Once::new();
-    INIT.call_once(|| set_dispatch(&crate::dispatch::DISPATCH as *const _ as usize));
+    INIT.call_once(|| {
+        set_dispatch(&crate::dispatch::DISPATCH as *const _ as usize);
+        if !cfg!(debug_assertions) {
+            quiet_panics();
+        }
+    });
+}
+
+/// A panic inside the driver is caught at the entry point and becomes an error code; its
+/// message (and backtrace) is for Ferrocl's developers, shown only with `FERROCL_LOG=debug`.
+/// The hook belongs to this library's own copy of the standard library, so a Rust
+/// application's panics keep theirs.
+fn quiet_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let debug =
+            std::env::var("FERROCL_LOG").is_ok_and(|v| v.trim().eq_ignore_ascii_case("debug"));
+        if debug {
+            default(info);
+        }
+    }));
 }
 
 /// Runs an entry point body returning a status code; panics become CL_OUT_OF_HOST_MEMORY.

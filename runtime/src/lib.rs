@@ -9,6 +9,7 @@ pub mod event;
 pub mod executor;
 pub mod features;
 pub mod kernel;
+pub mod live_thread;
 pub mod memory;
 pub mod object;
 pub mod platform;

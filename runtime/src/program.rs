@@ -369,6 +369,10 @@ impl Program {
 
     /// clBuildProgram: source → SPIR-V → parse/validate → codegen.
     pub fn build(&self, options: &str) -> CLResult<BuildOutcome> {
+        crate::live_thread::on_live_thread(|| self.build_here(options))
+    }
+
+    fn build_here(&self, options: &str) -> CLResult<BuildOutcome> {
         let parsed = self.parse_options(options)?;
         let uniform = parsed.requires_uniform_work_groups(&self.source)
             // Rebuilding a linked program keeps what its inputs required.
@@ -403,6 +407,10 @@ impl Program {
     /// clCompileProgram: source → SPIR-V (validated), kept as a compiled object. Embedded
     /// headers (`#include "name"`) are written to a temporary directory put on the include path.
     pub fn compile(&self, options: &str, headers: &[(String, Vec<u8>)]) -> CLResult<BuildOutcome> {
+        crate::live_thread::on_live_thread(|| self.compile_here(options, headers))
+    }
+
+    fn compile_here(&self, options: &str, headers: &[(String, Vec<u8>)]) -> CLResult<BuildOutcome> {
         let uniform = self
             .parse_options(options)?
             .requires_uniform_work_groups(&self.source);
@@ -428,6 +436,14 @@ impl Program {
     /// to exports by name, see `ferrocl_frontend::link`), then an executable — or, with
     /// `-create-library`, a library that later links may take as input.
     pub fn link(
+        context: Arc<Context>,
+        inputs: &[Arc<Program>],
+        options: &str,
+    ) -> CLResult<(Arc<Program>, BuildOutcome)> {
+        crate::live_thread::on_live_thread(|| Program::link_here(context, inputs, options))
+    }
+
+    fn link_here(
         context: Arc<Context>,
         inputs: &[Arc<Program>],
         options: &str,
