@@ -169,8 +169,8 @@ pub struct DeviceConfig {
     /// `CL_DEVICE_PREFERRED_VECTOR_WIDTH_*` (char, short, int, long, float, double, half): 1,
     /// as the Intel CPU runtime reports, since the work-item vectoriser runs scalar code several
     /// work-items to a vector and explicit vectors gain nothing over it (measured: `float`,
-    /// `float4` and `float16` kernels of the same work within noise of each other, the scalar
-    /// one never slower); 0 for a type the device lacks.
+    /// `float4` and `float16` kernels of the same work within noise of each other); 0 for a
+    /// type the device lacks.
     pub preferred_vector_widths: [cl_uint; 7],
     /// `CL_DEVICE_NATIVE_VECTOR_WIDTH_*`: what one 128-bit vector register of the generated
     /// code holds (Cranelift's widest vectors on x86-64).
