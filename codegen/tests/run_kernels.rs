@@ -1884,7 +1884,7 @@ impl PartialEq for Half {
 
 impl Half {
     fn of(v: f64) -> Half {
-        Half(narrow_ref(v, 0, HalfMode::Rte))
+        Half(narrow_ref(v, HalfMode::Rte))
     }
     fn value(self) -> f64 {
         half_f64(self.0)
@@ -2523,7 +2523,7 @@ fn work_group_broadcast_in_a_loop() {
 
 // ---------------------------------------------------------------------------------------------
 // Half precision: vload_half/vstore_half (half_memory.cl) and half arithmetic (half_arith.cl),
-// against host references written here independently of mathlib.
+// against the host C compiler's half conversions (ferrocl-testref), independent of mathlib.
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum HalfMode {
@@ -2533,19 +2533,20 @@ enum HalfMode {
     Rtn,
 }
 
-/// Exact value of a finite half encoding.
+/// Exact value of a finite half encoding (the host C compiler's conversion, `ferrocl-testref`).
 fn half_value(h: u16) -> f64 {
-    let e = i32::from((h >> 10) & 0x1f);
-    let m = f64::from(h & 0x3ff);
-    let magnitude = if e == 0 {
-        m * 2f64.powi(-24)
-    } else {
-        (1024.0 + m) * 2f64.powi(e - 25)
-    };
-    if h & 0x8000 != 0 {
-        -magnitude
-    } else {
-        magnitude
+    ferrocl_testref::f16_to_f64(h)
+}
+
+impl From<HalfMode> for ferrocl_testref::Rounding {
+    fn from(mode: HalfMode) -> ferrocl_testref::Rounding {
+        use ferrocl_testref::Rounding::*;
+        match mode {
+            HalfMode::Rte => NearestEven,
+            HalfMode::Rtz => TowardZero,
+            HalfMode::Rtp => TowardPositive,
+            HalfMode::Rtn => TowardNegative,
+        }
     }
 }
 
@@ -2560,55 +2561,18 @@ fn widened_bits(h: u16) -> u32 {
     (half_value(h) as f32).to_bits()
 }
 
-/// Reference narrowing of the exact value `x`: the two halves around |x| by search over the
-/// ordered encodings, the choice by comparing with their midpoint (exact in f64, halves have
-/// 11 significant bits). 65536 stands in for infinity's side. NaNs map to a quiet NaN with the
-/// sign and top payload bits (`payload10`).
-fn narrow_ref(x: f64, payload10: u16, mode: HalfMode) -> u16 {
-    let sign: u16 = if x.is_sign_negative() { 0x8000 } else { 0 };
-    if x.is_nan() {
-        return sign | 0x7e00 | payload10;
-    }
-    if x.is_infinite() {
-        return sign | 0x7c00;
-    }
-    let a = x.abs();
-    let value = |h: u16| if h == 0x7c00 { 65536.0 } else { half_value(h) };
-    let (mut lo, mut hi) = (0u16, 0x7c00u16);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if value(mid) <= a {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    if value(0x7bff) <= a {
-        lo = 0x7bff;
-    }
-    if value(lo) == a {
-        return sign | lo;
-    }
-    let hi = lo + 1;
-    let negative = sign != 0;
-    let up = match mode {
-        HalfMode::Rtz => false,
-        HalfMode::Rtp => !negative,
-        HalfMode::Rtn => negative,
-        HalfMode::Rte => {
-            let mid = (value(lo) + value(hi)) / 2.0;
-            a > mid || (a == mid && lo & 1 == 1)
-        }
-    };
-    sign | if up { hi } else { lo }
+/// `x` rounded once to half in `mode`, by the host's libgcc (`ferrocl-testref`), which shares
+/// no code with Ferrocl. NaNs map to a quiet NaN with the sign and top payload bits.
+fn narrow_ref(x: f64, mode: HalfMode) -> u16 {
+    ferrocl_testref::f64_to_f16(x, mode.into())
 }
 
 fn narrow_f32_ref(x: f32, mode: HalfMode) -> u16 {
-    narrow_ref(f64::from(x), ((x.to_bits() >> 13) & 0x3ff) as u16, mode)
+    ferrocl_testref::f32_to_f16(x, mode.into())
 }
 
 fn narrow_f64_ref(x: f64, mode: HalfMode) -> u16 {
-    narrow_ref(x, ((x.to_bits() >> 42) & 0x3ff) as u16, mode)
+    ferrocl_testref::f64_to_f16(x, mode.into())
 }
 
 /// Every rounding boundary of half: each half, each midpoint between neighbours (ties, the
@@ -2921,7 +2885,7 @@ fn fma_ref(a: u16, b: u16, c: u16) -> u16 {
     let (x, y, z) = (half_f64(a), half_f64(b), half_f64(c));
     if !(x.is_finite() && y.is_finite() && z.is_finite()) {
         let r = x.mul_add(y, z);
-        return narrow_ref(r, 0, HalfMode::Rte);
+        return narrow_ref(r, HalfMode::Rte);
     }
     let units = |v: f64| (v * 2f64.powi(24)) as i128; // exact
     let n = units(x) * units(y) + (units(z) << 24);
@@ -2997,7 +2961,7 @@ fn half_arithmetic_is_correctly_rounded() {
         launch(p, k, &args, 1, [0; 3], [n as u64, 1, 1], [64, 1, 1]);
         for i in 0..n {
             let (x, y) = (half_f64(a[i]), half_f64(b[i]));
-            let want = [x + y, x - y, x * y, x / y].map(|v| narrow_ref(v, 0, HalfMode::Rte));
+            let want = [x + y, x - y, x * y, x / y].map(|v| narrow_ref(v, HalfMode::Rte));
             for (op, (o, w)) in ["+", "-", "*", "/"].iter().zip(outs.iter().zip(want)) {
                 assert!(
                     same_half(o[i], w),
@@ -3074,7 +3038,7 @@ fn half_unary_every_encoding() {
         for h in 0..=u16::MAX {
             let i = h as usize;
             let x = half_f64(h);
-            let want = narrow_ref(x.sqrt(), 0, HalfMode::Rte);
+            let want = narrow_ref(x.sqrt(), HalfMode::Rte);
             assert!(
                 same_half(root[i], want),
                 "{r:?} sqrt({h:#06x}) = {:#06x}, expected {want:#06x}",
@@ -3198,7 +3162,7 @@ fn conversions_to_half_every_mode() {
             for (x, got) in ints.iter().zip(o) {
                 assert_eq!(
                     *got,
-                    narrow_ref(f64::from(*x), 0, mode),
+                    narrow_ref(f64::from(*x), mode),
                     "{r:?} int {x} {mode:?}"
                 );
             }
@@ -3210,11 +3174,7 @@ fn conversions_to_half_every_mode() {
         for (o, mode) in outs.iter().zip(modes) {
             for (x, got) in longs.iter().zip(o) {
                 // Beyond 2^53 the f64 rounding keeps the value past the overflow threshold.
-                assert_eq!(
-                    *got,
-                    narrow_ref(*x as f64, 0, mode),
-                    "{r:?} long {x} {mode:?}"
-                );
+                assert_eq!(*got, narrow_ref(*x as f64, mode), "{r:?} long {x} {mode:?}");
             }
         }
         let mut ulongs: Vec<u64> = (0u64..140_000).chain([u64::MAX, 1 << 63]).collect();
@@ -3223,7 +3183,7 @@ fn conversions_to_half_every_mode() {
             for (x, got) in ulongs.iter().zip(o) {
                 assert_eq!(
                     *got,
-                    narrow_ref(*x as f64, 0, mode),
+                    narrow_ref(*x as f64, mode),
                     "{r:?} ulong {x} {mode:?}"
                 );
             }
@@ -3252,7 +3212,7 @@ fn half_vectors_and_a_half_argument() {
         args.ptr(p, k, 4, &mut wide);
         launch(p, k, &args, 1, [0; 3], [items as u64, 1, 1], [64, 1, 1]);
         let sv = half_f64(s);
-        let rte = |v: f64| narrow_ref(v, 0, HalfMode::Rte);
+        let rte = |v: f64| narrow_ref(v, HalfMode::Rte);
         for i in 0..items {
             for c in 0..4 {
                 let j = 4 * i + c;
@@ -3357,7 +3317,7 @@ fn half_out_parameters_and_nextafter() {
             args.ptr(p, k, 1 + i, o);
         }
         launch(p, k, &args, 1, [0; 3], [n as u64, 1, 1], [64, 1, 1]);
-        let rte = |v: f64| narrow_ref(v, 0, HalfMode::Rte);
+        let rte = |v: f64| narrow_ref(v, HalfMode::Rte);
         for h in 0..=u16::MAX {
             let i = h as usize;
             let x = half_f64(h);
@@ -3510,7 +3470,7 @@ fn half_work_group_sum() {
         for g in 0..items / local {
             let group = &a[g * local..(g + 1) * local];
             let exact: f64 = group.iter().map(|&h| half_f64(h)).sum();
-            let want = narrow_ref(exact, 0, HalfMode::Rte);
+            let want = narrow_ref(exact, HalfMode::Rte);
             let mut max = f64::NEG_INFINITY;
             for (j, &h) in group.iter().enumerate() {
                 assert_eq!(sum[g * local + j], want, "{r:?} group {g} item {j}");

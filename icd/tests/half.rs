@@ -1,13 +1,15 @@
 //! Half precision through the system loader: vload_half/vstore_half (every encoding, every
 //! rounding mode at every half boundary, float and double sources), half arithmetic, the
 //! FConvert rounding-mode decorations of a hand-written Float16 module, and the device's half
-//! queries. Host references here round exact values by search over the half encodings.
+//! queries. The references round exact values with the host C compiler's `_Float16` conversions
+//! (`ferrocl-testref`), which share no code with Ferrocl.
 
 mod common;
 
 use std::path::PathBuf;
 
 use common::*;
+use ferrocl_testref::Rounding;
 use opencl3::device::{CL_FP_DENORM, CL_FP_FMA, CL_FP_INF_NAN, CL_FP_ROUND_TO_NEAREST};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -20,80 +22,43 @@ enum Mode {
 
 const MODES: [Mode; 5] = [Mode::Rte, Mode::Rte, Mode::Rtz, Mode::Rtp, Mode::Rtn];
 
-fn half_value(h: u16) -> f64 {
-    let e = i32::from((h >> 10) & 0x1f);
-    let m = f64::from(h & 0x3ff);
-    let v = if e == 0 {
-        m * 2f64.powi(-24)
-    } else {
-        (1024.0 + m) * 2f64.powi(e - 25)
-    };
-    if h & 0x8000 != 0 {
-        -v
-    } else {
-        v
+impl From<Mode> for Rounding {
+    fn from(mode: Mode) -> Rounding {
+        match mode {
+            Mode::Rte => Rounding::NearestEven,
+            Mode::Rtz => Rounding::TowardZero,
+            Mode::Rtp => Rounding::TowardPositive,
+            Mode::Rtn => Rounding::TowardNegative,
+        }
     }
 }
 
+/// The value of a finite half (the host C compiler's conversion, `ferrocl-testref`).
+fn half_value(h: u16) -> f64 {
+    ferrocl_testref::f16_to_f64(h)
+}
+
+/// The value of any half, infinities and NaNs included.
 fn half_f64(h: u16) -> f64 {
-    match (h & 0x7c00 == 0x7c00, h & 0x3ff) {
-        (true, 0) if h & 0x8000 != 0 => f64::NEG_INFINITY,
-        (true, 0) => f64::INFINITY,
-        (true, _) => f64::NAN,
-        _ => half_value(h),
-    }
+    ferrocl_testref::f16_to_f64(h)
 }
 
 fn is_nan(h: u16) -> bool {
     h & 0x7c00 == 0x7c00 && h & 0x3ff != 0
 }
 
-/// The nearest halves around |x| by binary search, the choice by `mode` (RTE compares with
-/// the midpoint, exact in f64). NaN: quiet, with the sign and `payload10`.
-fn narrow(x: f64, payload10: u16, mode: Mode) -> u16 {
-    let sign: u16 = if x.is_sign_negative() { 0x8000 } else { 0 };
-    if x.is_nan() {
-        return sign | 0x7e00 | payload10;
-    }
-    if x.is_infinite() {
-        return sign | 0x7c00;
-    }
-    let a = x.abs();
-    let value = |h: u16| if h == 0x7c00 { 65536.0 } else { half_value(h) };
-    let (mut lo, mut hi) = (0u16, 0x7c00u16);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if value(mid) <= a {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    if value(0x7bff) <= a {
-        lo = 0x7bff;
-    }
-    if value(lo) == a {
-        return sign | lo;
-    }
-    let hi = lo + 1;
-    let up = match mode {
-        Mode::Rtz => false,
-        Mode::Rtp => sign == 0,
-        Mode::Rtn => sign != 0,
-        Mode::Rte => {
-            let mid = (value(lo) + value(hi)) / 2.0;
-            a > mid || (a == mid && lo & 1 == 1)
-        }
-    };
-    sign | if up { hi } else { lo }
+/// `x` rounded once to half in `mode`, by the host's libgcc (`ferrocl-testref`), which shares
+/// no code with Ferrocl. NaN: quiet, with the sign and the top ten payload bits.
+fn narrow(x: f64, mode: Mode) -> u16 {
+    ferrocl_testref::f64_to_f16(x, mode.into())
 }
 
 fn narrow_f32(x: f32, mode: Mode) -> u16 {
-    narrow(f64::from(x), ((x.to_bits() >> 13) & 0x3ff) as u16, mode)
+    ferrocl_testref::f32_to_f16(x, mode.into())
 }
 
 fn narrow_f64(x: f64, mode: Mode) -> u16 {
-    narrow(x, ((x.to_bits() >> 42) & 0x3ff) as u16, mode)
+    ferrocl_testref::f64_to_f16(x, mode.into())
 }
 
 /// The halves, the midpoints between neighbours (ties, the denormal boundary, the overflow
@@ -289,7 +254,7 @@ fn vstore_half_rounds_floats_and_doubles_in_every_mode() {
 fn fma_exact(a: u16, b: u16, c: u16) -> u16 {
     let (x, y, z) = (half_f64(a), half_f64(b), half_f64(c));
     if !(x.is_finite() && y.is_finite() && z.is_finite()) {
-        return narrow(x.mul_add(y, z), 0, Mode::Rte);
+        return narrow(x.mul_add(y, z), Mode::Rte);
     }
     let units = |v: f64| (v * 2f64.powi(24)) as i128;
     let n = units(x) * units(y) + (units(z) << 24);
@@ -358,7 +323,7 @@ fn half_arithmetic_is_correctly_rounded() {
         let got = env.read(&out, 6 * n);
         for i in 0..n {
             let (x, y) = (half_f64(a[i]), half_f64(b[i]));
-            let rte = |v: f64| narrow(v, 0, Mode::Rte);
+            let rte = |v: f64| narrow(v, Mode::Rte);
             let want = [
                 rte(x + y),
                 rte(x - y),
@@ -441,7 +406,7 @@ fn fconvert_rounding_modes_from_spirv_assembly() {
         }
         let rte = got[10 * i + 1];
         let rtz = got[10 * i + 2];
-        let want = narrow(half_f64(rte) + half_f64(rtz), 0, Mode::Rte);
+        let want = narrow(half_f64(rte) + half_f64(rtz), Mode::Rte);
         assert!(
             sums[i] == want || (is_nan(sums[i]) && is_nan(want)),
             "half add of {rte:#06x} and {rtz:#06x}"

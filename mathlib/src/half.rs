@@ -335,53 +335,17 @@ mod tests {
         worst
     }
 
-    /// Independent reference for narrowing: the two halves bracketing |x| found by search over
-    /// the ordered half encodings, the choice made by comparing with their midpoint (exact in
-    /// f64: halves have 11 significant bits). 65536 stands for infinity's side of the range.
+    /// Reference narrowing, independent of this file: the host C compiler's `_Float16`
+    /// conversion (libgcc, rounded in the mode fesetround sets; `ferrocl-testref`).
     pub(crate) fn reference_narrow(x: f64, mode: Rounding) -> u16 {
-        if x.is_nan() {
-            return 0x7e00;
-        }
-        let sign: u16 = if x.is_sign_negative() { 0x8000 } else { 0 };
-        let a = x.abs();
-        let value = |h: u16| {
-            if h == 0x7c00 {
-                65536.0
-            } else {
-                f64::from(f16_to_f32(h))
-            }
+        use ferrocl_testref::Rounding as R;
+        let mode = match mode {
+            Rounding::NearestEven => R::NearestEven,
+            Rounding::TowardZero => R::TowardZero,
+            Rounding::Up => R::TowardPositive,
+            Rounding::Down => R::TowardNegative,
         };
-        if a.is_infinite() {
-            return sign | 0x7c00;
-        }
-        // Largest lo in 0..=0x7bff with value(lo) <= a.
-        let (mut lo, mut hi) = (0u16, 0x7c00u16);
-        while hi - lo > 1 {
-            let mid = lo + (hi - lo) / 2;
-            if value(mid) <= a {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        if value(0x7bff) <= a {
-            lo = 0x7bff;
-        }
-        if value(lo) == a {
-            return sign | lo;
-        }
-        let hi = lo + 1;
-        let negative = sign != 0;
-        let pick_hi = match mode {
-            Rounding::TowardZero => false,
-            Rounding::Up => !negative,
-            Rounding::Down => negative,
-            Rounding::NearestEven => {
-                let mid = (value(lo) + value(hi)) / 2.0;
-                a > mid || (a == mid && lo & 1 == 1)
-            }
-        };
-        sign | if pick_hi { hi } else { lo }
+        ferrocl_testref::f64_to_f16(x, mode)
     }
 
     const MODES: [Rounding; 4] = [

@@ -1,0 +1,86 @@
+//! References for tests that must not come from the code under test: half-precision rounding
+//! by the host C compiler's `_Float16` (libgcc's conversions, rounded in the mode `fesetround`
+//! sets; looked up in libgcc_s.so.1, since the Rust runtime's compiler-builtins has functions of
+//! the same names that always round to nearest). Ferrocl's own half code (mathlib, codegen) is
+//! checked against these, never against a copy of itself.
+
+/// A rounding direction of IEEE 754.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Rounding {
+    /// To nearest, ties to even.
+    NearestEven,
+    TowardZero,
+    TowardPositive,
+    TowardNegative,
+}
+
+impl Rounding {
+    fn code(self) -> i32 {
+        match self {
+            Rounding::NearestEven => 0,
+            Rounding::TowardZero => 1,
+            Rounding::TowardPositive => 2,
+            Rounding::TowardNegative => 3,
+        }
+    }
+}
+
+extern "C" {
+    fn ferrocl_ref_available() -> i32;
+    fn ferrocl_ref_f64_to_f16(x: f64, mode: i32) -> u16;
+    fn ferrocl_ref_f32_to_f16(x: f32, mode: i32) -> u16;
+    fn ferrocl_ref_f16_to_f64(bits: u16) -> f64;
+}
+
+/// Whether the host's libgcc has the half conversions (GCC 12 or later); without them every
+/// reference function aborts the process.
+pub fn available() -> bool {
+    // SAFETY: looks symbols up, no other effect.
+    unsafe { ferrocl_ref_available() != 0 }
+}
+
+/// `x` rounded once to half precision in direction `mode` (bits). A NaN stays a NaN with its
+/// sign, quieted, with the top ten bits of its payload.
+pub fn f64_to_f16(x: f64, mode: Rounding) -> u16 {
+    // SAFETY: a pure C function of its arguments (it restores the rounding mode it sets).
+    unsafe { ferrocl_ref_f64_to_f16(x, mode.code()) }
+}
+
+/// `x` rounded once to half precision in direction `mode` (bits).
+pub fn f32_to_f16(x: f32, mode: Rounding) -> u16 {
+    // SAFETY: as above.
+    unsafe { ferrocl_ref_f32_to_f16(x, mode.code()) }
+}
+
+/// The value of half `bits` (exact in f64).
+pub fn f16_to_f64(bits: u16) -> f64 {
+    // SAFETY: a pure C function of its argument.
+    unsafe { ferrocl_ref_f16_to_f64(bits) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use Rounding::*;
+
+    /// Values worked out by hand from the binary16 format.
+    #[test]
+    fn known_roundings() {
+        assert!(available(), "libgcc_s.so.1 of GCC 12 or later is needed");
+        let tie_even = 1.0 + 1.0 / 2048.0; // halfway between 0x3c00 and 0x3c01
+        assert_eq!(f64_to_f16(tie_even, NearestEven), 0x3c00);
+        assert_eq!(f64_to_f16(tie_even, TowardPositive), 0x3c01);
+        assert_eq!(f64_to_f16(1.0 + 3.0 / 2048.0, NearestEven), 0x3c02);
+        assert_eq!(f64_to_f16(-1.0 - 1.0 / 4096.0, TowardNegative), 0xbc01);
+        assert_eq!(f64_to_f16(-1.0 - 1.0 / 4096.0, TowardZero), 0xbc00);
+        assert_eq!(f64_to_f16(65520.0, NearestEven), 0x7c00);
+        assert_eq!(f64_to_f16(65520.0, TowardZero), 0x7bff);
+        assert_eq!(f32_to_f16(1e-8, TowardPositive), 0x0001);
+        assert_eq!(f32_to_f16(1e-8, NearestEven), 0x0000);
+        assert_eq!(f32_to_f16(f32::from_bits(0x7fa0_0001), NearestEven), 0x7f00);
+        assert_eq!(f16_to_f64(0x0001), 2f64.powi(-24));
+        assert_eq!(f16_to_f64(0x7bff), 65504.0);
+        assert_eq!(f16_to_f64(0xc000), -2.0);
+        assert!(f16_to_f64(0x7e00).is_nan());
+    }
+}
