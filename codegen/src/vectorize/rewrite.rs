@@ -1,578 +1,54 @@
-//! Work-item vectorisation (DESIGN.md "Vectors and SIMD"): the x loop of a barrier-free
-//! kernel's work-group function runs four consecutive work-items per iteration in the lanes of
-//! 128-bit vectors; the original loop then runs the items left over, one at a time.
-//!
-//! It works on the Cranelift IR the translator built, so it covers whatever the translator
-//! covers. Values the four work-items share (*uniform*: arguments, the y and z ids, anything
-//! computed from them alone, loads from a shared address) stay scalar and are computed once.
-//! Values that differ (*varying*: derived from the x local id) take one of four forms:
-//! - `Affine`: base + lane × stride, for integers linear in the local id (indices and
-//!   addresses), so that accesses to consecutive elements become one vector load or store;
-//!   `Guarded` when that holds only if 32-bit lanes do not wrap (`(ulong)(uint)i` indices),
-//!   which the access checks at run time;
-//! - `Vector`: one f32x4 / i32x4, for 32-bit arithmetic Cranelift lowers on vectors;
-//! - `Mask`: the lanes of a comparison as an i32x4 of all-ones / zero;
-//! - `Pair`: doubles as two f64x2, for double arithmetic, square roots and the conversions
-//!   from and to float (float `rsqrt` is computed in double);
-//! - `Lanes`: four scalars — the original instruction cloned per lane, which is always
-//!   correct and is the form of everything else (64-bit data, calls, atomics, divisions).
-//!
-//! OpenCL lets the work-items of a group interleave in any way between barriers, and the lanes
-//! run one program in lockstep, so a load from a uniform address is read once for the four,
-//! and per-lane side effects happen in lane order. Control flow must stay uniform: a branch on
-//! a varying condition (work-items diverging) keeps the kernel scalar, as do private stack
-//! slots (each work-item needs its own), as does anything this module does not recognise.
+//! The rewrite: the vector copy of the work-item loop, instruction by instruction, in the forms
+//! the analysis chose.
 
 use std::collections::{HashMap, HashSet};
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
-use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{
     self, types, Block, BlockArg, ConstantData, Endianness, Function, InstBuilder, InstructionData,
     MemFlagsData, Opcode, Type, Value,
 };
 
-/// Work-items per vector iteration: the 32-bit lanes of a 128-bit vector (the widest Cranelift
-/// lowers on x86-64), and the sub-group size (abi.rs).
-pub(crate) const LANES: i64 = 4;
+use super::analysis::*;
+use super::*;
 
-/// The x work-item loop of a work-group function, as kernel.rs builds it.
-pub(crate) struct ItemLoop {
-    /// Entered with the x local id as its only parameter.
-    pub(crate) head: Block,
-    /// Where each work-item ends: steps the id and loops back to `head` or leaves to `exit`.
-    pub(crate) latch: Block,
-    /// Where the loop leaves to (no parameters).
-    pub(crate) exit: Block,
-    /// The work-group's x local size, defined before the loop.
-    pub(crate) local_size: Value,
-}
-
-/// Why a kernel stays scalar.
-pub(crate) type Refusal = &'static str;
-
-/// How a varying value (or a uniform one) lives in the vector loop.
-#[derive(Clone, Copy, Debug)]
-enum Form {
-    Uniform(Value),
-    Affine {
-        base: Value,
-        stride: i64,
-    },
-    /// base + lane × stride when `exact_if` (an i8) holds: a 32-bit index widened to 64 bits
-    /// is linear only if the four lanes do not wrap around in 32 bits, which is checked where
-    /// it matters (contiguous accesses); otherwise the lanes are recomputed one by one.
-    Guarded {
-        base: Value,
-        stride: i64,
-        exact_if: Value,
-    },
-    Vector(Value),
-    Mask(Value),
-    /// Doubles as two f64x2: lanes 0 and 1, then 2 and 3.
-    Pair([Value; 2]),
-    Lanes([Value; 4]),
-}
-
-/// How a block parameter is passed in the vector loop.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ParamForm {
-    Uniform,
-    Vector,
-    Lanes,
-}
-
-fn vectorisable_type(t: Type) -> bool {
-    t == types::F32 || t == types::I32
-}
-
-/// Pure lane-wise operations whose f32x4 / i32x4 forms Cranelift lowers on x86-64 (with the
-/// SSE4.1 the host has; a host without it makes the JIT refuse and the kernel is rebuilt
-/// scalar, see kernel.rs).
-fn lane_wise(op: Opcode) -> bool {
-    use Opcode::*;
-    matches!(
-        op,
-        Fadd | Fsub
-            | Fmul
-            | Fdiv
-            | Sqrt
-            | Fabs
-            | Fneg
-            | Fmin
-            | Fmax
-            | Floor
-            | Ceil
-            | Trunc
-            | Nearest
-            | Iadd
-            | Isub
-            | Imul
-            | Band
-            | Bor
-            | Bxor
-            | Bnot
-            | Smin
-            | Smax
-            | Umin
-            | Umax
-            | Iabs
-    )
-}
-
-/// Vector compares the x86-64 backend lowers directly.
-fn vector_float_condition(cc: FloatCC) -> bool {
-    matches!(
-        cc,
-        FloatCC::Equal
-            | FloatCC::NotEqual
-            | FloatCC::LessThan
-            | FloatCC::LessThanOrEqual
-            | FloatCC::GreaterThan
-            | FloatCC::GreaterThanOrEqual
-            | FloatCC::Ordered
-            | FloatCC::Unordered
-    )
-}
-
-/// Blocks of the loop body (reachable from `head` without passing the latch), in reverse
-/// post-order, with `head` first.
-fn body_blocks(func: &Function, lp: &ItemLoop) -> Vec<Block> {
-    let mut seen = HashSet::new();
-    let mut post = Vec::new();
-    // Iterative DFS with an explicit successor cursor per frame.
-    let mut stack: Vec<(Block, Vec<Block>)> = Vec::new();
-    seen.insert(lp.head);
-    stack.push((lp.head, successors(func, lp.head)));
-    while let Some((block, succ)) = stack.last_mut() {
-        if let Some(next) = succ.pop() {
-            if next != lp.latch && seen.insert(next) {
-                let s = successors(func, next);
-                stack.push((next, s));
-            }
-        } else {
-            post.push(*block);
-            stack.pop();
-        }
-    }
-    post.reverse();
-    post
-}
-
-fn successors(func: &Function, block: Block) -> Vec<Block> {
-    let Some(last) = func.layout.last_inst(block) else {
-        return Vec::new();
-    };
-    let mut out: Vec<Block> = func.dfg.insts[last]
-        .branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables)
-        .iter()
-        .map(|call| call.block(&func.dfg.value_lists))
-        .collect();
-    // Keep the first successor on top of the DFS stack (popped first): source order.
-    out.reverse();
-    out
-}
-
-/// The constant behind `v`, if it is an `iconst`.
-fn iconst_value(func: &Function, v: Value) -> Option<i64> {
-    let inst = func.dfg.value_def(v).inst()?;
-    match func.dfg.insts[inst] {
-        InstructionData::UnaryImm {
-            opcode: Opcode::Iconst,
-            imm,
-        } => Some(imm.bits()),
-        _ => None,
-    }
-}
-
-/// Which values of the body differ between work-items.
-fn varying_values(
-    func: &Function,
-    lp: &ItemLoop,
-    body: &[Block],
-    forced: &HashSet<Value>,
-) -> HashSet<Value> {
-    let mut varying = forced.clone();
-    varying.insert(func.dfg.block_params(lp.head)[0]);
-    loop {
-        let before = varying.len();
-        for &block in body {
-            for inst in func.layout.block_insts(block) {
-                let data = &func.dfg.insts[inst];
-                let op = data.opcode();
-                let results = func.dfg.inst_results(inst);
-                // Each work-item gets its own result from calls (clock reads) and atomics.
-                let own_result =
-                    op.is_call() || matches!(op, Opcode::AtomicRmw | Opcode::AtomicCas);
-                let from_varying = func
-                    .dfg
-                    .inst_values(inst)
-                    .any(|v| varying.contains(&func.dfg.resolve_aliases(v)));
-                if (own_result || from_varying) && !data.opcode().is_branch() {
-                    varying.extend(results.iter().copied());
-                }
-                // Branch arguments make the target's parameters varying.
-                for call in
-                    data.branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables)
-                {
-                    let target = call.block(&func.dfg.value_lists);
-                    if !body.contains(&target) {
-                        continue;
-                    }
-                    for (arg, &param) in call
-                        .args(&func.dfg.value_lists)
-                        .zip(func.dfg.block_params(target))
-                    {
-                        if let BlockArg::Value(v) = arg {
-                            if varying.contains(&func.dfg.resolve_aliases(v)) {
-                                varying.insert(param);
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        if varying.len() == before {
-            return varying;
-        }
-    }
-}
-
-/// A branch the work-items may take differently, and the blocks it makes conditional.
-struct Region {
-    /// The blocks strictly between the branch and `join`, in a topological order.
-    blocks: Vec<Block>,
-    /// Where every path from the branch meets again (its immediate post-dominator).
-    join: Block,
-}
-
-/// Post-dominator sets of the body's blocks (the latch is the one exit), as bitsets over
-/// `index`.
-fn post_dominators(
-    func: &Function,
-    body: &[Block],
-    latch: Block,
-) -> (HashMap<Block, usize>, Vec<Vec<u64>>) {
-    let mut index: HashMap<Block, usize> = body.iter().enumerate().map(|(i, &b)| (b, i)).collect();
-    index.insert(latch, body.len());
-    let n = body.len() + 1;
-    let words = n.div_ceil(64);
-    let full = vec![u64::MAX; words];
-    let mut pd = vec![full; n];
-    pd[n - 1] = vec![0; words];
-    pd[n - 1][(n - 1) / 64] |= 1 << ((n - 1) % 64);
-    let succ: Vec<Vec<usize>> = body
-        .iter()
-        .map(|&b| {
-            successors(func, b)
-                .into_iter()
-                .filter_map(|s| index.get(&s).copied())
-                .collect()
-        })
-        .collect();
-    loop {
-        let mut changed = false;
-        for i in (0..body.len()).rev() {
-            let mut set = vec![u64::MAX; words];
-            if succ[i].is_empty() {
-                set = vec![0; words];
-            }
-            for &s in &succ[i] {
-                for (w, x) in set.iter_mut().zip(&pd[s]) {
-                    *w &= x;
-                }
-            }
-            set[i / 64] |= 1 << (i % 64);
-            if set != pd[i] {
-                pd[i] = set;
-                changed = true;
-            }
-        }
-        if !changed {
-            return (index, pd);
-        }
-    }
-}
-
-fn contains(set: &[u64], i: usize) -> bool {
-    set[i / 64] >> (i % 64) & 1 == 1
-}
-
-/// The regions of the body's varying branches (outermost ones; inner branches are part of
-/// their region), or why one cannot be made straight-line code.
-/// A loop the lanes run under a mask: they may leave it at different times (a varying exit
-/// or a varying branch inside), or it sits inside a branch they take differently. It runs
-/// while any lane is active; each iteration's body is straight-line code under the mask of
-/// the lanes still in the loop, and what leaves the loop (the exit's parameters, values of
-/// the header used after it) is kept per lane as each lane leaves.
-struct LoopPlan {
-    /// The loop's blocks in a topological order of its body (the header first).
-    blocks: Vec<Block>,
-    /// The one block the loop exits to.
-    exit: Block,
-    /// Values of the header used after the loop.
-    live_outs: Vec<Value>,
-}
-
-/// The natural loops of the body (by header), each with what keeps it from being run under a
-/// mask, if anything: one back edge, one exit block entered only from the loop, no loop
-/// inside, and only the header's values (or the exit's parameters) used after it.
-fn find_loops(
-    func: &Function,
-    lp: &ItemLoop,
-    body: &[Block],
-) -> HashMap<Block, Result<LoopPlan, Refusal>> {
-    let order: HashMap<Block, usize> = body.iter().enumerate().map(|(i, &b)| (b, i)).collect();
-    let mut preds: HashMap<Block, Vec<Block>> = HashMap::new();
-    for &b in body {
-        for s in successors(func, b) {
-            preds.entry(s).or_default().push(b);
-        }
-    }
-    let mut latches: HashMap<Block, Vec<Block>> = HashMap::new();
-    for &b in body {
-        for s in successors(func, b) {
-            if order.get(&s).is_some_and(|&o| o <= order[&b]) {
-                latches.entry(s).or_default().push(b);
-            }
-        }
-    }
-    let mut loops = HashMap::new();
-    for (&header, sources) in &latches {
-        // The loop: the header and whatever reaches a latch without passing the header.
-        let mut set: HashSet<Block> = HashSet::from([header]);
-        let mut stack = sources.clone();
-        while let Some(b) = stack.pop() {
-            if set.insert(b) {
-                stack.extend(preds.get(&b).into_iter().flatten().copied());
-            }
-        }
-        let plan = (|| {
-            if sources.len() != 1 {
-                return Err("a loop with several back edges");
-            }
-            if latches.keys().any(|&h| h != header && set.contains(&h)) {
-                return Err("a loop inside a loop the work-items run differently");
-            }
-            if preds[&header].iter().filter(|p| !set.contains(p)).count() != 1 {
-                return Err("a loop entered from several places");
-            }
-            let mut exits = HashSet::new();
-            for &b in &set {
-                for s in successors(func, b) {
-                    if !set.contains(&s) {
-                        exits.insert(s);
-                    }
-                }
-            }
-            let exit = match exits.len() {
-                1 => *exits.iter().next().expect("one exit"),
-                _ => return Err("a loop with several exits the work-items take differently"),
-            };
-            if exit != lp.latch
-                && preds
-                    .get(&exit)
-                    .into_iter()
-                    .flatten()
-                    .any(|p| !set.contains(p))
-            {
-                return Err("a loop exit entered from elsewhere");
-            }
-            // Values of the loop used after it: only the header's are carried out.
-            let mut live_outs = Vec::new();
-            for &b in body.iter().filter(|b| !set.contains(b)) {
-                for inst in func.layout.block_insts(b) {
-                    for v in func.dfg.inst_values(inst) {
-                        let v = func.dfg.resolve_aliases(v);
-                        let Some(def) = func.dfg.value_def(v).inst() else {
-                            if let ir::ValueDef::Param(pb, _) = func.dfg.value_def(v) {
-                                if pb != header && set.contains(&pb) {
-                                    return Err("a value computed in a loop is used after it");
-                                }
-                                if pb == header && !live_outs.contains(&v) {
-                                    live_outs.push(v);
-                                }
-                            }
-                            continue;
-                        };
-                        let Some(db) = func.layout.inst_block(def) else {
-                            continue;
-                        };
-                        if !set.contains(&db) {
-                            continue;
-                        }
-                        if db != header {
-                            return Err("a value computed in a loop is used after it");
-                        }
-                        if !live_outs.contains(&v) {
-                            live_outs.push(v);
-                        }
-                    }
-                }
-            }
-            let mut blocks: Vec<Block> = set.iter().copied().collect();
-            blocks.sort_by_key(|b| order[b]);
-            Ok(LoopPlan {
-                blocks,
-                exit,
-                live_outs,
-            })
-        })();
-        loops.insert(header, plan);
-    }
-    loops
-}
-
-fn plan_regions(
-    func: &Function,
-    lp: &ItemLoop,
-    body: &[Block],
-    varying: &HashSet<Value>,
-    loops: &HashMap<Block, Result<LoopPlan, Refusal>>,
-    masked: &mut HashSet<Block>,
-) -> Result<HashMap<Block, Region>, Refusal> {
-    let is_varying = |v: Value| varying.contains(&func.dfg.resolve_aliases(v));
-    let mut regions = HashMap::new();
-    // Masked loops linearise the branches inside them.
-    let mut inside: HashSet<Block> = masked
-        .iter()
-        .filter_map(|h| loops.get(h)?.as_ref().ok())
-        .flat_map(|l| l.blocks.iter().copied())
-        .collect();
-    let mut post = None;
-    let order: HashMap<Block, usize> = body.iter().enumerate().map(|(i, &b)| (b, i)).collect();
-    let mut preds: HashMap<Block, Vec<Block>> = HashMap::new();
-    for &b in body {
-        for s in successors(func, b) {
-            preds.entry(s).or_default().push(b);
-        }
-    }
-    for &block in body {
-        if inside.contains(&block) {
-            continue;
-        }
-        let Some(term) = func.layout.last_inst(block) else {
-            continue;
-        };
-        match func.dfg.insts[term] {
-            InstructionData::Brif { arg, .. } if is_varying(arg) => {}
-            InstructionData::BranchTable { arg, .. } if is_varying(arg) => {
-                return Err("work-items take a switch differently");
-            }
-            _ => continue,
-        }
-        let (index, pd) = post.get_or_insert_with(|| post_dominators(func, body, lp.latch));
-        let mine = &pd[index[&block]];
-        // The immediate post-dominator: the strict post-dominator that all others post-dominate.
-        let candidates: Vec<Block> = body
-            .iter()
-            .copied()
-            .chain([lp.latch])
-            .filter(|&b| b != block && contains(mine, index[&b]))
-            .collect();
-        let join = candidates
-            .iter()
-            .copied()
-            .find(|&c| {
-                candidates
-                    .iter()
-                    .all(|&o| o == c || contains(&pd[index[&c]], index[&o]))
-            })
-            .ok_or("internal: a branch without a post-dominator")?;
-        // The blocks between: reachable from the branch without passing the join.
-        let mut blocks = Vec::new();
-        let mut seen = HashSet::new();
-        let mut stack: Vec<Block> = successors(func, block);
-        while let Some(b) = stack.pop() {
-            if b == join || !seen.insert(b) {
-                continue;
-            }
-            if b == lp.latch || !order.contains_key(&b) {
-                return Err("a varying branch leaves the work-item loop");
-            }
-            blocks.push(b);
-            stack.extend(successors(func, b));
-        }
-        blocks.sort_by_key(|b| order[b]);
-        // No loop inside (a back edge: the lanes would leave it at different times), and
-        // entered only from the branch or the region.
-        for &b in &blocks {
-            for s in successors(func, b) {
-                if s != join && order[&s] <= order[&b] {
-                    // A loop wholly inside the branch runs under the branch's mask.
-                    match loops.get(&s) {
-                        Some(Ok(l)) if l.blocks.iter().all(|x| seen.contains(x)) => {
-                            masked.insert(s);
-                        }
-                        Some(Err(why)) if seen.contains(&s) => return Err(why),
-                        _ => {
-                            return Err(if seen.contains(&s) {
-                                "a loop inside a branch the work-items take differently"
-                            } else {
-                                "work-items leave a loop at different times"
-                            })
-                        }
-                    }
-                }
-            }
-        }
-        for &b in &blocks {
-            for p in preds.get(&b).map(Vec::as_slice).unwrap_or(&[]) {
-                if *p != block && !seen.contains(p) {
-                    return Err("a varying branch's blocks are entered from elsewhere");
-                }
-            }
-        }
-        if join != lp.latch {
-            for p in preds.get(&join).map(Vec::as_slice).unwrap_or(&[]) {
-                if *p != block && !seen.contains(p) {
-                    return Err("a varying branch's join is entered from elsewhere");
-                }
-            }
-        }
-        inside.extend(blocks.iter().copied());
-        regions.insert(block, Region { blocks, join });
-    }
-    Ok(regions)
-}
-
-struct Vectoriser<'a> {
-    func: &'a mut Function,
-    varying: HashSet<Value>,
-    forms: HashMap<Value, Form>,
+pub(super) struct Vectoriser<'a> {
+    pub(super) func: &'a mut Function,
+    pub(super) varying: HashSet<Value>,
+    pub(super) forms: HashMap<Value, Form>,
     /// Vector-loop copy of each body block, and how its parameters are passed.
-    blocks: HashMap<Block, Block>,
-    param_forms: HashMap<Block, Vec<ParamForm>>,
-    latch: Block,
-    vector_latch: Block,
-    current: Block,
+    pub(super) blocks: HashMap<Block, Block>,
+    pub(super) param_forms: HashMap<Block, Vec<ParamForm>>,
+    pub(super) latch: Block,
+    pub(super) vector_latch: Block,
+    pub(super) current: Block,
     /// Loops run under a mask (`LoopPlan`), by header.
-    loops: HashMap<Block, LoopPlan>,
+    pub(super) loops: HashMap<Block, LoopPlan>,
     /// Inside a varying branch: the lanes that take the block being emitted (an i32x4 mask);
     /// memory accesses, calls and atomics then happen for those lanes only.
-    active: Option<Value>,
+    pub(super) active: Option<Value>,
 }
 
 impl Vectoriser<'_> {
-    fn cursor(&mut self) -> FuncCursor<'_> {
+    pub(super) fn cursor(&mut self) -> FuncCursor<'_> {
         FuncCursor::new(self.func).at_bottom(self.current)
     }
 
-    fn ty(&self, v: Value) -> Type {
+    pub(super) fn ty(&self, v: Value) -> Type {
         self.func.dfg.value_type(v)
     }
 
-    fn form(&self, v: Value) -> Form {
+    pub(super) fn form(&self, v: Value) -> Form {
         let v = self.func.dfg.resolve_aliases(v);
         self.forms.get(&v).copied().unwrap_or(Form::Uniform(v))
     }
 
-    fn is_uniform(&self, v: Value) -> bool {
+    pub(super) fn is_uniform(&self, v: Value) -> bool {
         matches!(self.form(v), Form::Uniform(_))
     }
 
     /// `v` (of scalar type `t`) as one vector of `t` × 4.
-    fn vector(&mut self, v: Value) -> Value {
+    pub(super) fn vector(&mut self, v: Value) -> Value {
         let t = self.ty(v);
         let vt = t.by(LANES as u32).expect("32-bit lanes");
         match self.form(v) {
@@ -601,7 +77,7 @@ impl Vectoriser<'_> {
 
     /// The lanes of a `Guarded` value whatever its guard says: its defining instruction once
     /// per lane, on its operands' (exact) lanes.
-    fn exact_lanes(&mut self, v: Value) -> [Value; 4] {
+    pub(super) fn exact_lanes(&mut self, v: Value) -> [Value; 4] {
         let inst = self
             .func
             .dfg
@@ -614,7 +90,7 @@ impl Vectoriser<'_> {
     }
 
     /// `v` as four scalars.
-    fn lanes(&mut self, v: Value) -> [Value; 4] {
+    pub(super) fn lanes(&mut self, v: Value) -> [Value; 4] {
         match self.form(v) {
             Form::Uniform(u) => [u; 4],
             Form::Lanes(l) => l,
@@ -657,7 +133,7 @@ impl Vectoriser<'_> {
     }
 
     /// Double `v` as two f64x2 (lanes 0-1, 2-3).
-    fn pair(&mut self, v: Value) -> [Value; 2] {
+    pub(super) fn pair(&mut self, v: Value) -> [Value; 2] {
         match self.form(v) {
             Form::Pair(p) => p,
             Form::Uniform(u) => {
@@ -677,7 +153,7 @@ impl Vectoriser<'_> {
     }
 
     /// Lane-wise double arithmetic on the two halves.
-    fn lane_wise_pair(&mut self, inst: ir::Inst) {
+    pub(super) fn lane_wise_pair(&mut self, inst: ir::Inst) {
         let result = self.func.dfg.inst_results(inst)[0];
         let pairs = self.args_as(inst, Self::pair);
         let mut out = [result; 2];
@@ -693,7 +169,7 @@ impl Vectoriser<'_> {
     }
 
     /// Boolean `v` (i8 0/1) as an i32x4 mask.
-    fn mask_of(&mut self, v: Value) -> Value {
+    pub(super) fn mask_of(&mut self, v: Value) -> Value {
         match self.form(v) {
             Form::Mask(m) => m,
             Form::Uniform(u) => {
@@ -718,7 +194,7 @@ impl Vectoriser<'_> {
     }
 
     /// A vector of `mask`'s lanes reinterpreted as `vt` (for `bitselect` on floats).
-    fn mask_as(&mut self, mask: Value, vt: Type) -> Value {
+    pub(super) fn mask_as(&mut self, mask: Value, vt: Type) -> Value {
         if vt == types::I32X4 {
             return mask;
         }
@@ -728,7 +204,7 @@ impl Vectoriser<'_> {
 
     /// Clones `inst` with its arguments mapped by `arg`, into the current block, controlled by
     /// `ctrl`; returns its results.
-    fn clone_inst(
+    pub(super) fn clone_inst(
         &mut self,
         inst: ir::Inst,
         ctrl: Type,
@@ -749,7 +225,7 @@ impl Vectoriser<'_> {
     }
 
     /// `inst`'s fixed arguments, aliases resolved.
-    fn resolved_args(&self, inst: ir::Inst) -> Vec<Value> {
+    pub(super) fn resolved_args(&self, inst: ir::Inst) -> Vec<Value> {
         let dfg = &self.func.dfg;
         dfg.inst_args(inst)
             .iter()
@@ -759,7 +235,11 @@ impl Vectoriser<'_> {
 
     /// `inst`'s arguments (in `inst_values` order, aliases resolved), each in the form `to`
     /// gives it.
-    fn args_as<T>(&mut self, inst: ir::Inst, mut to: impl FnMut(&mut Self, Value) -> T) -> Vec<T> {
+    pub(super) fn args_as<T>(
+        &mut self,
+        inst: ir::Inst,
+        mut to: impl FnMut(&mut Self, Value) -> T,
+    ) -> Vec<T> {
         let args: Vec<Value> = self
             .func
             .dfg
@@ -770,7 +250,7 @@ impl Vectoriser<'_> {
     }
 
     /// `inst` once per lane on its arguments' lanes: the four lanes of each result.
-    fn clone_per_lane(
+    pub(super) fn clone_per_lane(
         &mut self,
         inst: ir::Inst,
         ctrl: Type,
@@ -793,19 +273,19 @@ impl Vectoriser<'_> {
     }
 
     /// Clones `inst` with `args` in place of its arguments (in `inst_values` order).
-    fn clone_with(&mut self, inst: ir::Inst, ctrl: Type, args: &[Value]) -> Vec<Value> {
+    pub(super) fn clone_with(&mut self, inst: ir::Inst, ctrl: Type, args: &[Value]) -> Vec<Value> {
         let mut next = args.iter();
         self.clone_inst(inst, ctrl, |_| {
             *next.next().expect("one value per argument")
         })
     }
 
-    fn define(&mut self, v: Value, form: Form) {
+    pub(super) fn define(&mut self, v: Value, form: Form) {
         self.forms.insert(v, form);
     }
 
     /// The instruction once, with uniform arguments.
-    fn uniform(&mut self, inst: ir::Inst) {
+    pub(super) fn uniform(&mut self, inst: ir::Inst) {
         let ctrl = self.func.dfg.ctrl_typevar(inst);
         let old = self.func.dfg.inst_results(inst).to_vec();
         let raw: Vec<Value> = self.func.dfg.inst_values(inst).collect();
@@ -824,7 +304,7 @@ impl Vectoriser<'_> {
     }
 
     /// The instruction once per lane (the form of last resort).
-    fn per_lane(&mut self, inst: ir::Inst) {
+    pub(super) fn per_lane(&mut self, inst: ir::Inst) {
         let ctrl = self.func.dfg.ctrl_typevar(inst);
         let arg_lanes = self.args_as(inst, Self::lanes);
         let old = self.func.dfg.inst_results(inst).to_vec();
@@ -835,7 +315,7 @@ impl Vectoriser<'_> {
     }
 
     /// A lane-wise pure operation on f32x4 / i32x4.
-    fn lane_wise_vector(&mut self, inst: ir::Inst) {
+    pub(super) fn lane_wise_vector(&mut self, inst: ir::Inst) {
         let result = self.func.dfg.inst_results(inst)[0];
         let vt = self.ty(result).by(LANES as u32).expect("32-bit lanes");
         let vectors = self.args_as(inst, Self::vector);
@@ -844,7 +324,7 @@ impl Vectoriser<'_> {
     }
 
     /// Integer arithmetic that keeps a value linear in the local id, if it does.
-    fn affine(&mut self, inst: ir::Inst) -> Option<Form> {
+    pub(super) fn affine(&mut self, inst: ir::Inst) -> Option<Form> {
         let data = self.func.dfg.insts[inst];
         let result = *self.func.dfg.inst_results(inst).first()?;
         let t = self.ty(result);
@@ -967,7 +447,7 @@ impl Vectoriser<'_> {
 
     /// A contiguous 32-bit access at `addr`: (base, guard) when the four lanes' addresses are
     /// base + lane × size (if `guard`, when it holds).
-    fn contiguous(&self, t: Type, addr: Value) -> Option<(Value, Option<Value>)> {
+    pub(super) fn contiguous(&self, t: Type, addr: Value) -> Option<(Value, Option<Value>)> {
         if !vectorisable_type(t) {
             return None;
         }
@@ -984,7 +464,7 @@ impl Vectoriser<'_> {
 
     /// Runs `fast` where `guard` holds and `slow` otherwise, joining their results (one value
     /// of type `ty` each, or none).
-    fn diamond(
+    pub(super) fn diamond(
         &mut self,
         guard: Value,
         ty: Option<Type>,
@@ -1006,7 +486,7 @@ impl Vectoriser<'_> {
 
     /// The vector form of contiguous load or store `inst` at `base` (its offset and flags
     /// kept, `aligned` dropped); the loaded vector for a load.
-    fn vector_access(&mut self, inst: ir::Inst, base: Value) -> Option<Value> {
+    pub(super) fn vector_access(&mut self, inst: ir::Inst, base: Value) -> Option<Value> {
         match self.func.dfg.insts[inst] {
             InstructionData::Load { flags, offset, .. } => {
                 let t = self.ty(self.func.dfg.inst_results(inst)[0]);
@@ -1031,7 +511,7 @@ impl Vectoriser<'_> {
     }
 
     /// The address and accessed type of load or store `inst`.
-    fn access(&self, inst: ir::Inst) -> Option<(Value, Type)> {
+    pub(super) fn access(&self, inst: ir::Inst) -> Option<(Value, Type)> {
         match self.func.dfg.insts[inst] {
             InstructionData::Load { arg, .. } => Some((
                 self.func.dfg.resolve_aliases(arg),
@@ -1047,7 +527,7 @@ impl Vectoriser<'_> {
 
     /// A load or store of the lanes: one vector access when the addresses are contiguous
     /// (checked at run time for `Guarded` addresses), else one per lane.
-    fn memory(&mut self, inst: ir::Inst) {
+    pub(super) fn memory(&mut self, inst: ir::Inst) {
         let result = self.func.dfg.inst_results(inst).first().copied();
         let contiguous = self
             .access(inst)
@@ -1075,11 +555,11 @@ impl Vectoriser<'_> {
         }
     }
 
-    fn load(&mut self, inst: ir::Inst) {
+    pub(super) fn load(&mut self, inst: ir::Inst) {
         self.memory(inst);
     }
 
-    fn store(&mut self, inst: ir::Inst) {
+    pub(super) fn store(&mut self, inst: ir::Inst) {
         let Some((addr, _)) = self.access(inst) else {
             return self.per_lane(inst);
         };
@@ -1098,7 +578,11 @@ impl Vectoriser<'_> {
     }
 
     /// Branch arguments in the form of `target`'s parameters.
-    fn block_args(&mut self, target: Block, args: &[Value]) -> Result<Vec<BlockArg>, Refusal> {
+    pub(super) fn block_args(
+        &mut self,
+        target: Block,
+        args: &[Value],
+    ) -> Result<Vec<BlockArg>, Refusal> {
         let forms = self.param_forms[&target].clone();
         let mut out = Vec::new();
         for (&a, form) in args.iter().zip(forms) {
@@ -1120,7 +604,10 @@ impl Vectoriser<'_> {
         Ok(out)
     }
 
-    fn branch_target(&mut self, call: ir::BlockCall) -> Result<(Block, Vec<BlockArg>), Refusal> {
+    pub(super) fn branch_target(
+        &mut self,
+        call: ir::BlockCall,
+    ) -> Result<(Block, Vec<BlockArg>), Refusal> {
         let target = call.block(&self.func.dfg.value_lists);
         let args: Vec<Value> = call
             .args(&self.func.dfg.value_lists)
@@ -1140,7 +627,7 @@ impl Vectoriser<'_> {
         Ok((new_target, args))
     }
 
-    fn branch(&mut self, inst: ir::Inst) -> Result<(), Refusal> {
+    pub(super) fn branch(&mut self, inst: ir::Inst) -> Result<(), Refusal> {
         let data = self.func.dfg.insts[inst];
         match data {
             InstructionData::Jump { destination, .. } => {
@@ -1175,7 +662,7 @@ impl Vectoriser<'_> {
         Ok(())
     }
 
-    fn instruction(&mut self, inst: ir::Inst) -> Result<(), Refusal> {
+    pub(super) fn instruction(&mut self, inst: ir::Inst) -> Result<(), Refusal> {
         let data = self.func.dfg.insts[inst];
         let op = data.opcode();
         if op.is_branch() {
@@ -1243,7 +730,7 @@ impl Vectoriser<'_> {
     }
 
     /// A zero of scalar or vector type `t` (the value inactive lanes get).
-    fn zero(&mut self, t: Type) -> Value {
+    pub(super) fn zero(&mut self, t: Type) -> Value {
         if t.is_vector() {
             let c = self
                 .func
@@ -1264,7 +751,7 @@ impl Vectoriser<'_> {
     }
 
     /// Starts a block that continues the current one and makes it current.
-    fn new_block(&mut self) -> Block {
+    pub(super) fn new_block(&mut self) -> Block {
         let b = self.func.dfg.make_block();
         self.func.layout.append_block(b);
         b
@@ -1272,7 +759,7 @@ impl Vectoriser<'_> {
 
     /// Emits `then` only when `cond` (i8) holds: its values, or zeros of `types` otherwise,
     /// become the results. Leaves the builder after the join.
-    fn guarded(
+    pub(super) fn guarded(
         &mut self,
         cond: Value,
         types: &[Type],
@@ -1297,7 +784,7 @@ impl Vectoriser<'_> {
     }
 
     /// Whether lane `lane` of mask `m` is on (i8).
-    fn lane_on(&mut self, m: Value, lane: u8) -> Value {
+    pub(super) fn lane_on(&mut self, m: Value, lane: u8) -> Value {
         let bits = self.cursor().ins().extractlane(m, lane);
         self.cursor()
             .ins()
@@ -1305,7 +792,7 @@ impl Vectoriser<'_> {
     }
 
     /// `inst` once per active lane, in lane order.
-    fn per_active_lane(&mut self, inst: ir::Inst, active: Value) {
+    pub(super) fn per_active_lane(&mut self, inst: ir::Inst, active: Value) {
         let ctrl = self.func.dfg.ctrl_typevar(inst);
         let arg_lanes = self.args_as(inst, Self::lanes);
         let old = self.func.dfg.inst_results(inst).to_vec();
@@ -1329,7 +816,7 @@ impl Vectoriser<'_> {
     /// A memory access, call or atomic inside a varying branch: only the active lanes may
     /// touch memory (an inactive lane's address may be out of bounds — the branch is often
     /// the bounds check). Contiguous accesses take the vector path when every lane is active.
-    fn masked(&mut self, inst: ir::Inst, active: Value) -> Result<(), Refusal> {
+    pub(super) fn masked(&mut self, inst: ir::Inst, active: Value) -> Result<(), Refusal> {
         let data = self.func.dfg.insts[inst];
         let uniform_operands = self.func.dfg.inst_values(inst).all(|v| self.is_uniform(v));
         let pure_load = data.opcode() == Opcode::Load;
@@ -1393,7 +880,7 @@ impl Vectoriser<'_> {
     /// Block parameters of `target` from its incoming edges inside a linearised branch: the
     /// first edge's arguments, replaced lane by lane by each later edge's where that edge's
     /// mask is on (the edges' masks are disjoint).
-    fn merge_params(&mut self, target: Block, incoming: &[(Value, Vec<Value>)]) {
+    pub(super) fn merge_params(&mut self, target: Block, incoming: &[(Value, Vec<Value>)]) {
         let params = self.func.dfg.block_params(target).to_vec();
         for (i, &p) in params.iter().enumerate() {
             let args: Vec<Value> = incoming.iter().map(|(_, a)| a[i]).collect();
@@ -1428,7 +915,7 @@ impl Vectoriser<'_> {
 
     /// The edges of terminator `inst` (of a block whose active lanes are `m`): each target
     /// with the mask of the lanes that take it and the arguments they pass.
-    fn edges(
+    pub(super) fn edges(
         &mut self,
         inst: ir::Inst,
         m: Value,
@@ -1464,7 +951,7 @@ impl Vectoriser<'_> {
     }
 
     /// `acc` with the lanes of `mask` replaced by those of value `new` (of scalar type `t`).
-    fn blend(&mut self, mask: Value, new: Value, acc: Form, t: Type) -> Form {
+    pub(super) fn blend(&mut self, mask: Value, new: Value, acc: Form, t: Type) -> Form {
         if vectorisable_type(t) {
             let vt = t.by(LANES as u32).expect("32-bit lanes");
             let x = self.vector(new);
@@ -1487,7 +974,7 @@ impl Vectoriser<'_> {
     }
 
     /// A zero accumulator of scalar type `t` (Vector for 32-bit lanes, else Lanes).
-    fn zero_form(&mut self, t: Type) -> Form {
+    pub(super) fn zero_form(&mut self, t: Type) -> Form {
         if vectorisable_type(t) {
             Form::Vector(self.zero(t.by(LANES as u32).expect("32-bit lanes")))
         } else {
@@ -1497,7 +984,7 @@ impl Vectoriser<'_> {
     }
 
     /// The block arguments that pass `forms` (Vector: one value, Lanes: four).
-    fn form_args(forms: &[Form]) -> Vec<BlockArg> {
+    pub(super) fn form_args(forms: &[Form]) -> Vec<BlockArg> {
         let mut out = Vec::new();
         for f in forms {
             match *f {
@@ -1512,7 +999,7 @@ impl Vectoriser<'_> {
     }
 
     /// `v` as a Vector (32-bit lanes) or Lanes form, for carrying it around a loop.
-    fn carried(&mut self, v: Value) -> Form {
+    pub(super) fn carried(&mut self, v: Value) -> Form {
         if vectorisable_type(self.ty(v)) {
             Form::Vector(self.vector(v))
         } else {
@@ -1521,7 +1008,7 @@ impl Vectoriser<'_> {
     }
 
     /// Block parameters for `forms` of scalar types `types`, appended to `block`.
-    fn form_params(&mut self, block: Block, types: &[Type]) -> Vec<Form> {
+    pub(super) fn form_params(&mut self, block: Block, types: &[Type]) -> Vec<Form> {
         types
             .iter()
             .map(|&t| {
@@ -1544,7 +1031,7 @@ impl Vectoriser<'_> {
     /// leaves with its exit arguments and header values. Ends after the loop with the exit's
     /// parameters and the header's live-outs defined; returns the mask of the lanes that left
     /// (all of `entry`).
-    fn emit_loop(&mut self, header: Block, entry: Value) -> Result<Value, Refusal> {
+    pub(super) fn emit_loop(&mut self, header: Block, entry: Value) -> Result<Value, Refusal> {
         let (blocks, exit, live_outs) = {
             let l = &self.loops[&header];
             (l.blocks.clone(), l.exit, l.live_outs.clone())
@@ -1650,7 +1137,7 @@ impl Vectoriser<'_> {
 
     /// Emits varying branch `entry` and `region` as straight-line code under lane masks, then
     /// jumps to the join with its parameters merged.
-    fn linearise(&mut self, entry: Block, region: &Region) -> Result<(), Refusal> {
+    pub(super) fn linearise(&mut self, entry: Block, region: &Region) -> Result<(), Refusal> {
         let term = self.func.layout.last_inst(entry).ok_or("an empty block")?;
         let all = {
             let ones = self.cursor().ins().iconst(types::I32, -1);
@@ -1716,7 +1203,7 @@ impl Vectoriser<'_> {
 
     /// Compares, selects, conversions and bit casts between 32-bit lanes; everything else per
     /// lane.
-    fn special(&mut self, inst: ir::Inst) -> Result<(), Refusal> {
+    pub(super) fn special(&mut self, inst: ir::Inst) -> Result<(), Refusal> {
         let data = self.func.dfg.insts[inst];
         let result = self.func.dfg.inst_results(inst)[0];
         let t = self.ty(result);
@@ -1902,7 +1389,7 @@ impl Vectoriser<'_> {
 /// Flags of a vector access made from a scalar one: the same, except that a vector of
 /// consecutive elements is only as aligned as one element (`aligned` would let Cranelift fold
 /// the load into an SSE operand that faults on unaligned addresses).
-fn vector_access_flags(scalar: MemFlagsData) -> MemFlagsData {
+pub(super) fn vector_access_flags(scalar: MemFlagsData) -> MemFlagsData {
     let mut flags = MemFlagsData::new().with_alias_region(scalar.alias_region());
     if scalar.notrap() {
         flags.set_notrap();
@@ -1917,316 +1404,4 @@ fn vector_access_flags(scalar: MemFlagsData) -> MemFlagsData {
         flags.set_endianness(e);
     }
     flags
-}
-
-/// Adds the vector loop in front of `lp` (which stays as the loop over the remaining
-/// work-items), or says why not and leaves `func` unchanged.
-pub(crate) fn vectorize(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal> {
-    let mut work = func.clone();
-    vectorize_in_place(&mut work, lp)?;
-    *func = work;
-    Ok(())
-}
-
-/// Bodies beyond this many instructions stay scalar: the vector loop is a second copy of the
-/// body for the JIT to compile, which would double the build time of very large kernels (the
-/// build-time target is per instruction) where typical kernels have a few hundred.
-const MAX_VECTORISED_INSTRUCTIONS: usize = 6000;
-
-fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal> {
-    if func.dfg.block_params(lp.head).len() != 1 {
-        return Err("the work-item loop head is not as kernel.rs builds it");
-    }
-    let body = body_blocks(func, lp);
-    let size: usize = body
-        .iter()
-        .map(|&b| func.layout.block_insts(b).count())
-        .sum();
-    if size > MAX_VECTORISED_INSTRUCTIONS {
-        return Err("too large: a vector copy would double its build time");
-    }
-    let body_set: HashSet<Block> = body.iter().copied().collect();
-    // The body is entered only at the head, and only from outside the loop and the latch.
-    for block in func.layout.blocks() {
-        if body_set.contains(&block) {
-            continue;
-        }
-        for target in successors(func, block) {
-            if target != lp.head && body_set.contains(&target) {
-                return Err("the work-item loop body is entered from outside");
-            }
-        }
-    }
-    for &block in &body {
-        if successors(func, block).contains(&lp.head) {
-            return Err("the work-item loop head is reached from its body");
-        }
-    }
-    // Which values vary, and which branches the lanes may take differently: the parameters of
-    // blocks inside and at the join of such a branch vary (lanes arrive by different edges),
-    // which can make more branches vary.
-    let loops = find_loops(func, lp, &body);
-    let mut forced = HashSet::new();
-    let (varying, regions, masked) = loop {
-        let varying = varying_values(func, lp, &body, &forced);
-        // Loops the lanes may leave at different times: a varying branch inside.
-        let mut masked = HashSet::new();
-        for (&header, plan) in &loops {
-            let blocks: Vec<Block> = match plan {
-                Ok(l) => l.blocks.clone(),
-                Err(_) => {
-                    // Its blocks, as far as the plan got: any block reaching back to it.
-                    body.iter()
-                        .copied()
-                        .filter(|&b| successors(func, b).contains(&header))
-                        .collect()
-                }
-            };
-            let diverges = blocks.iter().any(|&b| {
-                func.layout
-                    .last_inst(b)
-                    .is_some_and(|t| match func.dfg.insts[t] {
-                        InstructionData::Brif { arg, .. }
-                        | InstructionData::BranchTable { arg, .. } => {
-                            varying.contains(&func.dfg.resolve_aliases(arg))
-                        }
-                        _ => false,
-                    })
-            });
-            if diverges {
-                match plan {
-                    Ok(_) => {
-                        masked.insert(header);
-                    }
-                    Err(why) => return Err(why),
-                }
-            }
-        }
-        let regions = plan_regions(func, lp, &body, &varying, &loops, &mut masked)?;
-        let before = forced.len();
-        for region in regions.values() {
-            for &b in region.blocks.iter().chain([&region.join]) {
-                if b != lp.latch {
-                    forced.extend(func.dfg.block_params(b).iter().copied());
-                }
-            }
-        }
-        // Lanes carry their own loop state, and leave with their own values.
-        for h in &masked {
-            if let Some(Ok(l)) = loops.get(h) {
-                for &b in l.blocks.iter().chain([&l.exit]) {
-                    if b != lp.latch {
-                        forced.extend(func.dfg.block_params(b).iter().copied());
-                    }
-                }
-            }
-        }
-        if forced.len() == before {
-            break (varying, regions, masked);
-        }
-    };
-    let mut loop_plans: HashMap<Block, LoopPlan> = HashMap::new();
-    for (h, plan) in loops {
-        if masked.contains(&h) {
-            loop_plans.insert(h, plan?);
-        }
-    }
-    let mut inside: HashSet<Block> = regions
-        .values()
-        .flat_map(|r| r.blocks.iter().copied())
-        .collect();
-    let mut joins: HashSet<Block> = regions.values().map(|r| r.join).collect();
-    // Loops outside any branch region: the header's copy enters the masked loop, which ends
-    // by jumping to the exit's copy with its parameters merged.
-    let top_level: Vec<Block> = loop_plans
-        .keys()
-        .copied()
-        .filter(|h| !inside.contains(h))
-        .collect();
-    for h in &top_level {
-        let l = &loop_plans[h];
-        inside.extend(l.blocks.iter().copied().filter(|b| b != h));
-        if l.exit != lp.latch {
-            joins.insert(l.exit);
-        }
-    }
-
-    // The vector loop's blocks: a check before each iteration, the body copies, the latch.
-    let check = func.dfg.make_block();
-    let check_x = func.dfg.append_block_param(check, types::I64);
-    let tail = func.dfg.make_block();
-    let tail_x = func.dfg.append_block_param(tail, types::I64);
-    let vector_latch = func.dfg.make_block();
-    let mut blocks = HashMap::new();
-    let mut param_forms = HashMap::new();
-    for &block in &body {
-        let copy = func.dfg.make_block();
-        blocks.insert(block, copy);
-        let mut forms = Vec::new();
-        if block == lp.head {
-            func.dfg.append_block_param(copy, types::I64);
-            forms.push(ParamForm::Uniform);
-        } else {
-            for &p in func.dfg.block_params(block).to_vec().iter() {
-                let t = func.dfg.value_type(p);
-                let form = if !varying.contains(&p) {
-                    func.dfg.append_block_param(copy, t);
-                    ParamForm::Uniform
-                } else if vectorisable_type(t) {
-                    func.dfg
-                        .append_block_param(copy, t.by(LANES as u32).expect("32-bit lanes"));
-                    ParamForm::Vector
-                } else {
-                    for _ in 0..LANES {
-                        func.dfg.append_block_param(copy, t);
-                    }
-                    ParamForm::Lanes
-                };
-                forms.push(form);
-            }
-        }
-        param_forms.insert(block, forms);
-    }
-    // Joins of linearised branches get their parameters merged, not passed.
-    for &join in &joins {
-        if let Some(&copy) = blocks.get(&join) {
-            let params = func.dfg.block_params(copy).to_vec();
-            for p in params {
-                func.dfg.remove_block_param(p);
-            }
-        }
-    }
-    for b in [check, tail] {
-        func.layout.append_block(b);
-    }
-    for &block in &body {
-        if !inside.contains(&block) {
-            func.layout.append_block(blocks[&block]);
-        }
-    }
-    func.layout.append_block(vector_latch);
-
-    let mut v = Vectoriser {
-        func,
-        varying,
-        forms: HashMap::new(),
-        blocks,
-        param_forms,
-        latch: lp.latch,
-        vector_latch,
-        current: check,
-        loops: loop_plans,
-        active: None,
-    };
-    // check(x): four more work-items? Then the vector body, else the scalar loop for the rest.
-    let head_copy = v.blocks[&lp.head];
-    let next = v.cursor().ins().iadd_imm_s(check_x, LANES);
-    let fits = v.cursor().ins().icmp(
-        ir::condcodes::IntCC::UnsignedLessThanOrEqual,
-        next,
-        lp.local_size,
-    );
-    v.cursor().ins().brif(
-        fits,
-        head_copy,
-        &[BlockArg::Value(check_x)],
-        tail,
-        &[BlockArg::Value(check_x)],
-    );
-    v.current = tail;
-    let more = v.cursor().ins().icmp(
-        ir::condcodes::IntCC::UnsignedLessThan,
-        tail_x,
-        lp.local_size,
-    );
-    v.cursor()
-        .ins()
-        .brif(more, lp.head, &[BlockArg::Value(tail_x)], lp.exit, &[]);
-
-    let x = v.func.dfg.block_params(head_copy)[0];
-    let head_param = v.func.dfg.block_params(lp.head)[0];
-    v.forms
-        .insert(head_param, Form::Affine { base: x, stride: 1 });
-    for &block in &body {
-        if inside.contains(&block) {
-            continue; // emitted with its branch, as straight-line code
-        }
-        let copy = v.blocks[&block];
-        v.current = copy;
-        if block != lp.head && !joins.contains(&block) {
-            let params = v.func.dfg.block_params(block).to_vec();
-            let new_params = v.func.dfg.block_params(copy).to_vec();
-            let forms = v.param_forms[&block].clone();
-            let mut next = new_params.into_iter();
-            for (p, form) in params.into_iter().zip(forms) {
-                let f = match form {
-                    ParamForm::Uniform => Form::Uniform(next.next().expect("a parameter")),
-                    ParamForm::Vector => Form::Vector(next.next().expect("a parameter")),
-                    ParamForm::Lanes => {
-                        let mut l = [p; 4];
-                        for lane in &mut l {
-                            *lane = next.next().expect("a parameter");
-                        }
-                        Form::Lanes(l)
-                    }
-                };
-                v.forms.insert(p, f);
-            }
-        }
-        if v.loops.contains_key(&block) {
-            // A masked loop outside any branch region, entered here by every lane.
-            let all = {
-                let ones = v.cursor().ins().iconst(types::I32, -1);
-                v.cursor().ins().splat(types::I32X4, ones)
-            };
-            v.emit_loop(block, all)?;
-            let exit = v.loops[&block].exit;
-            if exit == lp.latch {
-                v.cursor().ins().jump(vector_latch, &[]);
-            } else {
-                let copy = v.blocks[&exit];
-                v.cursor().ins().jump(copy, &[]);
-            }
-            continue;
-        }
-        let insts: Vec<ir::Inst> = v.func.layout.block_insts(block).collect();
-        match regions.get(&block) {
-            Some(region) => {
-                let (_, body_insts) = insts.split_last().ok_or("an empty block")?;
-                for &inst in body_insts {
-                    v.instruction(inst)?;
-                }
-                v.linearise(block, region)?;
-            }
-            None => {
-                for inst in insts {
-                    v.instruction(inst)?;
-                }
-            }
-        }
-    }
-    v.current = vector_latch;
-    let next = v.cursor().ins().iadd_imm_s(x, LANES);
-    v.cursor().ins().jump(check, &[BlockArg::Value(next)]);
-
-    // Enter the vector loop where the scalar loop was entered (not from its latch, nor from
-    // the vector loop's own way into it).
-    let entries: Vec<ir::Inst> = v
-        .func
-        .layout
-        .blocks()
-        .filter(|&b| b != lp.latch && b != tail && !body_set.contains(&b))
-        .filter_map(|b| v.func.layout.last_inst(b))
-        .collect();
-    let dfg = &mut v.func.dfg;
-    for last in entries {
-        for call in
-            dfg.insts[last].branch_destination_mut(&mut dfg.jump_tables, &mut dfg.exception_tables)
-        {
-            if call.block(&dfg.value_lists) == lp.head {
-                call.set_block(check, &mut dfg.value_lists);
-            }
-        }
-    }
-    Ok(())
 }

@@ -1,0 +1,367 @@
+//! Work-item vectorisation (DESIGN.md "Vectors and SIMD"): the x loop of a barrier-free
+//! kernel's work-group function runs four consecutive work-items per iteration in the lanes of
+//! 128-bit vectors; the original loop then runs the items left over, one at a time.
+//!
+//! It works on the Cranelift IR the translator built, so it covers whatever the translator
+//! covers. Values the four work-items share (*uniform*: arguments, the y and z ids, anything
+//! computed from them alone, loads from a shared address) stay scalar and are computed once.
+//! Values that differ (*varying*: derived from the x local id) take one of four forms:
+//! - `Affine`: base + lane × stride, for integers linear in the local id (indices and
+//!   addresses), so that accesses to consecutive elements become one vector load or store;
+//!   `Guarded` when that holds only if 32-bit lanes do not wrap (`(ulong)(uint)i` indices),
+//!   which the access checks at run time;
+//! - `Vector`: one f32x4 / i32x4, for 32-bit arithmetic Cranelift lowers on vectors;
+//! - `Mask`: the lanes of a comparison as an i32x4 of all-ones / zero;
+//! - `Pair`: doubles as two f64x2, for double arithmetic, square roots and the conversions
+//!   from and to float (float `rsqrt` is computed in double);
+//! - `Lanes`: four scalars — the original instruction cloned per lane, which is always
+//!   correct and is the form of everything else (64-bit data, calls, atomics, divisions).
+//!
+//! OpenCL lets the work-items of a group interleave in any way between barriers, and the lanes
+//! run one program in lockstep, so a load from a uniform address is read once for the four,
+//! and per-lane side effects happen in lane order. Control flow must stay uniform: a branch on
+//! a varying condition (work-items diverging) keeps the kernel scalar, as do private stack
+//! slots (each work-item needs its own), as does anything this module does not recognise.
+
+use std::collections::{HashMap, HashSet};
+
+use cranelift_codegen::ir::{
+    self, types, Block, BlockArg, Function, InstBuilder, InstructionData, Value,
+};
+
+/// Work-items per vector iteration: the 32-bit lanes of a 128-bit vector (the widest Cranelift
+/// lowers on x86-64), and the sub-group size (abi.rs).
+pub(crate) const LANES: i64 = 4;
+
+/// The x work-item loop of a work-group function, as kernel.rs builds it.
+pub(crate) struct ItemLoop {
+    /// Entered with the x local id as its only parameter.
+    pub(crate) head: Block,
+    /// Where each work-item ends: steps the id and loops back to `head` or leaves to `exit`.
+    pub(crate) latch: Block,
+    /// Where the loop leaves to (no parameters).
+    pub(crate) exit: Block,
+    /// The work-group's x local size, defined before the loop.
+    pub(crate) local_size: Value,
+}
+
+/// Why a kernel stays scalar.
+pub(crate) type Refusal = &'static str;
+
+mod analysis;
+mod rewrite;
+
+use analysis::*;
+use rewrite::*;
+
+/// Adds the vector loop in front of `lp` (which stays as the loop over the remaining
+/// work-items), or says why not and leaves `func` unchanged.
+pub(crate) fn vectorize(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal> {
+    let mut work = func.clone();
+    vectorize_in_place(&mut work, lp)?;
+    *func = work;
+    Ok(())
+}
+
+/// Bodies beyond this many instructions stay scalar: the vector loop is a second copy of the
+/// body for the JIT to compile, which would double the build time of very large kernels (the
+/// build-time target is per instruction) where typical kernels have a few hundred.
+const MAX_VECTORISED_INSTRUCTIONS: usize = 6000;
+
+fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal> {
+    if func.dfg.block_params(lp.head).len() != 1 {
+        return Err("the work-item loop head is not as kernel.rs builds it");
+    }
+    let body = body_blocks(func, lp);
+    let size: usize = body
+        .iter()
+        .map(|&b| func.layout.block_insts(b).count())
+        .sum();
+    if size > MAX_VECTORISED_INSTRUCTIONS {
+        return Err("too large: a vector copy would double its build time");
+    }
+    let body_set: HashSet<Block> = body.iter().copied().collect();
+    // The body is entered only at the head, and only from outside the loop and the latch.
+    for block in func.layout.blocks() {
+        if body_set.contains(&block) {
+            continue;
+        }
+        for target in successors(func, block) {
+            if target != lp.head && body_set.contains(&target) {
+                return Err("the work-item loop body is entered from outside");
+            }
+        }
+    }
+    for &block in &body {
+        if successors(func, block).contains(&lp.head) {
+            return Err("the work-item loop head is reached from its body");
+        }
+    }
+    // Which values vary, and which branches the lanes may take differently: the parameters of
+    // blocks inside and at the join of such a branch vary (lanes arrive by different edges),
+    // which can make more branches vary.
+    let loops = find_loops(func, lp, &body);
+    let mut forced = HashSet::new();
+    let (varying, regions, masked) = loop {
+        let varying = varying_values(func, lp, &body, &forced);
+        // Loops the lanes may leave at different times: a varying branch inside.
+        let mut masked = HashSet::new();
+        for (&header, plan) in &loops {
+            let blocks: Vec<Block> = match plan {
+                Ok(l) => l.blocks.clone(),
+                Err(_) => {
+                    // Its blocks, as far as the plan got: any block reaching back to it.
+                    body.iter()
+                        .copied()
+                        .filter(|&b| successors(func, b).contains(&header))
+                        .collect()
+                }
+            };
+            let diverges = blocks.iter().any(|&b| {
+                func.layout
+                    .last_inst(b)
+                    .is_some_and(|t| match func.dfg.insts[t] {
+                        InstructionData::Brif { arg, .. }
+                        | InstructionData::BranchTable { arg, .. } => {
+                            varying.contains(&func.dfg.resolve_aliases(arg))
+                        }
+                        _ => false,
+                    })
+            });
+            if diverges {
+                match plan {
+                    Ok(_) => {
+                        masked.insert(header);
+                    }
+                    Err(why) => return Err(why),
+                }
+            }
+        }
+        let regions = plan_regions(func, lp, &body, &varying, &loops, &mut masked)?;
+        let before = forced.len();
+        for region in regions.values() {
+            for &b in region.blocks.iter().chain([&region.join]) {
+                if b != lp.latch {
+                    forced.extend(func.dfg.block_params(b).iter().copied());
+                }
+            }
+        }
+        // Lanes carry their own loop state, and leave with their own values.
+        for h in &masked {
+            if let Some(Ok(l)) = loops.get(h) {
+                for &b in l.blocks.iter().chain([&l.exit]) {
+                    if b != lp.latch {
+                        forced.extend(func.dfg.block_params(b).iter().copied());
+                    }
+                }
+            }
+        }
+        if forced.len() == before {
+            break (varying, regions, masked);
+        }
+    };
+    let mut loop_plans: HashMap<Block, LoopPlan> = HashMap::new();
+    for (h, plan) in loops {
+        if masked.contains(&h) {
+            loop_plans.insert(h, plan?);
+        }
+    }
+    let mut inside: HashSet<Block> = regions
+        .values()
+        .flat_map(|r| r.blocks.iter().copied())
+        .collect();
+    let mut joins: HashSet<Block> = regions.values().map(|r| r.join).collect();
+    // Loops outside any branch region: the header's copy enters the masked loop, which ends
+    // by jumping to the exit's copy with its parameters merged.
+    let top_level: Vec<Block> = loop_plans
+        .keys()
+        .copied()
+        .filter(|h| !inside.contains(h))
+        .collect();
+    for h in &top_level {
+        let l = &loop_plans[h];
+        inside.extend(l.blocks.iter().copied().filter(|b| b != h));
+        if l.exit != lp.latch {
+            joins.insert(l.exit);
+        }
+    }
+
+    // The vector loop's blocks: a check before each iteration, the body copies, the latch.
+    let check = func.dfg.make_block();
+    let check_x = func.dfg.append_block_param(check, types::I64);
+    let tail = func.dfg.make_block();
+    let tail_x = func.dfg.append_block_param(tail, types::I64);
+    let vector_latch = func.dfg.make_block();
+    let mut blocks = HashMap::new();
+    let mut param_forms = HashMap::new();
+    for &block in &body {
+        let copy = func.dfg.make_block();
+        blocks.insert(block, copy);
+        let mut forms = Vec::new();
+        if block == lp.head {
+            func.dfg.append_block_param(copy, types::I64);
+            forms.push(ParamForm::Uniform);
+        } else {
+            for &p in func.dfg.block_params(block).to_vec().iter() {
+                let t = func.dfg.value_type(p);
+                let form = if !varying.contains(&p) {
+                    func.dfg.append_block_param(copy, t);
+                    ParamForm::Uniform
+                } else if vectorisable_type(t) {
+                    func.dfg
+                        .append_block_param(copy, t.by(LANES as u32).expect("32-bit lanes"));
+                    ParamForm::Vector
+                } else {
+                    for _ in 0..LANES {
+                        func.dfg.append_block_param(copy, t);
+                    }
+                    ParamForm::Lanes
+                };
+                forms.push(form);
+            }
+        }
+        param_forms.insert(block, forms);
+    }
+    // Joins of linearised branches get their parameters merged, not passed.
+    for &join in &joins {
+        if let Some(&copy) = blocks.get(&join) {
+            let params = func.dfg.block_params(copy).to_vec();
+            for p in params {
+                func.dfg.remove_block_param(p);
+            }
+        }
+    }
+    for b in [check, tail] {
+        func.layout.append_block(b);
+    }
+    for &block in &body {
+        if !inside.contains(&block) {
+            func.layout.append_block(blocks[&block]);
+        }
+    }
+    func.layout.append_block(vector_latch);
+
+    let mut v = Vectoriser {
+        func,
+        varying,
+        forms: HashMap::new(),
+        blocks,
+        param_forms,
+        latch: lp.latch,
+        vector_latch,
+        current: check,
+        loops: loop_plans,
+        active: None,
+    };
+    // check(x): four more work-items? Then the vector body, else the scalar loop for the rest.
+    let head_copy = v.blocks[&lp.head];
+    let next = v.cursor().ins().iadd_imm_s(check_x, LANES);
+    let fits = v.cursor().ins().icmp(
+        ir::condcodes::IntCC::UnsignedLessThanOrEqual,
+        next,
+        lp.local_size,
+    );
+    v.cursor().ins().brif(
+        fits,
+        head_copy,
+        &[BlockArg::Value(check_x)],
+        tail,
+        &[BlockArg::Value(check_x)],
+    );
+    v.current = tail;
+    let more = v.cursor().ins().icmp(
+        ir::condcodes::IntCC::UnsignedLessThan,
+        tail_x,
+        lp.local_size,
+    );
+    v.cursor()
+        .ins()
+        .brif(more, lp.head, &[BlockArg::Value(tail_x)], lp.exit, &[]);
+
+    let x = v.func.dfg.block_params(head_copy)[0];
+    let head_param = v.func.dfg.block_params(lp.head)[0];
+    v.forms
+        .insert(head_param, Form::Affine { base: x, stride: 1 });
+    for &block in &body {
+        if inside.contains(&block) {
+            continue; // emitted with its branch, as straight-line code
+        }
+        let copy = v.blocks[&block];
+        v.current = copy;
+        if block != lp.head && !joins.contains(&block) {
+            let params = v.func.dfg.block_params(block).to_vec();
+            let new_params = v.func.dfg.block_params(copy).to_vec();
+            let forms = v.param_forms[&block].clone();
+            let mut next = new_params.into_iter();
+            for (p, form) in params.into_iter().zip(forms) {
+                let f = match form {
+                    ParamForm::Uniform => Form::Uniform(next.next().expect("a parameter")),
+                    ParamForm::Vector => Form::Vector(next.next().expect("a parameter")),
+                    ParamForm::Lanes => {
+                        let mut l = [p; 4];
+                        for lane in &mut l {
+                            *lane = next.next().expect("a parameter");
+                        }
+                        Form::Lanes(l)
+                    }
+                };
+                v.forms.insert(p, f);
+            }
+        }
+        if v.loops.contains_key(&block) {
+            // A masked loop outside any branch region, entered here by every lane.
+            let all = {
+                let ones = v.cursor().ins().iconst(types::I32, -1);
+                v.cursor().ins().splat(types::I32X4, ones)
+            };
+            v.emit_loop(block, all)?;
+            let exit = v.loops[&block].exit;
+            if exit == lp.latch {
+                v.cursor().ins().jump(vector_latch, &[]);
+            } else {
+                let copy = v.blocks[&exit];
+                v.cursor().ins().jump(copy, &[]);
+            }
+            continue;
+        }
+        let insts: Vec<ir::Inst> = v.func.layout.block_insts(block).collect();
+        match regions.get(&block) {
+            Some(region) => {
+                let (_, body_insts) = insts.split_last().ok_or("an empty block")?;
+                for &inst in body_insts {
+                    v.instruction(inst)?;
+                }
+                v.linearise(block, region)?;
+            }
+            None => {
+                for inst in insts {
+                    v.instruction(inst)?;
+                }
+            }
+        }
+    }
+    v.current = vector_latch;
+    let next = v.cursor().ins().iadd_imm_s(x, LANES);
+    v.cursor().ins().jump(check, &[BlockArg::Value(next)]);
+
+    // Enter the vector loop where the scalar loop was entered (not from its latch, nor from
+    // the vector loop's own way into it).
+    let entries: Vec<ir::Inst> = v
+        .func
+        .layout
+        .blocks()
+        .filter(|&b| b != lp.latch && b != tail && !body_set.contains(&b))
+        .filter_map(|b| v.func.layout.last_inst(b))
+        .collect();
+    let dfg = &mut v.func.dfg;
+    for last in entries {
+        for call in
+            dfg.insts[last].branch_destination_mut(&mut dfg.jump_tables, &mut dfg.exception_tables)
+        {
+            if call.block(&dfg.value_lists) == lp.head {
+                call.set_block(check, &mut dfg.value_lists);
+            }
+        }
+    }
+    Ok(())
+}
