@@ -3,6 +3,7 @@
 //! the local arena once per kernel: only those the kernel can reach, from offset 0), and builds
 //! one work-group function per kernel — the work-item loop around the inlined kernel body.
 
+mod analysis;
 mod arith;
 mod atomics;
 mod builtins;

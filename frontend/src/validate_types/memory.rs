@@ -1,0 +1,340 @@
+//! Pointers, composites and access chains: storage classes, pointees, indices, shuffles.
+
+use super::*;
+
+impl<'m> Checker<'m> {
+    pub(super) fn expect_pointer_type(&mut self, inst: &Instruction, ty: Word, section: &str) {
+        if !matches!(self.ty(ty), Some(Type::Pointer { .. })) {
+            let rule = format!(
+                "SPIR-V {section}: result type of Op{:?} must be a pointer, found {}",
+                inst.class.opcode,
+                self.type_name(ty)
+            );
+            self.report(inst, rule);
+        }
+    }
+
+    /// Operand `i` must be a pointer; returns its pointee type.
+    pub(super) fn expect_pointer(
+        &mut self,
+        inst: &Instruction,
+        i: usize,
+        section: &str,
+        what: &str,
+    ) -> Option<Word> {
+        let t = self.operand_type(inst, i)?;
+        match self.ty(t) {
+            Some(Type::Pointer { pointee, .. }) => Some(*pointee),
+            _ => {
+                let rule = format!(
+                    "SPIR-V {section}: {what} must be a pointer, found {}",
+                    self.type_name(t)
+                );
+                self.report(inst, rule);
+                None
+            }
+        }
+    }
+
+    /// Operand `i` of half load/store `op` must point to half.
+    pub(super) fn expect_half_pointer(&mut self, inst: &Instruction, i: usize, op: Cl) {
+        let Some(pointee) = self.expect_pointer(inst, i, "OpenCL.std", &format!("{op:?} p")) else {
+            return;
+        };
+        if !matches!(self.ty(pointee), Some(Type::Float { width: 16 })) {
+            let rule = format!(
+                "OpenCL.std: {op:?} p must point to half, found a pointer to {}",
+                self.type_name(pointee)
+            );
+            self.report(inst, rule);
+        }
+    }
+
+    pub(super) fn expect_int_scalar(
+        &mut self,
+        inst: &Instruction,
+        i: usize,
+        section: &str,
+        what: &str,
+    ) {
+        if let Some(t) = self.operand_type(inst, i) {
+            if !matches!(self.shape(t), Some((Kind::Int(_), 1))) {
+                let rule = format!(
+                    "SPIR-V {section}: {what} must be an integer scalar, found {}",
+                    self.type_name(t)
+                );
+                self.report(inst, rule);
+            }
+        }
+    }
+
+    /// Value of an integer `OpConstant`, if `id` is one.
+    pub(super) fn constant_value(&self, id: Word) -> Option<u64> {
+        let c = self.m.global(id)?;
+        if c.class.opcode != Op::Constant {
+            return None;
+        }
+        match c.operands.first()? {
+            Operand::LiteralBit32(v) => Some(u64::from(*v)),
+            Operand::LiteralBit64(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// One step into a composite type: member `index` (None when it is a dynamic index).
+    pub(super) fn step(
+        &mut self,
+        inst: &Instruction,
+        ty: Word,
+        index: Option<u64>,
+    ) -> Option<Word> {
+        let (elem, len) = match self.ty(ty) {
+            Some(Type::Struct { members, .. }) => {
+                let Some(i) = index else {
+                    self.report(
+                        inst,
+                        "SPIR-V Memory: an index into a struct must be an OpConstant".into(),
+                    );
+                    return None;
+                };
+                let member = usize::try_from(i)
+                    .ok()
+                    .and_then(|i| members.get(i).copied());
+                if member.is_none() {
+                    let rule = format!(
+                        "SPIR-V Composite: index {i} is out of range for a struct of {} members",
+                        members.len()
+                    );
+                    self.report(inst, rule);
+                }
+                return member;
+            }
+            Some(Type::Vector { elem, count }) => (*elem, Some(u64::from(*count))),
+            Some(Type::Array { elem, len }) => (*elem, Some(*len)),
+            Some(Type::RuntimeArray { elem }) => (*elem, None),
+            _ => {
+                let rule = format!("SPIR-V Composite: cannot index into {}", self.type_name(ty));
+                self.report(inst, rule);
+                return None;
+            }
+        };
+        // A constant out-of-range index into an array is undefined behaviour at run time, not
+        // a validation error; for a literal (OpCompositeExtract/Insert) it is invalid.
+        if let (Some(i), Some(len), true) = (
+            index,
+            len,
+            matches!(
+                inst.class.opcode,
+                Op::CompositeExtract | Op::CompositeInsert
+            ),
+        ) {
+            if i >= len {
+                let rule =
+                    format!("SPIR-V Composite: index {i} is out of range for {len} elements");
+                self.report(inst, rule);
+                return None;
+            }
+        }
+        Some(elem)
+    }
+
+    /// Walks literal indices (operands `from..`) through `ty`.
+    pub(super) fn walk_literals(
+        &mut self,
+        inst: &Instruction,
+        mut ty: Word,
+        from: usize,
+    ) -> Option<Word> {
+        let literals: Vec<u32> = inst.operands[from.min(inst.operands.len())..]
+            .iter()
+            .filter_map(|o| match o {
+                Operand::LiteralBit32(v) => Some(*v),
+                _ => None,
+            })
+            .collect();
+        for i in literals {
+            ty = self.step(inst, ty, Some(u64::from(i)))?;
+        }
+        Some(ty)
+    }
+
+    pub(super) fn access_chain(&mut self, inst: &Instruction, rt: Word) {
+        let Some(base) = self.operand_type(inst, 0) else {
+            return;
+        };
+        let Some(Type::Pointer { storage, pointee }) = self.ty(base) else {
+            let rule = format!(
+                "SPIR-V Memory: Base must be a pointer, found {}",
+                self.type_name(base)
+            );
+            self.report(inst, rule);
+            return;
+        };
+        let (storage, mut ty) = (*storage, *pointee);
+        let ptr_form = matches!(
+            inst.class.opcode,
+            Op::PtrAccessChain | Op::InBoundsPtrAccessChain
+        );
+        for i in 1..inst.operands.len() {
+            self.expect_int_scalar(inst, i, "Memory", "an index");
+            if ptr_form && i == 1 {
+                continue; // Element: steps over whole pointees.
+            }
+            let index = match inst.operands[i] {
+                Operand::IdRef(id) => self.constant_value(id),
+                _ => None,
+            };
+            let Some(next) = self.step(inst, ty, index) else {
+                return;
+            };
+            ty = next;
+        }
+        match self.ty(rt) {
+            Some(Type::Pointer {
+                storage: s,
+                pointee,
+            }) if *s == storage && self.same(*pointee, ty) => {}
+            _ => {
+                let rule = format!(
+                    "SPIR-V Memory: result type {} must be a {storage:?} pointer to the indexed type {}",
+                    self.type_name(rt),
+                    self.type_name(ty)
+                );
+                self.report(inst, rule);
+            }
+        }
+    }
+
+    pub(super) fn composite_construct(&mut self, inst: &Instruction, rt: Word) {
+        let n = inst.operands.len();
+        match self.ty(rt) {
+            Some(Type::Vector { elem, count }) => {
+                let (elem, count) = (*elem, *count);
+                let mut total = 0u64;
+                for i in 0..n {
+                    let Some(t) = self.operand_type(inst, i) else {
+                        return;
+                    };
+                    if self.same(t, elem) {
+                        total += 1;
+                    } else if let Some(Type::Vector { elem: e, count: c }) = self.ty(t) {
+                        if self.same(*e, elem) {
+                            total += u64::from(*c);
+                        } else {
+                            total = u64::MAX;
+                        }
+                    } else {
+                        total = u64::MAX;
+                    }
+                    if total == u64::MAX {
+                        let rule = format!(
+                            "SPIR-V Composite: constituent {} of type {} does not fit a vector of {}",
+                            i,
+                            self.type_name(t),
+                            self.type_name(elem)
+                        );
+                        self.report(inst, rule);
+                        return;
+                    }
+                }
+                if total != u64::from(count) {
+                    let rule = format!(
+                        "SPIR-V Composite: constituents give {total} components for a vector of {count}"
+                    );
+                    self.report(inst, rule);
+                }
+            }
+            Some(Type::Struct { members, .. }) => {
+                let members = members.clone();
+                if members.len() != n {
+                    let rule = format!(
+                        "SPIR-V Composite: {n} constituents for a struct of {} members",
+                        members.len()
+                    );
+                    self.report(inst, rule);
+                    return;
+                }
+                for (i, m) in members.into_iter().enumerate() {
+                    self.expect_type(inst, i, m, "Composite", &format!("constituent {i}"));
+                }
+            }
+            Some(Type::Array { elem, len }) => {
+                let (elem, len) = (*elem, *len);
+                if len != n as u64 {
+                    let rule = format!("SPIR-V Composite: {n} constituents for an array of {len}");
+                    self.report(inst, rule);
+                    return;
+                }
+                for i in 0..n {
+                    self.expect_type(inst, i, elem, "Composite", &format!("constituent {i}"));
+                }
+            }
+            _ => {
+                let rule = format!(
+                    "SPIR-V Composite: result type {} is not a composite",
+                    self.type_name(rt)
+                );
+                self.report(inst, rule);
+            }
+        }
+    }
+
+    pub(super) fn vector_shuffle(&mut self, inst: &Instruction, rt: Word) {
+        let (Some(a), Some(b)) = (self.operand_type(inst, 0), self.operand_type(inst, 1)) else {
+            return;
+        };
+        let (
+            Some(Type::Vector {
+                elem: ea,
+                count: na,
+            }),
+            Some(Type::Vector {
+                elem: eb,
+                count: nb,
+            }),
+            Some(Type::Vector {
+                elem: er,
+                count: nr,
+            }),
+        ) = (self.ty(a), self.ty(b), self.ty(rt))
+        else {
+            self.report(
+                inst,
+                "SPIR-V Composite: OpVectorShuffle operands and result must be vectors".into(),
+            );
+            return;
+        };
+        if !self.same(*ea, *er) || !self.same(*eb, *er) {
+            self.report(
+                inst,
+                "SPIR-V Composite: OpVectorShuffle vectors must have the result's component type"
+                    .into(),
+            );
+            return;
+        }
+        let limit = u64::from(*na) + u64::from(*nb);
+        let components: Vec<u32> = inst.operands[2..]
+            .iter()
+            .filter_map(|o| match o {
+                Operand::LiteralBit32(v) => Some(*v),
+                _ => None,
+            })
+            .collect();
+        if components.len() != *nr as usize {
+            let rule = format!(
+                "SPIR-V Composite: {} components selected for a result of {nr}",
+                components.len()
+            );
+            self.report(inst, rule);
+        }
+        if let Some(bad) = components
+            .iter()
+            .find(|&&c| c != 0xffff_ffff && u64::from(c) >= limit)
+        {
+            let rule = format!(
+                "SPIR-V Composite: component {bad} is out of range (the vectors have {limit})"
+            );
+            self.report(inst, rule);
+        }
+    }
+}

@@ -1,0 +1,267 @@
+//! Barriers, atomics and group collectives: scopes, memory semantics, operand types.
+
+use super::*;
+
+impl<'m> Checker<'m> {
+    /// The value of a Scope or Memory Semantics operand, which must be an integer OpConstant.
+    pub(super) fn constant_operand(
+        &mut self,
+        inst: &Instruction,
+        i: usize,
+        what: &str,
+    ) -> Option<u32> {
+        let value = match inst.operands.get(i) {
+            Some(Operand::IdRef(id) | Operand::IdScope(id) | Operand::IdMemorySemantics(id)) => {
+                self.constant_value(*id)
+            }
+            _ => None,
+        };
+        if value.is_none() {
+            let rule = format!(
+                "SPIR-V 2.2: {what} of Op{:?} must be an integer OpConstant",
+                inst.class.opcode
+            );
+            self.report(inst, rule);
+        }
+        value.map(|v| v as u32)
+    }
+
+    /// env 4: barrier scopes and orders allowed by the device's fence capabilities.
+    pub(super) fn barrier(&mut self, inst: &Instruction) {
+        let control = inst.class.opcode == Op::ControlBarrier;
+        let base = usize::from(control);
+        if control {
+            if let Some(exec) = self.constant_operand(inst, 0, "Scope for Execution") {
+                // env 5.2.11: Subgroup with cl_khr_subgroups (codegen refuses it when the
+                // device's sub-groups are turned off).
+                if exec != Scope::Workgroup as u32 && exec != Scope::Subgroup as u32 {
+                    let rule = format!("env 4: Scope for Execution of OpControlBarrier must be Workgroup or Subgroup, found {}", scope_name(exec));
+                    self.report(inst, rule);
+                }
+            }
+        }
+        if let Some(mem) = self.constant_operand(inst, base, "Scope for Memory") {
+            // env 5.2.11: barriers and fences may also name Subgroup memory scope.
+            if !FENCE_SCOPES.iter().any(|s| *s as u32 == mem) && mem != Scope::Subgroup as u32 {
+                let rule = format!("env 4: Scope for Memory {} is not in this device's CL_DEVICE_ATOMIC_FENCE_CAPABILITIES (work-item, work-group and device scope)", scope_name(mem));
+                self.report(inst, rule);
+            }
+        }
+        if let Some(sem) = self.constant_operand(inst, base + 1, "Memory Semantics") {
+            // OpenCL C 1.2 barriers are sequentially consistent (env 4, OpenCL 1.2 rule); the
+            // device's fence orders are relaxed and acquire/release.
+            if sem & ORDER_MASK & !(ACQUIRE | RELEASE | ACQ_REL | SEQ_CST) != 0
+                || (sem & ORDER_MASK).count_ones() > 1
+            {
+                let rule =
+                    format!("env 4: Memory Semantics {sem:#x} does not name one memory order");
+                self.report(inst, rule);
+            }
+        }
+    }
+
+    /// env 4 atomic rules: 32-bit integers (64-bit with Int64Atomics), Function/Workgroup/
+    /// CrossWorkgroup pointers (and Generic with GenericPointer), scopes and orders from the
+    /// device's atomic memory capabilities (work-group and device scope, every order).
+    /// Beyond the letter of env 4, 32- and 64-bit floats are accepted for exchange, load and
+    /// store (llvm-spirv's atomic_xchg on float, cl_ext_float_atomics), and for
+    /// OpAtomicFAddEXT/FMinEXT/FMaxEXT with the matching AtomicFloat*EXT capability.
+    pub(super) fn atomic(&mut self, inst: &Instruction, rt: Word) {
+        let op = inst.class.opcode;
+        let Some(pointee) = self.expect_pointer(inst, 0, "Atomic", "Pointer") else {
+            return;
+        };
+        if let Some(Type::Pointer { storage, .. }) =
+            self.operand_type(inst, 0).and_then(|t| self.ty(t))
+        {
+            let generic = *storage == StorageClass::Generic
+                && self.declares(spirv::Capability::GenericPointer);
+            if !generic
+                && !matches!(
+                    storage,
+                    StorageClass::Function | StorageClass::Workgroup | StorageClass::CrossWorkgroup
+                )
+            {
+                let rule = format!("env 4: the Pointer of an atomic instruction must point to Function, Workgroup, CrossWorkgroup (or, with GenericPointer, Generic) storage, found {storage:?}");
+                self.report(inst, rule);
+            }
+        }
+        let int64 = self.declares(spirv::Capability::Int64Atomics);
+        let float_op = matches!(
+            op,
+            Op::AtomicFAddEXT | Op::AtomicFMinEXT | Op::AtomicFMaxEXT
+        );
+        if float_op {
+            // SPV_EXT_shader_atomic_float_add / _min_max: the float width needs its capability.
+            use spirv::Capability::*;
+            let needed = match (self.ty(pointee), op) {
+                (Some(Type::Float { width: 32 }), Op::AtomicFAddEXT) => Some(AtomicFloat32AddEXT),
+                (Some(Type::Float { width: 64 }), Op::AtomicFAddEXT) => Some(AtomicFloat64AddEXT),
+                (Some(Type::Float { width: 32 }), _) => Some(AtomicFloat32MinMaxEXT),
+                (Some(Type::Float { width: 64 }), _) => Some(AtomicFloat64MinMaxEXT),
+                _ => None,
+            };
+            match needed {
+                Some(cap) if self.declares(cap) => {}
+                Some(cap) => {
+                    let rule = format!(
+                        "SPIR-V Atomic: Op{op:?} on {} needs the {cap:?} capability",
+                        self.type_name(pointee)
+                    );
+                    self.report(inst, rule);
+                    return;
+                }
+                None => {
+                    let rule = format!(
+                        "SPIR-V Atomic: Op{op:?} needs a 32- or 64-bit float pointee, found {}",
+                        self.type_name(pointee)
+                    );
+                    self.report(inst, rule);
+                    return;
+                }
+            }
+        }
+        let allowed = float_op
+            || match self.ty(pointee) {
+                Some(Type::Int { width: 32 }) => true,
+                Some(Type::Int { width: 64 }) => int64,
+                // llvm-spirv's atomic_xchg(float) and cl_ext_float_atomics' load/store/exchange.
+                Some(Type::Float { width: 32 | 64 }) => {
+                    matches!(op, Op::AtomicExchange | Op::AtomicLoad | Op::AtomicStore)
+                }
+                _ => false,
+            };
+        if !allowed {
+            let rule = format!(
+                "env 4: atomic instructions support 32-bit integers (64-bit with the Int64Atomics capability) on this device, found {}",
+                self.type_name(pointee)
+            );
+            self.report(inst, rule);
+            return;
+        }
+        if op != Op::AtomicStore && !self.same(rt, pointee) {
+            let rule = format!(
+                "SPIR-V Atomic: result type {} differs from the pointee type {}",
+                self.type_name(rt),
+                self.type_name(pointee)
+            );
+            self.report(inst, rule);
+        }
+        if let Some(scope) = self.constant_operand(inst, 1, "Memory scope") {
+            if !ATOMIC_SCOPES.iter().any(|s| *s as u32 == scope) {
+                let rule = format!("env 4: atomic Scope {} is not in this device's CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES (work-group and device scope)", scope_name(scope));
+                self.report(inst, rule);
+            }
+        }
+        let semantics = if matches!(
+            op,
+            Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak
+        ) {
+            2
+        } else {
+            1
+        };
+        for i in 0..semantics {
+            if let Some(sem) = self.constant_operand(inst, 2 + i, "Memory Semantics") {
+                // Every order is supported; at most one may be named.
+                if (sem & ORDER_MASK).count_ones() > 1 {
+                    let rule = format!(
+                        "env 4: atomic Memory Semantics {sem:#x} names more than one memory order"
+                    );
+                    self.report(inst, rule);
+                }
+            }
+        }
+        // Value operands follow the scope and semantics.
+        let values = match op {
+            Op::AtomicLoad | Op::AtomicIIncrement | Op::AtomicIDecrement => 0..0,
+            Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => 4..6,
+            _ => 3..4,
+        };
+        for i in values {
+            self.expect_type(inst, i, pointee, "Atomic", "Value");
+        }
+    }
+
+    /// OpGroupAll/Any (bool predicate), OpGroupBroadcast (a value of the result type, an integer
+    /// local id) and the reductions and scans (a scalar of the result type): integer or float
+    /// for the core ones; for SPV_KHR_uniform_group_instructions (env 5.2.27) 32- or 64-bit
+    /// integers (mul, bitwise), floats (mul) or bools (logical). Every one has a constant
+    /// Workgroup or Subgroup execution scope (env 4, 5.2.11); the combining ones take
+    /// Reduce, InclusiveScan or ExclusiveScan (clustered and partitioned operations belong to
+    /// the non-uniform instructions).
+    pub(super) fn group_collective(&mut self, inst: &Instruction, rt: Word) {
+        use Op::*;
+        let op = inst.class.opcode;
+        if let Some(exec) = self.constant_operand(inst, 0, "Scope for Execution") {
+            if exec != Scope::Workgroup as u32 && exec != Scope::Subgroup as u32 {
+                let rule = format!(
+                    "env 4: Scope for Execution of Op{op:?} must be Workgroup or Subgroup, found {}",
+                    scope_name(exec)
+                );
+                self.report(inst, rule);
+            }
+        }
+        let value_index = match op {
+            GroupAll | GroupAny | GroupBroadcast => 1,
+            _ => {
+                match inst.operands.get(1) {
+                    Some(Operand::GroupOperation(
+                        GroupOperation::Reduce
+                        | GroupOperation::InclusiveScan
+                        | GroupOperation::ExclusiveScan,
+                    )) => {}
+                    other => {
+                        let found = match other {
+                            Some(Operand::GroupOperation(g)) => format!("{g:?}"),
+                            _ => "no group operation".into(),
+                        };
+                        let rule = format!(
+                            "SPIR-V Group: the Operation of Op{op:?} must be Reduce, InclusiveScan or ExclusiveScan, found {found}"
+                        );
+                        self.report(inst, rule);
+                    }
+                }
+                2
+            }
+        };
+        let result_ok = match op {
+            GroupAll | GroupAny | GroupLogicalAndKHR | GroupLogicalOrKHR | GroupLogicalXorKHR => {
+                matches!(self.ty(rt), Some(Type::Bool))
+            }
+            GroupBroadcast => self.shape(rt).is_some(),
+            GroupFAdd | GroupFMin | GroupFMax | GroupFMulKHR => {
+                matches!(self.ty(rt), Some(Type::Float { .. }))
+            }
+            GroupIMulKHR | GroupBitwiseAndKHR | GroupBitwiseOrKHR | GroupBitwiseXorKHR => {
+                matches!(self.ty(rt), Some(Type::Int { width: 32 | 64 }))
+            }
+            _ => matches!(self.ty(rt), Some(Type::Int { .. })),
+        };
+        if !result_ok {
+            let section = if format!("{op:?}").ends_with("KHR") {
+                "env 5.2.27"
+            } else {
+                "SPIR-V Group"
+            };
+            let rule = format!(
+                "{section}: Op{op:?} cannot have result type {}",
+                self.type_name(rt)
+            );
+            self.report(inst, rule);
+            return;
+        }
+        self.expect_type(inst, value_index, rt, "Group", "the value operand");
+        if op == GroupBroadcast {
+            if let Some(t) = self.operand_type(inst, 2) {
+                if !matches!(self.shape(t), Some((Kind::Int(_), 1..=3))) {
+                    let rule = format!(
+                        "SPIR-V Group: OpGroupBroadcast LocalId must be an integer scalar or 2- or 3-component vector, found {}",
+                        self.type_name(t)
+                    );
+                    self.report(inst, rule);
+                }
+            }
+        }
+    }
+}
