@@ -3,12 +3,15 @@
 //! otherwise the baseline copy of the `core-math` crate (x86-64-v2, `.cargo/config.toml`).
 //! Both are the same correctly rounded functions, so the results are the same bits; only the
 //! speed differs (FMA makes the f64 functions 3–4× faster). The choice is made once, at the
-//! first call, and costs a predictable branch per call after that.
+//! first call. Rust callers pay a predictable branch per call; the JIT pays nothing: it calls
+//! the chosen copy's C function directly ([`c_entry_point`]), since a Rust wrapper around the
+//! branch cost the transcendental benchmark 20 %.
 
 #[cfg(ferrocl_core_math_v3)]
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Whether this process calls the x86-64-v3 copy.
+#[inline]
 pub fn uses_x86_64_v3() -> bool {
     #[cfg(ferrocl_core_math_v3)]
     {
@@ -56,6 +59,24 @@ macro_rules! dispatch {
                 )+
             }
         }
+        /// The C function of CORE-MATH function `name` ("sinf", "pow", …: this module's names)
+        /// in the copy this CPU runs, for the JIT to call without a Rust wrapper; None for
+        /// other names.
+        pub fn c_entry_point(name: &str) -> Option<*const u8> {
+            match name {
+                $(
+                    stringify!($f) => {
+                        #[cfg(ferrocl_core_math_v3)]
+                        if uses_x86_64_v3() {
+                            return Some(x86_64_v3::$sys as *const u8);
+                        }
+                        Some(core_math_sys::$sys as *const u8)
+                    }
+                )+
+                _ => None,
+            }
+        }
+
         $(
             #[inline]
             pub fn $f($($a: $t),+) -> $r {

@@ -18,6 +18,19 @@ pub mod half;
 pub mod ocl;
 pub mod shapes;
 
+/// What the JIT calls for the function at `path` (as `stringify!` writes it): the CORE-MATH C
+/// function itself, in the copy this CPU runs, where `path` only forwards to one
+/// (`core_math_dispatch::…`), otherwise `wrapper`.
+fn entry_point(path: &str, wrapper: *const u8) -> *const u8 {
+    let mut segments = path.rsplit("::").map(str::trim);
+    match (segments.next(), segments.next()) {
+        (Some(name), Some("core_math_dispatch")) => {
+            core_math_dispatch::c_entry_point(name).unwrap_or(wrapper)
+        }
+        _ => wrapper,
+    }
+}
+
 macro_rules! unary {
     ($($name:ident => $f32:path, $f64:path;)*) => {
         pub mod unary {
@@ -32,8 +45,8 @@ macro_rules! unary {
         pub const UNARY: &[&str] = &[$(stringify!($name)),*];
         fn unary_symbols(out: &mut Vec<(String, *const u8)>) {
             $(
-                out.push((format!("ferrocl_{}_f32", stringify!($name)), unary::$name::f32 as *const u8));
-                out.push((format!("ferrocl_{}_f64", stringify!($name)), unary::$name::f64 as *const u8));
+                out.push((format!("ferrocl_{}_f32", stringify!($name)), entry_point(stringify!($f32), unary::$name::f32 as *const u8)));
+                out.push((format!("ferrocl_{}_f64", stringify!($name)), entry_point(stringify!($f64), unary::$name::f64 as *const u8)));
             )*
         }
     };
@@ -53,8 +66,8 @@ macro_rules! binary {
         pub const BINARY: &[&str] = &[$(stringify!($name)),*];
         fn binary_symbols(out: &mut Vec<(String, *const u8)>) {
             $(
-                out.push((format!("ferrocl_{}_f32", stringify!($name)), binary::$name::f32 as *const u8));
-                out.push((format!("ferrocl_{}_f64", stringify!($name)), binary::$name::f64 as *const u8));
+                out.push((format!("ferrocl_{}_f32", stringify!($name)), entry_point(stringify!($f32), binary::$name::f32 as *const u8)));
+                out.push((format!("ferrocl_{}_f64", stringify!($name)), entry_point(stringify!($f64), binary::$name::f64 as *const u8)));
             )*
         }
     };
@@ -229,6 +242,37 @@ pub fn symbols() -> Vec<(String, *const u8)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The JIT calls CORE-MATH's C functions of the chosen copy directly where the OpenCL
+    /// function only forwards to one, and the wrappers elsewhere; both compute the same.
+    #[test]
+    fn core_math_functions_are_called_without_a_wrapper() {
+        let syms = symbols();
+        let address = |name: &str| syms.iter().find(|(n, _)| n == name).unwrap().1;
+        let sin = address("ferrocl_sin_f32");
+        assert_eq!(Some(sin), core_math_dispatch::c_entry_point("sinf"));
+        assert_ne!(sin, unary::sin::f32 as *const u8);
+        assert_eq!(
+            Some(address("ferrocl_atan2_f64")),
+            core_math_dispatch::c_entry_point("atan2")
+        );
+        // Not a forwarder: the wrapper stays.
+        assert_eq!(address("ferrocl_logb_f32"), unary::logb::f32 as *const u8);
+        // SAFETY: `sin` is cr_sinf (of one copy or the other): extern "C" fn(f32) -> f32.
+        let sin: extern "C" fn(f32) -> f32 = unsafe { std::mem::transmute(sin) };
+        // SAFETY: likewise cr_atan2: extern "C" fn(f64, f64) -> f64.
+        let atan2: extern "C" fn(f64, f64) -> f64 =
+            unsafe { std::mem::transmute(address("ferrocl_atan2_f64")) };
+        for x in [0.5f32, -3.0, 1e-30, 100.0, f32::INFINITY] {
+            assert_eq!(sin(x).to_bits(), unary::sin::f32(x).to_bits(), "{x}");
+            let d = f64::from(x);
+            assert_eq!(
+                atan2(d, 1.5).to_bits(),
+                binary::atan2::f64(d, 1.5).to_bits(),
+                "{x}"
+            );
+        }
+    }
 
     #[test]
     fn symbol_names_are_unique_and_cover_every_function() {
