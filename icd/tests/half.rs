@@ -61,71 +61,22 @@ fn narrow_f64(x: f64, mode: Mode) -> u16 {
     ferrocl_testref::f64_to_f16(x, mode.into())
 }
 
-/// The halves, the midpoints between neighbours (ties, the denormal boundary, the overflow
-/// threshold 65520) and the doubles and floats one step either side, both signs; zeros,
-/// infinities, NaNs with payloads, values far outside the range, and a sample.
+/// Every rounding boundary of half, both signs, specials and a sample (`ferrocl-testref`),
+/// padded to a multiple of 48 items so the 3- and 16-wide kernels see whole vectors.
 fn boundary_doubles() -> Vec<f64> {
-    let mut xs = Vec::new();
-    for h in 0..0x7c00u16 {
-        let v = half_value(h);
-        let next = if h == 0x7bff {
-            65536.0
-        } else {
-            half_value(h + 1)
-        };
-        for c in [v, (v + next) / 2.0] {
-            xs.push(c);
-            xs.push(f64::from_bits(c.to_bits() + 1));
-            if c > 0.0 {
-                xs.push(f64::from_bits(c.to_bits() - 1));
-            }
-            let f = c as f32;
-            if f64::from(f) == c {
-                xs.push(f64::from(f32::from_bits(f.to_bits() + 1)));
-                if f > 0.0 {
-                    xs.push(f64::from(f32::from_bits(f.to_bits() - 1)));
-                }
-            }
-        }
-    }
-    let mut rng = Rng::new(0x5eed);
-    for _ in 0..20_000 {
-        let r = rng.next_u64();
-        let e = (r % 64) as i32 - 44;
-        xs.push(f64::from_bits(0x3ff0_0000_0000_0000 | (r >> 12)) * 2f64.powi(e));
-    }
-    xs.extend([
-        0.0,
-        f64::INFINITY,
-        1e300,
-        f64::from(f32::MAX),
-        5e-324,
-        65520.0,
-        65519.99,
-    ]);
-    let n = xs.len();
-    for i in 0..n {
-        xs.push(-xs[i]);
-    }
-    xs.extend([f64::NAN, f64::from_bits(0xfff8_0c00_0000_0000)]);
-    // A multiple of 48 items so the 3- and 16-wide kernels see whole vectors.
-    while !xs.len().is_multiple_of(48) {
-        xs.push(1.0);
-    }
-    xs
+    padded(ferrocl_testref::half_boundary_doubles(), 1.0)
 }
 
+/// The exactly representable floats among `xs` and float NaNs with payloads, padded likewise.
 fn boundary_floats(xs: &[f64]) -> Vec<f32> {
-    let mut fs: Vec<f32> = xs
-        .iter()
-        .filter(|&&x| !x.is_nan() && f64::from(x as f32) == x)
-        .map(|&x| x as f32)
-        .collect();
-    fs.extend([f32::from_bits(0x7fc0_2000), f32::from_bits(0xff80_6000)]);
-    while !fs.len().is_multiple_of(48) {
-        fs.push(1.0);
+    padded(ferrocl_testref::half_boundary_floats(xs), 1.0)
+}
+
+fn padded<T: Copy>(mut xs: Vec<T>, fill: T) -> Vec<T> {
+    while !xs.len().is_multiple_of(48) {
+        xs.push(fill);
     }
-    fs
+    xs
 }
 
 /// The f32 bits of vload_half(h): exact; NaNs quiet with their payload.

@@ -2,7 +2,8 @@
 //! by the host C compiler's `_Float16` (libgcc's conversions, rounded in the mode `fesetround`
 //! sets; looked up in libgcc_s.so.1, since the Rust runtime's compiler-builtins has functions of
 //! the same names that always round to nearest). Ferrocl's own half code (mathlib, codegen) is
-//! checked against these, never against a copy of itself.
+//! checked against these, never against a copy of itself. The inputs that probe every rounding
+//! boundary of half are here too, so that every half test sees the same ones.
 
 /// A rounding direction of IEEE 754.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,6 +57,87 @@ pub fn f32_to_f16(x: f32, mode: Rounding) -> u16 {
 pub fn f16_to_f64(bits: u16) -> f64 {
     // SAFETY: a pure C function of its argument.
     unsafe { ferrocl_ref_f16_to_f64(bits) }
+}
+
+/// Every rounding boundary of half: each half, each midpoint between neighbours (ties, the
+/// denormal boundary, the overflow threshold 65520) and the doubles and floats one step either
+/// side, both signs; then zeros, infinities, NaNs (quiet and signalling, with payloads), values
+/// far outside the half range, and a pseudo-random sample of doubles.
+pub fn half_boundary_doubles() -> Vec<f64> {
+    let mut xs = Vec::new();
+    for h in 0..0x7c00u16 {
+        let v = f16_to_f64(h);
+        let next = if h == 0x7bff {
+            65536.0
+        } else {
+            f16_to_f64(h + 1)
+        };
+        for c in [v, (v + next) / 2.0] {
+            xs.push(c);
+            xs.push(f64::from_bits(c.to_bits() + 1));
+            if c > 0.0 {
+                xs.push(f64::from_bits(c.to_bits() - 1));
+            }
+            let f = c as f32;
+            if f64::from(f) == c {
+                xs.push(f64::from(f32::from_bits(f.to_bits() + 1)));
+                if f > 0.0 {
+                    xs.push(f64::from(f32::from_bits(f.to_bits() - 1)));
+                }
+            }
+        }
+    }
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..50_000 {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let e = ((state >> 3) % 64) as i32 - 44;
+        xs.push(f64::from_bits(0x3ff0_0000_0000_0000 | (state >> 12)) * 2f64.powi(e));
+    }
+    xs.extend([
+        0.0,
+        f64::INFINITY,
+        1e300,
+        f64::MAX,
+        f64::from(f32::MAX),
+        5e-324,
+        f64::from(f32::from_bits(1)),
+        65504.0,
+        65519.999,
+        65520.0,
+        65536.0,
+        1e5,
+    ]);
+    let positive = xs.len();
+    for i in 0..positive {
+        xs.push(-xs[i]);
+    }
+    xs.extend([
+        f64::NAN,
+        -f64::NAN,
+        f64::from_bits(0x7ff0_0400_0000_0001), // signalling, payload in the top bits
+        f64::from_bits(0xfff8_0c00_0000_0000),
+        f64::from(f32::from_bits(0x7fa0_2000)), // from a signalling f32 NaN
+    ]);
+    xs
+}
+
+/// Floats for the f32 kernels: the inputs exactly representable in f32, plus f32 NaNs whose
+/// payloads matter to the narrowing.
+pub fn half_boundary_floats(xs: &[f64]) -> Vec<f32> {
+    let mut fs: Vec<f32> = xs
+        .iter()
+        .filter(|&&x| !x.is_nan() && f64::from(x as f32) == x)
+        .map(|&x| x as f32)
+        .collect();
+    fs.extend([
+        f32::from_bits(0x7fc0_0000),
+        f32::from_bits(0xffc0_2000),
+        f32::from_bits(0x7f80_6000), // signalling
+        f32::from_bits(0x7fbf_e000),
+    ]);
+    fs
 }
 
 #[cfg(test)]
