@@ -384,7 +384,7 @@ fn the_device_reports_half_precision() {
             cl(d.preferred_vector_width_half()),
             "PREFERRED_VECTOR_WIDTH_HALF"
         ),
-        1
+        8
     );
     assert_eq!(
         check(cl(d.native_vector_width_half()), "NATIVE_VECTOR_WIDTH_HALF"),
