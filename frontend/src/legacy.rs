@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 
 use spirv::{BuiltIn, Op, StorageClass, Word};
 
-use crate::words::instructions;
+use crate::words::{has_result_type, instructions};
 
 /// A warning for the build log (one line, without the trailing newline).
 pub type Warning = String;
@@ -35,23 +35,6 @@ const TYPE_DECLARATIONS: [Op; 6] = [
     Op::TypeRuntimeArray,
     Op::TypePointer,
     Op::TypeForwardPointer,
-];
-
-/// Instructions whose first operand is a literal, or that name or decorate an id.
-const NOT_USES: [Op; 13] = [
-    Op::Capability,
-    Op::Extension,
-    Op::Source,
-    Op::SourceExtension,
-    Op::MemoryModel,
-    Op::EntryPoint,
-    Op::ModuleProcessed,
-    Op::Name,
-    Op::MemberName,
-    Op::Decorate,
-    Op::MemberDecorate,
-    Op::DecorateString,
-    Op::Line,
 ];
 
 /// Rewrites built-in variables declared in `UniformConstant` to `Input`, with the pointer
@@ -117,11 +100,8 @@ pub(crate) fn builtins_as_input(mut words: Vec<u32>) -> (Vec<u32>, Vec<Warning>)
                 if TYPE_DECLARATIONS.contains(&op) {
                     return w.len() > 2 && w[2..].contains(t);
                 }
-                // Any other instruction whose first operand is the type: its result type
-                // (a value of that pointer type not derived from a built-in). Instructions
-                // whose first word is a literal or that only name or decorate the type are
-                // not uses.
-                w.len() >= 3 && w[1] == *t && !derived.contains(&w[2]) && !NOT_USES.contains(&op)
+                // A value of that pointer type not derived from a built-in.
+                w.len() >= 3 && has_result_type(inst.op) && w[1] == *t && !derived.contains(&w[2])
             })
     });
     if shared {

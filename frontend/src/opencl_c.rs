@@ -570,21 +570,16 @@ pub fn compile_opencl_c(
     }
     let spirv =
         std::fs::read(&spv).map_err(|e| format!("{log}error: cannot read SPIR-V output: {e}\n"))?;
-    let spirv = repair_translator_output(&spirv)
+    let words = crate::is_spirv(&spirv)
         .map_err(|e| format!("{log}error: llvm-spirv's output is not SPIR-V: {e}\n"))?;
-    if unsigned_hints.is_empty() {
-        return Ok(spirv);
+    let mut words = crate::translator_fixes::repair_llvm_spirv_15(&words);
+    for (kernel, ty) in &unsigned_hints {
+        words = crate::words::with_module_processed(
+            &words,
+            &format!("{VEC_TYPE_HINT_RECORD}{kernel} {ty}"),
+        );
     }
-    record_vec_type_hints(&spirv, &unsigned_hints)
-        .map_err(|e| format!("{log}error: cannot record vec_type_hint: {e}\n"))
-}
-
-/// llvm-spirv's module with the repairs of `translator_fixes` applied.
-fn repair_translator_output(spirv: &[u8]) -> Result<Vec<u8>, String> {
-    let words = crate::is_spirv(spirv).map_err(|e| e.to_string())?;
-    let repaired = crate::translator_fixes::splat_select_conditions(&words);
-    let repaired = crate::translator_fixes::branch_on_bool_switches(&repaired);
-    Ok(repaired.iter().flat_map(|w| w.to_le_bytes()).collect())
+    Ok(words.iter().flat_map(|w| w.to_le_bytes()).collect())
 }
 
 /// Prefix of the `OpModuleProcessed` strings that carry a kernel's unsigned `vec_type_hint`
@@ -661,18 +656,6 @@ fn unsigned_vec_type_hints(ir: &str) -> Vec<(String, String)> {
         out.push((name.to_owned(), ty));
     }
     out
-}
-
-/// `spirv` with one [`VEC_TYPE_HINT_RECORD`] `OpModuleProcessed` per (kernel, type).
-fn record_vec_type_hints(spirv: &[u8], hints: &[(String, String)]) -> Result<Vec<u8>, String> {
-    let mut words = crate::is_spirv(spirv).map_err(|e| e.to_string())?;
-    for (kernel, ty) in hints {
-        words = crate::words::with_module_processed(
-            &words,
-            &format!("{VEC_TYPE_HINT_RECORD}{kernel} {ty}"),
-        );
-    }
-    Ok(words.iter().flat_map(|w| w.to_le_bytes()).collect())
 }
 
 #[cfg(test)]

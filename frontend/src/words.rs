@@ -1,6 +1,8 @@
 //! A SPIR-V module as its word stream, for the passes that edit a module without loading it:
-//! specialisation (specialize.rs) and the `OpModuleProcessed` records the driver adds to carry
-//! what SPIR-V has no place for (an unsigned `vec_type_hint`, a program binary's type).
+//! specialisation (specialize.rs), the legacy forms taken as what they meant (legacy.rs), the
+//! repairs of llvm-spirv-15's output (translator_fixes.rs), and the `OpModuleProcessed` records
+//! the driver adds to carry what SPIR-V has no place for (an unsigned `vec_type_hint`, a
+//! program binary's type).
 
 use spirv::Op;
 
@@ -31,6 +33,25 @@ pub(crate) fn instructions(words: &[u32]) -> Vec<Inst<'_>> {
         at += count;
     }
     out
+}
+
+/// Whether instructions of opcode `op` have a result type as their first operand (from the
+/// SPIR-V grammar, tabulated once).
+pub(crate) fn has_result_type(op: u32) -> bool {
+    use std::sync::OnceLock;
+    static TABLE: OnceLock<Vec<bool>> = OnceLock::new();
+    let table = TABLE.get_or_init(|| {
+        let mut t = vec![false; 1 << 16];
+        for inst in rspirv::grammar::INSTRUCTION_TABLE.iter() {
+            let typed = inst
+                .operands
+                .first()
+                .is_some_and(|o| o.kind == rspirv::grammar::OperandKind::IdResultType);
+            t[inst.opcode as usize] = typed;
+        }
+        t
+    });
+    table.get(op as usize).copied().unwrap_or(false)
 }
 
 /// The sections before `OpModuleProcessed`'s place (SPIR-V 2.4: capabilities, extensions,
@@ -110,6 +131,15 @@ pub fn without_module_processed(words: &[u32], prefix: &str) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grammar_knows_result_types() {
+        assert!(has_result_type(Op::Select as u32));
+        assert!(has_result_type(Op::FAdd as u32));
+        assert!(!has_result_type(Op::Store as u32));
+        assert!(!has_result_type(Op::TypeVector as u32));
+        assert!(!has_result_type(0xffff));
+    }
 
     /// Header, OpCapability Addresses, OpName %1 "x", OpDecorate %1 Alignment 4, OpNop.
     fn module() -> Vec<u32> {
