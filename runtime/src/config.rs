@@ -166,16 +166,14 @@ pub struct DeviceConfig {
     pub extensions: Vec<NameVersion>,
     /// `CL_DEVICE_{SINGLE,DOUBLE,HALF}_FP_ATOMIC_CAPABILITIES_EXT`.
     pub fp_atomic_capabilities: [cl_bitfield; 3],
-    /// `CL_DEVICE_PREFERRED_VECTOR_WIDTH_*` (char, short, int, long, float, double, half): one
-    /// 128-bit vector, as the native widths. Scalar code is vectorised four work-items at a
-    /// time, but explicit 128-bit vectors give it four independent chains per work-item, which
-    /// latency-bound code needs (clpeak on this machine: `int4` 22 GIOPS against 7 for `int`,
-    /// `float4` 9.8 GFLOPS against 6.8; wider than 128 bits gains nothing or loses). 0 for a
-    /// type the device lacks.
-    pub preferred_vector_widths: [cl_uint; 7],
-    /// `CL_DEVICE_NATIVE_VECTOR_WIDTH_*`: what one 128-bit vector register of the generated
-    /// code holds (Cranelift's widest vectors on x86-64).
-    pub native_vector_widths: [cl_uint; 7],
+    /// `CL_DEVICE_PREFERRED_VECTOR_WIDTH_*` and `CL_DEVICE_NATIVE_VECTOR_WIDTH_*` (char, short,
+    /// int, long, float, double, half): what one 128-bit vector register of the generated code
+    /// holds (Cranelift's widest on x86-64); 0 for a type the device lacks. Scalar code is
+    /// vectorised four work-items at a time, but explicit 128-bit vectors give it four
+    /// independent chains per work-item, which latency-bound code needs (clpeak on this machine:
+    /// `int4` 22 GIOPS against 7 for `int`, `float4` 9.8 GFLOPS against 6.8; wider gains
+    /// nothing), so the preferred widths are the native ones.
+    pub vector_widths: [cl_uint; 7],
     pub queue_properties: cl_command_queue_properties,
     pub device_version: &'static str,
     pub numeric_version: cl_version,
@@ -411,16 +409,7 @@ impl DeviceConfig {
             il_versions,
             extensions: extensions(settings),
             // char short int long float double half
-            preferred_vector_widths: [
-                16,
-                8,
-                4,
-                2,
-                4,
-                if settings.fp64 { 2 } else { 0 },
-                if settings.fp16 { 8 } else { 0 },
-            ],
-            native_vector_widths: [
+            vector_widths: [
                 16,
                 8,
                 4,
@@ -636,8 +625,7 @@ mod tests {
             .iter()
             .any(|e| e.contains("fp64")));
         assert_eq!(no_fp64.double_fp_config, 0);
-        assert_eq!(no_fp64.native_vector_widths[5], 0);
-        assert_eq!(no_fp64.preferred_vector_widths[5], 0);
+        assert_eq!(no_fp64.vector_widths[5], 0);
         assert!(!no_fp64.allows_capability(ferrocl_frontend::spirv::Capability::Float64));
         assert!(
             !no_fp64.allows_capability(ferrocl_frontend::spirv::Capability::AtomicFloat64AddEXT)
@@ -654,8 +642,7 @@ mod tests {
             .iter()
             .any(|e| e.contains("fp16")));
         assert_eq!(no_fp16.half_fp_config, 0);
-        assert_eq!(no_fp16.native_vector_widths[6], 0);
-        assert_eq!(no_fp16.preferred_vector_widths[6], 0);
+        assert_eq!(no_fp16.vector_widths[6], 0);
         assert!(!no_fp16.allows_capability(ferrocl_frontend::spirv::Capability::Float16));
         // Halves in memory stay available.
         assert!(no_fp16.allows_capability(ferrocl_frontend::spirv::Capability::Float16Buffer));

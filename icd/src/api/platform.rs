@@ -178,20 +178,27 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS => v(c.max_work_item_dimensions),
         CL_DEVICE_MAX_WORK_ITEM_SIZES => arr(&c.max_work_item_sizes),
         CL_DEVICE_MAX_WORK_GROUP_SIZE => v(c.max_work_group_size),
-        CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR => v(c.preferred_vector_widths[0]),
-        CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT => v(c.preferred_vector_widths[1]),
-        CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT => v(c.preferred_vector_widths[2]),
-        CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG => v(c.preferred_vector_widths[3]),
-        CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT => v(c.preferred_vector_widths[4]),
-        CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE => v(c.preferred_vector_widths[5]),
-        CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF => v(c.preferred_vector_widths[6]),
-        CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR => v(c.native_vector_widths[0]),
-        CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT => v(c.native_vector_widths[1]),
-        CL_DEVICE_NATIVE_VECTOR_WIDTH_INT => v(c.native_vector_widths[2]),
-        CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG => v(c.native_vector_widths[3]),
-        CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT => v(c.native_vector_widths[4]),
-        CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE => v(c.native_vector_widths[5]),
-        CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF => v(c.native_vector_widths[6]),
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR | CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR => {
+            v(c.vector_widths[0])
+        }
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT | CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT => {
+            v(c.vector_widths[1])
+        }
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT | CL_DEVICE_NATIVE_VECTOR_WIDTH_INT => {
+            v(c.vector_widths[2])
+        }
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG | CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG => {
+            v(c.vector_widths[3])
+        }
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT | CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT => {
+            v(c.vector_widths[4])
+        }
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE | CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE => {
+            v(c.vector_widths[5])
+        }
+        CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF | CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF => {
+            v(c.vector_widths[6])
+        }
         CL_DEVICE_MAX_CLOCK_FREQUENCY => v(c.max_clock_frequency),
         CL_DEVICE_ADDRESS_BITS => v(c.address_bits),
         CL_DEVICE_MAX_MEM_ALLOC_SIZE => v(c.max_mem_alloc_size),
