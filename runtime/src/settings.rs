@@ -183,8 +183,15 @@ impl Settings {
         let sub_groups = switch("FERROCL_SUBGROUPS", true);
         let fp16 = switch("FERROCL_FP16", true);
         let vectorize = switch("FERROCL_VECTORIZE", true);
-        for name in ["FERROCL_IMAGES", "FERROCL_SVM"] {
-            // Not implemented: every spelling of off is accepted, anything else is refused.
+        // The variables of features not implemented yet (the feature registry's): every
+        // spelling of off is accepted, anything else is refused.
+        let not_implemented = crate::features::FEATURES
+            .iter()
+            .filter_map(|f| match f.switch {
+                crate::features::Switch::NotImplemented(name) => Some(name),
+                _ => None,
+            });
+        for name in not_implemented {
             if let Some(raw) = lookup(name) {
                 if parse_switch(&raw) != Some(false) {
                     warn(format!(
