@@ -394,6 +394,76 @@ mod tests {
         }
     }
 
+    /// A spread of f32 bit patterns (every 4099th) and of f64s over the half range and far
+    /// outside it, plus the special values.
+    #[test]
+    fn narrowing_matches_the_reference_on_a_sample() {
+        let mut bits = 0u32;
+        while let Some(next) = bits.checked_add(4099) {
+            let f = f32::from_bits(bits);
+            for mode in MODES {
+                let want = reference_narrow(f64::from(f), mode);
+                let got = f32_to_f16_rounded(f, mode);
+                assert!(
+                    same_half(got, want),
+                    "f32 {bits:#010x} {mode:?}: {got:#06x} vs {want:#06x}"
+                );
+            }
+            bits = next;
+        }
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..400_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // Exponents 2^-40..2^20 mostly, any pattern sometimes.
+            let x = if state & 7 == 0 {
+                f64::from_bits(state)
+            } else {
+                let e = ((state >> 3) % 61) as i32 - 40;
+                let m = f64::from_bits(0x3ff0_0000_0000_0000 | (state >> 12));
+                m * 2f64.powi(e)
+            };
+            let x = if state & 8 != 0 { -x } else { x };
+            for mode in MODES {
+                let want = reference_narrow(x, mode);
+                let got = f64_to_f16_rounded(x, mode);
+                assert!(
+                    same_half(got, want),
+                    "f64 {x:e} {mode:?}: {got:#06x} vs {want:#06x}"
+                );
+            }
+        }
+        for mode in MODES {
+            assert_eq!(f32_to_f16_rounded(f32::INFINITY, mode), 0x7c00);
+            assert_eq!(f64_to_f16_rounded(f64::NEG_INFINITY, mode), 0xfc00);
+            assert_eq!(f64_to_f16_rounded(-0.0, mode), 0x8000);
+            assert_eq!(f32_to_f16_rounded(0.0, mode), 0x0000);
+            // Quiet NaN with the top payload bits, also from a signalling NaN.
+            assert_eq!(
+                f32_to_f16_rounded(f32::from_bits(0x7f80_2000), mode),
+                0x7e01
+            );
+            assert_eq!(
+                f64_to_f16_rounded(f64::from_bits(0xfff8_0400_0000_0000), mode),
+                0xfe01
+            );
+        }
+        // A double just above a half tie that f32 would round onto the tie (the half crate's
+        // double rounding): 1 + 2^-11 + 2^-40 must round up.
+        let x = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
+        assert_eq!(f64_to_f16_rounded(x, Rounding::NearestEven), 0x3c01);
+        assert_eq!(f32_to_f16(x as f32), 0x3c00);
+        // Overflow per mode.
+        assert_eq!(f64_to_f16_rounded(65520.0, Rounding::NearestEven), 0x7c00);
+        assert_eq!(f64_to_f16_rounded(1e300, Rounding::TowardZero), 0x7bff);
+        assert_eq!(f64_to_f16_rounded(-1e300, Rounding::Up), 0xfbff);
+        assert_eq!(f64_to_f16_rounded(-1e300, Rounding::Down), 0xfc00);
+        // The smallest double rounds up to the smallest subnormal half only toward +inf.
+        assert_eq!(f64_to_f16_rounded(5e-324, Rounding::Up), 0x0001);
+        assert_eq!(f64_to_f16_rounded(5e-324, Rounding::NearestEven), 0x0000);
+    }
+
     #[test]
     fn bits_of_every_half_round_trip_exactly() {
         for h in 0..=u16::MAX {
