@@ -1,6 +1,6 @@
 //! CORE-MATH through the fastest copy this CPU can run: the x86-64-v3 copy (AVX2, FMA, BMI2;
 //! built by `build.rs`, its symbols suffixed `_ferrocl_v3`) when the CPU has those features,
-//! otherwise the baseline copy of the `core-math` crate (x86-64-v2, `.cargo/config.toml`).
+//! otherwise the baseline copy of the `core-math-sys` crate (x86-64-v2, `.cargo/config.toml`).
 //! Both are the same correctly rounded functions, so the results are the same bits; only the
 //! speed differs (FMA makes the f64 functions 3–4× faster). The choice is made once, at the
 //! first call. Rust callers pay a predictable branch per call; the JIT pays nothing: it calls
@@ -86,7 +86,9 @@ macro_rules! dispatch {
                     // which uses_x86_64_v3 found this CPU runs; it takes and returns values.
                     return unsafe { x86_64_v3::$sys($($a),+) };
                 }
-                core_math::$f($($a),+)
+                // SAFETY: CORE-MATH's C function for every x86-64-v2 CPU; it takes and returns
+                // values.
+                unsafe { core_math_sys::$sys($($a),+) }
             }
         )+
     };
@@ -206,29 +208,35 @@ mod tests {
             // SAFETY: value-in, value-out C functions on a CPU that runs them.
             unsafe {
                 assert!(
-                    same32(x86_64_v3::cr_expf(x), core_math::expf(x)),
+                    same32(x86_64_v3::cr_expf(x), core_math_sys::cr_expf(x)),
                     "expf {x:e}"
                 );
                 assert!(
-                    same32(x86_64_v3::cr_sinf(x), core_math::sinf(x)),
+                    same32(x86_64_v3::cr_sinf(x), core_math_sys::cr_sinf(x)),
                     "sinf {x:e}"
                 );
                 assert!(
-                    same32(x86_64_v3::cr_powf(x, 1.37), core_math::powf(x, 1.37)),
+                    same32(x86_64_v3::cr_powf(x, 1.37), core_math_sys::cr_powf(x, 1.37)),
                     "powf {x:e}"
                 );
                 assert!(
-                    same32(x86_64_v3::cr_tgammaf(x), core_math::tgammaf(x)),
+                    same32(x86_64_v3::cr_tgammaf(x), core_math_sys::cr_tgammaf(x)),
                     "tgammaf {x:e}"
                 );
-                assert!(same64(x86_64_v3::cr_sin(d), core_math::sin(d)), "sin {d:e}");
-                assert!(same64(x86_64_v3::cr_log(d), core_math::log(d)), "log {d:e}");
                 assert!(
-                    same64(x86_64_v3::cr_pow(d, -2.5), core_math::pow(d, -2.5)),
+                    same64(x86_64_v3::cr_sin(d), core_math_sys::cr_sin(d)),
+                    "sin {d:e}"
+                );
+                assert!(
+                    same64(x86_64_v3::cr_log(d), core_math_sys::cr_log(d)),
+                    "log {d:e}"
+                );
+                assert!(
+                    same64(x86_64_v3::cr_pow(d, -2.5), core_math_sys::cr_pow(d, -2.5)),
                     "pow {d:e}"
                 );
                 assert!(
-                    same64(x86_64_v3::cr_atan2(d, 3.0), core_math::atan2(d, 3.0)),
+                    same64(x86_64_v3::cr_atan2(d, 3.0), core_math_sys::cr_atan2(d, 3.0)),
                     "atan2 {d:e}"
                 );
             }

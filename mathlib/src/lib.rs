@@ -2,7 +2,7 @@
 //! symbol table codegen registers with the JIT (so no symbol is ever looked up with dlsym).
 //!
 //! Simple operations (fabs, fma, sqrt, floor, min/max, …) are emitted inline by codegen and do
-//! not appear here. The transcendental functions come from CORE-MATH (the `core-math` crate):
+//! not appear here. The transcendental functions come from CORE-MATH (the `core-math-sys` crate):
 //! correctly rounded f32 and f64, so every one of them is within 0.5 ulp, far inside the
 //! full-profile ULP table, and its special values follow C99 Annex F / IEEE 754-2019, which is
 //! what OpenCL 6.7 asks for. The OpenCL-only functions (powr, logb, maxmag, …) are in [`ocl`];
