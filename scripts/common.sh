@@ -67,6 +67,11 @@ spirv_from_cl() {
     spirv-val --target-env opencl2.1 "$out" || return 1
 }
 
+# deb_multiarch: the Debian multiarch triplet of this machine (x86_64-linux-gnu).
+deb_multiarch() {
+    dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch
+}
+
 # write_icd LIBDIR OUT.icd: fills the vendors.icd template with an absolute library dir.
 write_icd() {
     local libdir="$1" out="$2" tmp

@@ -22,7 +22,7 @@ OUTDIR="${1:-$FERROCL_ROOT/target/debian}"
 PACKAGE=ferrocl-opencl-icd
 VERSION="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)"
 ARCH="$(dpkg --print-architecture)"
-MULTIARCH="$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)"
+MULTIARCH="$(deb_multiarch)"
 [[ -n "$VERSION" && -n "$ARCH" && -n "$MULTIARCH" ]] || die "cannot tell version/architecture"
 
 say "cargo build --release -p ferrocl-icd -p ferrocl-clc"

@@ -17,7 +17,7 @@ rm -f "$OUTDIR"/"$PACKAGE"_*.deb
 bash scripts/package-deb.sh "$OUTDIR" >/dev/null
 DEB="$(ls "$OUTDIR"/"$PACKAGE"_*.deb)"
 contents="$(dpkg-deb --contents "$DEB")"
-MULTIARCH="$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)"
+MULTIARCH="$(deb_multiarch)"
 for f in "./usr/lib/$MULTIARCH/libferrocl.so" ./usr/bin/ferrocl-clc ./etc/OpenCL/vendors/ferrocl.icd; do
     grep -q " $f\$" <<<"$contents" || die "$DEB lacks $f"
 done

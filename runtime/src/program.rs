@@ -60,7 +60,6 @@ fn parse_options_or_explain(options: &str) -> Result<ParsedOptions, String> {
     let mut p = ParsedOptions::default();
     let words = ferrocl_frontend::split_build_options(options);
     let mut words = words.iter().map(String::as_str);
-    let refuse = |w: &str| Err(format!("error: invalid build option \"{w}\"\n"));
     while let Some(w) = words.next() {
         match w {
             "-cl-opt-disable" => p.codegen.optimize = false,
@@ -112,7 +111,7 @@ fn parse_options_or_explain(options: &str) -> Result<ParsedOptions, String> {
             }
             w if w.starts_with("-D") || w.starts_with("-I") => {}
             w if ferrocl_frontend::is_clang_passthrough(w) => {}
-            _ => return refuse(w),
+            _ => return Err(format!("error: invalid build option \"{w}\"\n")),
         }
     }
     Ok(p)
@@ -150,7 +149,6 @@ impl Drop for HeaderDir {
     }
 }
 
-/// Outcome of a build/compile step: (SPIR-V, code) or (SPIR-V if it got that far, log).
 /// A build step's result: the SPIR-V, the code when built, and the log (warnings only), or
 /// the SPIR-V known so far and the log saying why it failed.
 type StepResult = Result<(Vec<u8>, Option<Built>, String), (Option<Vec<u8>>, String)>;
