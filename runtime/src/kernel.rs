@@ -16,7 +16,6 @@ use crate::object::{Base, CLResult, Tag};
 use crate::platform::Device;
 use crate::printf::{write_stdout, PrintfBuffer};
 use crate::program::{Built, Program};
-use crate::queue::Work;
 
 /// A value given to clSetKernelArg, kept until the next call for that index.
 #[derive(Clone)]
@@ -295,7 +294,7 @@ impl Kernel {
         offset: [usize; 3],
         global: [usize; 3],
         local: Option<[usize; 3]>,
-    ) -> CLResult<Work> {
+    ) -> CLResult<KernelLaunch> {
         let cfg = &device.config;
         let code = self.code();
         let values = self.lock().clone();
@@ -310,7 +309,7 @@ impl Kernel {
             return Err(CL_OUT_OF_RESOURCES);
         }
         let (block, keep, local_total) = (packed.block, packed.keep, packed.arena_size);
-        let mut launch = Launch {
+        let launch = Launch {
             work_dim: work_dim as u32,
             offset,
             global,
@@ -328,23 +327,42 @@ impl Kernel {
                 code.info.name, launch.offset, launch.global, launch.local
             ),
         );
-        let built = self.built.clone();
-        let index = self.index;
-        let device = device.clone();
-        Ok(Box::new(move || {
-            let _keep_alive = keep;
-            let kernel = &built.code.kernels()[index];
-            // A command whose kernel prints gets its own buffer; the text is out before the
-            // command's event completes.
-            let mut printf = (!kernel.printf_formats.is_empty())
-                .then(|| PrintfBuffer::new(device.config.printf_buffer_size));
-            launch.printf_buffer = printf.as_mut().map_or(0, PrintfBuffer::address);
-            let ran = run_ndrange(&device.pool, kernel, &block, &launch);
-            if let Some(printf) = printf {
-                write_stdout(&printf.render(&kernel.printf_formats));
-            }
-            ran.map_err(|OutOfArena| CL_OUT_OF_HOST_MEMORY)
-        }))
+        Ok(KernelLaunch {
+            built: self.built.clone(),
+            index: self.index,
+            device: device.clone(),
+            launch,
+            block,
+            _keep_alive: keep,
+        })
+    }
+}
+
+/// A launch checked and packed at enqueue time (arguments as they were then), run by the queue
+/// as [`crate::command::Command::Kernel`].
+pub struct KernelLaunch {
+    built: Arc<Built>,
+    index: usize,
+    device: Arc<Device>,
+    launch: Launch,
+    block: ArgBlock,
+    /// The memory objects the argument block points into.
+    _keep_alive: Vec<Arc<Mem>>,
+}
+
+impl KernelLaunch {
+    pub fn run(mut self) -> CLResult<()> {
+        let kernel = &self.built.code.kernels()[self.index];
+        // A command whose kernel prints gets its own buffer; the text is out before the
+        // command's event completes.
+        let mut printf = (!kernel.printf_formats.is_empty())
+            .then(|| PrintfBuffer::new(self.device.config.printf_buffer_size));
+        self.launch.printf_buffer = printf.as_mut().map_or(0, PrintfBuffer::address);
+        let ran = run_ndrange(&self.device.pool, kernel, &self.block, &self.launch);
+        if let Some(printf) = printf {
+            write_stdout(&printf.render(&kernel.printf_formats));
+        }
+        ran.map_err(|OutOfArena| CL_OUT_OF_HOST_MEMORY)
     }
 }
 

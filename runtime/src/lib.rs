@@ -3,6 +3,7 @@
 //! this crate knows no C handles beyond the object header (`object::Base`).
 
 pub mod binary;
+pub mod command;
 pub mod config;
 pub mod context;
 pub mod event;

@@ -1,6 +1,8 @@
-//! Memory objects: buffers and sub-buffers over host allocations (aligned to
-//! CL_DEVICE_MEM_BASE_ADDR_ALIGN) or the application's memory (CL_MEM_USE_HOST_PTR), the byte
-//! copies behind read/write/copy/fill/rect commands, map bookkeeping and destructor callbacks.
+//! Memory objects: one `Mem` type for every kind of `cl_mem` ([`MemKind`]: buffers and
+//! sub-buffers today, images and pipes later), over host allocations (aligned to
+//! CL_DEVICE_MEM_BASE_ADDR_ALIGN) or the application's memory (CL_MEM_USE_HOST_PTR); the checks
+//! every kind shares (host access, ranges), the byte copies behind the buffer commands
+//! (`command.rs`), map bookkeeping and destructor callbacks.
 
 use std::alloc::Layout;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -81,6 +83,16 @@ impl Drop for Storage {
 
 pub type MemCallback = unsafe extern "C" fn(cl_mem, *mut std::ffi::c_void);
 
+/// What a memory object is; the fields every kind shares live in [`Mem`].
+pub enum MemKind {
+    Buffer,
+    /// A region of `parent` (a buffer), starting `origin` bytes into it.
+    SubBuffer {
+        parent: Arc<Mem>,
+        origin: usize,
+    },
+}
+
 #[repr(C)]
 pub struct Mem {
     base: Base,
@@ -92,9 +104,9 @@ pub struct Mem {
     pub storage: Arc<Storage>,
     /// Byte offset into `storage` (non-zero for sub-buffers).
     pub offset: usize,
-    pub parent: Option<Arc<Mem>>,
+    pub kind: MemKind,
     pub properties: Vec<cl_mem_properties>,
-    pub map_count: AtomicU32,
+    map_count: AtomicU32,
     destructors: Mutex<Vec<(MemCallback, usize)>>,
 }
 crate::cl_object!(Mem, Mem, CL_INVALID_MEM_OBJECT);
@@ -175,7 +187,7 @@ impl Mem {
             host_ptr: if use_host { host_ptr as usize } else { 0 },
             storage: Arc::new(storage),
             offset: 0,
-            parent: None,
+            kind: MemKind::Buffer,
             properties,
             map_count: AtomicU32::new(0),
             destructors: Mutex::new(Vec::new()),
@@ -189,7 +201,7 @@ impl Mem {
         origin: usize,
         size: usize,
     ) -> CLResult<Arc<Mem>> {
-        if parent.parent.is_some() {
+        if !matches!(parent.kind, MemKind::Buffer) {
             return Err(CL_INVALID_MEM_OBJECT);
         }
         check_flags(flags)?;
@@ -242,7 +254,10 @@ impl Mem {
             },
             storage: parent.storage.clone(),
             offset: parent.offset + origin,
-            parent: Some(parent.clone()),
+            kind: MemKind::SubBuffer {
+                parent: parent.clone(),
+                origin,
+            },
             properties: Vec::new(),
             map_count: AtomicU32::new(0),
             destructors: Mutex::new(Vec::new()),
@@ -257,6 +272,57 @@ impl Mem {
 
     pub fn has_flag(&self, f: u64) -> bool {
         self.flags & f as cl_mem_flags != 0
+    }
+
+    /// `CL_MEM_TYPE`.
+    pub fn mem_type(&self) -> cl_mem_object_type {
+        match self.kind {
+            MemKind::Buffer | MemKind::SubBuffer { .. } => CL_MEM_OBJECT_BUFFER,
+        }
+    }
+
+    /// `CL_MEM_ASSOCIATED_MEMOBJECT`: the buffer a sub-buffer is a region of.
+    pub fn parent(&self) -> Option<&Arc<Mem>> {
+        match &self.kind {
+            MemKind::SubBuffer { parent, .. } => Some(parent),
+            MemKind::Buffer => None,
+        }
+    }
+
+    /// `CL_MEM_OFFSET`: a sub-buffer's origin in its parent, 0 for every other kind.
+    pub fn origin_in_parent(&self) -> usize {
+        match self.kind {
+            MemKind::SubBuffer { origin, .. } => origin,
+            MemKind::Buffer => 0,
+        }
+    }
+
+    /// `CL_MEM_MAP_COUNT`.
+    pub fn map_count(&self) -> u32 {
+        self.map_count.load(Ordering::Acquire)
+    }
+
+    /// Whether a command may read this object from the host (read, map for reading):
+    /// CL_INVALID_OPERATION under CL_MEM_HOST_WRITE_ONLY or CL_MEM_HOST_NO_ACCESS.
+    pub fn check_host_read(&self) -> CLResult<()> {
+        if self.has_flag(CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS) {
+            return Err(CL_INVALID_OPERATION);
+        }
+        Ok(())
+    }
+
+    /// Whether a command may write this object from the host (write, map for writing):
+    /// CL_INVALID_OPERATION under CL_MEM_HOST_READ_ONLY or CL_MEM_HOST_NO_ACCESS.
+    pub fn check_host_write(&self) -> CLResult<()> {
+        if self.has_flag(CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS) {
+            return Err(CL_INVALID_OPERATION);
+        }
+        Ok(())
+    }
+
+    /// Whether two objects' bytes are the same allocation (copies between them may overlap).
+    pub fn shares_storage(&self, other: &Mem) -> bool {
+        Arc::ptr_eq(&self.storage, &other.storage)
     }
 
     /// Checks `offset..offset+len` lies inside the buffer.

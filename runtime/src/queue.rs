@@ -1,5 +1,5 @@
 //! Command queues: a worker thread per queue, fed by a channel, that waits for each command's
-//! event wait list, runs the command and completes its event. Commands run in submission order
+//! event wait list, runs the command ([`crate::command::Command`]) and completes its event. Commands run in submission order
 //! (an out-of-order queue is allowed to execute in order). A drop guard marks the event failed if
 //! a command panics, so no waiter hangs.
 
@@ -8,14 +8,16 @@ use std::sync::{Arc, Mutex, Weak};
 
 use opencl_sys::*;
 
+use crate::command::Command;
 use crate::context::Context;
 use crate::event::{wait_all, Event};
 use crate::object::{Base, CLResult, Tag};
 use crate::platform::Device;
 
-pub type Work = Box<dyn FnOnce() -> CLResult<()> + Send>;
+/// What the worker runs for one submitted command (tests submit closures directly).
+type Work = Box<dyn FnOnce() -> CLResult<()> + Send>;
 
-struct Command {
+struct Pending {
     event: Arc<Event>,
     wait: Vec<Arc<Event>>,
     work: Work,
@@ -29,7 +31,7 @@ pub struct Queue {
     pub properties: cl_command_queue_properties,
     /// As given to clCreateCommandQueueWithProperties (CL_QUEUE_PROPERTIES_ARRAY).
     pub properties_array: Vec<cl_queue_properties>,
-    sender: Mutex<Sender<Command>>,
+    sender: Mutex<Sender<Pending>>,
     /// The most recently enqueued command's event: clFinish waits for it (in-order execution).
     /// Weak, because events hold their queue (a strong reference here would be a cycle); a
     /// pending command holds its event, so a dead Weak means that command already finished.
@@ -51,7 +53,7 @@ impl Drop for FailGuard {
 
 /// The next command: polled for a short while after the last one (an application waiting for
 /// each command enqueues the next right away), then waited for asleep.
-fn next_command(rx: &std::sync::mpsc::Receiver<Command>) -> Option<Command> {
+fn next_command(rx: &std::sync::mpsc::Receiver<Pending>) -> Option<Pending> {
     use std::sync::mpsc::TryRecvError;
     // Some(Some(command)), or Some(None) once the queue is gone.
     let polled = crate::event::poll_briefly(|| match rx.try_recv() {
@@ -62,7 +64,7 @@ fn next_command(rx: &std::sync::mpsc::Receiver<Command>) -> Option<Command> {
     polled.unwrap_or_else(|| rx.recv().ok())
 }
 
-fn worker(rx: std::sync::mpsc::Receiver<Command>) {
+fn worker(rx: std::sync::mpsc::Receiver<Pending>) {
     while let Some(cmd) = next_command(&rx) {
         let mut guard = FailGuard(Some(cmd.event.clone()));
         let status = match wait_all(&cmd.wait) {
@@ -112,9 +114,21 @@ impl Queue {
         self.properties & CL_QUEUE_PROFILING_ENABLE as cl_command_queue_properties != 0
     }
 
-    /// Submits `work` to run after `wait` completes; returns its event (already submitted:
+    /// Submits `command` to run after `wait` completes; returns its event (already submitted:
     /// every enqueue is an implicit flush).
-    pub fn enqueue(
+    pub fn submit(
+        self: &Arc<Self>,
+        command: Command,
+        wait: Vec<Arc<Event>>,
+    ) -> CLResult<Arc<Event>> {
+        self.enqueue(
+            command.command_type(),
+            wait,
+            Box::new(move || command.run()),
+        )
+    }
+
+    fn enqueue(
         self: &Arc<Self>,
         command_type: cl_command_type,
         wait: Vec<Arc<Event>>,
@@ -123,7 +137,7 @@ impl Queue {
         let event = Event::new_command(self, command_type);
         event.set_status(CL_SUBMITTED);
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        let cmd = Command {
+        let cmd = Pending {
             event: event.clone(),
             wait,
             work,

@@ -5,6 +5,7 @@
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
 
+use ferrocl_runtime::command::Command;
 use ferrocl_runtime::frontend::{AccessQualifier, AddressQualifier, ArgKind};
 use ferrocl_runtime::kernel::{ArgValue, Kernel};
 use ferrocl_runtime::memory::Mem;
@@ -456,8 +457,8 @@ pub unsafe extern "C" fn clEnqueueNDRangeKernel(
             let offset = read3(global_work_offset, dims, 0).unwrap_or([0; 3]);
             let local = read3(local_work_size, dims, 1);
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            let work = k.prepare_launch(&q.device, dims, offset, global, local)?;
-            submit(&q, CL_COMMAND_NDRANGE_KERNEL, wait, false, event, work)
+            let launch = k.prepare_launch(&q.device, dims, offset, global, local)?;
+            submit(&q, Command::kernel(launch), wait, false, event)
         }
     })
 }
@@ -478,8 +479,8 @@ pub unsafe extern "C" fn clEnqueueTask(
                 return Err(CL_INVALID_CONTEXT);
             }
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            let work = k.prepare_launch(&q.device, 1, [0; 3], [1, 1, 1], Some([1, 1, 1]))?;
-            submit(&q, CL_COMMAND_TASK, wait, false, event, work)
+            let launch = k.prepare_launch(&q.device, 1, [0; 3], [1, 1, 1], Some([1, 1, 1]))?;
+            submit(&q, Command::task(launch), wait, false, event)
         }
     })
 }

@@ -1,12 +1,14 @@
 //! Memory object entry points: buffer and sub-buffer creation, info, destructor callbacks, and
-//! the buffer commands (read/write/copy/fill, rect variants, map/unmap, migrate).
+//! the buffer commands (read/write/copy/fill, rect variants, map/unmap, migrate), which are
+//! converted into runtime [`Command`]s (the checks and the work live there).
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
 use std::sync::Arc;
 
+use ferrocl_runtime::command::{Command, HostPtr};
 use ferrocl_runtime::context::Context;
-use ferrocl_runtime::memory::{fill, Mem, Rect};
+use ferrocl_runtime::memory::{Mem, Rect};
 use ferrocl_runtime::queue::Queue;
 use ferrocl_runtime::{CLResult, ClObject};
 use opencl_sys::*;
@@ -120,18 +122,17 @@ pub unsafe extern "C" fn clGetMemObjectInfo(
         unsafe {
             let m = obj::<Mem>(memobj)?;
             let val = match param_name {
-                CL_MEM_TYPE => Ok(v(CL_MEM_OBJECT_BUFFER as cl_mem_object_type)),
+                CL_MEM_TYPE => Ok(v(m.mem_type())),
                 CL_MEM_FLAGS => Ok(v(m.flags)),
                 CL_MEM_SIZE => Ok(v(m.size)),
                 CL_MEM_HOST_PTR => Ok(v(m.host_ptr as *mut c_void)),
-                CL_MEM_MAP_COUNT => Ok(v(m.map_count.load(std::sync::atomic::Ordering::Acquire))),
+                CL_MEM_MAP_COUNT => Ok(v(m.map_count())),
                 CL_MEM_REFERENCE_COUNT => Ok(v(m.base().ref_count())),
                 CL_MEM_CONTEXT => Ok(v(handle(&*m.context))),
-                CL_MEM_ASSOCIATED_MEMOBJECT => Ok(v(m
-                    .parent
-                    .as_ref()
-                    .map_or(std::ptr::null_mut(), |p| handle(&**p)))),
-                CL_MEM_OFFSET => Ok(v(m.parent.as_ref().map_or(0, |p| m.offset - p.offset))),
+                CL_MEM_ASSOCIATED_MEMOBJECT => {
+                    Ok(v(m.parent().map_or(std::ptr::null_mut(), |p| handle(&**p))))
+                }
+                CL_MEM_OFFSET => Ok(v(m.origin_in_parent())),
                 CL_MEM_USES_SVM_POINTER => Ok(b(false)),
                 CL_MEM_PROPERTIES => Ok(arr(&m.properties)),
                 _ => Err(CL_INVALID_VALUE),
@@ -187,7 +188,7 @@ pub unsafe extern "C" fn clGetSupportedImageFormats(
     })
 }
 
-/// Queue and buffer of a buffer command, checked to share a context.
+/// Queue and memory object of a command, checked to share a context.
 unsafe fn queue_and_mem(q: cl_command_queue, m: cl_mem) -> CLResult<(Arc<Queue>, Arc<Mem>)> {
     // SAFETY: handle checks.
     let (q, m) = unsafe { (arc::<Queue>(q)?, arc::<Mem>(m)?) };
@@ -195,20 +196,6 @@ unsafe fn queue_and_mem(q: cl_command_queue, m: cl_mem) -> CLResult<(Arc<Queue>,
         return Err(CL_INVALID_CONTEXT);
     }
     Ok((q, m))
-}
-
-fn host_can_read(m: &Mem) -> CLResult<()> {
-    if m.has_flag(CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_NO_ACCESS) {
-        return Err(CL_INVALID_OPERATION);
-    }
-    Ok(())
-}
-
-fn host_can_write(m: &Mem) -> CLResult<()> {
-    if m.has_flag(CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS) {
-        return Err(CL_INVALID_OPERATION);
-    }
-    Ok(())
 }
 
 pub unsafe extern "C" fn clEnqueueReadBuffer(
@@ -227,26 +214,8 @@ pub unsafe extern "C" fn clEnqueueReadBuffer(
         unsafe {
             let (q, m) = queue_and_mem(command_queue, buf)?;
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            host_can_read(&m)?;
-            if ptr.is_null() {
-                return Err(CL_INVALID_VALUE);
-            }
-            m.check_range(offset, size)?;
-            let dst = ptr as usize;
-            let mm = m.clone();
-            submit(
-                &q,
-                CL_COMMAND_READ_BUFFER,
-                wait,
-                blocking_read != 0,
-                event,
-                Box::new(move || {
-                    // SAFETY: range checked; the application keeps `ptr` valid until the command
-                    // completes (spec).
-                    std::ptr::copy(mm.address().add(offset), dst as *mut u8, size);
-                    Ok(())
-                }),
-            )
+            let command = Command::read_buffer(m, offset, size, HostPtr::new(ptr)?)?;
+            submit(&q, command, wait, blocking_read != 0, event)
         }
     })
 }
@@ -267,25 +236,8 @@ pub unsafe extern "C" fn clEnqueueWriteBuffer(
         unsafe {
             let (q, m) = queue_and_mem(command_queue, buf)?;
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            host_can_write(&m)?;
-            if ptr.is_null() {
-                return Err(CL_INVALID_VALUE);
-            }
-            m.check_range(offset, size)?;
-            let src = ptr as usize;
-            let mm = m.clone();
-            submit(
-                &q,
-                CL_COMMAND_WRITE_BUFFER,
-                wait,
-                blocking_write != 0,
-                event,
-                Box::new(move || {
-                    // SAFETY: as for reads.
-                    std::ptr::copy(src as *const u8, mm.address().add(offset), size);
-                    Ok(())
-                }),
-            )
+            let command = Command::write_buffer(m, offset, size, HostPtr::new(ptr)?)?;
+            submit(&q, command, wait, blocking_write != 0, event)
         }
     })
 }
@@ -307,29 +259,8 @@ pub unsafe extern "C" fn clEnqueueCopyBuffer(
             let (q, src) = queue_and_mem(command_queue, src_buffer)?;
             let (_, dst) = queue_and_mem(command_queue, dst_buffer)?;
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            if size == 0 {
-                return Err(CL_INVALID_VALUE);
-            }
-            src.check_range(src_offset, size)?;
-            dst.check_range(dst_offset, size)?;
-            let s = src.address() as usize + src_offset;
-            let d = dst.address() as usize + dst_offset;
-            if Arc::ptr_eq(&src.storage, &dst.storage) && s < d + size && d < s + size {
-                return Err(CL_MEM_COPY_OVERLAP);
-            }
-            submit(
-                &q,
-                CL_COMMAND_COPY_BUFFER,
-                wait,
-                false,
-                event,
-                Box::new(move || {
-                    let _keep = (&src, &dst);
-                    // SAFETY: both ranges checked, no overlap.
-                    std::ptr::copy_nonoverlapping(s as *const u8, d as *mut u8, size);
-                    Ok(())
-                }),
-            )
+            let command = Command::copy_buffer(src, dst, src_offset, dst_offset, size)?;
+            submit(&q, command, wait, false, event)
         }
     })
 }
@@ -350,33 +281,18 @@ pub unsafe extern "C" fn clEnqueueFillBuffer(
         unsafe {
             let (q, m) = queue_and_mem(command_queue, buf)?;
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            if pattern.is_null()
-                || !matches!(pattern_size, 1 | 2 | 4 | 8 | 16 | 32 | 64 | 128)
-                || !offset.is_multiple_of(pattern_size)
-                || !size.is_multiple_of(pattern_size)
-            {
+            if pattern.is_null() || pattern_size == 0 {
                 return Err(CL_INVALID_VALUE);
             }
-            m.check_range(offset, size)?;
-            // The pattern is copied now: the application may reuse its memory at once.
-            let pat = slice(pattern as *const u8, pattern_size).to_vec();
-            submit(
-                &q,
-                CL_COMMAND_FILL_BUFFER,
-                wait,
-                false,
-                event,
-                Box::new(move || {
-                    // SAFETY: range checked.
-                    fill(m.address().add(offset), size, &pat);
-                    Ok(())
-                }),
-            )
+            let pattern = slice(pattern as *const u8, pattern_size);
+            let command = Command::fill_buffer(m, pattern, offset, size)?;
+            submit(&q, command, wait, false, event)
         }
     })
 }
 
-/// The shared part of the three *Rect commands.
+/// The origins, region and pitches of a *Rect command, in the order the runtime's [`Rect`]
+/// wants them (source side first).
 unsafe fn rect_args(
     src_origin: *const usize,
     dst_origin: *const usize,
@@ -391,7 +307,7 @@ unsafe fn rect_args(
     }
     // SAFETY: each points at 3 size_t values (API contract).
     let r3 = |p: *const usize| unsafe { [*p, *p.add(1), *p.add(2)] };
-    Rect {
+    Ok(Rect {
         region: r3(region),
         src_origin: r3(src_origin),
         src_row_pitch,
@@ -399,8 +315,7 @@ unsafe fn rect_args(
         dst_origin: r3(dst_origin),
         dst_row_pitch,
         dst_slice_pitch,
-    }
-    .normalise()
+    })
 }
 
 pub unsafe extern "C" fn clEnqueueReadBufferRect(
@@ -424,11 +339,8 @@ pub unsafe extern "C" fn clEnqueueReadBufferRect(
         unsafe {
             let (q, m) = queue_and_mem(command_queue, buf)?;
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            host_can_read(&m)?;
-            if ptr.is_null() {
-                return Err(CL_INVALID_VALUE);
-            }
-            let r = rect_args(
+            let dst = HostPtr::new(ptr)?;
+            let rect = rect_args(
                 buffer_origin,
                 host_origin,
                 region,
@@ -437,22 +349,8 @@ pub unsafe extern "C" fn clEnqueueReadBufferRect(
                 host_row_pitch,
                 host_slice_pitch,
             )?;
-            if r.src_extent().is_none_or(|e| e > m.size) || r.dst_extent().is_none() {
-                return Err(CL_INVALID_VALUE);
-            }
-            let dst = ptr as usize;
-            submit(
-                &q,
-                CL_COMMAND_READ_BUFFER_RECT,
-                wait,
-                blocking_read != 0,
-                event,
-                Box::new(move || {
-                    // SAFETY: source extent checked; the host side is the application's promise.
-                    r.copy(m.address(), dst as *mut u8);
-                    Ok(())
-                }),
-            )
+            let command = Command::read_buffer_rect(m, rect, dst)?;
+            submit(&q, command, wait, blocking_read != 0, event)
         }
     })
 }
@@ -478,12 +376,8 @@ pub unsafe extern "C" fn clEnqueueWriteBufferRect(
         unsafe {
             let (q, m) = queue_and_mem(command_queue, buf)?;
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            host_can_write(&m)?;
-            if ptr.is_null() {
-                return Err(CL_INVALID_VALUE);
-            }
-            // Host side is the source here.
-            let r = rect_args(
+            let src = HostPtr::new(ptr)?;
+            let rect = rect_args(
                 host_origin,
                 buffer_origin,
                 region,
@@ -492,22 +386,8 @@ pub unsafe extern "C" fn clEnqueueWriteBufferRect(
                 buffer_row_pitch,
                 buffer_slice_pitch,
             )?;
-            if r.dst_extent().is_none_or(|e| e > m.size) || r.src_extent().is_none() {
-                return Err(CL_INVALID_VALUE);
-            }
-            let src = ptr as usize;
-            submit(
-                &q,
-                CL_COMMAND_WRITE_BUFFER_RECT,
-                wait,
-                blocking_write != 0,
-                event,
-                Box::new(move || {
-                    // SAFETY: destination extent checked; host side per the application.
-                    r.copy(src as *const u8, m.address());
-                    Ok(())
-                }),
-            )
+            let command = Command::write_buffer_rect(m, rect, src)?;
+            submit(&q, command, wait, blocking_write != 0, event)
         }
     })
 }
@@ -533,7 +413,7 @@ pub unsafe extern "C" fn clEnqueueCopyBufferRect(
             let (q, src) = queue_and_mem(command_queue, src_buffer)?;
             let (_, dst) = queue_and_mem(command_queue, dst_buffer)?;
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            let r = rect_args(
+            let rect = rect_args(
                 src_origin,
                 dst_origin,
                 region,
@@ -542,40 +422,8 @@ pub unsafe extern "C" fn clEnqueueCopyBufferRect(
                 dst_row_pitch,
                 dst_slice_pitch,
             )?;
-            let se = r
-                .src_extent()
-                .filter(|&e| e <= src.size)
-                .ok_or(CL_INVALID_VALUE)?;
-            let de = r
-                .dst_extent()
-                .filter(|&e| e <= dst.size)
-                .ok_or(CL_INVALID_VALUE)?;
-            if Arc::ptr_eq(&src.storage, &dst.storage) {
-                if Arc::ptr_eq(&src, &dst)
-                    && (r.src_row_pitch != r.dst_row_pitch
-                        || r.src_slice_pitch != r.dst_slice_pitch)
-                {
-                    return Err(CL_INVALID_VALUE);
-                }
-                let s0 = src.address() as usize;
-                let d0 = dst.address() as usize;
-                if s0 < d0 + de && d0 < s0 + se {
-                    // Conservative: overlapping byte spans of the two rectangles.
-                    return Err(CL_MEM_COPY_OVERLAP);
-                }
-            }
-            submit(
-                &q,
-                CL_COMMAND_COPY_BUFFER_RECT,
-                wait,
-                false,
-                event,
-                Box::new(move || {
-                    // SAFETY: both extents checked.
-                    r.copy(src.address(), dst.address());
-                    Ok(())
-                }),
-            )
+            let command = Command::copy_buffer_rect(src, dst, rect)?;
+            submit(&q, command, wait, false, event)
         }
     })
 }
@@ -597,45 +445,12 @@ pub unsafe extern "C" fn clEnqueueMapBuffer(
         create(errcode_ret, || {
             let (q, m) = queue_and_mem(command_queue, buf)?;
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            let known =
-                (CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) as cl_map_flags;
-            if map_flags & !known != 0
-                || (map_flags & CL_MAP_WRITE_INVALIDATE_REGION as cl_map_flags != 0
-                    && map_flags & (CL_MAP_READ | CL_MAP_WRITE) as cl_map_flags != 0)
-            {
-                return Err(CL_INVALID_VALUE);
-            }
-            if map_flags & CL_MAP_READ as cl_map_flags != 0 {
-                host_can_read(&m)?;
-            }
-            if map_flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) as cl_map_flags != 0 {
-                host_can_write(&m)?;
-            }
-            if size == 0 {
-                return Err(CL_INVALID_VALUE);
-            }
-            m.check_range(offset, size)?;
-            // Zero-copy: the pointer is the buffer's own memory (the application's for
-            // USE_HOST_PTR); the command only orders the map after earlier commands.
-            let p = m.map(offset);
-            let mm = m.clone();
-            let r = submit(
-                &q,
-                CL_COMMAND_MAP_BUFFER,
-                wait,
-                blocking_map != 0,
-                event,
-                Box::new(move || {
-                    let _keep = mm;
-                    Ok(())
-                }),
-            );
-            if let Err(e) = r {
-                let _ = m.unmap_check(p);
-                m.unmap_done();
+            let (command, ptr) = Command::map_buffer(m.clone(), map_flags, offset, size)?;
+            if let Err(e) = submit(&q, command, wait, blocking_map != 0, event) {
+                Command::cancel_map(&m, ptr);
                 return Err(e);
             }
-            Ok(p.cast::<c_void>())
+            Ok(ptr.cast::<c_void>())
         })
     }
 }
@@ -653,18 +468,8 @@ pub unsafe extern "C" fn clEnqueueUnmapMemObject(
         unsafe {
             let (q, m) = queue_and_mem(command_queue, memobj)?;
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            m.unmap_check(mapped_ptr.cast())?;
-            submit(
-                &q,
-                CL_COMMAND_UNMAP_MEM_OBJECT,
-                wait,
-                false,
-                event,
-                Box::new(move || {
-                    m.unmap_done();
-                    Ok(())
-                }),
-            )
+            let command = Command::unmap(m, mapped_ptr.cast())?;
+            submit(&q, command, wait, false, event)
         }
     })
 }
@@ -685,32 +490,17 @@ pub unsafe extern "C" fn clEnqueueMigrateMemObjects(
             if num_mem_objects == 0 || mem_objects.is_null() {
                 return Err(CL_INVALID_VALUE);
             }
-            let known = (CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)
-                as cl_mem_migration_flags;
-            if flags & !known != 0 {
-                return Err(CL_INVALID_VALUE);
-            }
-            let mut keep = Vec::new();
+            let mut mems = Vec::new();
             for &m in slice(mem_objects, num_mem_objects as usize) {
                 let m = arc::<Mem>(m)?;
                 if !Arc::ptr_eq(&m.context, &q.context) {
                     return Err(CL_INVALID_CONTEXT);
                 }
-                keep.push(m);
+                mems.push(m);
             }
+            let command = Command::migrate(mems, flags)?;
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            // Host and device share memory: migration only orders the command.
-            submit(
-                &q,
-                CL_COMMAND_MIGRATE_MEM_OBJECTS,
-                wait,
-                false,
-                event,
-                Box::new(move || {
-                    drop(keep);
-                    Ok(())
-                }),
-            )
+            submit(&q, command, wait, false, event)
         }
     })
 }

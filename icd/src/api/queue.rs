@@ -5,10 +5,11 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
+use ferrocl_runtime::command::Command;
 use ferrocl_runtime::context::Context;
 use ferrocl_runtime::event::{wait_all, Event};
 use ferrocl_runtime::platform::Device;
-use ferrocl_runtime::queue::{Queue, Work};
+use ferrocl_runtime::queue::Queue;
 use ferrocl_runtime::{CLResult, ClObject};
 use opencl_sys::*;
 
@@ -20,13 +21,12 @@ use crate::util::*;
 /// `event` is NULL or writable.
 pub unsafe fn submit(
     q: &Arc<Queue>,
-    command_type: cl_command_type,
+    command: Command,
     wait: Vec<Arc<Event>>,
     blocking: bool,
     event: *mut cl_event,
-    work: Work,
 ) -> CLResult<()> {
-    let e = q.enqueue(command_type, wait, work)?;
+    let e = q.submit(command, wait)?;
     // SAFETY: caller contract.
     unsafe { out_event(event, e.clone()) };
     if blocking && e.wait() < 0 {
@@ -177,7 +177,10 @@ unsafe fn marker(
         let wait = wait_list(n, list, &q.context)?;
         // In-order execution: a marker/barrier with no wait list already follows every
         // earlier command.
-        submit(&q, ty, wait, false, event, Box::new(|| Ok(())))
+        let command = Command::Sync {
+            command_type: ty as cl_command_type,
+        };
+        submit(&q, command, wait, false, event)
     }
 }
 
