@@ -1,5 +1,7 @@
-//! The contract between JIT code and the runtime: the work-group function signature, the
-//! per-launch `GroupInfo`, the argument block layout and the printf buffer layout.
+//! The contract between JIT code and the runtime, the one place that owns the layout of what
+//! they share: the work-group function signature, the per-launch `GroupInfo`, the argument
+//! block ([`arg_block_layout`]) and the printf buffer. The functions JIT code calls are
+//! declared in `entry_points.rs`.
 //!
 //! printf: JIT code finds the launch's printf buffer through [`GroupInfo::printf_buffer`]. The
 //! buffer starts with two u64s — the allocation counter (record bytes handed out so far, bumped
@@ -10,6 +12,8 @@
 //! header with length 0 ends them. A record is a u32 length (header included, a multiple of 8),
 //! a u32 index into [`crate::Kernel::printf_formats`], then the arguments' bytes, packed in
 //! format order as [`ferrocl_frontend::PrintfArg`] describes.
+
+use ferrocl_frontend::{ArgKind, KernelInfo};
 
 /// `extern "C" fn(args, group, local_mem)`: runs every work-item of one work-group.
 ///
@@ -115,4 +119,21 @@ const _: () = {
 pub struct ArgSlot {
     pub offset: usize,
     pub size: usize,
+}
+
+/// The argument-block layout of `kernel`: every argument at its natural alignment (pointers and
+/// descriptors 8), and the block's size rounded up to 16.
+pub(crate) fn arg_block_layout(kernel: &KernelInfo) -> (Vec<ArgSlot>, usize) {
+    let mut offset = 0usize;
+    let mut slots = Vec::with_capacity(kernel.args.len());
+    for arg in &kernel.args {
+        let (size, align) = match arg.kind {
+            ArgKind::Value { size, align } => (size, align.clamp(1, 128)),
+            _ => (8, 8),
+        };
+        offset = offset.next_multiple_of(align);
+        slots.push(ArgSlot { offset, size });
+        offset += size;
+    }
+    (slots, offset.next_multiple_of(16))
 }

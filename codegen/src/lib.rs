@@ -6,6 +6,7 @@
 //! [`BuildOptions`], and gets back a [`Program`] whose kernels it calls through [`Kernel::run_group`].
 
 mod abi;
+mod entry_points;
 mod options;
 mod program;
 mod translate;

@@ -11,12 +11,60 @@
 //! f32/f64 functions codegen calls, through the ICD; the others have unit tests until codegen
 //! calls them.
 
+/// The floating-point width of an entry point.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Precision {
+    F32,
+    F64,
+}
+
+/// The enum of one entry-point family, declared once from the family's list: its OpenCL.std
+/// instruction (the key codegen looks it up by) and its two symbols.
+macro_rules! entry_point_enum {
+    ($(#[$doc:meta])* $enum:ident: $($name:ident),*) => {
+        $(#[$doc])*
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum $enum { $($name),* }
+
+        impl $enum {
+            pub const ALL: &[$enum] = &[$($enum::$name),*];
+
+            /// The entry point of OpenCL.std instruction `op` (its precise form: codegen maps
+            /// `native_`/`half_` forms first).
+            pub fn from_opencl_std(op: spirv::OpenclStd100Op) -> Option<Self> {
+                match op {
+                    $(spirv::OpenclStd100Op::$name => Some($enum::$name),)*
+                    _ => None,
+                }
+            }
+
+            /// The OpenCL name.
+            pub fn name(self) -> &'static str {
+                match self { $($enum::$name => stringify!($name)),* }
+            }
+
+            /// The JIT symbol of the `precision` form.
+            pub fn symbol(self, precision: Precision) -> &'static str {
+                match (self, precision) {
+                    $(
+                        ($enum::$name, Precision::F32) => concat!("ferrocl_", stringify!($name), "_f32"),
+                        ($enum::$name, Precision::F64) => concat!("ferrocl_", stringify!($name), "_f64"),
+                    )*
+                }
+            }
+        }
+    };
+}
+
 pub mod core_math_dispatch;
 #[cfg(test)]
 mod edge_cases;
 pub mod half;
 pub mod ocl;
 pub mod shapes;
+
+pub use shapes::Shaped;
 
 /// What the JIT calls for the function at `path` (as `stringify!` writes it): the CORE-MATH C
 /// function itself, in the copy this CPU runs, where `path` only forwards to one
@@ -33,6 +81,10 @@ fn entry_point(path: &str, wrapper: *const u8) -> *const u8 {
 
 macro_rules! unary {
     ($($name:ident => $f32:path, $f64:path;)*) => {
+        entry_point_enum!(
+            /// `T -> T` functions (f32 and f64), by OpenCL name.
+            Unary: $($name),*
+        );
         pub mod unary {
             $(
                 pub mod $name {
@@ -41,8 +93,6 @@ macro_rules! unary {
                 }
             )*
         }
-        /// OpenCL.std unary functions provided here, by OpenCL name.
-        pub const UNARY: &[&str] = &[$(stringify!($name)),*];
         fn unary_symbols(out: &mut Vec<(String, *const u8)>) {
             $(
                 out.push((format!("ferrocl_{}_f32", stringify!($name)), entry_point(stringify!($f32), unary::$name::f32 as *const u8)));
@@ -54,6 +104,10 @@ macro_rules! unary {
 
 macro_rules! binary {
     ($($name:ident => $f32:path, $f64:path;)*) => {
+        entry_point_enum!(
+            /// `(T, T) -> T` functions (f32 and f64), by OpenCL name.
+            Binary: $($name),*
+        );
         pub mod binary {
             $(
                 pub mod $name {
@@ -62,8 +116,6 @@ macro_rules! binary {
                 }
             )*
         }
-        /// OpenCL.std binary functions provided here, by OpenCL name.
-        pub const BINARY: &[&str] = &[$(stringify!($name)),*];
         fn binary_symbols(out: &mut Vec<(String, *const u8)>) {
             $(
                 out.push((format!("ferrocl_{}_f32", stringify!($name)), entry_point(stringify!($f32), binary::$name::f32 as *const u8)));
@@ -282,10 +334,23 @@ mod tests {
         let before = names.len();
         names.dedup();
         assert_eq!(before, names.len());
-        for f in UNARY.iter().chain(BINARY).chain(shapes::OTHER_SHAPES) {
-            assert!(names.contains(&format!("ferrocl_{f}_f32").as_str()), "{f}");
-            assert!(names.contains(&format!("ferrocl_{f}_f64").as_str()), "{f}");
+        let typed = Unary::ALL
+            .iter()
+            .map(|f| f.symbol(Precision::F32))
+            .chain(Unary::ALL.iter().map(|f| f.symbol(Precision::F64)))
+            .chain(Binary::ALL.iter().map(|f| f.symbol(Precision::F32)))
+            .chain(Binary::ALL.iter().map(|f| f.symbol(Precision::F64)))
+            .chain(Shaped::ALL.iter().map(|f| f.symbol(Precision::F32)))
+            .chain(Shaped::ALL.iter().map(|f| f.symbol(Precision::F64)));
+        for symbol in typed {
+            assert!(names.contains(&symbol), "{symbol}");
         }
+        assert_eq!(
+            Unary::from_opencl_std(spirv::OpenclStd100Op::exp10),
+            Some(Unary::exp10)
+        );
+        assert_eq!(Unary::exp10.symbol(Precision::F64), "ferrocl_exp10_f64");
+        assert_eq!(Binary::from_opencl_std(spirv::OpenclStd100Op::sin), None);
     }
 
     #[test]

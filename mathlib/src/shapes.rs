@@ -276,22 +276,27 @@ mod rootn_impl {
     }
 }
 
-/// Symbols of this module, for [`crate::symbols`].
-pub(crate) fn symbols(out: &mut Vec<(String, *const u8)>) {
-    macro_rules! push {
-        ($t:ident: $($name:ident),*) => {
-            $(out.push((format!("ferrocl_{}_{}", stringify!($name), stringify!($t)), $t::$name as *const u8));)*
-        };
-    }
-    push!(f32: frexp, modf, fract, remquo, sincos, lgamma_r, ilogb, ldexp, pown, rootn, nan);
-    push!(f64: frexp, modf, fract, remquo, sincos, lgamma_r, ilogb, ldexp, pown, rootn, nan);
+use crate::Precision;
+
+macro_rules! shaped {
+    ($($name:ident),*) => {
+        entry_point_enum!(
+            /// Functions of other shapes (an out-pointer, an int argument or result), by
+            /// OpenCL name; each one's signature is in its `f32`/`f64` module.
+            Shaped: $($name),*
+        );
+
+        /// Symbols of this module, for [`crate::symbols`].
+        pub(crate) fn symbols(out: &mut Vec<(String, *const u8)>) {
+            $(
+                out.push((Shaped::$name.symbol(Precision::F32).to_owned(), f32::$name as *const u8));
+                out.push((Shaped::$name.symbol(Precision::F64).to_owned(), f64::$name as *const u8));
+            )*
+        }
+    };
 }
 
-/// The names of these entry points, by OpenCL name.
-pub const OTHER_SHAPES: &[&str] = &[
-    "frexp", "modf", "fract", "remquo", "sincos", "lgamma_r", "ilogb", "ldexp", "pown", "rootn",
-    "nan",
-];
+shaped!(frexp, modf, fract, remquo, sincos, lgamma_r, ilogb, ldexp, pown, rootn, nan);
 
 #[cfg(test)]
 mod tests {

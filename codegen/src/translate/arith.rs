@@ -9,6 +9,7 @@ use ferrocl_frontend::spirv::Op;
 
 use super::function::{err, Translator};
 use super::values::Val;
+use crate::entry_points::{precision_of, EntryPoint};
 use crate::program::BuildError;
 
 impl Translator<'_, '_, '_> {
@@ -91,14 +92,9 @@ impl Translator<'_, '_, '_> {
 
     pub(crate) fn fmod_call(&mut self, a: Value, b: Value) -> Result<Value, BuildError> {
         let t = self.ty_of(a);
-        let name = if t == types::F32 {
-            "ferrocl_fmodf"
-        } else {
-            "ferrocl_fmod"
-        };
-        let f = self.func_ref(name, &[t, t], &[t])?;
-        let call = self.b.ins().call(f, &[a, b]);
-        Ok(self.b.inst_results(call)[0])
+        let precision = precision_of(t)
+            .ok_or_else(|| BuildError::new(format!("error: floating remainder on {t}\n")))?;
+        Ok(self.call_entry(EntryPoint::Fmod(precision), &[a, b])?[0])
     }
 
     /// One component of OpBitFieldInsert / OpBitFieldSExtract / OpBitFieldUExtract. Shifts by

@@ -10,6 +10,7 @@ use ferrocl_frontend::Type;
 use super::function::{err, Translator};
 use super::values::{Shape, Val};
 use crate::abi::GroupInfo;
+use crate::entry_points::EntryPoint;
 use crate::program::BuildError;
 
 /// Per-launch values loaded once at function entry, and the current work-item's local id.
@@ -210,9 +211,7 @@ impl Translator<'_, '_, '_> {
                 "error: OpReadClockKHR with scope {scope} is not supported (device and work-group scopes are)\n"
             ));
         }
-        let f = self.func_ref("ferrocl_clock_ns", &[], &[types::I64])?;
-        let call = self.b.ins().call(f, &[]);
-        let t = self.b.inst_results(call)[0];
+        let t = self.call_entry(EntryPoint::ClockNs, &[])?[0];
         let mut leaves = Vec::new();
         result.leaf_types(&mut leaves);
         match leaves.as_slice() {

@@ -17,6 +17,7 @@ use super::builtins::WorkItem;
 use super::subgroup::is_sub_group_local;
 use super::values::{shape, Shape, Val};
 use super::ModuleEnv;
+use crate::entry_points::EntryPoint;
 use crate::options::BuildOptions;
 use crate::program::BuildError;
 
@@ -68,7 +69,7 @@ pub(crate) struct Translator<'m, 'b, 'e> {
     pub(crate) options: &'e BuildOptions,
     pub(crate) frames: Vec<Frame<'m>>,
     pub(crate) wi: WorkItem,
-    pub(crate) func_refs: HashMap<String, ir::FuncRef>,
+    pub(crate) func_refs: HashMap<EntryPoint, ir::FuncRef>,
     pub(crate) data_refs: HashMap<Word, ir::GlobalValue>,
     pub(crate) instruction_count: usize,
     pub(crate) private_bytes: u64,
@@ -492,19 +493,26 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         Ok(())
     }
 
-    pub(crate) fn func_ref(
-        &mut self,
-        name: &str,
-        params: &[ir::Type],
-        ret: &[ir::Type],
-    ) -> Result<ir::FuncRef, BuildError> {
-        if let Some(f) = self.func_refs.get(name) {
+    /// A reference to `entry` from the function being built.
+    pub(crate) fn func_ref(&mut self, entry: EntryPoint) -> Result<ir::FuncRef, BuildError> {
+        if let Some(f) = self.func_refs.get(&entry) {
             return Ok(*f);
         }
-        let id = self.env.import_function(name, params, ret)?;
+        let id = self.env.import(entry)?;
         let f = self.env.jit.declare_func_in_func(id, self.b.func);
-        self.func_refs.insert(name.to_owned(), f);
+        self.func_refs.insert(entry, f);
         Ok(f)
+    }
+
+    /// Calls `entry` with `args`; its results.
+    pub(crate) fn call_entry(
+        &mut self,
+        entry: EntryPoint,
+        args: &[Value],
+    ) -> Result<Vec<Value>, BuildError> {
+        let f = self.func_ref(entry)?;
+        let call = self.b.ins().call(f, args);
+        Ok(self.b.inst_results(call).to_vec())
     }
 
     /// Translates a call of SPIR-V function `fid` with `args` inline, returning its result.

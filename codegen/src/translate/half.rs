@@ -18,16 +18,8 @@ use ferrocl_frontend::Type;
 
 use super::function::{err, Translator};
 use super::values::Val;
+use crate::entry_points::{EntryPoint, HalfSource};
 use crate::program::BuildError;
-
-fn mode_suffix(mode: FPRoundingMode) -> &'static str {
-    match mode {
-        FPRoundingMode::RTE => "rte",
-        FPRoundingMode::RTZ => "rtz",
-        FPRoundingMode::RTP => "rtp",
-        FPRoundingMode::RTN => "rtn",
-    }
-}
 
 impl Translator<'_, '_, '_> {
     /// `ty` is half or a vector of half.
@@ -89,17 +81,12 @@ impl Translator<'_, '_, '_> {
             let h = self.round_to_half_rte(x);
             return Ok(self.half_encoding_inline(h));
         }
-        let from = if t == types::F32 {
-            "f32"
-        } else if t == types::F64 {
-            "f64"
-        } else {
-            return err(format!("error: conversion of {t} to half\n"));
+        let from = match t {
+            types::F32 => HalfSource::F32,
+            types::F64 => HalfSource::F64,
+            _ => return err(format!("error: conversion of {t} to half\n")),
         };
-        let name = format!("ferrocl_{from}_to_f16_{}", mode_suffix(mode));
-        let f = self.func_ref(&name, &[t], &[types::I32])?;
-        let call = self.b.ins().call(f, &[x]);
-        let bits = self.b.inst_results(call)[0];
+        let bits = self.call_entry(EntryPoint::ToHalf(from, mode), &[x])?[0];
         Ok(self.b.ins().ireduce(types::I16, bits))
     }
 
@@ -124,14 +111,12 @@ impl Translator<'_, '_, '_> {
         mode: FPRoundingMode,
     ) -> Result<Value, BuildError> {
         let x64 = self.resize_int(x, types::I64, signed);
-        let name = format!(
-            "ferrocl_{}_to_f16_{}",
-            if signed { "i64" } else { "u64" },
-            mode_suffix(mode)
-        );
-        let f = self.func_ref(&name, &[types::I64], &[types::I32])?;
-        let call = self.b.ins().call(f, &[x64]);
-        let bits = self.b.inst_results(call)[0];
+        let from = if signed {
+            HalfSource::I64
+        } else {
+            HalfSource::U64
+        };
+        let bits = self.call_entry(EntryPoint::ToHalf(from, mode), &[x64])?[0];
         let bits = self.b.ins().ireduce(types::I16, bits);
         self.half_from_bits(bits)
     }

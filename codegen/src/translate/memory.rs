@@ -9,6 +9,7 @@ use ferrocl_frontend::Type;
 
 use super::function::{err, inst_desc, Translator, VarStorage};
 use super::values::{scalar_ir_type, Val};
+use crate::entry_points::EntryPoint;
 use crate::program::BuildError;
 
 /// No `aligned` flag: OpenCL pointers may be unaligned for the access width (vloadn, packed
@@ -269,12 +270,7 @@ impl Translator<'_, '_, '_> {
                 ty.ok_or_else(|| BuildError::new("error: OpCopyMemory of an unsized type\n"))?;
             self.b.ins().iconst(types::I64, size as i64)
         };
-        let memmove = self.func_ref(
-            "ferrocl_memmove",
-            &[types::I64, types::I64, types::I64],
-            &[types::I64],
-        )?;
-        self.b.ins().call(memmove, &[dst, src, size]);
+        self.call_entry(EntryPoint::Memmove, &[dst, src, size])?;
         Ok(())
     }
 

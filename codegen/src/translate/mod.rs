@@ -33,9 +33,10 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module as _};
 use ferrocl_frontend::rspirv::dr::Operand;
 use ferrocl_frontend::spirv::{Op, StorageClass, Word};
-use ferrocl_frontend::{ArgKind, KernelInfo, Module, Type};
+use ferrocl_frontend::{KernelInfo, Module, Type};
 
-use crate::abi::{ArgSlot, WorkGroupFn};
+use crate::abi::WorkGroupFn;
+use crate::entry_points::EntryPoint;
 use crate::options::BuildOptions;
 use crate::program::{BuildError, Kernel, Program};
 use crate::Vectorization;
@@ -46,29 +47,27 @@ pub(crate) struct ModuleEnv {
     pub(crate) data: HashMap<Word, DataId>,
     /// Arena offsets of the `Workgroup` variables of the kernel being translated.
     pub(crate) local_offsets: HashMap<Word, u64>,
-    imports: HashMap<String, FuncId>,
+    imports: HashMap<EntryPoint, FuncId>,
     /// Bytes of `CrossWorkgroup` program-scope variables (CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE).
     global_variable_bytes: u64,
 }
 
 impl ModuleEnv {
-    pub(crate) fn import_function(
-        &mut self,
-        name: &str,
-        params: &[ir::Type],
-        ret: &[ir::Type],
-    ) -> Result<FuncId, BuildError> {
-        if let Some(id) = self.imports.get(name) {
+    /// The module's import of `entry` (declared on first use).
+    pub(crate) fn import(&mut self, entry: EntryPoint) -> Result<FuncId, BuildError> {
+        if let Some(id) = self.imports.get(&entry) {
             return Ok(*id);
         }
+        let (params, returns) = entry.signature();
         let mut sig = self.jit.make_signature();
-        sig.params.extend(params.iter().map(|t| AbiParam::new(*t)));
-        sig.returns.extend(ret.iter().map(|t| AbiParam::new(*t)));
+        sig.params.extend(params.into_iter().map(AbiParam::new));
+        sig.returns.extend(returns.into_iter().map(AbiParam::new));
+        let name = entry.symbol();
         let id = self
             .jit
             .declare_function(name, Linkage::Import, &sig)
             .map_err(|e| BuildError::new(format!("internal: declaring {name}: {e}\n")))?;
-        self.imports.insert(name.to_owned(), id);
+        self.imports.insert(entry, id);
         Ok(id)
     }
 
@@ -153,21 +152,10 @@ fn new_jit(options: &BuildOptions) -> Result<JITModule, BuildError> {
             .to_owned()
         }),
     );
-    for (name, ptr) in ferrocl_mathlib::symbols() {
+    for (name, ptr) in crate::entry_points::jit_symbols() {
         builder.symbol(name, ptr);
     }
-    builder.symbol("ferrocl_clock_ns", clock_ns as *const u8);
     Ok(JITModule::new(builder))
-}
-
-/// The kernel clock (OpReadClockKHR, cl_khr_kernel_clock): nanoseconds of the host's
-/// monotonic clock since the first read in this process. One clock for every thread, so values
-/// are comparable across the whole device (device and work-group scope).
-extern "C" fn clock_ns() -> u64 {
-    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    let epoch = *EPOCH.get_or_init(std::time::Instant::now);
-    // Instant::elapsed saturates at zero; u64 nanoseconds last 584 years.
-    epoch.elapsed().as_nanos() as u64
 }
 
 /// An address inside an initializer: `offset` in the data gets the address of `target` plus
@@ -440,22 +428,6 @@ fn layout_kernel_local_variables(
     Ok((offsets, size))
 }
 
-/// Argument-block layout: every argument at its natural alignment (pointers 8).
-fn arg_layout(kernel: &KernelInfo) -> (Vec<ArgSlot>, usize) {
-    let mut offset = 0usize;
-    let mut slots = Vec::with_capacity(kernel.args.len());
-    for arg in &kernel.args {
-        let (size, align) = match arg.kind {
-            ArgKind::Value { size, align } => (size, align.clamp(1, 128)),
-            _ => (8, 8),
-        };
-        offset = offset.next_multiple_of(align);
-        slots.push(ArgSlot { offset, size });
-        offset += size;
-    }
-    (slots, offset.next_multiple_of(16))
-}
-
 pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Program, BuildError> {
     let mut env = ModuleEnv {
         jit: new_jit(options)?,
@@ -474,7 +446,7 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
         sig.params.extend([AbiParam::new(types::I64); 3]);
         ctx.func.signature = sig.clone();
         ctx.func.name = UserFuncName::user(0, index as u32);
-        let (slots, args_size) = arg_layout(kernel);
+        let (slots, args_size) = crate::abi::arg_block_layout(kernel);
         let (local_offsets, static_local) = layout_kernel_local_variables(m, kernel)?;
         env.local_offsets = local_offsets;
         let shape = kernel::build(

@@ -12,7 +12,9 @@ use ferrocl_frontend::Type;
 
 use super::function::{err, Translator};
 use super::values::Val;
+use crate::entry_points::{precise_form, precision_of, EntryPoint};
 use crate::program::BuildError;
+use ferrocl_mathlib::{Binary, Shaped, Unary};
 
 impl Translator<'_, '_, '_> {
     pub(crate) fn ext_inst(&mut self, inst: &Instruction) -> Result<(), BuildError> {
@@ -332,9 +334,9 @@ impl Translator<'_, '_, '_> {
                 if t == types::F32 {
                     return Ok(self.ldexp_f32(x, n));
                 }
-                let f = self.func_ref("ferrocl_ldexp", &[t, types::I32], &[t])?;
-                let call = self.b.ins().call(f, &[x, n]);
-                Ok(self.b.inst_results(call)[0])
+                let precision = precision_of(t)
+                    .ok_or_else(|| BuildError::new(format!("error: ldexp on {t}\n")))?;
+                Ok(self.call_entry(EntryPoint::Ldexp(precision), &[x, n])?[0])
             })?,
             // Cheap functions inline (inline_math.rs); the double rsqrt stays CORE-MATH's.
             Cl::rsqrt if self.ty_of(arg(0)?.flat()[0]) == types::F32 => {
@@ -474,28 +476,27 @@ impl Translator<'_, '_, '_> {
         op: Cl,
         args: &[Val],
     ) -> Result<Val, BuildError> {
-        let name = format!("{op:?}");
         let rt = self.result_type(inst)?;
         let float_ty = self.ty_of(args[0].flat()[0]);
-        let suffix = if float_ty == types::F32 {
-            "f32"
-        } else if float_ty == types::F64 {
-            "f64"
-        } else {
-            return err(format!(
-                "error: OpenCL.std {name} on {float_ty} is not supported\n"
-            ));
-        };
-        let symbol = format!("ferrocl_{name}_{suffix}");
-        // (argument index of the out-pointer, its component size) for the pointer shapes,
-        // and the entry point's signature.
-        let (out, params): (Option<(usize, usize)>, Vec<types::Type>) = match op {
-            Cl::sincos | Cl::lgamma_r => (Some((1, 3)), vec![float_ty, types::I64]),
-            Cl::remquo => (Some((2, 4)), vec![float_ty, float_ty, types::I64]),
-            Cl::pown | Cl::rootn => (None, vec![float_ty, types::I32]),
+        let precision = precision_of(float_ty).ok_or_else(|| {
+            BuildError::new(format!(
+                "error: OpenCL.std {op:?} on {float_ty} is not supported\n"
+            ))
+        })?;
+        let shaped = Shaped::from_opencl_std(op).ok_or_else(|| {
+            BuildError::new(format!(
+                "internal: OpenCL.std {op:?} is not a mathlib call\n"
+            ))
+        })?;
+        let entry = EntryPoint::Shaped(shaped, precision);
+        // (argument index of the out-pointer, its operand index) for the pointer shapes.
+        let out: Option<(usize, usize)> = match op {
+            Cl::sincos | Cl::lgamma_r => Some((1, 3)),
+            Cl::remquo => Some((2, 4)),
+            Cl::pown | Cl::rootn => None,
             _ => {
                 return err(format!(
-                    "internal: OpenCL.std {name} is not a mathlib call\n"
+                    "internal: OpenCL.std {op:?} is not a mathlib call\n"
                 ))
             }
         };
@@ -531,11 +532,11 @@ impl Translator<'_, '_, '_> {
             Cl::remquo | Cl::pown | Cl::rootn => vec![args[0].flat(), args[1].flat()],
             _ => vec![args[0].flat()],
         };
-        let f = self.func_ref(&symbol, &params, &[float_ty])?;
+        let f = self.func_ref(entry)?;
         let n = inputs[0].len();
         let mut results = Vec::with_capacity(n);
         for i in 0..n {
-            let mut call_args: Vec<Value> = Vec::with_capacity(params.len());
+            let mut call_args: Vec<Value> = Vec::with_capacity(3);
             match op {
                 Cl::pown | Cl::rootn => {
                     call_args.push(inputs[0][i]);
@@ -570,53 +571,45 @@ impl Translator<'_, '_, '_> {
 
     /// Functions implemented in ferrocl-mathlib, called per component.
     fn mathlib_call(&mut self, op: Cl, args: &[Val], half_result: bool) -> Result<Val, BuildError> {
-        let name = format!("{op:?}");
-        let base = name
-            .strip_prefix("native_")
-            .or_else(|| name.strip_prefix("half_"))
-            .unwrap_or(&name)
-            .to_owned();
-        let arity = if ferrocl_mathlib::UNARY.contains(&base.as_str()) {
-            1
-        } else if ferrocl_mathlib::BINARY.contains(&base.as_str()) {
-            2
-        } else {
-            return err(format!(
-                "error: OpenCL.std {name} is not supported by Ferrocl yet\n"
-            ));
+        let precise = precise_form(op);
+        let (unary, binary) = (
+            Unary::from_opencl_std(precise),
+            Binary::from_opencl_std(precise),
+        );
+        let arity = match (unary, binary) {
+            (Some(_), _) => 1,
+            (None, Some(_)) => 2,
+            (None, None) => {
+                return err(format!(
+                    "error: OpenCL.std {op:?} is not supported by Ferrocl yet\n"
+                ))
+            }
         };
         if args.len() != arity {
             return err(format!(
-                "error: OpenCL.std {name} expects {arity} operands, found {}\n",
+                "error: OpenCL.std {op:?} expects {arity} operands, found {}\n",
                 args.len()
             ));
         }
-        if base == "nextafter" && half_result {
+        if binary == Some(Binary::nextafter) && half_result {
             // Steps in the half format, not through f32.
             return args[0].zip(&args[1], &mut |x, y| {
-                let f = self.func_ref("ferrocl_nextafter_f16", &[types::F32; 2], &[types::F32])?;
-                let c = self.b.ins().call(f, &[x, y]);
-                Ok(self.b.inst_results(c)[0])
+                Ok(self.call_entry(EntryPoint::NextafterHalf, &[x, y])?[0])
             });
         }
         let call = |t: &mut Self, xs: &[Value]| -> Result<Value, BuildError> {
             let ty = t.ty_of(xs[0]);
-            let suffix = if ty == types::F32 {
-                "f32"
-            } else if ty == types::F64 {
-                "f64"
-            } else {
-                return err(format!(
-                    "error: OpenCL.std {name} on {ty} is not supported\n"
-                ));
+            let precision = precision_of(ty).ok_or_else(|| {
+                BuildError::new(format!(
+                    "error: OpenCL.std {op:?} on {ty} is not supported\n"
+                ))
+            })?;
+            let entry = match (unary, binary) {
+                (Some(f), _) => EntryPoint::Unary(f, precision),
+                (None, Some(f)) => EntryPoint::Binary(f, precision),
+                (None, None) => unreachable!("checked above"),
             };
-            let f = t.func_ref(
-                &format!("ferrocl_{base}_{suffix}"),
-                &vec![ty; xs.len()],
-                &[ty],
-            )?;
-            let c = t.b.ins().call(f, xs);
-            Ok(t.b.inst_results(c)[0])
+            Ok(t.call_entry(entry, xs)?[0])
         };
         if arity == 1 {
             args[0].map(&mut |x| call(self, &[x]))

@@ -1,0 +1,236 @@
+//! Every function JIT code calls outside itself, declared once: the symbol and the signature of
+//! each [`EntryPoint`] (what a call site imports) and the address behind each symbol (what the
+//! JIT registers, [`jit_symbols`]). Translation asks for an `EntryPoint`, never for a name; a
+//! test checks that every entry point has an address.
+
+use cranelift_codegen::ir::{types, Type};
+use ferrocl_frontend::spirv::{FPRoundingMode, OpenclStd100Op as Cl};
+use ferrocl_mathlib::{Binary, Precision, Shaped, Unary};
+
+/// What a half conversion starts from (`ferrocl_<from>_to_f16_<mode>`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum HalfSource {
+    F32,
+    F64,
+    I64,
+    U64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum EntryPoint {
+    /// mathlib's `T -> T` functions.
+    Unary(Unary, Precision),
+    /// mathlib's `(T, T) -> T` functions.
+    Binary(Binary, Precision),
+    /// The mathlib functions codegen calls whose shape is neither: sincos and lgamma_r
+    /// `(T, *out) -> T`, remquo `(T, T, *quo) -> T`, pown and rootn `(T, i32) -> T`.
+    Shaped(Shaped, Precision),
+    /// C `fmod`: OpFRem/OpFMod's remainder.
+    Fmod(Precision),
+    /// `ldexp(T, i32) -> T` (f32 is inline).
+    Ldexp(Precision),
+    /// Half `nextafter`, on the f32s that hold halves.
+    NextafterHalf,
+    /// Rounds to half in `mode`; returns the half's bits in the low 16 bits of an i32.
+    ToHalf(HalfSource, FPRoundingMode),
+    /// `memmove(dst, src, n) -> dst` (OpCopyMemory / OpCopyMemorySized).
+    Memmove,
+    /// The kernel clock in nanoseconds (OpReadClockKHR).
+    ClockNs,
+}
+
+fn float(precision: Precision) -> Type {
+    match precision {
+        Precision::F32 => types::F32,
+        Precision::F64 => types::F64,
+    }
+}
+
+/// The precision of float type `ty`, if it is f32 or f64.
+pub(crate) fn precision_of(ty: Type) -> Option<Precision> {
+    match ty {
+        types::F32 => Some(Precision::F32),
+        types::F64 => Some(Precision::F64),
+        _ => None,
+    }
+}
+
+/// The precise OpenCL.std function a `native_`/`half_` form is computed with where Ferrocl
+/// gives it full accuracy (those of them computed inline are not here).
+pub(crate) fn precise_form(op: Cl) -> Cl {
+    match op {
+        Cl::native_cos | Cl::half_cos => Cl::cos,
+        Cl::native_exp | Cl::half_exp => Cl::exp,
+        Cl::native_exp2 | Cl::half_exp2 => Cl::exp2,
+        Cl::native_exp10 | Cl::half_exp10 => Cl::exp10,
+        Cl::native_log | Cl::half_log => Cl::log,
+        Cl::native_log2 | Cl::half_log2 => Cl::log2,
+        Cl::native_log10 | Cl::half_log10 => Cl::log10,
+        Cl::native_powr | Cl::half_powr => Cl::powr,
+        Cl::native_sin | Cl::half_sin => Cl::sin,
+        Cl::native_tan | Cl::half_tan => Cl::tan,
+        other => other,
+    }
+}
+
+impl EntryPoint {
+    pub(crate) fn symbol(self) -> &'static str {
+        match self {
+            EntryPoint::Unary(f, p) => f.symbol(p),
+            EntryPoint::Binary(f, p) => f.symbol(p),
+            EntryPoint::Shaped(f, p) => f.symbol(p),
+            EntryPoint::Fmod(Precision::F32) => "ferrocl_fmodf",
+            EntryPoint::Fmod(Precision::F64) => "ferrocl_fmod",
+            EntryPoint::Ldexp(Precision::F32) => "ferrocl_ldexpf",
+            EntryPoint::Ldexp(Precision::F64) => "ferrocl_ldexp",
+            EntryPoint::NextafterHalf => "ferrocl_nextafter_f16",
+            EntryPoint::ToHalf(from, mode) => {
+                use FPRoundingMode::*;
+                use HalfSource::*;
+                match (from, mode) {
+                    (F32, RTE) => "ferrocl_f32_to_f16_rte",
+                    (F32, RTZ) => "ferrocl_f32_to_f16_rtz",
+                    (F32, RTP) => "ferrocl_f32_to_f16_rtp",
+                    (F32, RTN) => "ferrocl_f32_to_f16_rtn",
+                    (F64, RTE) => "ferrocl_f64_to_f16_rte",
+                    (F64, RTZ) => "ferrocl_f64_to_f16_rtz",
+                    (F64, RTP) => "ferrocl_f64_to_f16_rtp",
+                    (F64, RTN) => "ferrocl_f64_to_f16_rtn",
+                    (I64, RTE) => "ferrocl_i64_to_f16_rte",
+                    (I64, RTZ) => "ferrocl_i64_to_f16_rtz",
+                    (I64, RTP) => "ferrocl_i64_to_f16_rtp",
+                    (I64, RTN) => "ferrocl_i64_to_f16_rtn",
+                    (U64, RTE) => "ferrocl_u64_to_f16_rte",
+                    (U64, RTZ) => "ferrocl_u64_to_f16_rtz",
+                    (U64, RTP) => "ferrocl_u64_to_f16_rtp",
+                    (U64, RTN) => "ferrocl_u64_to_f16_rtn",
+                }
+            }
+            EntryPoint::Memmove => "ferrocl_memmove",
+            EntryPoint::ClockNs => "ferrocl_clock_ns",
+        }
+    }
+
+    /// Parameter and result types (pointers are i64: the host's flat addresses).
+    pub(crate) fn signature(self) -> (Vec<Type>, Vec<Type>) {
+        match self {
+            EntryPoint::Unary(_, p) => (vec![float(p)], vec![float(p)]),
+            EntryPoint::Binary(_, p) | EntryPoint::Fmod(p) => (vec![float(p); 2], vec![float(p)]),
+            EntryPoint::Shaped(f, p) => {
+                let t = float(p);
+                let params = match f {
+                    Shaped::sincos | Shaped::lgamma_r => vec![t, types::I64],
+                    Shaped::remquo => vec![t, t, types::I64],
+                    Shaped::pown | Shaped::rootn | Shaped::ldexp => vec![t, types::I32],
+                    Shaped::frexp | Shaped::modf | Shaped::fract => vec![t, types::I64],
+                    Shaped::ilogb => return (vec![t], vec![types::I32]),
+                    Shaped::nan => {
+                        let code = if p == Precision::F32 {
+                            types::I32
+                        } else {
+                            types::I64
+                        };
+                        vec![code]
+                    }
+                };
+                (params, vec![t])
+            }
+            EntryPoint::Ldexp(p) => (vec![float(p), types::I32], vec![float(p)]),
+            EntryPoint::NextafterHalf => (vec![types::F32; 2], vec![types::F32]),
+            EntryPoint::ToHalf(from, _) => {
+                let param = match from {
+                    HalfSource::F32 => types::F32,
+                    HalfSource::F64 => types::F64,
+                    HalfSource::I64 | HalfSource::U64 => types::I64,
+                };
+                (vec![param], vec![types::I32])
+            }
+            EntryPoint::Memmove => (vec![types::I64; 3], vec![types::I64]),
+            EntryPoint::ClockNs => (vec![], vec![types::I64]),
+        }
+    }
+}
+
+/// Every symbol JIT code may reference, with its address: mathlib's table and the runtime
+/// services codegen provides itself.
+pub(crate) fn jit_symbols() -> Vec<(String, *const u8)> {
+    let mut symbols = ferrocl_mathlib::symbols();
+    symbols.push((
+        EntryPoint::ClockNs.symbol().to_owned(),
+        clock_ns as *const u8,
+    ));
+    symbols
+}
+
+/// The kernel clock (OpReadClockKHR, cl_khr_kernel_clock): nanoseconds of the host's
+/// monotonic clock since the first read in this process. One clock for every thread, so values
+/// are comparable across the whole device (device and work-group scope).
+extern "C" fn clock_ns() -> u64 {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let epoch = *EPOCH.get_or_init(std::time::Instant::now);
+    // Instant::elapsed saturates at zero; u64 nanoseconds last 584 years.
+    epoch.elapsed().as_nanos() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn every_entry_point() -> Vec<EntryPoint> {
+        let mut all = Vec::new();
+        for p in [Precision::F32, Precision::F64] {
+            all.extend(Unary::ALL.iter().map(|&f| EntryPoint::Unary(f, p)));
+            all.extend(Binary::ALL.iter().map(|&f| EntryPoint::Binary(f, p)));
+            all.extend(Shaped::ALL.iter().map(|&f| EntryPoint::Shaped(f, p)));
+            all.extend([EntryPoint::Fmod(p), EntryPoint::Ldexp(p)]);
+        }
+        for from in [
+            HalfSource::F32,
+            HalfSource::F64,
+            HalfSource::I64,
+            HalfSource::U64,
+        ] {
+            for mode in [
+                FPRoundingMode::RTE,
+                FPRoundingMode::RTZ,
+                FPRoundingMode::RTP,
+                FPRoundingMode::RTN,
+            ] {
+                all.push(EntryPoint::ToHalf(from, mode));
+            }
+        }
+        all.extend([
+            EntryPoint::NextafterHalf,
+            EntryPoint::Memmove,
+            EntryPoint::ClockNs,
+        ]);
+        all
+    }
+
+    #[test]
+    fn every_entry_point_has_an_address() {
+        let symbols = jit_symbols();
+        for e in every_entry_point() {
+            let found = symbols.iter().find(|(name, _)| name == e.symbol());
+            assert!(found.is_some_and(|(_, p)| !p.is_null()), "{e:?}");
+        }
+    }
+
+    #[test]
+    fn native_forms_map_to_functions_mathlib_has() {
+        for op in [
+            Cl::native_sin,
+            Cl::half_exp10,
+            Cl::native_powr,
+            Cl::half_log2,
+        ] {
+            let precise = precise_form(op);
+            assert!(
+                Unary::from_opencl_std(precise).is_some()
+                    || Binary::from_opencl_std(precise).is_some(),
+                "{op:?}"
+            );
+        }
+        assert_eq!(precise_form(Cl::fabs), Cl::fabs);
+    }
+}
