@@ -297,14 +297,17 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
         }
     }
     let mut declared = std::collections::HashSet::new();
+    let mut forward = ForwardPointers::default();
     let mut nesting = std::collections::HashMap::new();
     for inst in &m.raw.types_global_values {
         problems.extend(check_type(m, inst));
-        problems.extend(check_declared_before_use(m, inst, &declared));
+        problems.extend(forward.check(m, inst, &declared));
+        problems.extend(check_declared_before_use(m, inst, &declared, &forward));
         problems.extend(check_nesting(m, inst, &mut nesting));
         problems.extend(check_builtin(m, inst));
         declared.extend(inst.result_id);
     }
+    problems.extend(forward.undefined(m));
     // The type graph is acyclic and shallow from here on: layout queries may recurse.
     let types_ok = problems.is_empty();
     problems.extend(check_kernels(m));
@@ -549,21 +552,114 @@ fn check_nesting(
     })
 }
 
-/// SPIR-V 2.4: module-scope instructions refer only to ids declared before them (no forward
-/// pointers are supported), and a type's operands are types. This also rules out cyclic types,
-/// which would make layout computations recurse forever.
+/// OpTypeForwardPointer (SPIR-V 2.4): a pointer type a struct may name before the pointer is
+/// declared, how self-referential structs (linked lists, trees) are written. Every forward
+/// pointer must be declared by an OpTypePointer of the same storage class later, and only
+/// struct members may name it before then: a cycle in the type graph then always passes
+/// through a pointer, whose size and alignment do not depend on its pointee, so layout
+/// computations still end.
+#[derive(Default)]
+struct ForwardPointers {
+    /// Forward-declared pointer ids not declared yet, with their storage class.
+    pending: std::collections::HashMap<u32, Operand>,
+    /// Every forward-declared id, declared or not (for the diagnostics' wording).
+    all: std::collections::HashSet<u32>,
+}
+
+impl ForwardPointers {
+    fn check(
+        &mut self,
+        m: &Module,
+        inst: &rspirv::dr::Instruction,
+        declared: &std::collections::HashSet<u32>,
+    ) -> Option<Diagnostic> {
+        match inst.class.opcode {
+            Op::TypeForwardPointer => {
+                let (Some(Operand::IdRef(id)), Some(class)) =
+                    (inst.operands.first(), inst.operands.get(1))
+                else {
+                    return Some(m.diag(
+                        "SPIR-V: OpTypeForwardPointer needs a pointer id and a storage class",
+                        inst,
+                        None,
+                    ));
+                };
+                if declared.contains(id) || self.all.contains(id) {
+                    return Some(m.diag(
+                        format!("SPIR-V 2.4: OpTypeForwardPointer names %{id}, which is already declared or forward-declared"),
+                        inst,
+                        None,
+                    ));
+                }
+                self.pending.insert(*id, class.clone());
+                self.all.insert(*id);
+                None
+            }
+            Op::TypePointer => {
+                let id = inst.result_id?;
+                let class = self.pending.remove(&id)?;
+                (inst.operands.first() != Some(&class)).then(|| {
+                    m.diag(
+                        format!("SPIR-V: OpTypePointer %{id} has another storage class than its OpTypeForwardPointer"),
+                        inst,
+                        None,
+                    )
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether `id` may be named by `inst` before its declaration.
+    fn allows(&self, inst: &rspirv::dr::Instruction, id: u32) -> bool {
+        self.pending.contains_key(&id) && inst.class.opcode == Op::TypeStruct
+    }
+
+    /// The forward pointers never declared.
+    fn undefined(&self, m: &Module) -> Vec<Diagnostic> {
+        let mut ids: Vec<&u32> = self.pending.keys().collect();
+        ids.sort_unstable();
+        ids.into_iter()
+            .filter_map(|id| {
+                let inst = m.raw.types_global_values.iter().find(|i| {
+                    i.class.opcode == Op::TypeForwardPointer
+                        && i.operands.first() == Some(&Operand::IdRef(*id))
+                })?;
+                Some(m.diag(
+                    format!(
+                        "SPIR-V 2.4: forward pointer %{id} is never declared by an OpTypePointer"
+                    ),
+                    inst,
+                    None,
+                ))
+            })
+            .collect()
+    }
+}
+
+/// SPIR-V 2.4: module-scope instructions refer only to ids declared before them (pointers
+/// named by OpTypeForwardPointer excepted, in struct members: [`ForwardPointers`]), and a
+/// type's operands are types. Cyclic types, which would make layout computations recurse
+/// forever, are thereby ruled out except through pointers.
 fn check_declared_before_use(
     m: &Module,
     inst: &rspirv::dr::Instruction,
     declared: &std::collections::HashSet<u32>,
+    forward: &ForwardPointers,
 ) -> Option<Diagnostic> {
     // OpLine names an OpString, which lives in the debug section.
     if matches!(inst.class.opcode, Op::Line | Op::NoLine) {
         return None;
     }
+    if inst.class.opcode == Op::TypeForwardPointer {
+        return None;
+    }
     for op in &inst.operands {
         if let Operand::IdRef(id) = op {
-            if !declared.contains(id) && !m.ext_imports.contains_key(id) {
+            if !declared.contains(id)
+                && !m.ext_imports.contains_key(id)
+                && !forward.allows(inst, *id)
+            {
                 return Some(m.diag(
                     format!("SPIR-V 2.4: %{id} is used before it is declared"),
                     inst,

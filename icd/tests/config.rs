@@ -40,6 +40,7 @@ fn in_child(name: &str, vars: &[(&str, &str)]) -> Option<String> {
         "FERROCL_LOG",
         "FERROCL_VECTORIZE",
         "FERROCL_DUMP_DIR",
+        "FERROCL_SVM",
     ] {
         cmd.env_remove(var);
     }
@@ -911,6 +912,8 @@ fn the_feature_registry_agrees_with_the_answers() {
         &[("FERROCL_FP64", "off")],
         &[("FERROCL_FP16", "off"), ("FERROCL_SUBGROUPS", "off")],
         &[("FERROCL_PROFILE", "embedded")],
+        &[("FERROCL_SVM", "off")],
+        &[("FERROCL_SVM", "coarse")],
     ];
     const INDEX: &str = "FERROCL_CONFIG_TEST_INDEX";
     let name = "the_feature_registry_agrees_with_the_answers";
@@ -1010,4 +1013,118 @@ fn the_feature_registry_agrees_with_the_answers() {
     if let Err(log) = env.try_program_from_source(&probe, "-cl-std=CL3.0") {
         panic!("clang's view differs from the registry:\n{log}");
     }
+}
+
+/// `FERROCL_SVM=coarse` reports coarse-grain buffers only and holds applications to them:
+/// fine-grain allocations and host pointers as kernel arguments are refused.
+#[test]
+fn svm_coarse_offers_coarse_grain_buffers_only() {
+    use opencl_sys::*;
+    if in_child(
+        "svm_coarse_offers_coarse_grain_buffers_only",
+        &[("FERROCL_SVM", "coarse")],
+    )
+    .is_some()
+    {
+        return;
+    }
+    let env = Env::new();
+    let caps = opencl3::device::get_device_data(env.device.id(), CL_DEVICE_SVM_CAPABILITIES)
+        .expect("CL_DEVICE_SVM_CAPABILITIES");
+    assert_eq!(
+        u64::from_ne_bytes(caps[..8].try_into().unwrap()),
+        CL_DEVICE_SVM_COARSE_GRAIN_BUFFER
+    );
+    let ctx = env.context.get();
+    let fine = CL_MEM_SVM_FINE_GRAIN_BUFFER as cl_svm_mem_flags;
+    // SAFETY: a valid context; results checked.
+    let p = unsafe {
+        assert!(cl3::memory::svm_alloc(ctx, fine, 64, 0).is_err());
+        cl3::memory::svm_alloc(ctx, CL_MEM_READ_WRITE as cl_svm_mem_flags, 64, 0)
+            .expect("coarse-grain clSVMAlloc")
+    };
+    let program = env.program_from_source("kernel void k(global int *a) { a[0] = 1; }", "");
+    let k = Kernel::create(&program, "k").expect("clCreateKernel");
+    let host = [0i32; 4];
+    let on: cl_bool = CL_TRUE;
+    // SAFETY: a valid kernel; the pointers are what the driver must check.
+    unsafe {
+        assert_eq!(
+            cl3::kernel::set_kernel_arg_svm_pointer(k.get(), 0, host.as_ptr().cast()),
+            Err(CL_INVALID_ARG_VALUE),
+            "a host pointer without fine-grain system SVM"
+        );
+        cl3::kernel::set_kernel_arg_svm_pointer(k.get(), 0, p.cast::<u8>().add(8).cast())
+            .expect("an interior SVM pointer");
+        assert_eq!(
+            cl3::kernel::set_kernel_exec_info(
+                k.get(),
+                CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM,
+                std::mem::size_of::<cl_bool>(),
+                (&on as *const cl_bool).cast(),
+            ),
+            Err(CL_INVALID_OPERATION)
+        );
+        cl3::memory::svm_free(ctx, p).unwrap();
+    }
+}
+
+/// `FERROCL_SVM=off`: no SVM entry point works, the all-devices atomic scope is not reported,
+/// and a kernel using it fails to build with a log naming the setting.
+#[test]
+fn svm_off_refuses_svm_and_the_all_devices_scope() {
+    use opencl_sys::*;
+    if in_child(
+        "svm_off_refuses_svm_and_the_all_devices_scope",
+        &[("FERROCL_SVM", "off")],
+    )
+    .is_some()
+    {
+        return;
+    }
+    let env = Env::new();
+    let id = env.device.id();
+    let u64_of = |param| {
+        let raw = opencl3::device::get_device_data(id, param).expect("clGetDeviceInfo");
+        u64::from_ne_bytes(raw[..8].try_into().unwrap())
+    };
+    assert_eq!(u64_of(CL_DEVICE_SVM_CAPABILITIES), 0);
+    assert_eq!(
+        u64_of(CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES) & CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES,
+        0
+    );
+    let ctx = env.context.get();
+    let program = env.program_from_source("kernel void k(global int *a) { a[0] = 1; }", "");
+    let k = Kernel::create(&program, "k").expect("clCreateKernel");
+    let mut host = [0i32; 4];
+    // SAFETY: valid handles; every call must be refused.
+    unsafe {
+        assert!(cl3::memory::svm_alloc(ctx, CL_MEM_READ_WRITE as cl_svm_mem_flags, 64, 0).is_err());
+        assert_eq!(
+            cl3::kernel::set_kernel_arg_svm_pointer(k.get(), 0, host.as_ptr().cast()),
+            Err(CL_INVALID_OPERATION)
+        );
+        assert_eq!(
+            cl3::command_queue::enqueue_svm_mem_cpy(
+                env.queue.get(),
+                CL_TRUE,
+                host.as_mut_ptr().cast(),
+                host[2..].as_ptr().cast(),
+                8,
+                0,
+                std::ptr::null(),
+            )
+            .err(),
+            Some(CL_INVALID_OPERATION)
+        );
+    }
+    let log = env
+        .try_program_from_source(
+            "kernel void k(global atomic_int *c) {
+                 atomic_fetch_add_explicit(c, 1, memory_order_relaxed, memory_scope_all_devices);
+             }",
+            "-cl-std=CL3.0",
+        )
+        .expect_err("the all-devices scope needs SVM");
+    assert!(log.contains("FERROCL_SVM=off"), "{log}");
 }

@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use opencl_sys::*;
 
+use crate::context::Context;
 use crate::kernel::KernelLaunch;
 use crate::memory::{fill, Mem, Rect};
 use crate::object::CLResult;
+use crate::svm::SvmAllocation;
 
 /// An application pointer a command reads or writes when it runs. The spec makes the
 /// application keep it valid until the command completes.
@@ -97,6 +99,44 @@ pub enum Command {
     Sync {
         command_type: cl_command_type,
     },
+    /// `clEnqueueSVMMemcpy` (and, later, USM copies): host or SVM memory on either side.
+    SvmMemcpy {
+        dst: HostPtr,
+        src: HostPtr,
+        size: usize,
+        _keep: Vec<Arc<SvmAllocation>>,
+    },
+    SvmMemFill {
+        dst: HostPtr,
+        size: usize,
+        pattern: Vec<u8>,
+        _keep: Option<Arc<SvmAllocation>>,
+    },
+    /// SVM map, unmap and migration only order the command: host and device share memory.
+    SvmOrder {
+        command_type: cl_command_type,
+        _keep: Vec<Arc<SvmAllocation>>,
+    },
+    /// `clEnqueueSVMFree`: the application's callback, or the frees themselves.
+    SvmFree {
+        context: Arc<Context>,
+        queue: usize,
+        pointers: Vec<usize>,
+        callback: Option<(SvmFreeCallback, usize)>,
+    },
+}
+
+/// `pfn_free_func` of clEnqueueSVMFree.
+pub type SvmFreeCallback = unsafe extern "C" fn(
+    cl_command_queue,
+    cl_uint,
+    *mut *mut std::ffi::c_void,
+    *mut std::ffi::c_void,
+);
+
+/// Pattern sizes `clEnqueueFillBuffer` and `clEnqueueSVMMemFill` accept.
+fn valid_pattern_size(n: usize) -> bool {
+    n.is_power_of_two() && n <= 128
 }
 
 impl Command {
@@ -167,10 +207,7 @@ impl Command {
         size: usize,
     ) -> CLResult<Self> {
         let n = pattern.len();
-        if !matches!(n, 1 | 2 | 4 | 8 | 16 | 32 | 64 | 128)
-            || !offset.is_multiple_of(n)
-            || !size.is_multiple_of(n)
-        {
+        if !valid_pattern_size(n) || !offset.is_multiple_of(n) || !size.is_multiple_of(n) {
             return Err(CL_INVALID_VALUE);
         }
         mem.check_range(offset, size)?;
@@ -280,6 +317,95 @@ impl Command {
         Ok(Command::Migrate { mems })
     }
 
+    /// `clEnqueueSVMMemcpy`: each side inside one SVM allocation of `context`, or any host
+    /// memory (the spec lets either side be a host pointer).
+    pub fn svm_memcpy(
+        context: &Context,
+        dst: HostPtr,
+        src: HostPtr,
+        size: usize,
+    ) -> CLResult<Self> {
+        let (d, s) = (dst.0, src.0);
+        let overlap = s < d.saturating_add(size) && d < s.saturating_add(size);
+        if size > 0 && overlap {
+            return Err(CL_MEM_COPY_OVERLAP);
+        }
+        // What lies inside an allocation must stay inside it.
+        let mut keep = Vec::new();
+        for p in [d, s] {
+            match context.svm.find(p) {
+                Some(a) if a.contains(p, size) => keep.push(a),
+                Some(_) => return Err(CL_INVALID_VALUE),
+                None => {}
+            }
+        }
+        Ok(Command::SvmMemcpy {
+            dst,
+            src,
+            size,
+            _keep: keep,
+        })
+    }
+
+    /// `clEnqueueSVMMemFill`: the pattern is copied now.
+    pub fn svm_mem_fill(
+        context: &Context,
+        dst: HostPtr,
+        pattern: &[u8],
+        size: usize,
+    ) -> CLResult<Self> {
+        let n = pattern.len();
+        if !valid_pattern_size(n) || !dst.0.is_multiple_of(n) || !size.is_multiple_of(n) {
+            return Err(CL_INVALID_VALUE);
+        }
+        let keep = context.svm.resolve(context.svm_level(), dst.0, size)?;
+        Ok(Command::SvmMemFill {
+            dst,
+            size,
+            pattern: pattern.to_vec(),
+            _keep: keep,
+        })
+    }
+
+    /// `clEnqueueSVMMap`, `clEnqueueSVMUnmap` (size 0: the region a map named) and
+    /// `clEnqueueSVMMigrateMem`: `regions` are (pointer, size) pairs.
+    pub fn svm_order(
+        context: &Context,
+        command_type: cl_command_type,
+        regions: &[(usize, usize)],
+    ) -> CLResult<Self> {
+        let mut keep = Vec::new();
+        for &(p, size) in regions {
+            if p == 0 {
+                return Err(CL_INVALID_VALUE);
+            }
+            match context.svm.find(p) {
+                Some(a) if a.contains(p, size) => keep.push(a),
+                Some(_) => return Err(CL_INVALID_VALUE),
+                None => {}
+            }
+        }
+        Ok(Command::SvmOrder {
+            command_type,
+            _keep: keep,
+        })
+    }
+
+    /// `clEnqueueSVMFree`.
+    pub fn svm_free(
+        context: Arc<Context>,
+        queue: usize,
+        pointers: Vec<usize>,
+        callback: Option<(SvmFreeCallback, usize)>,
+    ) -> Self {
+        Command::SvmFree {
+            context,
+            queue,
+            pointers,
+            callback,
+        }
+    }
+
     /// `CL_EVENT_COMMAND_TYPE` of the command's event.
     pub fn command_type(&self) -> cl_command_type {
         (match self {
@@ -295,7 +421,12 @@ impl Command {
             Command::MapBuffer { .. } => CL_COMMAND_MAP_BUFFER,
             Command::Unmap { .. } => CL_COMMAND_UNMAP_MEM_OBJECT,
             Command::Migrate { .. } => CL_COMMAND_MIGRATE_MEM_OBJECTS,
-            Command::Sync { command_type } => return *command_type,
+            Command::SvmMemcpy { .. } => CL_COMMAND_SVM_MEMCPY,
+            Command::SvmMemFill { .. } => CL_COMMAND_SVM_MEMFILL,
+            Command::SvmFree { .. } => CL_COMMAND_SVM_FREE,
+            Command::Sync { command_type } | Command::SvmOrder { command_type, .. } => {
+                return *command_type
+            }
         }) as cl_command_type
     }
 
@@ -364,7 +495,45 @@ impl Command {
                 unsafe { rect.copy(src.address(), dst.address()) }
             }
             Command::Unmap { mem } => mem.unmap_done(),
-            Command::MapBuffer { .. } | Command::Migrate { .. } | Command::Sync { .. } => {}
+            Command::SvmMemcpy { dst, src, size, .. } => {
+                // SAFETY: SVM sides checked inside their allocations (held by the command);
+                // host sides per the application; no overlap (checked at build).
+                unsafe { std::ptr::copy_nonoverlapping(src.get(), dst.get(), size) }
+            }
+            Command::SvmMemFill {
+                dst, size, pattern, ..
+            } => {
+                // SAFETY: as for the copy.
+                unsafe { fill(dst.get(), size, &pattern) }
+            }
+            Command::SvmFree {
+                context,
+                queue,
+                mut pointers,
+                callback,
+            } => match callback {
+                Some((f, user_data)) => {
+                    // SAFETY: the application's callback, with the arguments the spec gives
+                    // it (the queue handle, and the list it enqueued, copied).
+                    unsafe {
+                        f(
+                            queue as cl_command_queue,
+                            pointers.len() as cl_uint,
+                            pointers.as_mut_ptr().cast(),
+                            user_data as *mut std::ffi::c_void,
+                        )
+                    }
+                }
+                None => {
+                    for p in pointers {
+                        context.svm.free(p);
+                    }
+                }
+            },
+            Command::MapBuffer { .. }
+            | Command::Migrate { .. }
+            | Command::Sync { .. }
+            | Command::SvmOrder { .. } => {}
         }
         Ok(())
     }

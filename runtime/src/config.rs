@@ -1,6 +1,7 @@
 //! The device's capability facts: ONE table that every `clGetDeviceInfo` / `clGetPlatformInfo`
 //! answer, the build-option checks and the executor read, so what is reported is what runs.
 
+use crate::svm::SvmLevel;
 use opencl_sys::*;
 
 use crate::settings::{Profile, Rounding, Settings};
@@ -84,8 +85,12 @@ fn c_strings(names: &[&str]) -> Vec<std::ffi::CString> {
 /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
 const MAX_WORK_GROUP_SIZE: usize = 4096;
 
-/// `CL_DEVICE_ATOMIC_*_CAPABILITIES`: every memory order, and the scopes in `scopes`.
-fn atomic_capabilities(scopes: &[ferrocl_frontend::spirv::Scope]) -> cl_device_atomic_capabilities {
+/// `CL_DEVICE_ATOMIC_*_CAPABILITIES`: every memory order, and the scopes in `scopes` (all
+/// devices only with SVM, whose memory the host shares while kernels run).
+fn atomic_capabilities(
+    scopes: &[ferrocl_frontend::spirv::Scope],
+    svm: SvmLevel,
+) -> cl_device_atomic_capabilities {
     use ferrocl_frontend::spirv::Scope;
     let mut caps = CL_DEVICE_ATOMIC_ORDER_RELAXED
         | CL_DEVICE_ATOMIC_ORDER_ACQ_REL
@@ -95,7 +100,7 @@ fn atomic_capabilities(scopes: &[ferrocl_frontend::spirv::Scope]) -> cl_device_a
             Scope::Invocation => CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM,
             Scope::Workgroup => CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP,
             Scope::Device => CL_DEVICE_ATOMIC_SCOPE_DEVICE,
-            Scope::CrossDevice => CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES,
+            Scope::CrossDevice if svm != SvmLevel::Off => CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES,
             _ => 0,
         };
     }
@@ -134,6 +139,8 @@ pub struct DeviceConfig {
     pub profiling_timer_resolution: usize,
     pub printf_buffer_size: usize,
     pub atomic_memory_capabilities: cl_device_atomic_capabilities,
+    /// `CL_DEVICE_SVM_CAPABILITIES` (`FERROCL_SVM`).
+    pub svm_capabilities: cl_device_svm_capabilities,
     pub atomic_fence_capabilities: cl_device_atomic_capabilities,
     pub non_uniform_work_group_support: bool,
     pub work_group_collective_functions: bool,
@@ -373,9 +380,17 @@ impl DeviceConfig {
             printf_buffer_size: 1024 * 1024,
             // Global atomics are Cranelift's sequentially consistent instructions, local ones
             // run on the one thread executing the work-group: every order holds. The scopes are
-            // the ones the frontend accepts in modules (all-devices scope would need SVM).
-            atomic_memory_capabilities: atomic_capabilities(ferrocl_frontend::ATOMIC_SCOPES),
-            atomic_fence_capabilities: atomic_capabilities(ferrocl_frontend::FENCE_SCOPES),
+            // the ones the frontend accepts in modules (all-devices scope with SVM: host threads
+            // use the same instructions on the same memory).
+            atomic_memory_capabilities: atomic_capabilities(
+                ferrocl_frontend::ATOMIC_SCOPES,
+                settings.svm,
+            ),
+            atomic_fence_capabilities: atomic_capabilities(
+                ferrocl_frontend::FENCE_SCOPES,
+                settings.svm,
+            ),
+            svm_capabilities: settings.svm.capabilities(),
             non_uniform_work_group_support: true,
             work_group_collective_functions: true,
             generic_address_space: true,

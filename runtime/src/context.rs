@@ -1,4 +1,5 @@
-//! Contexts: the devices they span, their creation properties and destructor callbacks.
+//! Contexts: the devices they span, their creation properties, destructor callbacks and SVM
+//! allocations.
 
 use std::sync::{Arc, Mutex};
 
@@ -6,6 +7,7 @@ use opencl_sys::*;
 
 use crate::object::{Base, CLResult, Tag};
 use crate::platform::Device;
+use crate::svm::{SvmLevel, SvmRegistry};
 
 pub type ContextCallback = unsafe extern "C" fn(cl_context, *mut std::ffi::c_void);
 
@@ -15,6 +17,8 @@ pub struct Context {
     pub devices: Vec<Arc<Device>>,
     /// The properties as given (zero-terminated list, or empty), for `CL_CONTEXT_PROPERTIES`.
     pub properties: Vec<cl_context_properties>,
+    /// The SVM allocations made in this context; dropping the context frees what is left.
+    pub svm: SvmRegistry,
     destructors: Mutex<Vec<(ContextCallback, usize)>>,
 }
 crate::cl_object!(Context, Context, CL_INVALID_CONTEXT);
@@ -25,12 +29,34 @@ impl Context {
             base: Base::new(Tag::Context),
             devices,
             properties,
+            svm: SvmRegistry::default(),
             destructors: Mutex::new(Vec::new()),
         })
     }
 
     pub fn has_device(&self, d: &Device) -> bool {
         self.devices.iter().any(|x| std::ptr::eq(&**x, d))
+    }
+
+    /// The SVM level every device of the context has.
+    pub fn svm_level(&self) -> SvmLevel {
+        let levels = self.devices.iter().map(|d| d.config.settings.svm);
+        if levels.clone().any(|l| l == SvmLevel::Off) {
+            SvmLevel::Off
+        } else if levels.clone().any(|l| l == SvmLevel::CoarseGrain) {
+            SvmLevel::CoarseGrain
+        } else {
+            SvmLevel::FineGrain
+        }
+    }
+
+    /// The smallest CL_DEVICE_MAX_MEM_ALLOC_SIZE of the context's devices.
+    pub fn max_mem_alloc_size(&self) -> u64 {
+        self.devices
+            .iter()
+            .map(|d| d.config.max_mem_alloc_size)
+            .min()
+            .unwrap_or(0)
     }
 
     pub fn add_destructor(&self, f: ContextCallback, user_data: usize) -> CLResult<()> {

@@ -13,6 +13,7 @@ use opencl_sys::*;
 
 use crate::config::make_version;
 use crate::settings::{Profile, Settings};
+use crate::svm::SvmLevel;
 
 /// What turns a feature on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,6 +28,8 @@ pub enum Switch {
     SubGroups,
     /// `FERROCL_PROFILE=embedded`.
     EmbeddedProfile,
+    /// `FERROCL_SVM` other than off.
+    Svm,
     /// Not implemented yet: always off; the named variable accepts only `off`.
     NotImplemented(&'static str),
 }
@@ -39,6 +42,7 @@ impl Switch {
             Switch::Fp16 => settings.fp16,
             Switch::SubGroups => settings.sub_groups,
             Switch::EmbeddedProfile => settings.profile == Profile::Embedded,
+            Switch::Svm => settings.svm != SvmLevel::Off,
             Switch::NotImplemented(_) => false,
         }
     }
@@ -51,6 +55,7 @@ impl Switch {
             Switch::Fp16 => "FERROCL_FP16=off",
             Switch::SubGroups => "FERROCL_SUBGROUPS=off",
             Switch::EmbeddedProfile => "FERROCL_PROFILE=full",
+            Switch::Svm => "FERROCL_SVM=off",
             Switch::NotImplemented(variable) => variable,
         }
     }
@@ -327,7 +332,7 @@ pub const FEATURES: &[Feature] = &[
     },
     Feature {
         name: "shared virtual memory",
-        switch: Switch::NotImplemented("FERROCL_SVM"),
+        switch: Switch::Svm,
         extensions: &[],
         // All-devices scope is the scope of SVM atomics shared with the host.
         opencl_c_features: &[("__opencl_c_atomic_scope_all_devices", V3)],

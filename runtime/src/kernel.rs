@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 
 use ferrocl_codegen::{ArgSlot, LOCAL_ARG_ALIGN, SUB_GROUP_SIZE};
-use ferrocl_frontend::{ArgKind, KernelInfo};
+use ferrocl_frontend::{AddressQualifier, ArgKind, KernelInfo};
 use opencl_sys::*;
 
 use crate::config::DeviceConfig;
@@ -16,6 +16,7 @@ use crate::object::{Base, CLResult, Tag};
 use crate::platform::Device;
 use crate::printf::{write_stdout, PrintfBuffer};
 use crate::program::{Built, Program};
+use crate::svm::{SvmAllocation, SvmLevel};
 
 /// A value given to clSetKernelArg, kept until the next call for that index.
 #[derive(Clone)]
@@ -25,8 +26,20 @@ pub enum ArgValue {
     /// spec, clReleaseMemObject: only commands that use it keep it; CTS api
     /// retain_mem_object_set_kernel_arg). A launch with a deleted one is refused.
     Mem(Option<Weak<Mem>>),
+    /// `clSetKernelArgSVMPointer`: the address itself (host and device share memory).
+    Svm(usize),
     Local(usize),
     Bytes(Vec<u8>),
+}
+
+/// What `clSetKernelExecInfo` told a kernel.
+#[derive(Clone, Debug, Default)]
+pub struct ExecInfo {
+    /// `CL_KERNEL_EXEC_INFO_SVM_PTRS`: SVM memory the kernel reaches other than through its
+    /// arguments; launches hold their allocations until they complete.
+    pub svm_pointers: Vec<usize>,
+    /// `CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM`.
+    pub fine_grain_system: bool,
 }
 
 #[repr(C)]
@@ -36,6 +49,7 @@ pub struct Kernel {
     pub built: Arc<Built>,
     pub index: usize,
     args: Mutex<Vec<Option<ArgValue>>>,
+    exec_info: Mutex<ExecInfo>,
 }
 crate::cl_object!(Kernel, Kernel, CL_INVALID_KERNEL);
 
@@ -60,6 +74,7 @@ impl Kernel {
             built,
             index,
             args: Mutex::new(vec![None; n]),
+            exec_info: Mutex::new(ExecInfo::default()),
         }))
     }
 
@@ -71,11 +86,69 @@ impl Kernel {
             built: self.built.clone(),
             index: self.index,
             args: Mutex::new(self.lock().clone()),
+            exec_info: Mutex::new(self.exec_info().clone()),
         })
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Option<ArgValue>>> {
         self.args.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn exec_info(&self) -> std::sync::MutexGuard<'_, ExecInfo> {
+        self.exec_info.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `clSetKernelExecInfo(CL_KERNEL_EXEC_INFO_SVM_PTRS)`.
+    pub fn set_svm_pointers(&self, pointers: Vec<usize>) -> CLResult<()> {
+        self.require_svm()?;
+        self.exec_info().svm_pointers = pointers;
+        Ok(())
+    }
+
+    /// `clSetKernelExecInfo(CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM)`: CL_INVALID_OPERATION
+    /// for true unless the device has fine-grain system SVM.
+    pub fn set_fine_grain_system(&self, on: bool) -> CLResult<()> {
+        self.require_svm()?;
+        if on && !self.program.context.svm_level().system_pointers() {
+            return Err(CL_INVALID_OPERATION);
+        }
+        self.exec_info().fine_grain_system = on;
+        Ok(())
+    }
+
+    fn require_svm(&self) -> CLResult<()> {
+        if self.program.context.svm_level() == SvmLevel::Off {
+            return Err(CL_INVALID_OPERATION);
+        }
+        Ok(())
+    }
+
+    /// `clSetKernelArgSVMPointer`: a `__global` or `__constant` pointer argument. Without
+    /// fine-grain system SVM the pointer must lie in one of the context's allocations (or be
+    /// NULL).
+    pub fn set_arg_svm_pointer(&self, index: usize, ptr: usize) -> CLResult<()> {
+        self.require_svm()?;
+        match self.arg_kind(index)? {
+            ArgKind::Buffer { address } if *address != AddressQualifier::Local => {}
+            _ => return Err(CL_INVALID_ARG_VALUE),
+        }
+        let context = &self.program.context;
+        if ptr != 0 && !context.svm_level().system_pointers() && context.svm.find(ptr).is_none() {
+            return Err(CL_INVALID_ARG_VALUE);
+        }
+        self.lock()[index] = Some(ArgValue::Svm(ptr));
+        Ok(())
+    }
+
+    /// The SVM allocations a launch with the current arguments and exec info touches.
+    fn svm_in_use(&self, values: &[Option<ArgValue>]) -> Vec<Arc<SvmAllocation>> {
+        let registry = &self.program.context.svm;
+        let args = values.iter().filter_map(|v| match v {
+            Some(ArgValue::Svm(p)) => Some(*p),
+            _ => None,
+        });
+        let info = self.exec_info().svm_pointers.clone();
+        args.chain(info).filter_map(|p| registry.find(p)).collect()
     }
 
     pub fn code(&self) -> &ferrocl_codegen::Kernel {
@@ -309,6 +382,7 @@ impl Kernel {
             return Err(CL_OUT_OF_RESOURCES);
         }
         let (block, keep, local_total) = (packed.block, packed.keep, packed.arena_size);
+        let svm = self.svm_in_use(&values);
         let launch = Launch {
             work_dim: work_dim as u32,
             offset,
@@ -334,6 +408,7 @@ impl Kernel {
             launch,
             block,
             _keep_alive: keep,
+            _svm_in_use: svm,
         })
     }
 }
@@ -348,6 +423,8 @@ pub struct KernelLaunch {
     block: ArgBlock,
     /// The memory objects the argument block points into.
     _keep_alive: Vec<Arc<Mem>>,
+    /// The SVM allocations it reaches: a free during the launch is deferred until it ends.
+    _svm_in_use: Vec<Arc<SvmAllocation>>,
 }
 
 impl KernelLaunch {
@@ -413,6 +490,7 @@ pub fn pack_args(
                 block.write(slot.offset, slot.size, &(arena as u64).to_ne_bytes());
                 arena = arena.checked_add(*n).ok_or(CL_OUT_OF_RESOURCES)?;
             }
+            ArgValue::Svm(p) => block.write(slot.offset, slot.size, &(*p as u64).to_ne_bytes()),
             ArgValue::Bytes(b) => block.write(slot.offset, slot.size, b),
         }
     }

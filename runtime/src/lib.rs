@@ -18,6 +18,7 @@ pub mod printf;
 pub mod program;
 pub mod queue;
 pub mod settings;
+pub mod svm;
 
 pub use object::{CLResult, ClObject};
 

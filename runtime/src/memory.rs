@@ -12,6 +12,7 @@ use opencl_sys::*;
 
 use crate::context::Context;
 use crate::object::{Base, CLResult, Tag};
+use crate::svm::SvmAllocation;
 
 /// Alignment of every allocation: CL_DEVICE_MEM_BASE_ADDR_ALIGN (1024 bits).
 pub const MEM_ALIGN: usize = 128;
@@ -105,6 +106,9 @@ pub struct Mem {
     /// Byte offset into `storage` (non-zero for sub-buffers).
     pub offset: usize,
     pub kind: MemKind,
+    /// The SVM allocation a CL_MEM_USE_HOST_PTR buffer lives in (`CL_MEM_USES_SVM_POINTER`),
+    /// held so that freeing it before the buffer cannot leave the buffer dangling.
+    pub svm: Option<Arc<SvmAllocation>>,
     pub properties: Vec<cl_mem_properties>,
     map_count: AtomicU32,
     destructors: Mutex<Vec<(MemCallback, usize)>>,
@@ -167,6 +171,18 @@ impl Mem {
         if (use_host || copy_host) == host_ptr.is_null() {
             return Err(CL_INVALID_HOST_PTR);
         }
+        let svm = if use_host {
+            context.svm.find(host_ptr as usize)
+        } else {
+            None
+        };
+        // A buffer over an SVM allocation must fit in it (API spec, clCreateBuffer).
+        if svm
+            .as_ref()
+            .is_some_and(|a| !a.contains(host_ptr as usize, size))
+        {
+            return Err(CL_INVALID_BUFFER_SIZE);
+        }
         // No access flag means read-write; CL_MEM_FLAGS still reports the flags as given.
         let storage = if use_host {
             // SAFETY: the caller guarantees the application memory outlives the buffer.
@@ -188,6 +204,7 @@ impl Mem {
             storage: Arc::new(storage),
             offset: 0,
             kind: MemKind::Buffer,
+            svm,
             properties,
             map_count: AtomicU32::new(0),
             destructors: Mutex::new(Vec::new()),
@@ -258,6 +275,7 @@ impl Mem {
                 parent: parent.clone(),
                 origin,
             },
+            svm: parent.svm.clone(),
             properties: Vec::new(),
             map_count: AtomicU32::new(0),
             destructors: Mutex::new(Vec::new()),

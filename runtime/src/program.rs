@@ -639,6 +639,11 @@ fn build_module(
             return Err(format!("{d}\n"));
         }
     }
+    if settings.svm == crate::svm::SvmLevel::Off {
+        if let Some(d) = module.first_all_devices_scope() {
+            return Err(format!("{d}\n"));
+        }
+    }
     let mut options = parsed.codegen.clone();
     options.denorms_are_zero |= settings.flush_denormals;
     options.round_to_zero = settings.rounding == Rounding::TowardZero;

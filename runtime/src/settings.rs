@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+use crate::svm::SvmLevel;
+
 /// One documented variable (the README table is checked against this list).
 pub struct Variable {
     pub name: &'static str,
@@ -80,9 +82,9 @@ pub const VARIABLES: &[Variable] = &[
     },
     Variable {
         name: "FERROCL_SVM",
-        values: "off",
-        default: "off",
-        effect: "shared virtual memory is not implemented; only off is accepted",
+        values: "on/off (also 1/0, true/false, yes/no), coarse",
+        default: "on",
+        effect: "on: every SVM level (coarse- and fine-grain buffers, fine-grain system memory, SVM atomics) and the all-devices atomic scope; coarse: coarse-grain buffers only (to test applications' fallbacks); off: no SVM",
     },
     Variable {
         name: "FERROCL_DUMP_DIR",
@@ -144,6 +146,7 @@ pub struct Settings {
     pub sub_groups: bool,
     pub fp16: bool,
     pub vectorize: bool,
+    pub svm: crate::svm::SvmLevel,
     pub dump_dir: Option<PathBuf>,
     pub log: LogLevel,
 }
@@ -200,6 +203,20 @@ impl Settings {
                 }
             }
         }
+        let svm = match lookup("FERROCL_SVM") {
+            None => SvmLevel::FineGrain,
+            Some(raw) if raw.trim().eq_ignore_ascii_case("coarse") => SvmLevel::CoarseGrain,
+            Some(raw) => match parse_switch(&raw) {
+                Some(true) => SvmLevel::FineGrain,
+                Some(false) => SvmLevel::Off,
+                None => {
+                    warn(format!(
+                        "FERROCL_SVM={raw:?} is not one of {SWITCH_SPELLINGS}, coarse; using on"
+                    ));
+                    SvmLevel::FineGrain
+                }
+            },
+        };
         let mut pick = |name: &str, choices: &[&str], default: &str| -> String {
             let Some(raw) = lookup(name) else {
                 return default.to_owned();
@@ -278,6 +295,7 @@ impl Settings {
             sub_groups,
             fp16,
             vectorize,
+            svm,
             dump_dir,
             log,
         }
@@ -387,12 +405,29 @@ mod tests {
                 }
             }
         }
-        for name in ["FERROCL_IMAGES", "FERROCL_SVM"] {
+        for name in ["FERROCL_IMAGES"] {
             for v in off {
                 assert!(parse(&[(name, v)]).1.is_empty(), "{name}={v}");
             }
             assert_eq!(parse(&[(name, "1")]).1.len(), 1, "{name}=1");
         }
+    }
+
+    #[test]
+    fn svm_levels() {
+        assert_eq!(parse(&[]).0.svm, SvmLevel::FineGrain);
+        for (v, want) in [
+            ("on", SvmLevel::FineGrain),
+            ("COARSE", SvmLevel::CoarseGrain),
+            ("no", SvmLevel::Off),
+            ("0", SvmLevel::Off),
+        ] {
+            let (s, w) = parse(&[("FERROCL_SVM", v)]);
+            assert!(w.is_empty(), "{v}: {w:?}");
+            assert_eq!(s.svm, want, "{v}");
+        }
+        let (s, w) = parse(&[("FERROCL_SVM", "fine")]);
+        assert_eq!((s.svm, w.len()), (SvmLevel::FineGrain, 1));
     }
 
     #[test]

@@ -797,11 +797,19 @@ pub const MAX_PROGRAM_SCOPE_VARIABLE_BYTES: u64 = 64 << 20;
 pub const MAX_LOCAL_VARIABLE_BYTES: u64 = 256 << 10;
 
 /// Memory scopes a barrier or fence may name: the device's CL_DEVICE_ATOMIC_FENCE_CAPABILITIES
-/// (work-item, work-group and device scope). The runtime's capability query reports the same.
-pub const FENCE_SCOPES: &[Scope] = &[Scope::Invocation, Scope::Workgroup, Scope::Device];
+/// (work-item, work-group, device and all-devices scope). The runtime's capability query
+/// reports the same; all-devices scope only with SVM, which the runtime checks after parsing
+/// (`Module::first_all_devices_scope`).
+pub const FENCE_SCOPES: &[Scope] = &[
+    Scope::Invocation,
+    Scope::Workgroup,
+    Scope::Device,
+    Scope::CrossDevice,
+];
 /// Scopes an atomic instruction may name: the device's CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES
-/// (work-group and device scope, every order from relaxed to sequentially consistent).
-pub const ATOMIC_SCOPES: &[Scope] = &[Scope::Workgroup, Scope::Device];
+/// (work-group, device and — with SVM — all-devices scope, every order from relaxed to
+/// sequentially consistent).
+pub const ATOMIC_SCOPES: &[Scope] = &[Scope::Workgroup, Scope::Device, Scope::CrossDevice];
 
 const ACQUIRE: u32 = 0x2;
 const RELEASE: u32 = 0x4;

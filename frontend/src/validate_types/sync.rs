@@ -43,7 +43,7 @@ impl<'m> Checker<'m> {
         if let Some(mem) = self.constant_operand(inst, base, "Scope for Memory") {
             // env 5.2.11: barriers and fences may also name Subgroup memory scope.
             if !FENCE_SCOPES.iter().any(|s| *s as u32 == mem) && mem != Scope::Subgroup as u32 {
-                let rule = format!("env 4: Scope for Memory {} is not in this device's CL_DEVICE_ATOMIC_FENCE_CAPABILITIES (work-item, work-group and device scope)", scope_name(mem));
+                let rule = format!("env 4: Scope for Memory {} is not in this device's CL_DEVICE_ATOMIC_FENCE_CAPABILITIES (work-item, work-group, device and all-devices scope)", scope_name(mem));
                 self.report(inst, rule);
             }
         }
@@ -149,7 +149,7 @@ impl<'m> Checker<'m> {
         }
         if let Some(scope) = self.constant_operand(inst, 1, "Memory scope") {
             if !ATOMIC_SCOPES.iter().any(|s| *s as u32 == scope) {
-                let rule = format!("env 4: atomic Scope {} is not in this device's CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES (work-group and device scope)", scope_name(scope));
+                let rule = format!("env 4: atomic Scope {} is not in this device's CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES (work-group, device and all-devices scope)", scope_name(scope));
                 self.report(inst, rule);
             }
         }

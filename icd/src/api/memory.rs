@@ -133,7 +133,7 @@ pub unsafe extern "C" fn clGetMemObjectInfo(
                     Ok(v(m.parent().map_or(std::ptr::null_mut(), |p| handle(&**p))))
                 }
                 CL_MEM_OFFSET => Ok(v(m.origin_in_parent())),
-                CL_MEM_USES_SVM_POINTER => Ok(b(false)),
+                CL_MEM_USES_SVM_POINTER => Ok(b(m.svm.is_some())),
                 CL_MEM_PROPERTIES => Ok(arr(&m.properties)),
                 _ => Err(CL_INVALID_VALUE),
             };

@@ -11,6 +11,7 @@ pub mod memory;
 pub mod platform;
 pub mod program;
 pub mod queue;
+pub mod svm;
 
 pub use context::*;
 pub use kernel::*;
@@ -18,3 +19,4 @@ pub use memory::*;
 pub use platform::*;
 pub use program::*;
 pub use queue::*;
+pub use svm::*;

@@ -284,7 +284,7 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_PARTITION_AFFINITY_DOMAIN => v(0 as cl_device_affinity_domain),
         CL_DEVICE_PARTITION_TYPE => Vec::new(),
         CL_DEVICE_REFERENCE_COUNT => v(1 as cl_uint),
-        CL_DEVICE_SVM_CAPABILITIES => v(0 as cl_device_svm_capabilities),
+        CL_DEVICE_SVM_CAPABILITIES => v(c.svm_capabilities),
         CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => b(c.work_group_collective_functions),
         CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT => b(c.generic_address_space),
         CL_DEVICE_MAX_NUM_SUB_GROUPS => v(c.max_num_sub_groups as cl_uint),

@@ -1,0 +1,288 @@
+//! Shared virtual memory entry points: allocation and free, the SVM commands (memcpy, fill,
+//! map/unmap, migrate, free), SVM kernel arguments and `clSetKernelExecInfo`. The registry and
+//! the commands are the runtime's (`svm.rs`, `command.rs`).
+#![allow(non_snake_case, clippy::too_many_arguments)]
+
+use std::ffi::c_void;
+use std::sync::Arc;
+
+use ferrocl_runtime::command::{Command, HostPtr, SvmFreeCallback};
+use ferrocl_runtime::context::Context;
+use ferrocl_runtime::kernel::Kernel;
+use ferrocl_runtime::queue::Queue;
+use ferrocl_runtime::svm::SvmLevel;
+use ferrocl_runtime::CLResult;
+use opencl_sys::*;
+
+use super::queue::submit;
+use crate::util::*;
+
+/// The queue of an SVM command, CL_INVALID_OPERATION if its context has no SVM.
+unsafe fn svm_queue(q: cl_command_queue) -> CLResult<Arc<Queue>> {
+    // SAFETY: handle check.
+    let q = unsafe { arc::<Queue>(q)? };
+    if q.context.svm_level() == SvmLevel::Off {
+        return Err(CL_INVALID_OPERATION);
+    }
+    Ok(q)
+}
+
+pub unsafe extern "C" fn clSVMAlloc(
+    context: cl_context,
+    flags: cl_svm_mem_flags,
+    size: usize,
+    alignment: cl_uint,
+) -> *mut c_void {
+    // SAFETY: handle check.
+    let Ok(ctx) = (unsafe { obj::<Context>(context) }) else {
+        return std::ptr::null_mut();
+    };
+    // Every error is a NULL result (the spec gives clSVMAlloc no error code).
+    ctx.svm
+        .alloc(
+            ctx.svm_level(),
+            flags,
+            size,
+            alignment,
+            ctx.max_mem_alloc_size(),
+        )
+        .map_or(std::ptr::null_mut(), |p| p.cast())
+}
+
+pub unsafe extern "C" fn clSVMFree(context: cl_context, svm_pointer: *mut c_void) {
+    // SAFETY: handle check.
+    if let Ok(ctx) = unsafe { obj::<Context>(context) } {
+        // NULL, a pointer freed before and a pointer from elsewhere are no-ops.
+        ctx.svm.free(svm_pointer as usize);
+    }
+}
+
+pub unsafe extern "C" fn clEnqueueSVMFree(
+    command_queue: cl_command_queue,
+    num_svm_pointers: cl_uint,
+    svm_pointers: *mut *mut c_void,
+    pfn_free_func: Option<SvmFreeCallback>,
+    user_data: *mut c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks and API pointer contract.
+        unsafe {
+            let q = svm_queue(command_queue)?;
+            if (num_svm_pointers == 0) != svm_pointers.is_null() {
+                return Err(CL_INVALID_VALUE);
+            }
+            let pointers: Vec<usize> = slice(svm_pointers, num_svm_pointers as usize)
+                .iter()
+                .map(|&p| p as usize)
+                .collect();
+            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+            let command = Command::svm_free(
+                q.context.clone(),
+                handle(&*q) as usize,
+                pointers,
+                pfn_free_func.map(|f| (f, user_data as usize)),
+            );
+            submit(&q, command, wait, false, event)
+        }
+    })
+}
+
+pub unsafe extern "C" fn clEnqueueSVMMemcpy(
+    command_queue: cl_command_queue,
+    blocking_copy: cl_bool,
+    dst_ptr: *mut c_void,
+    src_ptr: *const c_void,
+    size: usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks and API pointer contract.
+        unsafe {
+            let q = svm_queue(command_queue)?;
+            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+            let command = Command::svm_memcpy(
+                &q.context,
+                HostPtr::new(dst_ptr)?,
+                HostPtr::new(src_ptr)?,
+                size,
+            )?;
+            submit(&q, command, wait, blocking_copy != 0, event)
+        }
+    })
+}
+
+pub unsafe extern "C" fn clEnqueueSVMMemFill(
+    command_queue: cl_command_queue,
+    svm_ptr: *mut c_void,
+    pattern: *const c_void,
+    pattern_size: usize,
+    size: usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks and API pointer contract.
+        unsafe {
+            let q = svm_queue(command_queue)?;
+            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+            if pattern.is_null() || pattern_size == 0 {
+                return Err(CL_INVALID_VALUE);
+            }
+            let pattern = slice(pattern as *const u8, pattern_size);
+            let command = Command::svm_mem_fill(&q.context, HostPtr::new(svm_ptr)?, pattern, size)?;
+            submit(&q, command, wait, false, event)
+        }
+    })
+}
+
+pub unsafe extern "C" fn clEnqueueSVMMap(
+    command_queue: cl_command_queue,
+    blocking_map: cl_bool,
+    flags: cl_map_flags,
+    svm_ptr: *mut c_void,
+    size: usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks and API pointer contract.
+        unsafe {
+            let q = svm_queue(command_queue)?;
+            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+            let known =
+                (CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) as cl_map_flags;
+            let invalidate = CL_MAP_WRITE_INVALIDATE_REGION as cl_map_flags;
+            if flags & !known != 0
+                || (flags & invalidate != 0
+                    && flags & (CL_MAP_READ | CL_MAP_WRITE) as cl_map_flags != 0)
+                || size == 0
+            {
+                return Err(CL_INVALID_VALUE);
+            }
+            let command = Command::svm_order(
+                &q.context,
+                CL_COMMAND_SVM_MAP as cl_command_type,
+                &[(svm_ptr as usize, size)],
+            )?;
+            submit(&q, command, wait, blocking_map != 0, event)
+        }
+    })
+}
+
+pub unsafe extern "C" fn clEnqueueSVMUnmap(
+    command_queue: cl_command_queue,
+    svm_ptr: *mut c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks and API pointer contract.
+        unsafe {
+            let q = svm_queue(command_queue)?;
+            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+            let command = Command::svm_order(
+                &q.context,
+                CL_COMMAND_SVM_UNMAP as cl_command_type,
+                &[(svm_ptr as usize, 0)],
+            )?;
+            submit(&q, command, wait, false, event)
+        }
+    })
+}
+
+pub unsafe extern "C" fn clEnqueueSVMMigrateMem(
+    command_queue: cl_command_queue,
+    num_svm_pointers: cl_uint,
+    svm_pointers: *mut *const c_void,
+    sizes: *const usize,
+    flags: cl_mem_migration_flags,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks and API pointer contract.
+        unsafe {
+            let q = svm_queue(command_queue)?;
+            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+            let known = (CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)
+                as cl_mem_migration_flags;
+            if num_svm_pointers == 0 || svm_pointers.is_null() || flags & !known != 0 {
+                return Err(CL_INVALID_VALUE);
+            }
+            let n = num_svm_pointers as usize;
+            let pointers = slice(svm_pointers, n);
+            // A size of 0 (or no sizes) names the whole allocation from the pointer on.
+            let regions: Vec<(usize, usize)> = (0..n)
+                .map(|i| {
+                    let size = if sizes.is_null() { 0 } else { *sizes.add(i) };
+                    (pointers[i] as usize, size)
+                })
+                .collect();
+            let command = Command::svm_order(
+                &q.context,
+                CL_COMMAND_SVM_MIGRATE_MEM as cl_command_type,
+                &regions,
+            )?;
+            submit(&q, command, wait, false, event)
+        }
+    })
+}
+
+pub unsafe extern "C" fn clSetKernelArgSVMPointer(
+    kernel: cl_kernel,
+    arg_index: cl_uint,
+    arg_value: *const c_void,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle check.
+        let k = unsafe { obj::<Kernel>(kernel)? };
+        k.set_arg_svm_pointer(arg_index as usize, arg_value as usize)
+    })
+}
+
+pub unsafe extern "C" fn clSetKernelExecInfo(
+    kernel: cl_kernel,
+    param_name: cl_kernel_exec_info,
+    param_value_size: usize,
+    param_value: *const c_void,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle check.
+        let k = unsafe { obj::<Kernel>(kernel)? };
+        match param_name {
+            // No pointers (size 0, NULL) unsets the ones set before.
+            CL_KERNEL_EXEC_INFO_SVM_PTRS if param_value_size == 0 && param_value.is_null() => {
+                k.set_svm_pointers(Vec::new())
+            }
+            _ if param_value.is_null() => Err(CL_INVALID_VALUE),
+            CL_KERNEL_EXEC_INFO_SVM_PTRS => {
+                let size = std::mem::size_of::<*const c_void>();
+                if param_value_size == 0 || !param_value_size.is_multiple_of(size) {
+                    return Err(CL_INVALID_VALUE);
+                }
+                // SAFETY: param_value_size bytes of pointers (API contract).
+                let pointers =
+                    unsafe { slice(param_value as *const *const c_void, param_value_size / size) };
+                k.set_svm_pointers(pointers.iter().map(|&p| p as usize).collect())
+            }
+            CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => {
+                if param_value_size != std::mem::size_of::<cl_bool>() {
+                    return Err(CL_INVALID_VALUE);
+                }
+                // SAFETY: one cl_bool (checked size, API contract).
+                let on = unsafe { *(param_value as *const cl_bool) } != 0;
+                k.set_fine_grain_system(on)
+            }
+            _ => Err(CL_INVALID_VALUE),
+        }
+    })
+}

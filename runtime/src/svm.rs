@@ -1,0 +1,272 @@
+//! Shared virtual memory: the allocations `clSVMAlloc` hands out and the context's registry of
+//! them, ordered by base address so that any pointer into an allocation finds it in O(log n).
+//! Host and device share one address space, so an SVM pointer is the host address itself:
+//! kernels receive it unchanged, and fine-grain system SVM lets them use any host pointer.
+//!
+//! An allocation is freed when its last holder lets go: `clSVMFree` takes it out of the
+//! registry, but the commands and launches that use it hold it until they complete, so a free
+//! while a command still runs is deferred instead of pulling memory from under the kernel.
+//! `clReleaseContext` drops the registry, freeing what the application leaked.
+
+use std::alloc::Layout;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use opencl_sys::*;
+
+use crate::memory::MEM_ALIGN;
+use crate::object::CLResult;
+
+/// What the device offers (CL_DEVICE_SVM_CAPABILITIES), chosen by `FERROCL_SVM`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SvmLevel {
+    Off,
+    /// Coarse-grain buffers only (`FERROCL_SVM=coarse`, for testing applications' fallbacks).
+    CoarseGrain,
+    /// Every level: coarse- and fine-grain buffers, fine-grain system memory, SVM atomics.
+    FineGrain,
+}
+
+impl SvmLevel {
+    pub fn capabilities(self) -> cl_device_svm_capabilities {
+        (match self {
+            SvmLevel::Off => 0,
+            SvmLevel::CoarseGrain => CL_DEVICE_SVM_COARSE_GRAIN_BUFFER,
+            SvmLevel::FineGrain => {
+                CL_DEVICE_SVM_COARSE_GRAIN_BUFFER
+                    | CL_DEVICE_SVM_FINE_GRAIN_BUFFER
+                    | CL_DEVICE_SVM_FINE_GRAIN_SYSTEM
+                    | CL_DEVICE_SVM_ATOMICS
+            }
+        }) as cl_device_svm_capabilities
+    }
+
+    /// Whether any host pointer may be passed where an SVM pointer is expected.
+    pub fn system_pointers(self) -> bool {
+        self == SvmLevel::FineGrain
+    }
+}
+
+/// One `clSVMAlloc` allocation.
+pub struct SvmAllocation {
+    base: *mut u8,
+    layout: Layout,
+    pub flags: cl_svm_mem_flags,
+}
+
+// SAFETY: a plain byte region shared by host and kernels; access is governed by the OpenCL
+// memory model (events, or atomics for fine-grain memory), as for buffers.
+unsafe impl Send for SvmAllocation {}
+// SAFETY: see above.
+unsafe impl Sync for SvmAllocation {}
+
+impl SvmAllocation {
+    pub fn base(&self) -> usize {
+        self.base as usize
+    }
+
+    pub fn size(&self) -> usize {
+        self.layout.size()
+    }
+
+    /// Whether `[ptr, ptr + len)` lies inside this allocation.
+    pub fn contains(&self, ptr: usize, len: usize) -> bool {
+        ptr >= self.base()
+            && ptr
+                .checked_add(len)
+                .is_some_and(|end| end <= self.base() + self.size())
+    }
+}
+
+impl Drop for SvmAllocation {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `SvmRegistry::alloc` with this layout, freed once.
+        unsafe { std::alloc::dealloc(self.base, self.layout) };
+    }
+}
+
+const ACCESS_FLAGS: cl_svm_mem_flags =
+    (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY) as cl_svm_mem_flags;
+const FINE_GRAIN: cl_svm_mem_flags = CL_MEM_SVM_FINE_GRAIN_BUFFER as cl_svm_mem_flags;
+const ATOMICS: cl_svm_mem_flags = CL_MEM_SVM_ATOMICS as cl_svm_mem_flags;
+
+/// A context's SVM allocations by base address.
+#[derive(Default)]
+pub struct SvmRegistry {
+    allocations: Mutex<BTreeMap<usize, Arc<SvmAllocation>>>,
+}
+
+impl SvmRegistry {
+    fn map(&self) -> std::sync::MutexGuard<'_, BTreeMap<usize, Arc<SvmAllocation>>> {
+        self.allocations.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `clSVMAlloc`: CL_INVALID_VALUE for flags, sizes and alignments the spec refuses (the
+    /// caller returns NULL for every error). `alignment` 0 means the largest OpenCL type's
+    /// (128 bytes); any larger power of two is honoured too.
+    pub fn alloc(
+        &self,
+        level: SvmLevel,
+        flags: cl_svm_mem_flags,
+        size: usize,
+        alignment: u32,
+        max_alloc: u64,
+    ) -> CLResult<*mut u8> {
+        if level == SvmLevel::Off {
+            return Err(CL_INVALID_OPERATION);
+        }
+        let known = ACCESS_FLAGS | FINE_GRAIN | ATOMICS;
+        if flags & !known != 0 || (flags & ACCESS_FLAGS).count_ones() > 1 {
+            return Err(CL_INVALID_VALUE);
+        }
+        // Atomics need fine grain; fine grain needs a device that has it.
+        if (flags & ATOMICS != 0 && flags & FINE_GRAIN == 0)
+            || (flags & FINE_GRAIN != 0 && level != SvmLevel::FineGrain)
+        {
+            return Err(CL_INVALID_VALUE);
+        }
+        if size == 0 || size as u64 > max_alloc {
+            return Err(CL_INVALID_VALUE);
+        }
+        if alignment != 0 && !alignment.is_power_of_two() {
+            return Err(CL_INVALID_VALUE);
+        }
+        let align = (alignment as usize).max(MEM_ALIGN);
+        let layout = Layout::from_size_align(size, align).map_err(|_| CL_INVALID_VALUE)?;
+        // SAFETY: non-zero size.
+        let base = unsafe { std::alloc::alloc_zeroed(layout) };
+        if base.is_null() {
+            return Err(CL_OUT_OF_HOST_MEMORY);
+        }
+        let allocation = Arc::new(SvmAllocation {
+            base,
+            layout,
+            flags,
+        });
+        self.map().insert(base as usize, allocation);
+        Ok(base)
+    }
+
+    /// `clSVMFree`: takes the allocation starting at `ptr` out of the registry; its memory goes
+    /// once no command uses it. Returns whether `ptr` was an allocation (NULL, a pointer freed
+    /// before or one that was never allocated here are no-ops, as the spec allows).
+    pub fn free(&self, ptr: usize) -> bool {
+        self.map().remove(&ptr).is_some()
+    }
+
+    /// The allocation holding byte `ptr`.
+    pub fn find(&self, ptr: usize) -> Option<Arc<SvmAllocation>> {
+        let map = self.map();
+        let (_, a) = map.range(..=ptr).next_back()?;
+        (ptr < a.base() + a.size()).then(|| a.clone())
+    }
+
+    /// Checks `[ptr, ptr + len)` as memory a command may touch: inside one allocation, or, with
+    /// fine-grain system SVM, any host memory not straddling an allocation's end. Returns the
+    /// allocation to hold while the command runs.
+    pub fn resolve(
+        &self,
+        level: SvmLevel,
+        ptr: usize,
+        len: usize,
+    ) -> CLResult<Option<Arc<SvmAllocation>>> {
+        if ptr == 0 {
+            return Err(CL_INVALID_VALUE);
+        }
+        match self.find(ptr) {
+            Some(a) if a.contains(ptr, len) => Ok(Some(a)),
+            Some(_) => Err(CL_INVALID_VALUE),
+            None if level.system_pointers() => Ok(None),
+            None => Err(CL_INVALID_VALUE),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.map().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RW: cl_svm_mem_flags = CL_MEM_READ_WRITE as cl_svm_mem_flags;
+
+    #[test]
+    fn interior_pointers_find_their_allocation() {
+        let r = SvmRegistry::default();
+        let a = r.alloc(SvmLevel::FineGrain, RW, 1000, 0, 1 << 30).unwrap() as usize;
+        let b = r.alloc(SvmLevel::FineGrain, RW, 10, 4096, 1 << 30).unwrap() as usize;
+        assert_eq!(a % MEM_ALIGN, 0);
+        assert_eq!(b % 4096, 0);
+        assert_eq!(r.find(a + 999).unwrap().base(), a);
+        assert_eq!(r.find(b + 3).unwrap().base(), b);
+        assert!(r.find(a + 1000).is_none_or(|x| x.base() != a));
+        assert!(r
+            .resolve(SvmLevel::FineGrain, a + 10, 990)
+            .unwrap()
+            .is_some());
+        assert_eq!(
+            r.resolve(SvmLevel::FineGrain, a + 10, 991).err(),
+            Some(CL_INVALID_VALUE)
+        );
+        let host = [0u8; 4];
+        let host = host.as_ptr() as usize;
+        assert!(r.resolve(SvmLevel::FineGrain, host, 4).unwrap().is_none());
+        assert_eq!(
+            r.resolve(SvmLevel::CoarseGrain, host, 4).err(),
+            Some(CL_INVALID_VALUE)
+        );
+    }
+
+    #[test]
+    fn free_is_deferred_while_held() {
+        let r = SvmRegistry::default();
+        let p = r.alloc(SvmLevel::FineGrain, RW, 64, 0, 1 << 30).unwrap();
+        let held = r.find(p as usize).unwrap();
+        assert!(r.free(p as usize));
+        assert!(!r.free(p as usize), "a second free is a no-op");
+        assert!(r.is_empty());
+        // SAFETY: `held` keeps the 64 bytes allocated after the free.
+        unsafe { p.write_bytes(7, 64) };
+        assert_eq!(held.size(), 64);
+    }
+
+    #[test]
+    fn flags_sizes_and_levels() {
+        let r = SvmRegistry::default();
+        let fine = CL_MEM_SVM_FINE_GRAIN_BUFFER as cl_svm_mem_flags;
+        let atomics = CL_MEM_SVM_ATOMICS as cl_svm_mem_flags;
+        let alloc = |level, flags, size, align| r.alloc(level, flags, size, align, 1 << 20).err();
+        assert_eq!(alloc(SvmLevel::FineGrain, RW, 0, 0), Some(CL_INVALID_VALUE));
+        assert_eq!(
+            alloc(SvmLevel::FineGrain, RW, 2 << 20, 0),
+            Some(CL_INVALID_VALUE)
+        );
+        assert_eq!(alloc(SvmLevel::FineGrain, RW, 8, 3), Some(CL_INVALID_VALUE));
+        assert_eq!(
+            alloc(SvmLevel::FineGrain, atomics, 8, 0),
+            Some(CL_INVALID_VALUE)
+        );
+        assert_eq!(
+            alloc(SvmLevel::CoarseGrain, fine, 8, 0),
+            Some(CL_INVALID_VALUE)
+        );
+        assert_eq!(
+            alloc(
+                SvmLevel::FineGrain,
+                (CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY) as _,
+                8,
+                0
+            ),
+            Some(CL_INVALID_VALUE)
+        );
+        assert_eq!(alloc(SvmLevel::Off, RW, 8, 0), Some(CL_INVALID_OPERATION));
+        assert_eq!(alloc(SvmLevel::FineGrain, fine | atomics, 8, 0), None);
+        assert_eq!(alloc(SvmLevel::CoarseGrain, RW, 8, 0), None);
+    }
+}
