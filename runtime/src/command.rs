@@ -99,20 +99,24 @@ pub enum Command {
     Sync {
         command_type: cl_command_type,
     },
-    /// `clEnqueueSVMMemcpy` (and, later, USM copies): host or SVM memory on either side.
+    /// `clEnqueueSVMMemcpy` and `clEnqueueMemcpyINTEL`: host, SVM or USM memory on either side.
     SvmMemcpy {
+        command_type: cl_command_type,
         dst: HostPtr,
         src: HostPtr,
         size: usize,
         _keep: Vec<Arc<SvmAllocation>>,
     },
+    /// `clEnqueueSVMMemFill`, `clEnqueueMemFillINTEL` and `clEnqueueMemsetINTEL`.
     SvmMemFill {
+        command_type: cl_command_type,
         dst: HostPtr,
         size: usize,
         pattern: Vec<u8>,
         _keep: Option<Arc<SvmAllocation>>,
     },
-    /// SVM map, unmap and migration only order the command: host and device share memory.
+    /// SVM map, unmap and migration, USM migration and advice only order the command: host
+    /// and device share memory, and advice is a placement hint with nothing to place.
     SvmOrder {
         command_type: cl_command_type,
         _keep: Vec<Arc<SvmAllocation>>,
@@ -317,10 +321,12 @@ impl Command {
         Ok(Command::Migrate { mems })
     }
 
-    /// `clEnqueueSVMMemcpy`: each side inside one SVM allocation of `context`, or any host
-    /// memory (the spec lets either side be a host pointer).
+    /// `clEnqueueSVMMemcpy` / `clEnqueueMemcpyINTEL` (`command_type`): each side inside one
+    /// allocation of `context`, or any host memory (the specs let either side be a host
+    /// pointer).
     pub fn svm_memcpy(
         context: &Context,
+        command_type: cl_command_type,
         dst: HostPtr,
         src: HostPtr,
         size: usize,
@@ -340,6 +346,7 @@ impl Command {
             }
         }
         Ok(Command::SvmMemcpy {
+            command_type,
             dst,
             src,
             size,
@@ -347,9 +354,11 @@ impl Command {
         })
     }
 
-    /// `clEnqueueSVMMemFill`: the pattern is copied now.
+    /// `clEnqueueSVMMemFill` / `clEnqueueMemFillINTEL` (`command_type`): the pattern is
+    /// copied now.
     pub fn svm_mem_fill(
         context: &Context,
+        command_type: cl_command_type,
         dst: HostPtr,
         pattern: &[u8],
         size: usize,
@@ -360,6 +369,7 @@ impl Command {
         }
         let keep = context.svm.resolve(context.svm_level(), dst.0, size)?;
         Ok(Command::SvmMemFill {
+            command_type,
             dst,
             size,
             pattern: pattern.to_vec(),
@@ -421,12 +431,11 @@ impl Command {
             Command::MapBuffer { .. } => CL_COMMAND_MAP_BUFFER,
             Command::Unmap { .. } => CL_COMMAND_UNMAP_MEM_OBJECT,
             Command::Migrate { .. } => CL_COMMAND_MIGRATE_MEM_OBJECTS,
-            Command::SvmMemcpy { .. } => CL_COMMAND_SVM_MEMCPY,
-            Command::SvmMemFill { .. } => CL_COMMAND_SVM_MEMFILL,
             Command::SvmFree { .. } => CL_COMMAND_SVM_FREE,
-            Command::Sync { command_type } | Command::SvmOrder { command_type, .. } => {
-                return *command_type
-            }
+            Command::Sync { command_type }
+            | Command::SvmOrder { command_type, .. }
+            | Command::SvmMemcpy { command_type, .. }
+            | Command::SvmMemFill { command_type, .. } => return *command_type,
         }) as cl_command_type
     }
 

@@ -333,11 +333,22 @@ pub const FEATURES: &[Feature] = &[
     Feature {
         name: "shared virtual memory",
         switch: Switch::Svm,
-        extensions: &[],
+        // Version 1.1.0: any pointer value is a valid USM kernel argument.
+        extensions: &[Extension {
+            name: "cl_intel_unified_shared_memory",
+            version: make_version(1, 1, 0),
+            opencl_c: false,
+        }],
         // All-devices scope is the scope of SVM atomics shared with the host.
         opencl_c_features: &[("__opencl_c_atomic_scope_all_devices", V3)],
         spirv_capabilities: &[],
-        device_info: &[CL_DEVICE_SVM_CAPABILITIES],
+        device_info: &[
+            CL_DEVICE_SVM_CAPABILITIES,
+            CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL,
+            CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL,
+            CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL,
+            CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL,
+        ],
         clang_defines: &[],
     },
 ];

@@ -16,7 +16,7 @@ use crate::object::{Base, CLResult, Tag};
 use crate::platform::Device;
 use crate::printf::{write_stdout, PrintfBuffer};
 use crate::program::{Built, Program};
-use crate::svm::{SvmAllocation, SvmLevel};
+use crate::svm::{AllocationKind, SvmAllocation, SvmLevel};
 
 /// A value given to clSetKernelArg, kept until the next call for that index.
 #[derive(Clone)]
@@ -40,6 +40,11 @@ pub struct ExecInfo {
     pub svm_pointers: Vec<usize>,
     /// `CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM`.
     pub fine_grain_system: bool,
+    /// `CL_KERNEL_EXEC_INFO_USM_PTRS_INTEL`.
+    pub usm_pointers: Vec<usize>,
+    /// `CL_KERNEL_EXEC_INFO_INDIRECT_{HOST,DEVICE,SHARED}_ACCESS_INTEL`: launches hold every
+    /// allocation of these kinds.
+    pub indirect: Vec<AllocationKind>,
 }
 
 #[repr(C)]
@@ -116,6 +121,36 @@ impl Kernel {
         Ok(())
     }
 
+    /// `clSetKernelExecInfo(CL_KERNEL_EXEC_INFO_USM_PTRS_INTEL)`.
+    pub fn set_usm_pointers(&self, pointers: Vec<usize>) -> CLResult<()> {
+        self.require_svm()?;
+        self.exec_info().usm_pointers = pointers;
+        Ok(())
+    }
+
+    /// `clSetKernelExecInfo(CL_KERNEL_EXEC_INFO_INDIRECT_*_ACCESS_INTEL)`.
+    pub fn set_indirect_access(&self, kind: AllocationKind, on: bool) -> CLResult<()> {
+        self.require_svm()?;
+        let mut info = self.exec_info();
+        info.indirect.retain(|k| *k != kind);
+        if on {
+            info.indirect.push(kind);
+        }
+        Ok(())
+    }
+
+    /// `clSetKernelArgMemPointerINTEL`: any pointer value (extension version 1.1.0) for a
+    /// `__global` or `__constant` pointer argument.
+    pub fn set_arg_usm_pointer(&self, index: usize, ptr: usize) -> CLResult<()> {
+        self.require_svm()?;
+        match self.arg_kind(index)? {
+            ArgKind::Buffer { address } if *address != AddressQualifier::Local => {}
+            _ => return Err(CL_INVALID_ARG_VALUE),
+        }
+        self.lock()[index] = Some(ArgValue::Svm(ptr));
+        Ok(())
+    }
+
     fn require_svm(&self) -> CLResult<()> {
         if self.program.context.svm_level() == SvmLevel::Off {
             return Err(CL_INVALID_OPERATION);
@@ -147,8 +182,16 @@ impl Kernel {
             Some(ArgValue::Svm(p)) => Some(*p),
             _ => None,
         });
-        let info = self.exec_info().svm_pointers.clone();
-        args.chain(info).filter_map(|p| registry.find(p)).collect()
+        let info = self.exec_info().clone();
+        let mut held: Vec<Arc<SvmAllocation>> = args
+            .chain(info.svm_pointers)
+            .chain(info.usm_pointers)
+            .filter_map(|p| registry.find(p))
+            .collect();
+        if !info.indirect.is_empty() {
+            held.extend(registry.of_kinds(&info.indirect));
+        }
+        held
     }
 
     pub fn code(&self) -> &ferrocl_codegen::Kernel {

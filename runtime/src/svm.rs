@@ -1,5 +1,8 @@
-//! Shared virtual memory: the allocations `clSVMAlloc` hands out and the context's registry of
-//! them, ordered by base address so that any pointer into an allocation finds it in O(log n).
+//! Shared virtual memory and unified shared memory (`cl_intel_unified_shared_memory`): the
+//! allocations `clSVMAlloc` and `cl*MemAllocINTEL` hand out and the context's registry of them,
+//! ordered by base address so that any pointer into an allocation finds it in O(log n). On a
+//! CPU every USM kind (host, device, shared) is the same host memory; the kind is kept for the
+//! queries and for kernels' indirect-access settings.
 //! Host and device share one address space, so an SVM pointer is the host address itself:
 //! kernels receive it unchanged, and fine-grain system SVM lets them use any host pointer.
 //!
@@ -41,17 +44,61 @@ impl SvmLevel {
         }) as cl_device_svm_capabilities
     }
 
+    /// `CL_DEVICE_{HOST,DEVICE,SINGLE_DEVICE_SHARED,CROSS_DEVICE_SHARED,SHARED_SYSTEM}_MEM_
+    /// CAPABILITIES_INTEL`: every USM kind is host memory the device reaches with the host's
+    /// own coherent accesses and atomics, concurrently; system memory only with fine grain.
+    pub fn usm_capabilities(self) -> [cl_device_unified_shared_memory_capabilities_intel; 5] {
+        let all = CL_UNIFIED_SHARED_MEMORY_ACCESS_INTEL
+            | CL_UNIFIED_SHARED_MEMORY_ATOMIC_ACCESS_INTEL
+            | CL_UNIFIED_SHARED_MEMORY_CONCURRENT_ACCESS_INTEL
+            | CL_UNIFIED_SHARED_MEMORY_CONCURRENT_ATOMIC_ACCESS_INTEL;
+        match self {
+            SvmLevel::Off => [0; 5],
+            SvmLevel::CoarseGrain => [all, all, all, all, 0],
+            SvmLevel::FineGrain => [all; 5],
+        }
+    }
+
     /// Whether any host pointer may be passed where an SVM pointer is expected.
     pub fn system_pointers(self) -> bool {
         self == SvmLevel::FineGrain
     }
 }
 
-/// One `clSVMAlloc` allocation.
+/// Which API made an allocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllocationKind {
+    Svm,
+    /// `clHostMemAllocINTEL`.
+    UsmHost,
+    /// `clDeviceMemAllocINTEL`.
+    UsmDevice,
+    /// `clSharedMemAllocINTEL`.
+    UsmShared,
+}
+
+impl AllocationKind {
+    /// `CL_MEM_ALLOC_TYPE_INTEL`.
+    pub fn usm_type(self) -> cl_unified_shared_memory_type_intel {
+        match self {
+            AllocationKind::Svm => CL_MEM_TYPE_UNKNOWN_INTEL,
+            AllocationKind::UsmHost => CL_MEM_TYPE_HOST_INTEL,
+            AllocationKind::UsmDevice => CL_MEM_TYPE_DEVICE_INTEL,
+            AllocationKind::UsmShared => CL_MEM_TYPE_SHARED_INTEL,
+        }
+    }
+}
+
+/// One `clSVMAlloc` or USM allocation.
 pub struct SvmAllocation {
     base: *mut u8,
     layout: Layout,
-    pub flags: cl_svm_mem_flags,
+    /// `cl_svm_mem_flags` for SVM, `CL_MEM_ALLOC_FLAGS_INTEL` for USM.
+    pub flags: cl_bitfield,
+    pub kind: AllocationKind,
+    /// `CL_MEM_ALLOC_DEVICE_INTEL`: the device handle of a device or shared allocation (0
+    /// for none).
+    pub device: usize,
 }
 
 // SAFETY: a plain byte region shared by host and kernels; access is governed by the OpenCL
@@ -131,9 +178,20 @@ impl SvmRegistry {
         if alignment != 0 && !alignment.is_power_of_two() {
             return Err(CL_INVALID_VALUE);
         }
+        self.insert(AllocationKind::Svm, flags, 0, size, alignment)
+    }
+
+    fn insert(
+        &self,
+        kind: AllocationKind,
+        flags: cl_bitfield,
+        device: usize,
+        size: usize,
+        alignment: u32,
+    ) -> CLResult<*mut u8> {
         let align = (alignment as usize).max(MEM_ALIGN);
         let layout = Layout::from_size_align(size, align).map_err(|_| CL_INVALID_VALUE)?;
-        // SAFETY: non-zero size.
+        // SAFETY: non-zero size (checked by the callers).
         let base = unsafe { std::alloc::alloc_zeroed(layout) };
         if base.is_null() {
             return Err(CL_OUT_OF_HOST_MEMORY);
@@ -142,16 +200,76 @@ impl SvmRegistry {
             base,
             layout,
             flags,
+            kind,
+            device,
         });
         self.map().insert(base as usize, allocation);
         Ok(base)
     }
 
-    /// `clSVMFree`: takes the allocation starting at `ptr` out of the registry; its memory goes
-    /// once no command uses it. Returns whether `ptr` was an allocation (NULL, a pointer freed
+    /// `clHostMemAllocINTEL`, `clDeviceMemAllocINTEL` and `clSharedMemAllocINTEL` (the caller
+    /// has checked the device and read `CL_MEM_ALLOC_FLAGS_INTEL` from the properties).
+    pub fn alloc_usm(
+        &self,
+        kind: AllocationKind,
+        device: usize,
+        flags: cl_mem_alloc_flags_intel,
+        size: usize,
+        alignment: u32,
+        max_alloc: u64,
+    ) -> CLResult<*mut u8> {
+        let placement =
+            CL_MEM_ALLOC_INITIAL_PLACEMENT_DEVICE_INTEL | CL_MEM_ALLOC_INITIAL_PLACEMENT_HOST_INTEL;
+        let known = CL_MEM_ALLOC_WRITE_COMBINED_INTEL | placement;
+        if flags & !known != 0
+            || (kind != AllocationKind::UsmShared && flags & placement != 0)
+            || flags & placement == placement
+        {
+            return Err(CL_INVALID_PROPERTY);
+        }
+        // The largest OpenCL type is 128 bytes (long16/double16).
+        if alignment != 0 && (!alignment.is_power_of_two() || alignment as usize > MEM_ALIGN) {
+            return Err(CL_INVALID_VALUE);
+        }
+        if size == 0 || size as u64 > max_alloc {
+            return Err(CL_INVALID_BUFFER_SIZE);
+        }
+        self.insert(kind, flags, device, size, alignment)
+    }
+
+    /// `clSVMFree`: takes the SVM allocation starting at `ptr` out of the registry; its memory
+    /// goes once no command uses it. Returns whether `ptr` was one (NULL, a pointer freed
     /// before or one that was never allocated here are no-ops, as the spec allows).
     pub fn free(&self, ptr: usize) -> bool {
-        self.map().remove(&ptr).is_some()
+        let mut map = self.map();
+        if map.get(&ptr).is_some_and(|a| a.kind == AllocationKind::Svm) {
+            map.remove(&ptr);
+            return true;
+        }
+        false
+    }
+
+    /// `clMemFreeINTEL`: as [`SvmRegistry::free`] for a USM allocation; CL_INVALID_VALUE for a
+    /// pointer that is neither NULL nor the base of one. Returns the allocation, which the
+    /// caller may wait on (`clMemBlockingFreeINTEL`).
+    pub fn free_usm(&self, ptr: usize) -> CLResult<Option<Arc<SvmAllocation>>> {
+        if ptr == 0 {
+            return Ok(None);
+        }
+        let mut map = self.map();
+        match map.get(&ptr) {
+            Some(a) if a.kind != AllocationKind::Svm => Ok(map.remove(&ptr)),
+            _ => Err(CL_INVALID_VALUE),
+        }
+    }
+
+    /// Every allocation of the given kinds (a kernel's indirect USM access).
+    pub fn of_kinds(&self, kinds: &[AllocationKind]) -> Vec<Arc<SvmAllocation>> {
+        self.map()
+            .values()
+            .filter(|a| kinds.contains(&a.kind))
+            .cloned()
+            .collect()
     }
 
     /// The allocation holding byte `ptr`.

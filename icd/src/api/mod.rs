@@ -12,6 +12,7 @@ pub mod platform;
 pub mod program;
 pub mod queue;
 pub mod svm;
+pub mod usm;
 
 pub use context::*;
 pub use kernel::*;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use ferrocl_runtime::config::{self, NameVersion};
 use ferrocl_runtime::object::now_ns;
 use ferrocl_runtime::platform::{platform, Device, Platform};
+use ferrocl_runtime::svm::SvmLevel;
 use ferrocl_runtime::CLResult;
 use opencl_sys::*;
 
@@ -285,6 +286,15 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_PARTITION_TYPE => Vec::new(),
         CL_DEVICE_REFERENCE_COUNT => v(1 as cl_uint),
         CL_DEVICE_SVM_CAPABILITIES => v(c.svm_capabilities),
+        CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL => v(c.settings.svm.usm_capabilities()[0]),
+        CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL => v(c.settings.svm.usm_capabilities()[1]),
+        CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL => {
+            v(c.settings.svm.usm_capabilities()[2])
+        }
+        CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL => {
+            v(c.settings.svm.usm_capabilities()[3])
+        }
+        CL_DEVICE_SHARED_SYSTEM_MEM_CAPABILITIES_INTEL => v(c.settings.svm.usm_capabilities()[4]),
         CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => b(c.work_group_collective_functions),
         CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT => b(c.generic_address_space),
         CL_DEVICE_MAX_NUM_SUB_GROUPS => v(c.max_num_sub_groups as cl_uint),
@@ -406,6 +416,10 @@ fn extension_function(name: &CStr) -> *mut c_void {
         }
         // Answers CL_INVALID_OPERATION on a device with FERROCL_SUBGROUPS=off.
         b"clGetKernelSubGroupInfoKHR" => super::kernel::clGetKernelSubGroupInfoKHR as *mut c_void,
+        // cl_intel_unified_shared_memory, while the device reports it.
+        usm if platform().devices[0].config.settings.svm != SvmLevel::Off => {
+            super::usm::extension_function(usm).unwrap_or(std::ptr::null_mut())
+        }
         _ => std::ptr::null_mut(),
     }
 }

@@ -107,6 +107,7 @@ pub unsafe extern "C" fn clEnqueueSVMMemcpy(
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
             let command = Command::svm_memcpy(
                 &q.context,
+                CL_COMMAND_SVM_MEMCPY as cl_command_type,
                 HostPtr::new(dst_ptr)?,
                 HostPtr::new(src_ptr)?,
                 size,
@@ -135,7 +136,13 @@ pub unsafe extern "C" fn clEnqueueSVMMemFill(
                 return Err(CL_INVALID_VALUE);
             }
             let pattern = slice(pattern as *const u8, pattern_size);
-            let command = Command::svm_mem_fill(&q.context, HostPtr::new(svm_ptr)?, pattern, size)?;
+            let command = Command::svm_mem_fill(
+                &q.context,
+                CL_COMMAND_SVM_MEMFILL as cl_command_type,
+                HostPtr::new(svm_ptr)?,
+                pattern,
+                size,
+            )?;
             submit(&q, command, wait, false, event)
         }
     })
@@ -258,6 +265,13 @@ pub unsafe extern "C" fn clSetKernelExecInfo(
     status(|| {
         // SAFETY: handle check.
         let k = unsafe { obj::<Kernel>(kernel)? };
+        if !param_value.is_null() {
+            // SAFETY: param_value_size bytes (API contract).
+            let value = unsafe { slice(param_value as *const u8, param_value_size) };
+            if let Some(r) = super::usm::set_kernel_exec_info(k, param_name, value) {
+                return r;
+            }
+        }
         match param_name {
             // No pointers (size 0, NULL) unsets the ones set before.
             CL_KERNEL_EXEC_INFO_SVM_PTRS if param_value_size == 0 && param_value.is_null() => {
