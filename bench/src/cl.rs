@@ -501,6 +501,12 @@ impl Context {
         }))
     }
 
+    /// The context and queue handles, for measurements that call entry points `Api` does not
+    /// load (`svm.rs`).
+    pub fn raw_handles(&self) -> (cl_context, cl_command_queue) {
+        (self.context, self.queue)
+    }
+
     pub fn finish(&self) -> Result<(), String> {
         // SAFETY: valid queue.
         check(unsafe { call!(self.api, finish(self.queue)) }, "clFinish")
@@ -539,6 +545,10 @@ pub struct Kernel {
     raw: cl_kernel,
 }
 impl Kernel {
+    pub fn raw_handle(&self) -> cl_kernel {
+        self.raw
+    }
+
     pub fn set_buffer(&self, index: u32, buf: &Buffer) -> Result<(), String> {
         // SAFETY: a cl_mem argument is passed by pointer to the handle.
         check(

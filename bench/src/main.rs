@@ -8,6 +8,7 @@ mod probe;
 mod report;
 mod spirv;
 mod stats;
+mod svm;
 mod watchdog;
 
 use cl::{Api, Buffer, Context, Kernel, Program, ProgramCode};
@@ -31,6 +32,7 @@ usage: ferrocl-bench [options]
   --roofline           only measure and print the STREAM and FMA probes
   --ferrocl-name TEXT  platform-name substring for the Ferrocl slot (default Ferrocl)
   --ferrocl-source     give the Ferrocl slot OpenCL C instead of SPIR-V (clCreateProgramWithSource)
+  --svm                only compare SVM with buffers (copy, fill, a triad kernel) on each platform
 Ferrocl runs SPIR-V built by clang-15/opt-15/llvm-spirv-15 (cached under target/bench-spirv);
 PoCL runs the same OpenCL C. POCL_KERNEL_CACHE=0 is set unless already set.";
 
@@ -48,6 +50,7 @@ struct Options {
     roofline_only: bool,
     ferrocl_name: String,
     ferrocl_source: bool,
+    svm: bool,
 }
 
 fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
@@ -65,6 +68,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
         roofline_only: false,
         ferrocl_name: "Ferrocl".into(),
         ferrocl_source: false,
+        svm: false,
     };
     let mut args = args.peekable();
     while let Some(a) = args.next() {
@@ -98,6 +102,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--roofline" => o.roofline_only = true,
             "--ferrocl-name" => o.ferrocl_name = value("--ferrocl-name")?,
             "--ferrocl-source" => o.ferrocl_source = true,
+            "--svm" => o.svm = true,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -515,6 +520,11 @@ fn main() {
     if plats.is_empty() {
         let names: Vec<&str> = available.iter().map(|p| p.name.as_str()).collect();
         println!("no platform to measure (loader reports {names:?}); nothing to do");
+        return;
+    }
+    if opts.svm {
+        let contexts: Vec<(&str, &Context)> = plats.iter().map(|p| (p.label, &p.ctx)).collect();
+        svm::run(&contexts, reps);
         return;
     }
     warm_up(&plats);
