@@ -53,6 +53,26 @@ pub const PLATFORM_VERSION: &str = "OpenCL 3.0 Ferrocl";
 pub const ICD_SUFFIX: &str = "FCL";
 pub const DRIVER_VERSION: &str = env!("CARGO_PKG_VERSION");
 
+/// A 128-bit FNV-1a digest of `parts`, shaped as an RFC 9562 version 8 (custom) UUID.
+fn uuid_of(parts: &[&str]) -> [u8; 16] {
+    let mut h: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+    for part in parts {
+        for &b in part.as_bytes().iter().chain([0u8].iter()) {
+            h ^= u128::from(b);
+            h = h.wrapping_mul(0x0000_0000_0100_0000_0000_0000_0000_013b);
+        }
+    }
+    let mut u = h.to_be_bytes();
+    u[6] = (u[6] & 0x0f) | 0x80;
+    u[8] = (u[8] & 0x3f) | 0x80;
+    u
+}
+
+/// `CL_DRIVER_UUID_KHR`: the same for every run of one driver version on one target.
+pub fn driver_uuid() -> [u8; 16] {
+    uuid_of(&["ferrocl driver", DRIVER_VERSION, std::env::consts::ARCH])
+}
+
 /// The extensions these settings give, with the version of each spec, in the order of the
 /// feature registry.
 pub fn extensions(settings: &Settings) -> Vec<NameVersion> {
@@ -297,6 +317,12 @@ fn max_clock_mhz(cpufreq_khz: Option<u64>, cpuinfo: &str) -> Option<cl_uint> {
 }
 
 impl DeviceConfig {
+    /// `CL_DEVICE_UUID_KHR`: stable for one driver version and processor model, different for
+    /// either's change.
+    pub fn device_uuid(&self) -> [u8; 16] {
+        uuid_of(&["ferrocl device", DRIVER_VERSION, &self.name, &self.vendor])
+    }
+
     /// The device as `settings` configure it, with `threads` workers.
     pub fn detect(settings: &Settings, threads: usize) -> Self {
         let flush = settings.flush_denormals;

@@ -127,6 +127,12 @@ pub const FEATURES: &[Feature] = &[
             api_ext("cl_khr_spirv_no_integer_wrap_decoration"),
             api_ext("cl_khr_spirv_linkonce_odr"),
             api_ext("cl_khr_spirv_queries"),
+            // The *_WITH_VERSION queries and CL_*_NUMERIC_VERSION.
+            api_ext("cl_khr_extended_versioning"),
+            // CL_DEVICE_UUID_KHR / CL_DRIVER_UUID_KHR (config.rs `device_uuid`).
+            api_ext("cl_khr_device_uuid"),
+            // clCreateCommandQueueWithPropertiesKHR.
+            api_ext("cl_khr_create_command_queue"),
         ],
         opencl_c_features: &[
             ("__opencl_c_int64", V3),

@@ -271,6 +271,12 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_EXTENSIONS => s(&c.extension_string()),
         CL_DEVICE_EXTENSIONS_WITH_VERSION => name_versions(&c.extensions),
         CL_DEVICE_PRINTF_BUFFER_SIZE => v(c.printf_buffer_size),
+        CL_DEVICE_UUID_KHR => v(c.device_uuid()),
+        CL_DRIVER_UUID_KHR => v(config::driver_uuid()),
+        // A LUID names a Windows adapter; there is none.
+        CL_DEVICE_LUID_VALID_KHR => b(false),
+        CL_DEVICE_LUID_KHR => v([0u8; CL_LUID_SIZE_KHR]),
+        CL_DEVICE_NODE_MASK_KHR => v(0 as cl_uint),
         CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR => {
             c_string_pointers(config::spirv_extended_instruction_sets())
         }
@@ -416,6 +422,9 @@ fn extension_function(name: &CStr) -> *mut c_void {
         }
         // Answers CL_INVALID_OPERATION on a device with FERROCL_SUBGROUPS=off.
         b"clGetKernelSubGroupInfoKHR" => super::kernel::clGetKernelSubGroupInfoKHR as *mut c_void,
+        b"clCreateCommandQueueWithPropertiesKHR" => {
+            super::queue::clCreateCommandQueueWithProperties as *mut c_void
+        }
         // cl_intel_unified_shared_memory, while the device reports it.
         usm if platform().devices[0].config.settings.svm != SvmLevel::Off => {
             super::usm::extension_function(usm).unwrap_or(std::ptr::null_mut())

@@ -267,7 +267,6 @@ extern "C" {
         f: cl_filter_mode,
         err: *mut cl_int,
     ) -> cl_sampler;
-    fn clSVMAlloc(c: cl_context, f: cl_svm_mem_flags, size: usize, align: cl_uint) -> *mut c_void;
     fn clCreatePipe(
         c: cl_context,
         f: cl_mem_flags,

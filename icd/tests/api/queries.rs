@@ -110,7 +110,8 @@ fn device_queries() {
             | CL_DEVICE_ATOMIC_ORDER_ACQ_REL
             | CL_DEVICE_ATOMIC_ORDER_SEQ_CST
             | CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP
-            | CL_DEVICE_ATOMIC_SCOPE_DEVICE) as cl_device_atomic_capabilities
+            | CL_DEVICE_ATOMIC_SCOPE_DEVICE
+            | CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES) as cl_device_atomic_capabilities
     );
     let il = device_string(d, CL_DEVICE_IL_VERSION);
     assert!(
