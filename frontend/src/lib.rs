@@ -33,6 +33,7 @@ pub use metadata::{
 pub use module::{Module, Type, TypeId};
 pub use opencl_c::{
     compile_opencl_c, is_clang_passthrough, opencl_c_compiler_available, split_build_options,
+    OpenClC,
 };
 pub use parse::{is_spirv, parse, parse_specialized, spec_constants};
 pub use printf::{printf_call, PrintfArg, PrintfCall, PrintfConversion, PrintfFormat, PrintfPiece};

@@ -295,15 +295,9 @@ impl Program {
     fn to_spirv(&self, options: &str, spirv: Option<Vec<u8>>) -> Result<Vec<u8>, String> {
         // Source is recompiled every time: options (-D, -I) may differ between builds.
         match (&self.source, spirv) {
-            (Source::OpenClC(src), _) => {
-                let config = &self.context.devices[0].config;
-                ferrocl_frontend::compile_opencl_c(
-                    src,
-                    options,
-                    &config.opencl_c_extensions(),
-                    &config.clang_undefines(),
-                )
-            }
+            (Source::OpenClC(src), _) => self.context.devices[0]
+                .config
+                .compile_opencl_c(src, options),
             (_, Some(s)) => Ok(s),
             _ => Err("error: the program has no source, IL or binary to build\n".into()),
         }
