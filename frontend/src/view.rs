@@ -154,14 +154,6 @@ impl<'m> Inst<'m> {
         }
     }
 
-    /// A literal string operand (`OpName`, `OpExtInstImport`, `OpModuleProcessed`).
-    pub fn literal_string(self, i: usize) -> Result<&'m str, ViewError> {
-        match self.0.operands.get(i) {
-            Some(Operand::LiteralString(s)) => Ok(s),
-            _ => Err(self.not(i, "a literal string")),
-        }
-    }
-
     /// The opcode of an `OpSpecConstantOp` (its operand 0).
     pub fn spec_constant_opcode(self) -> Result<Op, ViewError> {
         match self.0.operands.first() {
@@ -213,14 +205,6 @@ impl<'m> Inst<'m> {
             .operands
             .iter()
             .any(|o| matches!(o, Operand::PackedVectorFormat(_)))
-    }
-
-    /// A capability operand (`OpCapability` 0).
-    pub fn capability(self, i: usize) -> Result<Capability, ViewError> {
-        match self.0.operands.get(i) {
-            Some(Operand::Capability(c)) => Ok(*c),
-            _ => Err(self.not(i, "a capability")),
-        }
     }
 
     /// An `OpExtInst`: its set, its instruction number in that set; arguments are operands from
@@ -481,11 +465,6 @@ impl<'m> Function<'m> {
         self.0.def.as_ref().map(Inst)
     }
 
-    /// The function's result id (0 without an `OpFunction`, which validation refuses).
-    pub fn id(self) -> Word {
-        self.0.def.as_ref().and_then(|d| d.result_id).unwrap_or(0)
-    }
-
     /// The declared return type.
     pub fn return_type(self) -> Option<Word> {
         self.0.def.as_ref().and_then(|d| d.result_type)
@@ -539,10 +518,6 @@ impl<'m> Block<'m> {
     ) -> impl ExactSizeIterator<Item = Inst<'m>> + DoubleEndedIterator + Clone + 'm {
         self.0.instructions.iter().map(Inst)
     }
-
-    pub fn terminator(self) -> Option<Inst<'m>> {
-        self.0.instructions.last().map(Inst)
-    }
 }
 
 /// One decoration of an id (`OpDecorate`, group decorations expanded).
@@ -572,14 +547,6 @@ impl<'m> DecorationRef<'m> {
             _ => None,
         }
     }
-
-    /// Literal argument `i` (`Alignment`, `SpecId`, …).
-    pub fn literal_u32(self, i: usize) -> Option<u32> {
-        match self.args.get(i) {
-            Some(Operand::LiteralBit32(v)) => Some(*v),
-            _ => None,
-        }
-    }
 }
 
 impl Module {
@@ -590,17 +557,6 @@ impl Module {
             .iter()
             .filter_map(|i| match i.operands.first() {
                 Some(Operand::Capability(c)) => Some(*c),
-                _ => None,
-            })
-    }
-
-    /// The SPIR-V extensions the module declares (`OpExtension`).
-    pub fn extensions(&self) -> impl Iterator<Item = &str> {
-        self.raw
-            .extensions
-            .iter()
-            .filter_map(|i| match i.operands.first() {
-                Some(Operand::LiteralString(s)) => Some(s.as_str()),
                 _ => None,
             })
     }
