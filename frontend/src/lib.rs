@@ -21,6 +21,7 @@ mod validate;
 mod validate_dominance;
 mod validate_structure;
 mod validate_types;
+mod view;
 mod words;
 
 pub use cfg::Cfg;
@@ -33,6 +34,7 @@ pub use metadata::{
 pub use module::{Module, Type, TypeId};
 pub use opencl_c::{
     compile_opencl_c, is_clang_passthrough, opencl_c_compiler_available, split_build_options,
+    OpenClC,
 };
 pub use parse::{is_spirv, parse, parse_specialized, spec_constants};
 pub use printf::{printf_call, PrintfArg, PrintfCall, PrintfConversion, PrintfFormat, PrintfPiece};
@@ -44,6 +46,9 @@ pub use validate::{
 };
 pub use validate_types::{
     ATOMIC_SCOPES, FENCE_SCOPES, MAX_LOCAL_VARIABLE_BYTES, MAX_PROGRAM_SCOPE_VARIABLE_BYTES,
+};
+pub use view::{
+    Block, DecorationRef, ExtInst, Function, ImageOperands, Inst, MemoryAccess, ViewError,
 };
 pub use words::{module_processed, with_module_processed, without_module_processed};
 

@@ -295,15 +295,9 @@ impl Program {
     fn to_spirv(&self, options: &str, spirv: Option<Vec<u8>>) -> Result<Vec<u8>, String> {
         // Source is recompiled every time: options (-D, -I) may differ between builds.
         match (&self.source, spirv) {
-            (Source::OpenClC(src), _) => {
-                let config = &self.context.devices[0].config;
-                ferrocl_frontend::compile_opencl_c(
-                    src,
-                    options,
-                    &config.opencl_c_extensions(),
-                    &config.clang_undefines(),
-                )
-            }
+            (Source::OpenClC(src), _) => self.context.devices[0]
+                .config
+                .compile_opencl_c(src, options),
             (_, Some(s)) => Ok(s),
             _ => Err("error: the program has no source, IL or binary to build\n".into()),
         }
@@ -616,19 +610,14 @@ fn build_module(
         return Err(unresolved.concat());
     }
     let refused: String = module
-        .raw
-        .capabilities
-        .iter()
-        .filter_map(|i| match i.operands.first() {
-            Some(ferrocl_frontend::rspirv::dr::Operand::Capability(c)) if !config.allows_capability(*c) => {
-                let setting = crate::features::owning_capability(*c)
-                    .map_or("the device", |f| f.switch.off_by());
-                Some(format!(
-                    "error: env 3: capability {c:?} is turned off on this device ({}) [OpCapability {c:?}]\n",
-                    setting
-                ))
-            }
-            _ => None,
+        .capabilities()
+        .filter(|c| !config.allows_capability(*c))
+        .map(|c| {
+            let setting =
+                crate::features::owning_capability(c).map_or("the device", |f| f.switch.off_by());
+            format!(
+                "error: env 3: capability {c:?} is turned off on this device ({setting}) [OpCapability {c:?}]\n"
+            )
         })
         .collect();
     if !refused.is_empty() {
