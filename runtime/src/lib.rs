@@ -9,6 +9,7 @@ pub mod context;
 pub mod event;
 pub mod executor;
 pub mod features;
+pub mod image;
 pub mod kernel;
 pub mod live_thread;
 pub mod memory;

@@ -160,29 +160,25 @@ pub unsafe extern "C" fn clGetSupportedImageFormats(
     context: cl_context,
     flags: cl_mem_flags,
     image_type: cl_mem_object_type,
-    _num_entries: cl_uint,
-    _image_formats: *mut cl_image_format,
+    num_entries: cl_uint,
+    image_formats: *mut cl_image_format,
     num_image_formats: *mut cl_uint,
 ) -> cl_int {
     status(|| {
         // SAFETY: handle check.
-        unsafe { obj::<Context>(context)? };
-        ferrocl_runtime::memory::check_flags(flags)?;
-        let known = [
-            CL_MEM_OBJECT_IMAGE1D,
-            CL_MEM_OBJECT_IMAGE1D_ARRAY,
-            CL_MEM_OBJECT_IMAGE1D_BUFFER,
-            CL_MEM_OBJECT_IMAGE2D,
-            CL_MEM_OBJECT_IMAGE2D_ARRAY,
-            CL_MEM_OBJECT_IMAGE3D,
-        ];
-        if !known.contains(&image_type) {
+        let ctx = unsafe { obj::<Context>(context)? };
+        if num_entries == 0 && !image_formats.is_null() {
             return Err(CL_INVALID_VALUE);
         }
-        // No device of the context supports images: zero formats.
+        let formats = ferrocl_runtime::image::supported_formats(ctx, flags, image_type)?;
+        if !image_formats.is_null() {
+            let n = formats.len().min(num_entries as usize);
+            // SAFETY: room for num_entries formats (caller contract).
+            unsafe { std::ptr::copy_nonoverlapping(formats.as_ptr(), image_formats, n) };
+        }
         if !num_image_formats.is_null() {
             // SAFETY: writable (caller contract).
-            unsafe { *num_image_formats = 0 };
+            unsafe { *num_image_formats = formats.len() as cl_uint };
         }
         Ok(())
     })
