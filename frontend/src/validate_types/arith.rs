@@ -3,6 +3,203 @@
 use super::*;
 
 impl<'m> Checker<'m> {
+    /// Arithmetic and bit instructions. Whether the opcode is one of them.
+    pub(super) fn arithmetic_instruction(&mut self, inst: &Instruction, rt: Word) -> bool {
+        use Op::*;
+        let op = inst.class.opcode;
+        match op {
+            IAdd | ISub | IMul | UDiv | SDiv | UMod | SRem | SMod | BitwiseOr | BitwiseXor
+            | BitwiseAnd => self.same_as_result(inst, rt, 2, Kind::is_int, "Arithmetic"),
+            SNegate | Not | BitReverse => {
+                self.same_as_result(inst, rt, 1, Kind::is_int, "Arithmetic")
+            }
+            FAdd | FSub | FMul | FDiv | FRem | FMod => {
+                self.same_as_result(inst, rt, 2, Kind::is_float, "Arithmetic")
+            }
+            FNegate => self.same_as_result(inst, rt, 1, Kind::is_float, "Arithmetic"),
+            ShiftRightLogical | ShiftRightArithmetic | ShiftLeftLogical => {
+                self.same_as_result(inst, rt, 1, Kind::is_int, "Bit");
+                self.operand_like(inst, 1, rt, Kind::is_int, "Bit", "Shift");
+            }
+            BitCount => self.operand_like(inst, 0, rt, Kind::is_int, "Bit", "Base"),
+            VectorTimesScalar => {
+                self.same_as_result(inst, rt, 1, Kind::is_float, "Arithmetic");
+                if let Some(Type::Vector { elem, .. }) = self.ty(rt) {
+                    self.expect_type(inst, 1, *elem, "Arithmetic", "Scalar");
+                }
+            }
+            Dot => {
+                let a = self.operand_type(inst, 0);
+                self.expect_kind(inst, rt, Kind::is_float, 1, "Arithmetic");
+                if let Some(a) = a {
+                    match self.ty(a) {
+                        Some(Type::Vector { elem, .. }) if self.same(*elem, rt) => {
+                            self.expect_type(inst, 1, a, "Arithmetic", "Vector 2")
+                        }
+                        _ => self.report(
+                            inst,
+                            format!(
+                                "SPIR-V Arithmetic: OpDot operands must be vectors of the result type {}, found {}",
+                                self.type_name(rt),
+                                self.type_name(a)
+                            ),
+                        ),
+                    }
+                }
+            }
+            IAddCarry | ISubBorrow | UMulExtended | SMulExtended => match self.ty(rt) {
+                Some(Type::Struct { members, .. })
+                    if members.len() == 2 && self.same(members[0], members[1]) =>
+                {
+                    let member = members[0];
+                    if self.shape(member).is_some_and(|(k, _)| k.is_int()) {
+                        self.expect_type(inst, 0, member, "Arithmetic", "Operand 1");
+                        self.expect_type(inst, 1, member, "Arithmetic", "Operand 2");
+                    } else {
+                        self.report(inst, "SPIR-V Arithmetic: result members must be integer scalars or vectors".into());
+                    }
+                }
+                _ => self.report(
+                    inst,
+                    "SPIR-V Arithmetic: result type must be a struct of two members of the same integer type".into(),
+                ),
+            },
+            _ => return false,
+        }
+        true
+    }
+
+    /// Comparisons, logical operations, selects and pointer comparisons. Whether the opcode is one of them.
+    pub(super) fn relational_instruction(&mut self, inst: &Instruction, rt: Word) -> bool {
+        use Op::*;
+        let op = inst.class.opcode;
+        match op {
+            IEqual | INotEqual | UGreaterThan | SGreaterThan | UGreaterThanEqual
+            | SGreaterThanEqual | ULessThan | SLessThan | ULessThanEqual | SLessThanEqual => {
+                self.compare(inst, rt, 2, Kind::is_int)
+            }
+            FOrdEqual
+            | FUnordEqual
+            | FOrdNotEqual
+            | FUnordNotEqual
+            | FOrdLessThan
+            | FUnordLessThan
+            | FOrdGreaterThan
+            | FUnordGreaterThan
+            | FOrdLessThanEqual
+            | FUnordLessThanEqual
+            | FOrdGreaterThanEqual
+            | FUnordGreaterThanEqual
+            | LessOrGreater
+            | Ordered
+            | Unordered => self.compare(inst, rt, 2, Kind::is_float),
+            IsNan | IsInf | IsFinite | IsNormal | SignBitSet => {
+                self.compare(inst, rt, 1, Kind::is_float)
+            }
+            LogicalEqual | LogicalNotEqual | LogicalOr | LogicalAnd => {
+                self.same_as_result(inst, rt, 2, Kind::is_bool, "Relational and Logical")
+            }
+            LogicalNot => self.same_as_result(inst, rt, 1, Kind::is_bool, "Relational and Logical"),
+            Any | All => {
+                self.expect_kind(inst, rt, Kind::is_bool, 1, "Relational and Logical");
+                if let Some(v) = self.operand_type(inst, 0) {
+                    if !matches!(self.shape(v), Some((Kind::Bool, n)) if n > 1) {
+                        let rule = format!(
+                            "SPIR-V Relational and Logical: Vector must be a vector of bool, found {}",
+                            self.type_name(v)
+                        );
+                        self.report(inst, rule);
+                    }
+                }
+            }
+            Select => {
+                self.expect_type(inst, 1, rt, "Relational and Logical", "Object 1");
+                self.expect_type(inst, 2, rt, "Relational and Logical", "Object 2");
+                if let Some(c) = self.operand_type(inst, 0) {
+                    let ok = match (self.shape(c), self.shape(rt)) {
+                        (Some((Kind::Bool, 1)), _) => true,
+                        (Some((Kind::Bool, n)), Some((_, r))) => n == r,
+                        _ => false,
+                    };
+                    if !ok {
+                        let rule = format!(
+                            "SPIR-V Relational and Logical: Condition must be bool or a vector of bool with the result's component count, found {}",
+                            self.type_name(c)
+                        );
+                        self.report(inst, rule);
+                    }
+                }
+            }
+            PtrEqual | PtrNotEqual | PtrDiff => {
+                if op == PtrDiff {
+                    self.expect_kind(inst, rt, Kind::is_int, 1, "Memory");
+                } else {
+                    self.expect_kind(inst, rt, Kind::is_bool, 1, "Memory");
+                }
+                if let Some(a) = self.operand_type(inst, 0) {
+                    if !matches!(self.ty(a), Some(Type::Pointer { .. })) {
+                        let rule = format!(
+                            "SPIR-V Memory: Operand 1 must be a pointer, found {}",
+                            self.type_name(a)
+                        );
+                        self.report(inst, rule);
+                    }
+                    self.expect_type(inst, 1, a, "Memory", "Operand 2");
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Conversions and bitcasts. Whether the opcode is one of them.
+    pub(super) fn conversion_instruction(&mut self, inst: &Instruction, rt: Word) -> bool {
+        use Op::*;
+        let op = inst.class.opcode;
+        match op {
+            ConvertFToU | ConvertFToS => self.convert(inst, rt, Kind::is_float, Kind::is_int),
+            ConvertSToF | ConvertUToF => self.convert(inst, rt, Kind::is_int, Kind::is_float),
+            UConvert | SConvert | SatConvertSToU | SatConvertUToS => {
+                self.convert(inst, rt, Kind::is_int, Kind::is_int)
+            }
+            FConvert => self.convert(inst, rt, Kind::is_float, Kind::is_float),
+            QuantizeToF16 => self.same_as_result(inst, rt, 1, Kind::is_float, "Conversion"),
+            ConvertPtrToU => {
+                self.expect_kind(inst, rt, Kind::is_int, 1, "Conversion");
+                self.expect_pointer(inst, 0, "Conversion", "Pointer");
+            }
+            ConvertUToPtr => {
+                self.expect_pointer_type(inst, rt, "Conversion");
+                if let Some(t) = self.operand_type(inst, 0) {
+                    if !matches!(self.shape(t), Some((Kind::Int(_), 1))) {
+                        let rule = format!(
+                            "SPIR-V Conversion: Integer Value must be an integer scalar, found {}",
+                            self.type_name(t)
+                        );
+                        self.report(inst, rule);
+                    }
+                }
+            }
+            PtrCastToGeneric | GenericCastToPtr | GenericCastToPtrExplicit => {
+                self.expect_pointer_type(inst, rt, "Conversion");
+                self.expect_pointer(inst, 0, "Conversion", "Pointer");
+            }
+            GenericPtrMemSemantics => {
+                self.expect_pointer(inst, 0, "Memory", "Pointer");
+                if !matches!(self.ty(rt), Some(Type::Int { width: 32 })) {
+                    let rule = format!(
+                        "SPIR-V Memory: OpGenericPtrMemSemantics must return a 32-bit integer, found {}",
+                        self.type_name(rt)
+                    );
+                    self.report(inst, rule);
+                }
+            }
+            Bitcast => self.bitcast(inst, rt),
+            _ => return false,
+        }
+        true
+    }
+
     pub(super) fn expect_kind(
         &mut self,
         inst: &Instruction,

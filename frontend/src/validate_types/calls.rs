@@ -3,6 +3,110 @@
 use super::*;
 
 impl<'m> Checker<'m> {
+    /// Branches and returns. Whether the opcode is one of them.
+    pub(super) fn control_instruction(&mut self, inst: &Instruction, fn_ret: Word) -> bool {
+        use Op::*;
+        let op = inst.class.opcode;
+        match op {
+            BranchConditional => {
+                if let Some(c) = self.operand_type(inst, 0) {
+                    if self.shape(c) != Some((Kind::Bool, 1)) {
+                        let rule = format!(
+                            "SPIR-V Control-Flow: Condition must be a bool scalar, found {}",
+                            self.type_name(c)
+                        );
+                        self.report(inst, rule);
+                    }
+                }
+            }
+            Switch => {
+                // llvm-spirv-15 translates LLVM's `switch i1` (instcombine narrows `switch (i & 1)`
+                // to it) to an OpSwitch on a bool, which SPIR-V does not allow; the Khronos
+                // CTS math kernels hit it. Accepted with cases 0 and 1 (false and true), the only
+                // reading it has; any other selector type is refused.
+                let bool_selector = self
+                    .operand_type(inst, 0)
+                    .is_some_and(|t| matches!(self.shape(t), Some((Kind::Bool, 1))));
+                if bool_selector {
+                    let beyond = inst.operands.iter().skip(2).step_by(2).any(|l| {
+                        !matches!(
+                            l,
+                            Operand::LiteralBit32(0 | 1) | Operand::LiteralBit64(0 | 1)
+                        )
+                    });
+                    if beyond {
+                        self.report(
+                            inst,
+                            "SPIR-V Control-Flow: an OpSwitch on a bool can only have cases 0 and 1".into(),
+                        );
+                    }
+                } else {
+                    self.expect_int_scalar(inst, 0, "Control-Flow", "Selector");
+                }
+                // Operands: Selector, Default, then (literal, label) pairs.
+                let mut seen = std::collections::HashSet::new();
+                for literal in inst.operands.iter().skip(2).step_by(2) {
+                    let value = match literal {
+                        Operand::LiteralBit32(v) => u64::from(*v),
+                        Operand::LiteralBit64(v) => *v,
+                        _ => continue,
+                    };
+                    if !seen.insert(value) {
+                        self.report(
+                            inst,
+                            format!("SPIR-V Control-Flow: OpSwitch case literal {value} appears more than once (two Target literals must not be equal)"),
+                        );
+                        break;
+                    }
+                }
+            }
+            ReturnValue => {
+                if matches!(self.ty(fn_ret), Some(Type::Void)) {
+                    self.report(
+                        inst,
+                        "SPIR-V Control-Flow: OpReturnValue in a function returning void".into(),
+                    );
+                } else {
+                    self.expect_type(
+                        inst,
+                        0,
+                        fn_ret,
+                        "Control-Flow",
+                        "OpReturnValue Value (the function's return type)",
+                    );
+                }
+            }
+            Return if !matches!(self.ty(fn_ret), Some(Type::Void)) => {
+                let rule = format!(
+                    "SPIR-V Control-Flow: OpReturn in a function returning {}; use OpReturnValue",
+                    self.type_name(fn_ret)
+                );
+                self.report(inst, rule);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Phis, function calls and extended instructions. Whether the opcode is one of them.
+    pub(super) fn call_instruction(
+        &mut self,
+        inst: &Instruction,
+        rt: Word,
+        label: Word,
+        preds: &HashMap<Word, HashSet<Word>>,
+    ) -> bool {
+        use Op::*;
+        let op = inst.class.opcode;
+        match op {
+            Phi => self.phi(inst, rt, label, preds),
+            FunctionCall => self.function_call(inst, rt),
+            ExtInst => self.ext_inst(inst, rt),
+            _ => return false,
+        }
+        true
+    }
+
     pub(super) fn phi(
         &mut self,
         inst: &Instruction,

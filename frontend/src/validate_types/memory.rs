@@ -3,6 +3,152 @@
 use super::*;
 
 impl<'m> Checker<'m> {
+    /// Loads, stores, variables, access chains and memory copies. Whether the opcode is one of them.
+    pub(super) fn memory_instruction(&mut self, inst: &Instruction, rt: Word) -> bool {
+        use Op::*;
+        let op = inst.class.opcode;
+        match op {
+            Load => {
+                if let Some(pointee) = self.expect_pointer(inst, 0, "Memory", "Pointer") {
+                    if !self.same(pointee, rt) {
+                        let rule = format!(
+                            "SPIR-V Memory: OpLoad result type {} differs from the pointee type {}",
+                            self.type_name(rt),
+                            self.type_name(pointee)
+                        );
+                        self.report(inst, rule);
+                    }
+                }
+            }
+            Store => {
+                if let Some(pointee) = self.expect_pointer(inst, 0, "Memory", "Pointer") {
+                    self.expect_type(
+                        inst,
+                        1,
+                        pointee,
+                        "Memory",
+                        "OpStore Object (the pointee type)",
+                    );
+                }
+            }
+            Variable => {
+                if let Some(Type::Pointer { storage, pointee }) = self.ty(rt) {
+                    if self.m.size_of(*pointee).is_none() {
+                        let rule = format!(
+                            "SPIR-V Memory: a variable must have a sized type, found {}",
+                            self.type_name(*pointee)
+                        );
+                        self.report(inst, rule);
+                    }
+                    if *storage != StorageClass::Function {
+                        self.report(inst, format!("SPIR-V Memory: a variable inside a function must have Function storage, found {storage:?}"));
+                    }
+                    if inst.operands.len() > 1 {
+                        self.expect_type(inst, 1, *pointee, "Memory", "Initializer");
+                    }
+                } else {
+                    self.expect_pointer_type(inst, rt, "Memory");
+                }
+            }
+            AccessChain | InBoundsAccessChain | PtrAccessChain | InBoundsPtrAccessChain => {
+                self.access_chain(inst, rt)
+            }
+            CopyMemory | CopyMemorySized => {
+                let a = self.expect_pointer(inst, 0, "Memory", "Target");
+                let b = self.expect_pointer(inst, 1, "Memory", "Source");
+                if let (Some(a), Some(b), CopyMemory) = (a, b, op) {
+                    if !self.same(a, b) {
+                        let rule = format!(
+                            "SPIR-V Memory: OpCopyMemory Target and Source point to different types ({} and {})",
+                            self.type_name(a),
+                            self.type_name(b)
+                        );
+                        self.report(inst, rule);
+                    }
+                }
+                if op == CopyMemorySized {
+                    if let Some(t) = self.operand_type(inst, 2) {
+                        if !matches!(self.shape(t), Some((Kind::Int(_), 1))) {
+                            self.report(
+                                inst,
+                                "SPIR-V Memory: Size must be an integer scalar".into(),
+                            );
+                        }
+                    }
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Composite and vector construction, extraction and insertion. Whether the opcode is one of them.
+    pub(super) fn composite_instruction(&mut self, inst: &Instruction, rt: Word) -> bool {
+        use Op::*;
+        let op = inst.class.opcode;
+        match op {
+            CompositeConstruct => self.composite_construct(inst, rt),
+            CompositeExtract | CompositeInsert
+                if inst.operands.len() < if op == CompositeExtract { 2 } else { 3 } =>
+            {
+                let rule = format!("SPIR-V Composite: Op{op:?} needs at least one index");
+                self.report(inst, rule);
+            }
+            CompositeExtract => {
+                if let Some(ct) = self.operand_type(inst, 0) {
+                    if let Some(t) = self.walk_literals(inst, ct, 1) {
+                        if !self.same(t, rt) {
+                            let rule = format!(
+                                "SPIR-V Composite: result type {} differs from the extracted member type {}",
+                                self.type_name(rt),
+                                self.type_name(t)
+                            );
+                            self.report(inst, rule);
+                        }
+                    }
+                }
+            }
+            CompositeInsert => {
+                self.expect_type(inst, 1, rt, "Composite", "Composite");
+                if let Some(t) = self.walk_literals(inst, rt, 2) {
+                    self.expect_type(inst, 0, t, "Composite", "Object");
+                }
+            }
+            VectorShuffle => self.vector_shuffle(inst, rt),
+            VectorExtractDynamic => {
+                if let Some(v) = self.operand_type(inst, 0) {
+                    match self.ty(v) {
+                        Some(Type::Vector { elem, .. }) if self.same(*elem, rt) => {}
+                        _ => {
+                            let rule = format!(
+                                "SPIR-V Composite: Vector must be a vector of the result type {}, found {}",
+                                self.type_name(rt),
+                                self.type_name(v)
+                            );
+                            self.report(inst, rule);
+                        }
+                    }
+                }
+                self.expect_int_scalar(inst, 1, "Composite", "Index");
+            }
+            VectorInsertDynamic => {
+                self.expect_type(inst, 0, rt, "Composite", "Vector");
+                if let Some(Type::Vector { elem, .. }) = self.ty(rt) {
+                    self.expect_type(inst, 1, *elem, "Composite", "Component");
+                } else {
+                    self.report(
+                        inst,
+                        "SPIR-V Composite: result type must be a vector".into(),
+                    );
+                }
+                self.expect_int_scalar(inst, 2, "Composite", "Index");
+            }
+            CopyObject => self.expect_type(inst, 0, rt, "Composite", "Operand"),
+            _ => return false,
+        }
+        true
+    }
+
     pub(super) fn expect_pointer_type(&mut self, inst: &Instruction, ty: Word, section: &str) {
         if !matches!(self.ty(ty), Some(Type::Pointer { .. })) {
             let rule = format!(

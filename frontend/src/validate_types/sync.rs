@@ -3,6 +3,51 @@
 use super::*;
 
 impl<'m> Checker<'m> {
+    /// Barriers, group collectives and atomics. Whether the opcode is one of them.
+    pub(super) fn sync_instruction(&mut self, inst: &Instruction, rt: Word) -> bool {
+        use Op::*;
+        let op = inst.class.opcode;
+        match op {
+            ControlBarrier | MemoryBarrier => self.barrier(inst),
+            GroupAll | GroupAny | GroupBroadcast | GroupIAdd | GroupFAdd | GroupFMin
+            | GroupUMin | GroupSMin | GroupFMax | GroupUMax | GroupSMax | GroupIMulKHR
+            | GroupFMulKHR | GroupBitwiseAndKHR | GroupBitwiseOrKHR | GroupBitwiseXorKHR
+            | GroupLogicalAndKHR | GroupLogicalOrKHR | GroupLogicalXorKHR => {
+                self.group_collective(inst, rt)
+            }
+            op if format!("{op:?}").starts_with("GroupNonUniform") => {
+                // Every <id> after the execution scope must be a value (operand_type reports
+                // it otherwise); codegen checks the types each operation takes.
+                for i in 1..inst.operands.len() {
+                    if matches!(inst.operands[i], Operand::IdRef(_)) {
+                        self.operand_type(inst, i);
+                    }
+                }
+            }
+            AtomicLoad
+            | AtomicStore
+            | AtomicExchange
+            | AtomicCompareExchange
+            | AtomicCompareExchangeWeak
+            | AtomicIIncrement
+            | AtomicIDecrement
+            | AtomicIAdd
+            | AtomicISub
+            | AtomicSMin
+            | AtomicUMin
+            | AtomicSMax
+            | AtomicUMax
+            | AtomicAnd
+            | AtomicOr
+            | AtomicXor
+            | AtomicFAddEXT
+            | AtomicFMinEXT
+            | AtomicFMaxEXT => self.atomic(inst, rt),
+            _ => return false,
+        }
+        true
+    }
+
     /// The value of a Scope or Memory Semantics operand, which must be an integer OpConstant.
     pub(super) fn constant_operand(
         &mut self,
