@@ -624,6 +624,7 @@ mod tests {
             [
                 "__opencl_c_atomic_order_acq_rel",
                 "__opencl_c_atomic_order_seq_cst",
+                "__opencl_c_atomic_scope_all_devices",
                 "__opencl_c_atomic_scope_device",
                 "__opencl_c_ext_fp32_global_atomic_add",
                 "__opencl_c_ext_fp32_global_atomic_min_max",
