@@ -10,6 +10,7 @@ use crate::context::Context;
 use crate::kernel::KernelLaunch;
 use crate::memory::{fill, Mem, Rect};
 use crate::object::CLResult;
+use crate::platform::Device;
 use crate::svm::SvmAllocation;
 
 /// An application pointer a command reads or writes when it runs. The spec makes the
@@ -137,6 +138,72 @@ pub type SvmFreeCallback = unsafe extern "C" fn(
     *mut *mut std::ffi::c_void,
     *mut std::ffi::c_void,
 );
+
+/// Copies and fills at least this large are split across the device's workers: one thread
+/// does not reach the memory bandwidth of the machine.
+const PARALLEL_BYTES: usize = 4 << 20;
+/// The piece each worker copies or fills at a time (a multiple of every pattern size).
+const PIECE_BYTES: usize = 1 << 20;
+
+/// `len` bytes from `src` to `dst`, on the pool's workers when large.
+///
+/// # Safety
+/// As `copy_nonoverlapping`: valid, non-overlapping ranges.
+unsafe fn copy_bytes(pool: &rayon::ThreadPool, src: *const u8, dst: *mut u8, len: usize) {
+    if len < PARALLEL_BYTES || pool.current_num_threads() < 2 {
+        // SAFETY: caller contract.
+        unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+        return;
+    }
+    let (src, dst) = (src as usize, dst as usize);
+    pool.install(|| {
+        use rayon::prelude::*;
+        (0..len.div_ceil(PIECE_BYTES))
+            .into_par_iter()
+            .for_each(|i| {
+                let start = i * PIECE_BYTES;
+                let n = PIECE_BYTES.min(len - start);
+                // SAFETY: a piece of the ranges the caller vouched for.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        (src + start) as *const u8,
+                        (dst + start) as *mut u8,
+                        n,
+                    )
+                };
+            })
+    });
+}
+
+/// `len` bytes at `dst` filled with `pattern`, on the pool's workers when large (every piece
+/// starts at a multiple of the pattern size, so the pattern keeps its phase).
+///
+/// # Safety
+/// `dst` writable for `len` bytes.
+unsafe fn fill_bytes(pool: &rayon::ThreadPool, dst: *mut u8, len: usize, pattern: &[u8]) {
+    if len < PARALLEL_BYTES || pool.current_num_threads() < 2 {
+        // SAFETY: caller contract.
+        unsafe { fill(dst, len, pattern) };
+        return;
+    }
+    let dst = dst as usize;
+    pool.install(|| {
+        use rayon::prelude::*;
+        (0..len.div_ceil(PIECE_BYTES))
+            .into_par_iter()
+            .for_each(|i| {
+                let start = i * PIECE_BYTES;
+                // SAFETY: a piece of the range the caller vouched for.
+                unsafe {
+                    fill(
+                        (dst + start) as *mut u8,
+                        PIECE_BYTES.min(len - start),
+                        pattern,
+                    )
+                };
+            })
+    });
+}
 
 /// Pattern sizes `clEnqueueFillBuffer` and `clEnqueueSVMMemFill` accept.
 fn valid_pattern_size(n: usize) -> bool {
@@ -444,7 +511,8 @@ impl Command {
     /// Buffer ranges were checked when the command was built and the command holds its
     /// objects; host pointers are the application's promise to keep them valid until the
     /// command completes (spec).
-    pub fn run(self) -> CLResult<()> {
+    pub fn run(self, device: &Device) -> CLResult<()> {
+        let pool = &device.pool;
         match self {
             Command::Kernel { launch, .. } => return launch.run(),
             Command::ReadBuffer {
@@ -453,8 +521,9 @@ impl Command {
                 size,
                 dst,
             } => {
-                // SAFETY: range checked at build; `dst` per the application.
-                unsafe { std::ptr::copy(mem.address().add(offset), dst.get(), size) }
+                // SAFETY: range checked at build; `dst` per the application, and a host
+                // destination does not overlap the buffer it reads.
+                unsafe { copy_bytes(pool, mem.address().add(offset), dst.get(), size) }
             }
             Command::WriteBuffer {
                 mem,
@@ -462,8 +531,9 @@ impl Command {
                 size,
                 src,
             } => {
-                // SAFETY: range checked at build; `src` per the application.
-                unsafe { std::ptr::copy(src.get(), mem.address().add(offset), size) }
+                // SAFETY: range checked at build; `src` per the application (not inside the
+                // buffer it writes).
+                unsafe { copy_bytes(pool, src.get(), mem.address().add(offset), size) }
             }
             Command::CopyBuffer {
                 src,
@@ -474,7 +544,8 @@ impl Command {
             } => {
                 // SAFETY: both ranges checked at build, and that they do not overlap.
                 unsafe {
-                    std::ptr::copy_nonoverlapping(
+                    copy_bytes(
+                        pool,
                         src.address().add(src_offset),
                         dst.address().add(dst_offset),
                         size,
@@ -488,7 +559,7 @@ impl Command {
                 pattern,
             } => {
                 // SAFETY: range checked at build.
-                unsafe { fill(mem.address().add(offset), size, &pattern) }
+                unsafe { fill_bytes(pool, mem.address().add(offset), size, &pattern) }
             }
             Command::ReadBufferRect { mem, rect, dst } => {
                 // SAFETY: the buffer-side extent checked at build; the host side per the
@@ -507,13 +578,13 @@ impl Command {
             Command::SvmMemcpy { dst, src, size, .. } => {
                 // SAFETY: SVM sides checked inside their allocations (held by the command);
                 // host sides per the application; no overlap (checked at build).
-                unsafe { std::ptr::copy_nonoverlapping(src.get(), dst.get(), size) }
+                unsafe { copy_bytes(pool, src.get(), dst.get(), size) }
             }
             Command::SvmMemFill {
                 dst, size, pattern, ..
             } => {
                 // SAFETY: as for the copy.
-                unsafe { fill(dst.get(), size, &pattern) }
+                unsafe { fill_bytes(pool, dst.get(), size, &pattern) }
             }
             Command::SvmFree {
                 context,
@@ -561,6 +632,10 @@ mod tests {
         unsafe { Mem::new_buffer(c, flags, size, std::ptr::null_mut(), Vec::new()) }.unwrap()
     }
 
+    fn dev() -> &'static Device {
+        &platform().devices[0]
+    }
+
     fn host(buf: &mut [u8]) -> HostPtr {
         HostPtr::new(buf.as_mut_ptr()).unwrap()
     }
@@ -572,11 +647,11 @@ mod tests {
         let mut dst = vec![0u8; 16];
         Command::write_buffer(m.clone(), 8, 16, host(&mut src))
             .unwrap()
-            .run()
+            .run(dev())
             .unwrap();
         Command::read_buffer(m, 8, 16, host(&mut dst))
             .unwrap()
-            .run()
+            .run(dev())
             .unwrap();
         assert_eq!(src, dst);
     }
@@ -618,7 +693,7 @@ mod tests {
         let b = buffer(64, 0);
         Command::fill_buffer(a.clone(), &[1, 2], 0, 64)
             .unwrap()
-            .run()
+            .run(dev())
             .unwrap();
         let rect = Rect {
             region: [2, 2, 1],
@@ -634,14 +709,34 @@ mod tests {
             cmd.command_type(),
             CL_COMMAND_COPY_BUFFER_RECT as cl_command_type
         );
-        cmd.run().unwrap();
+        cmd.run(dev()).unwrap();
         let mut out = vec![0u8; 24];
         Command::read_buffer(b, 0, 24, host(&mut out))
             .unwrap()
-            .run()
+            .run(dev())
             .unwrap();
         assert_eq!(&out[8..11], &[0, 1, 2]);
         assert_eq!(&out[16..19], &[0, 1, 2]);
+    }
+
+    #[test]
+    fn large_copies_and_fills_split_across_workers_stay_exact() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let len = 9 * PIECE_BYTES + 4096 + 16;
+        let src: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
+        let mut dst = vec![0u8; len + 64];
+        // SAFETY: both hold len bytes; distinct vectors.
+        unsafe { copy_bytes(&pool, src.as_ptr(), dst.as_mut_ptr(), len) };
+        assert_eq!(&dst[..len], &src[..]);
+        assert!(dst[len..].iter().all(|&b| b == 0));
+        let pattern: Vec<u8> = (1..=16).collect();
+        // SAFETY: len bytes of dst.
+        unsafe { fill_bytes(&pool, dst.as_mut_ptr(), len, &pattern) };
+        assert!(dst[..len].chunks(16).all(|c| c == &pattern[..c.len()]));
+        assert!(dst[len..].iter().all(|&b| b == 0));
     }
 
     #[test]
@@ -650,8 +745,8 @@ mod tests {
         let (cmd, p) = Command::map_buffer(m.clone(), CL_MAP_WRITE as _, 16, 8).unwrap();
         assert_eq!(p, m.address().wrapping_add(16));
         assert_eq!(m.map_count(), 1);
-        cmd.run().unwrap();
-        Command::unmap(m.clone(), p).unwrap().run().unwrap();
+        cmd.run(dev()).unwrap();
+        Command::unmap(m.clone(), p).unwrap().run(dev()).unwrap();
         assert_eq!(m.map_count(), 0);
         let (_, p) = Command::map_buffer(m.clone(), CL_MAP_READ as _, 0, 8).unwrap();
         Command::cancel_map(&m, p);

@@ -121,10 +121,11 @@ impl Queue {
         command: Command,
         wait: Vec<Arc<Event>>,
     ) -> CLResult<Arc<Event>> {
+        let device = self.device.clone();
         self.enqueue(
             command.command_type(),
             wait,
-            Box::new(move || command.run()),
+            Box::new(move || command.run(&device)),
         )
     }
 
