@@ -145,14 +145,17 @@ const PARALLEL_BYTES: usize = 4 << 20;
 /// The piece each worker copies or fills at a time (a multiple of every pattern size).
 const PIECE_BYTES: usize = 1 << 20;
 
-/// `len` bytes from `src` to `dst`, on the pool's workers when large.
+/// `len` bytes from `src` to `dst`, on the pool's workers when large. Overlapping ranges (a
+/// `CL_MEM_USE_HOST_PTR` buffer read back into its own host memory) are moved in one piece.
 ///
 /// # Safety
-/// As `copy_nonoverlapping`: valid, non-overlapping ranges.
+/// As `std::ptr::copy`: valid ranges.
 unsafe fn copy_bytes(pool: &rayon::ThreadPool, src: *const u8, dst: *mut u8, len: usize) {
-    if len < PARALLEL_BYTES || pool.current_num_threads() < 2 {
-        // SAFETY: caller contract.
-        unsafe { std::ptr::copy_nonoverlapping(src, dst, len) };
+    let (s, d) = (src as usize, dst as usize);
+    let overlap = s < d.saturating_add(len) && d < s.saturating_add(len);
+    if overlap || len < PARALLEL_BYTES || pool.current_num_threads() < 2 {
+        // SAFETY: caller contract; `copy` allows overlap.
+        unsafe { std::ptr::copy(src, dst, len) };
         return;
     }
     let (src, dst) = (src as usize, dst as usize);
@@ -521,8 +524,7 @@ impl Command {
                 size,
                 dst,
             } => {
-                // SAFETY: range checked at build; `dst` per the application, and a host
-                // destination does not overlap the buffer it reads.
+                // SAFETY: range checked at build; `dst` per the application.
                 unsafe { copy_bytes(pool, mem.address().add(offset), dst.get(), size) }
             }
             Command::WriteBuffer {
@@ -531,8 +533,7 @@ impl Command {
                 size,
                 src,
             } => {
-                // SAFETY: range checked at build; `src` per the application (not inside the
-                // buffer it writes).
+                // SAFETY: range checked at build; `src` per the application.
                 unsafe { copy_bytes(pool, src.get(), mem.address().add(offset), size) }
             }
             Command::CopyBuffer {
@@ -732,6 +733,11 @@ mod tests {
         unsafe { copy_bytes(&pool, src.as_ptr(), dst.as_mut_ptr(), len) };
         assert_eq!(&dst[..len], &src[..]);
         assert!(dst[len..].iter().all(|&b| b == 0));
+        // Onto itself (a USE_HOST_PTR buffer read into its own memory): unchanged.
+        let before = dst.clone();
+        // SAFETY: the same len bytes as source and destination.
+        unsafe { copy_bytes(&pool, dst.as_ptr(), dst.as_mut_ptr(), len) };
+        assert_eq!(dst, before);
         let pattern: Vec<u8> = (1..=16).collect();
         // SAFETY: len bytes of dst.
         unsafe { fill_bytes(&pool, dst.as_mut_ptr(), len, &pattern) };
