@@ -225,6 +225,12 @@ pub(crate) fn build(
             }
         };
     }
+    if options.stop_checks {
+        crate::watchdog::insert_stop_checks(func);
+        if let Some(scalar) = shape.scalar_fallback.as_mut() {
+            crate::watchdog::insert_stop_checks(scalar);
+        }
+    }
     Ok(shape)
 }
 
