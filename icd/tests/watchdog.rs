@@ -83,6 +83,11 @@ kernel void spin_barrier(global int *flag, global int *out, local int *scratch) 
     out[get_global_id(0)] = sum;
 }
 
+// No loop in the body: the work-item loops alone never get a check.
+kernel void twice(global int *a) {
+    a[get_global_id(0)] *= 2;
+}
+
 kernel void add(global const int *a, global const int *b, global int *c) {
     int gid = get_global_id(0);
     int acc = 0;
@@ -277,9 +282,11 @@ fn without_a_timeout_kernels_carry_no_check() {
             }
             return;
         }
-        let clif =
-            std::fs::read_to_string(std::path::Path::new(&dump).join("program-0/add.opt.clif"))
-                .expect("the dumped IR of add");
+        let program = std::path::Path::new(&dump).join("program-0");
+        let clif = std::fs::read_to_string(program.join("add.opt.clif")).expect("dumped add");
+        let loop_free =
+            std::fs::read_to_string(program.join("twice.opt.clif")).expect("dumped twice");
+        assert!(!loop_free.contains("atomic_load"), "{loop_free}");
         // The stop check is the only atomic load in this kernel.
         assert_eq!(
             clif.contains("atomic_load"),
