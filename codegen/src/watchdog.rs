@@ -164,7 +164,7 @@ mod tests {
             .brif(more, outer, &[BlockArg::Value(i1)], after, &[]);
         b.switch_to_block(after);
         if irreducible {
-            let odd = b.ins().band_imm(n, 1);
+            let odd = b.ins().band_imm_u(n, 1);
             b.ins().brif(odd, a, &[], c, &[]);
             b.switch_to_block(a);
             b.ins().brif(n, c, &[], exit, &[]);
