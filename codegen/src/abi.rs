@@ -70,6 +70,11 @@ pub struct GroupInfo {
     pub local_mem_size: u64,
     /// Bytes of work-item frames at [`GroupInfo::frames`] (0 without barriers): private memory.
     pub frames_size: u64,
+    /// Address of the launch's stop word (a u32, 4-byte aligned, shared by every group), read
+    /// at every loop head by kernels built with [`crate::BuildOptions::stop_checks`]: non-zero
+    /// makes the work-group function return at once (the kernel watchdog, watchdog.rs). Such
+    /// kernels need a valid address; others never read it.
+    pub stop: u64,
 }
 
 /// Bytes before the first printf record: the allocation counter and the capacity (u64 each).
@@ -89,6 +94,7 @@ impl GroupInfo {
     pub(crate) const PRINTF_BUFFER: i32 = 160;
     pub(crate) const LOCAL_MEM_SIZE: i32 = 168;
     pub(crate) const FRAMES_SIZE: i32 = 176;
+    pub(crate) const STOP: i32 = 184;
 }
 
 const _: () = {
@@ -105,6 +111,7 @@ const _: () = {
     assert!(std::mem::offset_of!(GroupInfo, printf_buffer) == GroupInfo::PRINTF_BUFFER as usize);
     assert!(std::mem::offset_of!(GroupInfo, local_mem_size) == GroupInfo::LOCAL_MEM_SIZE as usize);
     assert!(std::mem::offset_of!(GroupInfo, frames_size) == GroupInfo::FRAMES_SIZE as usize);
+    assert!(std::mem::offset_of!(GroupInfo, stop) == GroupInfo::STOP as usize);
     assert!(GroupInfo::GLOBAL_OFFSET == 0);
 };
 

@@ -11,6 +11,7 @@ mod options;
 mod program;
 mod translate;
 mod vectorize;
+mod watchdog;
 
 pub use abi::{
     ArgSlot, GroupInfo, WorkGroupFn, LOCAL_ARG_ALIGN, PRINTF_BUFFER_HEADER, PRINTF_RECORD_HEADER,

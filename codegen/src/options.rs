@@ -29,6 +29,10 @@ pub struct BuildOptions {
     /// Barrier-free kernels run four work-items at a time in vector lanes where they can
     /// (vectorize.rs); off with `FERROCL_VECTORIZE=off` or `-cl-opt-disable`.
     pub vectorize: bool,
+    /// Every loop head reads the launch's stop word ([`crate::GroupInfo::stop`]) and the
+    /// work-group function returns when it is set: the kernel watchdog
+    /// (`FERROCL_KERNEL_TIMEOUT`). Off, nothing is emitted.
+    pub stop_checks: bool,
 }
 
 impl Default for BuildOptions {
@@ -47,6 +51,7 @@ impl Default for BuildOptions {
             dump_dir: None,
             sub_groups: true,
             vectorize: true,
+            stop_checks: false,
         }
     }
 }

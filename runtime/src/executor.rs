@@ -4,6 +4,8 @@
 
 use std::alloc::Layout;
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 
 use ferrocl_codegen::{GroupInfo, Kernel, LOCAL_ARG_ALIGN};
 use rayon::prelude::*;
@@ -56,6 +58,10 @@ pub struct Launch {
     pub round_to_zero: bool,
     /// `GroupInfo::printf_buffer` of every group (0 when the kernel does not print).
     pub printf_buffer: u64,
+    /// The kernel watchdog's stop word for this launch (crate::watchdog), None without a
+    /// timeout. Once set, JIT code built with stop checks leaves its work-group at the next
+    /// loop head and no further group starts.
+    pub stop: Option<Arc<AtomicU32>>,
 }
 
 impl Launch {
@@ -69,6 +75,25 @@ impl Launch {
 /// command fails (CL_OUT_OF_HOST_MEMORY) instead of the process aborting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutOfArena;
+
+/// Why a launch did not run all of its work-groups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LaunchFailure {
+    OutOfArena,
+    /// Its stop word was set (the kernel watchdog's deadline passed).
+    Stopped,
+}
+
+impl From<OutOfArena> for LaunchFailure {
+    fn from(_: OutOfArena) -> Self {
+        LaunchFailure::OutOfArena
+    }
+}
+
+/// The stop word of launches without a watchdog: never set. Kernels built without stop checks
+/// never read `GroupInfo::stop`; the address is valid anyway, so a kernel built with them could
+/// never read through a null pointer.
+static NEVER_STOP: AtomicU32 = AtomicU32::new(0);
 
 /// A per-thread local-memory arena.
 struct Arena {
@@ -159,6 +184,7 @@ pub fn group_info(l: &Launch, g: usize) -> GroupInfo {
         printf_buffer: l.printf_buffer,
         local_mem_size: l.arena_size as u64,
         frames_size: l.frames_size as u64,
+        stop: l.stop.as_ref().map_or(NEVER_STOP.as_ptr(), |s| s.as_ptr()) as u64,
         ..GroupInfo::default()
     };
     let mut rest = g;
@@ -223,13 +249,14 @@ impl GroupRunner for Kernel {
 }
 
 /// Runs every work-group of the launch on `pool` and returns when all have finished, or
-/// when a worker could not get its arena (the groups of that worker's chunk do not run).
+/// when a worker could not get its arena (the groups of that worker's chunk do not run), or
+/// when the launch's stop word is set (groups not yet started do not run).
 pub fn run_ndrange<K: GroupRunner>(
     pool: &rayon::ThreadPool,
     kernel: &K,
     args: &ArgBlock,
     l: &Launch,
-) -> Result<(), OutOfArena> {
+) -> Result<(), LaunchFailure> {
     if l.global[..l.work_dim as usize].contains(&0) {
         return Ok(()); // an empty range executes nothing (OpenCL 2.1+)
     }
@@ -250,6 +277,12 @@ pub fn run_ndrange<K: GroupRunner>(
             for g in first..last {
                 if g > first {
                     advance_group(&mut info);
+                }
+                if l.stop
+                    .as_ref()
+                    .is_some_and(|s| s.load(Ordering::Relaxed) != 0)
+                {
+                    return Err(LaunchFailure::Stopped);
                 }
                 // SAFETY: the argument block was filled per the kernel's ArgSlot layout and
                 // the buffers it points to are kept alive by the command; the arena is this
@@ -304,6 +337,7 @@ mod tests {
             frames_size: 0,
             round_to_zero: false,
             printf_buffer: 0,
+            stop: None,
         };
         assert_eq!(group_count(&l), 3 * 2);
         let last = group_info(&l, 5);
@@ -333,6 +367,7 @@ mod tests {
                 frames_size: 0,
                 round_to_zero: false,
                 printf_buffer: 0,
+                stop: None,
             };
             let mut info = group_info(&l, 0);
             for g in 1..group_count(&l) {
@@ -387,6 +422,7 @@ mod tests {
             frames_size: 0,
             round_to_zero: false,
             printf_buffer: 0,
+            stop: None,
         };
         let mut out = vec![0u32; group_count(&l)];
         let mut block = ArgBlock::new(8);
@@ -418,14 +454,70 @@ mod tests {
             frames_size: 1 << 60,
             round_to_zero: false,
             printf_buffer: 0,
+            stop: None,
         };
         let r = Recorder {
             arena: 64,
             seen: Default::default(),
         };
         let block = ArgBlock::new(8);
-        assert_eq!(run_ndrange(&pool, &r, &block, &l), Err(OutOfArena));
+        assert_eq!(
+            run_ndrange(&pool, &r, &block, &l),
+            Err(LaunchFailure::OutOfArena)
+        );
         assert!(r.seen.lock().unwrap().is_empty());
+    }
+
+    /// Sets the launch's stop word in its first group, as the watchdog would mid-launch.
+    struct Stopper {
+        stop: Arc<AtomicU32>,
+        ran: std::sync::atomic::AtomicUsize,
+    }
+
+    impl GroupRunner for Stopper {
+        unsafe fn run_group(&self, _: *const u8, group: &GroupInfo, _: *mut u8) {
+            assert_eq!(group.stop, self.stop.as_ptr() as u64);
+            self.ran.fetch_add(1, Ordering::Relaxed);
+            self.stop.store(1, Ordering::Relaxed);
+        }
+    }
+
+    #[test]
+    fn a_set_stop_word_starts_no_more_groups() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let stop = Arc::new(AtomicU32::new(0));
+        let l = Launch {
+            work_dim: 1,
+            offset: [0, 0, 0],
+            global: [4096, 1, 1],
+            local: [4, 1, 1],
+            arena_size: 0,
+            frames_size: 0,
+            round_to_zero: false,
+            printf_buffer: 0,
+            stop: Some(stop.clone()),
+        };
+        let r = Stopper {
+            stop,
+            ran: Default::default(),
+        };
+        let block = ArgBlock::new(8);
+        assert_eq!(
+            run_ndrange(&pool, &r, &block, &l),
+            Err(LaunchFailure::Stopped)
+        );
+        // Each worker may have started one group before it saw the word.
+        assert!(r.ran.load(Ordering::Relaxed) <= 2);
+        // Without a watchdog the word JIT code would read is valid and never set.
+        let never = group_info(&Launch { stop: None, ..l }, 0).stop;
+        // SAFETY: the address of NEVER_STOP, a static AtomicU32.
+        assert_eq!(
+            unsafe { &*(never as *const AtomicU32) }.load(Ordering::Relaxed),
+            0
+        );
     }
 
     #[test]

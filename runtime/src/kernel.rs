@@ -10,7 +10,7 @@ use ferrocl_frontend::{AddressQualifier, ArgKind, KernelInfo};
 use opencl_sys::*;
 
 use crate::config::DeviceConfig;
-use crate::executor::{run_ndrange, ArgBlock, Launch, OutOfArena};
+use crate::executor::{run_ndrange, ArgBlock, Launch, LaunchFailure};
 use crate::memory::Mem;
 use crate::object::{Base, CLResult, Tag};
 use crate::platform::Device;
@@ -435,6 +435,7 @@ impl Kernel {
             frames_size: code.work_item_frame_size * local.iter().product::<usize>(),
             round_to_zero: cfg.settings.rounding == crate::settings::Rounding::TowardZero,
             printf_buffer: 0,
+            stop: None,
         };
         crate::settings::log(
             &cfg.settings,
@@ -478,11 +479,35 @@ impl KernelLaunch {
         let mut printf = (!kernel.printf_formats.is_empty())
             .then(|| PrintfBuffer::new(self.device.config.printf_buffer_size));
         self.launch.printf_buffer = printf.as_mut().map_or(0, PrintfBuffer::address);
+        // The deadline counts from the command's start, not its enqueue.
+        let settings = &self.device.config.settings;
+        let watch = settings.kernel_timeout.map(crate::watchdog::watch);
+        self.launch.stop = watch.as_ref().map(crate::watchdog::Watch::stop_word);
         let ran = run_ndrange(&self.device.pool, kernel, &self.block, &self.launch);
+        // A deadline that passed while the last groups finished still counts: work-items may
+        // have seen the word and left, and nothing tells which did.
+        let stopped = watch.as_ref().is_some_and(crate::watchdog::Watch::fired);
+        drop(watch);
+        // What the stopped kernel printed so far is still printed.
         if let Some(printf) = printf {
             write_stdout(&printf.render(&kernel.printf_formats));
         }
-        ran.map_err(|OutOfArena| CL_OUT_OF_HOST_MEMORY)
+        if stopped || ran == Err(LaunchFailure::Stopped) {
+            crate::settings::log(
+                settings,
+                crate::settings::LogLevel::Error,
+                format_args!(
+                    "kernel {} was stopped after running longer than FERROCL_KERNEL_TIMEOUT ({} s); its command fails with CL_OUT_OF_RESOURCES",
+                    kernel.info.name,
+                    settings.kernel_timeout.unwrap_or_default().as_secs_f64()
+                ),
+            );
+            // What GPU drivers report for a kernel their watchdog killed: the device could not
+            // finish it with the resources (time) it had. Not CL_OUT_OF_HOST_MEMORY (nothing
+            // failed to allocate) nor CL_INVALID_* (the launch itself was valid).
+            return Err(CL_OUT_OF_RESOURCES);
+        }
+        ran.map_err(|_| CL_OUT_OF_HOST_MEMORY)
     }
 }
 

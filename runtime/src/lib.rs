@@ -20,6 +20,7 @@ pub mod program;
 pub mod queue;
 pub mod settings;
 pub mod svm;
+pub mod watchdog;
 
 pub use object::{CLResult, ClObject};
 

@@ -639,6 +639,9 @@ fn build_module(
     options.sub_groups = settings.sub_groups;
     // -cl-opt-disable asks for the plain translation.
     options.vectorize = settings.vectorize && options.optimize;
+    // The runtime hands every launch a stop word, so kernels read it only when a deadline can
+    // set it: without a timeout they carry no check.
+    options.stop_checks = settings.kernel_timeout.is_some();
     if let Some(dir) = &settings.dump_dir {
         let dir = dir.join(format!(
             "program-{}",

@@ -3,6 +3,7 @@
 //! warning naming the variable and its accepted values, and the default applies.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::svm::SvmLevel;
 
@@ -87,6 +88,15 @@ pub const VARIABLES: &[Variable] = &[
         effect: "on: every SVM level (coarse- and fine-grain buffers, fine-grain system memory, SVM atomics) and the all-devices atomic scope; coarse: coarse-grain buffers only (to test applications' fallbacks); off: no SVM",
     },
     Variable {
+        name: "FERROCL_KERNEL_TIMEOUT",
+        values: "seconds (a positive number, fractions allowed), off (also 0)",
+        default: "off",
+        effect: "kernel watchdog: a kernel command running longer is stopped at its next loop \
+                 iteration, its event gets CL_OUT_OF_RESOURCES and the queue goes on; on, \
+                 kernels read a stop word at every loop head (see \"Kernel watchdog\"); off, \
+                 kernels carry no check",
+    },
+    Variable {
         name: "FERROCL_DUMP_DIR",
         values: "a directory",
         default: "unset (no dumps)",
@@ -149,6 +159,8 @@ pub struct Settings {
     pub svm: crate::svm::SvmLevel,
     pub dump_dir: Option<PathBuf>,
     pub log: LogLevel,
+    /// `FERROCL_KERNEL_TIMEOUT`: None when the watchdog is off.
+    pub kernel_timeout: Option<Duration>,
 }
 
 impl Settings {
@@ -265,6 +277,19 @@ impl Settings {
                 }
             },
         };
+        let kernel_timeout = lookup("FERROCL_KERNEL_TIMEOUT").and_then(|raw| {
+            if parse_switch(&raw) == Some(false) {
+                return None;
+            }
+            let seconds = raw.trim().parse::<f64>().ok().filter(|s| *s > 0.0);
+            let timeout = seconds.and_then(|s| Duration::try_from_secs_f64(s).ok());
+            if timeout.is_none() {
+                warn(format!(
+                    "FERROCL_KERNEL_TIMEOUT={raw:?} is not a positive number of seconds or off; using off"
+                ));
+            }
+            timeout
+        });
         let dump_dir = lookup("FERROCL_DUMP_DIR")
             .filter(|d| !d.trim().is_empty())
             .map(PathBuf::from);
@@ -298,6 +323,7 @@ impl Settings {
             svm,
             dump_dir,
             log,
+            kernel_timeout,
         }
     }
 }
@@ -410,6 +436,29 @@ mod tests {
                 assert!(parse(&[(name, v)]).1.is_empty(), "{name}={v}");
             }
             assert_eq!(parse(&[(name, "1")]).1.len(), 1, "{name}=1");
+        }
+    }
+
+    #[test]
+    fn kernel_timeout_is_off_by_default_and_takes_seconds() {
+        assert_eq!(parse(&[]).0.kernel_timeout, None);
+        for (v, want) in [
+            ("2", Some(Duration::from_secs(2))),
+            (" 0.25 ", Some(Duration::from_millis(250))),
+            ("1e-3", Some(Duration::from_millis(1))),
+            ("off", None),
+            ("0", None),
+            ("NO", None),
+        ] {
+            let (s, w) = parse(&[("FERROCL_KERNEL_TIMEOUT", v)]);
+            assert!(w.is_empty(), "{v}: {w:?}");
+            assert_eq!(s.kernel_timeout, want, "{v}");
+        }
+        for v in ["-1", "soon", "inf", "NaN", "1e400", "on"] {
+            let (s, w) = parse(&[("FERROCL_KERNEL_TIMEOUT", v)]);
+            assert_eq!(s.kernel_timeout, None, "{v}");
+            assert_eq!(w.len(), 1, "{v}: {w:?}");
+            assert!(w[0].contains("FERROCL_KERNEL_TIMEOUT"), "{}", w[0]);
         }
     }
 

@@ -178,6 +178,8 @@ pub(crate) fn build(
         }
     }
     let mut item_loop = None;
+    // Latches of loops that run at most once per work-item (watchdog.rs leaves them unchecked).
+    let mut bounded_latches = Vec::new();
     let (frame_size, barrier_schedule) = if kernel.uses_barrier {
         let (resume_points, size) = expanded_size(m, kernel.function, &mut HashMap::new());
         // Spin loops need fair rounds: every waiting work-item gets its turn in each one (the
@@ -190,7 +192,9 @@ pub(crate) fn build(
             (frame_size, crate::BarrierSchedule::Dynamic)
         }
     } else {
-        item_loop = Some(build_plain(&mut t, kernel, &pending_args)?);
+        let (lp, latches) = build_plain(&mut t, kernel, &pending_args)?;
+        item_loop = Some(lp);
+        bounded_latches.extend(latches);
         (0, crate::BarrierSchedule::None)
     };
     t.b.seal_all_blocks();
@@ -215,7 +219,8 @@ pub(crate) fn build(
         } else {
             let scalar = func.clone();
             match crate::vectorize::vectorize(func, &item_loop) {
-                Ok(()) => {
+                Ok(vector_latch) => {
+                    bounded_latches.push(vector_latch);
                     shape.scalar_fallback = Some(scalar);
                     crate::Vectorization::Vectorized {
                         lanes: crate::vectorize::LANES as u32,
@@ -224,6 +229,13 @@ pub(crate) fn build(
                 Err(why) => crate::Vectorization::Scalar(why),
             }
         };
+    }
+    if options.stop_checks {
+        crate::watchdog::insert_stop_checks(func, &bounded_latches);
+        if let Some(scalar) = shape.scalar_fallback.as_mut() {
+            // The vector latch is not in the scalar copy: the others are what it needs.
+            crate::watchdog::insert_stop_checks(scalar, &bounded_latches);
+        }
     }
     Ok(shape)
 }
@@ -280,12 +292,12 @@ fn copy_by_value(
 }
 
 /// The plain work-item loops around one inlined copy of the kernel; returns the x loop for
-/// vectorize.rs.
+/// vectorize.rs and the latches of the x, y and z loops.
 fn build_plain(
     t: &mut Translator,
     kernel: &KernelInfo,
     args: &[Arg],
-) -> Result<crate::vectorize::ItemLoop, BuildError> {
+) -> Result<(crate::vectorize::ItemLoop, [ir::Block; 3]), BuildError> {
     let (heads, latches) = item_loops(t);
     let mut values = Vec::with_capacity(args.len());
     for a in args {
@@ -310,12 +322,15 @@ fn build_plain(
     close_item_loops(t, heads, latches, exit);
     t.b.switch_to_block(exit);
     t.b.ins().return_(&[]);
-    Ok(crate::vectorize::ItemLoop {
-        head: heads[0],
-        latch: latches[0],
-        exit: latches[1],
-        local_size: t.wi.local_size[0],
-    })
+    Ok((
+        crate::vectorize::ItemLoop {
+            head: heads[0],
+            latch: latches[0],
+            exit: latches[1],
+            local_size: t.wi.local_size[0],
+        },
+        latches,
+    ))
 }
 
 /// Budget for specialised region loops: (resume points + 1) × instructions of the kernel with

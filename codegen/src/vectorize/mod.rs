@@ -55,12 +55,13 @@ use analysis::*;
 use rewrite::*;
 
 /// Adds the vector loop in front of `lp` (which stays as the loop over the remaining
-/// work-items), or says why not and leaves `func` unchanged.
-pub(crate) fn vectorize(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal> {
+/// work-items) and returns the vector loop's latch, or says why not and leaves `func`
+/// unchanged.
+pub(crate) fn vectorize(func: &mut Function, lp: &ItemLoop) -> Result<Block, Refusal> {
     let mut work = func.clone();
-    vectorize_in_place(&mut work, lp)?;
+    let latch = vectorize_in_place(&mut work, lp)?;
     *func = work;
-    Ok(())
+    Ok(latch)
 }
 
 /// Bodies beyond this many instructions stay scalar: the vector loop is a second copy of the
@@ -68,7 +69,7 @@ pub(crate) fn vectorize(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusa
 /// build-time target is per instruction) where typical kernels have a few hundred.
 const MAX_VECTORISED_INSTRUCTIONS: usize = 6000;
 
-fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal> {
+fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<Block, Refusal> {
     if func.dfg.block_params(lp.head).len() != 1 {
         return Err("the work-item loop head is not as kernel.rs builds it");
     }
@@ -363,5 +364,5 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal>
             }
         }
     }
-    Ok(())
+    Ok(vector_latch)
 }
