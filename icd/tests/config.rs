@@ -41,6 +41,7 @@ fn in_child(name: &str, vars: &[(&str, &str)]) -> Option<String> {
         "FERROCL_VECTORIZE",
         "FERROCL_DUMP_DIR",
         "FERROCL_SVM",
+        "FERROCL_KERNEL_TIMEOUT",
     ] {
         cmd.env_remove(var);
     }
