@@ -7,6 +7,8 @@ use std::process::Command;
 const CLANG: &str = "clang-15";
 const OPT: &str = "opt-15";
 const LLVM_SPIRV: &str = "llvm-spirv-15";
+/// The recipe's programs, looked up on PATH (the program cache keys on their builds).
+pub const OPENCL_C_TOOLS: [&str; 3] = [CLANG, OPT, LLVM_SPIRV];
 const OPT_PASSES: &str = "sroa,early-cse,instcombine,simplifycfg,loop-mssa(licm),gvn,\
 loop(indvars,loop-unroll-full),instcombine,simplifycfg,gvn,instcombine";
 /// clang-15's spir64 data layout plus the native integer widths (`n8:16:32:64`) it leaves out:
@@ -196,6 +198,75 @@ fn clang_args(options: &str) -> ClangArgs {
         i += 1;
     }
     out
+}
+
+/// The build options as far as they change what the recipe makes — the clang arguments, the
+/// OpenCL C version and `-cl-opt-disable`, one per line — so that options only the runtime
+/// reads (`-cl-uniform-work-group-size`, `-cl-denorms-are-zero`, …) and spelling differences
+/// (`-DX` and `-D X`) do not: the program cache's key.
+pub fn normalised_clang_options(options: &str) -> String {
+    let ClangArgs {
+        args,
+        std,
+        opt_disable,
+    } = clang_args(options);
+    let mut out = format!("-cl-std={std}\n");
+    if opt_disable {
+        out.push_str("-cl-opt-disable\n");
+    }
+    let mut words = args.iter();
+    while let Some(w) = words.next() {
+        out.push_str(w);
+        // `-D X` → `-DX`: the separate argument joins its option.
+        if matches!(w.as_str(), "-D" | "-I" | "-U") {
+            out.push_str(words.next().map_or("", String::as_str));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The files of a make rule as clang's `-MD` writes it (`out: a.cl /inc/b.h \` with lines
+/// continued by a backslash, spaces in names escaped with one).
+fn make_rule_prerequisites(rule: &str) -> Vec<PathBuf> {
+    let joined = rule.replace("\\\n", " ");
+    let Some((_, files)) = joined.split_once(": ") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = files.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek().is_some_and(|n| *n == ' ' || *n == '#') => {
+                cur.push(chars.next().unwrap_or(' '))
+            }
+            '$' if chars.peek() == Some(&'$') => {
+                chars.next();
+                cur.push('$');
+            }
+            c if c.is_whitespace() => {
+                if !cur.is_empty() {
+                    out.push(PathBuf::from(std::mem::take(&mut cur)));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(PathBuf::from(cur));
+    }
+    out
+}
+
+/// What the recipe made from a source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompiledOpenClC {
+    pub spirv: Vec<u8>,
+    /// The files clang read besides the source and the recipe's preludes: included headers,
+    /// clang's own `opencl-c-base.h`. As clang names them (relative to the working directory
+    /// when an `-I` was).
+    pub dependencies: Vec<PathBuf>,
 }
 
 struct TempDir(PathBuf);
@@ -450,6 +521,16 @@ pub fn compile_opencl_c(
     extensions: &[&str],
     undefine: &[&str],
 ) -> Result<Vec<u8>, String> {
+    compile_opencl_c_with_dependencies(source, options, extensions, undefine).map(|c| c.spirv)
+}
+
+/// [`compile_opencl_c`], also returning the files the source included.
+pub fn compile_opencl_c_with_dependencies(
+    source: &str,
+    options: &str,
+    extensions: &[&str],
+    undefine: &[&str],
+) -> Result<CompiledOpenClC, String> {
     if !opencl_c_compiler_available() {
         return Err(format!(
             "error: the OpenCL C compiler is not available ({CLANG}, {OPT} and {LLVM_SPIRV} \
@@ -461,6 +542,7 @@ pub fn compile_opencl_c(
     let bc = dir.0.join("input.bc");
     let opt_bc = dir.0.join("opt.bc");
     let spv = dir.0.join("out.spv");
+    let deps = dir.0.join("input.d");
     std::fs::write(&src, source).map_err(|e| format!("error: cannot write source: {e}\n"))?;
     let ClangArgs {
         mut args,
@@ -507,11 +589,20 @@ pub fn compile_opencl_c(
             .arg("-Xclang")
             .arg(cl_ext_option(extensions))
             .args(&args)
+            .arg("-MD")
+            .arg("-MF")
+            .arg(&deps)
             .arg(&src)
             .arg("-o")
             .arg(&bc),
         &mut log,
     )?;
+    let dependencies = std::fs::read_to_string(&deps)
+        .map(|rule| make_rule_prerequisites(&rule))
+        .map_err(|e| format!("{log}error: cannot read clang's dependency output: {e}\n"))?
+        .into_iter()
+        .filter(|p| !p.starts_with(&dir.0))
+        .collect();
     let unsigned_hints = if read_hints {
         let ir = std::fs::read_to_string(&bc)
             .map_err(|e| format!("{log}error: cannot read clang's output: {e}\n"))?;
@@ -579,7 +670,10 @@ pub fn compile_opencl_c(
             &format!("{VEC_TYPE_HINT_RECORD}{kernel} {ty}"),
         );
     }
-    Ok(words.iter().flat_map(|w| w.to_le_bytes()).collect())
+    Ok(CompiledOpenClC {
+        spirv: words.iter().flat_map(|w| w.to_le_bytes()).collect(),
+        dependencies,
+    })
 }
 
 /// Prefix of the `OpModuleProcessed` strings that carry a kernel's unsigned `vec_type_hint`
@@ -679,6 +773,69 @@ mod tests {
                 ("a".to_owned(), "uint4".to_owned()),
                 ("c d".to_owned(), "ushort".to_owned())
             ]
+        );
+    }
+
+    #[test]
+    fn dependencies_from_a_make_rule() {
+        let rule = "/tmp/x/input.bc: /tmp/x/input.cl /usr/lib/clang/opencl-c-base.h \\\n  \
+                    inc/a\\ b.h /abs/c$$.h\n";
+        assert_eq!(
+            make_rule_prerequisites(rule),
+            [
+                "/tmp/x/input.cl",
+                "/usr/lib/clang/opencl-c-base.h",
+                "inc/a b.h",
+                "/abs/c$.h"
+            ]
+            .map(PathBuf::from)
+        );
+        assert!(make_rule_prerequisites("").is_empty());
+    }
+
+    #[test]
+    fn normalised_options_keep_what_reaches_clang() {
+        let n = normalised_clang_options;
+        assert_eq!(n("-D X=1 -I /inc"), n("-DX=1 -I/inc"));
+        assert_eq!(
+            n(""),
+            n("-cl-uniform-work-group-size -cl-denorms-are-zero -g")
+        );
+        assert_eq!(n(""), n("-cl-std=CL1.2"));
+        for differs in [
+            "-DX",
+            "-cl-std=CL3.0",
+            "-cl-opt-disable",
+            "-cl-mad-enable",
+            "-w",
+        ] {
+            assert_ne!(n(""), n(differs), "{differs}");
+        }
+    }
+
+    #[test]
+    fn dependencies_are_the_included_files() {
+        if !opencl_c_compiler_available() {
+            return;
+        }
+        let dir = temp_dir().unwrap();
+        std::fs::write(dir.0.join("n.h"), "#define N 3\n").unwrap();
+        let c = compile_opencl_c_with_dependencies(
+            "#include \"n.h\"\nkernel void k(global int *p) { p[0] = N; }",
+            &format!("-I {}", dir.0.display()),
+            &[],
+            &[],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            c.dependencies.contains(&dir.0.join("n.h")),
+            "{:?}",
+            c.dependencies
+        );
+        assert!(
+            c.dependencies.iter().all(|d| !d.ends_with("input.cl")),
+            "{:?}",
+            c.dependencies
         );
     }
 

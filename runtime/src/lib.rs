@@ -16,6 +16,7 @@ pub mod object;
 pub mod platform;
 pub mod printf;
 pub mod program;
+pub mod program_cache;
 pub mod queue;
 pub mod settings;
 
