@@ -31,7 +31,7 @@ usage: ferrocl-bench [options]
   --roofline           only measure and print the STREAM and FMA probes
   --ferrocl-name TEXT  platform-name substring for the Ferrocl slot (default Ferrocl)
   --ferrocl-source     give the Ferrocl slot OpenCL C instead of SPIR-V (clCreateProgramWithSource)
-Ferrocl runs SPIR-V built by clang-15/opt-15/llvm-spirv-15 (cached under target/bench-spirv);
+Ferrocl runs SPIR-V built with the driver's OpenCL C recipe (clang-15/opt-15/llvm-spirv-15);
 PoCL runs the same OpenCL C. POCL_KERNEL_CACHE=0 is set unless already set.";
 
 struct Options {

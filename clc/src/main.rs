@@ -216,12 +216,7 @@ fn compile(args: &Args) -> Result<(), String> {
     let source = std::fs::read(&args.source)
         .map_err(|e| format!("cannot read {}: {e}", args.source.display()))?;
     let source = String::from_utf8_lossy(&source);
-    let spirv = frontend::compile_opencl_c(
-        &source,
-        &options,
-        &device.opencl_c_extensions(),
-        &device.clang_undefines(),
-    )?;
+    let spirv = device.compile_opencl_c(&source, &options)?;
     // What the driver would refuse is not written.
     frontend::parse(&spirv).map_err(|e| e.log())?;
     let bytes = match args.mode {

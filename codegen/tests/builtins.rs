@@ -128,9 +128,9 @@ fn int_inputs(n: usize, bits: u32, signed: bool, rng: &mut Rng) -> Vec<i128> {
 
 #[test]
 fn integer_builtins_every_width_and_signedness() {
-    let lang = ["-cl-std=CL2.0"];
+    let lang = common::CL2_0;
     for recipe in RECIPES {
-        let p = build_spirv(&spirv_from_c("integer_builtins.cl", recipe, &lang));
+        let p = build_spirv(&spirv_from_c("integer_builtins.cl", recipe, lang));
         for (seed, (ty, bits, signed)) in INT_TYPES.into_iter().enumerate() {
             let n = 256usize;
             let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ seed as u64);
@@ -190,9 +190,9 @@ fn integer_builtins_every_width_and_signedness() {
 
 #[test]
 fn upsample_mul24_and_mad24() {
-    let lang = ["-cl-std=CL2.0"];
+    let lang = common::CL2_0;
     for recipe in RECIPES {
-        let p = build_spirv(&spirv_from_c("integer_builtins.cl", recipe, &lang));
+        let p = build_spirv(&spirv_from_c("integer_builtins.cl", recipe, lang));
         let n = 64usize;
         for (seed, (ty, bits, signed)) in INT_TYPES[..6].iter().copied().enumerate() {
             let mut rng = Rng(0xD1B5_4A32_D192_ED03 ^ seed as u64);
@@ -290,7 +290,7 @@ const SHUFFLE_TYPES: [(&str, usize); 6] = [
 #[test]
 fn shuffle_and_shuffle2_every_width_pair() {
     for recipe in RECIPES {
-        let p = build_spirv(&spirv_from_c("geometric.cl", recipe, &["-cl-std=CL1.2"]));
+        let p = build_spirv(&spirv_from_c("geometric.cl", recipe, common::CL1_2));
         for (ty, size) in SHUFFLE_TYPES {
             let items = 4usize;
             let mut rng = Rng(0x1234_5678 + size as u64);
@@ -511,7 +511,7 @@ fn reference_normalize(xs: &[f64]) -> Vec<f64> {
 #[test]
 fn geometric_functions_against_precise_references() {
     for recipe in RECIPES {
-        let p = build_spirv(&spirv_from_c("geometric.cl", recipe, &["-cl-std=CL1.2"]));
+        let p = build_spirv(&spirv_from_c("geometric.cl", recipe, common::CL1_2));
         for double in [false, true] {
             let items = 200usize;
             let mut rng = Rng(if double { 5 } else { 6 });
@@ -637,7 +637,7 @@ fn geometric_functions_against_precise_references() {
 #[test]
 fn fast_geometric_functions() {
     for recipe in RECIPES {
-        let p = build_spirv(&spirv_from_c("geometric.cl", recipe, &["-cl-std=CL1.2"]));
+        let p = build_spirv(&spirv_from_c("geometric.cl", recipe, common::CL1_2));
         let items = 100usize;
         let mut rng = Rng(99);
         // fast_ functions are only defined where the sum of squares is finite and normal.
@@ -699,7 +699,7 @@ fn fast_geometric_functions() {
 #[test]
 fn smoothstep_scalar_and_broadcast_edges() {
     for recipe in RECIPES {
-        let p = build_spirv(&spirv_from_c("geometric.cl", recipe, &["-cl-std=CL1.2"]));
+        let p = build_spirv(&spirv_from_c("geometric.cl", recipe, common::CL1_2));
         for double in [false, true] {
             let n = 64usize;
             let mut rng = Rng(31);
@@ -809,13 +809,18 @@ fn dot4(a: u32, b: u32, signed_a: bool, signed_b: bool) -> i64 {
 
 #[test]
 fn integer_dot_product_from_opencl_c() {
-    let lang = [
-        "-cl-std=CL3.0",
-        "-Xclang",
-        "-cl-ext=-all,+cl_khr_integer_dot_product,+__opencl_c_integer_dot_product_input_4x8bit,+__opencl_c_integer_dot_product_input_4x8bit_packed,+__opencl_c_int64",
-    ];
+    let lang = common::Language {
+        options: "-cl-std=CL3.0",
+        extensions: &[
+            "cl_khr_integer_dot_product",
+            "__opencl_c_integer_dot_product_input_4x8bit",
+            "__opencl_c_integer_dot_product_input_4x8bit_packed",
+            "__opencl_c_int64",
+        ],
+        debug_info: false,
+    };
     for recipe in RECIPES {
-        let p = build_spirv(&spirv_from_c("integer_dot.cl", recipe, &lang));
+        let p = build_spirv(&spirv_from_c("integer_dot.cl", recipe, lang));
         let n = 128usize;
         let mut rng = Rng(0xD07);
         let mut xs: Vec<u32> = (0..n).map(|_| rng.next() as u32).collect();

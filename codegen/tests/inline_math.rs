@@ -11,7 +11,7 @@ use common::*;
 use ferrocl_mathlib as ml;
 
 fn program(recipe: Recipe) -> ferrocl_codegen::Program {
-    build_spirv(&spirv_from_c("inline_math.cl", recipe, &["-cl-std=CL1.2"]))
+    build_spirv(&spirv_from_c("inline_math.cl", recipe, common::CL1_2))
 }
 
 /// Float patterns: the specials, then for both signs and every exponent field the mantissas

@@ -13,11 +13,17 @@ mod common;
 use common::{build_spirv, launch, read_int, spirv_from_c, Arg, Recipe, Rng, RECIPES};
 
 /// OpenCL C 3.0 with sub-groups and the atomic orders and scopes the kernels use.
-const LANGUAGE: &[&str] = &[
-    "-cl-std=CL3.0",
-    "-Xclang",
-    "-cl-ext=-all,+__opencl_c_subgroups,+cl_khr_subgroups,+__opencl_c_atomic_order_acq_rel,+__opencl_c_atomic_scope_device,+__opencl_c_int64",
-];
+const LANGUAGE: common::Language = common::Language {
+    options: "-cl-std=CL3.0",
+    extensions: &[
+        "__opencl_c_subgroups",
+        "cl_khr_subgroups",
+        "__opencl_c_atomic_order_acq_rel",
+        "__opencl_c_atomic_scope_device",
+        "__opencl_c_int64",
+    ],
+    debug_info: false,
+};
 
 fn program(recipe: Recipe) -> &'static Program {
     // Leaked: the launch threads borrow it, and a hung one outlives its test.

@@ -9,7 +9,7 @@ use common::*;
 use ferrocl_codegen::{compile, BuildOptions, GroupInfo, Program, Vectorization};
 
 fn build(recipe: Recipe, vectorize: bool) -> Program {
-    let spirv = spirv_from_c("vectorize.cl", recipe, &["-cl-std=CL1.2"]);
+    let spirv = spirv_from_c("vectorize.cl", recipe, common::CL1_2);
     let module = ferrocl_frontend::parse(&spirv).unwrap_or_else(|e| panic!("frontend: {e}"));
     let options = BuildOptions {
         vectorize,

@@ -241,7 +241,7 @@ fn all_widths<T: Elem>(p: &ferrocl_codegen::Program, recipe: Recipe) {
 #[test]
 fn vector_operations_every_width_and_type() {
     for recipe in RECIPES {
-        let p = build_spirv(&spirv_from_c("vectors.cl", recipe, &["-cl-std=CL1.2"]));
+        let p = build_spirv(&spirv_from_c("vectors.cl", recipe, common::CL1_2));
         all_widths::<i8>(&p, recipe);
         all_widths::<i16>(&p, recipe);
         all_widths::<i32>(&p, recipe);

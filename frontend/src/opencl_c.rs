@@ -521,16 +521,55 @@ pub fn compile_opencl_c(
     extensions: &[&str],
     undefine: &[&str],
 ) -> Result<Vec<u8>, String> {
-    compile_opencl_c_with_dependencies(source, options, extensions, undefine).map(|c| c.spirv)
+    OpenClC {
+        source,
+        options,
+        extensions,
+        undefine,
+        debug_info: false,
+    }
+    .compile()
 }
 
-/// [`compile_opencl_c`], also returning the files the source included.
-pub fn compile_opencl_c_with_dependencies(
-    source: &str,
-    options: &str,
-    extensions: &[&str],
-    undefine: &[&str],
-) -> Result<CompiledOpenClC, String> {
+/// One run of the OpenCL C recipe: what [`compile_opencl_c`] takes, plus the switches of the
+/// recipe that no build option reaches. Tests and the benchmark build their SPIR-V with it, so
+/// that they run what applications get from `clBuildProgram`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OpenClC<'a> {
+    pub source: &'a str,
+    /// Build options as `clBuildProgram` takes them (`-cl-std=`, `-D`, `-cl-opt-disable`, …).
+    pub options: &'a str,
+    /// The OpenCL C extensions and optional features clang may assume.
+    pub extensions: &'a [&'a str],
+    /// Macros clang predefines for every SPIR target that the device lacks.
+    pub undefine: &'a [&'a str],
+    /// clang's `-g`: OpenCL.DebugInfo.100 instructions in the module. The driver accepts and
+    /// ignores `-g` (it keeps no debug information), so only tests of modules that carry debug
+    /// instructions set this.
+    pub debug_info: bool,
+}
+
+impl OpenClC<'_> {
+    /// The module bytes (warnings are dropped), or the build log.
+    pub fn compile(&self) -> Result<Vec<u8>, String> {
+        run_recipe(self).map(|c| c.spirv)
+    }
+
+    /// [`OpenClC::compile`], also returning the files the source included (the program
+    /// cache's dependencies).
+    pub fn compile_with_dependencies(&self) -> Result<CompiledOpenClC, String> {
+        run_recipe(self)
+    }
+}
+
+fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
+    let OpenClC {
+        source,
+        options,
+        extensions,
+        undefine,
+        debug_info,
+    } = *input;
     if !opencl_c_compiler_available() {
         return Err(format!(
             "error: the OpenCL C compiler is not available ({CLANG}, {OPT} and {LLVM_SPIRV} \
@@ -549,6 +588,9 @@ pub fn compile_opencl_c_with_dependencies(
         std,
         opt_disable,
     } = clang_args(options);
+    if debug_info {
+        args.push("-g".into());
+    }
     // The device's OpenCL version (OpenCL C 6.12: "the version of OpenCL supported by the
     // device"), which clang-15 leaves undefined for spir64.
     args.push("-D__OPENCL_VERSION__=300".into());
@@ -820,12 +862,12 @@ mod tests {
         }
         let dir = temp_dir().unwrap();
         std::fs::write(dir.0.join("n.h"), "#define N 3\n").unwrap();
-        let c = compile_opencl_c_with_dependencies(
-            "#include \"n.h\"\nkernel void k(global int *p) { p[0] = N; }",
-            &format!("-I {}", dir.0.display()),
-            &[],
-            &[],
-        )
+        let c = OpenClC {
+            source: "#include \"n.h\"\nkernel void k(global int *p) { p[0] = N; }",
+            options: &format!("-I {}", dir.0.display()),
+            ..OpenClC::default()
+        }
+        .compile_with_dependencies()
         .unwrap_or_else(|e| panic!("{e}"));
         assert!(
             c.dependencies.contains(&dir.0.join("n.h")),

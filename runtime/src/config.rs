@@ -462,6 +462,18 @@ impl DeviceConfig {
             .collect()
     }
 
+    /// OpenCL C → SPIR-V with the frontend's recipe for this device: clang sees exactly its
+    /// extensions and features. The one call of the recipe for `clBuildProgram`, the offline
+    /// compiler, the integration tests and the benchmark.
+    pub fn compile_opencl_c(&self, source: &str, options: &str) -> Result<Vec<u8>, String> {
+        ferrocl_frontend::compile_opencl_c(
+            source,
+            options,
+            &self.opencl_c_extensions(),
+            &self.clang_undefines(),
+        )
+    }
+
     /// Macros clang-15 predefines for every SPIR target that this device must not have: those
     /// of the features its settings leave off (`__IMAGE_SUPPORT__` without images).
     pub fn clang_undefines(&self) -> Vec<&'static str> {

@@ -506,12 +506,14 @@ pub fn build_opencl_c(
     let start = std::time::Instant::now();
     let info = settings.log >= LogLevel::Info;
     let compile = || {
-        ferrocl_frontend::compile_opencl_c_with_dependencies(
-            request.source,
-            clang_options,
-            request.extensions,
-            request.undefine,
-        )
+        ferrocl_frontend::OpenClC {
+            source: request.source,
+            options: clang_options,
+            extensions: request.extensions,
+            undefine: request.undefine,
+            debug_info: false,
+        }
+        .compile_with_dependencies()
     };
     let Some(dir) = &settings.cache_dir else {
         let compiled = compile()?;

@@ -1,7 +1,7 @@
-//! Harness of the coverage tests: OpenCL C (clang-15 + llvm-spirv-15, at -O0 and with the
-//! optimising recipe) or hand-written SPIR-V assembly (spirv-as, checked with spirv-val) →
-//! frontend → codegen, then the work-group functions are called directly for every group of a
-//! one-dimensional NDRange on byte buffers.
+//! Harness of the coverage tests: OpenCL C (the frontend's recipe, the one `clBuildProgram`
+//! runs, with and without `-cl-opt-disable`) or hand-written SPIR-V assembly (spirv-as, checked
+//! with spirv-val) → frontend → codegen, then the work-group functions are called directly for
+//! every group of a one-dimensional NDRange on byte buffers.
 
 #![allow(dead_code)]
 
@@ -45,73 +45,70 @@ fn run(cmd: &mut Command) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// SPIR-V of `tests/kernels/<source>` built with the language options `language`.
-pub fn spirv_from_c(source: &str, recipe: Recipe, language: &[&str]) -> Vec<u8> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/kernels")
-        .join(source);
-    let flags: String = language
-        .concat()
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .collect();
-    let stem = format!("{}-{recipe:?}-{flags}", source.trim_end_matches(".cl"));
-    // Only modules that call the extension's functions use it.
-    clang_to_spirv(
-        &src,
-        recipe,
-        language,
-        &stem,
-        &[
-            "--spirv-max-version=1.0",
-            "--spirv-ext=+SPV_KHR_integer_dot_product",
-        ],
-    )
+/// How a test kernel is compiled: its build options and exactly the OpenCL C extensions and
+/// optional features clang may assume.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Language {
+    pub options: &'static str,
+    pub extensions: &'static [&'static str],
+    /// clang's `-g` (OpenCL.DebugInfo.100 in the module).
+    pub debug_info: bool,
 }
 
-/// OpenCL C file `src` → SPIR-V (clang-15 with `language`, the optimising opt-15 passes for
-/// `Recipe::Optimized`, llvm-spirv-15 with `translator_args`), through files named `stem` plus a
-/// suffix of this build's own (tests building the same source run at the same time).
-pub fn clang_to_spirv(
-    src: &Path,
-    recipe: Recipe,
-    language: &[&str],
-    stem: &str,
-    translator_args: &[&str],
-) -> Vec<u8> {
-    let dir = out_dir();
-    let stem = format!("{stem}-{}", unique());
-    let bc = dir.join(format!("{stem}.bc"));
-    let spv = dir.join(format!("{stem}.spv"));
-    let mut clang = Command::new("clang-15");
-    clang.args(language);
-    clang.args([
-        "-target",
-        "spir64",
-        "-O0",
-        "-emit-llvm",
-        "-c",
-        "-Xclang",
-        "-finclude-default-header",
-    ]);
-    if let Recipe::Optimized = recipe {
-        clang.args(["-Xclang", "-disable-O0-optnone"]);
+/// What the OpenCL C 1.2 and 2.0 kernels use: doubles, halves and 64-bit atomics (clang
+/// assumed every extension for them before they were built with the driver's recipe).
+pub const KERNEL_EXTENSIONS: &[&str] = &[
+    "cl_khr_fp64",
+    "__opencl_c_fp64",
+    "cl_khr_fp16",
+    "cl_khr_int64_base_atomics",
+    "cl_khr_int64_extended_atomics",
+    "__opencl_c_int64",
+];
+
+/// OpenCL C 1.2 with [`KERNEL_EXTENSIONS`].
+pub const CL1_2: Language = Language {
+    options: "-cl-std=CL1.2",
+    extensions: KERNEL_EXTENSIONS,
+    debug_info: false,
+};
+
+/// OpenCL C 2.0 with [`KERNEL_EXTENSIONS`] and the generic address space, which the 2.0
+/// built-ins' pointer overloads need.
+pub const CL2_0: Language = Language {
+    options: "-cl-std=CL2.0",
+    extensions: &[
+        "cl_khr_fp64",
+        "__opencl_c_fp64",
+        "cl_khr_fp16",
+        "cl_khr_int64_base_atomics",
+        "cl_khr_int64_extended_atomics",
+        "__opencl_c_int64",
+        "__opencl_c_generic_address_space",
+    ],
+    debug_info: false,
+};
+
+/// SPIR-V of `tests/kernels/<source>` in `language`, built by the frontend's OpenCL C recipe;
+/// `Recipe::O0` adds `-cl-opt-disable`.
+pub fn spirv_from_c(source: &str, recipe: Recipe, language: Language) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/kernels")
+        .join(source);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let options = match recipe {
+        Recipe::O0 => format!("{} -cl-opt-disable", language.options),
+        Recipe::Optimized => language.options.to_owned(),
+    };
+    ferrocl_frontend::OpenClC {
+        source: &text,
+        options: &options,
+        extensions: language.extensions,
+        undefine: &[],
+        debug_info: language.debug_info,
     }
-    run(clang.arg(src).arg("-o").arg(&bc));
-    if let Recipe::Optimized = recipe {
-        let passes = "sroa,early-cse,instcombine,simplifycfg,loop-mssa(licm),gvn,loop(indvars,loop-unroll-full),instcombine,simplifycfg,gvn,instcombine";
-        run(Command::new("opt-15")
-            .arg(format!("-passes={passes}"))
-            .arg(&bc)
-            .arg("-o")
-            .arg(&bc));
-    }
-    run(Command::new("llvm-spirv-15")
-        .args(translator_args)
-        .arg(&bc)
-        .arg("-o")
-        .arg(&spv));
-    std::fs::read(&spv).expect("read spv")
+    .compile()
+    .unwrap_or_else(|log| panic!("{source} ({recipe:?}, {language:?}):\n{log}"))
 }
 
 /// Assembles `tests/spvasm/<name>` with spirv-as for SPIR-V `version` ("1.0".."1.6") and checks

@@ -849,11 +849,15 @@ fn half_bit_operations_and_classification() {
 /// halves is exact or nearly so, then rounded once); the inclusive max scan exactly.
 #[test]
 fn half_work_group_sum() {
-    let language = &[
-        "-cl-std=CL3.0",
-        "-Xclang",
-        "-cl-ext=-all,+__opencl_c_work_group_collective_functions,+__opencl_c_int64,+cl_khr_fp16",
-    ];
+    let language = Language {
+        options: "-cl-std=CL3.0",
+        extensions: &[
+            "__opencl_c_work_group_collective_functions",
+            "__opencl_c_int64",
+            "cl_khr_fp16",
+        ],
+        debug_info: false,
+    };
     both(|r| {
         let p = build_with("half_collectives.cl", r, language);
         let (items, local) = (1024usize, 64usize);

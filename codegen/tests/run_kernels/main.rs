@@ -1,5 +1,5 @@
-//! Codegen end to end without the runtime: OpenCL C → SPIR-V (clang-15 + llvm-spirv-15, at -O0
-//! and with the optimising recipe) → frontend → JIT, then the work-group functions are called
+//! Codegen end to end without the runtime: OpenCL C → SPIR-V (the frontend's recipe, with and
+//! without `-cl-opt-disable`) → frontend → JIT, then the work-group functions are called
 //! directly for every group of an NDRange and results are checked against host references.
 
 use std::path::{Path, PathBuf};
@@ -23,7 +23,7 @@ mod math;
 mod printf;
 mod sub_groups;
 
-use common::{clang_to_spirv, Recipe};
+use common::{Language, Recipe, CL1_2};
 
 fn out_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("codegen-spirv");
@@ -32,9 +32,9 @@ fn out_dir() -> PathBuf {
 }
 
 fn run(cmd: &mut Command) {
-    let out = cmd.output().unwrap_or_else(|e| {
-        panic!("cannot run {cmd:?}: {e} (install clang-15, llvm-15, llvm-spirv-15)")
-    });
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e} (install spirv-tools)"));
     assert!(
         out.status.success(),
         "{cmd:?} failed:\n{}",
@@ -43,46 +43,20 @@ fn run(cmd: &mut Command) {
 }
 
 fn spirv(source: &str, recipe: Recipe) -> Vec<u8> {
-    spirv_with(source, recipe, &["-cl-std=CL1.2"])
+    common::spirv_from_c(source, recipe, CL1_2)
 }
 
 /// OpenCL C 3.0 with the optional features these tests exercise.
-const CL3_COLLECTIVES: &[&str] = &[
-    "-cl-std=CL3.0",
-    "-Xclang",
-    "-cl-ext=-all,+__opencl_c_work_group_collective_functions,+__opencl_c_int64,+cl_khr_fp64,+__opencl_c_fp64",
-];
-
-fn spirv_with(source: &str, recipe: Recipe, language: &[&str]) -> Vec<u8> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/kernels")
-        .join(source);
-    // The cache name carries (a hash of) the flags: the same source is built with different
-    // ones, and long extension lists would exceed the file-name limit.
-    let flags = {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        language.hash(&mut h);
-        format!("{:016x}", h.finish())
-    };
-    let stem = format!("{}-{recipe:?}-{flags}", source.trim_end_matches(".cl"));
-    // llvm-spirv-15 asserts on -g output limited to SPIR-V 1.0; 1.4 works. The non-uniform
-    // sub-group instructions need SPIR-V 1.3.
-    let max_version = if language.contains(&"-g") {
-        "--spirv-max-version=1.4"
-    } else if language.concat().contains("cl_khr_subgroup_") {
-        "--spirv-max-version=1.3"
-    } else {
-        "--spirv-max-version=1.0"
-    };
-    clang_to_spirv(
-        &src,
-        recipe,
-        language,
-        &stem,
-        &[max_version, "--spirv-ext=+SPV_KHR_subgroup_rotate"],
-    )
-}
+const CL3_COLLECTIVES: Language = Language {
+    options: "-cl-std=CL3.0",
+    extensions: &[
+        "__opencl_c_work_group_collective_functions",
+        "__opencl_c_int64",
+        "cl_khr_fp64",
+        "__opencl_c_fp64",
+    ],
+    debug_info: false,
+};
 
 /// Programs built once per test binary, by source and recipe (CL 1.2 sources).
 fn cached(source: &'static str, recipe: Recipe) -> &'static Program {
@@ -120,11 +94,11 @@ fn atomic_program(recipe: Recipe) -> &'static Program {
 }
 
 fn build(source: &str, recipe: Recipe) -> Program {
-    build_with(source, recipe, &["-cl-std=CL1.2"])
+    build_with(source, recipe, CL1_2)
 }
 
-fn build_with(source: &str, recipe: Recipe, language: &[&str]) -> Program {
-    let module = ferrocl_frontend::parse(&spirv_with(source, recipe, language))
+fn build_with(source: &str, recipe: Recipe, language: Language) -> Program {
+    let module = ferrocl_frontend::parse(&common::spirv_from_c(source, recipe, language))
         .unwrap_or_else(|e| panic!("frontend: {e}"));
     compile(&module, &BuildOptions::default()).unwrap_or_else(|e| panic!("codegen: {e}"))
 }

@@ -131,7 +131,14 @@ fn debug_info_modules_build_and_run() {
     // llvm-spirv puts OpenCL.DebugInfo.100 instructions (DebugScope) before phis in optimised
     // -g output; codegen must take the phis wherever they sit at the block's start.
     both(|r| {
-        let p = build_with("basic.cl", r, &["-cl-std=CL1.2", "-g"]);
+        let p = build_with(
+            "basic.cl",
+            r,
+            Language {
+                debug_info: true,
+                ..CL1_2
+            },
+        );
         let n = 100;
         let mut a: Vec<f32> = (0..n).map(|i| i as f32).collect();
         let mut b: Vec<f32> = (0..n).map(|i| 2.0 * i as f32).collect();

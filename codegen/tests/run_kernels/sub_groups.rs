@@ -4,11 +4,26 @@ use super::half::{half_f64, is_half_nan, narrow_ref, HalfMode};
 use super::*;
 
 /// OpenCL C 3.0 with sub-groups and every sub-group extension.
-const CL3_SUB_GROUPS: &[&str] = &[
-    "-cl-std=CL3.0",
-    "-Xclang",
-    "-cl-ext=-all,+__opencl_c_subgroups,+cl_khr_subgroups,+cl_khr_subgroup_extended_types,+cl_khr_subgroup_non_uniform_vote,+cl_khr_subgroup_ballot,+cl_khr_subgroup_non_uniform_arithmetic,+cl_khr_subgroup_shuffle,+cl_khr_subgroup_shuffle_relative,+cl_khr_subgroup_clustered_reduce,+cl_khr_subgroup_rotate,+__opencl_c_int64,+cl_khr_fp64,+__opencl_c_fp64,+cl_khr_fp16",
-];
+const CL3_SUB_GROUPS: Language = Language {
+    options: "-cl-std=CL3.0",
+    extensions: &[
+        "__opencl_c_subgroups",
+        "cl_khr_subgroups",
+        "cl_khr_subgroup_extended_types",
+        "cl_khr_subgroup_non_uniform_vote",
+        "cl_khr_subgroup_ballot",
+        "cl_khr_subgroup_non_uniform_arithmetic",
+        "cl_khr_subgroup_shuffle",
+        "cl_khr_subgroup_shuffle_relative",
+        "cl_khr_subgroup_clustered_reduce",
+        "cl_khr_subgroup_rotate",
+        "__opencl_c_int64",
+        "cl_khr_fp64",
+        "__opencl_c_fp64",
+        "cl_khr_fp16",
+    ],
+    debug_info: false,
+};
 
 fn sub_group_program(recipe: Recipe) -> &'static Program {
     type Cache = std::sync::Mutex<std::collections::HashMap<bool, &'static Program>>;

@@ -12,9 +12,8 @@
 //!   contains "ferrocl" (case-insensitive).
 #![allow(dead_code)]
 
-use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
 use std::ffi::c_void;
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::ptr;
@@ -30,29 +29,23 @@ pub use opencl3::platform::Platform;
 pub use opencl3::program::Program;
 pub use opencl3::types::{cl_device_id, cl_int, cl_uint, CL_BLOCKING};
 
+use ferrocl_runtime::frontend::OpenClC;
+
 /// Name of the environment variable that swaps the driver under test for another ICD.
 pub const OTHER_ICD_VAR: &str = "FERROCL_TEST_PLATFORM_ICD";
 
 /// How the kernels of a test are turned into a program.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Opt {
-    /// `clang-15 -O0` + `llvm-spirv-15`: every variable in memory, `a*b+c` as `mad`.
+    /// The driver's OpenCL C recipe with `-cl-opt-disable`: clang's `-O0` module, every
+    /// variable in memory, `a*b+c` as `mad`.
     O0,
-    /// `clang-15 -O0 -disable-O0-optnone` + `opt-15` pass list + `llvm-spirv-15` (DESIGN.md).
+    /// The driver's OpenCL C recipe as `clBuildProgram` runs it (opt-15's passes, DESIGN.md).
     Optimised,
 }
 
 /// Both recipes; every kernel test runs once per entry.
 pub const OPTS: [Opt; 2] = [Opt::O0, Opt::Optimised];
-
-/// The pass list DESIGN.md records as giving modules that `spirv-val` accepts.
-const OPT_PASSES: &str = "sroa,early-cse,instcombine,simplifycfg,loop-mssa(licm),gvn,\
-loop(indvars,loop-unroll-full),instcombine,simplifycfg,gvn,instcombine";
-
-/// The data layout the driver's own recipe gives opt (frontend `OPT_DATA_LAYOUT`): clang-15's
-/// spir64 layout with native integer widths, so instcombine makes no i4 llvm-spirv refuses.
-const OPT_DATA_LAYOUT: &str =
-    "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-n8:16:32:64";
 
 /// Which driver the loader was pointed at.
 #[derive(Debug)]
@@ -434,83 +427,100 @@ pub fn spirv(file: &str, opt: Opt) -> Vec<u8> {
 }
 
 /// SPIR-V for `icd/tests/kernels/<file>.cl` with the given recipe and language options,
-/// cached under `target/ferrocl-test-spirv/` keyed on the source text, the recipe and the
-/// options, checked with `spirv-val --target-env opencl2.1` (plain SPIR-V 1.0 with halves).
+/// built by the frontend's OpenCL C recipe (the one `clBuildProgram` runs), once per process,
+/// and checked with `spirv-val --target-env opencl2.1` (plain SPIR-V 1.0 with halves).
+/// `-Xclang -cl-ext=-all,+a,+b` among the options names exactly the extensions and features
+/// clang may assume; without it they are those of a device with every optional feature on, so
+/// that the IL is the same whatever `FERROCL_*` this process runs with (the config tests build
+/// IL that a device with a feature turned off must refuse).
 pub fn spirv_in(file: &str, opt: Opt, language: &[&str]) -> Vec<u8> {
+    type Built = HashMap<(String, Opt, Vec<String>), Vec<u8>>;
     // One compile at a time per process: tests share kernels and run in parallel.
-    static LOCK: Mutex<()> = Mutex::new(());
-    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-
-    let src_path = kernel_source(file);
-    let src = std::fs::read(&src_path).unwrap_or_else(|e| panic!("{}: {e}", src_path.display()));
-    let clang_args = clang_args(opt, language);
-    let mut h = DefaultHasher::new();
-    src.hash(&mut h);
-    clang_args.hash(&mut h);
-    if opt == Opt::Optimised {
-        OPT_PASSES.hash(&mut h);
-        OPT_DATA_LAYOUT.hash(&mut h);
+    static BUILT: OnceLock<Mutex<Built>> = OnceLock::new();
+    let mut built = BUILT
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let key = (
+        file.to_owned(),
+        opt,
+        language.iter().map(|s| s.to_string()).collect(),
+    );
+    if let Some(bytes) = built.get(&key) {
+        return bytes.clone();
     }
+    let src_path = kernel_source(file);
+    let source = std::fs::read_to_string(&src_path)
+        .unwrap_or_else(|e| panic!("{}: {e}", src_path.display()));
+    let (mut options, extensions) = options_and_extensions(language);
+    if opt == Opt::O0 {
+        options.push_str(" -cl-opt-disable");
+    }
+    let every_feature = ferrocl_runtime::settings::Settings {
+        fp64: true,
+        fp16: true,
+        sub_groups: true,
+        ..ferrocl_runtime::settings::Settings::parse(|_| None, |_| {})
+    };
+    let device = ferrocl_runtime::config::DeviceConfig::detect(&every_feature, 1);
+    let device_extensions = device.opencl_c_extensions();
+    let extensions: Vec<&str> = match &extensions {
+        Some(list) => list.iter().map(String::as_str).collect(),
+        None => device_extensions,
+    };
+    let bytes = OpenClC {
+        source: &source,
+        options: &options,
+        extensions: &extensions,
+        undefine: &device.clang_undefines(),
+        debug_info: false,
+    }
+    .compile()
+    .unwrap_or_else(|log| panic!("{file} ({opt:?}, {language:?}):\n{log}"));
+
+    // spirv-val's OpenCL environments refuse the Float16 capability (cl_khr_fp16): modules
+    // with halves are checked against the plain SPIR-V 1.0 rules.
+    let half = extensions.contains(&"cl_khr_fp16");
+    let dir = profile_dir().join("ferrocl-test-spirv");
+    std::fs::create_dir_all(&dir).expect("create spirv dir");
     let tag = match opt {
         Opt::O0 => "O0",
         Opt::Optimised => "opt",
     };
-    let dir = profile_dir()
-        .parent()
-        .expect("target dir")
-        .join("ferrocl-test-spirv");
-    std::fs::create_dir_all(&dir).expect("create spirv cache dir");
-    let out = dir.join(format!("{file}-{tag}-{:016x}.spv", h.finish()));
-    if let Ok(bytes) = std::fs::read(&out) {
-        return bytes;
-    }
-
-    let pid = std::process::id();
-    let bc = dir.join(format!("{file}-{tag}.{pid}.bc"));
-    let bc_opt = dir.join(format!("{file}-{tag}.{pid}.opt.bc"));
-    let spv_tmp = dir.join(format!("{file}-{tag}.{pid}.spv"));
-    let mut clang = Command::new("clang-15");
-    clang.args(&clang_args).arg(&src_path).arg("-o").arg(&bc);
-    run_tool(clang);
-    let to_translate = if opt == Opt::Optimised {
-        let mut o = Command::new("opt-15");
-        o.arg(format!("-passes={OPT_PASSES}"))
-            .arg(format!("--data-layout={OPT_DATA_LAYOUT}"))
-            .arg(&bc)
-            .arg("-o")
-            .arg(&bc_opt);
-        run_tool(o);
-        &bc_opt
-    } else {
-        &bc
-    };
-    let mut tr = Command::new("llvm-spirv-15");
-    tr.arg("--spirv-max-version=1.0")
-        .arg(to_translate)
-        .arg("-o")
-        .arg(&spv_tmp);
-    run_tool(tr);
-    // spirv-val's OpenCL environments refuse the Float16 capability (cl_khr_fp16): modules
-    // with halves are checked against the plain SPIR-V 1.0 rules.
-    let half = language.iter().any(|o| o.contains("cl_khr_fp16"));
+    let spv = dir.join(format!("{file}-{tag}.{}.spv", std::process::id()));
+    std::fs::write(&spv, &bytes).expect("write .spv");
     let mut val = Command::new("spirv-val");
     val.args(["--target-env", if half { "spv1.0" } else { "opencl2.1" }])
-        .arg(&spv_tmp);
+        .arg(&spv);
     run_tool(val);
-    std::fs::rename(&spv_tmp, &out).expect("rename .spv into the cache");
-    let _ = std::fs::remove_file(&bc);
-    let _ = std::fs::remove_file(&bc_opt);
-    std::fs::read(&out).expect("read cached .spv")
+    let _ = std::fs::remove_file(&spv);
+    built.insert(key, bytes.clone());
+    bytes
 }
 
-fn clang_args<'a>(opt: Opt, language: &[&'a str]) -> Vec<&'a str> {
-    let mut a = language.to_vec();
-    a.extend(["-target", "spir64", "-O0"]);
-    if opt == Opt::Optimised {
-        a.extend(["-Xclang", "-disable-O0-optnone"]);
+/// The build options of `language` and, when it has `-Xclang -cl-ext=-all,+a,+b` (clang's
+/// spelling of an extension set, which the other ICD does not see), the names it turns on.
+fn options_and_extensions(language: &[&str]) -> (String, Option<Vec<String>>) {
+    let mut options = Vec::new();
+    let mut extensions = None;
+    let mut words = language.iter();
+    while let Some(&w) = words.next() {
+        if w == "-Xclang" {
+            let ext = words.next().expect("-Xclang needs an argument");
+            let list = ext
+                .strip_prefix("-cl-ext=-all")
+                .unwrap_or_else(|| panic!("{ext}: only -cl-ext=-all,+… is understood"));
+            extensions = Some(
+                list.split(',')
+                    .filter_map(|e| e.strip_prefix('+'))
+                    .map(str::to_owned)
+                    .collect(),
+            );
+        } else {
+            options.push(w);
+        }
     }
-    a.extend(["-emit-llvm", "-c", "-Xclang", "-finclude-default-header"]);
-    a
+    (options.join(" "), extensions)
 }
 
 fn run_tool(mut cmd: Command) {

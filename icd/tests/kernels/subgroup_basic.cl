@@ -1,5 +1,7 @@
-// Sub-group built-ins and collectives in OpenCL C 1.2 (clang declares them for cl_khr_subgroups;
-// SPIR-V 1.0 needs only the Groups capability with Subgroup scope).
+// language: -cl-std=CL1.2 -Xclang -cl-ext=-all,+cl_intel_subgroups
+// Sub-group built-ins and collectives in OpenCL C 1.2 (clang-15 declares them there only for
+// cl_intel_subgroups: cl_khr_subgroups is a 2.0 extension to it; SPIR-V 1.0 needs only the
+// Groups capability with Subgroup scope).
 kernel void subgroup_basic(global const int *in, global int *out) {
     size_t g = get_global_id(1) * get_global_size(0) + get_global_id(0);
     int x = in[g];
