@@ -30,6 +30,14 @@ impl fmt::Display for BuildError {
 
 impl std::error::Error for BuildError {}
 
+/// An operand the module view could not read: its message is already a build-log line that
+/// names the instruction, its result id and the operand.
+impl From<ferrocl_frontend::ViewError> for BuildError {
+    fn from(e: ferrocl_frontend::ViewError) -> Self {
+        BuildError::new(e.0)
+    }
+}
+
 /// One compiled kernel. Its code lives as long as the [`Program`] that holds it.
 pub struct Kernel {
     pub info: KernelInfo,

@@ -20,7 +20,11 @@ pub struct Cfg {
 }
 
 impl Cfg {
-    pub fn new(f: &Function) -> Cfg {
+    pub fn new(f: crate::view::Function<'_>) -> Cfg {
+        Cfg::of_raw(f.raw())
+    }
+
+    pub(crate) fn of_raw(f: &Function) -> Cfg {
         let index: HashMap<Word, usize> = f
             .blocks
             .iter()

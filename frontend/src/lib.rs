@@ -21,6 +21,7 @@ mod validate;
 mod validate_dominance;
 mod validate_structure;
 mod validate_types;
+mod view;
 mod words;
 
 pub use cfg::Cfg;
@@ -45,6 +46,9 @@ pub use validate::{
 };
 pub use validate_types::{
     ATOMIC_SCOPES, FENCE_SCOPES, MAX_LOCAL_VARIABLE_BYTES, MAX_PROGRAM_SCOPE_VARIABLE_BYTES,
+};
+pub use view::{
+    Block, DecorationRef, ExtInst, Function, ImageOperands, Inst, MemoryAccess, ViewError,
 };
 pub use words::{module_processed, with_module_processed, without_module_processed};
 

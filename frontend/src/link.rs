@@ -475,7 +475,7 @@ pub fn unresolved_imports(m: &Module) -> Vec<String> {
             if m.has_decoration(*target, Decoration::BuiltIn) || provided_by_device(name) {
                 return None;
             }
-            let what = if m.function(*target).is_some() {
+            let what = if m.function_raw(*target).is_some() {
                 "function"
             } else {
                 "variable"

@@ -120,7 +120,7 @@ pub(crate) fn extract_kernels(m: &Module) -> Result<Vec<KernelInfo>, FrontendErr
                 None,
             )]));
         };
-        let f = m.function(*function).ok_or_else(|| {
+        let f = m.function_raw(*function).ok_or_else(|| {
             FrontendError::Invalid(vec![m.diag(
                 format!("entry point \"{name}\" names %{function}, not a function"),
                 ep,
@@ -315,7 +315,7 @@ fn describe_arg(m: &Module, pid: u32, ty: u32) -> Result<KernelArg, String> {
 }
 
 fn param_attr(m: &Module, id: u32, attr: FunctionParameterAttribute) -> bool {
-    m.decorations(id).iter().any(|(d, ops)| {
+    m.decorations_raw(id).iter().any(|(d, ops)| {
         *d == Decoration::FuncParamAttr
             && ops.first() == Some(&Operand::FunctionParameterAttribute(attr))
     })
@@ -436,7 +436,7 @@ pub fn stops_work_items(m: &Module, function: u32) -> bool {
     if !m.spin_loop_back_edges(function).is_empty() {
         return true;
     }
-    m.function(function).is_some_and(|f| {
+    m.function_raw(function).is_some_and(|f| {
         f.blocks
             .iter()
             .flat_map(|b| &b.instructions)
@@ -455,7 +455,9 @@ fn reaches(m: &Module, function: u32, wanted: impl Fn(u32) -> bool) -> bool {
         if wanted(id) {
             return true;
         }
-        let Some(f) = m.function(id) else { continue };
+        let Some(f) = m.function_raw(id) else {
+            continue;
+        };
         for inst in f.blocks.iter().flat_map(|b| &b.instructions) {
             if inst.class.opcode == Op::FunctionCall {
                 if let Some(Operand::IdRef(callee)) = inst.operands.first() {

@@ -64,7 +64,8 @@ pub enum Type {
     Opaque(String),
 }
 
-/// A validated SPIR-V module.
+/// A validated SPIR-V module. Other crates read it through the typed view (view.rs); `raw`
+/// is rspirv's representation, public for the frontend's own integration tests.
 pub struct Module {
     pub raw: dr::Module,
     pub version: (u8, u8),
@@ -100,17 +101,20 @@ impl Module {
         self.names.get(&id).map(String::as_str)
     }
 
-    /// Decorations applied to `id` (`OpDecorate`, with group decorations expanded).
-    pub fn decorations(&self, id: Word) -> &[(Decoration, Vec<dr::Operand>)] {
+    /// Decorations applied to `id` (`OpDecorate`, with group decorations expanded), as rspirv
+    /// holds them.
+    pub(crate) fn decorations_raw(&self, id: Word) -> &[(Decoration, Vec<dr::Operand>)] {
         self.decorations.get(&id).map(Vec::as_slice).unwrap_or(&[])
     }
 
     pub fn has_decoration(&self, id: Word, decoration: Decoration) -> bool {
-        self.decorations(id).iter().any(|(d, _)| *d == decoration)
+        self.decorations_raw(id)
+            .iter()
+            .any(|(d, _)| *d == decoration)
     }
 
-    /// The instruction defining a type, constant or module-scope variable.
-    pub fn global(&self, id: Word) -> Option<&dr::Instruction> {
+    /// The instruction defining a type, constant or module-scope variable, as rspirv holds it.
+    pub(crate) fn global_raw(&self, id: Word) -> Option<&dr::Instruction> {
         self.globals
             .get(&id)
             .map(|&i| &self.raw.types_global_values[i])
@@ -186,8 +190,8 @@ impl Module {
             .unwrap_or(&[])
     }
 
-    /// The functions of the module by result id.
-    pub fn function(&self, id: Word) -> Option<&dr::Function> {
+    /// The function with result id `id`, as rspirv holds it.
+    pub(crate) fn function_raw(&self, id: Word) -> Option<&dr::Function> {
         self.function_index
             .get(&id)
             .map(|&i| &self.raw.functions[i])

@@ -333,7 +333,7 @@ fn decode_type(m: &Module, inst: &dr::Instruction) -> Option<Type> {
         },
         Op::TypeArray => {
             let len_id = id_operand(inst, 1)?;
-            let len_inst = m.global(len_id)?;
+            let len_inst = m.global_raw(len_id)?;
             let len = match len_inst.operands.first()? {
                 Operand::LiteralBit32(v) => u64::from(*v),
                 Operand::LiteralBit64(v) => *v,

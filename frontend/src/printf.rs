@@ -91,7 +91,20 @@ pub struct PrintfCall {
 
 /// Resolves and checks the `OpExtInst … printf` instruction `inst` of function `f`.
 /// The error text is the rule broken, without the instruction (the caller names it).
-pub fn printf_call(m: &Module, f: &Function, inst: &Instruction) -> Result<PrintfCall, String> {
+pub fn printf_call(
+    m: &Module,
+    f: crate::view::Function<'_>,
+    inst: crate::view::Inst<'_>,
+) -> Result<PrintfCall, String> {
+    resolve_printf_call(m, f.raw(), inst.raw())
+}
+
+/// [`printf_call`] on rspirv's representation, for the validator.
+pub(crate) fn resolve_printf_call(
+    m: &Module,
+    f: &Function,
+    inst: &Instruction,
+) -> Result<PrintfCall, String> {
     let ids: Vec<Word> = inst.operands[2.min(inst.operands.len())..]
         .iter()
         .map(|o| match o {
@@ -352,7 +365,7 @@ fn match_argument(
 /// a `UniformConstant` variable, addressed by constant access chains.
 fn constant_string(m: &Module, f: &Function, ptr: Word) -> Option<Vec<u8>> {
     let (var, offset) = pointer_base(m, f, ptr, 16)?;
-    let def = m.global(var)?;
+    let def = m.global_raw(var)?;
     if def.class.opcode != Op::Variable
         || def.operands.first() != Some(&Operand::StorageClass(StorageClass::UniformConstant))
     {
@@ -369,7 +382,7 @@ fn constant_string(m: &Module, f: &Function, ptr: Word) -> Option<Vec<u8>> {
 
 /// The elements of a constant array of 8-bit integers.
 fn char_array(m: &Module, id: Word) -> Option<Vec<u8>> {
-    let c = m.global(id)?;
+    let c = m.global_raw(id)?;
     let Some(Type::Array { elem, len }) = c.result_type.and_then(|t| m.ty(t)) else {
         return None;
     };
@@ -391,7 +404,7 @@ fn char_array(m: &Module, id: Word) -> Option<Vec<u8>> {
 }
 
 fn constant_int(m: &Module, id: Word) -> Option<u64> {
-    let c = m.global(id)?;
+    let c = m.global_raw(id)?;
     match (c.class.opcode, c.operands.first()) {
         (Op::Constant, Some(Operand::LiteralBit32(v))) => Some(u64::from(*v)),
         (Op::Constant, Some(Operand::LiteralBit64(v))) => Some(*v),
@@ -403,7 +416,7 @@ fn constant_int(m: &Module, id: Word) -> Option<u64> {
 /// The module-scope variable `ptr` points into and the constant byte offset, following
 /// access chains with constant indices, bitcasts and copies inside `f`.
 fn pointer_base(m: &Module, f: &Function, ptr: Word, depth: u32) -> Option<(Word, u64)> {
-    if m.global(ptr).is_some() {
+    if m.global_raw(ptr).is_some() {
         return Some((ptr, 0));
     }
     if depth == 0 {

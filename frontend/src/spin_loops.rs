@@ -180,7 +180,7 @@ fn spin_back_edges(
     f: &Function,
     atomic_functions: &HashSet<Word>,
 ) -> Vec<(Word, Word)> {
-    let cfg = Cfg::new(f);
+    let cfg = Cfg::of_raw(f);
     let idom = immediate_dominators(&cfg.rpo, &cfg.preds);
     // Natural loops: each back edge latch → header (the header dominates the latch) adds the
     // blocks that reach the latch without passing the header.
@@ -466,7 +466,7 @@ mod tests {
                 .iter()
                 .find(|k| k.name == "nested")
                 .expect("nested");
-            let wrapper = m.function(nested.function).expect("function");
+            let wrapper = m.function_raw(nested.function).expect("function");
             let callees = wrapper
                 .blocks
                 .iter()

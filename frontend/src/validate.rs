@@ -241,7 +241,7 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
                 func,
             ));
         }
-        if func.and_then(|f| m.function(f)).is_none() {
+        if func.and_then(|f| m.function_raw(f)).is_none() {
             problems.push(m.diag(
                 format!(
                     "SPIR-V 2.4: entry point names %{} which is not a function of this module",
@@ -263,7 +263,9 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
         }
         for op in inst.operands.iter().skip(3) {
             let Operand::IdRef(id) = op else { continue };
-            if m.global(*id).is_none_or(|g| g.class.opcode != Op::Variable) {
+            if m.global_raw(*id)
+                .is_none_or(|g| g.class.opcode != Op::Variable)
+            {
                 problems.push(m.diag(
                     format!(
                         "SPIR-V 2.4: entry point interface %{id} is not a module-scope OpVariable"
@@ -379,7 +381,7 @@ fn check_builtin(m: &Module, inst: &rspirv::dr::Instruction) -> Option<Diagnosti
     }
     let id = inst.result_id?;
     let builtin = m
-        .decorations(id)
+        .decorations_raw(id)
         .iter()
         .find_map(|(d, ops)| match (d, ops.first()) {
             (Decoration::BuiltIn, Some(Operand::BuiltIn(b))) => Some(*b),
@@ -460,7 +462,9 @@ fn check_kernels(m: &Module) -> Vec<Diagnostic> {
         let Some(Operand::IdRef(fid)) = ep.operands.get(1) else {
             continue;
         };
-        let Some(f) = m.function(*fid) else { continue };
+        let Some(f) = m.function_raw(*fid) else {
+            continue;
+        };
         let Some(def) = &f.def else { continue };
         if let Some(ret) = def.result_type {
             if !matches!(m.ty(ret), Some(Type::Void)) {
@@ -480,15 +484,15 @@ fn check_kernels(m: &Module) -> Vec<Diagnostic> {
                     | StorageClass::UniformConstant => None,
                     // llvm-spirv passes structs by value as a ByVal Function pointer.
                     StorageClass::Function
-                        if m.decorations(p.result_id.unwrap_or(0))
-                            .iter()
-                            .any(|(d, ops)| {
+                        if m.decorations_raw(p.result_id.unwrap_or(0)).iter().any(
+                            |(d, ops)| {
                                 *d == Decoration::FuncParamAttr
                                     && ops.first()
                                         == Some(&Operand::FunctionParameterAttribute(
                                             spirv::FunctionParameterAttribute::ByVal,
                                         ))
-                            }) =>
+                            },
+                        ) =>
                     {
                         None
                     }
@@ -617,7 +621,7 @@ fn check_declared_before_use(
         }
         if op == Op::TypeArray {
             let len = match inst.operands.get(1) {
-                Some(Operand::IdRef(id)) => m.global(*id),
+                Some(Operand::IdRef(id)) => m.global_raw(*id),
                 _ => None,
             };
             if len.is_none_or(|c| c.class.opcode != Op::Constant) {

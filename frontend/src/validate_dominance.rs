@@ -26,7 +26,7 @@ fn check_function(m: &Module, f: &Function, problems: &mut Vec<Diagnostic>) {
     if n == 0 {
         return;
     }
-    let cfg = Cfg::new(f);
+    let cfg = Cfg::of_raw(f);
     let mut seen = vec![false; n];
     for &b in &cfg.rpo {
         seen[b] = true;

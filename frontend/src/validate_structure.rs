@@ -273,7 +273,10 @@ pub(crate) fn check_functions(m: &Module) -> Vec<Diagnostic> {
         let Some(def) = &f.def else { continue };
         let fid = def.result_id.unwrap_or(0);
         if let Some(at) = visit(fid, &calls, &mut state) {
-            let def = m.function(at).and_then(|f| f.def.as_ref()).unwrap_or(def);
+            let def = m
+                .function_raw(at)
+                .and_then(|f| f.def.as_ref())
+                .unwrap_or(def);
             problems.push(m.diag(
                 format!("env 4: recursion is not allowed; function %{at} is part of a call cycle"),
                 def,

@@ -93,6 +93,15 @@ fn scalar(m: &Module, name: &str) -> u64 {
     }
 }
 
+/// The module-scope instruction defining `id`, as rspirv holds it.
+fn global(m: &Module, id: u32) -> &ferrocl_frontend::rspirv::dr::Instruction {
+    m.raw
+        .types_global_values
+        .iter()
+        .find(|i| i.result_id == Some(id))
+        .unwrap_or_else(|| panic!("no module-scope %{id}"))
+}
+
 /// The components of the composite constant named `name`.
 fn composite(m: &Module, name: &str) -> Vec<u64> {
     let inst = m
@@ -108,7 +117,7 @@ fn composite(m: &Module, name: &str) -> Vec<u64> {
             let Operand::IdRef(id) = o else {
                 panic!("constituent")
             };
-            let part = m.global(*id).unwrap();
+            let part = global(m, *id);
             match part.operands.first() {
                 Some(Operand::LiteralBit32(v)) => u64::from(*v),
                 Some(Operand::LiteralBit64(v)) => *v,
@@ -261,7 +270,7 @@ fn unsupported_expressions_are_named_in_the_log() {
 /// The byte offset a re-emitted pointer constant adds to its variable:
 /// `ConvertUToPtr(IAdd(ConvertPtrToU(variable), offset))`.
 fn pointer_offset(m: &Module, name: &str) -> (u32, u64) {
-    let find = |id: u32| m.global(id).unwrap();
+    let find = |id: u32| global(m, id);
     let inst = m
         .raw
         .types_global_values

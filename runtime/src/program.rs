@@ -666,19 +666,14 @@ fn build_module(
         return Err(unresolved.concat());
     }
     let refused: String = module
-        .raw
-        .capabilities
-        .iter()
-        .filter_map(|i| match i.operands.first() {
-            Some(ferrocl_frontend::rspirv::dr::Operand::Capability(c)) if !config.allows_capability(*c) => {
-                let setting = crate::features::owning_capability(*c)
-                    .map_or("the device", |f| f.switch.off_by());
-                Some(format!(
-                    "error: env 3: capability {c:?} is turned off on this device ({}) [OpCapability {c:?}]\n",
-                    setting
-                ))
-            }
-            _ => None,
+        .capabilities()
+        .filter(|c| !config.allows_capability(*c))
+        .map(|c| {
+            let setting =
+                crate::features::owning_capability(c).map_or("the device", |f| f.switch.off_by());
+            format!(
+                "error: env 3: capability {c:?} is turned off on this device ({setting}) [OpCapability {c:?}]\n"
+            )
         })
         .collect();
     if !refused.is_empty() {

@@ -4,9 +4,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use ferrocl_frontend::rspirv::dr::{Function, Instruction, Operand};
 use ferrocl_frontend::spirv::{Op, Word};
-use ferrocl_frontend::{Cfg, Module, Type};
+use ferrocl_frontend::{Cfg, Function, Inst, Module, Type};
 
 use super::function::{is_group_barrier, Translator};
 
@@ -16,63 +15,53 @@ use super::function::{is_group_barrier, Translator};
 /// Exactly these need it: a value not live at any resume point is still dominated by its
 /// definition once resume points become extra entries into the CFG.
 pub(super) fn frame_resident_ids(
-    f: &Function,
+    f: Function<'_>,
     barrier_functions: &HashSet<Word>,
     yield_edges: &HashSet<(Word, Word)>,
 ) -> HashSet<Word> {
-    let is_barrier_point = |inst: &Instruction| match inst.class.opcode {
-        Op::FunctionCall => {
-            matches!(inst.operands.first(), Some(Operand::IdRef(c)) if barrier_functions.contains(c))
-        }
+    let is_barrier_point = |inst: Inst<'_>| match inst.opcode() {
+        Op::FunctionCall => inst
+            .optional_id(0)
+            .is_some_and(|c| barrier_functions.contains(&c)),
         op => is_group_barrier(op),
     };
-    if yield_edges.is_empty()
-        && !f
-            .blocks
-            .iter()
-            .flat_map(|b| &b.instructions)
-            .any(is_barrier_point)
-    {
+    if yield_edges.is_empty() && !f.instructions().any(is_barrier_point) {
         return HashSet::new();
     }
     // Only values defined in this function matter (parameters come from the prologue or are
     // stored by the caller; variables are frame addresses recomputed at each use).
     let defined: HashSet<Word> = f
-        .blocks
-        .iter()
-        .flat_map(|b| &b.instructions)
-        .filter(|i| i.class.opcode != Op::Variable && i.result_type.is_some())
-        .filter_map(|i| i.result_id)
+        .instructions()
+        .filter(|i| i.opcode() != Op::Variable && i.result_type().is_some())
+        .filter_map(|i| i.result_id())
         .collect();
     let cfg = Cfg::new(f);
     let index = &cfg.index;
-    let n = f.blocks.len();
+    let n = f.block_count();
     let mut succs = vec![Vec::new(); n];
     // phi_uses[p]: values the phis of p's successors take from p (used at the end of p).
     let mut phi_uses: Vec<HashSet<Word>> = vec![HashSet::new(); n];
     // Upward-exposed uses and definitions of each block, phis excluded.
     let mut gen: Vec<HashSet<Word>> = vec![HashSet::new(); n];
     let mut kill: Vec<HashSet<Word>> = vec![HashSet::new(); n];
-    for (bi, block) in f.blocks.iter().enumerate() {
-        for inst in &block.instructions {
-            if inst.class.opcode == Op::Phi {
-                for pair in inst.operands.chunks(2) {
-                    if let [Operand::IdRef(v), Operand::IdRef(parent)] = pair {
-                        if let Some(&p) = index.get(parent) {
-                            if defined.contains(v) {
-                                phi_uses[p].insert(*v);
-                            }
+    for (bi, block) in f.blocks().enumerate() {
+        for inst in block.instructions() {
+            if inst.opcode() == Op::Phi {
+                for (v, parent) in inst.phi_pairs().flatten() {
+                    if let Some(&p) = index.get(&parent) {
+                        if defined.contains(&v) {
+                            phi_uses[p].insert(v);
                         }
                     }
                 }
             } else {
-                for id in inst.operands.iter().filter_map(id_of) {
+                for id in inst.id_refs() {
                     if defined.contains(&id) && !kill[bi].contains(&id) {
                         gen[bi].insert(id);
                     }
                 }
             }
-            if let Some(id) = inst.result_id.filter(|id| defined.contains(id)) {
+            if let Some(id) = inst.result_id().filter(|id| defined.contains(id)) {
                 kill[bi].insert(id);
             }
         }
@@ -101,39 +90,28 @@ pub(super) fn frame_resident_ids(
     // Values live right after each barrier point.
     let mut resident = HashSet::new();
     let yield_latches: HashSet<Word> = yield_edges.iter().map(|&(latch, _)| latch).collect();
-    for (bi, block) in f.blocks.iter().enumerate() {
+    for (bi, block) in f.blocks().enumerate() {
         // A yield sits on the back edge, after the terminator: what the header's phis take
         // from the latch and what the loop reads later (all of the latch's live-out values,
         // those of its other successors too).
-        let label = block.label.as_ref().and_then(|l| l.result_id);
-        if label.is_some_and(|l| yield_latches.contains(&l)) {
+        if yield_latches.contains(&block.label()) {
             resident.extend(live_out[bi].iter().copied());
         }
         let mut live = live_out[bi].clone();
-        for inst in block.instructions.iter().rev() {
+        for inst in block.instructions().rev() {
             if is_barrier_point(inst) {
                 resident.extend(live.iter().copied());
                 // Collectives read their other operands (a broadcast's lane, a shuffle's
                 // index) after resuming.
-                if inst.class.opcode != Op::FunctionCall {
-                    resident.extend(
-                        inst.operands
-                            .iter()
-                            .filter_map(id_of)
-                            .filter(|id| defined.contains(id)),
-                    );
+                if inst.opcode() != Op::FunctionCall {
+                    resident.extend(inst.id_refs().filter(|id| defined.contains(id)));
                 }
             }
-            if let Some(id) = inst.result_id {
+            if let Some(id) = inst.result_id() {
                 live.remove(&id);
             }
-            if inst.class.opcode != Op::Phi {
-                live.extend(
-                    inst.operands
-                        .iter()
-                        .filter_map(id_of)
-                        .filter(|id| defined.contains(id)),
-                );
+            if inst.opcode() != Op::Phi {
+                live.extend(inst.id_refs().filter(|id| defined.contains(id)));
             }
         }
     }
@@ -198,18 +176,16 @@ impl<'m> Translator<'m, '_, '_> {
     /// a store and loads per work-item.
     pub(super) fn rematerialisable(
         &self,
-        f: &'m Function,
+        f: Function<'m>,
         resident: &mut HashSet<Word>,
-    ) -> HashMap<Word, &'m Instruction> {
+    ) -> HashMap<Word, Inst<'m>> {
         if resident.is_empty() {
             return HashMap::new();
         }
-        let defs: HashMap<Word, &'m Instruction> = f
-            .blocks
-            .iter()
-            .flat_map(|b| &b.instructions)
-            .filter(|i| i.class.opcode != Op::Variable)
-            .filter_map(|i| Some((i.result_id?, i)))
+        let defs: HashMap<Word, Inst<'m>> = f
+            .instructions()
+            .filter(|i| i.opcode() != Op::Variable)
+            .filter_map(|i| Some((i.result_id()?, i)))
             .collect();
         // Tree size of each rematerialisable id (None: not rematerialisable).
         let mut cost: HashMap<Word, Option<usize>> = HashMap::new();
@@ -239,7 +215,7 @@ impl<'m> Translator<'m, '_, '_> {
     pub(super) fn remat_cost(
         &self,
         id: Word,
-        defs: &HashMap<Word, &'m Instruction>,
+        defs: &HashMap<Word, Inst<'m>>,
         cost: &mut HashMap<Word, Option<usize>>,
     ) -> Option<usize> {
         let Some(inst) = defs.get(&id) else {
@@ -251,13 +227,15 @@ impl<'m> Translator<'m, '_, '_> {
             return c;
         }
         cost.insert(id, None); // SSA has no cycles outside phis, which are never candidates
-        let op = inst.class.opcode;
+        let op = inst.opcode();
         let mut total = Some(1usize);
         if !rematerialisable_opcode(op) {
             total = None;
         } else if op == Op::Load {
             // Only loads of a built-in variable (the work-item's ids) are pure.
-            if !matches!(inst.operands.first(), Some(Operand::IdRef(p)) if self.is_builtin_variable(*p))
+            if !inst
+                .optional_id(0)
+                .is_some_and(|p| self.is_builtin_variable(p))
             {
                 total = None;
             }
@@ -267,13 +245,15 @@ impl<'m> Translator<'m, '_, '_> {
                 | Op::InBoundsAccessChain
                 | Op::PtrAccessChain
                 | Op::InBoundsPtrAccessChain
-        ) && matches!(inst.operands.first(), Some(Operand::IdRef(p)) if self.is_builtin_variable(*p))
+        ) && inst
+            .optional_id(0)
+            .is_some_and(|p| self.is_builtin_variable(p))
         {
             // Pointers into built-ins are bookkeeping (builtin_ptrs), not values.
             total = None;
         }
         if total.is_some() {
-            for operand in inst.operands.iter().filter_map(id_of) {
+            for operand in inst.id_refs() {
                 total = match (total, self.remat_cost(operand, defs, cost)) {
                     (Some(t), Some(c)) if t + c <= MAX_REMAT_INSTRUCTIONS => Some(t + c),
                     _ => None,
@@ -290,11 +270,11 @@ impl<'m> Translator<'m, '_, '_> {
 
 /// Function-storage variables whose every use is the pointer operand of a load or store: they
 /// never escape, so they can live in SSA (clang's -O0 output keeps every local in memory).
-pub(super) fn promotable_variables(m: &Module, f: &Function) -> HashSet<Word> {
+pub(super) fn promotable_variables(m: &Module, f: Function<'_>) -> HashSet<Word> {
     let mut candidates = HashSet::new();
-    for inst in f.blocks.iter().flat_map(|b| &b.instructions) {
-        if inst.class.opcode == Op::Variable {
-            if let (Some(id), Some(ty)) = (inst.result_id, inst.result_type) {
+    for inst in f.instructions() {
+        if inst.opcode() == Op::Variable {
+            if let (Some(id), Some(ty)) = (inst.result_id(), inst.result_type()) {
                 if let Some(Type::Pointer { pointee, .. }) = m.ty(ty) {
                     if matches!(
                         m.ty(*pointee),
@@ -312,13 +292,10 @@ pub(super) fn promotable_variables(m: &Module, f: &Function) -> HashSet<Word> {
             }
         }
     }
-    for inst in f.blocks.iter().flat_map(|b| &b.instructions) {
-        let op = inst.class.opcode;
-        for (i, operand) in inst.operands.iter().enumerate() {
-            let Operand::IdRef(id) = operand else {
-                continue;
-            };
-            if !candidates.contains(id) {
+    for inst in f.instructions() {
+        let op = inst.opcode();
+        for (i, id) in inst.id_refs_with_index() {
+            if !candidates.contains(&id) {
                 continue;
             }
             let ok = matches!(
@@ -326,7 +303,7 @@ pub(super) fn promotable_variables(m: &Module, f: &Function) -> HashSet<Word> {
                 (Op::Load, 0) | (Op::Store, 0) | (Op::LifetimeStart, 0) | (Op::LifetimeStop, 0)
             );
             if !ok {
-                candidates.remove(id);
+                candidates.remove(&id);
             }
         }
     }
@@ -338,7 +315,7 @@ pub(super) fn promotable_variables(m: &Module, f: &Function) -> HashSet<Word> {
 /// `rpo`), taking among the ready blocks the one inside the most loops, so a loop's blocks all
 /// come before the blocks after the loop. The structured code OpenCL compilers produce gets
 /// the order SIMD lanes reconverge in.
-pub(super) fn schedule_ranks(f: &Function, rpo: &[usize]) -> HashMap<usize, u32> {
+pub(super) fn schedule_ranks(f: Function<'_>, rpo: &[usize]) -> HashMap<usize, u32> {
     let cfg = Cfg::new(f);
     let position: HashMap<usize, usize> = rpo.iter().enumerate().map(|(i, &b)| (b, i)).collect();
     let succs: HashMap<usize, Vec<usize>> = rpo.iter().map(|&b| (b, cfg.succ[b].clone())).collect();
@@ -393,12 +370,4 @@ pub(super) fn schedule_ranks(f: &Function, rpo: &[usize]) -> HashMap<usize, u32>
         }
     }
     ranks
-}
-
-pub(super) fn id_of(o: &Operand) -> Option<Word> {
-    if let Operand::IdRef(id) = o {
-        Some(*id)
-    } else {
-        None
-    }
 }

@@ -4,8 +4,8 @@
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{self, types, InstBuilder, Value};
-use ferrocl_frontend::rspirv::dr::Instruction;
 use ferrocl_frontend::spirv::Op;
+use ferrocl_frontend::Inst;
 
 use super::function::{err, Translator};
 use super::values::Val;
@@ -150,19 +150,15 @@ impl Translator<'_, '_, '_> {
     /// result width, the AccSat forms add the accumulator and saturate to the result type
     /// (signed unless both operands are unsigned). With PackedVectorFormat4x8Bit the operands
     /// are 32-bit scalars holding four 8-bit components, lowest byte first.
-    pub(crate) fn integer_dot(&mut self, inst: &Instruction) -> Result<(), BuildError> {
-        use ferrocl_frontend::rspirv::dr::Operand;
-        let op = inst.class.opcode;
+    pub(crate) fn integer_dot(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
+        let op = inst.opcode();
         let accumulate = matches!(op, Op::SDotAccSat | Op::UDotAccSat | Op::SUDotAccSat);
         let (signed_a, signed_b) = match op {
             Op::SDot | Op::SDotAccSat => (true, true),
             Op::UDot | Op::UDotAccSat => (false, false),
             _ => (true, false),
         };
-        let packed = inst
-            .operands
-            .iter()
-            .any(|o| matches!(o, Operand::PackedVectorFormat(_)));
+        let packed = inst.has_packed_vector_format();
         let rt = self.result_type(inst)?;
         let result_ty = match self.shape_of_type(rt)? {
             super::values::Shape::S(t) if t.is_int() => t,
@@ -306,9 +302,9 @@ impl Translator<'_, '_, '_> {
         Ok(Some(Val::S(r)))
     }
 
-    pub(crate) fn arith(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+    pub(crate) fn arith(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         use Op::*;
-        let op = inst.class.opcode;
+        let op = inst.opcode();
         let a = self.operand(inst, 0)?;
         let v = match op {
             SNegate => a.map(&mut |x| Ok(self.b.ins().ineg(x)))?,
@@ -510,9 +506,9 @@ impl Translator<'_, '_, '_> {
         }
     }
 
-    pub(crate) fn compare(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+    pub(crate) fn compare(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         use Op::*;
-        let op = inst.class.opcode;
+        let op = inst.opcode();
         let a = self.operand(inst, 0)?;
         let v = match op {
             LogicalNot => a.map(&mut |x| Ok(self.b.ins().bxor_imm_s(x, 1)))?,

@@ -7,8 +7,8 @@
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, AtomicRmwOp, BlockArg, InstBuilder, MemFlagsData, Value};
-use ferrocl_frontend::rspirv::dr::Instruction;
 use ferrocl_frontend::spirv::{Op, StorageClass};
+use ferrocl_frontend::Inst;
 use ferrocl_frontend::Type;
 
 use super::function::{err, Translator};
@@ -17,7 +17,7 @@ use crate::program::BuildError;
 
 impl Translator<'_, '_, '_> {
     /// Whether pointer operand `i` of `inst` points to work-group local memory.
-    fn points_to_local(&self, inst: &Instruction, i: usize) -> Result<bool, BuildError> {
+    fn points_to_local(&self, inst: Inst<'_>, i: usize) -> Result<bool, BuildError> {
         let ptr = self.id_operand(inst, i)?;
         let ty = self.m.type_of(ptr).and_then(|t| self.m.ty(t));
         Ok(matches!(
@@ -56,8 +56,8 @@ impl Translator<'_, '_, '_> {
         }
     }
 
-    pub(crate) fn atomic(&mut self, inst: &Instruction) -> Result<(), BuildError> {
-        let op = inst.class.opcode;
+    pub(crate) fn atomic(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
+        let op = inst.opcode();
         let ptr = self.scalar_operand(inst, 0)?;
         let local = self.points_to_local(inst, 0)?;
         let flags = MemFlagsData::new();
@@ -156,8 +156,8 @@ impl Translator<'_, '_, '_> {
     /// `OpAtomicFAddEXT` / `OpAtomicFMinEXT` / `OpAtomicFMaxEXT`: pointer, scope, semantics,
     /// value; the result is the old value. Min and max follow OpenCL's fmin/fmax (a NaN operand
     /// yields the other one); the addition flushes denormals like any float add here.
-    pub(crate) fn atomic_float(&mut self, inst: &Instruction) -> Result<(), BuildError> {
-        let op = inst.class.opcode;
+    pub(crate) fn atomic_float(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
+        let op = inst.opcode();
         let ptr = self.scalar_operand(inst, 0)?;
         let local = self.points_to_local(inst, 0)?;
         let v = self.scalar_operand(inst, 3)?;

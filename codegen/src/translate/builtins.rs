@@ -3,7 +3,6 @@
 
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::FunctionBuilder;
-use ferrocl_frontend::rspirv::dr::Operand;
 use ferrocl_frontend::spirv::{BuiltIn, Decoration, Scope, Word};
 use ferrocl_frontend::Type;
 
@@ -89,11 +88,8 @@ impl Translator<'_, '_, '_> {
     fn builtin_of(&self, var: Word) -> Option<BuiltIn> {
         self.m
             .decorations(var)
-            .iter()
-            .find_map(|(d, ops)| match (d, ops.first()) {
-                (Decoration::BuiltIn, Some(Operand::BuiltIn(b))) => Some(*b),
-                _ => None,
-            })
+            .filter(|d| d.kind == Decoration::BuiltIn)
+            .find_map(|d| d.builtin())
     }
 
     /// The three components of a vector built-in, or the scalar value of a scalar one.

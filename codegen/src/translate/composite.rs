@@ -3,8 +3,8 @@
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::InstBuilder;
-use ferrocl_frontend::rspirv::dr::{Instruction, Operand};
 use ferrocl_frontend::spirv::Op;
+use ferrocl_frontend::Inst;
 
 use super::function::{err, Translator};
 use super::values::Val;
@@ -37,24 +37,16 @@ fn insert(v: &Val, path: &[u32], new: Val) -> Result<Val, BuildError> {
 }
 
 impl Translator<'_, '_, '_> {
-    fn literals_from(&self, inst: &Instruction, start: usize) -> Vec<u32> {
-        inst.operands[start.min(inst.operands.len())..]
-            .iter()
-            .filter_map(|o| {
-                if let Operand::LiteralBit32(v) = o {
-                    Some(*v)
-                } else {
-                    None
-                }
-            })
-            .collect()
+    /// The 32-bit literals from operand `start` on; other operands are skipped.
+    fn literals_from(&self, inst: Inst<'_>, start: usize) -> Vec<u32> {
+        inst.literals_from(start).filter_map(Result::ok).collect()
     }
 
-    pub(crate) fn composite(&mut self, inst: &Instruction) -> Result<(), BuildError> {
-        let v = match inst.class.opcode {
+    pub(crate) fn composite(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
+        let v = match inst.opcode() {
             Op::CompositeConstruct => {
                 let rt = self.result_type(inst)?;
-                let parts = (0..inst.operands.len())
+                let parts = (0..inst.operand_count())
                     .map(|i| self.operand(inst, i))
                     .collect::<Result<Vec<_>, _>>()?;
                 if matches!(self.m.ty(rt), Some(ferrocl_frontend::Type::Vector { .. })) {

@@ -6,8 +6,8 @@
 use cranelift_codegen::ir::{
     types, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value,
 };
-use ferrocl_frontend::rspirv::dr::Instruction;
 use ferrocl_frontend::spirv::Op;
+use ferrocl_frontend::Inst;
 use ferrocl_frontend::Type;
 
 use super::function::{err, Translator};
@@ -15,9 +15,9 @@ use super::values::Val;
 use crate::program::BuildError;
 
 impl Translator<'_, '_, '_> {
-    pub(crate) fn convert(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+    pub(crate) fn convert(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         use Op::*;
-        let op = inst.class.opcode;
+        let op = inst.opcode();
         let rt = self.result_type(inst)?;
         let src_id = self.id_operand(inst, 0)?;
         let a = self.operand(inst, 0)?;
@@ -36,7 +36,7 @@ impl Translator<'_, '_, '_> {
         let mut tys = Vec::new();
         shape.leaf_types(&mut tys);
         let to = tys[0];
-        let id = inst.result_id.unwrap_or(0);
+        let id = inst.result_id().unwrap_or(0);
         let mode = self.rounding_of(id);
         let saturated = self.is_saturated(id);
         let v = a.map(&mut |x| {

@@ -8,9 +8,8 @@ use std::collections::{HashMap, HashSet};
 use cranelift_codegen::ir::{self, BlockArg, InstBuilder, Value};
 use cranelift_frontend::{FunctionBuilder, Switch, Variable};
 use cranelift_module::Module as _;
-use ferrocl_frontend::rspirv::dr::{Function, Instruction, Operand};
 use ferrocl_frontend::spirv::{Op, StorageClass, Word};
-use ferrocl_frontend::{Cfg, Module, Type};
+use ferrocl_frontend::{Cfg, Function, Inst, Module, Type};
 
 use super::analysis::{frame_resident_ids, promotable_variables, schedule_ranks};
 use super::builtins::WorkItem;
@@ -33,7 +32,7 @@ pub(crate) enum VarStorage {
 pub(crate) struct Frame<'m> {
     pub(crate) values: HashMap<Word, Val>,
     blocks: HashMap<Word, ir::Block>,
-    phis: HashMap<Word, Vec<&'m Instruction>>,
+    phis: HashMap<Word, Vec<Inst<'m>>>,
     pub(crate) vars: HashMap<Word, VarStorage>,
     promotable: HashSet<Word>,
     /// `(builtin variable, component index)` for pointers into built-in input variables.
@@ -44,7 +43,7 @@ pub(crate) struct Frame<'m> {
     /// Kernels with barriers: ids that would have to survive a barrier but are cheap pure
     /// functions of the work-item's ids, constants and arguments; recomputed at every use
     /// (`Translator::rematerialise`) instead of stored in and loaded from the frame.
-    remat: HashMap<Word, &'m Instruction>,
+    remat: HashMap<Word, Inst<'m>>,
     /// Frame offset and shape of each frame-resident value defined so far.
     frame_slots: HashMap<Word, (u64, Shape)>,
     /// Function variables placed in the work-item frame: id → (frame offset, alignment).
@@ -59,7 +58,7 @@ pub(crate) struct Frame<'m> {
     ret_shape: Option<Shape>,
     label: Word,
     /// The SPIR-V function this frame inlines.
-    pub(crate) function: &'m Function,
+    pub(crate) function: Function<'m>,
 }
 
 pub(crate) struct Translator<'m, 'b, 'e> {
@@ -202,11 +201,8 @@ pub(crate) fn err<T>(msg: impl Into<String>) -> Result<T, BuildError> {
     Err(BuildError::new(msg))
 }
 
-pub(crate) fn inst_desc(inst: &Instruction) -> String {
-    match inst.result_id {
-        Some(id) => format!("Op{:?} %{id}", inst.class.opcode),
-        None => format!("Op{:?}", inst.class.opcode),
-    }
+pub(crate) fn inst_desc(inst: Inst<'_>) -> String {
+    inst.describe()
 }
 
 impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
@@ -216,29 +212,17 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             .expect("a frame is always active while translating")
     }
 
-    pub(crate) fn id_operand(&self, inst: &Instruction, i: usize) -> Result<Word, BuildError> {
-        match inst.operands.get(i) {
-            Some(Operand::IdRef(id) | Operand::IdScope(id) | Operand::IdMemorySemantics(id)) => {
-                Ok(*id)
-            }
-            _ => err(format!(
-                "error: {} operand {i} is not an id\n",
-                inst_desc(inst)
-            )),
-        }
+    pub(crate) fn id_operand(&self, inst: Inst<'_>, i: usize) -> Result<Word, BuildError> {
+        Ok(inst.id(i)?)
     }
 
     /// The value of operand `i`.
-    pub(crate) fn operand(&mut self, inst: &Instruction, i: usize) -> Result<Val, BuildError> {
+    pub(crate) fn operand(&mut self, inst: Inst<'_>, i: usize) -> Result<Val, BuildError> {
         let id = self.id_operand(inst, i)?;
         self.value(id)
     }
 
-    pub(crate) fn scalar_operand(
-        &mut self,
-        inst: &Instruction,
-        i: usize,
-    ) -> Result<Value, BuildError> {
+    pub(crate) fn scalar_operand(&mut self, inst: Inst<'_>, i: usize) -> Result<Value, BuildError> {
         self.operand(inst, i)?.scalar()
     }
 
@@ -279,7 +263,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
     /// Recomputes rematerialisable `id` where it is used: its definition is translated again
     /// here (its operands recursively so), and the value is not kept, as the next use may be
     /// in a block this one does not dominate (a resume point's region).
-    fn rematerialise(&mut self, id: Word, inst: &'m Instruction) -> Result<Val, BuildError> {
+    fn rematerialise(&mut self, id: Word, inst: Inst<'m>) -> Result<Val, BuildError> {
         self.frame().remat.remove(&id);
         let result = self.translate_instruction(inst);
         self.frame().remat.insert(id, inst);
@@ -296,8 +280,8 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         shape(self.m, ty)
     }
 
-    pub(crate) fn result_type(&self, inst: &Instruction) -> Result<Word, BuildError> {
-        inst.result_type.ok_or_else(|| {
+    pub(crate) fn result_type(&self, inst: Inst<'_>) -> Result<Word, BuildError> {
+        inst.result_type().ok_or_else(|| {
             BuildError::new(format!("error: {} has no result type\n", inst_desc(inst)))
         })
     }
@@ -305,11 +289,11 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
     /// Binds an instruction's result. The value's Cranelift types must match the declared result
     /// type: this is where modules with inconsistent operand types are refused (Cranelift would
     /// otherwise miscompile or panic on them).
-    pub(crate) fn define(&mut self, inst: &Instruction, v: Val) -> Result<(), BuildError> {
-        let Some(id) = inst.result_id else {
+    pub(crate) fn define(&mut self, inst: Inst<'_>, v: Val) -> Result<(), BuildError> {
+        let Some(id) = inst.result_id() else {
             return Ok(());
         };
-        if let Some(ty) = inst.result_type {
+        if let Some(ty) = inst.result_type() {
             let mut want = Vec::new();
             self.shape_of_type(ty)?.leaf_types(&mut want);
             let have: Vec<ir::Type> = v
@@ -328,7 +312,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             return Ok(());
         }
         if self.barrier.is_some() && self.frame().frame_resident.contains(&id) {
-            let shape = self.shape_of_type(inst.result_type.unwrap_or(0))?;
+            let shape = self.shape_of_type(inst.result_type().unwrap_or(0))?;
             self.store_in_frame(id, &v, shape)?;
         } else {
             self.frame().values.insert(id, v);
@@ -527,13 +511,13 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         let f = m.function(fid).ok_or_else(|| {
             BuildError::new(format!("error: %{fid} is not a function of this module\n"))
         })?;
-        if f.blocks.is_empty() {
+        if f.block_count() == 0 {
             let name = m.name(fid).unwrap_or("?");
             if let Some(v) = self.packed_dot_call(name, &args)? {
                 return Ok(Some(v));
             }
             if args.is_empty() {
-                let ret_ty = f.def.as_ref().and_then(|d| d.result_type).unwrap_or(0);
+                let ret_ty = f.return_type().unwrap_or(0);
                 let shape = match m.ty(ret_ty) {
                     Some(Type::Void) | None => None,
                     Some(_) => Some(self.shape_of_type(ret_ty)?),
@@ -549,8 +533,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         if self.frames.len() > 256 {
             return err("error: call depth above 256 (inlining limit)\n");
         }
-        let def = f.def.as_ref().expect("function has a definition");
-        let ret_ty = def.result_type.unwrap_or(0);
+        let ret_ty = f.return_type().unwrap_or(0);
         let ret_shape = match m.ty(ret_ty) {
             Some(Type::Void) | None => None,
             Some(_) => Some(self.shape_of_type(ret_ty)?),
@@ -569,11 +552,11 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 cont
             }
         };
-        if f.parameters.len() != args.len() {
+        if f.param_count() != args.len() {
             return err(format!(
                 "error: call of %{fid} with {} arguments, function has {}\n",
                 args.len(),
-                f.parameters.len()
+                f.param_count()
             ));
         }
         let yield_edges: HashSet<(Word, Word)> = match &self.barrier {
@@ -616,11 +599,11 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         // that are kernel arguments passed on (llvm-spirv's entry wrapper passes all of them).
         let frame_params = callee_has_barrier && !self.frames.is_empty();
         let mut params_to_store = Vec::new();
-        for (p, a) in f.parameters.iter().zip(args) {
-            if let Some(id) = p.result_id {
+        for (p, a) in f.params().zip(args) {
+            if let Some(id) = p.result_id() {
                 let from_prologue = a.flat().iter().all(|v| self.prologue_values.contains(v));
                 if frame_params && !from_prologue {
-                    params_to_store.push((id, p.result_type.unwrap_or(0), a));
+                    params_to_store.push((id, p.result_type().unwrap_or(0), a));
                 } else {
                     frame.values.insert(id, a);
                 }
@@ -629,31 +612,28 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         let order = Cfg::new(f).rpo;
         let ranks = schedule_ranks(f, &order);
         for &bi in &order {
-            let block = &f.blocks[bi];
-            let label = block.label.as_ref().and_then(|l| l.result_id).unwrap_or(0);
+            let block = f
+                .block(bi)
+                .ok_or_else(|| BuildError::new("internal: no such block\n"))?;
+            let label = block.label();
             let cl_block = self.b.create_block();
             frame.blocks.insert(label, cl_block);
             // Phis open the block; the frontend allows only debug instructions (llvm-spirv's
             // DebugScope in optimised -g modules) before them.
-            let phis: Vec<&Instruction> = block
-                .instructions
-                .iter()
-                .filter(|i| i.class.opcode == Op::Phi)
+            let phis: Vec<Inst<'m>> = block
+                .instructions()
+                .filter(|i| i.opcode() == Op::Phi)
                 .collect();
             for phi in &phis {
                 let mut tys = Vec::new();
-                shape(m, phi.result_type.unwrap_or(0))?.leaf_types(&mut tys);
+                shape(m, phi.result_type().unwrap_or(0))?.leaf_types(&mut tys);
                 for t in tys {
                     self.b.append_block_param(cl_block, t);
                 }
             }
             frame.phis.insert(label, phis);
         }
-        let entry_label = f.blocks[0]
-            .label
-            .as_ref()
-            .and_then(|l| l.result_id)
-            .unwrap_or(0);
+        let entry_label = f.block(0).map_or(0, |b| b.label());
         let entry = frame.blocks[&entry_label];
         self.frames.push(frame);
         for (id, ty, a) in params_to_store {
@@ -679,25 +659,23 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         })
     }
 
-    fn translate_block(&mut self, f: &'m Function, bi: usize) -> Result<(), BuildError> {
-        let block = &f.blocks[bi];
-        let label = block.label.as_ref().and_then(|l| l.result_id).unwrap_or(0);
+    fn translate_block(&mut self, f: Function<'m>, bi: usize) -> Result<(), BuildError> {
+        let block = f
+            .block(bi)
+            .ok_or_else(|| BuildError::new("internal: no such block\n"))?;
+        let label = block.label();
         let cl_block = self.frame().blocks[&label];
         self.b.switch_to_block(cl_block);
         self.frame().label = label;
         let phis = self.frame().phis[&label].clone();
         let params = self.b.block_params(cl_block).to_vec();
         let mut it = params.into_iter();
-        for phi in &phis {
-            let s = shape(self.m, phi.result_type.unwrap_or(0))?;
+        for &phi in &phis {
+            let s = shape(self.m, phi.result_type().unwrap_or(0))?;
             let v = s.assemble(&mut it)?;
             self.define(phi, v)?;
         }
-        for inst in block
-            .instructions
-            .iter()
-            .filter(|i| i.class.opcode != Op::Phi)
-        {
+        for inst in block.instructions().filter(|i| i.opcode() != Op::Phi) {
             self.instruction_count += 1;
             if let Some(position) = self.points.path.last_mut() {
                 position.1 += 1;
@@ -726,19 +704,15 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         let phis = self.frame().phis.get(&target).cloned().unwrap_or_default();
         let mut args = Vec::new();
         for phi in phis {
-            let mut found = None;
-            for pair in phi.operands.chunks(2) {
-                if let [Operand::IdRef(v), Operand::IdRef(parent)] = pair {
-                    if *parent == from {
-                        found = Some(*v);
-                        break;
-                    }
-                }
-            }
+            let found = phi
+                .phi_pairs()
+                .flatten()
+                .find(|&(_, parent)| parent == from)
+                .map(|(v, _)| v);
             let v = found.ok_or_else(|| {
                 BuildError::new(format!(
                     "error: OpPhi %{} has no incoming value for predecessor %{from}\n",
-                    phi.result_id.unwrap_or(0)
+                    phi.result_id().unwrap_or(0)
                 ))
             })?;
             let val = self.value(v)?;
@@ -792,9 +766,9 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         Ok(())
     }
 
-    fn translate_instruction(&mut self, inst: &'m Instruction) -> Result<(), BuildError> {
+    fn translate_instruction(&mut self, inst: Inst<'m>) -> Result<(), BuildError> {
         use Op::*;
-        let op = inst.class.opcode;
+        let op = inst.opcode();
         match op {
             Nop | Line | NoLine | LoopMerge | SelectionMerge | LifetimeStart | LifetimeStop
             | Name | Decorate | Source | ModuleProcessed | MemoryNamedBarrier => {}
@@ -826,7 +800,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             Unreachable | Kill => self.return_with(None)?,
             FunctionCall => {
                 let callee = self.id_operand(inst, 0)?;
-                let args = (1..inst.operands.len())
+                let args = (1..inst.operand_count())
                     .map(|i| self.operand(inst, i))
                     .collect::<Result<Vec<_>, _>>()?;
                 if let Some(v) = self.inline_function(callee, args, None)? {
@@ -970,20 +944,18 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         Ok(())
     }
 
-    fn switch(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+    fn switch(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let selector = self.scalar_operand(inst, 0)?;
         let sel_ty = self.b.func.dfg.value_type(selector);
         let default = self.id_operand(inst, 1)?;
         let mut targets = Vec::new();
         let mut i = 2;
-        while i + 1 < inst.operands.len() + 1 && i < inst.operands.len() {
-            let lit = match &inst.operands[i] {
-                Operand::LiteralBit32(v) => u128::from(*v),
-                Operand::LiteralBit64(v) => u128::from(*v),
-                _ => return err("error: OpSwitch literal is malformed\n"),
-            };
+        while i < inst.operand_count() {
+            let lit = inst
+                .literal_bits(i)
+                .map_err(|_| BuildError::new("error: OpSwitch literal is malformed\n"))?;
             let target = self.id_operand(inst, i + 1)?;
-            targets.push((lit, target));
+            targets.push((u128::from(lit), target));
             i += 2;
         }
         let mut sw = Switch::new();
@@ -1020,8 +992,8 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         Ok(())
     }
 
-    fn variable(&mut self, inst: &Instruction) -> Result<(), BuildError> {
-        let id = inst.result_id.unwrap_or(0);
+    fn variable(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
+        let id = inst.result_id().unwrap_or(0);
         let ptr_ty = self.result_type(inst)?;
         let Some(Type::Pointer { storage, pointee }) = self.m.ty(ptr_ty).cloned() else {
             return err("error: OpVariable result type is not a pointer\n");
@@ -1029,7 +1001,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         if storage != StorageClass::Function {
             return err(format!("error: function-scope OpVariable with storage class {storage:?} (env 2.2 allows only Function)\n"));
         }
-        let init = if inst.operands.len() > 1 {
+        let init = if inst.operand_count() > 1 {
             Some(self.operand(inst, 1)?)
         } else {
             None

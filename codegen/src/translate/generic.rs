@@ -12,8 +12,8 @@
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{types, InstBuilder, Value};
-use ferrocl_frontend::rspirv::dr::{Instruction, Operand};
 use ferrocl_frontend::spirv::StorageClass;
+use ferrocl_frontend::Inst;
 
 use super::function::{err, Translator};
 use super::values::Val;
@@ -48,11 +48,10 @@ impl Translator<'_, '_, '_> {
     }
 
     /// `OpGenericCastToPtrExplicit`: Pointer, Storage; NULL when Pointer is not in Storage.
-    pub(crate) fn generic_cast_explicit(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+    pub(crate) fn generic_cast_explicit(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let p = self.scalar_operand(inst, 0)?;
-        let storage = match inst.operands.get(1) {
-            Some(Operand::StorageClass(s)) => *s,
-            _ => return err("error: OpGenericCastToPtrExplicit without a storage class\n"),
+        let Ok(storage) = inst.storage_class(1) else {
+            return err("error: OpGenericCastToPtrExplicit without a storage class\n");
         };
         let (local, private) = self.address_space_of(p);
         let keep = match storage {
@@ -77,10 +76,7 @@ impl Translator<'_, '_, '_> {
 
     /// `OpGenericPtrMemSemantics`: the storage-class bit of the memory Pointer is in
     /// (WorkgroupMemory, CrossWorkgroupMemory; none for private memory).
-    pub(crate) fn generic_ptr_mem_semantics(
-        &mut self,
-        inst: &Instruction,
-    ) -> Result<(), BuildError> {
+    pub(crate) fn generic_ptr_mem_semantics(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let p = self.scalar_operand(inst, 0)?;
         let (local, private) = self.address_space_of(p);
         let workgroup = self.b.ins().iconst(types::I32, WORKGROUP_MEMORY);

@@ -8,8 +8,8 @@
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, Value};
-use ferrocl_frontend::rspirv::dr::{Instruction, Operand};
 use ferrocl_frontend::spirv::{GroupOperation, Op, StorageClass, Word};
+use ferrocl_frontend::Inst;
 use ferrocl_frontend::Type;
 
 use super::function::{err, frame_flags, PointKind, Translator};
@@ -20,7 +20,7 @@ use crate::program::BuildError;
 impl Translator<'_, '_, '_> {
     /// `OpGroupAsyncCopy`: Scope, Destination, Source, NumElements, Stride, Event. The stride
     /// applies to whichever side is not in Workgroup memory.
-    pub(crate) fn group_async_copy(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+    pub(crate) fn group_async_copy(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let dst_id = self.id_operand(inst, 1)?;
         let dst_ty = self.m.type_of(dst_id).and_then(|t| self.m.ty(t).cloned());
         let Some(Type::Pointer {
@@ -87,13 +87,13 @@ impl Translator<'_, '_, '_> {
 
 /// The group operation of an `OpGroup*` collective and the operand index of its value:
 /// Reduce for all/any/broadcast, else the instruction's (Reduce or a scan).
-pub(crate) fn group_operation(inst: &Instruction) -> Result<(GroupOperation, usize), BuildError> {
-    let op = inst.class.opcode;
+pub(crate) fn group_operation(inst: Inst<'_>) -> Result<(GroupOperation, usize), BuildError> {
+    let op = inst.opcode();
     let (group_op, value_index) = match op {
         Op::GroupAll | Op::GroupAny | Op::GroupBroadcast => (GroupOperation::Reduce, 1),
-        _ => match inst.operands.get(1) {
-            Some(Operand::GroupOperation(g)) => (*g, 2),
-            _ => return err(format!("error: Op{op:?} without a group operation\n")),
+        _ => match inst.optional_group_operation(1) {
+            Some(g) => (g, 2),
+            None => return err(format!("error: Op{op:?} without a group operation\n")),
         },
     };
     if !matches!(
@@ -234,8 +234,8 @@ impl Translator<'_, '_, '_> {
     /// where a chain of half operations loses a rounding per step (a sequential half sum of
     /// 4096 ones stops at 2048). An overflow of the half range gives infinity. Sub-groups, of
     /// at most 4 work-items, fold in half steps instead (subgroup.rs).
-    pub(crate) fn group_collective(&mut self, inst: &Instruction) -> Result<(), BuildError> {
-        let op = inst.class.opcode;
+    pub(crate) fn group_collective(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
+        let op = inst.opcode();
         if is_non_uniform_exchange(op) {
             return self.sub_group_non_uniform(inst);
         }

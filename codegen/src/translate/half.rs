@@ -12,8 +12,8 @@
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
-use ferrocl_frontend::rspirv::dr::{Instruction, Operand};
 use ferrocl_frontend::spirv::{FPRoundingMode, OpenclStd100Op as Cl, Word};
+use ferrocl_frontend::Inst;
 use ferrocl_frontend::Type;
 
 use super::function::{err, Translator};
@@ -186,20 +186,10 @@ impl Translator<'_, '_, '_> {
     /// The `vload_half`, `vload_halfn`, `vloada_halfn`, `vstore_half[_r]`, `vstore_halfn[_r]`
     /// and `vstorea_halfn[_r]` instructions: halves in memory, float (or double, for stores)
     /// values.
-    pub(crate) fn half_vector_memory(
-        &mut self,
-        inst: &Instruction,
-        op: Cl,
-    ) -> Result<(), BuildError> {
+    pub(crate) fn half_vector_memory(&mut self, inst: Inst<'_>, op: Cl) -> Result<(), BuildError> {
         // Literal operands (n, the rounding mode) arrive as ids or literals depending on how
         // the parser read them; both name the number.
-        let literal = |i: usize| -> Option<u32> {
-            match inst.operands.get(i) {
-                Some(Operand::IdRef(n) | Operand::LiteralBit32(n)) => Some(*n),
-                Some(Operand::FPRoundingMode(m)) => Some(*m as u32),
-                _ => None,
-            }
-        };
+        let literal = |i: usize| inst.ext_literal(i);
         let address = |t: &mut Self, offset: Value, base: Value, stride: i64| -> Value {
             let off = t.sext_i64(offset);
             let scaled = t.b.ins().imul_imm_s(off, 2 * stride);
@@ -236,7 +226,7 @@ impl Translator<'_, '_, '_> {
                 let mut lanes = (0..n as i32)
                     .map(|i| {
                         let x = self.load_half(addr, 2 * i)?;
-                        Ok(Val::S(self.quiet_nan(x)))
+                        Ok::<_, BuildError>(Val::S(self.quiet_nan(x)))
                     })
                     .collect::<Result<Vec<_>, _>>()?;
                 let v = if n == 1 {

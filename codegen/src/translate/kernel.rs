@@ -26,7 +26,6 @@ use std::collections::{HashMap, HashSet};
 use cranelift_codegen::ir::{self, condcodes::IntCC, types, BlockArg, InstBuilder, MemFlagsData};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch};
 use cranelift_module::Module as _;
-use ferrocl_frontend::rspirv::dr::Operand;
 use ferrocl_frontend::spirv::{Op, Word};
 use ferrocl_frontend::{ArgKind, KernelInfo, Module, Type};
 
@@ -68,14 +67,14 @@ fn barrier_functions(m: &Module) -> HashSet<Word> {
     let mut with_barrier = HashSet::new();
     loop {
         let before = with_barrier.len();
-        for f in &m.raw.functions {
-            let Some(id) = f.def.as_ref().and_then(|d| d.result_id) else {
+        for f in m.functions() {
+            let Some(id) = f.definition().and_then(|d| d.result_id()) else {
                 continue;
             };
             let has = ferrocl_frontend::stops_work_items(m, id)
-                || f.blocks.iter().flat_map(|b| &b.instructions).any(|i| {
-                    i.class.opcode == Op::FunctionCall
-                        && matches!(i.operands.first(), Some(Operand::IdRef(c)) if with_barrier.contains(c))
+                || f.instructions().any(|i| {
+                    i.opcode() == Op::FunctionCall
+                        && i.optional_id(0).is_some_and(|c| with_barrier.contains(&c))
                 });
             if has {
                 with_barrier.insert(id);
@@ -128,8 +127,8 @@ pub(crate) fn build(
     let ro = MemFlagsData::trusted().with_readonly().with_can_move();
 
     let mut pending_args = Vec::new();
-    for ((param, slot), info) in f.parameters.iter().zip(slots).zip(&kernel.args) {
-        let ty = param.result_type.unwrap_or(0);
+    for ((param, slot), info) in f.params().zip(slots).zip(&kernel.args) {
+        let ty = param.result_type().unwrap_or(0);
         let addr = b.ins().iadd_imm_s(args_ptr, slot.offset as i64);
         pending_args.push(match info.kind {
             ArgKind::Local => {
@@ -161,12 +160,11 @@ pub(crate) fn build(
     };
     // Scalar and vector values are loaded once per work-group.
     for ((param, slot), (info, arg)) in f
-        .parameters
-        .iter()
+        .params()
         .zip(slots)
         .zip(kernel.args.iter().zip(pending_args.iter_mut()))
     {
-        let ty = param.result_type.unwrap_or(0);
+        let ty = param.result_type().unwrap_or(0);
         if matches!(info.kind, ArgKind::Value { .. })
             && !matches!(m.ty(ty), Some(Type::Pointer { .. }))
         {
@@ -336,13 +334,13 @@ fn expanded_size(
     memo.insert(fid, (0, 0)); // no recursion (validated); guards against it anyway
     let mut total = (0, 0);
     if let Some(f) = m.function(fid) {
-        for inst in f.blocks.iter().flat_map(|b| &b.instructions) {
+        for inst in f.instructions() {
             total.1 += 1;
-            match inst.class.opcode {
+            match inst.opcode() {
                 op if is_group_barrier(op) => total.0 += 1,
                 Op::FunctionCall => {
-                    if let Some(Operand::IdRef(callee)) = inst.operands.first() {
-                        let (b, n) = expanded_size(m, *callee, memo);
+                    if let Some(callee) = inst.optional_id(0) {
+                        let (b, n) = expanded_size(m, callee, memo);
                         total = (total.0 + b, total.1 + n);
                     }
                 }

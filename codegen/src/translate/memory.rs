@@ -3,8 +3,8 @@
 //! built-in variables).
 
 use cranelift_codegen::ir::{self, types, InstBuilder, MemFlagsData, Value};
-use ferrocl_frontend::rspirv::dr::{Instruction, Operand};
 use ferrocl_frontend::spirv::{Decoration, Op, StorageClass, Word};
+use ferrocl_frontend::Inst;
 use ferrocl_frontend::Type;
 
 use super::function::{err, inst_desc, Translator, VarStorage};
@@ -100,7 +100,7 @@ impl Translator<'_, '_, '_> {
         Ok(())
     }
 
-    pub(crate) fn load(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+    pub(crate) fn load(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let ptr = self.id_operand(inst, 0)?;
         let ty = self.result_type(inst)?;
         if let Some(VarStorage::Promoted { vars, shape }) = self.frame().vars.get(&ptr) {
@@ -120,7 +120,7 @@ impl Translator<'_, '_, '_> {
         Ok(())
     }
 
-    pub(crate) fn store(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+    pub(crate) fn store(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let ptr = self.id_operand(inst, 0)?;
         let v = self.operand(inst, 1)?;
         if let Some(VarStorage::Promoted { vars, shape }) = self.frame().vars.get(&ptr) {
@@ -141,18 +141,18 @@ impl Translator<'_, '_, '_> {
         self.store_val(value_ty, addr, &v)
     }
 
-    pub(crate) fn access_chain(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+    pub(crate) fn access_chain(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let m = self.m;
         let base = self.id_operand(inst, 0)?;
         let with_element = matches!(
-            inst.class.opcode,
+            inst.opcode(),
             Op::PtrAccessChain | Op::InBoundsPtrAccessChain
         );
         if self.is_builtin_variable(base) {
             // Pointer to one component of a built-in vector: `get_global_id(i)` through memory.
             let index_pos = if with_element { 2 } else { 1 };
             let index = self.operand(inst, index_pos)?;
-            let id = inst.result_id.unwrap_or(0);
+            let id = inst.result_id().unwrap_or(0);
             self.frame().builtin_ptrs.insert(id, (base, index));
             return Ok(());
         }
@@ -164,7 +164,7 @@ impl Translator<'_, '_, '_> {
         };
         let mut addr = self.value(base)?.scalar()?;
         let mut cur = pointee;
-        let mut indices = 1..inst.operands.len();
+        let mut indices = 1..inst.operand_count();
         if with_element {
             let i = indices.next().unwrap_or(1);
             let size = m
@@ -204,7 +204,7 @@ impl Translator<'_, '_, '_> {
     /// `addr + index * size`, with the index sign-extended to 64 bits.
     fn scaled_add(
         &mut self,
-        inst: &Instruction,
+        inst: Inst<'_>,
         addr: Value,
         operand: usize,
         size: u64,
@@ -225,7 +225,7 @@ impl Translator<'_, '_, '_> {
     }
 
     /// A literal integer from a constant id operand (struct indices must be constants).
-    pub(crate) fn constant_index(&self, inst: &Instruction, i: usize) -> Result<u64, BuildError> {
+    pub(crate) fn constant_index(&self, inst: Inst<'_>, i: usize) -> Result<u64, BuildError> {
         let id = self.id_operand(inst, i)?;
         self.constant_u64(id).ok_or_else(|| {
             BuildError::new(format!(
@@ -237,20 +237,17 @@ impl Translator<'_, '_, '_> {
 
     pub(crate) fn constant_u64(&self, id: Word) -> Option<u64> {
         let c = self.m.global(id)?;
-        match (c.class.opcode, c.operands.first()) {
-            (Op::Constant | Op::SpecConstant, Some(Operand::LiteralBit32(v))) => {
-                Some(u64::from(*v))
-            }
-            (Op::Constant | Op::SpecConstant, Some(Operand::LiteralBit64(v))) => Some(*v),
-            (Op::ConstantNull, _) => Some(0),
+        match c.opcode() {
+            Op::Constant | Op::SpecConstant => c.literal_bits(0).ok(),
+            Op::ConstantNull => Some(0),
             _ => None,
         }
     }
 
-    pub(crate) fn copy_memory(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+    pub(crate) fn copy_memory(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let dst = self.scalar_operand(inst, 0)?;
         let src = self.scalar_operand(inst, 1)?;
-        let size = if inst.class.opcode == Op::CopyMemorySized {
+        let size = if inst.opcode() == Op::CopyMemorySized {
             let s = self.scalar_operand(inst, 2)?;
             let t = self.b.func.dfg.value_type(s);
             if t == types::I64 {
@@ -277,22 +274,22 @@ impl Translator<'_, '_, '_> {
     pub(crate) fn is_builtin_variable(&self, id: Word) -> bool {
         self.m
             .global(id)
-            .is_some_and(|g| g.class.opcode == Op::Variable)
+            .is_some_and(|g| g.opcode() == Op::Variable)
             && self.m.has_decoration(id, Decoration::BuiltIn)
     }
 
     /// The value of a module-scope id: constants (emitted inline) and variables' addresses.
     pub(crate) fn global_value(&mut self, id: Word) -> Result<Val, BuildError> {
         let m = self.m;
-        let g = m.global(id).expect("checked by caller");
-        let ty = g.result_type.unwrap_or(0);
-        match g.class.opcode {
+        let g = m.global(id).ok_or_else(|| {
+            BuildError::new(format!("internal: %{id} is not a module-scope value\n"))
+        })?;
+        let ty = g.result_type().unwrap_or(0);
+        match g.opcode() {
             Op::Constant | Op::SpecConstant => {
                 let t = scalar_ir_type(m, ty)?;
-                let bits = match g.operands.first() {
-                    Some(Operand::LiteralBit32(v)) => u64::from(*v),
-                    Some(Operand::LiteralBit64(v)) => *v,
-                    _ => return err(format!("error: OpConstant %{id} has no literal\n")),
+                let Ok(bits) = g.literal_bits(0) else {
+                    return err(format!("error: OpConstant %{id} has no literal\n"));
                 };
                 let half = matches!(m.ty(ty), Some(Type::Float { width: 16 }));
                 Ok(Val::S(if half {
@@ -313,17 +310,7 @@ impl Translator<'_, '_, '_> {
                 Ok(Val::S(self.b.ins().iconst(types::I8, 0)))
             }
             Op::ConstantComposite | Op::SpecConstantComposite => {
-                let parts = g
-                    .operands
-                    .iter()
-                    .filter_map(|o| {
-                        if let Operand::IdRef(i) = o {
-                            Some(*i)
-                        } else {
-                            None
-                        }
-                    })
-                    .collect::<Vec<_>>();
+                let parts = g.id_refs().collect::<Vec<_>>();
                 Ok(Val::C(
                     parts
                         .into_iter()
@@ -339,17 +326,17 @@ impl Translator<'_, '_, '_> {
             // The frontend's freezing leaves only address arithmetic over program-scope
             // variables: ConvertPtrToU, IAdd of a constant, ConvertUToPtr (all 64-bit).
             Op::SpecConstantOp => {
-                let operand = |i: usize| match g.operands.get(i) {
-                    Some(Operand::IdRef(x)) => Ok(*x),
-                    _ => err(format!(
+                let operand = |i: usize| match g.optional_id(i) {
+                    Some(x) => Ok(x),
+                    None => err(format!(
                         "error: OpSpecConstantOp %{id} is missing operand {i}\n"
                     )),
                 };
-                let v = match g.operands.first() {
-                    Some(Operand::LiteralSpecConstantOpInteger(
-                        Op::ConvertPtrToU | Op::ConvertUToPtr,
-                    )) => self.value(operand(1)?)?.scalar()?,
-                    Some(Operand::LiteralSpecConstantOpInteger(Op::IAdd)) => {
+                let v = match g.spec_constant_opcode() {
+                    Ok(Op::ConvertPtrToU | Op::ConvertUToPtr) => {
+                        self.value(operand(1)?)?.scalar()?
+                    }
+                    Ok(Op::IAdd) => {
                         let a = self.value(operand(1)?)?.scalar()?;
                         let b = self.value(operand(2)?)?.scalar()?;
                         self.b.ins().iadd(a, b)
@@ -376,10 +363,9 @@ impl Translator<'_, '_, '_> {
         }
     }
 
-    fn global_variable_address(&mut self, id: Word, g: &Instruction) -> Result<Val, BuildError> {
-        let storage = match g.operands.first() {
-            Some(Operand::StorageClass(s)) => *s,
-            _ => return err("error: OpVariable without storage class\n"),
+    fn global_variable_address(&mut self, id: Word, g: Inst<'_>) -> Result<Val, BuildError> {
+        let Ok(storage) = g.storage_class(0) else {
+            return err("error: OpVariable without storage class\n");
         };
         match storage {
             StorageClass::Workgroup => {

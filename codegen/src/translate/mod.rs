@@ -31,7 +31,6 @@ use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::FunctionBuilderContext;
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module as _};
-use ferrocl_frontend::rspirv::dr::Operand;
 use ferrocl_frontend::spirv::{Op, StorageClass, Word};
 use ferrocl_frontend::{KernelInfo, Module, Type};
 
@@ -174,23 +173,15 @@ fn address_constant(m: &Module, id: Word, depth: u32) -> Option<(Word, i64)> {
     if depth > 8 {
         return None;
     }
-    let id_at = |i: usize| match c.operands.get(i) {
-        Some(Operand::IdRef(x)) => Some(*x),
-        _ => None,
-    };
-    match c.class.opcode {
+    match c.opcode() {
         Op::Variable => Some((id, 0)),
-        Op::SpecConstantOp => match c.operands.first()? {
-            Operand::LiteralSpecConstantOpInteger(Op::ConvertPtrToU | Op::ConvertUToPtr) => {
-                address_constant(m, id_at(1)?, depth + 1)
+        Op::SpecConstantOp => match c.spec_constant_opcode().ok()? {
+            Op::ConvertPtrToU | Op::ConvertUToPtr => {
+                address_constant(m, c.optional_id(1)?, depth + 1)
             }
-            Operand::LiteralSpecConstantOpInteger(Op::IAdd) => {
-                let (var, off) = address_constant(m, id_at(1)?, depth + 1)?;
-                let k = match m.global(id_at(2)?)?.operands.first()? {
-                    Operand::LiteralBit32(v) => i64::from(*v),
-                    Operand::LiteralBit64(v) => *v as i64,
-                    _ => return None,
-                };
+            Op::IAdd => {
+                let (var, off) = address_constant(m, c.optional_id(1)?, depth + 1)?;
+                let k = m.global(c.optional_id(2)?)?.literal_bits(0).ok()? as i64;
                 Some((var, off.wrapping_add(k)))
             }
             _ => None,
@@ -210,36 +201,22 @@ fn constant_bytes(
     let c = m
         .global(id)
         .ok_or_else(|| BuildError::new(format!("error: initializer %{id} is not a constant\n")))?;
-    let ty = c.result_type.unwrap_or(0);
+    let ty = c.result_type().unwrap_or(0);
     let size = m
         .size_of(ty)
         .ok_or_else(|| BuildError::new("error: initializer of unsized type\n"))?
         as usize;
     let start = out.len();
-    match c.class.opcode {
+    match c.opcode() {
         Op::Constant | Op::SpecConstant => {
-            let bits = match c.operands.first() {
-                Some(Operand::LiteralBit32(v)) => u64::from(*v),
-                Some(Operand::LiteralBit64(v)) => *v,
-                _ => 0,
-            };
+            let bits = c.literal_bits(0).unwrap_or(0);
             out.extend_from_slice(&bits.to_le_bytes()[..size]);
         }
         Op::ConstantTrue | Op::SpecConstantTrue => out.push(1),
         Op::ConstantFalse | Op::SpecConstantFalse => out.push(0),
         Op::ConstantNull | Op::Undef => out.resize(start + size, 0),
         Op::ConstantComposite | Op::SpecConstantComposite => {
-            let parts: Vec<Word> = c
-                .operands
-                .iter()
-                .filter_map(|o| {
-                    if let Operand::IdRef(i) = o {
-                        Some(*i)
-                    } else {
-                        None
-                    }
-                })
-                .collect();
+            let parts: Vec<Word> = c.id_refs().collect();
             let offsets: Vec<u64> = match m.ty(ty) {
                 Some(Type::Struct { .. }) => m.member_offsets(ty).unwrap_or_default(),
                 Some(Type::Vector { elem, .. }) | Some(Type::Array { elem, .. }) => {
@@ -283,14 +260,14 @@ fn constant_bytes(
 /// Defines the data of every program-scope variable once all are declared (initializers may
 /// hold each other's addresses).
 fn define_module_data(m: &Module, env: &mut ModuleEnv) -> Result<(), BuildError> {
-    for inst in &m.raw.types_global_values {
-        let (Op::Variable, Some(id)) = (inst.class.opcode, inst.result_id) else {
+    for inst in m.global_values() {
+        let (Op::Variable, Some(id)) = (inst.opcode(), inst.result_id()) else {
             continue;
         };
         let Some(&data) = env.data.get(&id) else {
             continue;
         };
-        let pointee = match inst.result_type.and_then(|t| m.ty(t)) {
+        let pointee = match inst.result_type().and_then(|t| m.ty(t)) {
             Some(Type::Pointer { pointee, .. }) => *pointee,
             _ => continue,
         };
@@ -300,11 +277,11 @@ fn define_module_data(m: &Module, env: &mut ModuleEnv) -> Result<(), BuildError>
         let align = m.align_of(pointee).unwrap_or(16).max(1);
         let mut bytes = Vec::with_capacity(size as usize);
         let mut relocs = Vec::new();
-        if let Some(Operand::IdRef(init)) = inst.operands.get(1) {
-            constant_bytes(m, *init, &mut bytes, &mut relocs)?;
+        if let Some(init) = inst.optional_id(1) {
+            constant_bytes(m, init, &mut bytes, &mut relocs)?;
         }
         bytes.resize(size as usize, 0);
-        if inst.operands.first() == Some(&Operand::StorageClass(StorageClass::CrossWorkgroup)) {
+        if inst.storage_class(0) == Ok(StorageClass::CrossWorkgroup) {
             env.global_variable_bytes += size;
         }
         let mut desc = DataDescription::new();
@@ -328,12 +305,12 @@ fn define_module_data(m: &Module, env: &mut ModuleEnv) -> Result<(), BuildError>
 }
 
 fn layout_module_variables(m: &Module, env: &mut ModuleEnv) -> Result<(), BuildError> {
-    for inst in &m.raw.types_global_values {
-        if inst.class.opcode != Op::Variable {
+    for inst in m.global_values() {
+        if inst.opcode() != Op::Variable {
             continue;
         }
-        let id = inst.result_id.unwrap_or(0);
-        let Some(Operand::StorageClass(storage)) = inst.operands.first() else {
+        let id = inst.result_id().unwrap_or(0);
+        let Ok(storage) = inst.storage_class(0) else {
             continue;
         };
         if matches!(
@@ -341,7 +318,7 @@ fn layout_module_variables(m: &Module, env: &mut ModuleEnv) -> Result<(), BuildE
             StorageClass::CrossWorkgroup | StorageClass::UniformConstant
         ) {
             let name = format!("__ferrocl_global_{id}");
-            let writable = *storage == StorageClass::CrossWorkgroup;
+            let writable = storage == StorageClass::CrossWorkgroup;
             let data = env
                 .jit
                 .declare_data(&name, Linkage::Local, writable, false)
@@ -364,16 +341,7 @@ fn kernel_local_variables(m: &Module, kernel: &KernelInfo) -> HashSet<Word> {
     let mut seen_globals = HashSet::new();
     while let Some(fid) = functions.pop() {
         let Some(f) = m.function(fid) else { continue };
-        let mut globals: Vec<Word> = f
-            .blocks
-            .iter()
-            .flat_map(|b| &b.instructions)
-            .flat_map(|i| &i.operands)
-            .filter_map(|o| match o {
-                Operand::IdRef(id) => Some(*id),
-                _ => None,
-            })
-            .collect();
+        let mut globals: Vec<Word> = f.instructions().flat_map(|i| i.id_refs()).collect();
         while let Some(id) = globals.pop() {
             if m.function(id).is_some() {
                 if seen_functions.insert(id) {
@@ -385,15 +353,12 @@ fn kernel_local_variables(m: &Module, kernel: &KernelInfo) -> HashSet<Word> {
                 continue;
             }
             let Some(g) = m.global(id) else { continue };
-            match (g.class.opcode, g.operands.first()) {
-                (Op::Variable, Some(Operand::StorageClass(StorageClass::Workgroup))) => {
+            match (g.opcode(), g.storage_class(0)) {
+                (Op::Variable, Ok(StorageClass::Workgroup)) => {
                     found.insert(id);
                 }
                 (Op::Variable, _) => {}
-                _ => globals.extend(g.operands.iter().filter_map(|o| match o {
-                    Operand::IdRef(x) => Some(*x),
-                    _ => None,
-                })),
+                _ => globals.extend(g.id_refs()),
             }
         }
     }
@@ -409,11 +374,11 @@ fn layout_kernel_local_variables(
     let used = kernel_local_variables(m, kernel);
     let mut offsets = HashMap::new();
     let mut size = 0u64;
-    for inst in &m.raw.types_global_values {
-        let Some(id) = inst.result_id.filter(|id| used.contains(id)) else {
+    for inst in m.global_values() {
+        let Some(id) = inst.result_id().filter(|id| used.contains(id)) else {
             continue;
         };
-        let pointee = match inst.result_type.and_then(|t| m.ty(t)) {
+        let pointee = match inst.result_type().and_then(|t| m.ty(t)) {
             Some(Type::Pointer { pointee, .. }) => *pointee,
             _ => continue,
         };

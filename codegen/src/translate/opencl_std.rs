@@ -6,9 +6,8 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{
     types, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value,
 };
-use ferrocl_frontend::rspirv::dr::{Instruction, Operand};
 use ferrocl_frontend::spirv::OpenclStd100Op as Cl;
-use ferrocl_frontend::Type;
+use ferrocl_frontend::{ExtInst, Inst, Type};
 
 use super::function::{err, Translator};
 use super::values::Val;
@@ -17,16 +16,19 @@ use crate::program::BuildError;
 use ferrocl_mathlib::{Binary, Shaped, Unary};
 
 impl Translator<'_, '_, '_> {
-    pub(crate) fn ext_inst(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+    pub(crate) fn ext_inst(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let set = self.id_operand(inst, 0)?;
         let set_name = self.m.ext_import(set).unwrap_or("");
         if set_name != "OpenCL.std" {
             // OpenCL.DebugInfo.100 and NonSemantic.*: no semantics for execution.
             return Ok(());
         }
-        let number = match inst.operands.get(1) {
-            Some(Operand::LiteralExtInstInteger(n)) => *n,
-            _ => return err("error: OpExtInst without an instruction number\n"),
+        let Ok(ExtInst {
+            instruction: number,
+            ..
+        }) = inst.ext_inst()
+        else {
+            return err("error: OpExtInst without an instruction number\n");
         };
         let Some(op) = Cl::from_u32(number) else {
             return err(format!(
@@ -50,15 +52,15 @@ impl Translator<'_, '_, '_> {
         ) {
             return self.half_vector_memory(inst, op);
         }
-        let half_result = inst.result_type.is_some_and(|t| self.is_half(t));
+        let half_result = inst.result_type().is_some_and(|t| self.is_half(t));
         // vloadn's last operand is the literal n, which rspirv reads as an id: leave it out.
         let last = if op == Cl::vloadn {
-            inst.operands.len().min(4)
+            inst.operand_count().min(4)
         } else {
-            inst.operands.len()
+            inst.operand_count()
         };
         let mut args: Vec<Val> = (2..last)
-            .filter(|&i| matches!(inst.operands[i], Operand::IdRef(_)))
+            .filter(|&i| inst.is_id(i))
             .map(|i| self.operand(inst, i))
             .collect::<Result<_, _>>()?;
         // Flush-to-zero applies to the floating-point operations, not to data movement.
@@ -289,9 +291,8 @@ impl Translator<'_, '_, '_> {
                 )
             }
             Cl::vstoren => {
-                let data_id = match inst.operands.get(2) {
-                    Some(Operand::IdRef(id)) => *id,
-                    _ => return err("error: vstoren without data\n"),
+                let Some(data_id) = inst.optional_id(2) else {
+                    return err("error: vstoren without data\n");
                 };
                 let vt = self.m.type_of(data_id).unwrap_or(0);
                 let elem = match self.m.ty(vt) {
@@ -362,7 +363,7 @@ impl Translator<'_, '_, '_> {
             _ => self.mathlib_call(op, &args, half_result)?,
         };
         let v = if arithmetic { self.ftz_val(&v)? } else { v };
-        let v = match inst.result_type {
+        let v = match inst.result_type() {
             Some(t) if arithmetic => self.round_half_result(t, v)?,
             _ => v,
         };
@@ -371,10 +372,9 @@ impl Translator<'_, '_, '_> {
     }
 
     /// Size of the components behind pointer operand `i` (the out-parameter of frexp & co.).
-    fn out_component_size(&self, inst: &Instruction, i: usize) -> Result<i64, BuildError> {
-        let ptr = match inst.operands.get(i) {
-            Some(Operand::IdRef(id)) => *id,
-            _ => return err("error: OpenCL.std out-parameter is not an id\n"),
+    fn out_component_size(&self, inst: Inst<'_>, i: usize) -> Result<i64, BuildError> {
+        let Some(ptr) = inst.optional_id(i) else {
+            return err("error: OpenCL.std out-parameter is not an id\n");
         };
         let pointee = match self.m.type_of(ptr).and_then(|t| self.m.ty(t)) {
             Some(Type::Pointer { pointee, .. }) => *pointee,
@@ -393,12 +393,7 @@ impl Translator<'_, '_, '_> {
     /// frexp, modf, fract (a second result through a pointer), ilogb and nan, inline
     /// (inline_math.rs), per component. Half out-parameters are stored as halves: modf's and
     /// fract's integral parts of a half are halves already.
-    fn shaped_inline(
-        &mut self,
-        inst: &Instruction,
-        op: Cl,
-        args: &[Val],
-    ) -> Result<Val, BuildError> {
+    fn shaped_inline(&mut self, inst: Inst<'_>, op: Cl, args: &[Val]) -> Result<Val, BuildError> {
         let rt = self.result_type(inst)?;
         let half = self.is_half(rt);
         let arg = |i: usize| -> Result<&Val, BuildError> {
@@ -472,7 +467,7 @@ impl Translator<'_, '_, '_> {
     /// address.
     fn shaped_math_call(
         &mut self,
-        inst: &Instruction,
+        inst: Inst<'_>,
         op: Cl,
         args: &[Val],
     ) -> Result<Val, BuildError> {

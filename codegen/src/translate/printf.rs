@@ -6,15 +6,15 @@
 use cranelift_codegen::ir::{
     condcodes::IntCC, types, AtomicRmwOp, BlockArg, InstBuilder, MemFlagsData,
 };
-use ferrocl_frontend::rspirv::dr::Instruction;
 
 use super::function::{err, Translator};
 use super::values::Val;
 use crate::abi::{PRINTF_BUFFER_HEADER, PRINTF_RECORD_HEADER};
 use crate::program::BuildError;
+use ferrocl_frontend::Inst;
 
 impl Translator<'_, '_, '_> {
-    pub(crate) fn printf(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+    pub(crate) fn printf(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let function = self.frame().function;
         let call = ferrocl_frontend::printf_call(self.m, function, inst)
             .map_err(|rule| BuildError::new(format!("error: {rule}\n")))?;

@@ -5,7 +5,6 @@
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
-use ferrocl_frontend::rspirv::dr::Operand;
 use ferrocl_frontend::spirv::{Decoration, FPRoundingMode, Word};
 
 use super::function::Translator;
@@ -15,11 +14,8 @@ impl Translator<'_, '_, '_> {
     pub(crate) fn rounding_of(&self, id: Word) -> Option<FPRoundingMode> {
         self.m
             .decorations(id)
-            .iter()
-            .find_map(|(d, ops)| match (d, ops.first()) {
-                (Decoration::FPRoundingMode, Some(Operand::FPRoundingMode(m))) => Some(*m),
-                _ => None,
-            })
+            .filter(|d| d.kind == Decoration::FPRoundingMode)
+            .find_map(|d| d.fp_rounding_mode())
     }
 
     pub(crate) fn is_saturated(&self, id: Word) -> bool {

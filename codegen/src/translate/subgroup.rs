@@ -36,8 +36,8 @@
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, Value};
-use ferrocl_frontend::rspirv::dr::{Instruction, Operand};
 use ferrocl_frontend::spirv::{BuiltIn, GroupOperation, Op};
+use ferrocl_frontend::Inst;
 use ferrocl_frontend::Type;
 
 use super::function::{err, frame_flags, inst_desc, PointKind, Translator, SERVED_MARK_OFFSET};
@@ -225,7 +225,7 @@ impl Translator<'_, '_, '_> {
     /// `OpControlBarrier`: a barrier point for work-group and sub-group execution scope alike
     /// (stopping the whole group is a valid sub-group barrier: members of a sub-group resume
     /// only after all of them arrived).
-    pub(crate) fn control_barrier(&mut self, inst: &Instruction) -> Result<(), BuildError> {
+    pub(crate) fn control_barrier(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let kind = if self.constant_index(inst, 0)? == SCOPE_SUBGROUP {
             self.require_sub_groups("OpControlBarrier with Subgroup execution scope")?;
             self.points.sub_group_points = true;
@@ -468,8 +468,8 @@ impl Translator<'_, '_, '_> {
 
     /// `OpGroup*` with Subgroup execution scope (the core collectives and those of
     /// SPV_KHR_uniform_group_instructions, which cl_khr_subgroups lets take Subgroup scope).
-    pub(crate) fn sub_group_collective(&mut self, inst: &Instruction) -> Result<(), BuildError> {
-        let op = inst.class.opcode;
+    pub(crate) fn sub_group_collective(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
+        let op = inst.opcode();
         self.require_sub_groups(&format!("Op{op:?} with Subgroup execution scope"))?;
         let (group_op, value_index) = super::group::group_operation(inst)?;
         let value = self.operand(inst, value_index)?;
@@ -502,11 +502,11 @@ impl Translator<'_, '_, '_> {
 
     /// The result type of a combining instruction must be a scalar of the kind its opcode
     /// works on (the operand has the result type; the frontend checks that).
-    fn check_combined_type(&self, inst: &Instruction) -> Result<(), BuildError> {
+    fn check_combined_type(&self, inst: Inst<'_>) -> Result<(), BuildError> {
         use Op::*;
         let ty = self.result_type(inst)?;
         let found = self.m.ty(ty);
-        let ok = match inst.class.opcode {
+        let ok = match inst.opcode() {
             GroupAll
             | GroupAny
             | GroupLogicalAndKHR
@@ -536,7 +536,7 @@ impl Translator<'_, '_, '_> {
     /// Defines `inst` as the contribution of lane `index` (a broadcast or shuffle).
     fn define_from_lane(
         &mut self,
-        inst: &Instruction,
+        inst: Inst<'_>,
         ex: &Exchange,
         leaves: &[Value],
         index: Value,
@@ -557,8 +557,8 @@ impl Translator<'_, '_, '_> {
     }
 
     /// `OpGroupNonUniform*` instructions that exchange values.
-    pub(crate) fn sub_group_non_uniform(&mut self, inst: &Instruction) -> Result<(), BuildError> {
-        let op = inst.class.opcode;
+    pub(crate) fn sub_group_non_uniform(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
+        let op = inst.opcode();
         self.require_sub_groups(&format!("Op{op:?}"))?;
         let scope = self.constant_index(inst, 0)?;
         if scope != SCOPE_SUBGROUP {
@@ -647,9 +647,10 @@ impl Translator<'_, '_, '_> {
             Op::GroupNonUniformRotateKHR => {
                 let value = self.operand(inst, 1)?;
                 let leaves = value.flat();
-                let cluster = match inst.operands.get(3) {
-                    Some(_) => self.cluster_size(inst, 3)?,
-                    None => SIZE,
+                let cluster = if inst.operand_count() > 3 {
+                    self.cluster_size(inst, 3)?
+                } else {
+                    SIZE
                 };
                 let ex = self.exchange(&leaves, PointKind::NonUniform)?;
                 let delta = self.scalar_operand(inst, 2)?;
@@ -689,7 +690,7 @@ impl Translator<'_, '_, '_> {
     /// of the group, executing this instruction results in undefined behavior"), so it builds —
     /// programs pick the cluster size at run time among constants (the CTS does) — and acts as
     /// the whole sub-group.
-    fn cluster_size(&self, inst: &Instruction, index: usize) -> Result<u64, BuildError> {
+    fn cluster_size(&self, inst: Inst<'_>, index: usize) -> Result<u64, BuildError> {
         let c = self.constant_index(inst, index)?;
         if !c.is_power_of_two() {
             return err(format!(
@@ -701,8 +702,8 @@ impl Translator<'_, '_, '_> {
     }
 
     /// `OpGroupNonUniform{IAdd,FAdd,IMul,FMul,SMin,UMin,FMin,SMax,UMax,FMax,Bitwise*,Logical*}`.
-    fn sub_group_arithmetic(&mut self, inst: &Instruction) -> Result<(), BuildError> {
-        let op = inst.class.opcode;
+    fn sub_group_arithmetic(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
+        let op = inst.opcode();
         let combine = match op {
             Op::GroupNonUniformIAdd => Combine::IAdd,
             Op::GroupNonUniformFAdd => Combine::FAdd,
@@ -723,7 +724,7 @@ impl Translator<'_, '_, '_> {
                 ))
             }
         };
-        let Some(Operand::GroupOperation(group_op)) = inst.operands.get(1).cloned() else {
+        let Some(group_op) = inst.optional_group_operation(1) else {
             return err(format!(
                 "error: {} without a group operation\n",
                 inst_desc(inst)
@@ -733,7 +734,7 @@ impl Translator<'_, '_, '_> {
             GroupOperation::Reduce
             | GroupOperation::InclusiveScan
             | GroupOperation::ExclusiveScan => {
-                if inst.operands.len() > 3 {
+                if inst.operand_count() > 3 {
                     return err(format!(
                         "error: {}: ClusterSize is only allowed with ClusteredReduce\n",
                         inst_desc(inst)
@@ -774,8 +775,8 @@ impl Translator<'_, '_, '_> {
     /// `BallotBitCount`, `BallotFindLSB`, `BallotFindMSB`. Only bits below the largest sub-group
     /// size of the dispatch count (as the Khronos CTS expects, also in a smaller last
     /// sub-group); with sub-groups of at most 32 work-items those are in the first component.
-    pub(crate) fn sub_group_local(&mut self, inst: &Instruction) -> Result<(), BuildError> {
-        let op = inst.class.opcode;
+    pub(crate) fn sub_group_local(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
+        let op = inst.opcode();
         self.require_sub_groups(&format!("Op{op:?}"))?;
         let scope = self.constant_index(inst, 0)?;
         if scope != SCOPE_SUBGROUP {
@@ -824,7 +825,7 @@ impl Translator<'_, '_, '_> {
                 self.b.ins().band(set, in_range)
             }
             Op::GroupNonUniformBallotBitCount => {
-                let Some(Operand::GroupOperation(group_op)) = inst.operands.get(1).cloned() else {
+                let Some(group_op) = inst.optional_group_operation(1) else {
                     return err(format!(
                         "error: {} without a group operation\n",
                         inst_desc(inst)

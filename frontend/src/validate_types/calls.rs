@@ -59,7 +59,7 @@ impl<'m> Checker<'m> {
         let Some(Operand::IdRef(callee)) = inst.operands.first() else {
             return;
         };
-        let Some(def) = self.m.function(*callee).and_then(|f| f.def.as_ref()) else {
+        let Some(def) = self.m.function_raw(*callee).and_then(|f| f.def.as_ref()) else {
             return; // reported by the structural checks
         };
         let fn_ty = match def.operands.get(1) {

@@ -70,7 +70,7 @@ impl<'m> Checker<'m> {
 
     /// Value of an integer `OpConstant`, if `id` is one.
     pub(super) fn constant_value(&self, id: Word) -> Option<u64> {
-        let c = self.m.global(id)?;
+        let c = self.m.global_raw(id)?;
         if c.class.opcode != Op::Constant {
             return None;
         }

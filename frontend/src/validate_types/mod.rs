@@ -159,7 +159,7 @@ impl<'m> Checker<'m> {
         // An OpFunction has a result type (its return type) but is not a value.
         let ty = self
             .value_type(*id)
-            .filter(|_| self.m.function(*id).is_none());
+            .filter(|_| self.m.function_raw(*id).is_none());
         if ty.is_none() {
             self.report(
                 inst,
@@ -367,7 +367,7 @@ impl<'m> Checker<'m> {
                         self.report(inst, rule);
                     }
                     if let Some(Operand::IdRef(init)) = inst.operands.get(1) {
-                        let constant = self.m.global(*init).is_some_and(|g| {
+                        let constant = self.m.global_raw(*init).is_some_and(|g| {
                             g.class.opcode.is_constant() || g.class.opcode == Op::Variable
                         });
                         if !constant {
@@ -783,7 +783,7 @@ impl Checker<'_> {
             self.report(inst, rule);
         }
         if let Some(f) = self.function {
-            if let Err(rule) = crate::printf::printf_call(self.m, f, inst) {
+            if let Err(rule) = crate::printf::resolve_printf_call(self.m, f, inst) {
                 self.report(inst, rule);
             }
         }
