@@ -29,6 +29,9 @@ pub struct BuildOptions {
     /// Barrier-free kernels run four work-items at a time in vector lanes where they can
     /// (vectorize.rs); off with `FERROCL_VECTORIZE=off` or `-cl-opt-disable`.
     pub vectorize: bool,
+    /// The kernels of a module are compiled by Cranelift on up to this many threads at once
+    /// (the runtime gives the device's worker count, `FERROCL_THREADS`).
+    pub threads: usize,
 }
 
 impl Default for BuildOptions {
@@ -47,6 +50,7 @@ impl Default for BuildOptions {
             dump_dir: None,
             sub_groups: true,
             vectorize: true,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
     }
 }

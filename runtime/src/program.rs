@@ -688,6 +688,8 @@ fn build_module(
     options.denorms_are_zero |= settings.flush_denormals;
     options.round_to_zero = settings.rounding == Rounding::TowardZero;
     options.sub_groups = settings.sub_groups;
+    // One Cranelift compilation per kernel at once, as many as the device has workers.
+    options.threads = settings.threads;
     // -cl-opt-disable asks for the plain translation.
     options.vectorize = settings.vectorize && options.optimize;
     if let Some(dir) = &settings.dump_dir {
