@@ -117,7 +117,7 @@ pub const VARIABLES: &[Variable] = &[
         name: "FERROCL_LOG",
         values: "off, error, warn, info, debug",
         default: "warn",
-        effect: "build and launch tracing on stderr (info: builds and launches; debug: also each kernel's sizes)",
+        effect: "build and launch tracing on stderr (info: builds, with the OpenCL C, frontend, codegen and total times of each program and whether the program cache served it, and launches; debug: also each kernel's sizes)",
     },
 ];
 
