@@ -177,9 +177,15 @@ impl Key {
         put(&mut m, r.extensions.join(" ").as_bytes());
         put(&mut m, r.undefine.join(" ").as_bytes());
         // A relative -I names a directory of the working directory.
-        let relative_include = ferrocl_frontend::split_build_options(r.options)
-            .iter()
-            .any(|w| w.starts_with("-I") && !w[2..].trim_start().starts_with('/'));
+        let words = ferrocl_frontend::split_build_options(r.options);
+        let relative_include = words.iter().enumerate().any(|(i, w)| {
+            let dir = match w.strip_prefix("-I") {
+                Some("") => words.get(i + 1).map_or("", String::as_str),
+                Some(dir) => dir,
+                None => return false,
+            };
+            !dir.trim_start().starts_with('/')
+        });
         if relative_include {
             if let Ok(cwd) = std::env::current_dir() {
                 put(&mut m, cwd.as_os_str().as_encoded_bytes());
@@ -659,6 +665,17 @@ mod tests {
         ] {
             assert_eq!(lookup(&dir.0, &Key::new(&other)), Err(Miss::Absent));
         }
+        // A relative include directory makes the working directory part of the key; an
+        // absolute one does not.
+        let with_cwd = |options: &str| Key::new(&request("k", options, &[])).material;
+        let cwd = std::env::current_dir().unwrap();
+        let contains = |hay: &[u8], needle: &[u8]| hay.windows(needle.len()).any(|w| w == needle);
+        let cwd = cwd.as_os_str().as_encoded_bytes();
+        assert!(contains(&with_cwd("-I inc"), cwd));
+        assert!(contains(&with_cwd("-Iinc"), cwd));
+        // (cargo runs the tests in the crate's directory, never `/`.)
+        assert!(!contains(&with_cwd("-I /abs/inc"), cwd));
+        assert!(!contains(&with_cwd("-I/abs/inc -DX"), cwd));
         let headers = [("h.h".to_owned(), b"#define X 1".to_vec())];
         let with_header = Request {
             headers: &headers,
