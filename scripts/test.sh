@@ -16,6 +16,10 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$FERROCL_ROOT"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+# The program cache of OpenCL C builds: cargo's processes get target/ferrocl-cache from
+# .cargo/config.toml; the example and the package test run outside cargo, so say it here too,
+# and the suite never writes into the user's ~/.cache.
+export FERROCL_CACHE_DIR="${FERROCL_CACHE_DIR:-$FERROCL_ROOT/target/ferrocl-cache}"
 
 ensure_packages
 ensure_rust

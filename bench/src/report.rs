@@ -43,6 +43,10 @@ pub struct PlatResult {
     /// Instructions of the SPIR-V module the platform built (IL platforms only).
     pub spirv_instructions: Option<usize>,
     pub first_ms: Option<f64>,
+    /// Built from OpenCL C a second time, with the program cache holding the first build
+    /// (Ferrocl with `--ferrocl-source`): clBuildProgram and first-launch host times.
+    pub warm_build_ms: Option<f64>,
+    pub warm_first_ms: Option<f64>,
     /// Kernel time per repetition (profiling events), or host time per launch for launch kernels.
     pub samples_ms: Vec<f64>,
 }
@@ -59,6 +63,9 @@ impl PlatResult {
     }
     pub fn build_first_ms(&self) -> Option<f64> {
         Some(self.build_ms? + self.first_ms?)
+    }
+    pub fn warm_build_first_ms(&self) -> Option<f64> {
+        Some(self.warm_build_ms? + self.warm_first_ms?)
     }
 }
 
@@ -113,12 +120,21 @@ impl KernelResult {
     pub fn build_ratio(&self) -> Option<f64> {
         Some(self.get("Ferrocl")?.build_first_ms()? / self.get("PoCL")?.build_first_ms()?)
     }
+
+    /// The same for Ferrocl's second (cached) build from OpenCL C, against PoCL's cold one.
+    pub fn warm_build_ratio(&self) -> Option<f64> {
+        Some(self.get("Ferrocl")?.warm_build_first_ms()? / self.get("PoCL")?.build_first_ms()?)
+    }
 }
 
 pub struct Summary {
     pub kernel_geomean: Option<f64>,
     pub kernel_max: Option<(f64, &'static str)>,
     pub build_geomean: Option<f64>,
+    /// Ferrocl built from OpenCL C (`--ferrocl-source`): the warm (cached) build + first
+    /// launch against PoCL's cold one, and the slowest warm clBuildProgram.
+    pub warm_build_geomean: Option<f64>,
+    pub warm_build_max: Option<(f64, &'static str)>,
     pub launch_ratios: Vec<(&'static str, f64)>,
     /// (platform, lowest % of STREAM among memory-bound kernels)
     pub memory_roof: Vec<(&'static str, f64)>,
@@ -138,6 +154,14 @@ pub fn summarise(kernels: &[KernelResult], roof: &Roofline) -> Summary {
         .iter()
         .filter_map(KernelResult::build_ratio)
         .collect();
+    let warm: Vec<f64> = kernels
+        .iter()
+        .filter_map(KernelResult::warm_build_ratio)
+        .collect();
+    let warm_build_max = kernels
+        .iter()
+        .filter_map(|k| Some((k.get("Ferrocl")?.warm_build_ms?, k.name)))
+        .max_by(|a, b| a.0.total_cmp(&b.0));
     let launch_ratios = kernels
         .iter()
         .filter(|k| matches!(k.class, Class::Launch { .. }))
@@ -170,6 +194,8 @@ pub fn summarise(kernels: &[KernelResult], roof: &Roofline) -> Summary {
         kernel_geomean: geomean(&ratios),
         kernel_max: timed.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0)),
         build_geomean: geomean(&builds),
+        warm_build_geomean: geomean(&warm),
+        warm_build_max,
         launch_ratios,
         memory_roof,
     }
@@ -250,6 +276,24 @@ pub fn table(kernels: &[KernelResult], roof: &Roofline, summary: &Summary) -> St
                 br
             );
         }
+        // Ferrocl's second build from OpenCL C: the program cache's row.
+        if let Some(f) = k.get("Ferrocl").filter(|f| f.warm_build_ms.is_some()) {
+            let _ = writeln!(
+                o,
+                "{:<17} {:<8} {:<20} {:>9} {:>9} {:>9} {:>9} {:>18} {:>6} {:>8} {:>8}",
+                "",
+                "F warm",
+                "(cached build)",
+                format_ms(f.warm_build_ms),
+                format_ms(f.warm_first_ms),
+                "",
+                "",
+                "",
+                "",
+                "",
+                format_ratio(k.warm_build_ratio())
+            );
+        }
     }
     let _ = writeln!(
         o,
@@ -281,6 +325,26 @@ pub fn table(kernels: &[KernelResult], roof: &Roofline, summary: &Summary) -> St
         "  build + first launch geomean   {:>8}   target <= 0.1x",
         format_ratio(summary.build_geomean)
     );
+    if summary.warm_build_geomean.is_some() {
+        // With --ferrocl-source the line above compares cold builds from OpenCL C.
+        let _ = writeln!(
+            o,
+            "  (Ferrocl from OpenCL C: the line above is its cold build, target <= 0.5x)"
+        );
+        let _ = writeln!(
+            o,
+            "  cached build + first geomean   {:>8}   (Ferrocl's warm build, PoCL cold)",
+            format_ratio(summary.warm_build_geomean)
+        );
+        let (ms, which) = match summary.warm_build_max {
+            Some((ms, n)) => (format!("{ms:.2} ms"), format!(" ({n})")),
+            None => ("-".into(), String::new()),
+        };
+        let _ = writeln!(
+            o,
+            "  slowest cached build           {ms:>8}   target <= 5 ms{which}"
+        );
+    }
     let (per_kilo, which) = match summary.build_per_kilo_instruction {
         Some((ms, n)) => (format!("{ms:.2} ms"), format!(" ({n})")),
         None => ("-".into(), String::new()),
@@ -399,13 +463,15 @@ pub fn json(info: &RunInfo, kernels: &[KernelResult], roof: &Roofline, s: &Summa
                 let tp = k.throughput(r);
                 let samples: Vec<String> = r.samples_ms.iter().map(|v| jn(Some(*v))).collect();
                 format!(
-                    "        {{\"platform\": {}, \"status\": {}, \"message\": {}, \"build_ms\": {}, \"spirv_instructions\": {}, \"first_launch_ms\": {}, \"median_ms\": {}, \"min_ms\": {}, \"throughput\": {}, \"throughput_unit\": {}, \"roofline_fraction\": {}, \"samples_ms\": [{}]}}",
+                    "        {{\"platform\": {}, \"status\": {}, \"message\": {}, \"build_ms\": {}, \"spirv_instructions\": {}, \"first_launch_ms\": {}, \"warm_build_ms\": {}, \"warm_first_launch_ms\": {}, \"median_ms\": {}, \"min_ms\": {}, \"throughput\": {}, \"throughput_unit\": {}, \"roofline_fraction\": {}, \"samples_ms\": [{}]}}",
                     js(r.platform),
                     js(r.status.short()),
                     js(&r.status.label()),
                     jn(r.build_ms),
                     r.spirv_instructions.map_or("null".into(), |n| n.to_string()),
                     jn(r.first_ms),
+                    jn(r.warm_build_ms),
+                    jn(r.warm_first_ms),
                     jn(r.median_ms()),
                     jn(r.min_ms()),
                     jn(tp.map(|t| t.0)),
@@ -416,7 +482,7 @@ pub fn json(info: &RunInfo, kernels: &[KernelResult], roof: &Roofline, s: &Summa
             })
             .collect();
         ks.push(format!(
-            "    {{\"name\": {}, \"class\": {}, \"size\": {}, \"bytes\": {}, \"flops\": {}, \"ratio_kernel\": {}, \"ratio_build_first\": {},\n      \"results\": [\n{}\n      ]}}",
+            "    {{\"name\": {}, \"class\": {}, \"size\": {}, \"bytes\": {}, \"flops\": {}, \"ratio_kernel\": {}, \"ratio_build_first\": {}, \"ratio_warm_build_first\": {},\n      \"results\": [\n{}\n      ]}}",
             js(k.name),
             js(k.class.label()),
             js(&k.size),
@@ -424,6 +490,7 @@ pub fn json(info: &RunInfo, kernels: &[KernelResult], roof: &Roofline, s: &Summa
             jn(Some(k.flops)),
             jn(k.kernel_ratio()),
             jn(k.build_ratio()),
+            jn(k.warm_build_ratio()),
             rs.join(",\n")
         ));
     }
@@ -440,11 +507,13 @@ pub fn json(info: &RunInfo, kernels: &[KernelResult], roof: &Roofline, s: &Summa
         .collect();
     let _ = writeln!(
         o,
-        "  \"summary\": {{\"kernel_ratio_geomean\": {}, \"kernel_ratio_max\": {}, \"kernel_ratio_max_kernel\": {}, \"build_first_ratio_geomean\": {}, \"launch_ratios\": {{{}}}, \"memory_bound_min_stream_fraction\": {{{}}}}}",
+        "  \"summary\": {{\"kernel_ratio_geomean\": {}, \"kernel_ratio_max\": {}, \"kernel_ratio_max_kernel\": {}, \"build_first_ratio_geomean\": {}, \"warm_build_first_ratio_geomean\": {}, \"warm_build_max_ms\": {}, \"launch_ratios\": {{{}}}, \"memory_bound_min_stream_fraction\": {{{}}}}}",
         jn(s.kernel_geomean),
         jn(s.kernel_max.map(|m| m.0)),
         s.kernel_max.map_or("null".into(), |m| js(m.1)),
         jn(s.build_geomean),
+        jn(s.warm_build_geomean),
+        jn(s.warm_build_max.map(|m| m.0)),
         launch.join(", "),
         mem.join(", ")
     );
@@ -462,7 +531,7 @@ fn csv_field(s: &str) -> String {
 
 pub fn csv(info: &RunInfo, kernels: &[KernelResult], roof: &Roofline) -> String {
     let mut o = String::from(
-        "date,hostname,mode,kernel,class,size,platform,status,build_ms,first_launch_ms,median_ms,min_ms,throughput,throughput_unit,roofline_fraction,ratio_kernel,ratio_build_first,message\n",
+        "date,hostname,mode,kernel,class,size,platform,status,build_ms,first_launch_ms,median_ms,min_ms,throughput,throughput_unit,roofline_fraction,ratio_kernel,ratio_build_first,message,warm_build_ms,warm_first_launch_ms,ratio_warm_build_first\n",
     );
     let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v}"));
     for k in kernels {
@@ -487,6 +556,9 @@ pub fn csv(info: &RunInfo, kernels: &[KernelResult], roof: &Roofline) -> String 
                 f(k.kernel_ratio()),
                 f(k.build_ratio()),
                 r.status.label(),
+                f(r.warm_build_ms),
+                f(r.warm_first_ms),
+                f(k.warm_build_ratio().filter(|_| r.warm_build_ms.is_some())),
             ];
             let line: Vec<String> = fields.iter().map(|s| csv_field(s)).collect();
             o.push_str(&line.join(","));
@@ -516,6 +588,8 @@ mod tests {
             build_ms: Some(10.0),
             spirv_instructions: None,
             first_ms: Some(10.0),
+            warm_build_ms: None,
+            warm_first_ms: None,
             samples_ms: samples.to_vec(),
         }
     }
@@ -565,6 +639,44 @@ mod tests {
         assert!((ks[0].roof(&ks[0].results[1], &roof()).unwrap() - 2.5).abs() < 1e-9);
         let t = table(&ks, &roof(), &s);
         assert!(t.contains("FAIL: x") && t.contains("unsupported: y"), "{t}");
+        assert!(
+            !t.contains("F warm") && s.warm_build_geomean.is_none(),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn the_cached_build_row_and_its_ratio() {
+        let mut f = pr("Ferrocl", Status::Ok, &[1.0]);
+        f.warm_build_ms = Some(2.0);
+        f.warm_first_ms = Some(3.0);
+        let ks = vec![kernel("a", f, pr("PoCL", Status::Ok, &[1.0]))];
+        assert_eq!(ks[0].warm_build_ratio(), Some(0.25));
+        let s = summarise(&ks, &roof());
+        assert_eq!(s.warm_build_max, Some((2.0, "a")));
+        let t = table(&ks, &roof(), &s);
+        assert!(
+            t.contains("F warm") && t.contains("slowest cached build"),
+            "{t}"
+        );
+        let j = json(
+            &RunInfo {
+                date: String::new(),
+                hostname: String::new(),
+                cpu: String::new(),
+                mode: "quick",
+                reps: 1,
+                platforms: Vec::new(),
+                env: Vec::new(),
+            },
+            &ks,
+            &roof(),
+            &s,
+        );
+        assert!(
+            j.contains("\"warm_build_ms\": 2") && j.contains("\"ratio_warm_build_first\": 0.25"),
+            "{j}"
+        );
     }
 
     #[test]

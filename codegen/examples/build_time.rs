@@ -21,11 +21,18 @@ fn main() {
                 std::process::exit(1);
             }
         };
-        for optimize in [false, true] {
+        // Serially and with the kernels on every thread (BuildOptions::threads).
+        let all = BuildOptions::default().threads;
+        let settings = [false, true]
+            .into_iter()
+            .flat_map(|optimize| [(optimize, 1), (optimize, all)])
+            .filter(|&(_, threads)| threads == 1 || all > 1);
+        for (optimize, threads) in settings {
             let dump_dir = std::env::var_os("FERROCL_DUMP_DIR").map(Into::into);
             let options = BuildOptions {
                 optimize,
                 dump_dir,
+                threads,
                 ..BuildOptions::default()
             };
             let mut best = f64::INFINITY;
@@ -54,7 +61,7 @@ fn main() {
                     .sum::<usize>();
             }
             println!(
-                "{path}: optimize={optimize} {instructions} instructions translated, build {:.2} ms, {:.2} ms per 1000 instructions",
+                "{path}: optimize={optimize} threads={threads} {instructions} instructions translated, build {:.2} ms, {:.2} ms per 1000 instructions",
                 best * 1e3,
                 best * 1e6 / instructions.max(1) as f64
             );

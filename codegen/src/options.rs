@@ -33,6 +33,9 @@ pub struct BuildOptions {
     /// work-group function returns when it is set: the kernel watchdog
     /// (`FERROCL_KERNEL_TIMEOUT`). Off, nothing is emitted.
     pub stop_checks: bool,
+    /// The kernels of a module are compiled by Cranelift on up to this many threads at once
+    /// (the runtime gives the device's worker count, `FERROCL_THREADS`).
+    pub threads: usize,
 }
 
 impl Default for BuildOptions {
@@ -52,6 +55,7 @@ impl Default for BuildOptions {
             sub_groups: true,
             vectorize: true,
             stop_checks: false,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
     }
 }

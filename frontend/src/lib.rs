@@ -33,8 +33,8 @@ pub use metadata::{
 };
 pub use module::{Module, Type, TypeId};
 pub use opencl_c::{
-    compile_opencl_c, is_clang_passthrough, opencl_c_compiler_available, split_build_options,
-    OpenClC,
+    compile_opencl_c, is_clang_passthrough, normalised_clang_options, opencl_c_compiler_available,
+    split_build_options, CompiledOpenClC, OpenClC, OPENCL_C_TOOLS,
 };
 pub use parse::{is_spirv, parse, parse_specialized, spec_constants};
 pub use printf::{printf_call, PrintfArg, PrintfCall, PrintfConversion, PrintfFormat, PrintfPiece};

@@ -1,12 +1,14 @@
 //! OpenCL C → SPIR-V through the system's clang-15, opt-15 and llvm-spirv-15 (the recipe in
 //! DESIGN.md that yields valid, optimised SPIR-V 1.0). The tools' stderr becomes the build log.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 const CLANG: &str = "clang-15";
 const OPT: &str = "opt-15";
 const LLVM_SPIRV: &str = "llvm-spirv-15";
+/// The recipe's programs, looked up on PATH (the program cache keys on their builds).
+pub const OPENCL_C_TOOLS: [&str; 3] = [CLANG, OPT, LLVM_SPIRV];
 const OPT_PASSES: &str = "sroa,early-cse,instcombine,simplifycfg,loop-mssa(licm),gvn,\
 loop(indvars,loop-unroll-full),instcombine,simplifycfg,gvn,instcombine";
 /// clang-15's spir64 data layout plus the native integer widths (`n8:16:32:64`) it leaves out:
@@ -198,6 +200,75 @@ fn clang_args(options: &str) -> ClangArgs {
     out
 }
 
+/// The build options as far as they change what the recipe makes — the clang arguments, the
+/// OpenCL C version and `-cl-opt-disable`, one per line — so that options only the runtime
+/// reads (`-cl-uniform-work-group-size`, `-cl-denorms-are-zero`, …) and spelling differences
+/// (`-DX` and `-D X`) do not: the program cache's key.
+pub fn normalised_clang_options(options: &str) -> String {
+    let ClangArgs {
+        args,
+        std,
+        opt_disable,
+    } = clang_args(options);
+    let mut out = format!("-cl-std={std}\n");
+    if opt_disable {
+        out.push_str("-cl-opt-disable\n");
+    }
+    let mut words = args.iter();
+    while let Some(w) = words.next() {
+        out.push_str(w);
+        // `-D X` → `-DX`: the separate argument joins its option.
+        if matches!(w.as_str(), "-D" | "-I" | "-U") {
+            out.push_str(words.next().map_or("", String::as_str));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The files of a make rule as clang's `-MD` writes it (`out: a.cl /inc/b.h \` with lines
+/// continued by a backslash, spaces in names escaped with one).
+fn make_rule_prerequisites(rule: &str) -> Vec<PathBuf> {
+    let joined = rule.replace("\\\n", " ");
+    let Some((_, files)) = joined.split_once(": ") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = files.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek().is_some_and(|n| *n == ' ' || *n == '#') => {
+                cur.push(chars.next().unwrap_or(' '))
+            }
+            '$' if chars.peek() == Some(&'$') => {
+                chars.next();
+                cur.push('$');
+            }
+            c if c.is_whitespace() => {
+                if !cur.is_empty() {
+                    out.push(PathBuf::from(std::mem::take(&mut cur)));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(PathBuf::from(cur));
+    }
+    out
+}
+
+/// What the recipe made from a source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompiledOpenClC {
+    pub spirv: Vec<u8>,
+    /// The files clang read besides the source and the recipe's preludes: included headers,
+    /// clang's own `opencl-c-base.h`. As clang names them (relative to the working directory
+    /// when an `-I` was).
+    pub dependencies: Vec<PathBuf>,
+}
+
 struct TempDir(PathBuf);
 
 impl Drop for TempDir {
@@ -217,6 +288,65 @@ fn temp_dir() -> Result<TempDir, String> {
     let dir = std::env::temp_dir().join(format!("ferrocl-clc-{}-{n}-{nanos}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("error: cannot create {dir:?}: {e}\n"))?;
     Ok(TempDir(dir))
+}
+
+/// Runs `commands` as one pipeline, each one's stdout the next one's stdin, all started at
+/// once; returns the last one's stdout. Each tool's stderr goes to a file of `dir` (a pipe
+/// could fill up and stall it) and into `log`, up to the first tool that failed, whose index
+/// comes with the log: a tool after it fails only for want of input.
+fn run_pipeline(
+    commands: &mut [Command],
+    dir: &Path,
+    log: &mut String,
+) -> Result<Vec<u8>, (usize, String)> {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut children: Vec<std::process::Child> = Vec::new();
+    let mut errors = Vec::new();
+    let mut previous: Option<std::process::ChildStdout> = None;
+    let mut failure = None;
+    for (i, cmd) in commands.iter_mut().enumerate() {
+        let path = dir.join(format!("step-{i}.err"));
+        let spawned = std::fs::File::create(&path).and_then(|err| {
+            cmd.stdin(previous.take().map_or(Stdio::null(), Stdio::from))
+                .stdout(Stdio::piped())
+                .stderr(err)
+                .spawn()
+        });
+        match spawned {
+            Ok(mut child) => {
+                previous = child.stdout.take();
+                children.push(child);
+                errors.push(path);
+            }
+            Err(e) => {
+                failure = Some((
+                    i,
+                    format!("{log}error: cannot run {:?}: {e}\n", cmd.get_program()),
+                ));
+                break;
+            }
+        }
+    }
+    let mut output = Vec::new();
+    if let Some(mut last) = previous.filter(|_| failure.is_none()) {
+        let _ = last.read_to_end(&mut output);
+    }
+    // Every child is waited for, also after a failure, so none is left a zombie.
+    let statuses: Vec<_> = children.iter_mut().map(|c| c.wait()).collect();
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    for (i, status) in statuses.into_iter().enumerate() {
+        log.push_str(&std::fs::read_to_string(&errors[i]).unwrap_or_default());
+        let program = commands[i].get_program();
+        match status {
+            Ok(s) if s.success() => {}
+            Ok(s) => return Err((i, format!("{log}error: {program:?} failed ({s})\n"))),
+            Err(e) => return Err((i, format!("{log}error: cannot run {program:?}: {e}\n"))),
+        }
+    }
+    Ok(output)
 }
 
 fn run(cmd: &mut Command, log: &mut String) -> Result<(), String> {
@@ -481,11 +611,17 @@ pub struct OpenClC<'a> {
 impl OpenClC<'_> {
     /// The module bytes (warnings are dropped), or the build log.
     pub fn compile(&self) -> Result<Vec<u8>, String> {
+        run_recipe(self).map(|c| c.spirv)
+    }
+
+    /// [`OpenClC::compile`], also returning the files the source included (the program
+    /// cache's dependencies).
+    pub fn compile_with_dependencies(&self) -> Result<CompiledOpenClC, String> {
         run_recipe(self)
     }
 }
 
-fn run_recipe(input: &OpenClC) -> Result<Vec<u8>, String> {
+fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
     let OpenClC {
         source,
         options,
@@ -501,9 +637,7 @@ fn run_recipe(input: &OpenClC) -> Result<Vec<u8>, String> {
     }
     let dir = temp_dir()?;
     let src = dir.0.join("input.cl");
-    let bc = dir.0.join("input.bc");
-    let opt_bc = dir.0.join("opt.bc");
-    let spv = dir.0.join("out.spv");
+    let deps = dir.0.join("input.d");
     std::fs::write(&src, source).map_err(|e| format!("error: cannot write source: {e}\n"))?;
     let ClangArgs {
         mut args,
@@ -544,78 +678,115 @@ fn run_recipe(input: &OpenClC) -> Result<Vec<u8>, String> {
     let mut log = String::new();
     // Textual IR where the source names vec_type_hint: its signedness is read from there.
     let read_hints = source.contains("vec_type_hint");
-    run(
-        Command::new(CLANG)
-            .arg(format!("-cl-std={std}"))
+    let clang = |output: &Path| {
+        let mut cmd = Command::new(CLANG);
+        cmd.arg(format!("-cl-std={std}"))
             .args(["-target", "spir64", "-O0", "-Xclang", "-disable-O0-optnone"])
             .args(["-emit-llvm", if read_hints { "-S" } else { "-c" }])
             .args(["-Xclang", "-finclude-default-header"])
             .arg("-Xclang")
             .arg(cl_ext_option(extensions))
             .args(&args)
+            .arg("-MD")
+            .arg("-MF")
+            .arg(&deps)
             .arg(&src)
             .arg("-o")
-            .arg(&bc),
-        &mut log,
-    )?;
-    let unsigned_hints = if read_hints {
-        let ir = std::fs::read_to_string(&bc)
-            .map_err(|e| format!("{log}error: cannot read clang's output: {e}\n"))?;
-        unsigned_vec_type_hints(&ir)
-    } else {
-        Vec::new()
+            .arg(output);
+        cmd
+    };
+    let optimise = |input: &Path, output: &Path| {
+        let mut cmd = Command::new(OPT);
+        cmd.arg(format!("-passes={OPT_PASSES}"))
+            .arg(format!("--data-layout={OPT_DATA_LAYOUT}"))
+            .arg(input)
+            .arg("-o")
+            .arg(output);
+        cmd
     };
     // SPIR-V 1.3 brings the non-uniform group instructions; llvm-spirv still writes 1.0 when a
     // module needs nothing newer.
-    let translate = |input: &PathBuf, log: &mut String| {
-        run(
-            Command::new(LLVM_SPIRV)
-                .arg("--spirv-max-version=1.3")
-                // Source type names and qualifiers for clGetKernelArgInfo, as OpStrings.
-                .arg("--preserve-ocl-kernel-arg-type-metadata-through-string")
-                // The SPIR-V extensions this frontend accepts (llvm-spirv uses none by default).
-                .arg(spirv_ext_option(extensions))
-                .arg(input)
-                .arg("-o")
-                .arg(&spv),
-            log,
-        )
+    let translate = |input: &Path, output: &Path| {
+        let mut cmd = Command::new(LLVM_SPIRV);
+        cmd.arg("--spirv-max-version=1.3")
+            // Source type names and qualifiers for clGetKernelArgInfo, as OpStrings.
+            .arg("--preserve-ocl-kernel-arg-type-metadata-through-string")
+            // The SPIR-V extensions this frontend accepts (llvm-spirv uses none by default).
+            .arg(spirv_ext_option(extensions))
+            .arg(input)
+            .arg("-o")
+            .arg(output);
+        cmd
     };
-    // clang's -O0 module as it is (valid, every variable in memory), as llvm-spirv reads it:
-    // bitcode (textual IR is assembled by opt without passes).
-    let unoptimised = |log: &mut String| -> Result<PathBuf, String> {
-        if !read_hints {
-            return Ok(bc.clone());
-        }
-        let assembled = dir.0.join("input-assembled.bc");
-        run(Command::new(OPT).arg(&bc).arg("-o").arg(&assembled), log)?;
-        Ok(assembled)
-    };
-    if opt_disable {
-        let input = unoptimised(&mut log)?;
-        translate(&input, &mut log)?;
+    let stdio = Path::new("-");
+    let (spirv, unsigned_hints) = if !read_hints {
+        // The usual case: the tools run as one pipeline, no intermediate files, all three
+        // started at once; most of each one's time is loading LLVM, which then overlaps.
+        let built = if opt_disable {
+            run_pipeline(
+                &mut [clang(stdio), translate(stdio, stdio)],
+                &dir.0,
+                &mut log,
+            )
+        } else {
+            let mut commands = [
+                clang(stdio),
+                optimise(stdio, stdio),
+                translate(stdio, stdio),
+            ];
+            match run_pipeline(&mut commands, &dir.0, &mut log) {
+                Err((2, refused)) => {
+                    // llvm-spirv-15 refuses some modules LLVM's own constant folding makes (a
+                    // null pointer cast between two named address spaces, from comparing a
+                    // generic null with a local one: CTS generic_address_space
+                    // compare_pointers). The unoptimised module, which it accepts, is
+                    // translated instead; Cranelift still optimises it.
+                    let mut retry_log = String::new();
+                    run_pipeline(
+                        &mut [clang(stdio), translate(stdio, stdio)],
+                        &dir.0,
+                        &mut retry_log,
+                    )
+                    .map_err(|_| (2, refused))
+                }
+                other => other,
+            }
+        };
+        (built.map_err(|(_, log)| log)?, Vec::new())
     } else {
-        run(
-            Command::new(OPT)
-                .arg(format!("-passes={OPT_PASSES}"))
-                .arg(format!("--data-layout={OPT_DATA_LAYOUT}"))
-                .arg(&bc)
-                .arg("-o")
-                .arg(&opt_bc),
-            &mut log,
-        )?;
-        if let Err(refused) = translate(&opt_bc, &mut log) {
-            // llvm-spirv-15 refuses some modules LLVM's own constant folding makes (a null
-            // pointer cast between two named address spaces, from comparing a generic null
-            // with a local one: CTS generic_address_space compare_pointers). The unoptimised
-            // module, which it accepts, is translated instead; Cranelift still optimises it.
-            let mut retry_log = String::new();
-            let input = unoptimised(&mut retry_log).map_err(|_| refused.clone())?;
-            translate(&input, &mut retry_log).map_err(|_| refused)?;
+        // clang's textual IR is read for the hints, so it goes through files; llvm-spirv takes
+        // bitcode, which opt makes (assembling without passes for the -O0 module).
+        let ll = dir.0.join("input.ll");
+        let bc = dir.0.join("input.bc");
+        let opt_bc = dir.0.join("opt.bc");
+        let spv = dir.0.join("out.spv");
+        run(&mut clang(&ll), &mut log)?;
+        let ir = std::fs::read_to_string(&ll)
+            .map_err(|e| format!("{log}error: cannot read clang's output: {e}\n"))?;
+        let hints = unsigned_vec_type_hints(&ir);
+        let assemble = |log: &mut String| run(Command::new(OPT).arg(&ll).arg("-o").arg(&bc), log);
+        if opt_disable {
+            assemble(&mut log)?;
+            run(&mut translate(&bc, &spv), &mut log)?;
+        } else {
+            run(&mut optimise(&ll, &opt_bc), &mut log)?;
+            if let Err(refused) = run(&mut translate(&opt_bc, &spv), &mut log) {
+                // As above.
+                let mut retry_log = String::new();
+                assemble(&mut retry_log).map_err(|_| refused.clone())?;
+                run(&mut translate(&bc, &spv), &mut retry_log).map_err(|_| refused)?;
+            }
         }
-    }
-    let spirv =
-        std::fs::read(&spv).map_err(|e| format!("{log}error: cannot read SPIR-V output: {e}\n"))?;
+        let spirv = std::fs::read(&spv)
+            .map_err(|e| format!("{log}error: cannot read SPIR-V output: {e}\n"))?;
+        (spirv, hints)
+    };
+    let dependencies = std::fs::read_to_string(&deps)
+        .map(|rule| make_rule_prerequisites(&rule))
+        .map_err(|e| format!("{log}error: cannot read clang's dependency output: {e}\n"))?
+        .into_iter()
+        .filter(|p| !p.starts_with(&dir.0))
+        .collect();
     let words = crate::is_spirv(&spirv)
         .map_err(|e| format!("{log}error: llvm-spirv's output is not SPIR-V: {e}\n"))?;
     let mut words = crate::translator_fixes::repair_llvm_spirv_15(&words);
@@ -625,7 +796,10 @@ fn run_recipe(input: &OpenClC) -> Result<Vec<u8>, String> {
             &format!("{VEC_TYPE_HINT_RECORD}{kernel} {ty}"),
         );
     }
-    Ok(words.iter().flat_map(|w| w.to_le_bytes()).collect())
+    Ok(CompiledOpenClC {
+        spirv: words.iter().flat_map(|w| w.to_le_bytes()).collect(),
+        dependencies,
+    })
 }
 
 /// Prefix of the `OpModuleProcessed` strings that carry a kernel's unsigned `vec_type_hint`
@@ -725,6 +899,69 @@ mod tests {
                 ("a".to_owned(), "uint4".to_owned()),
                 ("c d".to_owned(), "ushort".to_owned())
             ]
+        );
+    }
+
+    #[test]
+    fn dependencies_from_a_make_rule() {
+        let rule = "/tmp/x/input.bc: /tmp/x/input.cl /usr/lib/clang/opencl-c-base.h \\\n  \
+                    inc/a\\ b.h /abs/c$$.h\n";
+        assert_eq!(
+            make_rule_prerequisites(rule),
+            [
+                "/tmp/x/input.cl",
+                "/usr/lib/clang/opencl-c-base.h",
+                "inc/a b.h",
+                "/abs/c$.h"
+            ]
+            .map(PathBuf::from)
+        );
+        assert!(make_rule_prerequisites("").is_empty());
+    }
+
+    #[test]
+    fn normalised_options_keep_what_reaches_clang() {
+        let n = normalised_clang_options;
+        assert_eq!(n("-D X=1 -I /inc"), n("-DX=1 -I/inc"));
+        assert_eq!(
+            n(""),
+            n("-cl-uniform-work-group-size -cl-denorms-are-zero -g")
+        );
+        assert_eq!(n(""), n("-cl-std=CL1.2"));
+        for differs in [
+            "-DX",
+            "-cl-std=CL3.0",
+            "-cl-opt-disable",
+            "-cl-mad-enable",
+            "-w",
+        ] {
+            assert_ne!(n(""), n(differs), "{differs}");
+        }
+    }
+
+    #[test]
+    fn dependencies_are_the_included_files() {
+        if !opencl_c_compiler_available() {
+            return;
+        }
+        let dir = temp_dir().unwrap();
+        std::fs::write(dir.0.join("n.h"), "#define N 3\n").unwrap();
+        let c = OpenClC {
+            source: "#include \"n.h\"\nkernel void k(global int *p) { p[0] = N; }",
+            options: &format!("-I {}", dir.0.display()),
+            ..OpenClC::default()
+        }
+        .compile_with_dependencies()
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            c.dependencies.contains(&dir.0.join("n.h")),
+            "{:?}",
+            c.dependencies
+        );
+        assert!(
+            c.dependencies.iter().all(|d| !d.ends_with("input.cl")),
+            "{:?}",
+            c.dependencies
         );
     }
 

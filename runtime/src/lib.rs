@@ -17,6 +17,7 @@ pub mod object;
 pub mod platform;
 pub mod printf;
 pub mod program;
+pub mod program_cache;
 pub mod queue;
 pub mod settings;
 pub mod svm;

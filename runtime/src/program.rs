@@ -291,14 +291,47 @@ impl Program {
         self.lock().spec_values.clone()
     }
 
-    /// Turns the program's source into SPIR-V (OpenCL C through clang), or reports why not.
-    fn to_spirv(&self, options: &str, spirv: Option<Vec<u8>>) -> Result<Vec<u8>, String> {
-        // Source is recompiled every time: options (-D, -I) may differ between builds.
+    /// Turns the program's source into SPIR-V (OpenCL C through the program cache and clang),
+    /// or reports why not. `headers` are clCompileProgram's embedded headers, written to
+    /// `header_dir`.
+    fn to_spirv(
+        &self,
+        options: &str,
+        spirv: Option<Vec<u8>>,
+        headers: &[(String, Vec<u8>)],
+        header_dir: Option<&std::path::Path>,
+    ) -> Result<crate::program_cache::SourceBuild, String> {
+        // Source is compiled again for every build (options such as -D and -I may differ);
+        // the program cache makes that cheap when nothing that matters changed.
         match (&self.source, spirv) {
-            (Source::OpenClC(src), _) => self.context.devices[0]
-                .config
-                .compile_opencl_c(src, options),
-            (_, Some(s)) => Ok(s),
+            (Source::OpenClC(src), _) => {
+                let config = &self.context.devices[0].config;
+                let extensions = config.opencl_c_extensions();
+                let undefine = config.clang_undefines();
+                let request = crate::program_cache::Request {
+                    source: src,
+                    options,
+                    extensions: &extensions,
+                    undefine: &undefine,
+                    headers,
+                };
+                let clang_options = match header_dir {
+                    Some(dir) => format!("{options} -I {}", dir.display()),
+                    None => options.to_owned(),
+                };
+                crate::program_cache::build_opencl_c(
+                    &config.settings,
+                    &request,
+                    &clang_options,
+                    header_dir,
+                )
+            }
+            (_, Some(spirv)) => Ok(crate::program_cache::SourceBuild {
+                spirv,
+                log: String::new(),
+                cache: String::new(),
+                elapsed: std::time::Duration::ZERO,
+            }),
             _ => Err("error: the program has no source, IL or binary to build\n".into()),
         }
     }
@@ -370,16 +403,19 @@ impl Program {
             // Rebuilding a linked program keeps what its inputs required.
             || (matches!(self.source, Source::Linked) && self.lock().uniform_work_groups);
         let known = self.begin(options)?;
+        let source_is_c = matches!(self.source, Source::OpenClC(_));
         let result = self
-            .to_spirv(options, known)
+            .to_spirv(options, known, &[], None)
             .map_err(|log| (None, log))
-            .and_then(|spirv| {
+            .and_then(|from_source| {
                 let code = build_for_device(
                     &self.context.devices[0].config,
-                    &spirv,
+                    &from_source.spirv,
                     &self.spec_values(),
                     &parsed,
+                    source_is_c.then_some(&from_source),
                 );
+                let spirv = from_source.spirv;
                 match code {
                     Ok((code, warnings)) => Ok((
                         spirv,
@@ -388,9 +424,9 @@ impl Program {
                             options: parsed,
                             uniform_work_groups: uniform,
                         }),
-                        warnings,
+                        from_source.log + &warnings,
                     )),
-                    Err(log) => Err((Some(spirv), log)),
+                    Err(log) => Err((Some(spirv), from_source.log + &log)),
                 }
             });
         Ok(self.finish(result, CL_PROGRAM_BINARY_TYPE_EXECUTABLE, uniform))
@@ -407,18 +443,20 @@ impl Program {
             .parse_options(options)?
             .requires_uniform_work_groups(&self.source);
         let header_dir = HeaderDir::new(headers).map_err(|_| CL_OUT_OF_HOST_MEMORY)?;
-        let clang_options = match &header_dir {
-            Some(d) => format!("{options} -I {}", d.0.display()),
-            None => options.to_owned(),
-        };
         let known = self.begin(options)?;
         let result = self
-            .to_spirv(&clang_options, known)
+            .to_spirv(
+                options,
+                known,
+                headers,
+                header_dir.as_ref().map(|d| d.0.as_path()),
+            )
             .map_err(|log| (None, log))
-            .and_then(|spirv| {
+            .and_then(|from_source| {
+                let spirv = from_source.spirv;
                 match ferrocl_frontend::parse_specialized(&spirv, &self.spec_values()) {
-                    Ok(module) => Ok((spirv, None, warnings_log(&module))),
-                    Err(e) => Err((Some(spirv), e.log())),
+                    Ok(module) => Ok((spirv, None, from_source.log + &warnings_log(&module))),
+                    Err(e) => Err((Some(spirv), from_source.log + &e.log())),
                 }
             });
         Ok(self.finish(result, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT, uniform))
@@ -490,6 +528,7 @@ impl Program {
                         &linked.spirv,
                         &HashMap::new(),
                         &parsed,
+                        None,
                     )
                     .map(|(code, warnings)| (Some(code), warnings))
                 }
@@ -576,18 +615,35 @@ pub fn parse_link_options(options: &str) -> CLResult<LinkOptions> {
 /// SPIR-V → validated module → machine code for this device: the module may only use the
 /// capabilities the device's settings leave on, and the device's float settings (FTZ, default
 /// rounding) and dump directory reach the code generator.
+/// `from_source` is the OpenCL C step that made `spirv`, for the timing line.
 fn build_for_device(
     config: &DeviceConfig,
     spirv: &[u8],
     spec_values: &HashMap<u32, Vec<u8>>,
     parsed: &ParsedOptions,
+    from_source: Option<&crate::program_cache::SourceBuild>,
 ) -> Result<(ferrocl_codegen::Program, String), String> {
     let start = std::time::Instant::now();
     let module = ferrocl_frontend::parse_specialized(spirv, spec_values).map_err(|e| e.log())?;
     let warnings = warnings_log(&module);
-    build_module(config, spirv, &module, parsed, start)
+    let timing = Timing {
+        from_source,
+        frontend: start.elapsed(),
+        start,
+    };
+    build_module(config, spirv, &module, parsed, timing)
         .map(|code| (code, warnings.clone()))
         .map_err(|log| warnings + &log)
+}
+
+/// The times of a build's steps so far, for the `FERROCL_LOG=info` line.
+struct Timing<'a> {
+    /// OpenCL C → SPIR-V (clang or the program cache), for programs from source.
+    from_source: Option<&'a crate::program_cache::SourceBuild>,
+    /// SPIR-V parsing, specialisation and validation.
+    frontend: std::time::Duration,
+    /// When the SPIR-V step began.
+    start: std::time::Instant,
 }
 
 /// The build-log lines of the legacy forms the frontend accepted in `module`.
@@ -601,7 +657,7 @@ fn build_module(
     spirv: &[u8],
     module: &ferrocl_frontend::Module,
     parsed: &ParsedOptions,
-    start: std::time::Instant,
+    timing: Timing,
 ) -> Result<ferrocl_codegen::Program, String> {
     static PROGRAMS: AtomicUsize = AtomicUsize::new(0);
     let settings = &config.settings;
@@ -637,6 +693,8 @@ fn build_module(
     options.denorms_are_zero |= settings.flush_denormals;
     options.round_to_zero = settings.rounding == Rounding::TowardZero;
     options.sub_groups = settings.sub_groups;
+    // One Cranelift compilation per kernel at once, as many as the device has workers.
+    options.threads = settings.threads;
     // -cl-opt-disable asks for the plain translation.
     options.vectorize = settings.vectorize && options.optimize;
     // The runtime hands every launch a stop word, so kernels read it only when a deadline can
@@ -666,7 +724,9 @@ fn build_module(
     if !unlaunchable.is_empty() {
         return Err(unlaunchable);
     }
+    let codegen_start = std::time::Instant::now();
     let code = ferrocl_codegen::compile(module, &options).map_err(|e| e.log)?;
+    let codegen = codegen_start.elapsed();
     for k in code.kernels() {
         log(
             settings,
@@ -681,17 +741,29 @@ fn build_module(
             ),
         );
     }
+    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+    let source_step = timing
+        .from_source
+        .map_or(std::time::Duration::ZERO, |s| s.elapsed);
     log(
         settings,
         LogLevel::Info,
         format_args!(
-            "built {} kernel(s), {} SPIR-V instructions, in {:.2} ms",
+            "built {} kernel(s), {} SPIR-V instructions: {}frontend {:.2} ms, codegen {:.2} ms, total {:.2} ms",
             code.kernels().len(),
             code.kernels()
                 .iter()
                 .map(|k| k.instruction_count)
                 .sum::<usize>(),
-            start.elapsed().as_secs_f64() * 1e3
+            timing.from_source.map_or(String::new(), |s| format!(
+                "OpenCL C {:.2} ms (program cache: {}), ",
+                ms(s.elapsed),
+                s.cache
+            )),
+            ms(timing.frontend),
+            ms(codegen),
+            // The checks between the steps count in the total only.
+            ms(source_step + timing.start.elapsed())
         ),
     );
     Ok(code)

@@ -104,10 +104,32 @@ pub const VARIABLES: &[Variable] = &[
                  <kernel>.opt.clif and <kernel>.s (machine code)",
     },
     Variable {
+        name: "FERROCL_CACHE",
+        values: "on/off (also 1/0, true/false, yes/no)",
+        default: "on",
+        effect: "the persistent cache of OpenCL C builds (the SPIR-V clang, opt and llvm-spirv \
+                 made, keyed on everything that changes it, included headers too); off: every \
+                 build runs the tools",
+    },
+    Variable {
+        name: "FERROCL_CACHE_DIR",
+        values: "a directory",
+        default: "$XDG_CACHE_HOME/ferrocl, else ~/.cache/ferrocl",
+        effect: "where the program cache lives (created when needed; a directory that cannot be \
+                 written only makes builds uncached)",
+    },
+    Variable {
+        name: "FERROCL_CACHE_MAX_SIZE",
+        values: "bytes, or a number with K, M or G (binary units)",
+        default: "256M",
+        effect: "bound on the cache's size: after a store that passes it, the least recently \
+                 used entries are removed down to 90 % of it",
+    },
+    Variable {
         name: "FERROCL_LOG",
         values: "off, error, warn, info, debug",
         default: "warn",
-        effect: "build and launch tracing on stderr (info: builds and launches; debug: also each kernel's sizes)",
+        effect: "build and launch tracing on stderr (info: builds, with the OpenCL C, frontend, codegen and total times of each program and whether the program cache served it, and launches; debug: also each kernel's sizes)",
     },
 ];
 
@@ -161,6 +183,28 @@ pub struct Settings {
     pub log: LogLevel,
     /// `FERROCL_KERNEL_TIMEOUT`: None when the watchdog is off.
     pub kernel_timeout: Option<Duration>,
+    /// The program cache's directory; None when FERROCL_CACHE is off or no directory is known
+    /// (no FERROCL_CACHE_DIR, XDG_CACHE_HOME or HOME).
+    pub cache_dir: Option<PathBuf>,
+    /// FERROCL_CACHE_MAX_SIZE in bytes.
+    pub cache_max_bytes: u64,
+}
+
+/// The default bound of the program cache: an entry is the SPIR-V of one program (a few to a
+/// few hundred KiB), so this holds thousands of programs (a CTS run's worth).
+pub const DEFAULT_CACHE_MAX_BYTES: u64 = 256 << 20;
+
+/// `1048576`, `64K`, `256M`, `2G` (binary units, any case) as bytes; None otherwise.
+pub fn parse_size(raw: &str) -> Option<u64> {
+    let v = raw.trim();
+    let (digits, shift) = match v.char_indices().last()? {
+        (i, 'k' | 'K') => (&v[..i], 10),
+        (i, 'm' | 'M') => (&v[..i], 20),
+        (i, 'g' | 'G') => (&v[..i], 30),
+        _ => (v, 0),
+    };
+    let n: u64 = digits.trim().parse().ok()?;
+    n.checked_mul(1u64 << shift)
 }
 
 impl Settings {
@@ -198,6 +242,7 @@ impl Settings {
         let sub_groups = switch("FERROCL_SUBGROUPS", true);
         let fp16 = switch("FERROCL_FP16", true);
         let vectorize = switch("FERROCL_VECTORIZE", true);
+        let cache_on = switch("FERROCL_CACHE", true);
         // The variables of features not implemented yet (the feature registry's): every
         // spelling of off is accepted, anything else is refused.
         let not_implemented = crate::features::FEATURES
@@ -290,6 +335,28 @@ impl Settings {
             }
             timeout
         });
+        let non_empty = |name: &str| lookup(name).filter(|v| !v.trim().is_empty());
+        // XDG: a relative XDG_CACHE_HOME is invalid and ignored.
+        let cache_dir = non_empty("FERROCL_CACHE_DIR")
+            .map(PathBuf::from)
+            .or_else(|| {
+                non_empty("XDG_CACHE_HOME")
+                    .map(PathBuf::from)
+                    .filter(|p| p.is_absolute())
+                    .map(|p| p.join("ferrocl"))
+            })
+            .or_else(|| non_empty("HOME").map(|h| PathBuf::from(h).join(".cache/ferrocl")))
+            .filter(|_| cache_on);
+        let cache_max_bytes = match lookup("FERROCL_CACHE_MAX_SIZE") {
+            None => DEFAULT_CACHE_MAX_BYTES,
+            Some(raw) => parse_size(&raw).unwrap_or_else(|| {
+                warn(format!(
+                    "FERROCL_CACHE_MAX_SIZE={raw:?} is not a size in bytes (a number, or one \
+                     with K, M or G); using 256M"
+                ));
+                DEFAULT_CACHE_MAX_BYTES
+            }),
+        };
         let dump_dir = lookup("FERROCL_DUMP_DIR")
             .filter(|d| !d.trim().is_empty())
             .map(PathBuf::from);
@@ -324,6 +391,8 @@ impl Settings {
             dump_dir,
             log,
             kernel_timeout,
+            cache_dir,
+            cache_max_bytes,
         }
     }
 }
@@ -411,13 +480,14 @@ mod tests {
             "FERROCL_SUBGROUPS",
             "FERROCL_FP16",
             "FERROCL_VECTORIZE",
+            "FERROCL_CACHE",
         ];
         let on = ["on", "ON", "1", "true", "True", "yes", "YES", " on "];
         let off = ["off", "Off", "0", "false", "FALSE", "no", "No"];
         for name in switches {
             for (spellings, want) in [(&on[..], true), (&off[..], false)] {
                 for v in spellings {
-                    let (s, w) = parse(&[(name, v)]);
+                    let (s, w) = parse(&[(name, v), ("HOME", "/home/u")]);
                     assert!(w.is_empty(), "{name}={v}: {w:?}");
                     let got = match name {
                         "FERROCL_PIN_THREADS" => s.pin_threads,
@@ -425,6 +495,7 @@ mod tests {
                         "FERROCL_FP64" => s.fp64,
                         "FERROCL_SUBGROUPS" => s.sub_groups,
                         "FERROCL_FP16" => s.fp16,
+                        "FERROCL_CACHE" => s.cache_dir.is_some(),
                         _ => s.vectorize,
                     };
                     assert_eq!(got, want, "{name}={v}");
@@ -477,6 +548,43 @@ mod tests {
         }
         let (s, w) = parse(&[("FERROCL_SVM", "fine")]);
         assert_eq!((s.svm, w.len()), (SvmLevel::FineGrain, 1));
+    }
+
+    #[test]
+    fn cache_directory_and_bound() {
+        let dir = |vars: &[(&str, &str)]| parse(vars).0.cache_dir;
+        assert_eq!(
+            dir(&[("HOME", "/home/u")]),
+            Some(PathBuf::from("/home/u/.cache/ferrocl"))
+        );
+        assert_eq!(
+            dir(&[("HOME", "/home/u"), ("XDG_CACHE_HOME", "/xdg")]),
+            Some(PathBuf::from("/xdg/ferrocl"))
+        );
+        assert_eq!(
+            dir(&[("HOME", "/home/u"), ("XDG_CACHE_HOME", "rel")]),
+            Some(PathBuf::from("/home/u/.cache/ferrocl"))
+        );
+        assert_eq!(
+            dir(&[("XDG_CACHE_HOME", "/xdg"), ("FERROCL_CACHE_DIR", "/c")]),
+            Some(PathBuf::from("/c"))
+        );
+        assert_eq!(
+            dir(&[("FERROCL_CACHE_DIR", "/c"), ("FERROCL_CACHE", "off")]),
+            None
+        );
+        assert_eq!(dir(&[]), None);
+        assert_eq!(parse(&[]).0.cache_max_bytes, DEFAULT_CACHE_MAX_BYTES);
+        assert_eq!(parse_size("64k"), Some(65536));
+        assert_eq!(parse_size(" 3M "), Some(3 << 20));
+        assert_eq!(parse_size("2G"), Some(2 << 30));
+        assert_eq!(parse_size("1000"), Some(1000));
+        for bad in ["", "M", "-1", "1.5M", "12T", "99999999999G"] {
+            assert_eq!(parse_size(bad), None, "{bad}");
+        }
+        let (s, w) = parse(&[("FERROCL_CACHE_MAX_SIZE", "lots")]);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert_eq!(s.cache_max_bytes, DEFAULT_CACHE_MAX_BYTES);
     }
 
     #[test]

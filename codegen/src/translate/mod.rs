@@ -30,7 +30,7 @@ use cranelift_codegen::ir::{self, types, AbiParam, UserFuncName};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::FunctionBuilderContext;
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module as _};
+use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module as _, ModuleReloc};
 use ferrocl_frontend::spirv::{Op, StorageClass, Word};
 use ferrocl_frontend::{KernelInfo, Module, Type};
 
@@ -403,79 +403,79 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
     };
     layout_module_variables(m, &mut env)?;
     define_module_data(m, &mut env)?;
-    let mut ctx = env.jit.make_context();
+    // Translation needs the module (imports, data) and runs kernel by kernel; Cranelift's
+    // compilation of the translated functions needs only the ISA, so the kernels of a
+    // program compile in parallel, and their machine code is defined in the module after.
     let mut fctx = FunctionBuilderContext::new();
-    let mut built = Vec::new();
+    let mut translated = Vec::new();
     for (index, kernel) in m.kernels.iter().enumerate() {
         let mut sig = env.jit.make_signature();
         sig.params.extend([AbiParam::new(types::I64); 3]);
-        ctx.func.signature = sig.clone();
-        ctx.func.name = UserFuncName::user(0, index as u32);
+        let mut func =
+            ir::Function::with_name_signature(UserFuncName::user(0, index as u32), sig.clone());
         let (slots, args_size) = crate::abi::arg_block_layout(kernel);
         let (local_offsets, static_local) = layout_kernel_local_variables(m, kernel)?;
         env.local_offsets = local_offsets;
-        let shape = kernel::build(
-            m,
-            kernel,
-            &slots,
-            &mut env,
-            options,
-            &mut ctx.func,
-            &mut fctx,
-        )
-        .map_err(|e| {
+        let mut shape = kernel::build(m, kernel, &slots, &mut env, options, &mut func, &mut fctx)
+            .map_err(|e| {
             BuildError::new(format!(
                 "{}kernel \"{}\" was not built\n",
                 e.log, kernel.name
             ))
         })?;
         if options.dump_dir.is_some() {
-            dump(
-                options,
-                &kernel.name,
-                "clif",
-                &ctx.func.display().to_string(),
-            );
-            ctx.set_disasm(true);
+            dump(options, &kernel.name, "clif", &func.display().to_string());
         }
         let name = format!("__ferrocl_kernel_{index}");
         let id = env
             .jit
             .declare_function(&name, Linkage::Export, &sig)
             .map_err(|e| BuildError::new(format!("internal: declaring {name}: {e}\n")))?;
-        let mut shape = shape;
-        if let Err(e) = env.jit.define_function(id, &mut ctx) {
+        let fallback = shape.scalar_fallback.take();
+        translated.push((
+            id,
+            func,
+            fallback,
+            (kernel, slots, args_size, static_local, shape),
+        ));
+    }
+    let jobs: Vec<(FuncId, ir::Function, Option<ir::Function>)> = translated
+        .iter_mut()
+        .map(|(id, func, fallback, _)| {
+            let func = std::mem::replace(func, ir::Function::new());
+            (*id, func, fallback.take())
+        })
+        .collect();
+    let compiled = compile_functions(env.jit.isa(), jobs, options);
+    let mut built = Vec::new();
+    for ((id, _, _, (kernel, slots, args_size, static_local, mut shape)), code) in
+        translated.into_iter().zip(compiled)
+    {
+        let code = code.map_err(|e| {
+            BuildError::new(format!(
+                "error: the JIT could not compile kernel \"{}\": {e}\n",
+                kernel.name
+            ))
+        })?;
+        if code.scalar_fallback {
             // A vector operation the host's ISA cannot lower: the scalar loop needs nothing
             // beyond what every kernel uses.
-            let Some(scalar) = shape.scalar_fallback.take() else {
-                return Err(BuildError::new(format!(
-                    "error: the JIT could not compile kernel \"{}\": {e:?}\n",
-                    kernel.name
-                )));
-            };
             shape.vectorization = Vectorization::Scalar("the JIT could not lower its vector code");
-            env.jit.clear_context(&mut ctx);
-            ctx.func = scalar;
-            env.jit.define_function(id, &mut ctx).map_err(|e| {
+        }
+        if let Some((opt_clif, asm)) = &code.dumps {
+            dump(options, &kernel.name, "opt.clif", opt_clif);
+            if let Some(asm) = asm {
+                dump(options, &kernel.name, "s", asm);
+            }
+        }
+        env.jit
+            .define_function_bytes(id, code.alignment, &code.bytes, &code.relocs)
+            .map_err(|e| {
                 BuildError::new(format!(
-                    "error: the JIT could not compile kernel \"{}\": {e:?}\n",
+                    "error: the JIT could not load kernel \"{}\": {e}\n",
                     kernel.name
                 ))
             })?;
-        }
-        if options.dump_dir.is_some() {
-            dump(
-                options,
-                &kernel.name,
-                "opt.clif",
-                &ctx.func.display().to_string(),
-            );
-            if let Some(asm) = ctx.compiled_code().and_then(|c| c.vcode.as_deref()) {
-                dump(options, &kernel.name, "s", asm);
-            }
-            ctx.set_disasm(false);
-        }
-        env.jit.clear_context(&mut ctx);
         built.push((id, kernel.clone(), slots, args_size, static_local, shape));
     }
     env.jit
@@ -512,6 +512,119 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
         })
         .collect();
     Ok(Program::new(kernels, env.jit, env.global_variable_bytes))
+}
+
+/// A kernel's machine code, ready to be defined in the JIT module.
+struct CompiledFunction {
+    bytes: Vec<u8>,
+    alignment: u64,
+    relocs: Vec<ModuleReloc>,
+    /// The scalar fallback was compiled: the vectorised function was not lowerable.
+    scalar_fallback: bool,
+    /// With a dump directory: the optimised IR and the disassembly.
+    dumps: Option<(String, Option<String>)>,
+}
+
+/// Compiles each (function id, function, scalar fallback) with `isa`, on up to
+/// `options.threads` threads when there are several; results in the order of `jobs`.
+fn compile_functions(
+    isa: &dyn cranelift_codegen::isa::TargetIsa,
+    jobs: Vec<(FuncId, ir::Function, Option<ir::Function>)>,
+    options: &BuildOptions,
+) -> Vec<Result<CompiledFunction, String>> {
+    let threads = options.threads.clamp(1, jobs.len().max(1));
+    if threads == 1 {
+        return jobs
+            .into_iter()
+            .map(|(id, f, fallback)| compile_function(isa, id, f, fallback, options))
+            .collect();
+    }
+    let n = jobs.len();
+    let jobs: Vec<std::sync::Mutex<Option<_>>> = jobs
+        .into_iter()
+        .map(|j| std::sync::Mutex::new(Some(j)))
+        .collect();
+    let results: Vec<std::sync::Mutex<Option<Result<CompiledFunction, String>>>> =
+        (0..n).map(|_| std::sync::Mutex::new(None)).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..threads {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(slot) = jobs.get(i) else { break };
+                let job = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
+                let Some((id, f, fallback)) = job else {
+                    continue;
+                };
+                // A panic in Cranelift stays a build error of this kernel (the caller's
+                // catch_unwind only sees this thread's).
+                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    compile_function(isa, id, f, fallback, options)
+                }))
+                .unwrap_or_else(|panic| {
+                    Err(format!(
+                        "internal: the code generator failed: {}",
+                        panic
+                            .downcast_ref::<String>()
+                            .map(String::as_str)
+                            .or_else(|| panic.downcast_ref::<&str>().copied())
+                            .unwrap_or("unknown panic")
+                    ))
+                });
+                *results[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| {
+            r.into_inner()
+                .unwrap_or_else(|p| p.into_inner())
+                .unwrap_or_else(|| Err("internal: a kernel was not compiled".into()))
+        })
+        .collect()
+}
+
+/// Cranelift's compilation of one kernel function, falling back to its scalar version when
+/// the vectorised one cannot be lowered.
+fn compile_function(
+    isa: &dyn cranelift_codegen::isa::TargetIsa,
+    id: FuncId,
+    func: ir::Function,
+    fallback: Option<ir::Function>,
+    options: &BuildOptions,
+) -> Result<CompiledFunction, String> {
+    let dumping = options.dump_dir.is_some();
+    let mut scalar_fallback = false;
+    let mut ctx = cranelift_codegen::Context::for_function(func);
+    ctx.set_disasm(dumping);
+    let mut plane = cranelift_codegen::control::ControlPlane::default();
+    if let Err(e) = ctx.compile(isa, &mut plane) {
+        let Some(scalar) = fallback else {
+            return Err(format!("{:?}", e.inner));
+        };
+        ctx = cranelift_codegen::Context::for_function(scalar);
+        ctx.set_disasm(dumping);
+        ctx.compile(isa, &mut plane)
+            .map_err(|e| format!("{:?}", e.inner))?;
+        scalar_fallback = true;
+    }
+    let code = ctx
+        .compiled_code()
+        .ok_or_else(|| "internal: no compiled code".to_owned())?;
+    let relocs = code
+        .buffer
+        .relocs()
+        .iter()
+        .map(|r| ModuleReloc::from_mach_reloc(r, &ctx.func, id))
+        .collect();
+    Ok(CompiledFunction {
+        bytes: code.code_buffer().to_vec(),
+        alignment: code.buffer.alignment as u64,
+        relocs,
+        scalar_fallback,
+        dumps: dumping.then(|| (ctx.func.display().to_string(), code.vcode.clone())),
+    })
 }
 
 /// Writes one dump file of a kernel (IR or machine code) into `options.dump_dir`; failing to
