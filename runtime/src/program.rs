@@ -394,7 +394,17 @@ impl Program {
 
     /// clBuildProgram: source → SPIR-V → parse/validate → codegen.
     pub fn build(&self, options: &str) -> CLResult<BuildOutcome> {
+        ensure_build_headroom(self.source_len())?;
         crate::live_thread::on_live_thread(|| self.build_here(options))
+    }
+
+    /// Bytes of the program's own input (source, IL or binary).
+    fn source_len(&self) -> usize {
+        match &self.source {
+            Source::Il(b) | Source::Binary(b) => b.len(),
+            Source::OpenClC(s) => s.len(),
+            Source::Linked => self.lock().spirv.as_ref().map_or(0, Vec::len),
+        }
     }
 
     fn build_here(&self, options: &str) -> CLResult<BuildOutcome> {
@@ -435,6 +445,8 @@ impl Program {
     /// clCompileProgram: source → SPIR-V (validated), kept as a compiled object. Embedded
     /// headers (`#include "name"`) are written to a temporary directory put on the include path.
     pub fn compile(&self, options: &str, headers: &[(String, Vec<u8>)]) -> CLResult<BuildOutcome> {
+        let header_bytes: usize = headers.iter().map(|(_, h)| h.len()).sum();
+        ensure_build_headroom(self.source_len() + header_bytes)?;
         crate::live_thread::on_live_thread(|| self.compile_here(options, headers))
     }
 
@@ -470,6 +482,8 @@ impl Program {
         inputs: &[Arc<Program>],
         options: &str,
     ) -> CLResult<(Arc<Program>, BuildOutcome)> {
+        let input_bytes = inputs.iter().map(|p| p.source_len()).sum();
+        ensure_build_headroom(input_bytes)?;
         crate::live_thread::on_live_thread(|| Program::link_here(context, inputs, options))
     }
 
@@ -616,6 +630,27 @@ pub fn parse_link_options(options: &str) -> CLResult<LinkOptions> {
 /// capabilities the device's settings leave on, and the device's float settings (FTZ, default
 /// rounding) and dump directory reach the code generator.
 /// `from_source` is the OpenCL C step that made `spirv`, for the timing line.
+/// Address space a build may need beyond its input's size: the frontend's tables, Cranelift's
+/// IR and the JIT's code for a large module stay well below it.
+const BUILD_HEADROOM_BYTES: usize = 64 << 20;
+/// Address space per byte of input (module words, tables and IR grow with the input).
+const BUILD_HEADROOM_PER_INPUT_BYTE: usize = 64;
+
+/// CL_OUT_OF_HOST_MEMORY unless the address space a build of `input_bytes` needs is there.
+/// A build allocates as it goes, and an allocation that fails midway aborts the process (Rust's
+/// allocation-failure handler); reserving the headroom first — virtual memory only, released at
+/// once — turns a nearly exhausted address space (`ulimit -v`, buffers filling it) into an
+/// error code instead.
+fn ensure_build_headroom(input_bytes: usize) -> CLResult<()> {
+    let need = input_bytes
+        .saturating_mul(BUILD_HEADROOM_PER_INPUT_BYTE)
+        .saturating_add(BUILD_HEADROOM_BYTES);
+    let mut probe: Vec<u8> = Vec::new();
+    probe
+        .try_reserve_exact(need)
+        .map_err(|_| CL_OUT_OF_HOST_MEMORY)
+}
+
 fn build_for_device(
     config: &DeviceConfig,
     spirv: &[u8],
