@@ -159,6 +159,20 @@ fn measure(ctx: &Context, api: &SvmApi, reps: usize) -> Result<Vec<Row>, String>
             &mut e,
         );
         api.elapsed_ms(e, st, "clEnqueueFillBuffer")?;
+        // The kernel's arguments are set before each call (buffers, then SVM pointers).
+        let triad = |e: &mut cl_event| {
+            api.nd_range.expect("loaded")(
+                queue,
+                k,
+                1,
+                ptr::null(),
+                &n,
+                ptr::null(),
+                0,
+                ptr::null(),
+                e,
+            )
+        };
         let mut times: Vec<[Vec<f64>; 2]> = vec![[Vec::new(), Vec::new()]; 3];
         for _ in 0..reps.max(1) {
             // Copy: b → a.
@@ -222,17 +236,7 @@ fn measure(ctx: &Context, api: &SvmApi, reps: usize) -> Result<Vec<Row>, String>
                 }
             }
             api.set_arg.expect("loaded")(k, 3, 4, (&s as *const f32).cast());
-            let st = api.nd_range.expect("loaded")(
-                queue,
-                k,
-                1,
-                ptr::null(),
-                &n,
-                ptr::null(),
-                0,
-                ptr::null(),
-                &mut e,
-            );
+            let st = triad(&mut e);
             times[2][0].push(api.elapsed_ms(e, st, "triad on buffers")?);
             for (i, p) in svm.iter().enumerate() {
                 let st = api.set_arg_svm.expect("loaded")(k, i as cl_uint, *p as *const c_void);
@@ -240,17 +244,7 @@ fn measure(ctx: &Context, api: &SvmApi, reps: usize) -> Result<Vec<Row>, String>
                     return Err(format!("clSetKernelArgSVMPointer: error {st}"));
                 }
             }
-            let st = api.nd_range.expect("loaded")(
-                queue,
-                k,
-                1,
-                ptr::null(),
-                &n,
-                ptr::null(),
-                0,
-                ptr::null(),
-                &mut e,
-            );
+            let st = triad(&mut e);
             times[2][1].push(api.elapsed_ms(e, st, "triad on SVM")?);
         }
         // The triad's result on SVM (a = b + 3c with b = 0, c = 1).

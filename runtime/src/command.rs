@@ -32,8 +32,29 @@ impl HostPtr {
     }
 }
 
-/// Map flags accepted by clEnqueueMapBuffer (and clEnqueueMapImage later).
+/// Map flags accepted by clEnqueueMapBuffer, clEnqueueSVMMap (and clEnqueueMapImage later).
 const MAP_FLAGS: cl_map_flags = (CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) as _;
+
+/// CL_INVALID_VALUE for unknown map flags or WRITE_INVALIDATE_REGION with READ or WRITE.
+fn check_map_flags(flags: cl_map_flags) -> CLResult<()> {
+    let invalidate = CL_MAP_WRITE_INVALIDATE_REGION as cl_map_flags;
+    if flags & !MAP_FLAGS != 0
+        || (flags & invalidate != 0 && flags & (CL_MAP_READ | CL_MAP_WRITE) as cl_map_flags != 0)
+    {
+        return Err(CL_INVALID_VALUE);
+    }
+    Ok(())
+}
+
+/// CL_INVALID_VALUE for migration flags other than HOST and CONTENT_UNDEFINED.
+fn check_migration_flags(flags: cl_mem_migration_flags) -> CLResult<()> {
+    let known = (CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)
+        as cl_mem_migration_flags;
+    if flags & !known != 0 {
+        return Err(CL_INVALID_VALUE);
+    }
+    Ok(())
+}
 
 pub enum Command {
     /// A kernel launch (`clEnqueueNDRangeKernel`, or `clEnqueueTask` as one work-item).
@@ -348,17 +369,11 @@ impl Command {
         offset: usize,
         size: usize,
     ) -> CLResult<(Self, *mut u8)> {
-        let invalidate = CL_MAP_WRITE_INVALIDATE_REGION as cl_map_flags;
-        if flags & !MAP_FLAGS != 0
-            || (flags & invalidate != 0
-                && flags & (CL_MAP_READ | CL_MAP_WRITE) as cl_map_flags != 0)
-        {
-            return Err(CL_INVALID_VALUE);
-        }
+        check_map_flags(flags)?;
         if flags & CL_MAP_READ as cl_map_flags != 0 {
             mem.check_host_read()?;
         }
-        if flags & (CL_MAP_WRITE as cl_map_flags | invalidate) != 0 {
+        if flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) as cl_map_flags != 0 {
             mem.check_host_write()?;
         }
         if size == 0 {
@@ -383,11 +398,10 @@ impl Command {
     }
 
     pub fn migrate(mems: Vec<Arc<Mem>>, flags: cl_mem_migration_flags) -> CLResult<Self> {
-        let known = (CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)
-            as cl_mem_migration_flags;
-        if mems.is_empty() || flags & !known != 0 {
+        if mems.is_empty() {
             return Err(CL_INVALID_VALUE);
         }
+        check_migration_flags(flags)?;
         Ok(Command::Migrate { mems })
     }
 
@@ -409,11 +423,7 @@ impl Command {
         // What lies inside an allocation must stay inside it.
         let mut keep = Vec::new();
         for p in [d, s] {
-            match context.svm.find(p) {
-                Some(a) if a.contains(p, size) => keep.push(a),
-                Some(_) => return Err(CL_INVALID_VALUE),
-                None => {}
-            }
+            keep.extend(context.svm.holding(p, size)?);
         }
         Ok(Command::SvmMemcpy {
             command_type,
@@ -447,8 +457,35 @@ impl Command {
         })
     }
 
-    /// `clEnqueueSVMMap`, `clEnqueueSVMUnmap` (size 0: the region a map named) and
-    /// `clEnqueueSVMMigrateMem`: `regions` are (pointer, size) pairs.
+    /// `clEnqueueSVMMap`: zero-copy, the command only orders the map.
+    pub fn svm_map(
+        context: &Context,
+        flags: cl_map_flags,
+        ptr: usize,
+        size: usize,
+    ) -> CLResult<Self> {
+        check_map_flags(flags)?;
+        if size == 0 {
+            return Err(CL_INVALID_VALUE);
+        }
+        Self::svm_order(context, CL_COMMAND_SVM_MAP as _, &[(ptr, size)])
+    }
+
+    /// `clEnqueueSVMMigrateMem` / `clEnqueueMigrateMemINTEL` (`command_type`): `regions` are
+    /// (pointer, size) pairs, size 0 meaning the rest of the allocation.
+    pub fn svm_migrate(
+        context: &Context,
+        command_type: cl_command_type,
+        regions: &[(usize, usize)],
+        flags: cl_mem_migration_flags,
+    ) -> CLResult<Self> {
+        check_migration_flags(flags)?;
+        Self::svm_order(context, command_type, regions)
+    }
+
+    /// `clEnqueueSVMUnmap` (size 0: the region a map named) and `clEnqueueMemAdviseINTEL`,
+    /// and the map and migrate constructors above: commands that only order, holding what
+    /// `regions` ((pointer, size) pairs) lie in.
     pub fn svm_order(
         context: &Context,
         command_type: cl_command_type,
@@ -459,11 +496,7 @@ impl Command {
             if p == 0 {
                 return Err(CL_INVALID_VALUE);
             }
-            match context.svm.find(p) {
-                Some(a) if a.contains(p, size) => keep.push(a),
-                Some(_) => return Err(CL_INVALID_VALUE),
-                None => {}
-            }
+            keep.extend(context.svm.holding(p, size)?);
         }
         Ok(Command::SvmOrder {
             command_type,

@@ -142,13 +142,7 @@ impl Kernel {
     /// `clSetKernelArgMemPointerINTEL`: any pointer value (extension version 1.1.0) for a
     /// `__global` or `__constant` pointer argument.
     pub fn set_arg_usm_pointer(&self, index: usize, ptr: usize) -> CLResult<()> {
-        self.require_svm()?;
-        match self.arg_kind(index)? {
-            ArgKind::Buffer { address } if *address != AddressQualifier::Local => {}
-            _ => return Err(CL_INVALID_ARG_VALUE),
-        }
-        self.lock()[index] = Some(ArgValue::Svm(ptr));
-        Ok(())
+        self.set_arg_pointer(index, ptr, true)
     }
 
     fn require_svm(&self) -> CLResult<()> {
@@ -162,13 +156,19 @@ impl Kernel {
     /// fine-grain system SVM the pointer must lie in one of the context's allocations (or be
     /// NULL).
     pub fn set_arg_svm_pointer(&self, index: usize, ptr: usize) -> CLResult<()> {
+        let any = self.program.context.svm_level().system_pointers();
+        self.set_arg_pointer(index, ptr, any)
+    }
+
+    /// A pointer value for a `__global` or `__constant` pointer argument; unless `any_pointer`,
+    /// it must lie in one of the context's allocations (or be NULL).
+    fn set_arg_pointer(&self, index: usize, ptr: usize, any_pointer: bool) -> CLResult<()> {
         self.require_svm()?;
         match self.arg_kind(index)? {
             ArgKind::Buffer { address } if *address != AddressQualifier::Local => {}
             _ => return Err(CL_INVALID_ARG_VALUE),
         }
-        let context = &self.program.context;
-        if ptr != 0 && !context.svm_level().system_pointers() && context.svm.find(ptr).is_none() {
+        if ptr != 0 && !any_pointer && self.program.context.svm.find(ptr).is_none() {
             return Err(CL_INVALID_ARG_VALUE);
         }
         self.lock()[index] = Some(ArgValue::Svm(ptr));
@@ -182,10 +182,10 @@ impl Kernel {
             Some(ArgValue::Svm(p)) => Some(*p),
             _ => None,
         });
-        let info = self.exec_info().clone();
+        let info = self.exec_info();
+        let listed = info.svm_pointers.iter().chain(&info.usm_pointers).copied();
         let mut held: Vec<Arc<SvmAllocation>> = args
-            .chain(info.svm_pointers)
-            .chain(info.usm_pointers)
+            .chain(listed)
             .filter_map(|p| registry.find(p))
             .collect();
         if !info.indirect.is_empty() {

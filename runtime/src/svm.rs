@@ -279,6 +279,17 @@ impl SvmRegistry {
         (ptr < a.base() + a.size()).then(|| a.clone())
     }
 
+    /// The allocation `[ptr, ptr + len)` lies in, to hold while a command uses it: None for
+    /// memory outside every allocation (host memory, which the copy commands accept on either
+    /// side); CL_INVALID_VALUE for a range that runs past its allocation's end.
+    pub fn holding(&self, ptr: usize, len: usize) -> CLResult<Option<Arc<SvmAllocation>>> {
+        match self.find(ptr) {
+            Some(a) if a.contains(ptr, len) => Ok(Some(a)),
+            Some(_) => Err(CL_INVALID_VALUE),
+            None => Ok(None),
+        }
+    }
+
     /// Checks `[ptr, ptr + len)` as memory a command may touch: inside one allocation, or, with
     /// fine-grain system SVM, any host memory not straddling an allocation's end. Returns the
     /// allocation to hold while the command runs.
@@ -291,11 +302,9 @@ impl SvmRegistry {
         if ptr == 0 {
             return Err(CL_INVALID_VALUE);
         }
-        match self.find(ptr) {
-            Some(a) if a.contains(ptr, len) => Ok(Some(a)),
-            Some(_) => Err(CL_INVALID_VALUE),
-            None if level.system_pointers() => Ok(None),
-            None => Err(CL_INVALID_VALUE),
+        match self.holding(ptr, len)? {
+            None if !level.system_pointers() => Err(CL_INVALID_VALUE),
+            held => Ok(held),
         }
     }
 

@@ -17,14 +17,65 @@ use opencl_sys::*;
 use super::queue::submit;
 use crate::util::*;
 
-/// The queue of an SVM command, CL_INVALID_OPERATION if its context has no SVM.
-unsafe fn svm_queue(q: cl_command_queue) -> CLResult<Arc<Queue>> {
+/// The queue of an SVM or USM command, CL_INVALID_OPERATION if its context has neither.
+pub(super) unsafe fn svm_queue(q: cl_command_queue) -> CLResult<Arc<Queue>> {
     // SAFETY: handle check.
     let q = unsafe { arc::<Queue>(q)? };
     if q.context.svm_level() == SvmLevel::Off {
         return Err(CL_INVALID_OPERATION);
     }
     Ok(q)
+}
+
+/// A command's wait list and event out-pointer, as the C API passes them.
+pub(super) type WaitAndEvent = (cl_uint, *const cl_event, *mut cl_event);
+
+/// `clEnqueueSVMMemcpy` and `clEnqueueMemcpyINTEL` (`command_type`).
+pub(super) unsafe fn enqueue_memcpy(
+    command_queue: cl_command_queue,
+    command_type: cl_command_type,
+    blocking: cl_bool,
+    dst: *mut c_void,
+    src: *const c_void,
+    size: usize,
+    (num_events, events, event): WaitAndEvent,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks and API pointer contract.
+        unsafe {
+            let q = svm_queue(command_queue)?;
+            let wait = wait_list(num_events, events, &q.context)?;
+            let (dst, src) = (HostPtr::new(dst)?, HostPtr::new(src)?);
+            let command = Command::svm_memcpy(&q.context, command_type, dst, src, size)?;
+            submit(&q, command, wait, blocking != 0, event)
+        }
+    })
+}
+
+/// `clEnqueueSVMMemFill`, `clEnqueueMemFillINTEL` and `clEnqueueMemsetINTEL` (`command_type`).
+pub(super) unsafe fn enqueue_fill(
+    command_queue: cl_command_queue,
+    command_type: cl_command_type,
+    dst: *mut c_void,
+    pattern: *const c_void,
+    pattern_size: usize,
+    size: usize,
+    (num_events, events, event): WaitAndEvent,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks and API pointer contract.
+        unsafe {
+            let q = svm_queue(command_queue)?;
+            let wait = wait_list(num_events, events, &q.context)?;
+            if pattern.is_null() || pattern_size == 0 {
+                return Err(CL_INVALID_VALUE);
+            }
+            let pattern = slice(pattern as *const u8, pattern_size);
+            let dst = HostPtr::new(dst)?;
+            let command = Command::svm_mem_fill(&q.context, command_type, dst, pattern, size)?;
+            submit(&q, command, wait, false, event)
+        }
+    })
 }
 
 pub unsafe extern "C" fn clSVMAlloc(
@@ -100,21 +151,18 @@ pub unsafe extern "C" fn clEnqueueSVMMemcpy(
     event_wait_list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    status(|| {
-        // SAFETY: handle checks and API pointer contract.
-        unsafe {
-            let q = svm_queue(command_queue)?;
-            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            let command = Command::svm_memcpy(
-                &q.context,
-                CL_COMMAND_SVM_MEMCPY as cl_command_type,
-                HostPtr::new(dst_ptr)?,
-                HostPtr::new(src_ptr)?,
-                size,
-            )?;
-            submit(&q, command, wait, blocking_copy != 0, event)
-        }
-    })
+    // SAFETY: API contract.
+    unsafe {
+        enqueue_memcpy(
+            command_queue,
+            CL_COMMAND_SVM_MEMCPY as cl_command_type,
+            blocking_copy,
+            dst_ptr,
+            src_ptr,
+            size,
+            (num_events_in_wait_list, event_wait_list, event),
+        )
+    }
 }
 
 pub unsafe extern "C" fn clEnqueueSVMMemFill(
@@ -127,25 +175,18 @@ pub unsafe extern "C" fn clEnqueueSVMMemFill(
     event_wait_list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    status(|| {
-        // SAFETY: handle checks and API pointer contract.
-        unsafe {
-            let q = svm_queue(command_queue)?;
-            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            if pattern.is_null() || pattern_size == 0 {
-                return Err(CL_INVALID_VALUE);
-            }
-            let pattern = slice(pattern as *const u8, pattern_size);
-            let command = Command::svm_mem_fill(
-                &q.context,
-                CL_COMMAND_SVM_MEMFILL as cl_command_type,
-                HostPtr::new(svm_ptr)?,
-                pattern,
-                size,
-            )?;
-            submit(&q, command, wait, false, event)
-        }
-    })
+    // SAFETY: API contract.
+    unsafe {
+        enqueue_fill(
+            command_queue,
+            CL_COMMAND_SVM_MEMFILL as cl_command_type,
+            svm_ptr,
+            pattern,
+            pattern_size,
+            size,
+            (num_events_in_wait_list, event_wait_list, event),
+        )
+    }
 }
 
 pub unsafe extern "C" fn clEnqueueSVMMap(
@@ -163,21 +204,7 @@ pub unsafe extern "C" fn clEnqueueSVMMap(
         unsafe {
             let q = svm_queue(command_queue)?;
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            let known =
-                (CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) as cl_map_flags;
-            let invalidate = CL_MAP_WRITE_INVALIDATE_REGION as cl_map_flags;
-            if flags & !known != 0
-                || (flags & invalidate != 0
-                    && flags & (CL_MAP_READ | CL_MAP_WRITE) as cl_map_flags != 0)
-                || size == 0
-            {
-                return Err(CL_INVALID_VALUE);
-            }
-            let command = Command::svm_order(
-                &q.context,
-                CL_COMMAND_SVM_MAP as cl_command_type,
-                &[(svm_ptr as usize, size)],
-            )?;
+            let command = Command::svm_map(&q.context, flags, svm_ptr as usize, size)?;
             submit(&q, command, wait, blocking_map != 0, event)
         }
     })
@@ -220,9 +247,7 @@ pub unsafe extern "C" fn clEnqueueSVMMigrateMem(
         unsafe {
             let q = svm_queue(command_queue)?;
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            let known = (CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)
-                as cl_mem_migration_flags;
-            if num_svm_pointers == 0 || svm_pointers.is_null() || flags & !known != 0 {
+            if num_svm_pointers == 0 || svm_pointers.is_null() {
                 return Err(CL_INVALID_VALUE);
             }
             let n = num_svm_pointers as usize;
@@ -234,10 +259,11 @@ pub unsafe extern "C" fn clEnqueueSVMMigrateMem(
                     (pointers[i] as usize, size)
                 })
                 .collect();
-            let command = Command::svm_order(
+            let command = Command::svm_migrate(
                 &q.context,
                 CL_COMMAND_SVM_MIGRATE_MEM as cl_command_type,
                 &regions,
+                flags,
             )?;
             submit(&q, command, wait, false, event)
         }

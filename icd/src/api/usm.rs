@@ -7,16 +7,16 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
-use ferrocl_runtime::command::{Command, HostPtr};
+use ferrocl_runtime::command::Command;
 use ferrocl_runtime::context::Context;
 use ferrocl_runtime::kernel::Kernel;
 use ferrocl_runtime::platform::Device;
-use ferrocl_runtime::queue::Queue;
 use ferrocl_runtime::svm::{AllocationKind, SvmLevel};
 use ferrocl_runtime::CLResult;
 use opencl_sys::*;
 
 use super::queue::submit;
+use super::svm::{enqueue_fill, enqueue_memcpy, svm_queue, WaitAndEvent};
 use crate::util::*;
 
 /// The names this module answers for in `clGetExtensionFunctionAddress*` (NULL while the
@@ -39,6 +39,10 @@ pub fn extension_function(name: &[u8]) -> Option<*mut c_void> {
     })
 }
 
+/// `CL_MEM_ALLOC_FLAGS_INTEL` as a `clGetMemAllocInfoINTEL` query: the extension gives the
+/// property name and the query one value, opencl-sys types it as a property.
+const ALLOC_FLAGS_QUERY: cl_mem_info_intel = CL_MEM_ALLOC_FLAGS_INTEL as cl_mem_info_intel;
+
 /// The USM context of a call, CL_INVALID_OPERATION if its devices have no USM.
 unsafe fn usm_context<'a>(context: cl_context) -> CLResult<&'a Context> {
     // SAFETY: handle check.
@@ -47,15 +51,6 @@ unsafe fn usm_context<'a>(context: cl_context) -> CLResult<&'a Context> {
         return Err(CL_INVALID_OPERATION);
     }
     Ok(ctx)
-}
-
-unsafe fn usm_queue(q: cl_command_queue) -> CLResult<Arc<Queue>> {
-    // SAFETY: handle check.
-    let q = unsafe { arc::<Queue>(q)? };
-    if q.context.svm_level() == SvmLevel::Off {
-        return Err(CL_INVALID_OPERATION);
-    }
-    Ok(q)
 }
 
 /// `CL_MEM_ALLOC_FLAGS_INTEL` from a zero-terminated property list (0 when absent);
@@ -232,9 +227,7 @@ pub unsafe extern "C" fn clGetMemAllocInfoINTEL(
                 CL_MEM_ALLOC_DEVICE_INTEL => Ok(v(
                     allocation.as_ref().map_or(0, |a| a.device) as cl_device_id
                 )),
-                // CL_MEM_ALLOC_FLAGS_INTEL is a property name (cl_properties) that is also
-                // a cl_mem_info_intel query.
-                q if q as cl_mem_properties_intel == CL_MEM_ALLOC_FLAGS_INTEL => {
+                ALLOC_FLAGS_QUERY => {
                     let flags: cl_mem_alloc_flags_intel =
                         allocation.as_ref().map_or(0, |a| a.flags);
                     Ok(v(flags))
@@ -300,25 +293,18 @@ pub unsafe extern "C" fn clEnqueueMemFillINTEL(
     event_wait_list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    status(|| {
-        // SAFETY: handle checks and API pointer contract.
-        unsafe {
-            let q = usm_queue(command_queue)?;
-            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            if pattern.is_null() || pattern_size == 0 {
-                return Err(CL_INVALID_VALUE);
-            }
-            let pattern = slice(pattern as *const u8, pattern_size);
-            let command = Command::svm_mem_fill(
-                &q.context,
-                CL_COMMAND_MEMFILL_INTEL,
-                HostPtr::new(dst_ptr)?,
-                pattern,
-                size,
-            )?;
-            submit(&q, command, wait, false, event)
-        }
-    })
+    // SAFETY: API contract.
+    unsafe {
+        enqueue_fill(
+            command_queue,
+            CL_COMMAND_MEMFILL_INTEL,
+            dst_ptr,
+            pattern,
+            pattern_size,
+            size,
+            (num_events_in_wait_list, event_wait_list, event),
+        )
+    }
 }
 
 /// The deprecated byte fill of the extension's first revisions: `value` as an unsigned char.
@@ -357,21 +343,18 @@ pub unsafe extern "C" fn clEnqueueMemcpyINTEL(
     event_wait_list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    status(|| {
-        // SAFETY: handle checks and API pointer contract.
-        unsafe {
-            let q = usm_queue(command_queue)?;
-            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            let command = Command::svm_memcpy(
-                &q.context,
-                CL_COMMAND_MEMCPY_INTEL,
-                HostPtr::new(dst_ptr)?,
-                HostPtr::new(src_ptr)?,
-                size,
-            )?;
-            submit(&q, command, wait, blocking != 0, event)
-        }
-    })
+    // SAFETY: API contract.
+    unsafe {
+        enqueue_memcpy(
+            command_queue,
+            CL_COMMAND_MEMCPY_INTEL,
+            blocking,
+            dst_ptr,
+            src_ptr,
+            size,
+            (num_events_in_wait_list, event_wait_list, event),
+        )
+    }
 }
 
 pub unsafe extern "C" fn clEnqueueMigrateMemINTEL(
@@ -383,24 +366,17 @@ pub unsafe extern "C" fn clEnqueueMigrateMemINTEL(
     event_wait_list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    status(|| {
-        // SAFETY: handle checks and API pointer contract.
-        unsafe {
-            let q = usm_queue(command_queue)?;
-            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            let known = (CL_MIGRATE_MEM_OBJECT_HOST | CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED)
-                as cl_mem_migration_flags;
-            if flags & !known != 0 {
-                return Err(CL_INVALID_VALUE);
-            }
-            let command = Command::svm_order(
-                &q.context,
-                CL_COMMAND_MIGRATEMEM_INTEL,
-                &[(ptr as usize, size)],
-            )?;
-            submit(&q, command, wait, false, event)
-        }
-    })
+    // SAFETY: API contract.
+    unsafe {
+        enqueue_ordering(
+            command_queue,
+            (num_events_in_wait_list, event_wait_list, event),
+            |context| {
+                let regions = [(ptr as usize, size)];
+                Command::svm_migrate(context, CL_COMMAND_MIGRATEMEM_INTEL, &regions, flags)
+            },
+        )
+    }
 }
 
 /// Advice is a placement hint; host and device share memory, so every hint is accepted and
@@ -414,16 +390,32 @@ pub unsafe extern "C" fn clEnqueueMemAdviseINTEL(
     event_wait_list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
+    // SAFETY: API contract.
+    unsafe {
+        enqueue_ordering(
+            command_queue,
+            (num_events_in_wait_list, event_wait_list, event),
+            |context| {
+                let regions = [(ptr as usize, size)];
+                Command::svm_order(context, CL_COMMAND_MEMADVISE_INTEL, &regions)
+            },
+        )
+    }
+}
+
+/// Migration and advice: commands that only order, built by `command` once the queue and
+/// wait list are checked.
+unsafe fn enqueue_ordering(
+    command_queue: cl_command_queue,
+    (num_events, events, event): WaitAndEvent,
+    command: impl FnOnce(&Context) -> CLResult<Command>,
+) -> cl_int {
     status(|| {
         // SAFETY: handle checks and API pointer contract.
         unsafe {
-            let q = usm_queue(command_queue)?;
-            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            let command = Command::svm_order(
-                &q.context,
-                CL_COMMAND_MEMADVISE_INTEL,
-                &[(ptr as usize, size)],
-            )?;
+            let q = svm_queue(command_queue)?;
+            let wait = wait_list(num_events, events, &q.context)?;
+            let command = command(&q.context)?;
             submit(&q, command, wait, false, event)
         }
     })
