@@ -121,7 +121,8 @@ const _: () = {
 /// - `Buffer`: the buffer's host address as a pointer (8 bytes; NULL allowed);
 /// - `Local`: the byte offset (u64) of this argument's region inside the local-memory arena;
 /// - `Value`: the bytes given to `clSetKernelArg`, `size` of them;
-/// - `Sampler` / `Image`: a pointer to the runtime's descriptor (8 bytes).
+/// - `Image`: a pointer to the image's [`ImageDescriptor`] (8 bytes);
+/// - `Sampler`: the sampler's 32-bit pattern ([`sampler`]) in the slot's first 4 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ArgSlot {
     pub offset: usize,
@@ -143,4 +144,167 @@ pub(crate) fn arg_block_layout(kernel: &KernelInfo) -> (Vec<ArgSlot>, usize) {
         offset += size;
     }
     (slots, offset.next_multiple_of(16))
+}
+
+/// What an image kernel argument points at (the argument block holds its address): the
+/// runtime builds one per image when the image is created and keeps it at a fixed address for
+/// the image's life. Sizes of unused dimensions are 0 (as `clGetImageInfo` reports them);
+/// pitches are in bytes (a 1D array's layers are `slice_pitch` apart). `channel_order` and
+/// `channel_data_type` are SPIR-V's `ImageChannelOrder` and `ImageChannelDataType` values, what
+/// `OpImageQueryOrder` and `OpImageQueryFormat` return. Texels are stored as the OpenCL API
+/// spec's image format descriptor says, little-endian, with no alignment beyond one byte
+/// assumed (`CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT` and `_PITCH_ALIGNMENT` are 1 pixel).
+/// Field offsets are part of the JIT ABI.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ImageDescriptor {
+    /// Address of pixel (0, 0, 0) of mip level 0.
+    pub data: u64,
+    pub width: u32,
+    pub height: u32,
+    pub depth: u32,
+    pub array_size: u32,
+    pub row_pitch: u64,
+    pub slice_pitch: u64,
+    /// Bytes of one texel.
+    pub element_size: u32,
+    pub channel_order: u32,
+    pub channel_data_type: u32,
+    /// 0 or 1 for an image without mipmaps.
+    pub num_mip_levels: u32,
+}
+
+/// The runtime's description of an image, from which [`ImageDescriptor::new`] builds the
+/// descriptor.
+#[derive(Clone, Copy, Debug)]
+pub struct ImageGeometry {
+    pub width: usize,
+    pub height: usize,
+    pub depth: usize,
+    pub array_size: usize,
+    pub row_pitch: usize,
+    pub slice_pitch: usize,
+    pub element_size: usize,
+    pub channel_order: u32,
+    pub channel_data_type: u32,
+    pub num_mip_levels: u32,
+}
+
+impl ImageDescriptor {
+    pub const DATA: i32 = 0;
+    pub const WIDTH: i32 = 8;
+    pub const HEIGHT: i32 = 12;
+    pub const DEPTH: i32 = 16;
+    pub const ARRAY_SIZE: i32 = 20;
+    pub const ROW_PITCH: i32 = 24;
+    pub const SLICE_PITCH: i32 = 32;
+    pub const ELEMENT_SIZE: i32 = 40;
+    pub const CHANNEL_ORDER: i32 = 44;
+    pub const CHANNEL_DATA_TYPE: i32 = 48;
+    pub const NUM_MIP_LEVELS: i32 = 52;
+    /// Bytes of the descriptor.
+    pub const SIZE: usize = 56;
+
+    /// The descriptor of an image whose pixel (0, 0, 0) is at `data`. Image sizes fit in u32
+    /// (the device limits are far below).
+    pub fn new(data: u64, g: &ImageGeometry) -> Self {
+        ImageDescriptor {
+            data,
+            width: g.width as u32,
+            height: g.height as u32,
+            depth: g.depth as u32,
+            array_size: g.array_size as u32,
+            row_pitch: g.row_pitch as u64,
+            slice_pitch: g.slice_pitch as u64,
+            element_size: g.element_size as u32,
+            channel_order: g.channel_order,
+            channel_data_type: g.channel_data_type,
+            num_mip_levels: g.num_mip_levels,
+        }
+    }
+}
+
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(ImageDescriptor, data) == ImageDescriptor::DATA as usize);
+    assert!(offset_of!(ImageDescriptor, width) == ImageDescriptor::WIDTH as usize);
+    assert!(offset_of!(ImageDescriptor, height) == ImageDescriptor::HEIGHT as usize);
+    assert!(offset_of!(ImageDescriptor, depth) == ImageDescriptor::DEPTH as usize);
+    assert!(offset_of!(ImageDescriptor, array_size) == ImageDescriptor::ARRAY_SIZE as usize);
+    assert!(offset_of!(ImageDescriptor, row_pitch) == ImageDescriptor::ROW_PITCH as usize);
+    assert!(offset_of!(ImageDescriptor, slice_pitch) == ImageDescriptor::SLICE_PITCH as usize);
+    assert!(offset_of!(ImageDescriptor, element_size) == ImageDescriptor::ELEMENT_SIZE as usize);
+    assert!(offset_of!(ImageDescriptor, channel_order) == ImageDescriptor::CHANNEL_ORDER as usize);
+    assert!(
+        offset_of!(ImageDescriptor, channel_data_type)
+            == ImageDescriptor::CHANNEL_DATA_TYPE as usize
+    );
+    assert!(
+        offset_of!(ImageDescriptor, num_mip_levels) == ImageDescriptor::NUM_MIP_LEVELS as usize
+    );
+    assert!(std::mem::size_of::<ImageDescriptor>() == ImageDescriptor::SIZE);
+};
+
+/// A sampler as kernels see it: a 32-bit pattern, the same for sampler arguments (the runtime
+/// stores it in the argument block as a u32 — see [`ArgSlot`]) and literal samplers
+/// (`OpConstantSampler`, OpenCL C's `CLK_*` constants OR-ed together). The bit values are those
+/// of clang's `opencl-c-base.h`: bit 0 normalised coordinates, bits 1–3 the addressing mode,
+/// bits 4–5 the filter mode.
+pub mod sampler {
+    /// `CLK_NORMALIZED_COORDS_TRUE` (`CLK_NORMALIZED_COORDS_FALSE` is 0).
+    pub const NORMALIZED_COORDS: u32 = 0x1;
+    /// Mask of the addressing mode.
+    pub const ADDRESS_MASK: u32 = 0xe;
+    /// `CLK_ADDRESS_NONE`.
+    pub const ADDRESS_NONE: u32 = 0;
+    /// `CLK_ADDRESS_CLAMP_TO_EDGE`.
+    pub const ADDRESS_CLAMP_TO_EDGE: u32 = 2;
+    /// `CLK_ADDRESS_CLAMP`.
+    pub const ADDRESS_CLAMP: u32 = 4;
+    /// `CLK_ADDRESS_REPEAT`.
+    pub const ADDRESS_REPEAT: u32 = 6;
+    /// `CLK_ADDRESS_MIRRORED_REPEAT`.
+    pub const ADDRESS_MIRRORED_REPEAT: u32 = 8;
+    /// Mask of the filter mode.
+    pub const FILTER_MASK: u32 = 0x30;
+    /// `CLK_FILTER_NEAREST`.
+    pub const FILTER_NEAREST: u32 = 0x10;
+    /// `CLK_FILTER_LINEAR`.
+    pub const FILTER_LINEAR: u32 = 0x20;
+
+    /// The pattern of a sampler (addressing and filter are the `ADDRESS_*` and `FILTER_*`
+    /// values above).
+    pub const fn bits(normalized_coords: bool, addressing: u32, filter: u32) -> u32 {
+        (normalized_coords as u32) | (addressing & ADDRESS_MASK) | (filter & FILTER_MASK)
+    }
+
+    /// SPIR-V's `SamplerAddressingMode` (None 0, ClampToEdge 1, Clamp 2, Repeat 3,
+    /// RepeatMirrored 4) of an `OpConstantSampler` as an `ADDRESS_*` value.
+    pub const fn address_from_spirv(mode: u32) -> u32 {
+        (mode * 2) & ADDRESS_MASK
+    }
+
+    /// SPIR-V's `SamplerFilterMode` (Nearest 0, Linear 1) as a `FILTER_*` value.
+    pub const fn filter_from_spirv(mode: u32) -> u32 {
+        if mode == 0 {
+            FILTER_NEAREST
+        } else {
+            FILTER_LINEAR
+        }
+    }
+}
+
+#[cfg(test)]
+mod image_abi_tests {
+    use super::sampler::*;
+
+    #[test]
+    fn sampler_bits_match_opencl_c() {
+        // CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_REPEAT | CLK_FILTER_LINEAR = 1 | 6 | 0x20.
+        assert_eq!(bits(true, ADDRESS_REPEAT, FILTER_LINEAR), 0x27);
+        assert_eq!(bits(false, ADDRESS_CLAMP, FILTER_NEAREST), 0x14);
+        assert_eq!(address_from_spirv(4), ADDRESS_MIRRORED_REPEAT);
+        assert_eq!(address_from_spirv(1), ADDRESS_CLAMP_TO_EDGE);
+        assert_eq!(filter_from_spirv(1), FILTER_LINEAR);
+    }
 }

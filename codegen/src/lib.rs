@@ -14,8 +14,8 @@ mod vectorize;
 mod watchdog;
 
 pub use abi::{
-    ArgSlot, GroupInfo, WorkGroupFn, LOCAL_ARG_ALIGN, PRINTF_BUFFER_HEADER, PRINTF_RECORD_HEADER,
-    SUB_GROUP_SIZE,
+    sampler, ArgSlot, GroupInfo, ImageDescriptor, ImageGeometry, WorkGroupFn, LOCAL_ARG_ALIGN,
+    PRINTF_BUFFER_HEADER, PRINTF_RECORD_HEADER, SUB_GROUP_SIZE,
 };
 pub use options::BuildOptions;
 

@@ -22,91 +22,6 @@ pub unsafe extern "C" fn clSetCommandQueueProperty(
 }
 
 /// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
-pub unsafe extern "C" fn clCreateImage2D(
-    _context: cl_context,
-    _flags: cl_mem_flags,
-    _image_format: *const cl_image_format,
-    _image_width: size_t,
-    _image_height: size_t,
-    _image_row_pitch: size_t,
-    _host_ptr: *mut c_void,
-    _errcode_ret: *mut cl_int,
-) -> cl_mem {
-    if !_errcode_ret.is_null() {
-        // SAFETY: a non-NULL errcode_ret points at a cl_int (API contract).
-        unsafe { *_errcode_ret = CL_INVALID_OPERATION };
-    }
-    std::ptr::null_mut()
-}
-
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
-pub unsafe extern "C" fn clCreateImage3D(
-    _context: cl_context,
-    _flags: cl_mem_flags,
-    _image_format: *const cl_image_format,
-    _image_width: size_t,
-    _image_height: size_t,
-    _image_depth: size_t,
-    _image_row_pitch: size_t,
-    _image_slice_pitch: size_t,
-    _host_ptr: *mut c_void,
-    _errcode_ret: *mut cl_int,
-) -> cl_mem {
-    if !_errcode_ret.is_null() {
-        // SAFETY: a non-NULL errcode_ret points at a cl_int (API contract).
-        unsafe { *_errcode_ret = CL_INVALID_OPERATION };
-    }
-    std::ptr::null_mut()
-}
-
-/// Unsupported: no image object can exist (no image support) (CL_INVALID_MEM_OBJECT).
-pub unsafe extern "C" fn clGetImageInfo(
-    _image: cl_mem,
-    _param_name: cl_image_info,
-    _param_value_size: size_t,
-    _param_value: *mut c_void,
-    _param_value_size_ret: *mut size_t,
-) -> cl_int {
-    CL_INVALID_MEM_OBJECT
-}
-
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
-pub unsafe extern "C" fn clCreateSampler(
-    _context: cl_context,
-    _normalized_coords: cl_bool,
-    _addressing_mode: cl_addressing_mode,
-    _filter_mode: cl_filter_mode,
-    _errcode_ret: *mut cl_int,
-) -> cl_sampler {
-    if !_errcode_ret.is_null() {
-        // SAFETY: a non-NULL errcode_ret points at a cl_int (API contract).
-        unsafe { *_errcode_ret = CL_INVALID_OPERATION };
-    }
-    std::ptr::null_mut()
-}
-
-/// Unsupported: no sampler object can exist (no image support) (CL_INVALID_SAMPLER).
-pub unsafe extern "C" fn clRetainSampler(_sampler: cl_sampler) -> cl_int {
-    CL_INVALID_SAMPLER
-}
-
-/// Unsupported: no sampler object can exist (no image support) (CL_INVALID_SAMPLER).
-pub unsafe extern "C" fn clReleaseSampler(_sampler: cl_sampler) -> cl_int {
-    CL_INVALID_SAMPLER
-}
-
-/// Unsupported: no sampler object can exist (no image support) (CL_INVALID_SAMPLER).
-pub unsafe extern "C" fn clGetSamplerInfo(
-    _sampler: cl_sampler,
-    _param_name: cl_sampler_info,
-    _param_value_size: size_t,
-    _param_value: *mut c_void,
-    _param_value_size_ret: *mut size_t,
-) -> cl_int {
-    CL_INVALID_SAMPLER
-}
-
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
 pub unsafe extern "C" fn clEnqueueReadImage(
     _command_queue: cl_command_queue,
     _image: cl_mem,
@@ -453,22 +368,6 @@ pub unsafe extern "C" fn clCreateEventFromGLsyncKHR(
     std::ptr::null_mut()
 }
 
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
-pub unsafe extern "C" fn clCreateImage(
-    _context: cl_context,
-    _flags: cl_mem_flags,
-    _image_format: *const cl_image_format,
-    _image_desc: *const cl_image_desc,
-    _host_ptr: *mut c_void,
-    _errcode_ret: *mut cl_int,
-) -> cl_mem {
-    if !_errcode_ret.is_null() {
-        // SAFETY: a non-NULL errcode_ret points at a cl_int (API contract).
-        unsafe { *_errcode_ret = CL_INVALID_OPERATION };
-    }
-    std::ptr::null_mut()
-}
-
 /// Unsupported: the device has no built-in kernels (CL_INVALID_VALUE).
 pub unsafe extern "C" fn clCreateProgramWithBuiltInKernels(
     _context: cl_context,
@@ -731,19 +630,6 @@ pub unsafe extern "C" fn clGetPipeInfo(
 }
 
 /// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
-pub unsafe extern "C" fn clCreateSamplerWithProperties(
-    _context: cl_context,
-    _sampler_properties: *const cl_sampler_properties,
-    _errcode_ret: *mut cl_int,
-) -> cl_sampler {
-    if !_errcode_ret.is_null() {
-        // SAFETY: a non-NULL errcode_ret points at a cl_int (API contract).
-        unsafe { *_errcode_ret = CL_INVALID_OPERATION };
-    }
-    std::ptr::null_mut()
-}
-
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
 pub unsafe extern "C" fn clSetDefaultDeviceCommandQueue(
     _context: cl_context,
     _device: cl_device_id,
@@ -759,21 +645,4 @@ pub unsafe extern "C" fn clSetProgramReleaseCallback(
     _user_data: *mut c_void,
 ) -> cl_int {
     CL_INVALID_OPERATION
-}
-
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
-pub unsafe extern "C" fn clCreateImageWithProperties(
-    _context: cl_context,
-    _properties: *const cl_mem_properties,
-    _flags: cl_mem_flags,
-    _image_format: *const cl_image_format,
-    _image_desc: *const cl_image_desc,
-    _host_ptr: *mut c_void,
-    _errcode_ret: *mut cl_int,
-) -> cl_mem {
-    if !_errcode_ret.is_null() {
-        // SAFETY: a non-NULL errcode_ret points at a cl_int (API contract).
-        unsafe { *_errcode_ret = CL_INVALID_OPERATION };
-    }
-    std::ptr::null_mut()
 }

@@ -41,6 +41,7 @@ fn in_child(name: &str, vars: &[(&str, &str)]) -> Option<String> {
         "FERROCL_VECTORIZE",
         "FERROCL_DUMP_DIR",
         "FERROCL_SVM",
+        "FERROCL_IMAGES",
         "FERROCL_KERNEL_TIMEOUT",
     ] {
         cmd.env_remove(var);
@@ -915,6 +916,7 @@ fn the_feature_registry_agrees_with_the_answers() {
         &[("FERROCL_PROFILE", "embedded")],
         &[("FERROCL_SVM", "off")],
         &[("FERROCL_SVM", "coarse")],
+        &[("FERROCL_IMAGES", "on")],
     ];
     const INDEX: &str = "FERROCL_CONFIG_TEST_INDEX";
     let name = "the_feature_registry_agrees_with_the_answers";

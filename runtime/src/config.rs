@@ -102,6 +102,68 @@ fn c_strings(names: &[&str]) -> Vec<std::ffi::CString> {
         .collect()
 }
 
+/// The image limits of a device with images: the full-profile minimums where nothing larger
+/// is useful, and what the allocation limit allows for buffer images.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImageLimits {
+    /// `CL_DEVICE_IMAGE2D_MAX_WIDTH`, `_HEIGHT` (also the 1D and array widths).
+    pub image2d_max: [usize; 2],
+    /// `CL_DEVICE_IMAGE3D_MAX_WIDTH`, `_HEIGHT`, `_DEPTH`.
+    pub image3d_max: [usize; 3],
+    /// `CL_DEVICE_IMAGE_MAX_BUFFER_SIZE`, in pixels.
+    pub max_buffer_size: usize,
+    /// `CL_DEVICE_IMAGE_MAX_ARRAY_SIZE`.
+    pub max_array_size: usize,
+    /// `CL_DEVICE_MAX_READ_IMAGE_ARGS`, `_WRITE_`, `_READ_WRITE_`.
+    pub max_image_args: [u32; 3],
+    /// `CL_DEVICE_MAX_SAMPLERS`.
+    pub max_samplers: u32,
+    /// `CL_DEVICE_IMAGE_PITCH_ALIGNMENT` (pixels): rows of an image over a buffer may start at
+    /// any pixel, since texels are loaded without alignment assumptions.
+    pub pitch_alignment: usize,
+    /// `CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT` (pixels), for the same reason.
+    pub base_address_alignment: usize,
+}
+
+impl ImageLimits {
+    fn new(max_mem_alloc_size: u64) -> Self {
+        // The largest element is 16 bytes (RGBA float).
+        let buffer_pixels = (max_mem_alloc_size / 16).clamp(65536, u32::MAX as u64) as usize;
+        ImageLimits {
+            image2d_max: [16384, 16384],
+            image3d_max: [2048, 2048, 2048],
+            max_buffer_size: buffer_pixels,
+            max_array_size: 2048,
+            max_image_args: [128, 64, 64],
+            max_samplers: 16,
+            pitch_alignment: 1,
+            base_address_alignment: 1,
+        }
+    }
+
+    /// What every one of two devices supports.
+    pub fn min(a: Self, b: Self) -> Self {
+        let m = |x: usize, y: usize| x.min(y);
+        ImageLimits {
+            image2d_max: [
+                m(a.image2d_max[0], b.image2d_max[0]),
+                m(a.image2d_max[1], b.image2d_max[1]),
+            ],
+            image3d_max: [
+                m(a.image3d_max[0], b.image3d_max[0]),
+                m(a.image3d_max[1], b.image3d_max[1]),
+                m(a.image3d_max[2], b.image3d_max[2]),
+            ],
+            max_buffer_size: m(a.max_buffer_size, b.max_buffer_size),
+            max_array_size: m(a.max_array_size, b.max_array_size),
+            max_image_args: [0, 1, 2].map(|i| a.max_image_args[i].min(b.max_image_args[i])),
+            max_samplers: a.max_samplers.min(b.max_samplers),
+            pitch_alignment: a.pitch_alignment.max(b.pitch_alignment),
+            base_address_alignment: a.base_address_alignment.max(b.base_address_alignment),
+        }
+    }
+}
+
 /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
 const MAX_WORK_GROUP_SIZE: usize = 4096;
 
@@ -183,7 +245,8 @@ pub struct DeviceConfig {
     pub integer_dot_product_acceleration: [cl_bool; 6],
     /// `CL_DEVICE_KERNEL_CLOCK_CAPABILITIES_KHR`.
     pub kernel_clock_capabilities: cl_bitfield,
-    pub image_support: bool,
+    /// `CL_DEVICE_IMAGE_SUPPORT` and the image limits; None without images (FERROCL_IMAGES).
+    pub images: Option<ImageLimits>,
     /// `CL_DEVICE_OPENCL_C_VERSION`: "OpenCL C<space>major.minor<space>vendor information"
     /// (the highest version a 3.0 device reports here is 1.2; the rest is in ALL_VERSIONS).
     pub opencl_c_version: &'static str,
@@ -346,6 +409,9 @@ impl DeviceConfig {
             .map(|&(name, version)| NameVersion::new(name, version))
             .collect();
         let ram = physical_ram();
+        // The spec minimum is max(1/4 of global memory, 128 MiB); a host allocation cannot
+        // exceed isize::MAX.
+        let max_mem_alloc_size = (ram / 4).max(128 << 20).min(isize::MAX as u64);
         let il_versions = ferrocl_frontend::SUPPORTED_SPIRV_VERSIONS
             .iter()
             .map(|&(ma, mi)| NameVersion::new("SPIR-V", make_version(ma as u32, mi as u32, 0)))
@@ -368,9 +434,7 @@ impl DeviceConfig {
             max_clock_frequency: cpu_mhz(),
             address_bits: 64,
             global_mem_size: ram,
-            // The spec minimum is max(1/4 of global memory, 128 MiB); a host allocation cannot
-            // exceed isize::MAX.
-            max_mem_alloc_size: (ram / 4).max(128 << 20).min(isize::MAX as u64),
+            max_mem_alloc_size,
             mem_base_addr_align_bits: 1024,
             global_mem_cacheline_size: cache.line_size,
             global_mem_cache_size: cache.size,
@@ -432,8 +496,9 @@ impl DeviceConfig {
             integer_dot_product_acceleration: [CL_FALSE; 6],
             kernel_clock_capabilities: CL_DEVICE_KERNEL_CLOCK_SCOPE_DEVICE_KHR
                 | CL_DEVICE_KERNEL_CLOCK_SCOPE_WORK_GROUP_KHR,
-            image_support: crate::features::named("images")
-                .is_some_and(|f| f.switch.is_on(settings)),
+            images: crate::features::named("image host API")
+                .is_some_and(|f| f.switch.is_on(settings))
+                .then(|| ImageLimits::new(max_mem_alloc_size)),
             opencl_c_version: "OpenCL C 1.2 Ferrocl",
             opencl_c_all_versions: vec![
                 NameVersion::new("OpenCL C", make_version(1, 0, 0)),

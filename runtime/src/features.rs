@@ -30,7 +30,9 @@ pub enum Switch {
     EmbeddedProfile,
     /// `FERROCL_SVM` other than off.
     Svm,
-    /// Not implemented yet: always off; the named variable accepts only `off`.
+    /// `FERROCL_IMAGES=on`.
+    Images,
+    /// Not implemented yet: always off; the text says what is missing (for build logs).
     NotImplemented(&'static str),
 }
 
@@ -43,6 +45,7 @@ impl Switch {
             Switch::SubGroups => settings.sub_groups,
             Switch::EmbeddedProfile => settings.profile == Profile::Embedded,
             Switch::Svm => settings.svm != SvmLevel::Off,
+            Switch::Images => settings.images,
             Switch::NotImplemented(_) => false,
         }
     }
@@ -56,7 +59,8 @@ impl Switch {
             Switch::SubGroups => "FERROCL_SUBGROUPS=off",
             Switch::EmbeddedProfile => "FERROCL_PROFILE=full",
             Switch::Svm => "FERROCL_SVM=off",
-            Switch::NotImplemented(variable) => variable,
+            Switch::Images => "FERROCL_IMAGES=off",
+            Switch::NotImplemented(missing) => missing,
         }
     }
 }
@@ -301,8 +305,37 @@ pub const FEATURES: &[Feature] = &[
         clang_defines: &[],
     },
     Feature {
-        name: "images",
-        switch: Switch::NotImplemented("FERROCL_IMAGES"),
+        // Image and sampler objects and every image command of the host API; kernels cannot
+        // use images yet (the entry below), so nothing else claims them.
+        name: "image host API",
+        switch: Switch::Images,
+        extensions: &[api_ext("cl_khr_image2d_from_buffer")],
+        opencl_c_features: &[],
+        spirv_capabilities: &[],
+        device_info: &[
+            CL_DEVICE_IMAGE_SUPPORT,
+            CL_DEVICE_MAX_READ_IMAGE_ARGS,
+            CL_DEVICE_MAX_WRITE_IMAGE_ARGS,
+            CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS,
+            CL_DEVICE_MAX_SAMPLERS,
+            CL_DEVICE_IMAGE2D_MAX_WIDTH,
+            CL_DEVICE_IMAGE2D_MAX_HEIGHT,
+            CL_DEVICE_IMAGE3D_MAX_WIDTH,
+            CL_DEVICE_IMAGE3D_MAX_HEIGHT,
+            CL_DEVICE_IMAGE3D_MAX_DEPTH,
+            CL_DEVICE_IMAGE_MAX_BUFFER_SIZE,
+            CL_DEVICE_IMAGE_MAX_ARRAY_SIZE,
+            CL_DEVICE_IMAGE_PITCH_ALIGNMENT,
+            CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT,
+        ],
+        clang_defines: &[],
+    },
+    Feature {
+        // Image reads, writes and samplers in kernels (codegen, not written yet).
+        name: "image kernels",
+        switch: Switch::NotImplemented(
+            "image operations in kernels are not implemented yet; FERROCL_IMAGES=on gives the host API only",
+        ),
         extensions: &[],
         opencl_c_features: &[
             ("__opencl_c_images", V3),
@@ -319,20 +352,7 @@ pub const FEATURES: &[Feature] = &[
             Capability::SampledBuffer,
             Capability::ImageBuffer,
         ],
-        device_info: &[
-            CL_DEVICE_IMAGE_SUPPORT,
-            CL_DEVICE_MAX_READ_IMAGE_ARGS,
-            CL_DEVICE_MAX_WRITE_IMAGE_ARGS,
-            CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS,
-            CL_DEVICE_MAX_SAMPLERS,
-            CL_DEVICE_IMAGE2D_MAX_WIDTH,
-            CL_DEVICE_IMAGE2D_MAX_HEIGHT,
-            CL_DEVICE_IMAGE3D_MAX_WIDTH,
-            CL_DEVICE_IMAGE3D_MAX_HEIGHT,
-            CL_DEVICE_IMAGE3D_MAX_DEPTH,
-            CL_DEVICE_IMAGE_MAX_BUFFER_SIZE,
-            CL_DEVICE_IMAGE_MAX_ARRAY_SIZE,
-        ],
+        device_info: &[],
         // clang-15 defines it for every spir64 target.
         clang_defines: &["__IMAGE_SUPPORT__"],
     },

@@ -1,12 +1,20 @@
-//! Image formats: the answer to `clGetSupportedImageFormats` for a context, flags and image
-//! type. No device has images yet (`FERROCL_IMAGES`, feature registry), so every valid query
-//! has no format; the format table, image validation and pixel conversion will live here.
+//! Images on the host: the format table (which channel order and data type pairs are valid,
+//! which the device supports for each image type and access), the answer to
+//! `clGetSupportedImageFormats`, an image's geometry ([`ImageDesc`]: sizes, pitches, element
+//! size, and how pixel origins and regions map to bytes) and every creation rule of
+//! `clCreateImage` ([`ImageDesc::new`]). The memory object itself is a [`crate::memory::Mem`]
+//! of kind `Image`; texel conversion is `pixel.rs`.
+
+#![allow(non_upper_case_globals)] // CL_Rx, CL_sRGBA, … are the spec's names.
+
+use std::sync::Arc;
 
 use opencl_sys::*;
 
 use crate::context::Context;
-use crate::memory::check_flags;
+use crate::memory::{check_flags, Mem, MemKind, Rect};
 use crate::object::CLResult;
+use crate::pixel::{channel_bytes, is_packed, is_srgb, stored_components};
 
 /// The image types of the host API.
 pub const IMAGE_TYPES: [cl_mem_object_type; 6] = [
@@ -18,10 +26,115 @@ pub const IMAGE_TYPES: [cl_mem_object_type; 6] = [
     CL_MEM_OBJECT_IMAGE3D,
 ];
 
+/// Signed and unsigned normalised 8/16, signed and unsigned integer 8/16/32, half, float.
+const ALL_TYPES: &[cl_channel_type] = &[
+    CL_SNORM_INT8,
+    CL_SNORM_INT16,
+    CL_UNORM_INT8,
+    CL_UNORM_INT16,
+    CL_SIGNED_INT8,
+    CL_SIGNED_INT16,
+    CL_SIGNED_INT32,
+    CL_UNSIGNED_INT8,
+    CL_UNSIGNED_INT16,
+    CL_UNSIGNED_INT32,
+    CL_HALF_FLOAT,
+    CL_FLOAT,
+];
+const EIGHT_BIT_TYPES: &[cl_channel_type] = &[
+    CL_UNORM_INT8,
+    CL_SNORM_INT8,
+    CL_SIGNED_INT8,
+    CL_UNSIGNED_INT8,
+];
+const FLOAT_TYPES: &[cl_channel_type] = &[
+    CL_UNORM_INT8,
+    CL_UNORM_INT16,
+    CL_SNORM_INT8,
+    CL_SNORM_INT16,
+    CL_HALF_FLOAT,
+    CL_FLOAT,
+];
+const PACKED_RGB_TYPES: &[cl_channel_type] =
+    &[CL_UNORM_SHORT_565, CL_UNORM_SHORT_555, CL_UNORM_INT_101010];
+
+/// Every valid (channel order, data types) of the API spec's image format descriptor rules
+/// (packed RGB types only with RGB/RGBx, 10-10-10-2 only with RGBA, BGRA/ARGB/ABGR only with
+/// 8-bit types, intensity and luminance only with float-read types, sRGB only with UNORM_INT8,
+/// depth with UNORM_INT16 and FLOAT), each of which this device stores. The order lists them
+/// in `clGetSupportedImageFormats`.
+const FORMAT_TABLE: &[(cl_channel_order, &[cl_channel_type])] = &[
+    (CL_RGBA, ALL_TYPES),
+    (CL_BGRA, EIGHT_BIT_TYPES),
+    (CL_R, ALL_TYPES),
+    (CL_RG, ALL_TYPES),
+    (CL_A, ALL_TYPES),
+    (CL_RA, ALL_TYPES),
+    (CL_Rx, ALL_TYPES),
+    (CL_RGx, ALL_TYPES),
+    (CL_ARGB, EIGHT_BIT_TYPES),
+    (CL_ABGR, EIGHT_BIT_TYPES),
+    (CL_INTENSITY, FLOAT_TYPES),
+    (CL_LUMINANCE, FLOAT_TYPES),
+    (CL_RGB, PACKED_RGB_TYPES),
+    (CL_RGBx, PACKED_RGB_TYPES),
+    (CL_RGBA, &[CL_UNORM_INT_101010_2]),
+    (CL_sRGBA, &[CL_UNORM_INT8]),
+    (CL_sBGRA, &[CL_UNORM_INT8]),
+    (CL_sRGB, &[CL_UNORM_INT8]),
+    (CL_sRGBx, &[CL_UNORM_INT8]),
+    (CL_DEPTH, &[CL_UNORM_INT16, CL_FLOAT]),
+];
+
+/// Whether (order, type) is a valid format descriptor.
+pub fn is_valid_format(format: &cl_image_format) -> bool {
+    FORMAT_TABLE.iter().any(|(order, types)| {
+        *order == format.image_channel_order && types.contains(&format.image_channel_data_type)
+    })
+}
+
+/// `CL_IMAGE_ELEMENT_SIZE` of a valid format; CL_INVALID_IMAGE_FORMAT_DESCRIPTOR otherwise.
+pub fn element_size(format: &cl_image_format) -> CLResult<usize> {
+    if !is_valid_format(format) {
+        return Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
+    }
+    let ty = format.image_channel_data_type;
+    let bytes = channel_bytes(ty).ok_or(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)?;
+    if is_packed(ty) {
+        return Ok(bytes);
+    }
+    let channels = stored_components(format.image_channel_order)
+        .ok_or(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)?
+        .len();
+    Ok(bytes * channels)
+}
+
+/// Whether the device supports `format` for `image_type` with access `flags`: depth images are
+/// 2D and 2D arrays only (cl_khr_depth_images), and sRGB images are read-only in kernels (no
+/// cl_khr_srgb_image_writes).
+fn supports(format: &cl_image_format, image_type: cl_mem_object_type, flags: cl_mem_flags) -> bool {
+    if format.image_channel_order == CL_DEPTH
+        && !matches!(
+            image_type,
+            CL_MEM_OBJECT_IMAGE2D | CL_MEM_OBJECT_IMAGE2D_ARRAY
+        )
+    {
+        return false;
+    }
+    let kernel_writes = (CL_MEM_WRITE_ONLY | CL_MEM_KERNEL_READ_AND_WRITE) as cl_mem_flags;
+    !(is_srgb(format.image_channel_order) && flags & kernel_writes != 0)
+}
+
+/// Whether every device of `context` has images (`CL_DEVICE_IMAGE_SUPPORT`).
+pub fn context_has_images(context: &Context) -> bool {
+    !context.devices.is_empty() && context.devices.iter().all(|d| d.config.images.is_some())
+}
+
 /// The formats every device of `context` supports for `flags` and `image_type`;
-/// CL_INVALID_VALUE for invalid flags or an unknown image type.
+/// CL_INVALID_VALUE for invalid flags or an unknown image type. A context without image
+/// support has none.
 pub fn supported_formats(
-    _context: &Context,
+    context: &Context,
     flags: cl_mem_flags,
     image_type: cl_mem_object_type,
 ) -> CLResult<Vec<cl_image_format>> {
@@ -29,15 +142,505 @@ pub fn supported_formats(
     if !IMAGE_TYPES.contains(&image_type) {
         return Err(CL_INVALID_VALUE);
     }
-    // A format is supported when every device of the context supports it, and no device has
-    // images yet (`CL_DEVICE_IMAGE_SUPPORT` is false): the format table comes with them.
-    Ok(Vec::new())
+    if !context_has_images(context) {
+        return Ok(Vec::new());
+    }
+    Ok(FORMAT_TABLE
+        .iter()
+        .flat_map(|(order, types)| {
+            types.iter().map(|&ty| cl_image_format {
+                image_channel_order: *order,
+                image_channel_data_type: ty,
+            })
+        })
+        .filter(|f| supports(f, image_type, flags))
+        .collect())
+}
+
+/// The SPIR-V `ImageChannelOrder` of a CL channel order (what `OpImageQueryOrder` returns):
+/// both enumerations list the orders in the same sequence.
+pub fn spirv_channel_order(order: cl_channel_order) -> u32 {
+    order - CL_R
+}
+
+/// The SPIR-V `ImageChannelDataType` of a CL channel data type (`OpImageQueryFormat`).
+pub fn spirv_channel_data_type(ty: cl_channel_type) -> u32 {
+    ty - CL_SNORM_INT8
+}
+
+/// An image's geometry and format; pitches are in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ImageDesc {
+    pub image_type: cl_mem_object_type,
+    pub format: FormatKey,
+    pub element_size: usize,
+    pub width: usize,
+    /// 0 for 1D types (as `CL_IMAGE_HEIGHT` reports).
+    pub height: usize,
+    /// 0 except for 3D images.
+    pub depth: usize,
+    /// 0 except for arrays.
+    pub array_size: usize,
+    pub row_pitch: usize,
+    /// 0 for 1D and 2D images.
+    pub slice_pitch: usize,
+    pub num_mip_levels: u32,
+}
+
+/// `cl_image_format` with equality.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FormatKey {
+    pub order: cl_channel_order,
+    pub data_type: cl_channel_type,
+}
+
+impl FormatKey {
+    pub fn cl(self) -> cl_image_format {
+        cl_image_format {
+            image_channel_order: self.order,
+            image_channel_data_type: self.data_type,
+        }
+    }
+}
+
+/// What the application asks `clCreateImage` for (the `cl_image_desc` with its handle
+/// resolved).
+#[derive(Clone)]
+pub struct ImageRequest {
+    pub image_type: cl_mem_object_type,
+    pub width: usize,
+    pub height: usize,
+    pub depth: usize,
+    pub array_size: usize,
+    pub row_pitch: usize,
+    pub slice_pitch: usize,
+    pub num_mip_levels: u32,
+    pub num_samples: u32,
+    /// `mem_object`: the buffer or image the new image views.
+    pub source: Option<Arc<Mem>>,
+}
+
+/// The device limits of `context` (the smallest of its devices'); CL_INVALID_OPERATION when a
+/// device has no images.
+fn limits(context: &Context) -> CLResult<crate::config::ImageLimits> {
+    let mut all = context.devices.iter().map(|d| d.config.images);
+    let first = all.next().flatten().ok_or(CL_INVALID_OPERATION)?;
+    all.try_fold(first, |acc, l| {
+        let l = l.ok_or(CL_INVALID_OPERATION)?;
+        Ok(crate::config::ImageLimits::min(acc, l))
+    })
+}
+
+impl ImageDesc {
+    /// Checks a `clCreateImage` request (every rule of the image descriptor and the format
+    /// descriptor) and settles pitches. `flags` are the image's flags after inheritance from a
+    /// source object; `host_ptr` is whether the application gave one.
+    pub fn new(
+        context: &Context,
+        flags: cl_mem_flags,
+        format: Option<&cl_image_format>,
+        request: &ImageRequest,
+        host_ptr: bool,
+    ) -> CLResult<ImageDesc> {
+        let limits = limits(context)?;
+        let format = format.ok_or(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)?;
+        let element = element_size(format)?;
+        let r = request;
+        let ty = r.image_type;
+        if !IMAGE_TYPES.contains(&ty) || r.num_mip_levels != 0 || r.num_samples != 0 {
+            return Err(CL_INVALID_IMAGE_DESCRIPTOR);
+        }
+        // What mem_object may be: a buffer for 1D buffer and 2D images, a 2D image for 2D.
+        let source_image = r.source.as_ref().and_then(|m| m.image().copied());
+        let from_buffer = r.source.is_some() && source_image.is_none();
+        let allowed = match (&r.source, source_image) {
+            (None, _) => ty != CL_MEM_OBJECT_IMAGE1D_BUFFER,
+            (Some(_), None) => matches!(ty, CL_MEM_OBJECT_IMAGE1D_BUFFER | CL_MEM_OBJECT_IMAGE2D),
+            (Some(_), Some(s)) => {
+                ty == CL_MEM_OBJECT_IMAGE2D && s.image_type == CL_MEM_OBJECT_IMAGE2D
+            }
+        };
+        if !allowed {
+            return Err(CL_INVALID_IMAGE_DESCRIPTOR);
+        }
+        let (max_w, max_h, max_d) = match ty {
+            CL_MEM_OBJECT_IMAGE3D => (
+                limits.image3d_max[0],
+                limits.image3d_max[1],
+                limits.image3d_max[2],
+            ),
+            CL_MEM_OBJECT_IMAGE1D_BUFFER => (limits.max_buffer_size, 1, 1),
+            _ => (limits.image2d_max[0], limits.image2d_max[1], 1),
+        };
+        let uses_height = matches!(
+            ty,
+            CL_MEM_OBJECT_IMAGE2D | CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D
+        );
+        let is_array = matches!(
+            ty,
+            CL_MEM_OBJECT_IMAGE1D_ARRAY | CL_MEM_OBJECT_IMAGE2D_ARRAY
+        );
+        let height = if uses_height { r.height } else { 1 };
+        let depth = if ty == CL_MEM_OBJECT_IMAGE3D {
+            r.depth
+        } else {
+            1
+        };
+        let array_size = if is_array { r.array_size } else { 1 };
+        if !(1..=max_w).contains(&r.width)
+            || !(1..=max_h).contains(&height)
+            || !(1..=max_d).contains(&depth)
+            || !(1..=limits.max_array_size).contains(&array_size)
+        {
+            return Err(CL_INVALID_IMAGE_SIZE);
+        }
+        // Pitches: given only with a host pointer, for a 2D image over a buffer, or (equal to
+        // it) for a view of another image, whose pitch is the default.
+        let tight_row = r.width * element;
+        let row_pitch_allowed =
+            host_ptr || (from_buffer && ty == CL_MEM_OBJECT_IMAGE2D) || source_image.is_some();
+        if !row_pitch_allowed && r.row_pitch != 0 {
+            return Err(CL_INVALID_IMAGE_DESCRIPTOR);
+        }
+        let row_pitch = match (r.row_pitch, source_image) {
+            (0, Some(s)) => s.row_pitch,
+            (0, None) => tight_row,
+            (p, _) => p,
+        };
+        if row_pitch < tight_row || !row_pitch.is_multiple_of(element) {
+            return Err(CL_INVALID_IMAGE_DESCRIPTOR);
+        }
+        let has_slices = matches!(
+            ty,
+            CL_MEM_OBJECT_IMAGE1D_ARRAY | CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D
+        );
+        if (!host_ptr || !has_slices) && r.slice_pitch != 0 {
+            return Err(CL_INVALID_IMAGE_DESCRIPTOR);
+        }
+        let rows_per_slice = if ty == CL_MEM_OBJECT_IMAGE1D_ARRAY {
+            1
+        } else {
+            height
+        };
+        let tight_slice = row_pitch
+            .checked_mul(rows_per_slice)
+            .ok_or(CL_INVALID_IMAGE_SIZE)?;
+        let slice_pitch = if !has_slices {
+            0
+        } else if r.slice_pitch == 0 {
+            tight_slice
+        } else {
+            r.slice_pitch
+        };
+        if has_slices && (slice_pitch < tight_slice || !slice_pitch.is_multiple_of(row_pitch)) {
+            return Err(CL_INVALID_IMAGE_DESCRIPTOR);
+        }
+        let desc = ImageDesc {
+            image_type: ty,
+            format: FormatKey {
+                order: format.image_channel_order,
+                data_type: format.image_channel_data_type,
+            },
+            element_size: element,
+            width: r.width,
+            height: if uses_height { height } else { 0 },
+            depth: if ty == CL_MEM_OBJECT_IMAGE3D {
+                depth
+            } else {
+                0
+            },
+            array_size: if is_array { array_size } else { 0 },
+            row_pitch,
+            slice_pitch,
+            num_mip_levels: 0,
+        };
+        let size = desc.size().ok_or(CL_INVALID_IMAGE_SIZE)?;
+        if size as u64 > context.max_mem_alloc_size() {
+            return Err(CL_INVALID_IMAGE_SIZE);
+        }
+        if let Some(source) = &r.source {
+            desc.check_source(source, &limits)?;
+        }
+        if !supports(format, ty, flags) {
+            return Err(CL_IMAGE_FORMAT_NOT_SUPPORTED);
+        }
+        Ok(desc)
+    }
+
+    /// The rules for an image over another object's memory.
+    fn check_source(&self, source: &Mem, limits: &crate::config::ImageLimits) -> CLResult<()> {
+        match source.image() {
+            None => {
+                // A 2D image's rows must start at the pitch alignment; a buffer given as
+                // application memory must start at the base address alignment (both in pixels).
+                if self.image_type == CL_MEM_OBJECT_IMAGE2D
+                    && !self
+                        .row_pitch
+                        .is_multiple_of(limits.pitch_alignment * self.element_size)
+                {
+                    return Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
+                }
+                if !(source.address() as usize)
+                    .is_multiple_of(limits.base_address_alignment * self.element_size)
+                {
+                    return Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
+                }
+                if self.size().is_none_or(|s| s > source.size) {
+                    return Err(CL_INVALID_IMAGE_SIZE);
+                }
+            }
+            Some(other) => {
+                // A view of a 2D image in a compatible channel order: same everything else.
+                let compatible = |a: cl_channel_order, b: cl_channel_order| {
+                    a == b
+                        || matches!(
+                            (a, b),
+                            (CL_sBGRA, CL_BGRA)
+                                | (CL_BGRA, CL_sBGRA)
+                                | (CL_sRGBA, CL_RGBA)
+                                | (CL_RGBA, CL_sRGBA)
+                                | (CL_sRGB, CL_RGB)
+                                | (CL_RGB, CL_sRGB)
+                                | (CL_sRGBx, CL_RGBx)
+                                | (CL_RGBx, CL_sRGBx)
+                                | (CL_DEPTH, CL_R)
+                        )
+                };
+                if self.format.data_type != other.format.data_type
+                    || !compatible(self.format.order, other.format.order)
+                {
+                    return Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
+                }
+                if (self.width, self.height, self.row_pitch)
+                    != (other.width, other.height, other.row_pitch)
+                {
+                    return Err(CL_INVALID_IMAGE_DESCRIPTOR);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The legacy `CL_IMAGE_*` sizes of a 1.1 `clCreateImage2D`/`3D` call, whose pitch errors
+    /// are CL_INVALID_IMAGE_SIZE.
+    pub fn legacy_error(e: cl_int) -> cl_int {
+        if e == CL_INVALID_IMAGE_DESCRIPTOR {
+            CL_INVALID_IMAGE_SIZE
+        } else {
+            e
+        }
+    }
+
+    /// Bytes the image occupies (`CL_MEM_SIZE`, and what USE_HOST_PTR memory must hold).
+    pub fn size(&self) -> Option<usize> {
+        match self.image_type {
+            CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE1D_BUFFER => Some(self.row_pitch),
+            CL_MEM_OBJECT_IMAGE2D => self.row_pitch.checked_mul(self.height),
+            CL_MEM_OBJECT_IMAGE3D => self.slice_pitch.checked_mul(self.depth),
+            _ => self.slice_pitch.checked_mul(self.array_size),
+        }
+    }
+
+    /// The extent in each coordinate of an origin/region: pixels, then rows or array layers,
+    /// then slices or layers.
+    pub fn extent(&self) -> [usize; 3] {
+        match self.image_type {
+            CL_MEM_OBJECT_IMAGE1D_ARRAY => [self.width, self.array_size, 1],
+            CL_MEM_OBJECT_IMAGE2D => [self.width, self.height, 1],
+            CL_MEM_OBJECT_IMAGE2D_ARRAY => [self.width, self.height, self.array_size],
+            CL_MEM_OBJECT_IMAGE3D => [self.width, self.height, self.depth],
+            _ => [self.width, 1, 1],
+        }
+    }
+
+    /// Bytes between consecutive values of coordinate 1 and of coordinate 2 (a 1D array's
+    /// layers are its slices).
+    pub fn steps(&self) -> (usize, usize) {
+        match self.image_type {
+            CL_MEM_OBJECT_IMAGE1D_ARRAY => (self.slice_pitch, self.slice_pitch),
+            _ => (self.row_pitch, self.slice_pitch),
+        }
+    }
+
+    /// CL_INVALID_VALUE unless `region` is non-empty, uses only the coordinates of the type
+    /// (the others: origin 0, region 1) and lies inside the image.
+    pub fn check_region(&self, origin: [usize; 3], region: [usize; 3]) -> CLResult<()> {
+        let extent = self.extent();
+        for k in 0..3 {
+            let end = origin[k].checked_add(region[k]).ok_or(CL_INVALID_VALUE)?;
+            if region[k] == 0 || end > extent[k] {
+                return Err(CL_INVALID_VALUE);
+            }
+        }
+        Ok(())
+    }
+
+    /// Byte offset of pixel `origin`.
+    pub fn offset_of(&self, origin: [usize; 3]) -> usize {
+        let (y, z) = self.steps();
+        origin[0] * self.element_size + origin[1] * y + origin[2] * z
+    }
+
+    /// Whether the slice pitch is meaningful for the type (arrays and 3D).
+    pub fn has_slices(&self) -> bool {
+        matches!(
+            self.image_type,
+            CL_MEM_OBJECT_IMAGE1D_ARRAY | CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D
+        )
+    }
+
+    /// The image side of a [`Rect`] copy: byte origin and steps, region in bytes.
+    pub fn rect_side(
+        &self,
+        origin: [usize; 3],
+        region: [usize; 3],
+    ) -> ([usize; 3], usize, usize, [usize; 3]) {
+        let (y, z) = self.steps();
+        (
+            [origin[0] * self.element_size, origin[1], origin[2]],
+            y,
+            z,
+            [region[0] * self.element_size, region[1], region[2]],
+        )
+    }
+
+    /// Host memory laid out as the application describes it for a read or write of `region`:
+    /// (row step, slice step) in bytes, defaults filled; CL_INVALID_VALUE for pitches too small
+    /// or a slice pitch on a 1D or 2D image.
+    pub fn host_steps(
+        &self,
+        region: [usize; 3],
+        row_pitch: usize,
+        slice_pitch: usize,
+    ) -> CLResult<(usize, usize)> {
+        let tight_row = region[0] * self.element_size;
+        let row = if row_pitch == 0 { tight_row } else { row_pitch };
+        if row < tight_row {
+            return Err(CL_INVALID_VALUE);
+        }
+        if !self.has_slices() {
+            if slice_pitch != 0 {
+                return Err(CL_INVALID_VALUE);
+            }
+            return Ok((row, row * region[1]));
+        }
+        let rows = if self.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY {
+            1
+        } else {
+            region[1]
+        };
+        let tight_slice = row.checked_mul(rows).ok_or(CL_INVALID_VALUE)?;
+        let slice = if slice_pitch == 0 {
+            tight_slice
+        } else {
+            slice_pitch
+        };
+        if slice < tight_slice {
+            return Err(CL_INVALID_VALUE);
+        }
+        Ok(if self.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY {
+            (slice, slice)
+        } else {
+            (row, slice)
+        })
+    }
+}
+
+/// A byte rectangle between two sides given as (byte origin, row step, slice step); `region`
+/// in bytes for the first coordinate.
+pub fn rect(
+    src: ([usize; 3], usize, usize),
+    dst: ([usize; 3], usize, usize),
+    region: [usize; 3],
+) -> Rect {
+    Rect {
+        region,
+        src_origin: src.0,
+        src_row_pitch: src.1,
+        src_slice_pitch: src.2,
+        dst_origin: dst.0,
+        dst_row_pitch: dst.1,
+        dst_slice_pitch: dst.2,
+    }
+}
+
+/// Whether a memory object is an image (for the commands that want one or the other).
+pub fn is_image(mem: &Mem) -> bool {
+    matches!(mem.kind, MemKind::Image { .. })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::platform::platform;
+
+    fn fmt(order: u32, ty: u32) -> cl_image_format {
+        cl_image_format {
+            image_channel_order: order,
+            image_channel_data_type: ty,
+        }
+    }
+
+    #[test]
+    fn element_sizes_follow_the_spec_table() {
+        for (order, ty, size) in [
+            (CL_RGBA, CL_UNORM_INT8, 4),
+            (CL_RGBA, CL_FLOAT, 16),
+            (CL_RG, CL_HALF_FLOAT, 4),
+            (CL_R, CL_SIGNED_INT32, 4),
+            (CL_Rx, CL_UNORM_INT16, 2),
+            (CL_RGx, CL_UNSIGNED_INT8, 2),
+            (CL_RGB, CL_UNORM_SHORT_565, 2),
+            (CL_RGBx, CL_UNORM_INT_101010, 4),
+            (CL_RGBA, CL_UNORM_INT_101010_2, 4),
+            (CL_sRGBA, CL_UNORM_INT8, 4),
+            (CL_sRGB, CL_UNORM_INT8, 3),
+            (CL_DEPTH, CL_FLOAT, 4),
+            (CL_INTENSITY, CL_HALF_FLOAT, 2),
+            (CL_ABGR, CL_SNORM_INT8, 4),
+        ] {
+            assert_eq!(
+                element_size(&fmt(order, ty)),
+                Ok(size),
+                "{order:#x} {ty:#x}"
+            );
+        }
+        for (order, ty) in [
+            (CL_RGB, CL_UNORM_INT8),
+            (CL_BGRA, CL_FLOAT),
+            (CL_INTENSITY, CL_SIGNED_INT8),
+            (CL_sRGBA, CL_UNORM_INT16),
+            (CL_R, CL_UNORM_SHORT_565),
+            (CL_RG, CL_UNORM_INT_101010_2),
+            (CL_DEPTH, CL_UNORM_INT8),
+            (0x10BE, CL_FLOAT), // CL_DEPTH_STENCIL (cl_khr_gl_depth_images)
+            (0, CL_FLOAT),
+            (CL_R, 0),
+        ] {
+            assert_eq!(
+                element_size(&fmt(order, ty)),
+                Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR),
+                "{order:#x} {ty:#x}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_table_entry_converts() {
+        for (order, types) in FORMAT_TABLE {
+            for &ty in *types {
+                let size = element_size(&fmt(*order, ty)).unwrap();
+                let color = match crate::pixel::color_kind(ty) {
+                    crate::pixel::ColorKind::Float => crate::pixel::Color::Float([0.5; 4]),
+                    crate::pixel::ColorKind::Int => crate::pixel::Color::Int([3; 4]),
+                    crate::pixel::ColorKind::Uint => crate::pixel::Color::Uint([3; 4]),
+                };
+                let bytes = crate::pixel::encode(*order, ty, color).unwrap();
+                assert_eq!(bytes.len(), size, "{order:#x} {ty:#x}");
+                assert!(crate::pixel::decode(*order, ty, &bytes).is_some());
+            }
+        }
+    }
 
     #[test]
     fn queries_are_checked_and_answered() {
@@ -55,11 +658,67 @@ mod tests {
             .err(),
             Some(CL_INVALID_VALUE)
         );
+        let on = context_has_images(&c);
         for ty in IMAGE_TYPES {
-            assert!(
-                supported_formats(&c, 0, ty).is_ok_and(|f| f.is_empty()),
-                "{ty:#x}"
-            );
+            let formats = supported_formats(&c, 0, ty).unwrap();
+            assert_eq!(formats.is_empty(), !on, "{ty:#x}");
         }
+    }
+
+    #[test]
+    fn support_depends_on_type_and_access() {
+        let depth = fmt(CL_DEPTH, CL_FLOAT);
+        assert!(supports(&depth, CL_MEM_OBJECT_IMAGE2D, 0));
+        assert!(supports(&depth, CL_MEM_OBJECT_IMAGE2D_ARRAY, 0));
+        assert!(!supports(&depth, CL_MEM_OBJECT_IMAGE3D, 0));
+        let srgb = fmt(CL_sRGBA, CL_UNORM_INT8);
+        assert!(supports(
+            &srgb,
+            CL_MEM_OBJECT_IMAGE2D,
+            CL_MEM_READ_ONLY as _
+        ));
+        assert!(!supports(
+            &srgb,
+            CL_MEM_OBJECT_IMAGE2D,
+            CL_MEM_WRITE_ONLY as _
+        ));
+    }
+
+    #[test]
+    fn regions_and_host_steps() {
+        let d = ImageDesc {
+            image_type: CL_MEM_OBJECT_IMAGE1D_ARRAY,
+            format: FormatKey {
+                order: CL_RGBA,
+                data_type: CL_UNORM_INT8,
+            },
+            element_size: 4,
+            width: 8,
+            height: 0,
+            depth: 0,
+            array_size: 3,
+            row_pitch: 32,
+            slice_pitch: 48,
+            num_mip_levels: 0,
+        };
+        assert!(d.check_region([0, 1, 0], [8, 2, 1]).is_ok());
+        assert_eq!(d.check_region([0, 1, 0], [8, 3, 1]), Err(CL_INVALID_VALUE));
+        assert_eq!(d.check_region([0, 0, 1], [8, 1, 1]), Err(CL_INVALID_VALUE));
+        assert_eq!(d.check_region([0, 0, 0], [0, 1, 1]), Err(CL_INVALID_VALUE));
+        assert_eq!(d.offset_of([2, 2, 0]), 8 + 96);
+        // Layers of a 1D array are slices in host memory too (default: one row each).
+        assert_eq!(d.host_steps([4, 2, 1], 0, 0), Ok((16, 16)));
+        assert_eq!(d.host_steps([4, 2, 1], 20, 40), Ok((40, 40)));
+        assert_eq!(d.host_steps([4, 2, 1], 8, 0), Err(CL_INVALID_VALUE));
+        let d2 = ImageDesc {
+            image_type: CL_MEM_OBJECT_IMAGE2D,
+            height: 4,
+            array_size: 0,
+            slice_pitch: 0,
+            ..d
+        };
+        assert_eq!(d2.host_steps([4, 2, 1], 0, 0), Ok((16, 32)));
+        assert_eq!(d2.host_steps([4, 2, 1], 0, 64), Err(CL_INVALID_VALUE));
+        assert_eq!(d2.size(), Some(128));
     }
 }

@@ -1,5 +1,5 @@
-//! Memory objects: one `Mem` type for every kind of `cl_mem` ([`MemKind`]: buffers and
-//! sub-buffers today, images and pipes later), over host allocations (aligned to
+//! Memory objects: one `Mem` type for every kind of `cl_mem` ([`MemKind`]: buffers,
+//! sub-buffers and images; pipes later), over host allocations (aligned to
 //! CL_DEVICE_MEM_BASE_ADDR_ALIGN) or the application's memory (CL_MEM_USE_HOST_PTR); the checks
 //! every kind shares (host access, ranges), the byte copies behind the buffer commands
 //! (`command.rs`), map bookkeeping and destructor callbacks.
@@ -10,7 +10,10 @@ use std::sync::{Arc, Mutex};
 
 use opencl_sys::*;
 
+use ferrocl_codegen::ImageDescriptor;
+
 use crate::context::Context;
+use crate::image::{ImageDesc, ImageRequest};
 use crate::object::{Base, CLResult, Tag};
 use crate::svm::SvmAllocation;
 
@@ -92,6 +95,15 @@ pub enum MemKind {
         parent: Arc<Mem>,
         origin: usize,
     },
+    /// An image (geometry and format in `desc`), over its own storage, the application's
+    /// memory, or the storage of `parent` (the buffer of a 1D buffer or 2D image, or the 2D
+    /// image a view shares). `descriptor` is what kernels are given for it (`abi.rs`); it
+    /// lives as long as the image and points into its storage.
+    Image {
+        desc: ImageDesc,
+        parent: Option<Arc<Mem>>,
+        descriptor: Box<ImageDescriptor>,
+    },
 }
 
 #[repr(C)]
@@ -141,6 +153,40 @@ pub fn check_flags(flags: cl_mem_flags) -> CLResult<()> {
         return Err(CL_INVALID_VALUE);
     }
     Ok(())
+}
+
+/// The flags of an object made from `parent`'s memory (a sub-buffer, or an image over a
+/// buffer or image): host-pointer flags are not allowed and come from the parent, access and
+/// host access may only narrow and default to the parent's (CL_INVALID_VALUE otherwise).
+fn inherit_flags(parent: cl_mem_flags, flags: cl_mem_flags) -> CLResult<cl_mem_flags> {
+    check_flags(flags)?;
+    if flags & HOST_PTR_FLAGS != 0 {
+        return Err(CL_INVALID_VALUE);
+    }
+    let pf = parent;
+    let w = CL_MEM_WRITE_ONLY as cl_mem_flags;
+    let r = CL_MEM_READ_ONLY as cl_mem_flags;
+    let rw = CL_MEM_READ_WRITE as cl_mem_flags;
+    // Access may only narrow: a write-only parent cannot give read-write/read-only, etc.
+    if (pf & w != 0 && flags & (rw | r) != 0)
+        || (pf & r != 0 && flags & (rw | w) != 0)
+        || (pf & CL_MEM_HOST_WRITE_ONLY as cl_mem_flags != 0
+            && flags & CL_MEM_HOST_READ_ONLY as cl_mem_flags != 0)
+        || (pf & CL_MEM_HOST_READ_ONLY as cl_mem_flags != 0
+            && flags & CL_MEM_HOST_WRITE_ONLY as cl_mem_flags != 0)
+        || (pf & CL_MEM_HOST_NO_ACCESS as cl_mem_flags != 0
+            && flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY) as cl_mem_flags != 0)
+    {
+        return Err(CL_INVALID_VALUE);
+    }
+    let mut f = flags;
+    if f & ACCESS_FLAGS == 0 {
+        f |= pf & ACCESS_FLAGS;
+    }
+    if f & HOST_ACCESS_FLAGS == 0 {
+        f |= pf & HOST_ACCESS_FLAGS;
+    }
+    Ok(f | (pf & HOST_PTR_FLAGS))
 }
 
 impl Mem {
@@ -225,22 +271,7 @@ impl Mem {
         if flags & HOST_PTR_FLAGS != 0 {
             return Err(CL_INVALID_VALUE);
         }
-        let pf = parent.flags;
-        let w = CL_MEM_WRITE_ONLY as cl_mem_flags;
-        let r = CL_MEM_READ_ONLY as cl_mem_flags;
-        let rw = CL_MEM_READ_WRITE as cl_mem_flags;
-        // Access may only narrow: a write-only parent cannot give read-write/read-only, etc.
-        if (pf & w != 0 && flags & (rw | r) != 0)
-            || (pf & r != 0 && flags & (rw | w) != 0)
-            || (pf & CL_MEM_HOST_WRITE_ONLY as cl_mem_flags != 0
-                && flags & CL_MEM_HOST_READ_ONLY as cl_mem_flags != 0)
-            || (pf & CL_MEM_HOST_READ_ONLY as cl_mem_flags != 0
-                && flags & CL_MEM_HOST_WRITE_ONLY as cl_mem_flags != 0)
-            || (pf & CL_MEM_HOST_NO_ACCESS as cl_mem_flags != 0
-                && flags & (CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_WRITE_ONLY) as cl_mem_flags != 0)
-        {
-            return Err(CL_INVALID_VALUE);
-        }
+        let f = inherit_flags(parent.flags, flags)?;
         if size == 0 {
             return Err(CL_INVALID_BUFFER_SIZE);
         }
@@ -251,14 +282,6 @@ impl Mem {
         if !origin.is_multiple_of(align) {
             return Err(CL_MISALIGNED_SUB_BUFFER_OFFSET);
         }
-        let mut f = flags;
-        if f & ACCESS_FLAGS == 0 {
-            f |= pf & ACCESS_FLAGS;
-        }
-        if f & HOST_ACCESS_FLAGS == 0 {
-            f |= pf & HOST_ACCESS_FLAGS;
-        }
-        f |= pf & HOST_PTR_FLAGS;
         Ok(Arc::new(Mem {
             base: Base::new(Tag::Mem),
             context: parent.context.clone(),
@@ -282,6 +305,161 @@ impl Mem {
         }))
     }
 
+    /// Creates an image (`clCreateImage`); `request.source` is the buffer or image it views.
+    ///
+    /// # Safety
+    /// With USE_HOST_PTR or COPY_HOST_PTR, `host_ptr` must be valid for the image's size with
+    /// the pitches in `request` (for USE_HOST_PTR, for the image's whole life).
+    pub unsafe fn new_image(
+        context: Arc<Context>,
+        flags: cl_mem_flags,
+        format: Option<&cl_image_format>,
+        request: &ImageRequest,
+        host_ptr: *mut u8,
+        properties: Vec<cl_mem_properties>,
+    ) -> CLResult<Arc<Mem>> {
+        if !crate::image::context_has_images(&context) {
+            return Err(CL_INVALID_OPERATION);
+        }
+        let flags = match &request.source {
+            Some(source) => {
+                if !Arc::ptr_eq(&source.context, &context) {
+                    return Err(CL_INVALID_CONTEXT);
+                }
+                inherit_flags(source.flags, flags)?
+            }
+            None => {
+                check_flags(flags)?;
+                flags
+            }
+        };
+        let use_host = request.source.is_none() && flags & CL_MEM_USE_HOST_PTR as cl_mem_flags != 0;
+        let copy_host =
+            request.source.is_none() && flags & CL_MEM_COPY_HOST_PTR as cl_mem_flags != 0;
+        if (use_host || copy_host) == host_ptr.is_null() {
+            return Err(CL_INVALID_HOST_PTR);
+        }
+        let host_desc = ImageDesc::new(&context, flags, format, request, !host_ptr.is_null())?;
+        let size = host_desc.size().ok_or(CL_INVALID_IMAGE_SIZE)?;
+        let (desc, storage, offset, svm, parent, host_address) =
+            if let Some(source) = &request.source {
+                (
+                    host_desc,
+                    source.storage.clone(),
+                    source.offset,
+                    source.svm.clone(),
+                    Some(source.clone()),
+                    source.host_ptr,
+                )
+            } else if use_host {
+                let svm = context.svm.find(host_ptr as usize);
+                if svm
+                    .as_ref()
+                    .is_some_and(|a| !a.contains(host_ptr as usize, size))
+                {
+                    return Err(CL_INVALID_IMAGE_SIZE);
+                }
+                // SAFETY: the caller guarantees the application memory outlives the image.
+                let storage = unsafe { Storage::borrowed(host_ptr, size) };
+                (
+                    host_desc,
+                    Arc::new(storage),
+                    0,
+                    svm,
+                    None,
+                    host_ptr as usize,
+                )
+            } else {
+                // Own storage is tightly packed, whatever pitches the host data had.
+                let own = ImageDesc::new(
+                    &context,
+                    flags,
+                    format,
+                    &ImageRequest {
+                        row_pitch: 0,
+                        slice_pitch: 0,
+                        ..request.clone()
+                    },
+                    false,
+                )?;
+                let storage = Storage::alloc(own.size().ok_or(CL_INVALID_IMAGE_SIZE)?)?;
+                if copy_host {
+                    let extent = host_desc.extent();
+                    let (h0, hy, hz, region) = host_desc.rect_side([0; 3], extent);
+                    let (d0, dy, dz, _) = own.rect_side([0; 3], extent);
+                    let rect = crate::image::rect((h0, hy, hz), (d0, dy, dz), region);
+                    // SAFETY: host_ptr holds the image with the application's pitches (caller);
+                    // the fresh storage holds it tightly packed.
+                    unsafe { rect.copy(host_ptr, storage.ptr()) };
+                }
+                (own, Arc::new(storage), 0, None, None, 0)
+            };
+        // SAFETY: offset lies within the storage (a source's own offset, or 0).
+        let data = unsafe { storage.ptr().add(offset) };
+        let descriptor = Box::new(ImageDescriptor::new(
+            data as u64,
+            &ferrocl_codegen::ImageGeometry {
+                width: desc.width,
+                height: desc.height,
+                depth: desc.depth,
+                array_size: desc.array_size,
+                row_pitch: desc.row_pitch,
+                slice_pitch: desc.slice_pitch,
+                element_size: desc.element_size,
+                channel_order: crate::image::spirv_channel_order(desc.format.order),
+                channel_data_type: crate::image::spirv_channel_data_type(desc.format.data_type),
+                num_mip_levels: desc.num_mip_levels,
+            },
+        ));
+        Ok(Arc::new(Mem {
+            base: Base::new(Tag::Mem),
+            context,
+            flags,
+            size: desc.size().ok_or(CL_INVALID_IMAGE_SIZE)?,
+            host_ptr: host_address,
+            storage,
+            offset,
+            kind: MemKind::Image {
+                desc,
+                parent,
+                descriptor,
+            },
+            svm,
+            properties,
+            map_count: AtomicU32::new(0),
+            destructors: Mutex::new(Vec::new()),
+        }))
+    }
+
+    /// The image's geometry and format; None for buffers.
+    pub fn image(&self) -> Option<&ImageDesc> {
+        match &self.kind {
+            MemKind::Image { desc, .. } => Some(desc),
+            _ => None,
+        }
+    }
+
+    /// What kernels are given for this image (its address is stable while the image lives).
+    pub fn image_descriptor(&self) -> Option<&ImageDescriptor> {
+        match &self.kind {
+            MemKind::Image { descriptor, .. } => Some(descriptor),
+            _ => None,
+        }
+    }
+
+    /// The image, or CL_INVALID_MEM_OBJECT for a buffer given where an image is wanted.
+    pub fn expect_image(&self) -> CLResult<&ImageDesc> {
+        self.image().ok_or(CL_INVALID_MEM_OBJECT)
+    }
+
+    /// CL_INVALID_MEM_OBJECT for an image given where a buffer is wanted.
+    pub fn expect_buffer(&self) -> CLResult<()> {
+        match self.kind {
+            MemKind::Image { .. } => Err(CL_INVALID_MEM_OBJECT),
+            _ => Ok(()),
+        }
+    }
+
     /// Host address of byte 0 of this buffer (what kernels and maps see).
     pub fn address(&self) -> *mut u8 {
         // SAFETY: offset + size lies within the storage (checked at creation).
@@ -294,15 +472,18 @@ impl Mem {
 
     /// `CL_MEM_TYPE`.
     pub fn mem_type(&self) -> cl_mem_object_type {
-        match self.kind {
+        match &self.kind {
             MemKind::Buffer | MemKind::SubBuffer { .. } => CL_MEM_OBJECT_BUFFER,
+            MemKind::Image { desc, .. } => desc.image_type,
         }
     }
 
-    /// `CL_MEM_ASSOCIATED_MEMOBJECT`: the buffer a sub-buffer is a region of.
+    /// `CL_MEM_ASSOCIATED_MEMOBJECT`: the buffer a sub-buffer is a region of, the buffer or
+    /// image an image views.
     pub fn parent(&self) -> Option<&Arc<Mem>> {
         match &self.kind {
             MemKind::SubBuffer { parent, .. } => Some(parent),
+            MemKind::Image { parent, .. } => parent.as_ref(),
             MemKind::Buffer => None,
         }
     }
@@ -311,7 +492,7 @@ impl Mem {
     pub fn origin_in_parent(&self) -> usize {
         match self.kind {
             MemKind::SubBuffer { origin, .. } => origin,
-            MemKind::Buffer => 0,
+            MemKind::Buffer | MemKind::Image { .. } => 0,
         }
     }
 

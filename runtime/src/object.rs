@@ -34,6 +34,7 @@ pub enum Tag {
     Program = 0x4643_4c50_726f_6772,
     Kernel = 0x4643_4c4b_6572_6e65,
     Event = 0x4643_4c45_7665_6e74,
+    Sampler = 0x4643_4c53_616d_706c,
 }
 
 /// Value written over the tag when an object is destroyed, so a stale handle whose memory has

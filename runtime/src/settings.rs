@@ -65,9 +65,11 @@ pub const VARIABLES: &[Variable] = &[
     },
     Variable {
         name: "FERROCL_IMAGES",
-        values: "off",
+        values: "on/off (also 1/0, true/false, yes/no)",
         default: "off",
-        effect: "images are not implemented; only off is accepted",
+        effect: "on: the host API only so far (CL_DEVICE_IMAGE_SUPPORT, image and sampler objects, \
+                 every image command, cl_khr_image2d_from_buffer); kernels that use images fail \
+                 to build; off: no images",
     },
     Variable {
         name: "FERROCL_SUBGROUPS",
@@ -179,6 +181,8 @@ pub struct Settings {
     pub fp16: bool,
     pub vectorize: bool,
     pub svm: crate::svm::SvmLevel,
+    /// `FERROCL_IMAGES`: image and sampler objects and commands (not yet in kernels).
+    pub images: bool,
     pub dump_dir: Option<PathBuf>,
     pub log: LogLevel,
     /// `FERROCL_KERNEL_TIMEOUT`: None when the watchdog is off.
@@ -243,23 +247,7 @@ impl Settings {
         let fp16 = switch("FERROCL_FP16", true);
         let vectorize = switch("FERROCL_VECTORIZE", true);
         let cache_on = switch("FERROCL_CACHE", true);
-        // The variables of features not implemented yet (the feature registry's): every
-        // spelling of off is accepted, anything else is refused.
-        let not_implemented = crate::features::FEATURES
-            .iter()
-            .filter_map(|f| match f.switch {
-                crate::features::Switch::NotImplemented(name) => Some(name),
-                _ => None,
-            });
-        for name in not_implemented {
-            if let Some(raw) = lookup(name) {
-                if parse_switch(&raw) != Some(false) {
-                    warn(format!(
-                        "{name}={raw:?}: the feature is not implemented; only off is accepted"
-                    ));
-                }
-            }
-        }
+        let images = switch("FERROCL_IMAGES", false);
         let svm = match lookup("FERROCL_SVM") {
             None => SvmLevel::FineGrain,
             Some(raw) if raw.trim().eq_ignore_ascii_case("coarse") => SvmLevel::CoarseGrain,
@@ -388,6 +376,7 @@ impl Settings {
             fp16,
             vectorize,
             svm,
+            images,
             dump_dir,
             log,
             kernel_timeout,
@@ -456,7 +445,7 @@ mod tests {
         let (s, w) = parse(&[
             ("FERROCL_FTZ", "maybe"),
             ("FERROCL_THREADS", "0"),
-            ("FERROCL_IMAGES", "on"),
+            ("FERROCL_IMAGES", "maybe"),
         ]);
         assert_eq!(w.len(), 3, "{w:?}");
         assert!(
@@ -467,7 +456,7 @@ mod tests {
         assert!(w.iter().any(|m| m.contains("FERROCL_THREADS")));
         assert!(w
             .iter()
-            .any(|m| m.contains("FERROCL_IMAGES") && m.contains("off")));
+            .any(|m| m.contains("FERROCL_IMAGES") && m.contains(SWITCH_SPELLINGS)));
         assert!(!s.flush_denormals);
     }
 
@@ -481,6 +470,7 @@ mod tests {
             "FERROCL_FP16",
             "FERROCL_VECTORIZE",
             "FERROCL_CACHE",
+            "FERROCL_IMAGES",
         ];
         let on = ["on", "ON", "1", "true", "True", "yes", "YES", " on "];
         let off = ["off", "Off", "0", "false", "FALSE", "no", "No"];
@@ -496,17 +486,12 @@ mod tests {
                         "FERROCL_SUBGROUPS" => s.sub_groups,
                         "FERROCL_FP16" => s.fp16,
                         "FERROCL_CACHE" => s.cache_dir.is_some(),
+                        "FERROCL_IMAGES" => s.images,
                         _ => s.vectorize,
                     };
                     assert_eq!(got, want, "{name}={v}");
                 }
             }
-        }
-        for name in ["FERROCL_IMAGES"] {
-            for v in off {
-                assert!(parse(&[(name, v)]).1.is_empty(), "{name}={v}");
-            }
-            assert_eq!(parse(&[(name, "1")]).1.len(), 1, "{name}=1");
         }
     }
 

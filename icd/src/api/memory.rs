@@ -156,34 +156,6 @@ pub unsafe extern "C" fn clSetMemObjectDestructorCallback(
     })
 }
 
-pub unsafe extern "C" fn clGetSupportedImageFormats(
-    context: cl_context,
-    flags: cl_mem_flags,
-    image_type: cl_mem_object_type,
-    num_entries: cl_uint,
-    image_formats: *mut cl_image_format,
-    num_image_formats: *mut cl_uint,
-) -> cl_int {
-    status(|| {
-        // SAFETY: handle check.
-        let ctx = unsafe { obj::<Context>(context)? };
-        if num_entries == 0 && !image_formats.is_null() {
-            return Err(CL_INVALID_VALUE);
-        }
-        let formats = ferrocl_runtime::image::supported_formats(ctx, flags, image_type)?;
-        if !image_formats.is_null() {
-            let n = formats.len().min(num_entries as usize);
-            // SAFETY: room for num_entries formats (caller contract).
-            unsafe { std::ptr::copy_nonoverlapping(formats.as_ptr(), image_formats, n) };
-        }
-        if !num_image_formats.is_null() {
-            // SAFETY: writable (caller contract).
-            unsafe { *num_image_formats = formats.len() as cl_uint };
-        }
-        Ok(())
-    })
-}
-
 /// Queue and memory object of a command, checked to share a context.
 unsafe fn queue_and_mem(q: cl_command_queue, m: cl_mem) -> CLResult<(Arc<Queue>, Arc<Mem>)> {
     // SAFETY: handle checks.

@@ -6,6 +6,7 @@
 #![allow(clippy::missing_safety_doc)]
 
 pub mod context;
+pub mod image;
 pub mod kernel;
 pub mod memory;
 pub mod platform;
@@ -15,6 +16,7 @@ pub mod svm;
 pub mod usm;
 
 pub use context::*;
+pub use image::*;
 pub use kernel::*;
 pub use memory::*;
 pub use platform::*;

@@ -171,7 +171,6 @@ pub unsafe extern "C" fn clGetDeviceIDs(
 fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
     let c = &d.config;
     let zero_u = || v(0 as cl_uint);
-    let zero_s = || v(0usize);
     Ok(match param {
         CL_DEVICE_TYPE => v(CL_DEVICE_TYPE_CPU as cl_device_type),
         CL_DEVICE_VENDOR_ID => v(c.vendor_id),
@@ -203,14 +202,23 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_MAX_CLOCK_FREQUENCY => v(c.max_clock_frequency),
         CL_DEVICE_ADDRESS_BITS => v(c.address_bits),
         CL_DEVICE_MAX_MEM_ALLOC_SIZE => v(c.max_mem_alloc_size),
-        CL_DEVICE_IMAGE_SUPPORT => b(c.image_support),
-        CL_DEVICE_MAX_READ_IMAGE_ARGS
-        | CL_DEVICE_MAX_WRITE_IMAGE_ARGS
-        | CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS
-        | CL_DEVICE_MAX_SAMPLERS
-        | CL_DEVICE_IMAGE_PITCH_ALIGNMENT
-        | CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT
-        | CL_DEVICE_MAX_PIPE_ARGS
+        CL_DEVICE_IMAGE_SUPPORT => b(c.images.is_some()),
+        CL_DEVICE_MAX_READ_IMAGE_ARGS => v(c.images.map_or(0, |l| l.max_image_args[0])),
+        CL_DEVICE_MAX_WRITE_IMAGE_ARGS => v(c.images.map_or(0, |l| l.max_image_args[1])),
+        CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS => v(c.images.map_or(0, |l| l.max_image_args[2])),
+        CL_DEVICE_MAX_SAMPLERS => v(c.images.map_or(0, |l| l.max_samplers)),
+        CL_DEVICE_IMAGE_PITCH_ALIGNMENT => v(c.images.map_or(0, |l| l.pitch_alignment as cl_uint)),
+        CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT => {
+            v(c.images.map_or(0, |l| l.base_address_alignment as cl_uint))
+        }
+        CL_DEVICE_IMAGE2D_MAX_WIDTH => v(c.images.map_or(0, |l| l.image2d_max[0])),
+        CL_DEVICE_IMAGE2D_MAX_HEIGHT => v(c.images.map_or(0, |l| l.image2d_max[1])),
+        CL_DEVICE_IMAGE3D_MAX_WIDTH => v(c.images.map_or(0, |l| l.image3d_max[0])),
+        CL_DEVICE_IMAGE3D_MAX_HEIGHT => v(c.images.map_or(0, |l| l.image3d_max[1])),
+        CL_DEVICE_IMAGE3D_MAX_DEPTH => v(c.images.map_or(0, |l| l.image3d_max[2])),
+        CL_DEVICE_IMAGE_MAX_BUFFER_SIZE => v(c.images.map_or(0, |l| l.max_buffer_size)),
+        CL_DEVICE_IMAGE_MAX_ARRAY_SIZE => v(c.images.map_or(0, |l| l.max_array_size)),
+        CL_DEVICE_MAX_PIPE_ARGS
         | CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS
         | CL_DEVICE_PIPE_MAX_PACKET_SIZE
         | CL_DEVICE_MAX_ON_DEVICE_QUEUES
@@ -221,13 +229,6 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         | CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT => zero_u(),
-        CL_DEVICE_IMAGE2D_MAX_WIDTH
-        | CL_DEVICE_IMAGE2D_MAX_HEIGHT
-        | CL_DEVICE_IMAGE3D_MAX_WIDTH
-        | CL_DEVICE_IMAGE3D_MAX_HEIGHT
-        | CL_DEVICE_IMAGE3D_MAX_DEPTH
-        | CL_DEVICE_IMAGE_MAX_BUFFER_SIZE
-        | CL_DEVICE_IMAGE_MAX_ARRAY_SIZE => zero_s(),
         CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE | CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE => {
             v(c.max_global_variable_size)
         }
