@@ -22,107 +22,6 @@ pub unsafe extern "C" fn clSetCommandQueueProperty(
 }
 
 /// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
-pub unsafe extern "C" fn clEnqueueReadImage(
-    _command_queue: cl_command_queue,
-    _image: cl_mem,
-    _blocking_read: cl_bool,
-    _origin: *const size_t,
-    _region: *const size_t,
-    _row_pitch: size_t,
-    _slice_pitch: size_t,
-    _ptr: *mut c_void,
-    _num_events_in_wait_list: cl_uint,
-    _event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    CL_INVALID_OPERATION
-}
-
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
-pub unsafe extern "C" fn clEnqueueWriteImage(
-    _command_queue: cl_command_queue,
-    _image: cl_mem,
-    _blocking_write: cl_bool,
-    _origin: *const size_t,
-    _region: *const size_t,
-    _input_row_pitch: size_t,
-    _input_slice_pitch: size_t,
-    _ptr: *const c_void,
-    _num_events_in_wait_list: cl_uint,
-    _event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    CL_INVALID_OPERATION
-}
-
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
-pub unsafe extern "C" fn clEnqueueCopyImage(
-    _command_queue: cl_command_queue,
-    _src_image: cl_mem,
-    _dst_image: cl_mem,
-    _src_origin: *const size_t,
-    _dst_origin: *const size_t,
-    _region: *const size_t,
-    _num_events_in_wait_list: cl_uint,
-    _event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    CL_INVALID_OPERATION
-}
-
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
-pub unsafe extern "C" fn clEnqueueCopyImageToBuffer(
-    _command_queue: cl_command_queue,
-    _src_image: cl_mem,
-    _dst_buffer: cl_mem,
-    _src_origin: *const size_t,
-    _region: *const size_t,
-    _dst_offset: size_t,
-    _num_events_in_wait_list: cl_uint,
-    _event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    CL_INVALID_OPERATION
-}
-
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
-pub unsafe extern "C" fn clEnqueueCopyBufferToImage(
-    _command_queue: cl_command_queue,
-    _src_buffer: cl_mem,
-    _dst_image: cl_mem,
-    _src_offset: size_t,
-    _dst_origin: *const size_t,
-    _region: *const size_t,
-    _num_events_in_wait_list: cl_uint,
-    _event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    CL_INVALID_OPERATION
-}
-
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
-pub unsafe extern "C" fn clEnqueueMapImage(
-    _command_queue: cl_command_queue,
-    _image: cl_mem,
-    _blocking_map: cl_bool,
-    _map_flags: cl_map_flags,
-    _origin: *const size_t,
-    _region: *const size_t,
-    _image_row_pitch: *mut size_t,
-    _image_slice_pitch: *mut size_t,
-    _num_events_in_wait_list: cl_uint,
-    _event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-    _errcode_ret: *mut cl_int,
-) -> *mut c_void {
-    if !_errcode_ret.is_null() {
-        // SAFETY: a non-NULL errcode_ret points at a cl_int (API contract).
-        unsafe { *_errcode_ret = CL_INVALID_OPERATION };
-    }
-    std::ptr::null_mut()
-}
-
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
 pub unsafe extern "C" fn clEnqueueNativeKernel(
     _command_queue: cl_command_queue,
     _user_func: Option<unsafe extern "C" fn(arg1: *mut c_void)>,
@@ -381,20 +280,6 @@ pub unsafe extern "C" fn clCreateProgramWithBuiltInKernels(
         unsafe { *_errcode_ret = CL_INVALID_VALUE };
     }
     std::ptr::null_mut()
-}
-
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
-pub unsafe extern "C" fn clEnqueueFillImage(
-    _command_queue: cl_command_queue,
-    _image: cl_mem,
-    _fill_color: *const c_void,
-    _origin: *const size_t,
-    _region: *const size_t,
-    _num_events_in_wait_list: cl_uint,
-    _event_wait_list: *const cl_event,
-    _event: *mut cl_event,
-) -> cl_int {
-    CL_INVALID_OPERATION
 }
 
 /// Unsupported: the context was not created for GL/D3D/DX9/EGL sharing (CL_INVALID_CONTEXT).

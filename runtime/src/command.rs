@@ -1,15 +1,19 @@
 //! Commands a queue runs: what each `clEnqueue*` asks for, checked when it is built (ranges,
 //! host access, overlap: the spec's enqueue-time errors) and run later by the queue's worker.
-//! The icd layer only converts C arguments into these; image and SVM commands join the enum.
+//! The icd layer only converts C arguments into these. Image commands are byte rectangles
+//! through each image's pitches (`image.rs`), and a fill converts its colour as a kernel write
+//! would (`pixel.rs`).
 
 use std::sync::Arc;
 
 use opencl_sys::*;
 
 use crate::context::Context;
+use crate::image::{rect, ImageDesc, RectSide};
 use crate::kernel::KernelLaunch;
 use crate::memory::{fill, Mem, Rect};
 use crate::object::CLResult;
+use crate::pixel::{color_kind, Color, ColorKind};
 use crate::platform::Device;
 use crate::svm::SvmAllocation;
 
@@ -32,7 +36,7 @@ impl HostPtr {
     }
 }
 
-/// Map flags accepted by clEnqueueMapBuffer, clEnqueueSVMMap (and clEnqueueMapImage later).
+/// Map flags accepted by clEnqueueMapBuffer, clEnqueueMapImage and clEnqueueSVMMap.
 const MAP_FLAGS: cl_map_flags = (CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) as _;
 
 /// CL_INVALID_VALUE for unknown map flags or WRITE_INVALIDATE_REGION with READ or WRITE.
@@ -108,6 +112,35 @@ pub enum Command {
     /// map after earlier commands.
     MapBuffer {
         mem: Arc<Mem>,
+    },
+    MapImage {
+        mem: Arc<Mem>,
+    },
+    /// `rect.src_*` describes the image, `rect.dst_*` the host memory (bytes).
+    ReadImage {
+        mem: Arc<Mem>,
+        rect: Rect,
+        dst: HostPtr,
+    },
+    /// `rect.src_*` describes the host memory, `rect.dst_*` the image.
+    WriteImage {
+        mem: Arc<Mem>,
+        rect: Rect,
+        src: HostPtr,
+    },
+    /// Image to image, image to buffer and buffer to image (`command_type` says which).
+    CopyImage {
+        command_type: cl_command_type,
+        src: Arc<Mem>,
+        dst: Arc<Mem>,
+        rect: Rect,
+    },
+    /// Every pixel of the region gets `texel` (the fill colour in the image's format).
+    FillImage {
+        mem: Arc<Mem>,
+        origin: [usize; 3],
+        region: [usize; 3],
+        texel: Vec<u8>,
     },
     Unmap {
         mem: Arc<Mem>,
@@ -234,6 +267,78 @@ fn valid_pattern_size(n: usize) -> bool {
     n.is_power_of_two() && n <= 128
 }
 
+/// Bytes `clEnqueueFillImage` reads at `fill_color` for image `d`: one float for a depth
+/// image, four components otherwise.
+pub fn fill_color_size(d: &ImageDesc) -> usize {
+    if d.format.order == CL_DEPTH {
+        4
+    } else {
+        16
+    }
+}
+
+/// The fill colour in `bytes` as the channel data type of `d` reads it.
+fn fill_color_of(d: &ImageDesc, bytes: &[u8]) -> Option<Color> {
+    if bytes.len() < fill_color_size(d) {
+        return None;
+    }
+    let word = |i: usize| u32::from_ne_bytes(bytes[4 * i..4 * i + 4].try_into().unwrap_or([0; 4]));
+    if d.format.order == CL_DEPTH {
+        return Some(Color::Float([f32::from_bits(word(0)), 0.0, 0.0, 1.0]));
+    }
+    let w = [word(0), word(1), word(2), word(3)];
+    Some(match color_kind(d.format.data_type) {
+        ColorKind::Float => Color::Float(w.map(f32::from_bits)),
+        ColorKind::Int => Color::Int(w.map(|v| v as i32)),
+        ColorKind::Uint => Color::Uint(w),
+    })
+}
+
+/// The byte rectangle between an image region and host memory laid out with the
+/// application's pitches; `image_is_source` for reads.
+fn host_rect(
+    d: &ImageDesc,
+    origin: [usize; 3],
+    region: [usize; 3],
+    row_pitch: usize,
+    slice_pitch: usize,
+    image_is_source: bool,
+) -> CLResult<Rect> {
+    d.check_region(origin, region)?;
+    let (hy, hz) = d.host_steps(region, row_pitch, slice_pitch)?;
+    let (o, y, z, bytes) = d.rect_side(origin, region);
+    let host = ([0; 3], hy, hz);
+    Ok(if image_is_source {
+        rect((o, y, z), host, bytes)
+    } else {
+        rect(host, (o, y, z), bytes)
+    })
+}
+
+/// The buffer side of an image↔buffer copy (tightly packed rows, then slices or layers, from
+/// `offset`) and its length in bytes.
+fn packed_side(d: &ImageDesc, region: [usize; 3], offset: usize) -> CLResult<(RectSide, usize)> {
+    let row = region[0] * d.element_size;
+    let slice = row.checked_mul(region[1]).ok_or(CL_INVALID_VALUE)?;
+    let len = slice.checked_mul(region[2]).ok_or(CL_INVALID_VALUE)?;
+    Ok((([offset, 0, 0], row, slice), len))
+}
+
+/// (start address, length) of the bytes an image region spans.
+fn image_span(mem: &Mem, d: &ImageDesc, origin: [usize; 3], region: [usize; 3]) -> (usize, usize) {
+    let first = d.offset_of(origin);
+    let last = d.offset_of([
+        origin[0] + region[0] - 1,
+        origin[1] + region[1] - 1,
+        origin[2] + region[2] - 1,
+    ]) + d.element_size;
+    (mem.address() as usize + first, last - first)
+}
+
+fn spans_meet(a: (usize, usize), b: (usize, usize)) -> bool {
+    a.0 < b.0 + b.1 && b.0 < a.0 + a.1
+}
+
 impl Command {
     pub fn kernel(launch: KernelLaunch) -> Self {
         Command::Kernel {
@@ -247,6 +352,7 @@ impl Command {
     }
 
     pub fn read_buffer(mem: Arc<Mem>, offset: usize, size: usize, dst: HostPtr) -> CLResult<Self> {
+        mem.expect_buffer()?;
         mem.check_host_read()?;
         mem.check_range(offset, size)?;
         Ok(Command::ReadBuffer {
@@ -258,6 +364,7 @@ impl Command {
     }
 
     pub fn write_buffer(mem: Arc<Mem>, offset: usize, size: usize, src: HostPtr) -> CLResult<Self> {
+        mem.expect_buffer()?;
         mem.check_host_write()?;
         mem.check_range(offset, size)?;
         Ok(Command::WriteBuffer {
@@ -275,6 +382,8 @@ impl Command {
         dst_offset: usize,
         size: usize,
     ) -> CLResult<Self> {
+        src.expect_buffer()?;
+        dst.expect_buffer()?;
         if size == 0 {
             return Err(CL_INVALID_VALUE);
         }
@@ -301,6 +410,7 @@ impl Command {
         offset: usize,
         size: usize,
     ) -> CLResult<Self> {
+        mem.expect_buffer()?;
         let n = pattern.len();
         if !valid_pattern_size(n) || !offset.is_multiple_of(n) || !size.is_multiple_of(n) {
             return Err(CL_INVALID_VALUE);
@@ -316,6 +426,7 @@ impl Command {
 
     /// `rect` as given by the application, buffer side first (`src_*`).
     pub fn read_buffer_rect(mem: Arc<Mem>, rect: Rect, dst: HostPtr) -> CLResult<Self> {
+        mem.expect_buffer()?;
         mem.check_host_read()?;
         let rect = rect.normalise()?;
         if rect.src_extent().is_none_or(|e| e > mem.size) || rect.dst_extent().is_none() {
@@ -326,6 +437,7 @@ impl Command {
 
     /// `rect` as given by the application, host side first (`src_*`).
     pub fn write_buffer_rect(mem: Arc<Mem>, rect: Rect, src: HostPtr) -> CLResult<Self> {
+        mem.expect_buffer()?;
         mem.check_host_write()?;
         let rect = rect.normalise()?;
         if rect.dst_extent().is_none_or(|e| e > mem.size) || rect.src_extent().is_none() {
@@ -335,6 +447,8 @@ impl Command {
     }
 
     pub fn copy_buffer_rect(src: Arc<Mem>, dst: Arc<Mem>, rect: Rect) -> CLResult<Self> {
+        src.expect_buffer()?;
+        dst.expect_buffer()?;
         let rect = rect.normalise()?;
         let src_end = rect
             .src_extent()
@@ -369,6 +483,7 @@ impl Command {
         offset: usize,
         size: usize,
     ) -> CLResult<(Self, *mut u8)> {
+        mem.expect_buffer()?;
         check_map_flags(flags)?;
         if flags & CL_MAP_READ as cl_map_flags != 0 {
             mem.check_host_read()?;
@@ -382,6 +497,181 @@ impl Command {
         mem.check_range(offset, size)?;
         let ptr = mem.map(offset);
         Ok((Command::MapBuffer { mem }, ptr))
+    }
+
+    /// `clEnqueueReadImage`: `row_pitch`/`slice_pitch` describe the host memory (0: tight).
+    pub fn read_image(
+        mem: Arc<Mem>,
+        origin: [usize; 3],
+        region: [usize; 3],
+        row_pitch: usize,
+        slice_pitch: usize,
+        dst: HostPtr,
+    ) -> CLResult<Self> {
+        let d = *mem.expect_image()?;
+        mem.check_host_read()?;
+        let rect = host_rect(&d, origin, region, row_pitch, slice_pitch, true)?;
+        Ok(Command::ReadImage { mem, rect, dst })
+    }
+
+    /// `clEnqueueWriteImage`: `row_pitch`/`slice_pitch` describe the host memory (0: tight).
+    pub fn write_image(
+        mem: Arc<Mem>,
+        origin: [usize; 3],
+        region: [usize; 3],
+        row_pitch: usize,
+        slice_pitch: usize,
+        src: HostPtr,
+    ) -> CLResult<Self> {
+        let d = *mem.expect_image()?;
+        mem.check_host_write()?;
+        let rect = host_rect(&d, origin, region, row_pitch, slice_pitch, false)?;
+        Ok(Command::WriteImage { mem, rect, src })
+    }
+
+    /// `clEnqueueCopyImage`: the same format on both sides (CL_IMAGE_FORMAT_MISMATCH), no
+    /// overlap within one image (CL_MEM_COPY_OVERLAP).
+    pub fn copy_image(
+        src: Arc<Mem>,
+        dst: Arc<Mem>,
+        src_origin: [usize; 3],
+        dst_origin: [usize; 3],
+        region: [usize; 3],
+    ) -> CLResult<Self> {
+        let (s, d) = (*src.expect_image()?, *dst.expect_image()?);
+        if s.format != d.format {
+            return Err(CL_IMAGE_FORMAT_MISMATCH);
+        }
+        s.check_region(src_origin, region)?;
+        d.check_region(dst_origin, region)?;
+        let (so, sy, sz, bytes) = s.rect_side(src_origin, region);
+        let (dox, dy, dz, _) = d.rect_side(dst_origin, region);
+        if Arc::ptr_eq(&src, &dst) {
+            let boxes_meet = (0..3).all(|k| {
+                src_origin[k] < dst_origin[k] + region[k]
+                    && dst_origin[k] < src_origin[k] + region[k]
+            });
+            if boxes_meet {
+                return Err(CL_MEM_COPY_OVERLAP);
+            }
+        } else if src.shares_storage(&dst)
+            && spans_meet(
+                image_span(&src, &s, src_origin, region),
+                image_span(&dst, &d, dst_origin, region),
+            )
+        {
+            return Err(CL_MEM_COPY_OVERLAP);
+        }
+        Ok(Command::CopyImage {
+            command_type: CL_COMMAND_COPY_IMAGE as cl_command_type,
+            src,
+            dst,
+            rect: rect((so, sy, sz), (dox, dy, dz), bytes),
+        })
+    }
+
+    /// `clEnqueueCopyImageToBuffer`: the buffer side is tightly packed from `dst_offset`.
+    pub fn copy_image_to_buffer(
+        src: Arc<Mem>,
+        dst: Arc<Mem>,
+        src_origin: [usize; 3],
+        region: [usize; 3],
+        dst_offset: usize,
+    ) -> CLResult<Self> {
+        let s = *src.expect_image()?;
+        dst.expect_buffer()?;
+        s.check_region(src_origin, region)?;
+        let (packed, len) = packed_side(&s, region, dst_offset)?;
+        dst.check_range(dst_offset, len)?;
+        if src.shares_storage(&dst)
+            && spans_meet(
+                image_span(&src, &s, src_origin, region),
+                (dst.address() as usize + dst_offset, len),
+            )
+        {
+            return Err(CL_MEM_COPY_OVERLAP);
+        }
+        let (so, sy, sz, bytes) = s.rect_side(src_origin, region);
+        Ok(Command::CopyImage {
+            command_type: CL_COMMAND_COPY_IMAGE_TO_BUFFER as cl_command_type,
+            src,
+            dst,
+            rect: rect((so, sy, sz), packed, bytes),
+        })
+    }
+
+    /// `clEnqueueCopyBufferToImage`: the buffer side is tightly packed from `src_offset`.
+    pub fn copy_buffer_to_image(
+        src: Arc<Mem>,
+        dst: Arc<Mem>,
+        src_offset: usize,
+        dst_origin: [usize; 3],
+        region: [usize; 3],
+    ) -> CLResult<Self> {
+        src.expect_buffer()?;
+        let d = *dst.expect_image()?;
+        d.check_region(dst_origin, region)?;
+        let (packed, len) = packed_side(&d, region, src_offset)?;
+        src.check_range(src_offset, len)?;
+        if src.shares_storage(&dst)
+            && spans_meet(
+                (src.address() as usize + src_offset, len),
+                image_span(&dst, &d, dst_origin, region),
+            )
+        {
+            return Err(CL_MEM_COPY_OVERLAP);
+        }
+        let (dox, dy, dz, bytes) = d.rect_side(dst_origin, region);
+        Ok(Command::CopyImage {
+            command_type: CL_COMMAND_COPY_BUFFER_TO_IMAGE as cl_command_type,
+            src,
+            dst,
+            rect: rect(packed, (dox, dy, dz), bytes),
+        })
+    }
+
+    /// `clEnqueueFillImage`: `fill_color` holds [`fill_color_size`] bytes — four floats, ints
+    /// or uints as the channel data type reads, or one float for a depth image — converted
+    /// now exactly as a kernel write converts it.
+    pub fn fill_image(
+        mem: Arc<Mem>,
+        fill_color: &[u8],
+        origin: [usize; 3],
+        region: [usize; 3],
+    ) -> CLResult<Self> {
+        let d = *mem.expect_image()?;
+        d.check_region(origin, region)?;
+        let color = fill_color_of(&d, fill_color).ok_or(CL_INVALID_VALUE)?;
+        let texel = crate::pixel::encode(d.format.order, d.format.data_type, color)
+            .ok_or(CL_INVALID_VALUE)?;
+        Ok(Command::FillImage {
+            mem,
+            origin,
+            region,
+            texel,
+        })
+    }
+
+    /// `clEnqueueMapImage`: the command, the pointer to pixel `origin` inside the image (maps
+    /// are zero-copy) and the image's row and slice pitch (slice pitch 0 for 1D and 2D images).
+    pub fn map_image(
+        mem: Arc<Mem>,
+        flags: cl_map_flags,
+        origin: [usize; 3],
+        region: [usize; 3],
+    ) -> CLResult<(Self, *mut u8, usize, usize)> {
+        let d = *mem.expect_image()?;
+        check_map_flags(flags)?;
+        if flags & CL_MAP_READ as cl_map_flags != 0 {
+            mem.check_host_read()?;
+        }
+        if flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION) as cl_map_flags != 0 {
+            mem.check_host_write()?;
+        }
+        d.check_region(origin, region)?;
+        let ptr = mem.map(d.offset_of(origin));
+        let slice_pitch = if d.has_slices() { d.slice_pitch } else { 0 };
+        Ok((Command::MapImage { mem }, ptr, d.row_pitch, slice_pitch))
     }
 
     /// Undoes [`Command::map_buffer`]'s record for a map that did not happen.
@@ -532,13 +822,18 @@ impl Command {
             Command::WriteBufferRect { .. } => CL_COMMAND_WRITE_BUFFER_RECT,
             Command::CopyBufferRect { .. } => CL_COMMAND_COPY_BUFFER_RECT,
             Command::MapBuffer { .. } => CL_COMMAND_MAP_BUFFER,
+            Command::MapImage { .. } => CL_COMMAND_MAP_IMAGE,
+            Command::ReadImage { .. } => CL_COMMAND_READ_IMAGE,
+            Command::WriteImage { .. } => CL_COMMAND_WRITE_IMAGE,
+            Command::FillImage { .. } => CL_COMMAND_FILL_IMAGE,
             Command::Unmap { .. } => CL_COMMAND_UNMAP_MEM_OBJECT,
             Command::Migrate { .. } => CL_COMMAND_MIGRATE_MEM_OBJECTS,
             Command::SvmFree { .. } => CL_COMMAND_SVM_FREE,
             Command::Sync { command_type }
             | Command::SvmOrder { command_type, .. }
             | Command::SvmMemcpy { command_type, .. }
-            | Command::SvmMemFill { command_type, .. } => return *command_type,
+            | Command::SvmMemFill { command_type, .. }
+            | Command::CopyImage { command_type, .. } => return *command_type,
         }) as cl_command_type
     }
 
@@ -608,6 +903,34 @@ impl Command {
                 // SAFETY: both extents checked at build.
                 unsafe { rect.copy(src.address(), dst.address()) }
             }
+            Command::ReadImage { mem, rect, dst } => {
+                // SAFETY: the image side checked at build; the host side per the application.
+                unsafe { rect.copy(mem.address(), dst.get()) }
+            }
+            Command::WriteImage { mem, rect, src } => {
+                // SAFETY: as for reads, the other way round.
+                unsafe { rect.copy(src.get(), mem.address()) }
+            }
+            Command::CopyImage { src, dst, rect, .. } => {
+                // SAFETY: both sides checked at build, and that they do not overlap.
+                unsafe { rect.copy(src.address(), dst.address()) }
+            }
+            Command::FillImage {
+                mem,
+                origin,
+                region,
+                texel,
+            } => {
+                let d = mem.image().copied().ok_or(CL_INVALID_MEM_OBJECT)?;
+                for z in 0..region[2] {
+                    for y in 0..region[1] {
+                        let at = d.offset_of([origin[0], origin[1] + y, origin[2] + z]);
+                        // SAFETY: every row of the region lies inside the image (checked at
+                        // build).
+                        unsafe { fill(mem.address().add(at), region[0] * d.element_size, &texel) }
+                    }
+                }
+            }
             Command::Unmap { mem } => mem.unmap_done(),
             Command::SvmMemcpy { dst, src, size, .. } => {
                 // SAFETY: SVM sides checked inside their allocations (held by the command);
@@ -645,6 +968,7 @@ impl Command {
                 }
             },
             Command::MapBuffer { .. }
+            | Command::MapImage { .. }
             | Command::Migrate { .. }
             | Command::Sync { .. }
             | Command::SvmOrder { .. } => {}

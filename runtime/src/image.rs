@@ -546,13 +546,12 @@ impl ImageDesc {
     }
 }
 
-/// A byte rectangle between two sides given as (byte origin, row step, slice step); `region`
-/// in bytes for the first coordinate.
-pub fn rect(
-    src: ([usize; 3], usize, usize),
-    dst: ([usize; 3], usize, usize),
-    region: [usize; 3],
-) -> Rect {
+/// One side of a byte rectangle: origin (bytes, then rows or layers, then slices or layers),
+/// row step and slice step in bytes.
+pub type RectSide = ([usize; 3], usize, usize);
+
+/// A byte rectangle between two sides; `region` in bytes for the first coordinate.
+pub fn rect(src: RectSide, dst: RectSide, region: [usize; 3]) -> Rect {
     Rect {
         region,
         src_origin: src.0,

@@ -4,6 +4,7 @@
 //! [`Command`]s and objects where the checks and the work live.
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
+use ferrocl_runtime::command::{fill_color_size, Command, HostPtr};
 use ferrocl_runtime::context::Context;
 use ferrocl_runtime::image::{ImageDesc, ImageRequest};
 use ferrocl_runtime::memory::Mem;
@@ -12,6 +13,8 @@ use ferrocl_runtime::{CLResult, ClObject};
 use opencl_sys::*;
 use std::ffi::c_void;
 
+use super::memory::queue_and_mem;
+use super::queue::submit;
 use crate::util::*;
 
 /// The common body of every image creation entry point.
@@ -345,4 +348,230 @@ pub unsafe extern "C" fn clGetSamplerInfo(
             write_info(val, param_value_size, param_value, param_value_size_ret)
         }
     })
+}
+
+/// Three `size_t` values (an origin or region); CL_INVALID_VALUE for NULL.
+///
+/// # Safety
+/// `p` is NULL or readable for three values.
+unsafe fn triple(p: *const usize) -> CLResult<[usize; 3]> {
+    if p.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    // SAFETY: readable for three values (caller contract).
+    Ok(unsafe { [*p, *p.add(1), *p.add(2)] })
+}
+
+pub unsafe extern "C" fn clEnqueueReadImage(
+    command_queue: cl_command_queue,
+    image: cl_mem,
+    blocking_read: cl_bool,
+    origin: *const usize,
+    region: *const usize,
+    row_pitch: usize,
+    slice_pitch: usize,
+    ptr: *mut c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks and API pointer contract.
+        unsafe {
+            let (q, m) = queue_and_mem(command_queue, image)?;
+            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+            let command = Command::read_image(
+                m,
+                triple(origin)?,
+                triple(region)?,
+                row_pitch,
+                slice_pitch,
+                HostPtr::new(ptr)?,
+            )?;
+            submit(&q, command, wait, blocking_read != 0, event)
+        }
+    })
+}
+
+pub unsafe extern "C" fn clEnqueueWriteImage(
+    command_queue: cl_command_queue,
+    image: cl_mem,
+    blocking_write: cl_bool,
+    origin: *const usize,
+    region: *const usize,
+    input_row_pitch: usize,
+    input_slice_pitch: usize,
+    ptr: *const c_void,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks and API pointer contract.
+        unsafe {
+            let (q, m) = queue_and_mem(command_queue, image)?;
+            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+            let command = Command::write_image(
+                m,
+                triple(origin)?,
+                triple(region)?,
+                input_row_pitch,
+                input_slice_pitch,
+                HostPtr::new(ptr)?,
+            )?;
+            submit(&q, command, wait, blocking_write != 0, event)
+        }
+    })
+}
+
+pub unsafe extern "C" fn clEnqueueCopyImage(
+    command_queue: cl_command_queue,
+    src_image: cl_mem,
+    dst_image: cl_mem,
+    src_origin: *const usize,
+    dst_origin: *const usize,
+    region: *const usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks and API pointer contract.
+        unsafe {
+            let (q, src) = queue_and_mem(command_queue, src_image)?;
+            let (_, dst) = queue_and_mem(command_queue, dst_image)?;
+            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+            let command = Command::copy_image(
+                src,
+                dst,
+                triple(src_origin)?,
+                triple(dst_origin)?,
+                triple(region)?,
+            )?;
+            submit(&q, command, wait, false, event)
+        }
+    })
+}
+
+pub unsafe extern "C" fn clEnqueueFillImage(
+    command_queue: cl_command_queue,
+    image: cl_mem,
+    fill_color: *const c_void,
+    origin: *const usize,
+    region: *const usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks and API pointer contract.
+        unsafe {
+            let (q, m) = queue_and_mem(command_queue, image)?;
+            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+            let size = fill_color_size(m.expect_image()?);
+            if fill_color.is_null() {
+                return Err(CL_INVALID_VALUE);
+            }
+            // SAFETY: the colour holds `size` bytes for this image (API contract).
+            let color = slice(fill_color as *const u8, size);
+            let command = Command::fill_image(m, color, triple(origin)?, triple(region)?)?;
+            submit(&q, command, wait, false, event)
+        }
+    })
+}
+
+pub unsafe extern "C" fn clEnqueueCopyImageToBuffer(
+    command_queue: cl_command_queue,
+    src_image: cl_mem,
+    dst_buffer: cl_mem,
+    src_origin: *const usize,
+    region: *const usize,
+    dst_offset: usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks and API pointer contract.
+        unsafe {
+            let (q, src) = queue_and_mem(command_queue, src_image)?;
+            let (_, dst) = queue_and_mem(command_queue, dst_buffer)?;
+            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+            let command = Command::copy_image_to_buffer(
+                src,
+                dst,
+                triple(src_origin)?,
+                triple(region)?,
+                dst_offset,
+            )?;
+            submit(&q, command, wait, false, event)
+        }
+    })
+}
+
+pub unsafe extern "C" fn clEnqueueCopyBufferToImage(
+    command_queue: cl_command_queue,
+    src_buffer: cl_mem,
+    dst_image: cl_mem,
+    src_offset: usize,
+    dst_origin: *const usize,
+    region: *const usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks and API pointer contract.
+        unsafe {
+            let (q, src) = queue_and_mem(command_queue, src_buffer)?;
+            let (_, dst) = queue_and_mem(command_queue, dst_image)?;
+            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+            let command = Command::copy_buffer_to_image(
+                src,
+                dst,
+                src_offset,
+                triple(dst_origin)?,
+                triple(region)?,
+            )?;
+            submit(&q, command, wait, false, event)
+        }
+    })
+}
+
+pub unsafe extern "C" fn clEnqueueMapImage(
+    command_queue: cl_command_queue,
+    image: cl_mem,
+    blocking_map: cl_bool,
+    map_flags: cl_map_flags,
+    origin: *const usize,
+    region: *const usize,
+    image_row_pitch: *mut usize,
+    image_slice_pitch: *mut usize,
+    num_events_in_wait_list: cl_uint,
+    event_wait_list: *const cl_event,
+    event: *mut cl_event,
+    errcode_ret: *mut cl_int,
+) -> *mut c_void {
+    // SAFETY: handle checks and API pointer contract.
+    unsafe {
+        create(errcode_ret, || {
+            let (q, m) = queue_and_mem(command_queue, image)?;
+            let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+            let d = *m.expect_image()?;
+            if image_row_pitch.is_null() || (d.has_slices() && image_slice_pitch.is_null()) {
+                return Err(CL_INVALID_VALUE);
+            }
+            let (command, ptr, row, slice_pitch) =
+                Command::map_image(m.clone(), map_flags, triple(origin)?, triple(region)?)?;
+            if let Err(e) = submit(&q, command, wait, blocking_map != 0, event) {
+                Command::cancel_map(&m, ptr);
+                return Err(e);
+            }
+            *image_row_pitch = row;
+            if !image_slice_pitch.is_null() {
+                *image_slice_pitch = slice_pitch;
+            }
+            Ok(ptr.cast::<c_void>())
+        })
+    }
 }

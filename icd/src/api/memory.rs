@@ -157,7 +157,10 @@ pub unsafe extern "C" fn clSetMemObjectDestructorCallback(
 }
 
 /// Queue and memory object of a command, checked to share a context.
-unsafe fn queue_and_mem(q: cl_command_queue, m: cl_mem) -> CLResult<(Arc<Queue>, Arc<Mem>)> {
+pub(crate) unsafe fn queue_and_mem(
+    q: cl_command_queue,
+    m: cl_mem,
+) -> CLResult<(Arc<Queue>, Arc<Mem>)> {
     // SAFETY: handle checks.
     let (q, m) = unsafe { (arc::<Queue>(q)?, arc::<Mem>(m)?) };
     if !Arc::ptr_eq(&q.context, &m.context) {
