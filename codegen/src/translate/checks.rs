@@ -191,15 +191,19 @@ impl Translator<'_, '_, '_> {
     ) -> Result<(), BuildError> {
         match self.bounds_of(ptr)? {
             Some(bounds) => {
-                let end = self.b.ins().iadd(addr, size);
-                let below = self.b.ins().icmp(IntCC::UnsignedLessThan, addr, bounds.lo);
-                let above = self
+                // One subtraction and one compare per access: `addr - lo` wraps to a huge
+                // offset below the object, and the limit depends on the object alone, so it is
+                // computed once per object (Cranelift hoists it out of loops). An object
+                // smaller than the access makes the limit wrap: `too_small` catches that.
+                let span = self.b.ins().isub(bounds.hi, bounds.lo);
+                let limit = self.b.ins().isub(span, size);
+                let too_small = self.b.ins().icmp(IntCC::UnsignedGreaterThan, limit, span);
+                let offset = self.b.ins().isub(addr, bounds.lo);
+                let beyond = self
                     .b
                     .ins()
-                    .icmp(IntCC::UnsignedGreaterThan, end, bounds.hi);
-                let wrapped = self.b.ins().icmp(IntCC::UnsignedLessThan, end, addr);
-                let outside = self.b.ins().bor(below, above);
-                let failed = self.b.ins().bor(outside, wrapped);
+                    .icmp(IntCC::UnsignedGreaterThan, offset, limit);
+                let failed = self.b.ins().bor(beyond, too_small);
                 self.fail_if(failed, |t| {
                     let site = t.check_site(kind, report_size, &bounds.object);
                     t.report_fault(site, addr, bounds.lo, bounds.hi)
