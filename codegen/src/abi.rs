@@ -75,6 +75,10 @@ pub struct GroupInfo {
     /// makes the work-group function return at once (the kernel watchdog, watchdog.rs). Such
     /// kernels need a valid address; others never read it.
     pub stop: u64,
+    /// Address of the launch's [`crate::CheckedLaunch`] for kernels built with
+    /// [`crate::BuildOptions::checked`] (0 otherwise): JIT code only passes it on, to the
+    /// functions that record a fault (checked.rs).
+    pub checked: u64,
 }
 
 /// Bytes before the first printf record: the allocation counter and the capacity (u64 each).
@@ -95,6 +99,7 @@ impl GroupInfo {
     pub(crate) const LOCAL_MEM_SIZE: i32 = 168;
     pub(crate) const FRAMES_SIZE: i32 = 176;
     pub(crate) const STOP: i32 = 184;
+    pub(crate) const CHECKED: i32 = 192;
 }
 
 const _: () = {
@@ -112,6 +117,7 @@ const _: () = {
     assert!(std::mem::offset_of!(GroupInfo, local_mem_size) == GroupInfo::LOCAL_MEM_SIZE as usize);
     assert!(std::mem::offset_of!(GroupInfo, frames_size) == GroupInfo::FRAMES_SIZE as usize);
     assert!(std::mem::offset_of!(GroupInfo, stop) == GroupInfo::STOP as usize);
+    assert!(std::mem::offset_of!(GroupInfo, checked) == GroupInfo::CHECKED as usize);
     assert!(GroupInfo::GLOBAL_OFFSET == 0);
 };
 
@@ -123,15 +129,21 @@ const _: () = {
 /// - `Value`: the bytes given to `clSetKernelArg`, `size` of them;
 /// - `Image`: a pointer to the image's [`ImageDescriptor`] (8 bytes);
 /// - `Sampler`: the sampler's 32-bit pattern ([`sampler`]) in the slot's first 4 bytes.
+///
+/// Kernels built with [`crate::BuildOptions::checked`] also have, for each `Buffer` and `Local`
+/// argument, a pair of u64s at `bounds`: the bytes `[start, end)` of the object the pointer
+/// may reach — for a buffer its host addresses (`[0, 0)` for NULL; an SVM pointer's whole
+/// allocation), for a `__local` argument its offsets in the arena, as the pointer is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ArgSlot {
     pub offset: usize,
     pub size: usize,
+    pub bounds: Option<usize>,
 }
 
 /// The argument-block layout of `kernel`: every argument at its natural alignment (pointers and
-/// descriptors 8), and the block's size rounded up to 16.
-pub(crate) fn arg_block_layout(kernel: &KernelInfo) -> (Vec<ArgSlot>, usize) {
+/// descriptors 8), then in checked mode the bounds pairs, and the block's size rounded up to 16.
+pub(crate) fn arg_block_layout(kernel: &KernelInfo, checked: bool) -> (Vec<ArgSlot>, usize) {
     let mut offset = 0usize;
     let mut slots = Vec::with_capacity(kernel.args.len());
     for arg in &kernel.args {
@@ -140,8 +152,21 @@ pub(crate) fn arg_block_layout(kernel: &KernelInfo) -> (Vec<ArgSlot>, usize) {
             _ => (8, 8),
         };
         offset = offset.next_multiple_of(align);
-        slots.push(ArgSlot { offset, size });
+        slots.push(ArgSlot {
+            offset,
+            size,
+            bounds: None,
+        });
         offset += size;
+    }
+    if checked {
+        offset = offset.next_multiple_of(8);
+        for (slot, arg) in slots.iter_mut().zip(&kernel.args) {
+            if matches!(arg.kind, ArgKind::Buffer { .. } | ArgKind::Local) {
+                slot.bounds = Some(offset);
+                offset += 16;
+            }
+        }
     }
     (slots, offset.next_multiple_of(16))
 }

@@ -37,6 +37,11 @@ pub(crate) enum EntryPoint {
     Memmove,
     /// The kernel clock in nanoseconds (OpReadClockKHR).
     ClockNs,
+    /// Checked mode: records a failed check (checked.rs `checked_fault`).
+    CheckedFault,
+    /// Checked mode: looks up an access through a pointer of unknown object
+    /// (checked.rs `checked_lookup`).
+    CheckedLookup,
 }
 
 fn float(precision: Precision) -> Type {
@@ -108,6 +113,8 @@ impl EntryPoint {
             }
             EntryPoint::Memmove => "ferrocl_memmove",
             EntryPoint::ClockNs => "ferrocl_clock_ns",
+            EntryPoint::CheckedFault => "ferrocl_checked_fault",
+            EntryPoint::CheckedLookup => "ferrocl_checked_lookup",
         }
     }
 
@@ -147,6 +154,18 @@ impl EntryPoint {
             }
             EntryPoint::Memmove => (vec![types::I64; 3], vec![types::I64]),
             EntryPoint::ClockNs => (vec![], vec![types::I64]),
+            // (group, site, address, object start, object end, global id x, y, z)
+            EntryPoint::CheckedFault => {
+                let mut params = vec![types::I64, types::I32];
+                params.extend([types::I64; 6]);
+                (params, vec![])
+            }
+            // (group, site, address, size, local memory, sp, fp, &global id) -> failed
+            EntryPoint::CheckedLookup => {
+                let mut params = vec![types::I64, types::I32];
+                params.extend([types::I64; 6]);
+                (params, vec![types::I32])
+            }
         }
     }
 }
@@ -158,6 +177,14 @@ pub(crate) fn jit_symbols() -> Vec<(String, *const u8)> {
     symbols.push((
         EntryPoint::ClockNs.symbol().to_owned(),
         clock_ns as *const u8,
+    ));
+    symbols.push((
+        EntryPoint::CheckedFault.symbol().to_owned(),
+        crate::checked::checked_fault as *const u8,
+    ));
+    symbols.push((
+        EntryPoint::CheckedLookup.symbol().to_owned(),
+        crate::checked::checked_lookup as *const u8,
     ));
     symbols
 }
@@ -203,6 +230,8 @@ mod tests {
             EntryPoint::NextafterHalf,
             EntryPoint::Memmove,
             EntryPoint::ClockNs,
+            EntryPoint::CheckedFault,
+            EntryPoint::CheckedLookup,
         ]);
         all
     }

@@ -6,6 +6,7 @@
 //! [`BuildOptions`], and gets back a [`Program`] whose kernels it calls through [`Kernel::run_group`].
 
 mod abi;
+mod checked;
 mod entry_points;
 mod options;
 mod program;
@@ -17,6 +18,7 @@ pub use abi::{
     sampler, ArgSlot, GroupInfo, ImageDescriptor, ImageGeometry, WorkGroupFn, LOCAL_ARG_ALIGN,
     PRINTF_BUFFER_HEADER, PRINTF_RECORD_HEADER, SUB_GROUP_SIZE,
 };
+pub use checked::{CheckKind, CheckSite, CheckedLaunch, Fault};
 pub use options::BuildOptions;
 
 /// Private memory one work-item of a kernel may use on the stack (the sum of its

@@ -33,6 +33,10 @@ pub struct BuildOptions {
     /// work-group function returns when it is set: the kernel watchdog
     /// (`FERROCL_KERNEL_TIMEOUT`). Off, nothing is emitted.
     pub stop_checks: bool,
+    /// Checked mode (checked.rs): every memory access is bounds-checked against its object,
+    /// integer divisors against zero, barriers against divergence; a failed check stops the
+    /// launch with a report. Off, nothing is emitted.
+    pub checked: bool,
     /// The kernels of a module are compiled by Cranelift on up to this many threads at once
     /// (the runtime gives the device's worker count, `FERROCL_THREADS`).
     pub threads: usize,
@@ -55,6 +59,7 @@ impl Default for BuildOptions {
             sub_groups: true,
             vectorize: true,
             stop_checks: false,
+            checked: false,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
     }

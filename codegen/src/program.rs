@@ -65,6 +65,11 @@ pub struct Kernel {
     /// Formats of the kernel's printf calls, indexed by a record's format index; empty when the
     /// kernel never prints, else each launch needs a printf buffer (see [`GroupInfo`]).
     pub printf_formats: Vec<PrintfFormat>,
+    /// Built in checked mode (checked.rs): each launch needs a [`crate::CheckedLaunch`] and
+    /// the argument block's bounds pairs.
+    pub checked: bool,
+    /// The checks of a checked kernel, indexed by a [`crate::Fault`]'s site.
+    pub check_sites: Vec<crate::CheckSite>,
     entry: WorkGroupFn,
 }
 
@@ -102,6 +107,8 @@ impl Kernel {
         barrier_schedule: BarrierSchedule,
         vectorization: Vectorization,
         printf_formats: Vec<PrintfFormat>,
+        checked: bool,
+        check_sites: Vec<crate::CheckSite>,
         entry: WorkGroupFn,
     ) -> Self {
         Kernel {
@@ -115,6 +122,8 @@ impl Kernel {
             barrier_schedule,
             vectorization,
             printf_formats,
+            checked,
+            check_sites,
             entry,
         }
     }
@@ -142,16 +151,25 @@ pub struct Program {
     kernels: Vec<Kernel>,
     /// Bytes of program-scope `__global` variables (CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE).
     pub global_variable_bytes: u64,
+    /// `[start, end)` of every program-scope variable's memory: where checked kernels may
+    /// reach through pointers of unknown object ([`crate::CheckedLaunch`]).
+    pub data_regions: Vec<(u64, u64)>,
     /// Owns the executable pages the kernels point into. `JITModule` is `Send` but not `Sync`;
     /// it is only touched again on drop.
     jit: Mutex<Option<JITModule>>,
 }
 
 impl Program {
-    pub(crate) fn new(kernels: Vec<Kernel>, jit: JITModule, global_variable_bytes: u64) -> Self {
+    pub(crate) fn new(
+        kernels: Vec<Kernel>,
+        jit: JITModule,
+        global_variable_bytes: u64,
+        data_regions: Vec<(u64, u64)>,
+    ) -> Self {
         Program {
             kernels,
             global_variable_bytes,
+            data_regions,
             jit: Mutex::new(Some(jit)),
         }
     }

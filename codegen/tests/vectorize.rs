@@ -60,6 +60,7 @@ fn run(p: &Program, kernel: &str, args: &mut [Arg], global: [u64; 2], local: [u6
                 local_mem_size: (arena.len() * 16) as u64,
                 frames_size: 0,
                 stop: 0,
+                checked: 0,
             };
             // SAFETY: the argument block follows the kernel's layout; every buffer is sized
             // for the range; the arena is private to this call.

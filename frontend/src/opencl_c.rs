@@ -187,6 +187,9 @@ fn clang_args(options: &str) -> ClangArgs {
             }
             "-cl-fast-relaxed-math" | "-cl-unsafe-math-optimizations" => args.push(w.clone()),
             "-cl-opt-disable" => out.opt_disable = true,
+            // Ferrocl's checked mode: its reports name variables and arguments, so clang
+            // keeps value names (llvm-spirv turns them into OpName).
+            "-cl-ferrocl-checked" => args.push("-fno-discard-value-names".into()),
             _ => {
                 if let Some(s) = w.strip_prefix("-cl-std=") {
                     out.std = s.to_owned();

@@ -1,5 +1,6 @@
 //! Fuzz target: untrusted bytes through `frontend::parse` (which freezes specialization
-//! constants) and `frontend::link`, then `codegen::compile` on whatever the frontend accepts.
+//! constants) and `frontend::link`, then `codegen::compile` on whatever the frontend accepts,
+//! unchecked and in checked mode.
 //! A crash is any panic (libfuzzer-sys aborts on panics even when codegen catches them), a hang,
 //! an allocation past libFuzzer's `-rss_limit_mb`, or a module the frontend accepted that codegen then refuses for a reason validation should have caught
 //! (Cranelift's verifier, codegen's internal checks, or its double-checks of ids and shapes).
@@ -38,11 +39,20 @@ fuzz_target!(|data: &[u8]| {
     let Ok(module) = ferrocl_frontend::parse(data) else {
         return;
     };
-    if let Err(e) = ferrocl_codegen::compile(&module, &ferrocl_codegen::BuildOptions::default()) {
-        let log = e.log;
-        assert!(
-            !VALIDATION_GAPS.iter().any(|gap| log.contains(gap)),
-            "the frontend accepted a module codegen could not handle safely:\n{log}"
-        );
+    // Plain and checked mode (FERROCL_CHECKED): checked kernels have a check in front of every
+    // access and division, and their own barrier rounds.
+    for checked in [false, true] {
+        let options = ferrocl_codegen::BuildOptions {
+            checked,
+            ..Default::default()
+        };
+        if let Err(e) = ferrocl_codegen::compile(&module, &options) {
+            let log = e.log;
+            assert!(
+                !VALIDATION_GAPS.iter().any(|gap| log.contains(gap)),
+                "the frontend accepted a module codegen could not handle safely \
+                 (checked: {checked}):\n{log}"
+            );
+        }
     }
 });

@@ -62,6 +62,9 @@ pub struct Launch {
     /// timeout. Once set, JIT code built with stop checks leaves its work-group at the next
     /// loop head and no further group starts.
     pub stop: Option<Arc<AtomicU32>>,
+    /// `GroupInfo::checked`: the address of the launch's `CheckedLaunch` for checked kernels,
+    /// alive until the launch returns; 0 otherwise.
+    pub checked: u64,
 }
 
 impl Launch {
@@ -185,6 +188,7 @@ pub fn group_info(l: &Launch, g: usize) -> GroupInfo {
         local_mem_size: l.arena_size as u64,
         frames_size: l.frames_size as u64,
         stop: l.stop.as_ref().map_or(NEVER_STOP.as_ptr(), |s| s.as_ptr()) as u64,
+        checked: l.checked,
         ..GroupInfo::default()
     };
     let mut rest = g;
@@ -338,6 +342,7 @@ mod tests {
             round_to_zero: false,
             printf_buffer: 0,
             stop: None,
+            checked: 0,
         };
         assert_eq!(group_count(&l), 3 * 2);
         let last = group_info(&l, 5);
@@ -368,6 +373,7 @@ mod tests {
                 round_to_zero: false,
                 printf_buffer: 0,
                 stop: None,
+                checked: 0,
             };
             let mut info = group_info(&l, 0);
             for g in 1..group_count(&l) {
@@ -423,6 +429,7 @@ mod tests {
             round_to_zero: false,
             printf_buffer: 0,
             stop: None,
+            checked: 0,
         };
         let mut out = vec![0u32; group_count(&l)];
         let mut block = ArgBlock::new(8);
@@ -455,6 +462,7 @@ mod tests {
             round_to_zero: false,
             printf_buffer: 0,
             stop: None,
+            checked: 0,
         };
         let r = Recorder {
             arena: 64,
@@ -499,6 +507,7 @@ mod tests {
             round_to_zero: false,
             printf_buffer: 0,
             stop: Some(stop.clone()),
+            checked: 0,
         };
         let r = Stopper {
             stop,

@@ -2,10 +2,10 @@
 //! turning a launch into a command (argument block snapshot, local-memory layout, work-group
 //! size choice and checks).
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use ferrocl_codegen::{ArgSlot, LOCAL_ARG_ALIGN, SUB_GROUP_SIZE};
+use ferrocl_codegen::{ArgSlot, CheckedLaunch, LOCAL_ARG_ALIGN, SUB_GROUP_SIZE};
 use ferrocl_frontend::{AddressQualifier, ArgKind, KernelInfo};
 use opencl_sys::*;
 
@@ -415,17 +415,47 @@ impl Kernel {
         let code = self.code();
         let values = self.lock().clone();
         let local = self.launch_local_size(device, &values, work_dim, offset, global, local)?;
+        let registry = &self.program.context.svm;
+        // A checked kernel's SVM pointer may reach its whole allocation; one into no allocation
+        // (fine-grain system SVM: any host memory) has no object to check against.
+        let svm_object = |p: usize| match registry.find(p) {
+            Some(a) => (a.base() as u64, (a.base() + a.size()) as u64),
+            None if p == 0 => (0, 0),
+            None => (0, u64::MAX),
+        };
         let packed = pack_args(
             &code.args,
             code.args_size,
             code.static_local_mem_size,
             &values,
+            &svm_object,
         )?;
         if packed.arena_size as u64 > cfg.local_mem_size {
             return Err(CL_OUT_OF_RESOURCES);
         }
         let (block, keep, local_total) = (packed.block, packed.keep, packed.arena_size);
         let svm = self.svm_in_use(&values);
+        // Where a checked kernel's pointers of unknown object may reach (ferrocl_codegen's
+        // CheckedLaunch): the buffers it was given, every SVM and USM allocation of the
+        // context, the program's variables.
+        let checked_regions = code.checked.then(|| {
+            let buffers = keep
+                .iter()
+                .map(|m| (m.address() as u64, m.address() as u64 + m.size as u64));
+            let allocations = registry
+                .of_kinds(&[
+                    AllocationKind::Svm,
+                    AllocationKind::UsmHost,
+                    AllocationKind::UsmDevice,
+                    AllocationKind::UsmShared,
+                ])
+                .into_iter()
+                .map(|a| (a.base() as u64, (a.base() + a.size()) as u64));
+            buffers
+                .chain(allocations)
+                .chain(self.built.code.data_regions.iter().copied())
+                .collect()
+        });
         let launch = Launch {
             work_dim: work_dim as u32,
             offset,
@@ -436,6 +466,7 @@ impl Kernel {
             round_to_zero: cfg.settings.rounding == crate::settings::Rounding::TowardZero,
             printf_buffer: 0,
             stop: None,
+            checked: 0,
         };
         crate::settings::log(
             &cfg.settings,
@@ -451,6 +482,7 @@ impl Kernel {
             device: device.clone(),
             launch,
             block,
+            checked_regions,
             _keep_alive: keep,
             _svm_in_use: svm,
         })
@@ -465,6 +497,8 @@ pub struct KernelLaunch {
     device: Arc<Device>,
     launch: Launch,
     block: ArgBlock,
+    /// Checked kernels: the memory their pointers of unknown object may reach.
+    checked_regions: Option<Vec<(u64, u64)>>,
     /// The memory objects the argument block points into.
     _keep_alive: Vec<Arc<Mem>>,
     /// The SVM allocations it reaches: a free during the launch is deferred until it ends.
@@ -483,7 +517,32 @@ impl KernelLaunch {
         let settings = &self.device.config.settings;
         let watch = settings.kernel_timeout.map(crate::watchdog::watch);
         self.launch.stop = watch.as_ref().map(crate::watchdog::Watch::stop_word);
+        // A checked kernel's fault stops the launch through the same word (a new one without
+        // a watchdog).
+        let checked = self.checked_regions.take().map(|regions| {
+            let stop = self
+                .launch
+                .stop
+                .get_or_insert_with(|| Arc::new(AtomicU32::new(0)))
+                .clone();
+            Box::new(CheckedLaunch::new(regions, stop))
+        });
+        self.launch.checked = checked
+            .as_ref()
+            .map_or(0, |c| &**c as *const CheckedLaunch as u64);
         let ran = run_ndrange(&self.device.pool, kernel, &self.block, &self.launch);
+        if let Some(fault) = checked.as_ref().and_then(|c| c.fault()) {
+            if let Some(printf) = printf {
+                write_stdout(&printf.render(&kernel.printf_formats));
+            }
+            // Always on stderr, whatever FERROCL_LOG says: finding this is what checked mode
+            // is for.
+            eprintln!(
+                "ferrocl: checked mode: {}; the command fails with CL_OUT_OF_RESOURCES",
+                fault.describe(kernel)
+            );
+            return Err(CL_OUT_OF_RESOURCES);
+        }
         // A deadline that passed while the last groups finished still counts: work-items may
         // have seen the word and left, and nothing tells which did.
         let stopped = watch.as_ref().is_some_and(crate::watchdog::Watch::fired);
@@ -535,6 +594,7 @@ pub fn pack_args(
     args_size: usize,
     static_local_mem_size: usize,
     values: &[Option<ArgValue>],
+    svm_object: &dyn Fn(usize) -> (u64, u64),
 ) -> CLResult<PackedArgs> {
     let mut arena = round_up(static_local_mem_size, LOCAL_ARG_ALIGN);
     let mut block = ArgBlock::new(args_size);
@@ -543,6 +603,13 @@ pub fn pack_args(
         return Err(CL_INVALID_KERNEL_ARGS);
     }
     for (slot, v) in slots.iter().zip(values) {
+        // Checked kernels: the object the pointer may reach (codegen's ArgSlot::bounds).
+        let mut write_bounds = |start: u64, end: u64| {
+            if let Some(at) = slot.bounds {
+                block.write(at, 8, &start.to_ne_bytes());
+                block.write(at + 8, 8, &end.to_ne_bytes());
+            }
+        };
         match v.as_ref().ok_or(CL_INVALID_KERNEL_ARGS)? {
             ArgValue::Mem(m) => {
                 let m = m
@@ -550,15 +617,21 @@ pub fn pack_args(
                     .map(|m| m.upgrade().ok_or(CL_INVALID_KERNEL_ARGS))
                     .transpose()?;
                 let addr = m.as_ref().map_or(0u64, |m| m.address() as u64);
+                write_bounds(addr, addr + m.as_ref().map_or(0, |m| m.size as u64));
                 block.write(slot.offset, slot.size, &addr.to_ne_bytes());
                 keep.extend(m);
             }
             ArgValue::Local(n) => {
                 arena = round_up(arena, LOCAL_ARG_ALIGN);
+                write_bounds(arena as u64, (arena + n) as u64);
                 block.write(slot.offset, slot.size, &(arena as u64).to_ne_bytes());
                 arena = arena.checked_add(*n).ok_or(CL_OUT_OF_RESOURCES)?;
             }
-            ArgValue::Svm(p) => block.write(slot.offset, slot.size, &(*p as u64).to_ne_bytes()),
+            ArgValue::Svm(p) => {
+                let (start, end) = svm_object(*p);
+                write_bounds(start, end);
+                block.write(slot.offset, slot.size, &(*p as u64).to_ne_bytes())
+            }
             ArgValue::Bytes(b) => block.write(slot.offset, slot.size, b),
         }
     }
@@ -798,15 +871,25 @@ mod tests {
     #[test]
     fn args_are_packed_per_slot() {
         let slots = [
-            ArgSlot { offset: 0, size: 8 },
-            ArgSlot { offset: 8, size: 8 },
+            ArgSlot {
+                offset: 0,
+                size: 8,
+                bounds: None,
+            },
+            ArgSlot {
+                offset: 8,
+                size: 8,
+                bounds: None,
+            },
             ArgSlot {
                 offset: 16,
                 size: 4,
+                bounds: None,
             },
             ArgSlot {
                 offset: 24,
                 size: 8,
+                bounds: None,
             },
         ];
         let values = [
@@ -815,7 +898,7 @@ mod tests {
             Some(ArgValue::Bytes(vec![1, 2, 3, 4])),
             Some(ArgValue::Local(300)),
         ];
-        let p = pack_args(&slots, 32, 5, &values).unwrap();
+        let p = pack_args(&slots, 32, 5, &values, &|_| (0, 0)).unwrap();
         // SAFETY: the block has at least 32 bytes.
         let b = unsafe { std::slice::from_raw_parts(p.block.as_ptr(), 32) };
         let word = |o: usize| u64::from_ne_bytes(b[o..o + 8].try_into().unwrap());
@@ -827,7 +910,7 @@ mod tests {
         assert!(p.keep.is_empty());
         let missing = [Some(ArgValue::Mem(None)), None, None, None];
         assert_eq!(
-            pack_args(&slots, 32, 0, &missing).err(),
+            pack_args(&slots, 32, 0, &missing, &|_| (0, 0)).err(),
             Some(CL_INVALID_KERNEL_ARGS)
         );
     }

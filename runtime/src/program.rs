@@ -84,6 +84,8 @@ fn parse_options_or_explain(options: &str) -> Result<ParsedOptions, String> {
             }
             "-cl-uniform-work-group-size" => p.codegen.uniform_work_group_size = true,
             "-cl-kernel-arg-info" => p.kernel_arg_info = true,
+            // Ferrocl's own: checked mode for this program (as FERROCL_CHECKED=on does for all).
+            "-cl-ferrocl-checked" => p.codegen.checked = true,
             "-cl-single-precision-constant" | "-w" | "-Werror" => {}
             // A promise that the kernels need no independent forward progress between
             // sub-groups; Ferrocl keeps it anyway (spin loops yield, DESIGN.md), so nothing
@@ -308,6 +310,14 @@ impl Program {
                 let config = &self.context.devices[0].config;
                 let extensions = config.opencl_c_extensions();
                 let undefine = config.clang_undefines();
+                // FERROCL_CHECKED=on: value names for the reports, as the option asks (and a
+                // cache entry of its own).
+                let options = if config.settings.checked {
+                    format!("{options} -cl-ferrocl-checked")
+                } else {
+                    options.to_owned()
+                };
+                let options = options.as_str();
                 let request = crate::program_cache::Request {
                     source: src,
                     options,
@@ -735,6 +745,7 @@ fn build_module(
     // The runtime hands every launch a stop word, so kernels read it only when a deadline can
     // set it: without a timeout they carry no check.
     options.stop_checks = settings.kernel_timeout.is_some();
+    options.checked |= settings.checked;
     if let Some(dir) = &settings.dump_dir {
         let dir = dir.join(format!(
             "program-{}",

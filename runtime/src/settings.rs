@@ -99,6 +99,17 @@ pub const VARIABLES: &[Variable] = &[
                  kernels carry no check",
     },
     Variable {
+        name: "FERROCL_CHECKED",
+        values: "on/off (also 1/0, true/false, yes/no)",
+        default: "off",
+        effect: "checked mode for every program (one program: the build option \
+                 -cl-ferrocl-checked): every memory access is bounds-checked against its buffer, \
+                 SVM allocation, local or private object, integer divisors against zero and \
+                 barriers against divergence; a failed check stops the command, its event gets \
+                 CL_OUT_OF_RESOURCES and stderr names the kernel, work-item, object, offset and \
+                 size (see \"Checked mode\")",
+    },
+    Variable {
         name: "FERROCL_DUMP_DIR",
         values: "a directory",
         default: "unset (no dumps)",
@@ -187,6 +198,8 @@ pub struct Settings {
     pub log: LogLevel,
     /// `FERROCL_KERNEL_TIMEOUT`: None when the watchdog is off.
     pub kernel_timeout: Option<Duration>,
+    /// `FERROCL_CHECKED`: every program is built in checked mode.
+    pub checked: bool,
     /// The program cache's directory; None when FERROCL_CACHE is off or no directory is known
     /// (no FERROCL_CACHE_DIR, XDG_CACHE_HOME or HOME).
     pub cache_dir: Option<PathBuf>,
@@ -246,6 +259,7 @@ impl Settings {
         let sub_groups = switch("FERROCL_SUBGROUPS", true);
         let fp16 = switch("FERROCL_FP16", true);
         let vectorize = switch("FERROCL_VECTORIZE", true);
+        let checked = switch("FERROCL_CHECKED", false);
         let cache_on = switch("FERROCL_CACHE", true);
         let images = switch("FERROCL_IMAGES", false);
         let svm = match lookup("FERROCL_SVM") {
@@ -380,6 +394,7 @@ impl Settings {
             dump_dir,
             log,
             kernel_timeout,
+            checked,
             cache_dir,
             cache_max_bytes,
         }

@@ -417,6 +417,9 @@ impl Translator<'_, '_, '_> {
             let r = self.float_binary(op, x, y)?;
             return Ok(self.ftz(r));
         }
+        if matches!(op, UDiv | UMod | SDiv | SRem | SMod) {
+            self.check_divisor(op, y)?;
+        }
         Ok(match op {
             IAdd => self.b.ins().iadd(x, y),
             ISub => self.b.ins().isub(x, y),

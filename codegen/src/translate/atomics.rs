@@ -13,6 +13,7 @@ use ferrocl_frontend::Type;
 
 use super::function::{err, Translator};
 use super::values::Val;
+use crate::checked::CheckKind;
 use crate::program::BuildError;
 
 impl Translator<'_, '_, '_> {
@@ -48,6 +49,21 @@ impl Translator<'_, '_, '_> {
         }
     }
 
+    /// Checked mode: the atomic's pointer (operand 0) must reach the whole pointee.
+    fn check_atomic(&mut self, inst: Inst<'_>, addr: Value) -> Result<(), BuildError> {
+        let ptr = self.id_operand(inst, 0)?;
+        let size = match self.m.type_of(ptr).and_then(|t| self.m.ty(t)) {
+            Some(Type::Pointer { pointee, .. }) => self.m.size_of(*pointee).unwrap_or(0),
+            _ => 0,
+        };
+        let kind = match inst.opcode() {
+            Op::AtomicLoad => CheckKind::Read,
+            Op::AtomicStore | Op::AtomicFlagClear => CheckKind::Write,
+            _ => CheckKind::Atomic,
+        };
+        self.check_access(ptr, addr, size, kind)
+    }
+
     fn atomic_result(&mut self, v: Value, t: types::Type) -> Value {
         if self.ty_of(v) == t {
             v
@@ -60,6 +76,7 @@ impl Translator<'_, '_, '_> {
         let op = inst.opcode();
         let ptr = self.scalar_operand(inst, 0)?;
         let local = self.points_to_local(inst, 0)?;
+        self.check_atomic(inst, ptr)?;
         let flags = MemFlagsData::new();
         if op == Op::AtomicStore {
             // pointer, scope, semantics, value
@@ -160,6 +177,7 @@ impl Translator<'_, '_, '_> {
         let op = inst.opcode();
         let ptr = self.scalar_operand(inst, 0)?;
         let local = self.points_to_local(inst, 0)?;
+        self.check_atomic(inst, ptr)?;
         let v = self.scalar_operand(inst, 3)?;
         let t = self.ty_of(v);
         if t != types::F32 && t != types::F64 {

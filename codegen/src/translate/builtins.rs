@@ -15,6 +15,8 @@ use crate::program::BuildError;
 /// Per-launch values loaded once at function entry, and the current work-item's local id.
 #[derive(Clone, Copy)]
 pub(crate) struct WorkItem {
+    /// The `GroupInfo` pointer (checked mode passes it to the fault report).
+    pub(crate) group: Value,
     pub(crate) local_mem: Value,
     pub(crate) global_offset: [Value; 3],
     pub(crate) global_size: [Value; 3],
@@ -66,6 +68,7 @@ impl WorkItem {
         });
         let zero = b.ins().iconst(types::I64, 0);
         WorkItem {
+            group,
             local_mem,
             global_offset,
             global_size,

@@ -59,6 +59,10 @@ pub(crate) struct Frame<'m> {
     label: Word,
     /// The SPIR-V function this frame inlines.
     pub(crate) function: Function<'m>,
+    /// Checked mode: the object each pointer points into (provenance.rs), and the bounds of
+    /// the objects the caller passed for the parameters (checks.rs).
+    pub(crate) origins: HashMap<Word, super::provenance::Origin>,
+    pub(crate) param_bounds: Vec<Option<super::checks::Bounds>>,
 }
 
 pub(crate) struct Translator<'m, 'b, 'e> {
@@ -81,6 +85,13 @@ pub(crate) struct Translator<'m, 'b, 'e> {
     /// Values of the kernel prologue (arguments loaded once per work-group): they dominate
     /// every region, so callees with barriers need not keep them in the work-item frame.
     pub(crate) prologue_values: HashSet<Value>,
+    /// Checked mode: the checks emitted so far (a fault names one by its index).
+    pub(crate) check_sites: Vec<crate::checked::CheckSite>,
+    /// Checked mode: the bounds of the arguments of the call about to be inlined, for its
+    /// parameters (taken by `inline_function`).
+    pub(crate) call_param_bounds: Vec<Option<super::checks::Bounds>>,
+    /// Checked mode: the bounds of the kernel's arguments, loaded in the prologue.
+    pub(crate) kernel_arg_bounds: Vec<Option<super::checks::Bounds>>,
 }
 
 /// The order in which waiting work-items resume. A work-item's frame state is the *rank* of
@@ -592,6 +603,17 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             ret_shape: ret_shape.clone(),
             label: 0,
             function: f,
+            origins: if self.options.checked {
+                super::provenance::pointer_origins(m, f)
+            } else {
+                HashMap::new()
+            },
+            // The kernel's own parameters: the argument bounds loaded in the prologue.
+            param_bounds: if self.frames.is_empty() {
+                self.kernel_arg_bounds.clone()
+            } else {
+                std::mem::take(&mut self.call_param_bounds)
+            },
         };
         // Parameters of a function with a barrier are read after resume points, where the
         // caller's SSA values do not reach: they go to the frame. The kernel's own parameters
@@ -803,6 +825,16 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 let args = (1..inst.operand_count())
                     .map(|i| self.operand(inst, i))
                     .collect::<Result<Vec<_>, _>>()?;
+                if self.options.checked {
+                    let ids = (1..inst.operand_count())
+                        .map(|i| self.id_operand(inst, i))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    let callee_has_barrier = self
+                        .barrier
+                        .as_ref()
+                        .is_some_and(|s| s.barrier_functions.contains(&callee));
+                    self.call_param_bounds = self.call_bounds(&ids, callee_has_barrier)?;
+                }
                 if let Some(v) = self.inline_function(callee, args, None)? {
                     self.define(inst, v)?;
                 }

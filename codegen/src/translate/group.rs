@@ -15,6 +15,7 @@ use ferrocl_frontend::Type;
 use super::function::{err, frame_flags, PointKind, Translator};
 use super::subgroup::{is_non_uniform_exchange, SCOPE_SUBGROUP};
 use super::values::Val;
+use crate::checked::CheckKind;
 use crate::program::BuildError;
 
 impl Translator<'_, '_, '_> {
@@ -73,6 +74,9 @@ impl Translator<'_, '_, '_> {
         let doff = self.b.ins().imul_imm_s(di, elem_size as i64);
         let s = self.b.ins().iadd(src, soff);
         let d = self.b.ins().iadd(dst, doff);
+        let src_id = self.id_operand(inst, 2)?;
+        self.check_access(src_id, s, elem_size, CheckKind::Read)?;
+        self.check_access(dst_id, d, elem_size, CheckKind::Write)?;
         let v = self.load_val(elem, s)?;
         self.store_val(elem, d, &v)?;
         let next = self.b.ins().iadd_imm_s(i, 1);

@@ -18,6 +18,7 @@ use ferrocl_frontend::Type;
 
 use super::function::{err, Translator};
 use super::values::Val;
+use crate::checked::CheckKind;
 use crate::entry_points::{EntryPoint, HalfSource};
 use crate::program::BuildError;
 
@@ -223,6 +224,8 @@ impl Translator<'_, '_, '_> {
                 let offset = self.scalar_operand(inst, 2)?;
                 let base = self.scalar_operand(inst, 3)?;
                 let addr = address(self, offset, base, i64::from(stride));
+                let ptr = self.id_operand(inst, 3)?;
+                self.check_access(ptr, addr, 2 * u64::from(n), CheckKind::Read)?;
                 let mut lanes = (0..n as i32)
                     .map(|i| {
                         let x = self.load_half(addr, 2 * i)?;
@@ -267,6 +270,8 @@ impl Translator<'_, '_, '_> {
                 let offset = self.scalar_operand(inst, 3)?;
                 let base = self.scalar_operand(inst, 4)?;
                 let addr = address(self, offset, base, stride);
+                let ptr = self.id_operand(inst, 4)?;
+                self.check_access(ptr, addr, 2 * n as u64, CheckKind::Write)?;
                 for (i, x) in lanes.into_iter().enumerate() {
                     let bits = self.half_bits(x, mode)?;
                     self.b

@@ -49,6 +49,8 @@ pub(crate) struct KernelShape {
     /// The function before vectorisation, for the JIT to fall back on.
     pub(crate) scalar_fallback: Option<ir::Function>,
     pub(crate) printf_formats: Vec<ferrocl_frontend::PrintfFormat>,
+    /// Checked mode: the kernel's checks (checked.rs).
+    pub(crate) check_sites: Vec<crate::checked::CheckSite>,
 }
 
 /// Kernel arguments as the prologue loads them.
@@ -157,7 +159,34 @@ pub(crate) fn build(
         printf_formats: Vec::new(),
         points: Default::default(),
         prologue_values: Default::default(),
+        check_sites: Vec::new(),
+        call_param_bounds: Vec::new(),
+        kernel_arg_bounds: Vec::new(),
     };
+    // Checked mode: each pointer argument's object, from the bounds pair the runtime wrote.
+    for (slot, info) in slots.iter().zip(&kernel.args) {
+        let Some(bounds) = slot.bounds else {
+            t.kernel_arg_bounds.push(None);
+            continue;
+        };
+        let lo = t.b.ins().load(types::I64, ro, args_ptr, bounds as i32);
+        let hi = t.b.ins().load(types::I64, ro, args_ptr, bounds as i32 + 8);
+        let (lo, hi) = if info.kind == ArgKind::Local {
+            (t.b.ins().iadd(local_mem, lo), t.b.ins().iadd(local_mem, hi))
+        } else {
+            (lo, hi)
+        };
+        t.prologue_values.extend([lo, hi]);
+        let object = match &info.name {
+            Some(name) if !name.is_empty() => format!("argument '{name}'"),
+            _ => format!("argument {}", t.kernel_arg_bounds.len()),
+        };
+        t.kernel_arg_bounds.push(Some(super::checks::Bounds {
+            lo,
+            hi,
+            object: object.into(),
+        }));
+    }
     // Scalar and vector values are loaded once per work-group.
     for ((param, slot), (info, arg)) in f
         .params()
@@ -210,6 +239,7 @@ pub(crate) fn build(
         }),
         scalar_fallback: None,
         printf_formats: std::mem::take(&mut t.printf_formats),
+        check_sites: std::mem::take(&mut t.check_sites),
     };
     let frontend_config = t.env.jit.isa().frontend_config();
     t.b.finalize(frontend_config);
@@ -596,12 +626,24 @@ fn build_regions(
     let offset = t.b.ins().imul(i, frame_size_value);
     let frame = t.b.ins().iadd(frames, offset);
     let state = t.b.ins().load(types::I32, frame_flags(), frame, 0);
-    let lower = t.b.ins().umin(lowest, state);
     let next = t.b.ins().iadd_imm_s(i, 1);
-    if t.points.sub_group_points {
+    if t.options.checked && !t.points.sub_group_points {
+        // Checked mode: a barrier is work-group uniform, so after a round every work-item
+        // waits at work-item 0's point, or all returned; anything else is a divergent barrier.
+        let is_first = t.b.ins().icmp_imm_s(IntCC::Equal, i, 0);
+        let reference = t.b.ins().select(is_first, state, lowest);
+        let differs = t.b.ins().icmp(IntCC::NotEqual, state, reference);
+        report_divergence(t, differs, i)?;
+        t.b.ins().jump(
+            scan_head,
+            &[BlockArg::Value(next), BlockArg::Value(reference)],
+        );
+    } else if t.points.sub_group_points {
+        let lower = t.b.ins().umin(lowest, state);
         t.b.ins()
             .jump(scan_head, &[BlockArg::Value(next), BlockArg::Value(lower)]);
     } else {
+        let lower = t.b.ins().umin(lowest, state);
         let returned = t.b.ins().icmp_imm_s(IntCC::Equal, state, RESUME_DONE);
         t.b.ins().brif(
             returned,
@@ -633,13 +675,57 @@ fn build_regions(
     t.b.func
         .replace(frame_size_inst)
         .iconst(types::I64, frame_size as i64);
-    let schedule = if !t.points.sub_group_points && statics.apply_if_static(t) {
+    // Checked mode keeps the resume states: the scan checks them for divergence.
+    let schedule = if !t.points.sub_group_points && !t.options.checked && statics.apply_if_static(t)
+    {
         crate::BarrierSchedule::Static
     } else {
         crate::BarrierSchedule::Dynamic
     };
     t.patch_point_ranks(&ranks)?;
     Ok((frame_size, schedule))
+}
+
+/// Checked mode: when `differs`, reports a divergent barrier at the work-item of linear local
+/// id `item` and leaves the work-group function.
+fn report_divergence(
+    t: &mut Translator,
+    differs: ir::Value,
+    item: ir::Value,
+) -> Result<(), BuildError> {
+    let fail = t.b.create_block();
+    let cont = t.b.create_block();
+    t.b.set_cold_block(fail);
+    t.b.ins().brif(differs, fail, &[], cont, &[]);
+    t.b.switch_to_block(fail);
+    let ls = t.wi.local_size;
+    let x = t.b.ins().urem(item, ls[0]);
+    let rest = t.b.ins().udiv(item, ls[0]);
+    let y = t.b.ins().urem(rest, ls[1]);
+    let z = t.b.ins().udiv(rest, ls[1]);
+    let gid = [x, y, z]
+        .iter()
+        .enumerate()
+        .map(|(d, &l)| t.b.ins().iadd(t.wi.base_global_id[d], l))
+        .collect::<Vec<_>>();
+    let site = t.check_sites.len();
+    t.check_sites.push(crate::checked::CheckSite {
+        kind: crate::checked::CheckKind::DivergentBarrier,
+        size: 0,
+        object: "this work-item stopped at a different barrier than work-item 0 of its \
+                 group, or one of the two returned"
+            .to_owned(),
+    });
+    let site = t.b.ins().iconst(types::I32, site as i64);
+    let none = t.b.ins().iconst(types::I64, 0);
+    let group = t.wi.group;
+    t.call_entry(
+        crate::entry_points::EntryPoint::CheckedFault,
+        &[group, site, none, none, none, gid[0], gid[1], gid[2]],
+    )?;
+    t.b.ins().return_(&[]);
+    t.b.switch_to_block(cont);
+    Ok(())
 }
 
 /// How a region's work-items end their part of a round, when all of them end it the same way.

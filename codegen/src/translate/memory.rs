@@ -9,6 +9,7 @@ use ferrocl_frontend::Type;
 
 use super::function::{err, inst_desc, Translator, VarStorage};
 use super::values::{scalar_ir_type, Val};
+use crate::checked::CheckKind;
 use crate::entry_points::EntryPoint;
 use crate::program::BuildError;
 
@@ -115,6 +116,8 @@ impl Translator<'_, '_, '_> {
             return Ok(());
         }
         let addr = self.value(ptr)?.scalar()?;
+        let size = self.m.size_of(ty).unwrap_or(0);
+        self.check_access(ptr, addr, size, CheckKind::Read)?;
         let v = self.load_val(ty, addr)?;
         self.define(inst, v)?;
         Ok(())
@@ -138,6 +141,8 @@ impl Translator<'_, '_, '_> {
             .type_of(self.id_operand(inst, 1)?)
             .ok_or_else(|| BuildError::new("error: stored value has no type\n"))?;
         let addr = self.value(ptr)?.scalar()?;
+        let size = self.m.size_of(value_ty).unwrap_or(0);
+        self.check_access(ptr, addr, size, CheckKind::Write)?;
         self.store_val(value_ty, addr, &v)
     }
 
@@ -267,6 +272,9 @@ impl Translator<'_, '_, '_> {
                 ty.ok_or_else(|| BuildError::new("error: OpCopyMemory of an unsized type\n"))?;
             self.b.ins().iconst(types::I64, size as i64)
         };
+        let (dst_id, src_id) = (self.id_operand(inst, 0)?, self.id_operand(inst, 1)?);
+        self.check_access_dynamic(dst_id, dst, size, CheckKind::Write)?;
+        self.check_access_dynamic(src_id, src, size, CheckKind::Read)?;
         self.call_entry(EntryPoint::Memmove, &[dst, src, size])?;
         Ok(())
     }

@@ -7,6 +7,7 @@ mod analysis;
 mod arith;
 mod atomics;
 mod builtins;
+mod checks;
 mod composite;
 mod convert;
 mod function;
@@ -20,6 +21,7 @@ mod kernel;
 mod memory;
 mod opencl_std;
 mod printf;
+mod provenance;
 mod rounding;
 mod subgroup;
 mod values;
@@ -413,7 +415,7 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
         sig.params.extend([AbiParam::new(types::I64); 3]);
         let mut func =
             ir::Function::with_name_signature(UserFuncName::user(0, index as u32), sig.clone());
-        let (slots, args_size) = crate::abi::arg_block_layout(kernel);
+        let (slots, args_size) = crate::abi::arg_block_layout(kernel, options.checked);
         let (local_offsets, static_local) = layout_kernel_local_variables(m, kernel)?;
         env.local_offsets = local_offsets;
         let mut shape = kernel::build(m, kernel, &slots, &mut env, options, &mut func, &mut fctx)
@@ -507,11 +509,26 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
                 shape.barrier_schedule,
                 shape.vectorization,
                 shape.printf_formats,
+                options.checked,
+                shape.check_sites,
                 entry,
             )
         })
         .collect();
-    Ok(Program::new(kernels, env.jit, env.global_variable_bytes))
+    let data_regions = env
+        .data
+        .values()
+        .map(|&data| {
+            let (ptr, size) = env.jit.get_finalized_data(data);
+            (ptr as u64, ptr as u64 + size as u64)
+        })
+        .collect();
+    Ok(Program::new(
+        kernels,
+        env.jit,
+        env.global_variable_bytes,
+        data_regions,
+    ))
 }
 
 /// A kernel's machine code, ready to be defined in the JIT module.

@@ -11,6 +11,7 @@ use ferrocl_frontend::{ExtInst, Inst, Type};
 
 use super::function::{err, Translator};
 use super::values::Val;
+use crate::checked::CheckKind;
 use crate::entry_points::{precise_form, precision_of, EntryPoint};
 use crate::program::BuildError;
 use ferrocl_mathlib::{Binary, Shaped, Unary};
@@ -51,6 +52,12 @@ impl Translator<'_, '_, '_> {
                 | Cl::vstorea_halfn_r
         ) {
             return self.half_vector_memory(inst, op);
+        }
+        if matches!(
+            op,
+            Cl::frexp | Cl::modf | Cl::fract | Cl::sincos | Cl::lgamma_r | Cl::remquo
+        ) {
+            self.check_out_parameter(inst)?;
         }
         let half_result = inst.result_type().is_some_and(|t| self.is_half(t));
         // vloadn's last operand is the literal n, which rspirv reads as an id: leave it out.
@@ -281,6 +288,9 @@ impl Translator<'_, '_, '_> {
                 let off = self.sext_i64(offset);
                 let scaled = self.b.ins().imul_imm_s(off, esize * i64::from(count));
                 let addr = self.b.ins().iadd(base, scaled);
+                let ptr = self.id_operand(inst, 3)?;
+                let bytes = (esize * i64::from(count)) as u64;
+                self.check_access(ptr, addr, bytes, CheckKind::Read)?;
                 Val::C(
                     (0..count)
                         .map(|i| {
@@ -307,6 +317,8 @@ impl Translator<'_, '_, '_> {
                 let off = self.sext_i64(offset);
                 let scaled = self.b.ins().imul_imm_s(off, esize * count);
                 let addr = self.b.ins().iadd(base, scaled);
+                let ptr = self.id_operand(inst, 4)?;
+                self.check_access(ptr, addr, (esize * count) as u64, CheckKind::Write)?;
                 for (i, c) in data.children()?.iter().enumerate() {
                     let a = self.b.ins().iadd_imm_s(addr, esize * i as i64);
                     self.store_val(elem, a, c)?;
@@ -369,6 +381,21 @@ impl Translator<'_, '_, '_> {
         };
         self.define(inst, v)?;
         Ok(())
+    }
+
+    /// Checked mode: the out-parameter of frexp & co. (the last operand) must reach its whole
+    /// pointee.
+    fn check_out_parameter(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
+        if !self.options.checked {
+            return Ok(());
+        }
+        let ptr = self.id_operand(inst, inst.operand_count() - 1)?;
+        let size = match self.m.type_of(ptr).and_then(|t| self.m.ty(t)) {
+            Some(Type::Pointer { pointee, .. }) => self.m.size_of(*pointee).unwrap_or(0),
+            _ => return err("error: OpenCL.std out-parameter is not a pointer\n"),
+        };
+        let addr = self.value(ptr)?.scalar()?;
+        self.check_access(ptr, addr, size, CheckKind::Write)
     }
 
     /// Size of the components behind pointer operand `i` (the out-parameter of frexp & co.).

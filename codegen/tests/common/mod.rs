@@ -216,6 +216,7 @@ pub fn launch(program: &Program, kernel: &str, args: &mut [Arg], global: u64, lo
             local_mem_size: (arena.len() * 16) as u64,
             frames_size: (frames.len() * 16) as u64,
             stop: 0,
+            checked: 0,
         };
         // SAFETY: the argument block follows the kernel's layout; the callers size every
         // buffer for the NDRange and keep it alive across the call; the arena is private.

@@ -1,0 +1,125 @@
+//! Which object each pointer of a function points into, for checked mode (checks.rs): a
+//! forward analysis over the SPIR-V function that follows pointers from their roots — the
+//! function's parameters, its `OpVariable`s and the module's variables — through access
+//! chains, pointer casts, copies, selects and phis (to a fixed point, for loop-carried
+//! pointers). A pointer that comes from anywhere else (a load, an integer, a call's result) or
+//! whose incoming values disagree has no entry.
+
+use std::collections::HashMap;
+
+use ferrocl_frontend::spirv::{Op, Word};
+use ferrocl_frontend::{Function, Module, Type};
+
+/// The object a pointer points into.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// The function's `index`th parameter's object (whatever the caller passed).
+    Param(usize),
+    /// A function-scope or module-scope `OpVariable`.
+    Variable(Word),
+}
+
+/// Lattice value of one id while the analysis runs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fact {
+    Known(Origin),
+    /// Incoming objects disagree, or the pointer comes from somewhere untracked.
+    Unknown,
+}
+
+fn meet(a: Option<Fact>, b: Option<Fact>) -> Option<Fact> {
+    match (a, b) {
+        (None, x) | (x, None) => x,
+        (Some(x), Some(y)) if x == y => Some(x),
+        _ => Some(Fact::Unknown),
+    }
+}
+
+/// The origin of every pointer-typed id of `f` whose object is known.
+pub(crate) fn pointer_origins(m: &Module, f: Function<'_>) -> HashMap<Word, Origin> {
+    let mut facts: HashMap<Word, Fact> = HashMap::new();
+    for (i, p) in f.params().enumerate() {
+        if let Some(id) = p.result_id() {
+            facts.insert(id, Fact::Known(Origin::Param(i)));
+        }
+    }
+    let is_pointer =
+        |ty: Option<Word>| matches!(ty.and_then(|t| m.ty(t)), Some(Type::Pointer { .. }));
+    // The fact of an operand: module variables are their own roots.
+    let fact_of = |facts: &HashMap<Word, Fact>, id: Word| -> Option<Fact> {
+        facts.get(&id).copied().or_else(|| {
+            m.global(id)
+                .filter(|g| g.opcode() == Op::Variable)
+                .map(|_| Fact::Known(Origin::Variable(id)))
+        })
+    };
+    loop {
+        let mut changed = false;
+        for inst in f.instructions() {
+            let Some(id) = inst.result_id() else {
+                continue;
+            };
+            if !is_pointer(inst.result_type()) {
+                continue;
+            }
+            let fact = match inst.opcode() {
+                Op::FunctionParameter => continue,
+                Op::Variable => Some(Fact::Known(Origin::Variable(id))),
+                Op::AccessChain
+                | Op::InBoundsAccessChain
+                | Op::PtrAccessChain
+                | Op::InBoundsPtrAccessChain
+                | Op::CopyObject
+                | Op::PtrCastToGeneric
+                | Op::GenericCastToPtr
+                | Op::GenericCastToPtrExplicit
+                | Op::Bitcast => match inst.id(0) {
+                    Ok(base) if is_pointer(m.type_of(base)) => fact_of(&facts, base),
+                    _ => Some(Fact::Unknown),
+                },
+                Op::Select => match (inst.id(1), inst.id(2)) {
+                    (Ok(a), Ok(b)) => {
+                        let (a, b) = (fact_of(&facts, a), fact_of(&facts, b));
+                        // Both sides must be known before the select is.
+                        if a.is_none() || b.is_none() {
+                            None
+                        } else {
+                            meet(a, b)
+                        }
+                    }
+                    _ => Some(Fact::Unknown),
+                },
+                Op::Phi => {
+                    let mut acc = None;
+                    for pair in inst.phi_pairs() {
+                        match pair {
+                            Ok((v, _)) if v == id => {}
+                            Ok((v, _)) => acc = meet(acc, fact_of(&facts, v)),
+                            Err(_) => acc = Some(Fact::Unknown),
+                        }
+                    }
+                    acc
+                }
+                _ => Some(Fact::Unknown),
+            };
+            let Some(fact) = fact else {
+                continue;
+            };
+            let merged = meet(facts.get(&id).copied(), Some(fact)).unwrap_or(fact);
+            if facts.get(&id) != Some(&merged) {
+                facts.insert(id, merged);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    facts
+        .into_iter()
+        .filter_map(|(id, fact)| match fact {
+            Fact::Known(origin) => Some((id, origin)),
+            Fact::Unknown => None,
+        })
+        .collect()
+}
