@@ -68,6 +68,15 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     // SPV_KHR_uniform_group_instructions (cl_khr_work_group_uniform_arithmetic): the mul,
     // bitwise and logical reductions and scans, at work-group (and sub-group) scope.
     Capability::GroupUniformArithmeticKHR,
+    // Images and samplers (FERROCL_IMAGES): reads, writes, sampling and queries, 1D and buffer
+    // images, read-write images and literal samplers (codegen translate/image.rs).
+    Capability::ImageBasic,
+    Capability::ImageReadWrite,
+    Capability::LiteralSampler,
+    Capability::Sampled1D,
+    Capability::Image1D,
+    Capability::SampledBuffer,
+    Capability::ImageBuffer,
 ];
 
 /// Extensions that make a capability of CAPABILITY_MIN_VERSION available before that version.

@@ -138,6 +138,23 @@ impl<'m> Inst<'m> {
         }
     }
 
+    /// `OpConstantSampler`'s operands as SPIR-V values: (`SamplerAddressingMode`, the
+    /// normalised-coordinates literal, `SamplerFilterMode`).
+    pub fn constant_sampler(self) -> Result<(u32, u32, u32), ViewError> {
+        match (
+            self.0.operands.first(),
+            self.0.operands.get(1),
+            self.0.operands.get(2),
+        ) {
+            (
+                Some(Operand::SamplerAddressingMode(a)),
+                Some(Operand::LiteralBit32(n)),
+                Some(Operand::SamplerFilterMode(f)),
+            ) => Ok((*a as u32, *n, *f as u32)),
+            _ => Err(self.error("operands are not (addressing mode, normalized, filter mode)")),
+        }
+    }
+
     /// The 32-bit literals from operand `i` to the end.
     pub fn literals_from(self, i: usize) -> impl Iterator<Item = Result<u32, ViewError>> + 'm {
         (i..self.operand_count()).map(move |k| self.literal_u32(k))

@@ -3,7 +3,7 @@
 //! with each host-pointer flag, write/read round trips with pitches, copies (with the overlap
 //! and format errors), fills checked against texels worked out by hand from the SPIR-V
 //! environment spec's conversion rules, zero-copy maps, image↔buffer copies, the info queries,
-//! samplers, and bad input → the spec's error. Kernels cannot use images yet.
+//! samplers, and bad input → the spec's error. Kernels using images: `image_kernels.rs`.
 
 mod common;
 
@@ -426,7 +426,7 @@ const ALL_TYPES: [cl_mem_object_type; 6] = [
 ];
 
 #[test]
-fn the_device_reports_images_for_the_host_api_only() {
+fn the_device_reports_images() {
     let env = env();
     let id = env.device.id();
     let raw = |p: u32| opencl3::device::get_device_data(id, p).expect("clGetDeviceInfo");
@@ -452,14 +452,26 @@ fn the_device_reports_images_for_the_host_api_only() {
     assert_eq!(uint(CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT), 1);
     let ext = String::from_utf8(raw(CL_DEVICE_EXTENSIONS)).unwrap();
     assert!(ext.contains("cl_khr_image2d_from_buffer"), "{ext}");
-    // Kernels cannot use images yet: no OpenCL C feature and no SPIR-V capability claims them.
-    let features = raw(CL_DEVICE_OPENCL_C_FEATURES);
-    assert!(!String::from_utf8_lossy(&features).contains("image"));
+    assert!(ext.contains("cl_khr_3d_image_writes"), "{ext}");
+    // Kernels use images: the OpenCL C features and the SPIR-V capabilities say so.
+    let features = String::from_utf8_lossy(&raw(CL_DEVICE_OPENCL_C_FEATURES)).into_owned();
+    for f in [
+        "__opencl_c_images",
+        "__opencl_c_3d_image_writes",
+        "__opencl_c_read_write_images",
+    ] {
+        assert!(features.contains(f), "{f} missing from {features}");
+    }
     let caps: Vec<u32> = raw(CL_DEVICE_SPIRV_CAPABILITIES_KHR)
         .chunks_exact(4)
         .map(|c| u32::from_ne_bytes(c.try_into().unwrap()))
         .collect();
-    assert!(!caps.contains(&1), "ImageBasic is claimed");
+    // ImageBasic, ImageReadWrite, Sampled1D, Image1D, SampledBuffer, ImageBuffer,
+    // LiteralSampler; no ImageMipmap (15): images have one level.
+    for cap in [13, 14, 43, 44, 46, 47, 20] {
+        assert!(caps.contains(&cap), "capability {cap} missing");
+    }
+    assert!(!caps.contains(&15), "ImageMipmap is claimed");
 }
 
 #[test]

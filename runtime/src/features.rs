@@ -332,11 +332,10 @@ pub const FEATURES: &[Feature] = &[
     },
     Feature {
         // Image reads, writes and samplers in kernels (codegen, not written yet).
+        // Image reads, writes, samplers and queries in kernels (codegen translate/image.rs).
         name: "image kernels",
-        switch: Switch::NotImplemented(
-            "image operations in kernels are not implemented yet; FERROCL_IMAGES=on gives the host API only",
-        ),
-        extensions: &[],
+        switch: Switch::Images,
+        extensions: &[ext("cl_khr_3d_image_writes", 1)],
         opencl_c_features: &[
             ("__opencl_c_images", V3),
             ("__opencl_c_3d_image_writes", V3),
@@ -345,7 +344,6 @@ pub const FEATURES: &[Feature] = &[
         spirv_capabilities: &[
             Capability::ImageBasic,
             Capability::ImageReadWrite,
-            Capability::ImageMipmap,
             Capability::LiteralSampler,
             Capability::Sampled1D,
             Capability::Image1D,

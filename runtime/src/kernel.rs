@@ -30,6 +30,8 @@ pub enum ArgValue {
     Svm(usize),
     Local(usize),
     Bytes(Vec<u8>),
+    /// A sampler object's 32-bit pattern (codegen's `abi::sampler`).
+    Sampler(u32),
 }
 
 /// What `clSetKernelExecInfo` told a kernel.
@@ -227,6 +229,8 @@ impl Kernel {
                 }
                 true
             }
+            (ArgKind::Image { .. }, ArgValue::Mem(Some(_))) => true,
+            (ArgKind::Sampler, ArgValue::Sampler(_)) => true,
             (ArgKind::Value { size: want, .. }, ArgValue::Bytes(b)) => {
                 if size != *want || b.len() != *want {
                     return Err(CL_INVALID_ARG_SIZE);
@@ -616,7 +620,11 @@ pub fn pack_args(
                     .as_ref()
                     .map(|m| m.upgrade().ok_or(CL_INVALID_KERNEL_ARGS))
                     .transpose()?;
-                let addr = m.as_ref().map_or(0u64, |m| m.address() as u64);
+                // An image argument is its descriptor's address (codegen's ImageDescriptor).
+                let addr = m.as_ref().map_or(0u64, |m| match m.image_descriptor() {
+                    Some(d) => d as *const _ as u64,
+                    None => m.address() as u64,
+                });
                 write_bounds(addr, addr + m.as_ref().map_or(0, |m| m.size as u64));
                 block.write(slot.offset, slot.size, &addr.to_ne_bytes());
                 keep.extend(m);
@@ -633,6 +641,7 @@ pub fn pack_args(
                 block.write(slot.offset, slot.size, &(*p as u64).to_ne_bytes())
             }
             ArgValue::Bytes(b) => block.write(slot.offset, slot.size, b),
+            ArgValue::Sampler(bits) => block.write(slot.offset, 4, &bits.to_ne_bytes()),
         }
     }
     Ok(PackedArgs {

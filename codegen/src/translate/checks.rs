@@ -199,10 +199,7 @@ impl Translator<'_, '_, '_> {
                 let limit = self.b.ins().isub(span, size);
                 let too_small = self.b.ins().icmp(IntCC::UnsignedGreaterThan, limit, span);
                 let offset = self.b.ins().isub(addr, bounds.lo);
-                let beyond = self
-                    .b
-                    .ins()
-                    .icmp(IntCC::UnsignedGreaterThan, offset, limit);
+                let beyond = self.b.ins().icmp(IntCC::UnsignedGreaterThan, offset, limit);
                 let failed = self.b.ins().bor(beyond, too_small);
                 self.fail_if(failed, |t| {
                     let site = t.check_site(kind, report_size, &bounds.object);

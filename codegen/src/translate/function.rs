@@ -967,6 +967,15 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 self.b.ins().fence();
             }
             ControlBarrier => self.control_barrier(inst)?,
+            SampledImage
+            | ImageRead
+            | ImageWrite
+            | ImageSampleExplicitLod
+            | ImageQuerySizeLod
+            | ImageQuerySize
+            | ImageQueryFormat
+            | ImageQueryOrder
+            | ImageQueryLevels => self.image_instruction(inst)?,
             _ => {
                 return err(format!(
                     "error: instruction Op{op:?} is not supported by Ferrocl's codegen yet\n"

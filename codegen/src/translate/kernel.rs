@@ -141,6 +141,11 @@ pub(crate) fn build(
                 Some(Type::Pointer { pointee, .. }) => Arg::ByVal { addr, ty: *pointee },
                 _ => Arg::Ready(Val::C(Vec::new())), // placeholder, loaded below with the translator
             },
+            // A sampler argument is its 32-bit pattern in the slot's first bytes (abi.rs).
+            ArgKind::Sampler => {
+                let bits = b.ins().load(types::I32, ro, addr, 0);
+                Arg::Ready(Val::S(b.ins().uextend(types::I64, bits)))
+            }
             _ => Arg::Ready(Val::S(b.ins().load(types::I64, ro, addr, 0))),
         });
     }

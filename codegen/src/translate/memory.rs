@@ -362,9 +362,17 @@ impl Translator<'_, '_, '_> {
                 }
                 Ok(Val::S(v))
             }
-            Op::ConstantSampler => err(
-                "error: OpConstantSampler needs image support, which this device does not have\n",
-            ),
+            // A literal sampler: its 32-bit pattern (abi.rs `sampler`), as sampler values are.
+            Op::ConstantSampler => {
+                use crate::abi::sampler;
+                let (address, normalized, filter) = g.constant_sampler()?;
+                let bits = sampler::bits(
+                    normalized != 0,
+                    sampler::address_from_spirv(address),
+                    sampler::filter_from_spirv(filter),
+                );
+                Ok(Val::S(self.b.ins().iconst(types::I64, i64::from(bits))))
+            }
             other => err(format!(
                 "error: module-scope Op{other:?} %{id} is not supported as a value yet\n"
             )),

@@ -16,6 +16,7 @@ mod generic;
 mod geometric;
 mod group;
 mod half;
+mod image;
 mod inline_math;
 mod kernel;
 mod memory;

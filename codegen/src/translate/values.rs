@@ -164,6 +164,8 @@ pub(crate) fn shape(m: &Module, ty: u32) -> Result<Shape, BuildError> {
             }
             Shape::C(vec![shape(m, *elem)?; *len as usize])
         }
+        // A sampled image is the pair (image descriptor address, sampler pattern).
+        Some(Type::SampledImage { .. }) => Shape::C(vec![Shape::S(types::I64); 2]),
         Some(Type::Struct { members, .. }) => Shape::C(
             members
                 .iter()

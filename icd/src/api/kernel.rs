@@ -12,6 +12,7 @@ use ferrocl_runtime::memory::Mem;
 use ferrocl_runtime::platform::Device;
 use ferrocl_runtime::program::Program;
 use ferrocl_runtime::queue::Queue;
+use ferrocl_runtime::sampler::Sampler;
 use ferrocl_runtime::CLResult;
 use ferrocl_runtime::ClObject;
 use opencl_sys::*;
@@ -119,7 +120,10 @@ pub unsafe extern "C" fn clSetKernelArg(
                         ArgValue::Mem(None)
                     } else {
                         let m = arc::<Mem>(h)?;
-                        if !Arc::ptr_eq(&m.context, &k.program.context) {
+                        // A pointer argument takes a buffer, not an image.
+                        if !Arc::ptr_eq(&m.context, &k.program.context)
+                            || m.image_descriptor().is_some()
+                        {
                             return Err(CL_INVALID_MEM_OBJECT);
                         }
                         ArgValue::Mem(Some(Arc::downgrade(&m)))
@@ -147,15 +151,44 @@ pub unsafe extern "C" fn clSetKernelArg(
                     if arg_size != std::mem::size_of::<cl_sampler>() {
                         return Err(CL_INVALID_ARG_SIZE);
                     }
-                    // No sampler object can exist on this device (no image support).
-                    return Err(CL_INVALID_SAMPLER);
+                    if arg_value.is_null() {
+                        return Err(CL_INVALID_SAMPLER);
+                    }
+                    let sampler = obj::<Sampler>(*(arg_value as *const cl_sampler))?;
+                    if !Arc::ptr_eq(&sampler.context, &k.program.context) {
+                        return Err(CL_INVALID_SAMPLER);
+                    }
+                    ArgValue::Sampler(sampler.bits())
                 }
-                ArgKind::Image { .. } => {
+                ArgKind::Image { access } => {
                     if arg_size != std::mem::size_of::<cl_mem>() {
                         return Err(CL_INVALID_ARG_SIZE);
                     }
-                    // No image object can exist on this device.
-                    return Err(CL_INVALID_MEM_OBJECT);
+                    if arg_value.is_null() {
+                        return Err(CL_INVALID_MEM_OBJECT);
+                    }
+                    let m = arc::<Mem>(*(arg_value as *const cl_mem))?;
+                    if m.image_descriptor().is_none() {
+                        return Err(CL_INVALID_MEM_OBJECT);
+                    }
+                    if !Arc::ptr_eq(&m.context, &k.program.context) {
+                        return Err(CL_INVALID_MEM_OBJECT);
+                    }
+                    // API 5.10: a read_only image argument given an image the device may only
+                    // write, or a write_only one given a read-only image, is invalid.
+                    let flags = m.flags as cl_bitfield;
+                    let refused = match access {
+                        AccessQualifier::ReadOnly => flags & CL_MEM_WRITE_ONLY != 0,
+                        AccessQualifier::WriteOnly => flags & CL_MEM_READ_ONLY != 0,
+                        AccessQualifier::ReadWrite => {
+                            flags & (CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY) != 0
+                        }
+                        _ => false,
+                    };
+                    if refused {
+                        return Err(CL_INVALID_ARG_VALUE);
+                    }
+                    ArgValue::Mem(Some(Arc::downgrade(&m)))
                 }
             };
             k.set_arg(idx, arg_size, value)
