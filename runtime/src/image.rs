@@ -14,7 +14,7 @@ use opencl_sys::*;
 use crate::context::Context;
 use crate::memory::{check_flags, Mem, MemKind, Rect};
 use crate::object::CLResult;
-use crate::pixel::{channel_bytes, is_packed, is_srgb, stored_components};
+use crate::pixel::{channel_bytes, is_packed, is_srgb, texel_channels};
 
 /// The image types of the host API.
 pub const IMAGE_TYPES: [cl_mem_object_type; 6] = [
@@ -103,9 +103,8 @@ pub fn element_size(format: &cl_image_format) -> CLResult<usize> {
     if is_packed(ty) {
         return Ok(bytes);
     }
-    let channels = stored_components(format.image_channel_order)
-        .ok_or(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)?
-        .len();
+    let channels =
+        texel_channels(format.image_channel_order).ok_or(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)?;
     Ok(bytes * channels)
 }
 

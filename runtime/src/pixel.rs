@@ -56,6 +56,13 @@ pub fn stored_components(order: cl_channel_order) -> Option<&'static [usize]> {
     })
 }
 
+/// Channels a texel of `order` occupies (of a non-packed type): its stored components, plus
+/// the unused fourth channel of CL_sRGBx (laid out as four channels, as the Khronos CTS does).
+pub fn texel_channels(order: cl_channel_order) -> Option<usize> {
+    let n = stored_components(order)?.len();
+    Some(if order == CL_sRGBx { 4 } else { n })
+}
+
 /// Whether the order's R, G, B are sRGB-encoded (alpha stays linear).
 pub fn is_srgb(order: cl_channel_order) -> bool {
     matches!(order, CL_sRGB | CL_sRGBx | CL_sRGBA | CL_sBGRA)
@@ -198,6 +205,10 @@ pub fn encode(
                         size,
                         encode_float_channel(channel_type, srgb, k, c[k]),
                     );
+                }
+                // The unused channel of CL_sRGBx.
+                for _ in components.len()..texel_channels(order)? {
+                    store(&mut out, size, 0);
                 }
             }
         }
@@ -495,7 +506,8 @@ mod tests {
         let c = Color::Float([0.5, 0.001, 1.0, 0.5]);
         assert_eq!(enc(CL_sRGBA, CL_UNORM_INT8, c), [188, 3, 255, 128]);
         assert_eq!(enc(CL_sBGRA, CL_UNORM_INT8, c), [255, 3, 188, 128]);
-        assert_eq!(enc(CL_sRGBx, CL_UNORM_INT8, c), [188, 3, 255]);
+        // sRGBx texels are four bytes; the fourth is unused.
+        assert_eq!(enc(CL_sRGBx, CL_UNORM_INT8, c), [188, 3, 255, 0]);
         // 188/255 = 0.737255 → ((0.737255 + 0.055)/1.055)^2.4 = 0.502886.
         let Some(Color::Float(f)) = decode(CL_sRGBA, CL_UNORM_INT8, &[188, 10, 0, 128]) else {
             panic!()

@@ -852,7 +852,18 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 self.composite(inst)?
             }
             Undef | ConstantNull => {
-                let s = self.shape_of_type(self.result_type(inst)?)?;
+                let ty = self.result_type(inst)?;
+                if matches!(
+                    self.m.ty(ty),
+                    Some(Type::Image { .. } | Type::Sampler | Type::SampledImage { .. })
+                ) {
+                    return err(format!(
+                        "error: {} makes an image or sampler out of nothing; they come from \
+                         kernel arguments and literal samplers only\n",
+                        inst.describe()
+                    ));
+                }
+                let s = self.shape_of_type(ty)?;
                 let v = s.zero(&mut self.b);
                 self.define(inst, v)?;
             }

@@ -90,11 +90,13 @@ fn is_srgb(o: u32) -> bool {
     matches!(o, order::SRGB | order::SRGBX | order::SRGBA | order::SBGRA)
 }
 
-/// Orders whose CL_ADDRESS_CLAMP border colour has alpha 1 (no alpha channel of their own).
+/// Orders whose CL_ADDRESS_CLAMP border colour has alpha 1: those without an alpha channel,
+/// the `x` orders included (as the Khronos CTS reads 5.3.1.1).
 fn border_alpha_is_one(o: u32) -> bool {
+    use order::*;
     matches!(
         o,
-        order::R | order::RG | order::RGB | order::LUMINANCE | order::SRGB
+        R | RG | RGB | LUMINANCE | SRGB | RX | RGX | RGBX | SRGBX | DEPTH
     )
 }
 
@@ -203,6 +205,7 @@ impl Translator<'_, '_, '_> {
             Op::ImageSampleExplicitLod => self.image_sample(inst),
             Op::ImageQuerySizeLod | Op::ImageQuerySize => self.image_query_size(inst),
             Op::ImageQueryFormat | Op::ImageQueryOrder | Op::ImageQueryLevels => {
+                self.image_shape(inst, 0)?;
                 let image = self.scalar_operand(inst, 0)?;
                 let field = match inst.opcode() {
                     Op::ImageQueryFormat => ImageDescriptor::CHANNEL_DATA_TYPE,
@@ -294,9 +297,30 @@ impl Translator<'_, '_, '_> {
         }
     }
 
-    /// The coordinate components of operand `i` as i64 or f32 leaves.
-    fn coordinates(&mut self, inst: Inst<'_>, i: usize) -> Result<Vec<Value>, BuildError> {
-        Ok(self.operand(inst, i)?.flat())
+    /// The coordinate components of operand `i`: integers, or (`float_allowed`, for sampled
+    /// reads) f32s.
+    fn coordinates(
+        &mut self,
+        inst: Inst<'_>,
+        i: usize,
+        float_allowed: bool,
+    ) -> Result<Vec<Value>, BuildError> {
+        let leaves = self.operand(inst, i)?.flat();
+        for &c in &leaves {
+            let t = self.ty_of(c);
+            if !(t.is_int() || (float_allowed && t == types::F32)) {
+                return err(format!(
+                    "error: {} has a coordinate of type {t}; env 7 wants {}\n",
+                    inst.describe(),
+                    if float_allowed {
+                        "32-bit floats or integers"
+                    } else {
+                        "integers"
+                    }
+                ));
+            }
+        }
+        Ok(leaves)
     }
 
     /// Integer coordinates (i64) clamped into the image: x, y, z where y and z are 0 when the
@@ -649,7 +673,7 @@ impl Translator<'_, '_, '_> {
     fn image_read(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let shape = self.image_shape(inst, 0)?;
         let image = self.scalar_operand(inst, 0)?;
-        let coords = self.coordinates(inst, 1)?;
+        let coords = self.coordinates(inst, 1, false)?;
         let kind = self.kind_of(self.result_type(inst)?);
         let d = self.load_desc(image);
         let xyz = self.clamped_texel(&d, shape, &coords)?;
@@ -661,7 +685,7 @@ impl Translator<'_, '_, '_> {
     fn image_write(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let shape = self.image_shape(inst, 0)?;
         let image = self.scalar_operand(inst, 0)?;
-        let coords = self.coordinates(inst, 1)?;
+        let coords = self.coordinates(inst, 1, false)?;
         let texel_id = self.id_operand(inst, 2)?;
         let kind = self.kind_of(self.m.type_of(texel_id).unwrap_or(0));
         let texel = self.operand(inst, 2)?.flat();
@@ -892,7 +916,7 @@ impl Translator<'_, '_, '_> {
             [Val::S(i), Val::S(s)] => (*i, *s),
             _ => return err("error: OpImageSampleExplicitLod needs a sampled image\n"),
         };
-        let coords = self.coordinates(inst, 1)?;
+        let coords = self.coordinates(inst, 1, true)?;
         let kind = self.kind_of(self.result_type(inst)?);
         let d = self.load_desc(image);
         let n = shape.spatial() + usize::from(shape.arrayed);
