@@ -3,6 +3,7 @@
 
 mod check;
 mod cl;
+mod images;
 mod kernels;
 mod probe;
 mod report;
@@ -34,6 +35,8 @@ usage: ferrocl-bench [options]
   --ferrocl-source     give the Ferrocl slot OpenCL C instead of SPIR-V (clCreateProgramWithSource),
                        built cold (empty program cache), then again from the cache (F warm row)
   --svm                only compare SVM with buffers (copy, fill, a triad kernel) on each platform
+  --images             only run the image kernels (blur, NV12 -> RGBA, 3D gradient) on each platform
+                       (sets FERROCL_IMAGES=on for Ferrocl)
 Ferrocl runs SPIR-V built with the driver's OpenCL C recipe (clang-15/opt-15/llvm-spirv-15);
 PoCL runs the same OpenCL C. POCL_KERNEL_CACHE=0 is set unless already set.";
 
@@ -52,6 +55,7 @@ struct Options {
     ferrocl_name: String,
     ferrocl_source: bool,
     svm: bool,
+    images: bool,
 }
 
 fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
@@ -70,6 +74,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
         ferrocl_name: "Ferrocl".into(),
         ferrocl_source: false,
         svm: false,
+        images: false,
     };
     let mut args = args.peekable();
     while let Some(a) = args.next() {
@@ -104,6 +109,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--ferrocl-name" => o.ferrocl_name = value("--ferrocl-name")?,
             "--ferrocl-source" => o.ferrocl_source = true,
             "--svm" => o.svm = true,
+            "--images" => o.images = true,
             "-h" | "--help" => return Err(String::new()),
             other => return Err(format!("unknown argument {other:?}")),
         }
@@ -490,6 +496,10 @@ fn main() {
             std::process::exit(if e.is_empty() { 0 } else { 2 });
         }
     };
+    if opts.images && std::env::var_os("FERROCL_IMAGES").is_none() {
+        // Before the first CL call: Ferrocl reads its settings once.
+        std::env::set_var("FERROCL_IMAGES", "on");
+    }
     let specs: Vec<Spec> = kernels::all()
         .into_iter()
         .filter(|s| {
@@ -596,6 +606,11 @@ fn main() {
     if opts.svm {
         let contexts: Vec<(&str, &Context)> = plats.iter().map(|p| (p.label, &p.ctx)).collect();
         svm::run(&contexts, reps);
+        return;
+    }
+    if opts.images {
+        let contexts: Vec<(&str, &Context)> = plats.iter().map(|p| (p.label, &p.ctx)).collect();
+        images::run(&contexts, reps);
         return;
     }
     warm_up(&plats);
