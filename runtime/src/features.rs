@@ -336,7 +336,12 @@ pub const FEATURES: &[Feature] = &[
         switch: Switch::NotImplemented(
             "image operations in kernels are not implemented yet; FERROCL_IMAGES=on gives the host API only",
         ),
-        extensions: &[],
+        // Without them, clGetSupportedImageFormats lists no depth formats and no 3D formats a
+        // kernel may write (`image.rs`), as the API spec's consistency rules require.
+        extensions: &[
+            ext("cl_khr_depth_images", 1),
+            ext("cl_khr_3d_image_writes", 1),
+        ],
         opencl_c_features: &[
             ("__opencl_c_images", V3),
             ("__opencl_c_3d_image_writes", V3),

@@ -14,7 +14,7 @@ use opencl_sys::*;
 use crate::context::Context;
 use crate::memory::{check_flags, Mem, MemKind, Rect};
 use crate::object::CLResult;
-use crate::pixel::{channel_bytes, is_packed, is_srgb, stored_components};
+use crate::pixel::{channel_bytes, channel_slots, is_packed, is_srgb};
 
 /// The image types of the host API.
 pub const IMAGE_TYPES: [cl_mem_object_type; 6] = [
@@ -103,26 +103,68 @@ pub fn element_size(format: &cl_image_format) -> CLResult<usize> {
     if is_packed(ty) {
         return Ok(bytes);
     }
-    let channels = stored_components(format.image_channel_order)
-        .ok_or(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)?
-        .len();
+    let channels =
+        channel_slots(format.image_channel_order).ok_or(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)?;
     Ok(bytes * channels)
 }
 
+/// What the devices' kernels can do with images, which narrows the formats offered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelImageSupport {
+    /// `cl_khr_depth_images`: depth formats exist only with it.
+    pub depth: bool,
+    /// `cl_khr_3d_image_writes`: 3D images a kernel may write exist only with it.
+    pub writes_3d: bool,
+    /// `cl_khr_srgb_image_writes`: sRGB images a kernel may write exist only with it.
+    pub writes_srgb: bool,
+}
+
+impl KernelImageSupport {
+    /// What every device of `context` supports.
+    pub fn of(context: &Context) -> Self {
+        let all = |name: &str| {
+            context
+                .devices
+                .iter()
+                .all(|d| d.config.extensions.iter().any(|e| e.name == name))
+        };
+        KernelImageSupport {
+            depth: all("cl_khr_depth_images"),
+            writes_3d: all("cl_khr_3d_image_writes"),
+            writes_srgb: all("cl_khr_srgb_image_writes"),
+        }
+    }
+}
+
+/// Whether access `flags` let kernels write the image: write-only, read-write (also the
+/// default when no access flag is given) and kernel read-and-write.
+fn kernel_may_write(flags: cl_mem_flags) -> bool {
+    let read_only = CL_MEM_READ_ONLY as cl_mem_flags;
+    let kernel_rw = CL_MEM_KERNEL_READ_AND_WRITE as cl_mem_flags;
+    flags & read_only == 0 || flags & kernel_rw != 0
+}
+
 /// Whether the device supports `format` for `image_type` with access `flags`: depth images are
-/// 2D and 2D arrays only (cl_khr_depth_images), and sRGB images are read-only in kernels (no
-/// cl_khr_srgb_image_writes).
-fn supports(format: &cl_image_format, image_type: cl_mem_object_type, flags: cl_mem_flags) -> bool {
+/// 2D and 2D arrays only and need cl_khr_depth_images; a kernel may write 3D images only with
+/// cl_khr_3d_image_writes and sRGB images only with cl_khr_srgb_image_writes.
+fn supports(
+    format: &cl_image_format,
+    image_type: cl_mem_object_type,
+    flags: cl_mem_flags,
+    kernels: KernelImageSupport,
+) -> bool {
     if format.image_channel_order == CL_DEPTH
-        && !matches!(
-            image_type,
-            CL_MEM_OBJECT_IMAGE2D | CL_MEM_OBJECT_IMAGE2D_ARRAY
-        )
+        && (!kernels.depth
+            || !matches!(
+                image_type,
+                CL_MEM_OBJECT_IMAGE2D | CL_MEM_OBJECT_IMAGE2D_ARRAY
+            ))
     {
         return false;
     }
-    let kernel_writes = (CL_MEM_WRITE_ONLY | CL_MEM_KERNEL_READ_AND_WRITE) as cl_mem_flags;
-    !(is_srgb(format.image_channel_order) && flags & kernel_writes != 0)
+    let unwritable = (image_type == CL_MEM_OBJECT_IMAGE3D && !kernels.writes_3d)
+        || (is_srgb(format.image_channel_order) && !kernels.writes_srgb);
+    !(unwritable && kernel_may_write(flags))
 }
 
 /// Whether every device of `context` has images (`CL_DEVICE_IMAGE_SUPPORT`).
@@ -153,7 +195,7 @@ pub fn supported_formats(
                 image_channel_data_type: ty,
             })
         })
-        .filter(|f| supports(f, image_type, flags))
+        .filter(|f| supports(f, image_type, flags, KernelImageSupport::of(context)))
         .collect())
 }
 
@@ -233,11 +275,9 @@ fn limits(context: &Context) -> CLResult<crate::config::ImageLimits> {
 
 impl ImageDesc {
     /// Checks a `clCreateImage` request (every rule of the image descriptor and the format
-    /// descriptor) and settles pitches. `flags` are the image's flags after inheritance from a
-    /// source object; `host_ptr` is whether the application gave one.
+    /// descriptor) and settles pitches; `host_ptr` is whether the application gave one.
     pub fn new(
         context: &Context,
-        flags: cl_mem_flags,
         format: Option<&cl_image_format>,
         request: &ImageRequest,
         host_ptr: bool,
@@ -361,7 +401,11 @@ impl ImageDesc {
         if let Some(source) = &r.source {
             desc.check_source(source, &limits)?;
         }
-        if !supports(format, ty, flags) {
+        // The spec's condition is the format alone ("no devices in context that support
+        // image_format"): what kernels may do with it under `flags` narrows the format list,
+        // not creation (the CTS creates 3D images read-write on devices without 3D writes).
+        let most_permissive = CL_MEM_READ_ONLY as cl_mem_flags;
+        if !supports(format, ty, most_permissive, KernelImageSupport::of(context)) {
             return Err(CL_IMAGE_FORMAT_NOT_SUPPORTED);
         }
         Ok(desc)
@@ -380,8 +424,11 @@ impl ImageDesc {
                 {
                     return Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
                 }
+                // A pixel's alignment is its size rounded up to a power of two (3-byte sRGB
+                // pixels align to 4), as the CTS computes it.
+                let pixel_alignment = self.element_size.next_power_of_two();
                 if !(source.address() as usize)
-                    .is_multiple_of(limits.base_address_alignment * self.element_size)
+                    .is_multiple_of(limits.base_address_alignment * pixel_alignment)
                 {
                     return Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
                 }
@@ -594,6 +641,7 @@ mod tests {
             (CL_RGBA, CL_UNORM_INT_101010_2, 4),
             (CL_sRGBA, CL_UNORM_INT8, 4),
             (CL_sRGB, CL_UNORM_INT8, 3),
+            (CL_sRGBx, CL_UNORM_INT8, 4),
             (CL_DEPTH, CL_FLOAT, 4),
             (CL_INTENSITY, CL_HALF_FLOAT, 2),
             (CL_ABGR, CL_SNORM_INT8, 4),
@@ -665,22 +713,45 @@ mod tests {
     }
 
     #[test]
-    fn support_depends_on_type_and_access() {
+    fn support_depends_on_type_access_and_kernel_extensions() {
+        let none = KernelImageSupport::default();
+        let all = KernelImageSupport {
+            depth: true,
+            writes_3d: true,
+            writes_srgb: true,
+        };
+        let ro = CL_MEM_READ_ONLY as cl_mem_flags;
+        let wo = CL_MEM_WRITE_ONLY as cl_mem_flags;
         let depth = fmt(CL_DEPTH, CL_FLOAT);
-        assert!(supports(&depth, CL_MEM_OBJECT_IMAGE2D, 0));
-        assert!(supports(&depth, CL_MEM_OBJECT_IMAGE2D_ARRAY, 0));
-        assert!(!supports(&depth, CL_MEM_OBJECT_IMAGE3D, 0));
+        assert!(supports(&depth, CL_MEM_OBJECT_IMAGE2D, 0, all));
+        assert!(supports(&depth, CL_MEM_OBJECT_IMAGE2D_ARRAY, ro, all));
+        assert!(!supports(&depth, CL_MEM_OBJECT_IMAGE3D, ro, all));
+        assert!(!supports(&depth, CL_MEM_OBJECT_IMAGE2D, ro, none));
+        let rgba = fmt(CL_RGBA, CL_UNORM_INT8);
+        assert!(supports(&rgba, CL_MEM_OBJECT_IMAGE3D, ro, none));
+        for flags in [
+            0,
+            wo,
+            CL_MEM_READ_WRITE as _,
+            CL_MEM_KERNEL_READ_AND_WRITE as _,
+        ] {
+            assert!(
+                !supports(&rgba, CL_MEM_OBJECT_IMAGE3D, flags, none),
+                "{flags:#x}"
+            );
+            assert!(
+                supports(&rgba, CL_MEM_OBJECT_IMAGE3D, flags, all),
+                "{flags:#x}"
+            );
+            assert!(
+                supports(&rgba, CL_MEM_OBJECT_IMAGE2D, flags, none),
+                "{flags:#x}"
+            );
+        }
         let srgb = fmt(CL_sRGBA, CL_UNORM_INT8);
-        assert!(supports(
-            &srgb,
-            CL_MEM_OBJECT_IMAGE2D,
-            CL_MEM_READ_ONLY as _
-        ));
-        assert!(!supports(
-            &srgb,
-            CL_MEM_OBJECT_IMAGE2D,
-            CL_MEM_WRITE_ONLY as _
-        ));
+        assert!(supports(&srgb, CL_MEM_OBJECT_IMAGE2D, ro, none));
+        assert!(!supports(&srgb, CL_MEM_OBJECT_IMAGE2D, 0, none));
+        assert!(supports(&srgb, CL_MEM_OBJECT_IMAGE2D, wo, all));
     }
 
     #[test]

@@ -215,9 +215,13 @@ impl Kernel {
     pub fn set_arg(&self, index: usize, size: usize, value: ArgValue) -> CLResult<()> {
         let kind = self.arg_kind(index)?;
         let ok = match (kind, &value) {
-            (ArgKind::Buffer { .. }, ArgValue::Mem(_)) => {
+            (ArgKind::Buffer { .. }, ArgValue::Mem(m)) => {
                 if size != std::mem::size_of::<cl_mem>() {
                     return Err(CL_INVALID_ARG_SIZE);
+                }
+                // An image is no buffer: its pixels are not a pointer a kernel may use.
+                if let Some(m) = m.as_ref().and_then(Weak::upgrade) {
+                    m.expect_buffer()?;
                 }
                 true
             }
