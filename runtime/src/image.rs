@@ -569,7 +569,7 @@ impl ImageDesc {
             if slice_pitch != 0 {
                 return Err(CL_INVALID_VALUE);
             }
-            return Ok((row, row * region[1]));
+            return Ok((row, row.checked_mul(region[1]).ok_or(CL_INVALID_VALUE)?));
         }
         let rows = if self.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY {
             1
