@@ -1484,11 +1484,19 @@ fn bad_input_gives_the_spec_errors() {
             "{row} {slice}"
         );
     }
-    let one_d_slice = desc(CL_MEM_OBJECT_IMAGE2D, 4, 4, 0, 0, 0, 64, null_mut());
+    // A 2D image has no slices: a slice pitch needs a host pointer, and with one it is
+    // ignored (reported as 0).
+    let slice_2d = desc(CL_MEM_OBJECT_IMAGE2D, 4, 4, 0, 0, 0, 64, null_mut());
     assert_eq!(
-        create(&env, CL_MEM_COPY_HOST_PTR, &RGBA8, &one_d_slice, hp),
+        create(&env, 0, &RGBA8, &slice_2d, null_mut()),
         Err(CL_INVALID_IMAGE_DESCRIPTOR)
     );
+    let m = check(
+        create(&env, CL_MEM_COPY_HOST_PTR, &RGBA8, &slice_2d, hp),
+        "2D with a slice pitch",
+    );
+    assert_eq!(image_info::<usize>(m, CL_IMAGE_SLICE_PITCH), 0);
+    release(m);
     // Sizes: zero, beyond the limits, 1D buffer images without a buffer.
     for d in [
         sized(CL_MEM_OBJECT_IMAGE2D, 0, 4, 0, 0),

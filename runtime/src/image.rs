@@ -292,7 +292,6 @@ impl ImageDesc {
         }
         // What mem_object may be: a buffer for 1D buffer and 2D images, a 2D image for 2D.
         let source_image = r.source.as_ref().and_then(|m| m.image().copied());
-        let from_buffer = r.source.is_some() && source_image.is_none();
         let allowed = match (&r.source, source_image) {
             (None, _) => ty != CL_MEM_OBJECT_IMAGE1D_BUFFER,
             (Some(_), None) => matches!(ty, CL_MEM_OBJECT_IMAGE1D_BUFFER | CL_MEM_OBJECT_IMAGE2D),
@@ -334,11 +333,10 @@ impl ImageDesc {
         {
             return Err(CL_INVALID_IMAGE_SIZE);
         }
-        // Pitches: given only with a host pointer, for a 2D image over a buffer, or (equal to
+        // Pitches: given only with a host pointer, for an image over a buffer, or (equal to
         // it) for a view of another image, whose pitch is the default.
         let tight_row = r.width * element;
-        let row_pitch_allowed =
-            host_ptr || (from_buffer && ty == CL_MEM_OBJECT_IMAGE2D) || source_image.is_some();
+        let row_pitch_allowed = host_ptr || r.source.is_some();
         if !row_pitch_allowed && r.row_pitch != 0 {
             return Err(CL_INVALID_IMAGE_DESCRIPTOR);
         }
@@ -354,7 +352,9 @@ impl ImageDesc {
             ty,
             CL_MEM_OBJECT_IMAGE1D_ARRAY | CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D
         );
-        if (!host_ptr || !has_slices) && r.slice_pitch != 0 {
+        // A slice pitch needs a host pointer; a 1D or 2D image has no slices, so one given with
+        // its host pointer or buffer is ignored (the CTS passes them).
+        if !host_ptr && r.slice_pitch != 0 && (has_slices || r.source.is_none()) {
             return Err(CL_INVALID_IMAGE_DESCRIPTOR);
         }
         let rows_per_slice = if ty == CL_MEM_OBJECT_IMAGE1D_ARRAY {
