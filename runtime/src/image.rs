@@ -754,6 +754,122 @@ mod tests {
         assert!(supports(&srgb, CL_MEM_OBJECT_IMAGE2D, wo, all));
     }
 
+    fn image_context() -> std::sync::Arc<Context> {
+        let settings = crate::settings::Settings::parse(
+            |k| (k == "FERROCL_IMAGES").then(|| "on".to_owned()),
+            |w| panic!("{w}"),
+        );
+        Context::new(vec![crate::platform::test_device(&settings)], Vec::new())
+    }
+
+    fn request(image_type: u32, size: [usize; 4], pitches: [usize; 2]) -> ImageRequest {
+        ImageRequest {
+            image_type,
+            width: size[0],
+            height: size[1],
+            depth: size[2],
+            array_size: size[3],
+            row_pitch: pitches[0],
+            slice_pitch: pitches[1],
+            num_mip_levels: 0,
+            num_samples: 0,
+            source: None,
+        }
+    }
+
+    #[test]
+    fn descriptors_are_validated_and_pitches_settled() {
+        let c = image_context();
+        let rgba = fmt(CL_RGBA, CL_UNORM_INT8);
+        let new = |r: &ImageRequest, host: bool| ImageDesc::new(&c, Some(&rgba), r, host);
+        // Tight pitches by default; unused sizes read 0.
+        let d = new(
+            &request(CL_MEM_OBJECT_IMAGE2D_ARRAY, [3, 2, 9, 4], [0, 0]),
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            (d.row_pitch, d.slice_pitch, d.depth, d.array_size),
+            (12, 24, 0, 4)
+        );
+        assert_eq!(d.size(), Some(96));
+        let d = new(
+            &request(CL_MEM_OBJECT_IMAGE1D_ARRAY, [3, 9, 0, 4], [0, 0]),
+            false,
+        )
+        .unwrap();
+        assert_eq!((d.height, d.row_pitch, d.slice_pitch), (0, 12, 12));
+        // The application's pitches with a host pointer; rules on them.
+        let d = new(
+            &request(CL_MEM_OBJECT_IMAGE3D, [3, 2, 2, 0], [16, 48]),
+            true,
+        )
+        .unwrap();
+        assert_eq!((d.row_pitch, d.slice_pitch, d.size()), (16, 48, Some(96)));
+        for (pitches, host) in [
+            ([16, 0], false),
+            ([0, 48], false),
+            ([8, 0], true),
+            ([14, 0], true),
+            ([16, 40], true),
+            ([16, 36], true),
+        ] {
+            assert_eq!(
+                new(&request(CL_MEM_OBJECT_IMAGE3D, [3, 2, 2, 0], pitches), host),
+                Err(CL_INVALID_IMAGE_DESCRIPTOR),
+                "{pitches:?} {host}"
+            );
+        }
+        // Sizes against the device limits.
+        for (ty, size) in [
+            (CL_MEM_OBJECT_IMAGE2D, [0, 1, 0, 0]),
+            (CL_MEM_OBJECT_IMAGE2D, [16385, 1, 0, 0]),
+            (CL_MEM_OBJECT_IMAGE3D, [1, 1, 2049, 0]),
+            (CL_MEM_OBJECT_IMAGE2D_ARRAY, [1, 1, 0, 2049]),
+        ] {
+            assert_eq!(
+                new(&request(ty, size, [0, 0]), false),
+                Err(CL_INVALID_IMAGE_SIZE)
+            );
+        }
+        // Descriptor fields that must be zero, and a 1D buffer image without its buffer.
+        let mut r = request(CL_MEM_OBJECT_IMAGE2D, [1, 1, 0, 0], [0, 0]);
+        r.num_mip_levels = 1;
+        assert_eq!(new(&r, false), Err(CL_INVALID_IMAGE_DESCRIPTOR));
+        assert_eq!(
+            new(
+                &request(CL_MEM_OBJECT_IMAGE1D_BUFFER, [1, 0, 0, 0], [0, 0]),
+                false
+            ),
+            Err(CL_INVALID_IMAGE_DESCRIPTOR)
+        );
+        assert_eq!(
+            ImageDesc::new(
+                &c,
+                None,
+                &request(CL_MEM_OBJECT_IMAGE2D, [1, 1, 0, 0], [0, 0]),
+                false
+            ),
+            Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+        );
+        // Without images the context refuses them.
+        let plain = Context::new(
+            vec![crate::platform::test_device(
+                &crate::settings::Settings::parse(|_| None, |w| panic!("{w}")),
+            )],
+            Vec::new(),
+        );
+        assert_eq!(
+            ImageDesc::new(
+                &plain,
+                Some(&rgba),
+                &request(CL_MEM_OBJECT_IMAGE2D, [1, 1, 0, 0], [0, 0]),
+                false
+            ),
+            Err(CL_INVALID_OPERATION)
+        );
+    }
+
     #[test]
     fn regions_and_host_steps() {
         let d = ImageDesc {
