@@ -30,6 +30,11 @@ pub enum ArgValue {
     Svm(usize),
     Local(usize),
     Bytes(Vec<u8>),
+    /// An image, held as weakly as `Mem`; kernels receive the address of its descriptor
+    /// (`abi::ImageDescriptor`).
+    Image(Weak<Mem>),
+    /// A sampler as kernels see it: its `abi::sampler` bit pattern.
+    Sampler(u32),
 }
 
 /// What `clSetKernelExecInfo` told a kernel.
@@ -227,6 +232,18 @@ impl Kernel {
             }
             (ArgKind::Local, ArgValue::Local(n)) => {
                 if *n == 0 {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                true
+            }
+            (ArgKind::Image { .. }, ArgValue::Image(_)) => {
+                if size != std::mem::size_of::<cl_mem>() {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                true
+            }
+            (ArgKind::Sampler, ArgValue::Sampler(_)) => {
+                if size != std::mem::size_of::<cl_sampler>() {
                     return Err(CL_INVALID_ARG_SIZE);
                 }
                 true
@@ -564,6 +581,14 @@ pub fn pack_args(
             }
             ArgValue::Svm(p) => block.write(slot.offset, slot.size, &(*p as u64).to_ne_bytes()),
             ArgValue::Bytes(b) => block.write(slot.offset, slot.size, b),
+            ArgValue::Image(m) => {
+                let m = m.upgrade().ok_or(CL_INVALID_KERNEL_ARGS)?;
+                let descriptor = m.image_descriptor().ok_or(CL_INVALID_KERNEL_ARGS)?;
+                let addr = descriptor as *const ferrocl_codegen::ImageDescriptor as u64;
+                block.write(slot.offset, slot.size, &addr.to_ne_bytes());
+                keep.push(m);
+            }
+            ArgValue::Sampler(bits) => block.write(slot.offset, 4, &bits.to_ne_bytes()),
         }
     }
     Ok(PackedArgs {
@@ -833,6 +858,84 @@ mod tests {
         assert_eq!(
             pack_args(&slots, 32, 0, &missing).err(),
             Some(CL_INVALID_KERNEL_ARGS)
+        );
+    }
+
+    #[test]
+    fn images_pass_their_descriptor_and_samplers_their_bits() {
+        let settings = crate::settings::Settings::parse(
+            |k| (k == "FERROCL_IMAGES").then(|| "on".to_owned()),
+            |w| panic!("{w}"),
+        );
+        let device = crate::platform::test_device(&settings);
+        let context = crate::context::Context::new(vec![device], Vec::new());
+        let request = crate::image::ImageRequest {
+            image_type: CL_MEM_OBJECT_IMAGE2D,
+            width: 5,
+            height: 3,
+            depth: 0,
+            array_size: 0,
+            row_pitch: 0,
+            slice_pitch: 0,
+            num_mip_levels: 0,
+            num_samples: 0,
+            source: None,
+        };
+        let format = cl_image_format {
+            image_channel_order: CL_RG,
+            image_channel_data_type: CL_HALF_FLOAT,
+        };
+        // SAFETY: no host pointer.
+        let image = unsafe {
+            Mem::new_image(
+                context.clone(),
+                0,
+                Some(&format),
+                &request,
+                std::ptr::null_mut(),
+                vec![],
+            )
+        }
+        .unwrap();
+        let sampler = crate::sampler::Sampler::new(
+            context,
+            CL_TRUE,
+            CL_ADDRESS_CLAMP,
+            CL_FILTER_LINEAR,
+            Vec::new(),
+        )
+        .unwrap();
+        let slots = [
+            ArgSlot { offset: 0, size: 8 },
+            ArgSlot { offset: 8, size: 8 },
+        ];
+        let values = [
+            Some(ArgValue::Image(Arc::downgrade(&image))),
+            Some(ArgValue::Sampler(sampler.bits())),
+        ];
+        let p = pack_args(&slots, 16, 0, &values).unwrap();
+        // SAFETY: the block has at least 16 bytes.
+        let b = unsafe { std::slice::from_raw_parts(p.block.as_ptr(), 16) };
+        let address = u64::from_ne_bytes(b[..8].try_into().unwrap());
+        // SAFETY: the address of the image's descriptor, which the image (kept by `p`) owns.
+        let d = unsafe { &*(address as *const ferrocl_codegen::ImageDescriptor) };
+        assert_eq!(d.data, image.address() as u64);
+        assert_eq!((d.width, d.height, d.depth, d.array_size), (5, 3, 0, 0));
+        assert_eq!((d.row_pitch, d.slice_pitch, d.element_size), (20, 0, 4));
+        // SPIR-V's ImageChannelOrder RG = 2, ImageChannelDataType HalfFloat = 13.
+        assert_eq!((d.channel_order, d.channel_data_type), (2, 13));
+        // CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_CLAMP | CLK_FILTER_LINEAR.
+        assert_eq!(
+            u32::from_ne_bytes(b[8..12].try_into().unwrap()),
+            1 | 4 | 0x20
+        );
+        assert_eq!(p.keep.len(), 1);
+        drop(p);
+        drop(image);
+        assert_eq!(
+            pack_args(&slots, 16, 0, &values).err(),
+            Some(CL_INVALID_KERNEL_ARGS),
+            "a deleted image"
         );
     }
 

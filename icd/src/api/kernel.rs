@@ -12,6 +12,7 @@ use ferrocl_runtime::memory::Mem;
 use ferrocl_runtime::platform::Device;
 use ferrocl_runtime::program::Program;
 use ferrocl_runtime::queue::Queue;
+use ferrocl_runtime::sampler::Sampler;
 use ferrocl_runtime::CLResult;
 use ferrocl_runtime::ClObject;
 use opencl_sys::*;
@@ -147,15 +148,37 @@ pub unsafe extern "C" fn clSetKernelArg(
                     if arg_size != std::mem::size_of::<cl_sampler>() {
                         return Err(CL_INVALID_ARG_SIZE);
                     }
-                    // No sampler object can exist on this device (no image support).
-                    return Err(CL_INVALID_SAMPLER);
+                    if arg_value.is_null() {
+                        return Err(CL_INVALID_SAMPLER);
+                    }
+                    let s = obj::<Sampler>(*(arg_value as *const cl_sampler))?;
+                    if !Arc::ptr_eq(&s.context, &k.program.context) {
+                        return Err(CL_INVALID_SAMPLER);
+                    }
+                    ArgValue::Sampler(s.bits())
                 }
-                ArgKind::Image { .. } => {
+                ArgKind::Image { access } => {
                     if arg_size != std::mem::size_of::<cl_mem>() {
                         return Err(CL_INVALID_ARG_SIZE);
                     }
-                    // No image object can exist on this device.
-                    return Err(CL_INVALID_MEM_OBJECT);
+                    if arg_value.is_null() {
+                        return Err(CL_INVALID_MEM_OBJECT);
+                    }
+                    let m = arc::<Mem>(*(arg_value as *const cl_mem))?;
+                    if !Arc::ptr_eq(&m.context, &k.program.context) {
+                        return Err(CL_INVALID_MEM_OBJECT);
+                    }
+                    m.expect_image()?;
+                    // A read-only argument cannot take a write-only image, nor the reverse.
+                    let refused = match access {
+                        AccessQualifier::ReadOnly => CL_MEM_WRITE_ONLY,
+                        AccessQualifier::WriteOnly => CL_MEM_READ_ONLY,
+                        _ => 0,
+                    };
+                    if refused != 0 && m.has_flag(refused) {
+                        return Err(CL_INVALID_ARG_VALUE);
+                    }
+                    ArgValue::Image(Arc::downgrade(&m))
                 }
             };
             k.set_arg(idx, arg_size, value)
