@@ -1102,6 +1102,211 @@ mod tests {
         assert!(dst[len..].iter().all(|&b| b == 0));
     }
 
+    /// A context whose device has images (`FERROCL_IMAGES=on`).
+    fn image_context() -> (Arc<Context>, Arc<Device>) {
+        let settings = crate::settings::Settings::parse(
+            |k| (k == "FERROCL_IMAGES").then(|| "on".to_owned()),
+            |w| panic!("{w}"),
+        );
+        let d = crate::platform::test_device(&settings);
+        (Context::new(vec![d.clone()], Vec::new()), d)
+    }
+
+    fn image(c: &Arc<Context>, ty: u32, size: [usize; 4], order: u32, data_type: u32) -> Arc<Mem> {
+        let request = crate::image::ImageRequest {
+            image_type: ty,
+            width: size[0],
+            height: size[1],
+            depth: size[2],
+            array_size: size[3],
+            row_pitch: 0,
+            slice_pitch: 0,
+            num_mip_levels: 0,
+            num_samples: 0,
+            source: None,
+        };
+        let format = cl_image_format {
+            image_channel_order: order,
+            image_channel_data_type: data_type,
+        };
+        // SAFETY: no host pointer.
+        unsafe {
+            Mem::new_image(
+                c.clone(),
+                0,
+                Some(&format),
+                &request,
+                std::ptr::null_mut(),
+                vec![],
+            )
+        }
+        .unwrap()
+    }
+
+    #[test]
+    fn image_commands_move_pixels_through_pitches() {
+        let (c, d) = image_context();
+        let img = image(
+            &c,
+            CL_MEM_OBJECT_IMAGE2D,
+            [4, 3, 0, 0],
+            CL_RGBA,
+            CL_UNORM_INT8,
+        );
+        // Two rows of two texels from host memory with 12-byte rows, at (1, 1).
+        let mut src: Vec<u8> = (0..24).collect();
+        Command::write_image(img.clone(), [1, 1, 0], [2, 2, 1], 12, 0, host(&mut src))
+            .unwrap()
+            .run(&d)
+            .unwrap();
+        let mut all = vec![0u8; 48];
+        Command::read_image(img.clone(), [0; 3], [4, 3, 1], 0, 0, host(&mut all))
+            .unwrap()
+            .run(&d)
+            .unwrap();
+        assert_eq!(&all[20..28], &src[0..8]);
+        assert_eq!(&all[36..44], &src[12..20]);
+        assert!(all[..20].iter().all(|&b| b == 0));
+        // Fill converts the colour once: (0.5, 0, 1, 0.2) → (128, 0, 255, 51).
+        let color: Vec<u8> = [0.5f32, 0.0, 1.0, 0.2]
+            .iter()
+            .flat_map(|f| f.to_ne_bytes())
+            .collect();
+        Command::fill_image(img.clone(), &color, [3, 0, 0], [1, 3, 1])
+            .unwrap()
+            .run(&d)
+            .unwrap();
+        Command::read_image(img.clone(), [0; 3], [4, 3, 1], 0, 0, host(&mut all))
+            .unwrap()
+            .run(&d)
+            .unwrap();
+        for y in 0..3 {
+            assert_eq!(
+                &all[y * 16 + 12..y * 16 + 16],
+                &[128, 0, 255, 51],
+                "row {y}"
+            );
+        }
+        // Maps point into the image, with its pitches.
+        let (_, p, row, slice) =
+            Command::map_image(img.clone(), CL_MAP_READ as _, [1, 2, 0], [1, 1, 1]).unwrap();
+        assert_eq!(p, img.address().wrapping_add(2 * 16 + 4));
+        assert_eq!((row, slice), (16, 0));
+        Command::cancel_map(&img, p);
+    }
+
+    #[test]
+    fn image_commands_check_their_input() {
+        let (c, _) = image_context();
+        let img = image(
+            &c,
+            CL_MEM_OBJECT_IMAGE2D,
+            [4, 4, 0, 0],
+            CL_RGBA,
+            CL_UNORM_INT8,
+        );
+        let other = image(&c, CL_MEM_OBJECT_IMAGE2D, [4, 4, 0, 0], CL_R, CL_FLOAT);
+        let arr = image(
+            &c,
+            CL_MEM_OBJECT_IMAGE1D_ARRAY,
+            [8, 0, 0, 3],
+            CL_RGBA,
+            CL_UNORM_INT8,
+        );
+        let buf = {
+            // SAFETY: no host pointer.
+            unsafe { Mem::new_buffer(c.clone(), 0, 64, std::ptr::null_mut(), Vec::new()) }.unwrap()
+        };
+        let mut b = vec![0u8; 256];
+        let err = |r: CLResult<Command>| r.err();
+        assert_eq!(
+            err(Command::read_image(
+                img.clone(),
+                [0, 0, 1],
+                [1, 1, 1],
+                0,
+                0,
+                host(&mut b)
+            )),
+            Some(CL_INVALID_VALUE),
+            "origin[2] of a 2D image"
+        );
+        assert_eq!(
+            err(Command::read_image(
+                arr.clone(),
+                [0, 1, 0],
+                [8, 3, 1],
+                0,
+                0,
+                host(&mut b)
+            )),
+            Some(CL_INVALID_VALUE),
+            "past the last layer"
+        );
+        assert!(Command::read_image(arr.clone(), [0, 1, 0], [8, 2, 1], 0, 0, host(&mut b)).is_ok());
+        assert_eq!(
+            err(Command::read_image(
+                buf.clone(),
+                [0; 3],
+                [1, 1, 1],
+                0,
+                0,
+                host(&mut b)
+            )),
+            Some(CL_INVALID_MEM_OBJECT)
+        );
+        assert_eq!(
+            err(Command::read_buffer(img.clone(), 0, 4, host(&mut b))),
+            Some(CL_INVALID_MEM_OBJECT)
+        );
+        assert_eq!(
+            err(Command::copy_image(
+                img.clone(),
+                other,
+                [0; 3],
+                [0; 3],
+                [1, 1, 1]
+            )),
+            Some(CL_IMAGE_FORMAT_MISMATCH)
+        );
+        assert_eq!(
+            err(Command::copy_image(
+                img.clone(),
+                img.clone(),
+                [0; 3],
+                [1, 1, 0],
+                [2, 2, 1]
+            )),
+            Some(CL_MEM_COPY_OVERLAP)
+        );
+        assert!(
+            Command::copy_image(img.clone(), img.clone(), [0; 3], [2, 2, 0], [2, 2, 1]).is_ok()
+        );
+        assert_eq!(
+            err(Command::copy_image_to_buffer(
+                img.clone(),
+                buf.clone(),
+                [0; 3],
+                [4, 4, 1],
+                4
+            )),
+            Some(CL_INVALID_VALUE),
+            "64 bytes do not fit after offset 4"
+        );
+        assert!(
+            Command::copy_image_to_buffer(img.clone(), buf.clone(), [0; 3], [4, 4, 1], 0).is_ok()
+        );
+        assert_eq!(
+            err(Command::fill_image(img.clone(), &[0; 8], [0; 3], [1, 1, 1])),
+            Some(CL_INVALID_VALUE),
+            "a colour of 8 bytes"
+        );
+        assert_eq!(
+            Command::map_image(arr, CL_MAP_WRITE as _, [0; 3], [9, 1, 1]).err(),
+            Some(CL_INVALID_VALUE)
+        );
+    }
+
     #[test]
     fn map_is_recorded_until_unmap_or_cancel() {
         let m = buffer(64, 0);

@@ -14,7 +14,7 @@ use opencl_sys::*;
 use crate::context::Context;
 use crate::memory::{check_flags, Mem, MemKind, Rect};
 use crate::object::CLResult;
-use crate::pixel::{channel_bytes, is_packed, is_srgb, texel_channels};
+use crate::pixel::{channel_bytes, channel_slots, is_packed, is_srgb};
 
 /// The image types of the host API.
 pub const IMAGE_TYPES: [cl_mem_object_type; 6] = [
@@ -104,24 +104,67 @@ pub fn element_size(format: &cl_image_format) -> CLResult<usize> {
         return Ok(bytes);
     }
     let channels =
-        texel_channels(format.image_channel_order).ok_or(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)?;
+        channel_slots(format.image_channel_order).ok_or(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)?;
     Ok(bytes * channels)
 }
 
+/// What the devices' kernels can do with images, which narrows the formats offered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelImageSupport {
+    /// `cl_khr_depth_images`: depth formats exist only with it.
+    pub depth: bool,
+    /// `cl_khr_3d_image_writes`: 3D images a kernel may write exist only with it.
+    pub writes_3d: bool,
+    /// `cl_khr_srgb_image_writes`: sRGB images a kernel may write exist only with it.
+    pub writes_srgb: bool,
+}
+
+impl KernelImageSupport {
+    /// What every device of `context` supports.
+    pub fn of(context: &Context) -> Self {
+        let all = |name: &str| {
+            context
+                .devices
+                .iter()
+                .all(|d| d.config.extensions.iter().any(|e| e.name == name))
+        };
+        KernelImageSupport {
+            depth: all("cl_khr_depth_images"),
+            writes_3d: all("cl_khr_3d_image_writes"),
+            writes_srgb: all("cl_khr_srgb_image_writes"),
+        }
+    }
+}
+
+/// Whether access `flags` let kernels write the image: write-only, read-write (also the
+/// default when no access flag is given) and kernel read-and-write.
+fn kernel_may_write(flags: cl_mem_flags) -> bool {
+    let read_only = CL_MEM_READ_ONLY as cl_mem_flags;
+    let kernel_rw = CL_MEM_KERNEL_READ_AND_WRITE as cl_mem_flags;
+    flags & read_only == 0 || flags & kernel_rw != 0
+}
+
 /// Whether the device supports `format` for `image_type` with access `flags`: depth images are
-/// 2D and 2D arrays only (cl_khr_depth_images), and sRGB images are read-only in kernels (no
-/// cl_khr_srgb_image_writes).
-fn supports(format: &cl_image_format, image_type: cl_mem_object_type, flags: cl_mem_flags) -> bool {
+/// 2D and 2D arrays only and need cl_khr_depth_images; a kernel may write 3D images only with
+/// cl_khr_3d_image_writes and sRGB images only with cl_khr_srgb_image_writes.
+fn supports(
+    format: &cl_image_format,
+    image_type: cl_mem_object_type,
+    flags: cl_mem_flags,
+    kernels: KernelImageSupport,
+) -> bool {
     if format.image_channel_order == CL_DEPTH
-        && !matches!(
-            image_type,
-            CL_MEM_OBJECT_IMAGE2D | CL_MEM_OBJECT_IMAGE2D_ARRAY
-        )
+        && (!kernels.depth
+            || !matches!(
+                image_type,
+                CL_MEM_OBJECT_IMAGE2D | CL_MEM_OBJECT_IMAGE2D_ARRAY
+            ))
     {
         return false;
     }
-    let kernel_writes = (CL_MEM_WRITE_ONLY | CL_MEM_KERNEL_READ_AND_WRITE) as cl_mem_flags;
-    !(is_srgb(format.image_channel_order) && flags & kernel_writes != 0)
+    let unwritable = (image_type == CL_MEM_OBJECT_IMAGE3D && !kernels.writes_3d)
+        || (is_srgb(format.image_channel_order) && !kernels.writes_srgb);
+    !(unwritable && kernel_may_write(flags))
 }
 
 /// Whether every device of `context` has images (`CL_DEVICE_IMAGE_SUPPORT`).
@@ -152,7 +195,7 @@ pub fn supported_formats(
                 image_channel_data_type: ty,
             })
         })
-        .filter(|f| supports(f, image_type, flags))
+        .filter(|f| supports(f, image_type, flags, KernelImageSupport::of(context)))
         .collect())
 }
 
@@ -232,11 +275,9 @@ fn limits(context: &Context) -> CLResult<crate::config::ImageLimits> {
 
 impl ImageDesc {
     /// Checks a `clCreateImage` request (every rule of the image descriptor and the format
-    /// descriptor) and settles pitches. `flags` are the image's flags after inheritance from a
-    /// source object; `host_ptr` is whether the application gave one.
+    /// descriptor) and settles pitches; `host_ptr` is whether the application gave one.
     pub fn new(
         context: &Context,
-        flags: cl_mem_flags,
         format: Option<&cl_image_format>,
         request: &ImageRequest,
         host_ptr: bool,
@@ -251,7 +292,6 @@ impl ImageDesc {
         }
         // What mem_object may be: a buffer for 1D buffer and 2D images, a 2D image for 2D.
         let source_image = r.source.as_ref().and_then(|m| m.image().copied());
-        let from_buffer = r.source.is_some() && source_image.is_none();
         let allowed = match (&r.source, source_image) {
             (None, _) => ty != CL_MEM_OBJECT_IMAGE1D_BUFFER,
             (Some(_), None) => matches!(ty, CL_MEM_OBJECT_IMAGE1D_BUFFER | CL_MEM_OBJECT_IMAGE2D),
@@ -293,11 +333,10 @@ impl ImageDesc {
         {
             return Err(CL_INVALID_IMAGE_SIZE);
         }
-        // Pitches: given only with a host pointer, for a 2D image over a buffer, or (equal to
+        // Pitches: given only with a host pointer, for an image over a buffer, or (equal to
         // it) for a view of another image, whose pitch is the default.
         let tight_row = r.width * element;
-        let row_pitch_allowed =
-            host_ptr || (from_buffer && ty == CL_MEM_OBJECT_IMAGE2D) || source_image.is_some();
+        let row_pitch_allowed = host_ptr || r.source.is_some();
         if !row_pitch_allowed && r.row_pitch != 0 {
             return Err(CL_INVALID_IMAGE_DESCRIPTOR);
         }
@@ -313,7 +352,9 @@ impl ImageDesc {
             ty,
             CL_MEM_OBJECT_IMAGE1D_ARRAY | CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D
         );
-        if (!host_ptr || !has_slices) && r.slice_pitch != 0 {
+        // A slice pitch needs a host pointer; a 1D or 2D image has no slices, so one given with
+        // its host pointer or buffer is ignored (the CTS passes them).
+        if !host_ptr && r.slice_pitch != 0 && (has_slices || r.source.is_none()) {
             return Err(CL_INVALID_IMAGE_DESCRIPTOR);
         }
         let rows_per_slice = if ty == CL_MEM_OBJECT_IMAGE1D_ARRAY {
@@ -360,7 +401,11 @@ impl ImageDesc {
         if let Some(source) = &r.source {
             desc.check_source(source, &limits)?;
         }
-        if !supports(format, ty, flags) {
+        // The spec's condition is the format alone ("no devices in context that support
+        // image_format"): what kernels may do with it under `flags` narrows the format list,
+        // not creation (the CTS creates 3D images read-write on devices without 3D writes).
+        let most_permissive = CL_MEM_READ_ONLY as cl_mem_flags;
+        if !supports(format, ty, most_permissive, KernelImageSupport::of(context)) {
             return Err(CL_IMAGE_FORMAT_NOT_SUPPORTED);
         }
         Ok(desc)
@@ -379,8 +424,11 @@ impl ImageDesc {
                 {
                     return Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
                 }
+                // A pixel's alignment is its size rounded up to a power of two (3-byte sRGB
+                // pixels align to 4), as the CTS computes it.
+                let pixel_alignment = self.element_size.next_power_of_two();
                 if !(source.address() as usize)
-                    .is_multiple_of(limits.base_address_alignment * self.element_size)
+                    .is_multiple_of(limits.base_address_alignment * pixel_alignment)
                 {
                     return Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR);
                 }
@@ -521,7 +569,7 @@ impl ImageDesc {
             if slice_pitch != 0 {
                 return Err(CL_INVALID_VALUE);
             }
-            return Ok((row, row * region[1]));
+            return Ok((row, row.checked_mul(region[1]).ok_or(CL_INVALID_VALUE)?));
         }
         let rows = if self.image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY {
             1
@@ -593,6 +641,7 @@ mod tests {
             (CL_RGBA, CL_UNORM_INT_101010_2, 4),
             (CL_sRGBA, CL_UNORM_INT8, 4),
             (CL_sRGB, CL_UNORM_INT8, 3),
+            (CL_sRGBx, CL_UNORM_INT8, 4),
             (CL_DEPTH, CL_FLOAT, 4),
             (CL_INTENSITY, CL_HALF_FLOAT, 2),
             (CL_ABGR, CL_SNORM_INT8, 4),
@@ -664,22 +713,161 @@ mod tests {
     }
 
     #[test]
-    fn support_depends_on_type_and_access() {
+    fn support_depends_on_type_access_and_kernel_extensions() {
+        let none = KernelImageSupport::default();
+        let all = KernelImageSupport {
+            depth: true,
+            writes_3d: true,
+            writes_srgb: true,
+        };
+        let ro = CL_MEM_READ_ONLY as cl_mem_flags;
+        let wo = CL_MEM_WRITE_ONLY as cl_mem_flags;
         let depth = fmt(CL_DEPTH, CL_FLOAT);
-        assert!(supports(&depth, CL_MEM_OBJECT_IMAGE2D, 0));
-        assert!(supports(&depth, CL_MEM_OBJECT_IMAGE2D_ARRAY, 0));
-        assert!(!supports(&depth, CL_MEM_OBJECT_IMAGE3D, 0));
+        assert!(supports(&depth, CL_MEM_OBJECT_IMAGE2D, 0, all));
+        assert!(supports(&depth, CL_MEM_OBJECT_IMAGE2D_ARRAY, ro, all));
+        assert!(!supports(&depth, CL_MEM_OBJECT_IMAGE3D, ro, all));
+        assert!(!supports(&depth, CL_MEM_OBJECT_IMAGE2D, ro, none));
+        let rgba = fmt(CL_RGBA, CL_UNORM_INT8);
+        assert!(supports(&rgba, CL_MEM_OBJECT_IMAGE3D, ro, none));
+        for flags in [
+            0,
+            wo,
+            CL_MEM_READ_WRITE as _,
+            CL_MEM_KERNEL_READ_AND_WRITE as _,
+        ] {
+            assert!(
+                !supports(&rgba, CL_MEM_OBJECT_IMAGE3D, flags, none),
+                "{flags:#x}"
+            );
+            assert!(
+                supports(&rgba, CL_MEM_OBJECT_IMAGE3D, flags, all),
+                "{flags:#x}"
+            );
+            assert!(
+                supports(&rgba, CL_MEM_OBJECT_IMAGE2D, flags, none),
+                "{flags:#x}"
+            );
+        }
         let srgb = fmt(CL_sRGBA, CL_UNORM_INT8);
-        assert!(supports(
-            &srgb,
-            CL_MEM_OBJECT_IMAGE2D,
-            CL_MEM_READ_ONLY as _
-        ));
-        assert!(!supports(
-            &srgb,
-            CL_MEM_OBJECT_IMAGE2D,
-            CL_MEM_WRITE_ONLY as _
-        ));
+        assert!(supports(&srgb, CL_MEM_OBJECT_IMAGE2D, ro, none));
+        assert!(!supports(&srgb, CL_MEM_OBJECT_IMAGE2D, 0, none));
+        assert!(supports(&srgb, CL_MEM_OBJECT_IMAGE2D, wo, all));
+    }
+
+    fn image_context() -> std::sync::Arc<Context> {
+        let settings = crate::settings::Settings::parse(
+            |k| (k == "FERROCL_IMAGES").then(|| "on".to_owned()),
+            |w| panic!("{w}"),
+        );
+        Context::new(vec![crate::platform::test_device(&settings)], Vec::new())
+    }
+
+    fn request(image_type: u32, size: [usize; 4], pitches: [usize; 2]) -> ImageRequest {
+        ImageRequest {
+            image_type,
+            width: size[0],
+            height: size[1],
+            depth: size[2],
+            array_size: size[3],
+            row_pitch: pitches[0],
+            slice_pitch: pitches[1],
+            num_mip_levels: 0,
+            num_samples: 0,
+            source: None,
+        }
+    }
+
+    #[test]
+    fn descriptors_are_validated_and_pitches_settled() {
+        let c = image_context();
+        let rgba = fmt(CL_RGBA, CL_UNORM_INT8);
+        let new = |r: &ImageRequest, host: bool| ImageDesc::new(&c, Some(&rgba), r, host);
+        // Tight pitches by default; unused sizes read 0.
+        let d = new(
+            &request(CL_MEM_OBJECT_IMAGE2D_ARRAY, [3, 2, 9, 4], [0, 0]),
+            false,
+        )
+        .unwrap();
+        assert_eq!(
+            (d.row_pitch, d.slice_pitch, d.depth, d.array_size),
+            (12, 24, 0, 4)
+        );
+        assert_eq!(d.size(), Some(96));
+        let d = new(
+            &request(CL_MEM_OBJECT_IMAGE1D_ARRAY, [3, 9, 0, 4], [0, 0]),
+            false,
+        )
+        .unwrap();
+        assert_eq!((d.height, d.row_pitch, d.slice_pitch), (0, 12, 12));
+        // The application's pitches with a host pointer; rules on them.
+        let d = new(
+            &request(CL_MEM_OBJECT_IMAGE3D, [3, 2, 2, 0], [16, 48]),
+            true,
+        )
+        .unwrap();
+        assert_eq!((d.row_pitch, d.slice_pitch, d.size()), (16, 48, Some(96)));
+        for (pitches, host) in [
+            ([16, 0], false),
+            ([0, 48], false),
+            ([8, 0], true),
+            ([14, 0], true),
+            ([16, 40], true),
+            ([16, 36], true),
+        ] {
+            assert_eq!(
+                new(&request(CL_MEM_OBJECT_IMAGE3D, [3, 2, 2, 0], pitches), host),
+                Err(CL_INVALID_IMAGE_DESCRIPTOR),
+                "{pitches:?} {host}"
+            );
+        }
+        // Sizes against the device limits.
+        for (ty, size) in [
+            (CL_MEM_OBJECT_IMAGE2D, [0, 1, 0, 0]),
+            (CL_MEM_OBJECT_IMAGE2D, [16385, 1, 0, 0]),
+            (CL_MEM_OBJECT_IMAGE3D, [1, 1, 2049, 0]),
+            (CL_MEM_OBJECT_IMAGE2D_ARRAY, [1, 1, 0, 2049]),
+        ] {
+            assert_eq!(
+                new(&request(ty, size, [0, 0]), false),
+                Err(CL_INVALID_IMAGE_SIZE)
+            );
+        }
+        // Descriptor fields that must be zero, and a 1D buffer image without its buffer.
+        let mut r = request(CL_MEM_OBJECT_IMAGE2D, [1, 1, 0, 0], [0, 0]);
+        r.num_mip_levels = 1;
+        assert_eq!(new(&r, false), Err(CL_INVALID_IMAGE_DESCRIPTOR));
+        assert_eq!(
+            new(
+                &request(CL_MEM_OBJECT_IMAGE1D_BUFFER, [1, 0, 0, 0], [0, 0]),
+                false
+            ),
+            Err(CL_INVALID_IMAGE_DESCRIPTOR)
+        );
+        assert_eq!(
+            ImageDesc::new(
+                &c,
+                None,
+                &request(CL_MEM_OBJECT_IMAGE2D, [1, 1, 0, 0], [0, 0]),
+                false
+            ),
+            Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
+        );
+        // Without images the context refuses them.
+        let plain = Context::new(
+            vec![crate::platform::test_device(
+                &crate::settings::Settings::parse(|_| None, |w| panic!("{w}")),
+            )],
+            Vec::new(),
+        );
+        assert_eq!(
+            ImageDesc::new(
+                &plain,
+                Some(&rgba),
+                &request(CL_MEM_OBJECT_IMAGE2D, [1, 1, 0, 0], [0, 0]),
+                false
+            ),
+            Err(CL_INVALID_OPERATION)
+        );
     }
 
     #[test]

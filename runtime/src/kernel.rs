@@ -30,7 +30,10 @@ pub enum ArgValue {
     Svm(usize),
     Local(usize),
     Bytes(Vec<u8>),
-    /// A sampler object's 32-bit pattern (codegen's `abi::sampler`).
+    /// An image, held as weakly as `Mem`; kernels receive the address of its descriptor
+    /// (`abi::ImageDescriptor`).
+    Image(Weak<Mem>),
+    /// A sampler as kernels see it: its `abi::sampler` bit pattern.
     Sampler(u32),
 }
 
@@ -217,9 +220,13 @@ impl Kernel {
     pub fn set_arg(&self, index: usize, size: usize, value: ArgValue) -> CLResult<()> {
         let kind = self.arg_kind(index)?;
         let ok = match (kind, &value) {
-            (ArgKind::Buffer { .. }, ArgValue::Mem(_)) => {
+            (ArgKind::Buffer { .. }, ArgValue::Mem(m)) => {
                 if size != std::mem::size_of::<cl_mem>() {
                     return Err(CL_INVALID_ARG_SIZE);
+                }
+                // An image is no buffer: its pixels are not a pointer a kernel may use.
+                if let Some(m) = m.as_ref().and_then(Weak::upgrade) {
+                    m.expect_buffer()?;
                 }
                 true
             }
@@ -229,8 +236,18 @@ impl Kernel {
                 }
                 true
             }
-            (ArgKind::Image { .. }, ArgValue::Mem(Some(_))) => true,
-            (ArgKind::Sampler, ArgValue::Sampler(_)) => true,
+            (ArgKind::Image { .. }, ArgValue::Image(_)) => {
+                if size != std::mem::size_of::<cl_mem>() {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                true
+            }
+            (ArgKind::Sampler, ArgValue::Sampler(_)) => {
+                if size != std::mem::size_of::<cl_sampler>() {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                true
+            }
             (ArgKind::Value { size: want, .. }, ArgValue::Bytes(b)) => {
                 if size != *want || b.len() != *want {
                     return Err(CL_INVALID_ARG_SIZE);
@@ -620,11 +637,7 @@ pub fn pack_args(
                     .as_ref()
                     .map(|m| m.upgrade().ok_or(CL_INVALID_KERNEL_ARGS))
                     .transpose()?;
-                // An image argument is its descriptor's address (codegen's ImageDescriptor).
-                let addr = m.as_ref().map_or(0u64, |m| match m.image_descriptor() {
-                    Some(d) => d as *const _ as u64,
-                    None => m.address() as u64,
-                });
+                let addr = m.as_ref().map_or(0u64, |m| m.address() as u64);
                 write_bounds(addr, addr + m.as_ref().map_or(0, |m| m.size as u64));
                 block.write(slot.offset, slot.size, &addr.to_ne_bytes());
                 keep.extend(m);
@@ -641,6 +654,13 @@ pub fn pack_args(
                 block.write(slot.offset, slot.size, &(*p as u64).to_ne_bytes())
             }
             ArgValue::Bytes(b) => block.write(slot.offset, slot.size, b),
+            ArgValue::Image(m) => {
+                let m = m.upgrade().ok_or(CL_INVALID_KERNEL_ARGS)?;
+                let descriptor = m.image_descriptor().ok_or(CL_INVALID_KERNEL_ARGS)?;
+                let addr = descriptor as *const ferrocl_codegen::ImageDescriptor as u64;
+                block.write(slot.offset, slot.size, &addr.to_ne_bytes());
+                keep.push(m);
+            }
             ArgValue::Sampler(bits) => block.write(slot.offset, 4, &bits.to_ne_bytes()),
         }
     }
@@ -921,6 +941,92 @@ mod tests {
         assert_eq!(
             pack_args(&slots, 32, 0, &missing, &|_| (0, 0)).err(),
             Some(CL_INVALID_KERNEL_ARGS)
+        );
+    }
+
+    #[test]
+    fn images_pass_their_descriptor_and_samplers_their_bits() {
+        let settings = crate::settings::Settings::parse(
+            |k| (k == "FERROCL_IMAGES").then(|| "on".to_owned()),
+            |w| panic!("{w}"),
+        );
+        let device = crate::platform::test_device(&settings);
+        let context = crate::context::Context::new(vec![device], Vec::new());
+        let request = crate::image::ImageRequest {
+            image_type: CL_MEM_OBJECT_IMAGE2D,
+            width: 5,
+            height: 3,
+            depth: 0,
+            array_size: 0,
+            row_pitch: 0,
+            slice_pitch: 0,
+            num_mip_levels: 0,
+            num_samples: 0,
+            source: None,
+        };
+        let format = cl_image_format {
+            image_channel_order: CL_RG,
+            image_channel_data_type: CL_HALF_FLOAT,
+        };
+        // SAFETY: no host pointer.
+        let image = unsafe {
+            Mem::new_image(
+                context.clone(),
+                0,
+                Some(&format),
+                &request,
+                std::ptr::null_mut(),
+                vec![],
+            )
+        }
+        .unwrap();
+        let sampler = crate::sampler::Sampler::new(
+            context,
+            CL_TRUE,
+            CL_ADDRESS_CLAMP,
+            CL_FILTER_LINEAR,
+            Vec::new(),
+        )
+        .unwrap();
+        let slots = [
+            ArgSlot {
+                offset: 0,
+                size: 8,
+                bounds: None,
+            },
+            ArgSlot {
+                offset: 8,
+                size: 8,
+                bounds: None,
+            },
+        ];
+        let values = [
+            Some(ArgValue::Image(Arc::downgrade(&image))),
+            Some(ArgValue::Sampler(sampler.bits())),
+        ];
+        let p = pack_args(&slots, 16, 0, &values, &|_| (0, 0)).unwrap();
+        // SAFETY: the block has at least 16 bytes.
+        let b = unsafe { std::slice::from_raw_parts(p.block.as_ptr(), 16) };
+        let address = u64::from_ne_bytes(b[..8].try_into().unwrap());
+        // SAFETY: the address of the image's descriptor, which the image (kept by `p`) owns.
+        let d = unsafe { &*(address as *const ferrocl_codegen::ImageDescriptor) };
+        assert_eq!(d.data, image.address() as u64);
+        assert_eq!((d.width, d.height, d.depth, d.array_size), (5, 3, 0, 0));
+        assert_eq!((d.row_pitch, d.slice_pitch, d.element_size), (20, 0, 4));
+        // SPIR-V's ImageChannelOrder RG = 2, ImageChannelDataType HalfFloat = 13.
+        assert_eq!((d.channel_order, d.channel_data_type), (2, 13));
+        // CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_CLAMP | CLK_FILTER_LINEAR.
+        assert_eq!(
+            u32::from_ne_bytes(b[8..12].try_into().unwrap()),
+            1 | 4 | 0x20
+        );
+        assert_eq!(p.keep.len(), 1);
+        drop(p);
+        drop(image);
+        assert_eq!(
+            pack_args(&slots, 16, 0, &values, &|_| (0, 0)).err(),
+            Some(CL_INVALID_KERNEL_ARGS),
+            "a deleted image"
         );
     }
 

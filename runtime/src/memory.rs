@@ -339,7 +339,7 @@ impl Mem {
         if (use_host || copy_host) == host_ptr.is_null() {
             return Err(CL_INVALID_HOST_PTR);
         }
-        let host_desc = ImageDesc::new(&context, flags, format, request, !host_ptr.is_null())?;
+        let host_desc = ImageDesc::new(&context, format, request, !host_ptr.is_null())?;
         let size = host_desc.size().ok_or(CL_INVALID_IMAGE_SIZE)?;
         let (desc, storage, offset, svm, parent, host_address) =
             if let Some(source) = &request.source {
@@ -373,7 +373,6 @@ impl Mem {
                 // Own storage is tightly packed, whatever pitches the host data had.
                 let own = ImageDesc::new(
                     &context,
-                    flags,
                     format,
                     &ImageRequest {
                         row_pitch: 0,

@@ -37,10 +37,11 @@ pub fn color_kind(channel_type: cl_channel_type) -> ColorKind {
     }
 }
 
-/// The RGBA components (0 = R … 3 = A) the stored channels hold, in memory order. The `x`
-/// orders store no padding channel: they differ from R, RG, RGB only in the border colour of
-/// CL_ADDRESS_CLAMP (alpha 0), so an Rx texel is laid out as an R texel (as the Khronos CTS
-/// lays them out). Intensity, luminance and depth store the x component.
+/// The RGBA components (0 = R … 3 = A) the stored channels hold, in memory order. Rx and RGx
+/// store no padding channel: they differ from R and RG only in the border colour of
+/// CL_ADDRESS_CLAMP (alpha 0), so their texels are laid out as R and RG texels (as the Khronos
+/// CTS lays them out); sRGBx has an ignored fourth byte ([`channel_slots`]). Intensity,
+/// luminance and depth store the x component.
 pub fn stored_components(order: cl_channel_order) -> Option<&'static [usize]> {
     Some(match order {
         CL_R | CL_Rx | CL_INTENSITY | CL_LUMINANCE | CL_DEPTH => &[0],
@@ -56,11 +57,12 @@ pub fn stored_components(order: cl_channel_order) -> Option<&'static [usize]> {
     })
 }
 
-/// Channels a texel of `order` occupies (of a non-packed type): its stored components, plus
-/// the unused fourth channel of CL_sRGBx (laid out as four channels, as the Khronos CTS does).
-pub fn texel_channels(order: cl_channel_order) -> Option<usize> {
-    let n = stored_components(order)?.len();
-    Some(if order == CL_sRGBx { 4 } else { n })
+/// Channels an element of `order` occupies: its stored components, plus the ignored fourth
+/// channel of sRGBx (a four-channel format, API spec; 4 bytes as the CTS lays it out, where
+/// Rx and RGx take the room of R and RG).
+pub fn channel_slots(order: cl_channel_order) -> Option<usize> {
+    let stored = stored_components(order)?.len();
+    Some(if order == CL_sRGBx { 4 } else { stored })
 }
 
 /// Whether the order's R, G, B are sRGB-encoded (alpha stays linear).
@@ -206,10 +208,8 @@ pub fn encode(
                         encode_float_channel(channel_type, srgb, k, c[k]),
                     );
                 }
-                // The unused channel of CL_sRGBx.
-                for _ in components.len()..texel_channels(order)? {
-                    store(&mut out, size, 0);
-                }
+                // The ignored channel of sRGBx is written as 0.
+                out.resize(size * channel_slots(order)?, 0);
             }
         }
         Color::Int(c) if color_kind(channel_type) == ColorKind::Int => {
@@ -506,7 +506,6 @@ mod tests {
         let c = Color::Float([0.5, 0.001, 1.0, 0.5]);
         assert_eq!(enc(CL_sRGBA, CL_UNORM_INT8, c), [188, 3, 255, 128]);
         assert_eq!(enc(CL_sBGRA, CL_UNORM_INT8, c), [255, 3, 188, 128]);
-        // sRGBx texels are four bytes; the fourth is unused.
         assert_eq!(enc(CL_sRGBx, CL_UNORM_INT8, c), [188, 3, 255, 0]);
         // 188/255 = 0.737255 → ((0.737255 + 0.055)/1.055)^2.4 = 0.502886.
         let Some(Color::Float(f)) = decode(CL_sRGBA, CL_UNORM_INT8, &[188, 10, 0, 128]) else {

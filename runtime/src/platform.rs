@@ -63,6 +63,20 @@ pub fn platform() -> &'static Platform {
     })
 }
 
+/// A device of its own with `settings` (one worker), for unit tests of features the process's
+/// settings leave off.
+#[cfg(test)]
+pub(crate) fn test_device(settings: &Settings) -> Arc<Device> {
+    Arc::new(Device {
+        base: Base::new(Tag::Device),
+        config: DeviceConfig::detect(settings, 1),
+        pool: rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .expect("a one-thread pool"),
+    })
+}
+
 impl Platform {
     pub fn is(&self, other: *const Platform) -> bool {
         std::ptr::eq(self, other)

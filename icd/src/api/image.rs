@@ -195,8 +195,12 @@ pub unsafe extern "C" fn clCreateImage3D(
     // SAFETY: pointers per the API contract; `desc` lives across the call.
     unsafe {
         create(errcode_ret, || {
-            // clCreateImage3D wants a depth of at least 2.
-            let m = image(
+            // clCreateImage3D wants a depth of at least 2 (checked once the context is).
+            let ctx = obj::<Context>(context)?;
+            if ferrocl_runtime::image::context_has_images(ctx) && image_depth <= 1 {
+                return Err(CL_INVALID_IMAGE_SIZE);
+            }
+            image(
                 context,
                 std::ptr::null(),
                 flags,
@@ -204,13 +208,7 @@ pub unsafe extern "C" fn clCreateImage3D(
                 &desc,
                 host_ptr,
             )
-            .map_err(ImageDesc::legacy_error)?;
-            if image_depth <= 1 {
-                // Checked after the other arguments, whose errors the spec lists first.
-                let _ = release::<Mem>(m);
-                return Err(CL_INVALID_IMAGE_SIZE);
-            }
-            Ok(m)
+            .map_err(ImageDesc::legacy_error)
         })
     }
 }

@@ -154,11 +154,11 @@ pub unsafe extern "C" fn clSetKernelArg(
                     if arg_value.is_null() {
                         return Err(CL_INVALID_SAMPLER);
                     }
-                    let sampler = obj::<Sampler>(*(arg_value as *const cl_sampler))?;
-                    if !Arc::ptr_eq(&sampler.context, &k.program.context) {
+                    let s = obj::<Sampler>(*(arg_value as *const cl_sampler))?;
+                    if !Arc::ptr_eq(&s.context, &k.program.context) {
                         return Err(CL_INVALID_SAMPLER);
                     }
-                    ArgValue::Sampler(sampler.bits())
+                    ArgValue::Sampler(s.bits())
                 }
                 ArgKind::Image { access } => {
                     if arg_size != std::mem::size_of::<cl_mem>() {
@@ -168,27 +168,20 @@ pub unsafe extern "C" fn clSetKernelArg(
                         return Err(CL_INVALID_MEM_OBJECT);
                     }
                     let m = arc::<Mem>(*(arg_value as *const cl_mem))?;
-                    if m.image_descriptor().is_none() {
-                        return Err(CL_INVALID_MEM_OBJECT);
-                    }
                     if !Arc::ptr_eq(&m.context, &k.program.context) {
                         return Err(CL_INVALID_MEM_OBJECT);
                     }
-                    // API 5.10: a read_only image argument given an image the device may only
-                    // write, or a write_only one given a read-only image, is invalid.
-                    let flags = m.flags as cl_bitfield;
+                    m.expect_image()?;
+                    // A read-only argument cannot take a write-only image, nor the reverse.
                     let refused = match access {
-                        AccessQualifier::ReadOnly => flags & CL_MEM_WRITE_ONLY != 0,
-                        AccessQualifier::WriteOnly => flags & CL_MEM_READ_ONLY != 0,
-                        AccessQualifier::ReadWrite => {
-                            flags & (CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY) != 0
-                        }
-                        _ => false,
+                        AccessQualifier::ReadOnly => CL_MEM_WRITE_ONLY,
+                        AccessQualifier::WriteOnly => CL_MEM_READ_ONLY,
+                        _ => 0,
                     };
-                    if refused {
+                    if refused != 0 && m.has_flag(refused) {
                         return Err(CL_INVALID_ARG_VALUE);
                     }
-                    ArgValue::Mem(Some(Arc::downgrade(&m)))
+                    ArgValue::Image(Arc::downgrade(&m))
                 }
             };
             k.set_arg(idx, arg_size, value)
