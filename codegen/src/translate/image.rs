@@ -442,25 +442,49 @@ impl Translator<'_, '_, '_> {
     /// then 7.7 placement (missing R, G, B are 0, missing alpha 1; intensity in all four,
     /// luminance in R, G, B; sRGB decoded).
     fn read_texel(&mut self, d: &Desc, addr: Value, kind: Kind) -> Result<[Value; 4], BuildError> {
+        Ok(self.read_texels(d, &[addr], kind)?[0])
+    }
+
+    /// [`Translator::read_texel`] for several texels of one image at once (the corners of a
+    /// linear filter): one switch on the data type and one on the order serve them all.
+    fn read_texels(
+        &mut self,
+        d: &Desc,
+        addrs: &[Value],
+        kind: Kind,
+    ) -> Result<Vec<[Value; 4]>, BuildError> {
         let n = self.channel_count(d.order);
         let last = self.b.ins().iadd_imm_s(n, -1);
         let t = kind.ir();
-        // Stored channels in memory order (packed types: R, G, B, A).
+        let tys = vec![t; 4 * addrs.len()];
+        // Stored channels in memory order (packed types: R, G, B, A), four per texel.
         let stored = self.switch_values(
             d.data_type,
             &DATA_TYPES,
-            &[t; 4],
-            |s, dt| s.load_channels(addr, last, dt, kind),
-            |s| Ok(s.zeros(kind)),
+            &tys,
+            |s, dt| {
+                let mut all = Vec::with_capacity(4 * addrs.len());
+                for &addr in addrs {
+                    all.extend(s.load_channels(addr, last, dt, kind)?);
+                }
+                Ok(all)
+            },
+            |s| Ok(vec![s.zeros(kind)[0]; 4 * addrs.len()]),
         )?;
         let placed = self.switch_values(
             d.order,
             &order::ALL,
-            &[t; 4],
-            |s, o| s.place_channels(&stored, o, kind, d.data_type),
-            |s| Ok(s.zeros(kind)),
+            &tys,
+            |s, o| {
+                let mut all = Vec::with_capacity(4 * addrs.len());
+                for texel in stored.chunks(4) {
+                    all.extend(s.place_channels(texel, o, kind, d.data_type)?);
+                }
+                Ok(all)
+            },
+            |s| Ok(vec![s.zeros(kind)[0]; 4 * addrs.len()]),
         )?;
-        Ok([placed[0], placed[1], placed[2], placed[3]])
+        Ok(placed.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect())
     }
 
     fn zeros(&mut self, kind: Kind) -> Vec<Value> {
@@ -1144,7 +1168,7 @@ impl Translator<'_, '_, '_> {
         }
         let layer = shape.arrayed.then(|| self.layer(d, coords[sp]));
         let bc = self.border(d, Kind::Float);
-        let mut sum = [self.fconst(0.0); 4];
+        let mut corners = Vec::new();
         for corner in 0..(1usize << sp) {
             let zero = self.b.ins().iconst(types::I64, 0);
             let mut idx = [zero; 3];
@@ -1161,7 +1185,12 @@ impl Translator<'_, '_, '_> {
                 idx[sp] = l;
             }
             let addr = self.texel_address(d, shape, idx);
-            let texel = self.read_texel(d, addr, Kind::Float)?;
+            corners.push((addr, border, weight));
+        }
+        let addrs: Vec<Value> = corners.iter().map(|c| c.0).collect();
+        let texels = self.read_texels(d, &addrs, Kind::Float)?;
+        let mut sum = [self.fconst(0.0); 4];
+        for (&(_, border, weight), texel) in corners.iter().zip(texels) {
             for k in 0..4 {
                 let v = self.b.ins().select(border, bc[k], texel[k]);
                 let v = self.b.ins().fmul(v, weight);
