@@ -56,6 +56,7 @@ extern "C" {
 
 const SOURCE: &str = r#"
 #pragma OPENCL EXTENSION cl_khr_3d_image_writes : enable
+#pragma OPENCL EXTENSION cl_khr_depth_images : enable
 __kernel void read_f(read_only image2d_t img, __global float4 *out) {
     int x = get_global_id(0), y = get_global_id(1);
     out[y * get_image_width(img) + x] = read_imagef(img, (int2)(x, y));
@@ -104,6 +105,13 @@ __kernel void queries(read_only image3d_t img, __global int *out) {
 __kernel void layers(read_only image1d_array_t img, __global float4 *out) {
     int x = get_global_id(0), l = get_global_id(1);
     out[l * get_image_width(img) + x] = read_imagef(img, (int2)(x, l));
+}
+__kernel void depth_copy(read_only image2d_depth_t src, write_only image2d_depth_t dst,
+                         __global float *out) {
+    int x = get_global_id(0), y = get_global_id(1);
+    float d = read_imagef(src, (int2)(x, y));
+    out[y * get_image_width(src) + x] = d;
+    write_imagef(dst, (int2)(x, y), d * 0.5f);
 }
 __kernel void write3d(write_only image3d_t img) {
     int x = get_global_id(0), y = get_global_id(1), z = get_global_id(2);
@@ -867,6 +875,80 @@ fn literal_samplers_queries_arrays_and_3d_writes() {
         );
     }
     release(arr);
+}
+
+#[test]
+fn depth_images_read_and_write_one_value() {
+    let env = env();
+    if env.other_icd {
+        return;
+    }
+    let program = env.program_from_source(SOURCE, "");
+    let k = kernel(&program, "depth_copy");
+    for ty in [CL_FLOAT, CL_UNORM_INT16] {
+        let size = if ty == CL_FLOAT { 4 } else { 2 };
+        let values: Vec<f32> = (0..W * H).map(|p| p as f32 / (W * H) as f32).collect();
+        let bytes: Vec<u8> = values
+            .iter()
+            .flat_map(|&v| {
+                if ty == CL_FLOAT {
+                    v.to_le_bytes().to_vec()
+                } else {
+                    ((v * 65535.0).round_ties_even() as u16)
+                        .to_le_bytes()
+                        .to_vec()
+                }
+            })
+            .collect();
+        let src = image(
+            &env,
+            CL_MEM_READ_ONLY,
+            CL_DEPTH,
+            ty,
+            CL_MEM_OBJECT_IMAGE2D,
+            [W, H, 1],
+            Some(&bytes),
+        );
+        let dst = image(
+            &env,
+            CL_MEM_WRITE_ONLY,
+            CL_DEPTH,
+            ty,
+            CL_MEM_OBJECT_IMAGE2D,
+            [W, H, 1],
+            None,
+        );
+        let out = out_buffer::<f32>(&env, W * H);
+        arg(&k, 0, &src);
+        arg(&k, 1, &dst);
+        arg_buf(&k, 2, &out);
+        env.run(&k, &[W, H], None, None);
+        let got = env.read(&out, W * H);
+        let written = read_back(&env, dst, [W, H, 1], W * H * size);
+        for p in 0..W * H {
+            let stored = &bytes[p * size..(p + 1) * size];
+            let want = if ty == CL_FLOAT {
+                f32::from_le_bytes(stored.try_into().unwrap())
+            } else {
+                f32::from(u16::from_le_bytes(stored.try_into().unwrap())) / 65535.0
+            };
+            assert_eq!(got[p], want, "{ty:#x} read {p}");
+            let half: Vec<u8> = if ty == CL_FLOAT {
+                (want * 0.5).to_le_bytes().to_vec()
+            } else {
+                ((want * 0.5 * 65535.0).clamp(0.0, 65535.0).round_ties_even() as u16)
+                    .to_le_bytes()
+                    .to_vec()
+            };
+            assert_eq!(
+                &written[p * size..(p + 1) * size],
+                &half[..],
+                "{ty:#x} write {p}"
+            );
+        }
+        release(src);
+        release(dst);
+    }
 }
 
 #[test]

@@ -524,8 +524,11 @@ fn supported_formats_for_every_flag_and_type() {
                 assert!(list.contains(&(CL_RGB, CL_UNORM_SHORT_565)));
                 assert!(list.contains(&(CL_INTENSITY, CL_FLOAT)));
                 assert!(list.contains(&(CL_RGBA, CL_UNORM_INT_101010_2)));
-                // No depth formats without cl_khr_depth_images (a kernel-side extension).
-                assert!(list.iter().all(|&(o, _)| o != CL_DEPTH), "{ty:#x}");
+                // Depth formats (cl_khr_depth_images) for 2D images and 2D arrays only.
+                let depth = list.contains(&(CL_DEPTH, CL_FLOAT))
+                    && list.contains(&(CL_DEPTH, CL_UNORM_INT16));
+                let depth_type = matches!(ty, CL_MEM_OBJECT_IMAGE2D | CL_MEM_OBJECT_IMAGE2D_ARRAY);
+                assert_eq!(depth, depth_type, "{ty:#x}: depth formats");
                 // A kernel may write sRGB images only with cl_khr_srgb_image_writes.
                 assert_eq!(
                     list.contains(&(CL_sRGBA, CL_UNORM_INT8)),
@@ -1429,12 +1432,13 @@ fn bad_input_gives_the_spec_errors() {
         ),
         Err(CL_IMAGE_FORMAT_NOT_SUPPORTED)
     );
-    // Without cl_khr_depth_images no depth images; 3D and sRGB images kernels may write are
-    // not listed, but creating them is fine (the spec's condition is the format alone).
-    assert_eq!(
+    // With cl_khr_depth_images, 2D depth images exist; sRGB images kernels may write are not
+    // listed, but creating them is fine (the spec's condition is the format alone).
+    let depth = check(
         create(&env, 0, &fmt(CL_DEPTH, CL_FLOAT), &d2, null_mut()),
-        Err(CL_IMAGE_FORMAT_NOT_SUPPORTED)
+        "2D depth",
     );
+    release(depth);
     assert_eq!(
         create(
             &env,

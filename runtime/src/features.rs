@@ -334,11 +334,12 @@ pub const FEATURES: &[Feature] = &[
         // Image reads, writes, samplers and queries in kernels (codegen translate/image.rs).
         name: "image kernels",
         switch: Switch::Images,
-        // Without it, clGetSupportedImageFormats lists no 3D formats a kernel may write
-        // (`image.rs`), as the API spec's consistency rules require. Depth images
-        // (cl_khr_depth_images) are not claimed: their kernel side is not tested yet, so no
-        // depth format is listed either.
-        extensions: &[ext("cl_khr_3d_image_writes", 1)],
+        // Without them, clGetSupportedImageFormats lists no depth formats and no 3D formats a
+        // kernel may write (`image.rs`), as the API spec's consistency rules require.
+        extensions: &[
+            ext("cl_khr_depth_images", 1),
+            ext("cl_khr_3d_image_writes", 1),
+        ],
         opencl_c_features: &[
             ("__opencl_c_images", V3),
             ("__opencl_c_3d_image_writes", V3),
