@@ -191,11 +191,11 @@ fn rejects_physical32_naming_the_rule() {
 #[test]
 fn rejects_capabilities_the_device_lacks() {
     let log = log_of(&module(Knobs {
-        extra_capability: Some(Capability::ImageBasic),
+        extra_capability: Some(Capability::Pipes),
         ..Knobs::default()
     }));
     assert!(
-        log.contains("capability ImageBasic is not supported"),
+        log.contains("capability Pipes is not supported"),
         "{log}"
     );
 }
