@@ -19,7 +19,7 @@ pub use abi::{
     PRINTF_BUFFER_HEADER, PRINTF_RECORD_HEADER, SUB_GROUP_SIZE,
 };
 pub use checked::{CheckKind, CheckSite, CheckedLaunch, Fault};
-pub use options::BuildOptions;
+pub use options::{BuildOptions, Specialization};
 
 /// Private memory one work-item of a kernel may use on the stack (the sum of its
 /// function-storage variables kept in memory; a kernel with barriers keeps them in its heap

@@ -37,6 +37,10 @@ pub struct BuildOptions {
     /// integer divisors against zero, barriers against divergence; a failed check stops the
     /// launch with a report. Off, nothing is emitted.
     pub checked: bool,
+    /// Per-launch specialisation: only this kernel is built, with the formats of its image
+    /// arguments and the patterns of its sampler arguments as constants (image.rs then emits
+    /// only the conversion of each bound format and folds the sampler's modes).
+    pub specialize: Option<Specialization>,
     /// The kernels of a module are compiled by Cranelift on up to this many threads at once
     /// (the runtime gives the device's worker count, `FERROCL_THREADS`).
     pub threads: usize,
@@ -60,7 +64,20 @@ impl Default for BuildOptions {
             vectorize: true,
             stop_checks: false,
             checked: false,
+            specialize: None,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
     }
+}
+
+/// What a launch binds to a kernel's image and sampler arguments (see
+/// [`BuildOptions::specialize`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Specialization {
+    /// The kernel's name.
+    pub kernel: String,
+    /// (argument index, SPIR-V channel order, SPIR-V channel data type) of image arguments.
+    pub images: Vec<(usize, u32, u32)>,
+    /// (argument index, sampler pattern) of sampler arguments.
+    pub samplers: Vec<(usize, u32)>,
 }

@@ -1,8 +1,9 @@
 //! A compiled program: the JIT module that owns the machine code, and one [`Kernel`] per entry
 //! point with its argument-block layout and resource needs.
 
+use std::collections::HashMap;
 use std::fmt;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use cranelift_jit::JITModule;
 use ferrocl_frontend::{KernelInfo, Module, PrintfFormat};
@@ -154,6 +155,10 @@ pub struct Program {
     /// `[start, end)` of every program-scope variable's memory: where checked kernels may
     /// reach through pointers of unknown object ([`crate::CheckedLaunch`]).
     pub data_regions: Vec<(u64, u64)>,
+    /// Kernels with image or sampler arguments are built again for each set of formats and
+    /// samplers a launch binds ([`Program::specialized`]); the module and options they come
+    /// from, and the builds made so far.
+    specializer: Option<Specializer>,
     /// Owns the executable pages the kernels point into. `JITModule` is `Send` but not `Sync`;
     /// it is only touched again on drop.
     jit: Mutex<Option<JITModule>>,
@@ -170,6 +175,7 @@ impl Program {
             kernels,
             global_variable_bytes,
             data_regions,
+            specializer: None,
             jit: Mutex::new(Some(jit)),
         }
     }
@@ -178,9 +184,69 @@ impl Program {
         &self.kernels
     }
 
+    /// The build of one kernel specialised to the formats of its image arguments and the
+    /// patterns of its sampler arguments (image.rs then emits one conversion per access and
+    /// folds the addressing and filter arithmetic), cached per specialisation. None when the
+    /// program has no such kernel; an error when the specialised build fails (the generic
+    /// kernel still works).
+    pub fn specialized(
+        &self,
+        spec: &crate::Specialization,
+    ) -> Option<Result<Arc<Program>, BuildError>> {
+        let sp = self.specializer.as_ref()?;
+        let mut built = sp.built.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(p) = built.get(spec) {
+            return Some(Ok(p.clone()));
+        }
+        let options = BuildOptions {
+            specialize: Some(spec.clone()),
+            ..sp.options.clone()
+        };
+        let program = match compile(&sp.module, &options) {
+            Ok(p) => Arc::new(p),
+            Err(e) => return Some(Err(e)),
+        };
+        // Bounded: formats and samplers come in few combinations; a program cycling through
+        // many starts over rather than growing without end.
+        if built.len() >= MAX_SPECIALIZATIONS {
+            built.clear();
+        }
+        built.insert(spec.clone(), program.clone());
+        Some(Ok(program))
+    }
+
+    /// Keeps what [`Program::specialized`] needs when a kernel of `module` takes images or
+    /// samplers (and this build is not a specialisation itself).
+    pub(crate) fn keep_for_specialization(&mut self, module: &Module, options: &BuildOptions) {
+        let has_images = self.kernels.iter().any(|k| {
+            k.info.args.iter().any(|a| {
+                matches!(
+                    a.kind,
+                    ferrocl_frontend::ArgKind::Image { .. } | ferrocl_frontend::ArgKind::Sampler
+                )
+            })
+        });
+        if has_images && options.specialize.is_none() {
+            self.specializer = Some(Specializer {
+                module: module.clone(),
+                options: options.clone(),
+                built: Mutex::new(HashMap::new()),
+            });
+        }
+    }
+
     pub fn kernel(&self, name: &str) -> Option<&Kernel> {
         self.kernels.iter().find(|k| k.info.name == name)
     }
+}
+
+/// Specialised builds a program keeps at most.
+const MAX_SPECIALIZATIONS: usize = 64;
+
+struct Specializer {
+    module: Module,
+    options: BuildOptions,
+    built: Mutex<HashMap<crate::Specialization, Arc<Program>>>,
 }
 
 impl Drop for Program {
@@ -200,7 +266,10 @@ impl Drop for Program {
 /// (the backstop; the frontend's validation is the real gate).
 pub fn compile(module: &Module, options: &BuildOptions) -> Result<Program, BuildError> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        crate::translate::compile_module(module, options)
+        crate::translate::compile_module(module, options).map(|mut p| {
+            p.keep_for_specialization(module, options);
+            p
+        })
     }))
     .unwrap_or_else(|panic| {
         let what = panic

@@ -137,7 +137,7 @@ pub(crate) struct Loc {
 /// Instruction → location. Keys are the addresses of the instructions inside the vectors of
 /// the `dr::Module` (heap storage that stays put: the frontend never mutates the module after
 /// parsing). `OpMemoryModel` lives inline in `dr::Module`, which moves, so it is kept apart.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Locations {
     pub by_address: HashMap<usize, Loc>,
     pub memory_model: Option<Loc>,

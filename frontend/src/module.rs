@@ -65,7 +65,9 @@ pub enum Type {
 }
 
 /// A validated SPIR-V module. Other crates read it through the typed view (view.rs); `raw`
-/// is rspirv's representation, public for the frontend's own integration tests.
+/// is rspirv's representation, public for the frontend's own integration tests. Cloned by
+/// codegen to specialise kernels at launch.
+#[derive(Clone)]
 pub struct Module {
     pub raw: dr::Module,
     pub version: (u8, u8),

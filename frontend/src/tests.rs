@@ -194,10 +194,7 @@ fn rejects_capabilities_the_device_lacks() {
         extra_capability: Some(Capability::Pipes),
         ..Knobs::default()
     }));
-    assert!(
-        log.contains("capability Pipes is not supported"),
-        "{log}"
-    );
+    assert!(log.contains("capability Pipes is not supported"), "{log}");
 }
 
 #[test]

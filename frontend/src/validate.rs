@@ -803,9 +803,9 @@ fn required_capability(inst: &rspirv::dr::Instruction) -> Option<(Capability, St
         (Op::TypeVector, _, Some(n @ (8 | 16))) => {
             (Capability::Vector16, format!("a {n}-component vector"))
         }
-        (Op::TypeSampler | Op::TypeSampledImage, _, _) => {
-            (Capability::ImageBasic, format!("Op{:?}", inst.class.opcode))
-        }
+        // OpTypeSampler and OpTypeSampledImage need no capability of their own (SPIR-V 3.32.6;
+        // llvm-spirv declares none for a kernel whose only image-related argument is a
+        // sampler); the image types they go with do.
         (Op::TypeDeviceEvent | Op::TypeQueue, _, _) => (
             Capability::DeviceEnqueue,
             format!("Op{:?}", inst.class.opcode),

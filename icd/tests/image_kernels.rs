@@ -999,3 +999,30 @@ fn bad_image_and_sampler_arguments_fail() {
     };
     assert_eq!(r, CL_INVALID_SAMPLER, "a buffer for a sampler argument");
 }
+
+/// Every test above again with `FERROCL_SPECIALIZE=off` in a child process: there, each access
+/// goes through the run-time switches on the format instead of a build for the bound format.
+#[test]
+fn the_same_tests_pass_without_specialisation() {
+    const CHILD: &str = "FERROCL_IMAGE_KERNELS_CHILD";
+    if std::env::var_os(CHILD).is_some() || env().other_icd {
+        return;
+    }
+    let exe = std::env::current_exe().expect("test binary path");
+    let out = std::process::Command::new(exe)
+        .args([
+            "--skip",
+            "the_same_tests_pass_without_specialisation",
+            "--test-threads=1",
+        ])
+        .env(CHILD, "1")
+        .env("FERROCL_SPECIALIZE", "off")
+        .output()
+        .expect("run the test binary as a child");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("7 passed"),
+        "without specialisation:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -180,6 +180,56 @@ impl Kernel {
         Ok(())
     }
 
+    /// The kernel built for the formats and samplers `values` bind (codegen's
+    /// `Program::specialized`, cached per combination); None for kernels without image or
+    /// sampler arguments, or when that build fails (the generic kernel runs then, and the log
+    /// says why).
+    fn specialize(&self, values: &[Option<ArgValue>]) -> Option<Arc<ferrocl_codegen::Program>> {
+        if !self.program.context.devices[0].config.settings.specialize {
+            return None;
+        }
+        let mut spec = ferrocl_codegen::Specialization {
+            kernel: self.info().name.clone(),
+            ..Default::default()
+        };
+        for (i, v) in values.iter().enumerate() {
+            match v {
+                Some(ArgValue::Image(m)) => {
+                    let m = m.upgrade()?;
+                    let d = m.image_descriptor()?;
+                    spec.images.push((i, d.channel_order, d.channel_data_type));
+                }
+                Some(ArgValue::Sampler(bits)) => spec.samplers.push((i, *bits)),
+                _ => {}
+            }
+        }
+        if spec.images.is_empty() && spec.samplers.is_empty() {
+            return None;
+        }
+        match self.built.code.specialized(&spec)? {
+            // The launch was sized for the generic kernel's work-item frames.
+            Ok(p)
+                if p.kernels().len() == 1
+                    && p.kernels()[0].work_item_frame_size <= self.code().work_item_frame_size =>
+            {
+                Some(p)
+            }
+            Ok(_) => None,
+            Err(e) => {
+                crate::settings::log(
+                    &self.program.context.devices[0].config.settings,
+                    crate::settings::LogLevel::Warn,
+                    format_args!(
+                        "kernel {}: its build for the bound image formats failed, the generic one runs: {}",
+                        spec.kernel,
+                        e.log.trim_end()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
     /// The SVM allocations a launch with the current arguments and exec info touches.
     fn svm_in_use(&self, values: &[Option<ArgValue>]) -> Vec<Arc<SvmAllocation>> {
         let registry = &self.program.context.svm;
@@ -497,9 +547,11 @@ impl Kernel {
                 code.info.name, launch.offset, launch.global, launch.local
             ),
         );
+        let specialized = self.specialize(&values);
         Ok(KernelLaunch {
             built: self.built.clone(),
             index: self.index,
+            specialized,
             device: device.clone(),
             launch,
             block,
@@ -515,6 +567,8 @@ impl Kernel {
 pub struct KernelLaunch {
     built: Arc<Built>,
     index: usize,
+    /// The kernel built for this launch's image formats and samplers, if it has any.
+    specialized: Option<Arc<ferrocl_codegen::Program>>,
     device: Arc<Device>,
     launch: Launch,
     block: ArgBlock,
@@ -528,7 +582,10 @@ pub struct KernelLaunch {
 
 impl KernelLaunch {
     pub fn run(mut self) -> CLResult<()> {
-        let kernel = &self.built.code.kernels()[self.index];
+        let kernel = match &self.specialized {
+            Some(p) => &p.kernels()[0],
+            None => &self.built.code.kernels()[self.index],
+        };
         // A command whose kernel prints gets its own buffer; the text is out before the
         // command's event completes.
         let mut printf = (!kernel.printf_formats.is_empty())

@@ -99,6 +99,12 @@ pub const VARIABLES: &[Variable] = &[
                  kernels carry no check",
     },
     Variable {
+        name: "FERROCL_SPECIALIZE",
+        values: "on/off (also 1/0, true/false, yes/no)",
+        default: "on",
+        effect: "on: a kernel with image or sampler arguments is built again for the formats and samplers a launch binds (cached per combination), so each image access converts one known format; off: one build reads every format through run-time switches",
+    },
+    Variable {
         name: "FERROCL_CHECKED",
         values: "on/off (also 1/0, true/false, yes/no)",
         default: "off",
@@ -200,6 +206,8 @@ pub struct Settings {
     pub kernel_timeout: Option<Duration>,
     /// `FERROCL_CHECKED`: every program is built in checked mode.
     pub checked: bool,
+    /// `FERROCL_SPECIALIZE`: image kernels are built per bound format set.
+    pub specialize: bool,
     /// The program cache's directory; None when FERROCL_CACHE is off or no directory is known
     /// (no FERROCL_CACHE_DIR, XDG_CACHE_HOME or HOME).
     pub cache_dir: Option<PathBuf>,
@@ -260,6 +268,7 @@ impl Settings {
         let fp16 = switch("FERROCL_FP16", true);
         let vectorize = switch("FERROCL_VECTORIZE", true);
         let checked = switch("FERROCL_CHECKED", false);
+        let specialize = switch("FERROCL_SPECIALIZE", true);
         let cache_on = switch("FERROCL_CACHE", true);
         let images = switch("FERROCL_IMAGES", false);
         let svm = match lookup("FERROCL_SVM") {
@@ -395,6 +404,7 @@ impl Settings {
             log,
             kernel_timeout,
             checked,
+            specialize,
             cache_dir,
             cache_max_bytes,
         }

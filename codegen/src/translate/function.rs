@@ -92,6 +92,9 @@ pub(crate) struct Translator<'m, 'b, 'e> {
     pub(crate) call_param_bounds: Vec<Option<super::checks::Bounds>>,
     /// Checked mode: the bounds of the kernel's arguments, loaded in the prologue.
     pub(crate) kernel_arg_bounds: Vec<Option<super::checks::Bounds>>,
+    /// Specialised builds: (channel order, channel data type) of the image arguments, by the
+    /// value holding their descriptor address (image.rs).
+    pub(crate) known_image_formats: HashMap<Value, (u32, u32)>,
 }
 
 /// The order in which waiting work-items resume. A work-item's frame state is the *rank* of

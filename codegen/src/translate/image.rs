@@ -122,6 +122,29 @@ fn channel_bytes(t: u32) -> i64 {
     }
 }
 
+/// 8-bit normalised channels as floats (7.4: `x / 255`, `max(-1, x / 127)`, each one
+/// correctly rounded division), looked up instead of divided: a read of an RGBA8 texel is then
+/// four loads rather than four divisions.
+static UNORM8: [f32; 256] = {
+    let mut t = [0.0; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = i as f32 / 255.0;
+        i += 1;
+    }
+    t
+};
+static SNORM8: [f32; 256] = {
+    let mut t = [0.0; 256];
+    let mut i = 0;
+    while i < 256 {
+        let q = (i as u8 as i8) as f32 / 127.0;
+        t[i] = if q < -1.0 { -1.0 } else { q };
+        i += 1;
+    }
+    t
+};
+
 const DATA_TYPES: [u32; 16] = [
     data_type::SNORM_INT8,
     data_type::SNORM_INT16,
@@ -252,6 +275,8 @@ impl Translator<'_, '_, '_> {
 
     fn load_desc(&mut self, image: Value) -> Desc {
         let f = ro();
+        // A specialised build knows the format: the switches below fold to one case.
+        let known = self.known_image_formats.get(&image).copied();
         let u32_field = |t: &mut Self, at: i32| {
             let v = t.b.ins().load(types::I32, f, image, at);
             t.b.ins().uextend(types::I64, v)
@@ -276,14 +301,20 @@ impl Translator<'_, '_, '_> {
                 .ins()
                 .load(types::I64, f, image, ImageDescriptor::SLICE_PITCH),
             element_size: u32_field(self, ImageDescriptor::ELEMENT_SIZE),
-            order: self
-                .b
-                .ins()
-                .load(types::I32, f, image, ImageDescriptor::CHANNEL_ORDER),
-            data_type: self
-                .b
-                .ins()
-                .load(types::I32, f, image, ImageDescriptor::CHANNEL_DATA_TYPE),
+            order: match known {
+                Some((o, _)) => self.b.ins().iconst(types::I32, i64::from(o)),
+                None => self
+                    .b
+                    .ins()
+                    .load(types::I32, f, image, ImageDescriptor::CHANNEL_ORDER),
+            },
+            data_type: match known {
+                Some((_, t)) => self.b.ins().iconst(types::I32, i64::from(t)),
+                None => self
+                    .b
+                    .ins()
+                    .load(types::I32, f, image, ImageDescriptor::CHANNEL_DATA_TYPE),
+            },
         }
     }
 
@@ -409,6 +440,13 @@ impl Translator<'_, '_, '_> {
         mut case: impl FnMut(&mut Self, u32) -> Result<Vec<Value>, BuildError>,
         default: impl FnOnce(&mut Self) -> Result<Vec<Value>, BuildError>,
     ) -> Result<Vec<Value>, BuildError> {
+        if let Some(c) = self.int_constant(selector) {
+            // A known selector (specialised builds): only its case is emitted.
+            return match cases.iter().find(|&&k| i64::from(k) == c) {
+                Some(&k) => case(self, k),
+                None => default(self),
+            };
+        }
         let merge = self.b.create_block();
         for &t in tys {
             self.b.append_block_param(merge, t);
@@ -538,24 +576,25 @@ impl Translator<'_, '_, '_> {
             let off = self.b.ins().imul_imm_s(idx, size);
             let a = self.b.ins().iadd(addr, off);
             let v = match (kind, dt) {
-                (Kind::Float, UNORM_INT8 | UNORM_INT16) => {
-                    let raw = if dt == UNORM_INT8 {
-                        self.b.ins().uload8(types::I32, f, a, 0)
-                    } else {
-                        self.b.ins().uload16(types::I32, f, a, 0)
-                    };
+                (Kind::Float, UNORM_INT8 | SNORM_INT8) => {
+                    let table = if dt == UNORM_INT8 { &UNORM8 } else { &SNORM8 };
+                    let raw = self.b.ins().uload8(types::I64, f, a, 0);
+                    let at = self.b.ins().imul_imm_s(raw, 4);
+                    let base = self.b.ins().iconst(types::I64, table.as_ptr() as i64);
+                    let at = self.b.ins().iadd(base, at);
+                    // A static table: never written, valid for the process's life.
+                    self.b.ins().load(types::F32, ro(), at, 0)
+                }
+                (Kind::Float, UNORM_INT16) => {
+                    let raw = self.b.ins().uload16(types::I32, f, a, 0);
                     let x = self.b.ins().fcvt_from_uint(types::F32, raw);
-                    let m = self.fconst(if dt == UNORM_INT8 { 255.0 } else { 65535.0 });
+                    let m = self.fconst(65535.0);
                     self.b.ins().fdiv(x, m)
                 }
-                (Kind::Float, SNORM_INT8 | SNORM_INT16) => {
-                    let raw = if dt == SNORM_INT8 {
-                        self.b.ins().sload8(types::I32, f, a, 0)
-                    } else {
-                        self.b.ins().sload16(types::I32, f, a, 0)
-                    };
+                (Kind::Float, SNORM_INT16) => {
+                    let raw = self.b.ins().sload16(types::I32, f, a, 0);
                     let x = self.b.ins().fcvt_from_sint(types::F32, raw);
-                    let m = self.fconst(if dt == SNORM_INT8 { 127.0 } else { 32767.0 });
+                    let m = self.fconst(32767.0);
                     let q = self.b.ins().fdiv(x, m);
                     let minus_one = self.fconst(-1.0);
                     self.b.ins().fmax(q, minus_one)
@@ -960,6 +999,7 @@ impl Translator<'_, '_, '_> {
                 }
             })
             .collect();
+        let known_sampler = self.int_constant(smp);
         let smp = self.b.ins().ireduce(types::I32, smp);
         let normalized = self
             .b
@@ -969,6 +1009,16 @@ impl Translator<'_, '_, '_> {
             .b
             .ins()
             .band_imm_s(smp, i64::from(sampler::ADDRESS_MASK));
+        // A literal or specialised sampler: its filter is known, only that path is emitted.
+        if let Some(bits) = known_sampler {
+            let linear = bits & i64::from(sampler::FILTER_LINEAR) != 0 && kind == Kind::Float;
+            let rgba = if linear {
+                self.sample_linear(&d, shape, &coords, normalized, address)?
+            } else {
+                self.sample_nearest(&d, shape, &coords, normalized, address, kind)?
+            };
+            return self.define_color(inst, rgba);
+        }
         let linear_bits = self
             .b
             .ins()

@@ -63,6 +63,15 @@ enum Arg {
     },
 }
 
+/// The sampler pattern a specialised build binds to argument `index`.
+fn specialized_sampler(options: &BuildOptions, index: usize) -> Option<u32> {
+    let s = options.specialize.as_ref()?;
+    s.samplers
+        .iter()
+        .find(|(i, _)| *i == index)
+        .map(|(_, b)| *b)
+}
+
 /// Functions of `m` where a work-item stops for others (`OpControlBarrier`, a collective, a
 /// spin loop: frontend `stops_work_items`), directly or through calls.
 fn barrier_functions(m: &Module) -> HashSet<Word> {
@@ -129,7 +138,7 @@ pub(crate) fn build(
     let ro = MemFlagsData::trusted().with_readonly().with_can_move();
 
     let mut pending_args = Vec::new();
-    for ((param, slot), info) in f.params().zip(slots).zip(&kernel.args) {
+    for (index, ((param, slot), info)) in f.params().zip(slots).zip(&kernel.args).enumerate() {
         let ty = param.result_type().unwrap_or(0);
         let addr = b.ins().iadd_imm_s(args_ptr, slot.offset as i64);
         pending_args.push(match info.kind {
@@ -142,10 +151,14 @@ pub(crate) fn build(
                 _ => Arg::Ready(Val::C(Vec::new())), // placeholder, loaded below with the translator
             },
             // A sampler argument is its 32-bit pattern in the slot's first bytes (abi.rs).
-            ArgKind::Sampler => {
-                let bits = b.ins().load(types::I32, ro, addr, 0);
-                Arg::Ready(Val::S(b.ins().uextend(types::I64, bits)))
-            }
+            // A specialised kernel has its sampler's pattern as a constant.
+            ArgKind::Sampler => match specialized_sampler(options, index) {
+                Some(bits) => Arg::Ready(Val::S(b.ins().iconst(types::I64, i64::from(bits)))),
+                None => {
+                    let bits = b.ins().load(types::I32, ro, addr, 0);
+                    Arg::Ready(Val::S(b.ins().uextend(types::I64, bits)))
+                }
+            },
             _ => Arg::Ready(Val::S(b.ins().load(types::I64, ro, addr, 0))),
         });
     }
@@ -167,7 +180,15 @@ pub(crate) fn build(
         check_sites: Vec::new(),
         call_param_bounds: Vec::new(),
         kernel_arg_bounds: Vec::new(),
+        known_image_formats: HashMap::new(),
     };
+    if let Some(spec) = &options.specialize {
+        for &(index, order, data_type) in &spec.images {
+            if let Some(Arg::Ready(Val::S(v))) = pending_args.get(index) {
+                t.known_image_formats.insert(*v, (order, data_type));
+            }
+        }
+    }
     // Checked mode: each pointer argument's object, from the bounds pair the runtime wrote.
     for (slot, info) in slots.iter().zip(&kernel.args) {
         let Some(bounds) = slot.bounds else {

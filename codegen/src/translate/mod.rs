@@ -412,6 +412,14 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
     let mut fctx = FunctionBuilderContext::new();
     let mut translated = Vec::new();
     for (index, kernel) in m.kernels.iter().enumerate() {
+        // A specialised build is for one kernel.
+        if options
+            .specialize
+            .as_ref()
+            .is_some_and(|s| s.kernel != kernel.name)
+        {
+            continue;
+        }
         let mut sig = env.jit.make_signature();
         sig.params.extend([AbiParam::new(types::I64); 3]);
         let mut func =
