@@ -482,6 +482,14 @@ fn header_macros_prelude(extensions: &[&str]) -> Option<String> {
     (!text.is_empty()).then_some(text)
 }
 
+/// Image constants clang-15's header lacks: `CLK_UNORM_INT_101010_2` (OpenCL C 2.1, what
+/// `get_image_channel_data_type` returns for that format). None without images.
+fn images_prelude(extensions: &[&str]) -> Option<String> {
+    extensions.contains(&"__opencl_c_images").then(|| {
+        "#ifndef CLK_UNORM_INT_101010_2\n#define CLK_UNORM_INT_101010_2 0x10E0\n#endif\n".to_owned()
+    })
+}
+
 /// cl_khr_kernel_clock for clang-15, which predates it: the extension and scope macros the
 /// device's features name, and the built-in declarations (llvm-spirv-15 leaves the calls as
 /// imported functions, which codegen turns into clock reads). None without the extension.
@@ -669,6 +677,7 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
             uniform_arithmetic_prelude(extensions),
         ),
         ("inline.h", Some(INLINE_PRELUDE.to_owned())),
+        ("images.h", images_prelude(extensions)),
     ];
     for (name, prelude) in preludes {
         let Some(prelude) = prelude else { continue };

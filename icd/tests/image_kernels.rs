@@ -101,6 +101,7 @@ __kernel void queries(read_only image3d_t img, __global int *out) {
     out[2] = get_image_depth(img);
     out[3] = get_image_channel_data_type(img);
     out[4] = get_image_channel_order(img);
+    out[5] = CLK_UNORM_INT_101010_2;
 }
 __kernel void layers(read_only image1d_array_t img, __global float4 *out) {
     int x = get_global_id(0), l = get_global_id(1);
@@ -828,11 +829,21 @@ fn literal_samplers_queries_arrays_and_3d_writes() {
         None,
     );
     let k = kernel(&program, "queries");
-    let q = out_buffer::<i32>(&env, 5);
+    let q = out_buffer::<i32>(&env, 6);
     arg(&k, 0, &vol);
     arg_buf(&k, 1, &q);
     env.run(&k, &[1], None, None);
-    assert_eq!(env.read(&q, 5), vec![4, 3, 2, CL_FLOAT as i32, CL_R as i32]);
+    assert_eq!(
+        env.read(&q, 6),
+        vec![
+            4,
+            3,
+            2,
+            CL_FLOAT as i32,
+            CL_R as i32,
+            CL_UNORM_INT_101010_2 as i32
+        ]
+    );
 
     // 3D writes: each texel (x, y, z) gets x / 8.
     let k = kernel(&program, "write3d");
