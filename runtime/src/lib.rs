@@ -21,6 +21,7 @@ pub mod program_cache;
 pub mod queue;
 pub mod settings;
 pub mod svm;
+pub mod topology;
 pub mod watchdog;
 
 pub use object::{CLResult, ClObject};
