@@ -10,7 +10,7 @@ use ferrocl_frontend::{AddressQualifier, ArgKind, KernelInfo};
 use opencl_sys::*;
 
 use crate::config::DeviceConfig;
-use crate::executor::{run_ndrange, ArgBlock, Launch, LaunchFailure};
+use crate::executor::{run_ndrange, ArgBlock, JobHints, Launch, LaunchFailure};
 use crate::memory::Mem;
 use crate::object::{Base, CLResult, Tag};
 use crate::platform::Device;
@@ -472,7 +472,7 @@ pub struct KernelLaunch {
 }
 
 impl KernelLaunch {
-    pub fn run(mut self) -> CLResult<()> {
+    pub fn run(mut self, hints: JobHints) -> CLResult<()> {
         let kernel = &self.built.code.kernels()[self.index];
         // A command whose kernel prints gets its own buffer; the text is out before the
         // command's event completes.
@@ -483,7 +483,7 @@ impl KernelLaunch {
         let settings = &self.device.config.settings;
         let watch = settings.kernel_timeout.map(crate::watchdog::watch);
         self.launch.stop = watch.as_ref().map(crate::watchdog::Watch::stop_word);
-        let ran = run_ndrange(&self.device.pool, kernel, &self.block, &self.launch);
+        let ran = run_ndrange(&self.device.pool, hints, kernel, &self.block, &self.launch);
         // A deadline that passed while the last groups finished still counts: work-items may
         // have seen the word and left, and nothing tells which did.
         let stopped = watch.as_ref().is_some_and(crate::watchdog::Watch::fired);

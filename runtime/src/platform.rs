@@ -1,7 +1,7 @@
 //! The one platform, its root CPU device and the sub-devices partitioned from it. A device owns
-//! its compute units — one worker thread of its own rayon pool each, with the CPU that worker is
-//! pinned to under `FERROCL_PIN_THREADS` — so a sub-device's commands run only on its share of
-//! the machine. The platform and the root device live for the whole process (retain/release on
+//! its compute units — one worker thread each of its own `executor::WorkerPool`, with the CPU
+//! that worker is pinned to under `FERROCL_PIN_THREADS` — so a sub-device's commands run only
+//! on its share of the machine. The platform and the root device live for the whole process (retain/release on
 //! them do nothing); sub-devices are reference counted like any other object.
 
 use std::sync::{Arc, OnceLock};
@@ -9,6 +9,7 @@ use std::sync::{Arc, OnceLock};
 use opencl_sys::*;
 
 use crate::config::DeviceConfig;
+use crate::executor::WorkerPool;
 use crate::object::{Base, CLResult, Tag};
 use crate::settings::Settings;
 use crate::topology::{AffinityDomain, Topology};
@@ -25,7 +26,7 @@ pub struct Device {
     base: Base,
     pub config: DeviceConfig,
     /// Runs work-groups: one worker per compute unit.
-    pub pool: rayon::ThreadPool,
+    pub pool: WorkerPool,
     /// The CPU of each compute unit: the one its worker is pinned to with
     /// `FERROCL_PIN_THREADS`, and the one affinity domains are looked up for. More units than
     /// CPUs (`FERROCL_THREADS` above the CPU count) share CPUs round-robin.
@@ -71,11 +72,8 @@ pub fn platform() -> &'static Platform {
             match worker_pool("ferrocl-worker", &unit_cpus, settings.pin_threads) {
                 Ok(pool) => (pool, unit_cpus),
                 Err(_) => (
-                    rayon::ThreadPoolBuilder::new()
-                        .num_threads(1)
-                        .stack_size(ferrocl_codegen::KERNEL_THREAD_STACK_BYTES)
-                        .build()
-                        .expect("a one-thread pool can always be built"),
+                    WorkerPool::new("ferrocl-worker", 1, |_| {})
+                        .expect("the process cannot start a single thread"),
                     unit_cpus[..1].to_vec(),
                 ),
             };
@@ -95,21 +93,14 @@ pub fn platform() -> &'static Platform {
 }
 
 /// A pool with one worker per entry of `cpus`, worker `i` pinned to `cpus[i]` when `pin`.
-fn worker_pool(name: &'static str, cpus: &[usize], pin: bool) -> CLResult<rayon::ThreadPool> {
-    let cpus = cpus.to_vec();
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(cpus.len())
-        .thread_name(move |i| format!("{name}-{i}"))
-        // Work-group functions keep private memory on the stack (codegen's
-        // PRIVATE_STACK_LIMIT); the reservation is virtual until touched.
-        .stack_size(ferrocl_codegen::KERNEL_THREAD_STACK_BYTES)
-        .start_handler(move |i| {
-            if pin {
-                pin_current_thread(i, cpus[i]);
-            }
-        })
-        .build()
-        .map_err(|_| CL_OUT_OF_RESOURCES)
+fn worker_pool(name: &str, cpus: &[usize], pin: bool) -> CLResult<WorkerPool> {
+    let owned = cpus.to_vec();
+    WorkerPool::new(name, cpus.len(), move |i| {
+        if pin {
+            pin_current_thread(i, owned[i]);
+        }
+    })
+    .map_err(|_| CL_OUT_OF_RESOURCES)
 }
 
 impl Platform {
@@ -407,13 +398,22 @@ mod tests {
         let plan = d.plan_partition(&Partition::ByCounts(vec![2, 1])).unwrap();
         let subs = d.create_sub_devices(plan).unwrap();
         assert_eq!(subs.len(), 2);
-        assert_eq!(subs[0].pool.current_num_threads(), 2);
-        assert_eq!(subs[1].pool.current_num_threads(), 1);
+        assert_eq!(subs[0].pool.threads(), 2);
+        assert_eq!(subs[1].pool.threads(), 1);
         assert_eq!(subs[0].config.compute_units, 2);
         assert!(Arc::ptr_eq(subs[1].parent.as_ref().unwrap(), &d));
-        let name = subs[1]
-            .pool
-            .install(|| std::thread::current().name().map(str::to_owned));
-        assert_eq!(name.as_deref(), Some("ferrocl-sub-worker-0"));
+        let names = std::sync::Mutex::new(Vec::new());
+        let record = |_| {
+            let name = std::thread::current().name().map(str::to_owned);
+            names.lock().unwrap().push(name.unwrap_or_default());
+            Ok(())
+        };
+        subs[1].pool.run(8, Default::default(), &record).unwrap();
+        let names = names.into_inner().unwrap();
+        assert_eq!(names.len(), 8);
+        assert!(
+            names.iter().all(|n| n == "ferrocl-sub-worker-0"),
+            "{names:?}"
+        );
     }
 }

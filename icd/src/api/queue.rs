@@ -57,7 +57,13 @@ unsafe fn new_queue(
         // On-device queues are not supported.
         return Err(CL_INVALID_QUEUE_PROPERTIES);
     }
-    Ok(new_handle(Queue::new(c, d, props, raw)?))
+    Ok(new_handle(Queue::new(
+        c,
+        d,
+        props,
+        raw,
+        Default::default(),
+    )?))
 }
 
 pub unsafe extern "C" fn clCreateCommandQueue(
