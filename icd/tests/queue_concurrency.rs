@@ -2,7 +2,9 @@
 //! out-of-order queue overlap (they meet while both run; their profiling windows overlap); a
 //! small kernel is not stuck behind a large one; two in-order queues share the workers; markers,
 //! barriers (with and without wait lists) and user events order out-of-order commands as the
-//! spec says. No wall-clock thresholds: kernels prove they ran together by meeting, and order is
+//! spec says; `cl_khr_priority_hints` and `cl_khr_throttle_hints` (accepted, reported, a
+//! high-priority queue's kernel served before a low-priority one's, a low throttle holding a
+//! kernel to half the workers). No wall-clock thresholds: kernels prove they ran together by meeting, and order is
 //! read from counters the kernels record.
 
 mod common;
@@ -173,6 +175,32 @@ __kernel void busy(__global int *mine, volatile __global int *theirs, __global i
 }
 
 __kernel void tick(__global int *counter) { atomic_inc(counter); }
+
+// As `busy`, and the first group to start also records how far `theirs` had come.
+__kernel void watched(volatile __global int *mine, volatile __global int *theirs,
+                      __global int *seen_first, __global int *seen_last, int work,
+                      __global float *sink)
+{
+    if (get_group_id(0) == 0)
+        *seen_first = atomic_add(theirs, 0);
+    float x = (float)get_group_id(0);
+    for (int i = 0; i < work; i++)
+        x = x * 0.999f + 1.0f;
+    sink[get_group_id(0) & 63] = x;
+    if (atomic_inc(mine) == (int)get_num_groups(0) - 1)
+        *seen_last = atomic_add(theirs, 0);
+}
+
+// `rendezvous` that gives up soon: for groups that are not expected to meet.
+__kernel void short_rendezvous(volatile __global int *arrived, int expected,
+                               __global int *missed)
+{
+    atomic_inc(arrived);
+    int spins = 0;
+    while (atomic_add(arrived, 0) < expected) {
+        if (++spins == (1 << 22)) { atomic_inc(missed); return; }
+    }
+}
 "#;
 
 #[test]
@@ -389,4 +417,287 @@ fn a_failed_user_event_fails_only_its_waiters() {
     assert_eq!(status(after), CL_COMPLETE);
     assert_eq!(env.read(&counter, 1), [1]);
     release(&[waiter, barrier, after, gate]);
+}
+
+/// A queue with the given CL_QUEUE_PROPERTIES_ARRAY-style list (zero-terminated).
+fn queue_with(env: &Env, props: &[cl_queue_properties]) -> Result<cl_command_queue, cl_int> {
+    // SAFETY: the device belongs to the context; the list is zero-terminated.
+    unsafe {
+        cl3::command_queue::create_command_queue_with_properties(
+            env.context.get(),
+            env.device.id(),
+            props.as_ptr(),
+        )
+    }
+}
+
+fn release_queue(q: cl_command_queue) {
+    // SAFETY: a queue this test created.
+    unsafe { cl3::command_queue::release_command_queue(q) }.expect("clReleaseCommandQueue");
+}
+
+#[test]
+fn priority_and_throttle_hints_are_accepted_and_reported() {
+    let env = Env::new();
+    let extensions = check(cl(env.device.extensions()), "CL_DEVICE_EXTENSIONS");
+    for name in ["cl_khr_priority_hints", "cl_khr_throttle_hints"] {
+        assert!(extensions.split(' ').any(|e| e == name), "{name}");
+    }
+    let props = [
+        CL_QUEUE_PRIORITY_KHR,
+        CL_QUEUE_PRIORITY_HIGH_KHR as cl_queue_properties,
+        CL_QUEUE_THROTTLE_KHR,
+        CL_QUEUE_THROTTLE_LOW_KHR as cl_queue_properties,
+        0,
+    ];
+    let q = queue_with(&env, &props).expect("a queue with both hints");
+    let array = check(
+        cl3::command_queue::get_command_queue_data(q, CL_QUEUE_PROPERTIES_ARRAY),
+        "CL_QUEUE_PROPERTIES_ARRAY",
+    );
+    let reported: Vec<cl_queue_properties> = array
+        .chunks_exact(8)
+        .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(reported, props);
+    // The hinted queue computes like any other.
+    let program = env.program_from_source(KERNELS, "");
+    let counter = env.buffer(&[0i32]);
+    let tick = check(cl(Kernel::create(&program, "tick")), "clCreateKernel");
+    arg_buf(&tick, 0, &counter);
+    let (global, local) = ([1000usize], [10usize]);
+    let mut event = null_mut();
+    // SAFETY: arguments set; arrays outlive the call.
+    unsafe {
+        assert_eq!(
+            clEnqueueNDRangeKernel(
+                q,
+                tick.get(),
+                1,
+                null(),
+                global.as_ptr(),
+                local.as_ptr(),
+                0,
+                null(),
+                &mut event
+            ),
+            CL_SUCCESS
+        );
+    }
+    wait(&[event]);
+    assert_eq!(env.read(&counter, 1), [1000]);
+    release(&[event]);
+    release_queue(q);
+    // Every value of each, with the others.
+    for priority in [
+        CL_QUEUE_PRIORITY_HIGH_KHR,
+        CL_QUEUE_PRIORITY_MED_KHR,
+        CL_QUEUE_PRIORITY_LOW_KHR,
+    ] {
+        let props = [
+            CL_QUEUE_PROPERTIES as cl_queue_properties,
+            OUT_OF_ORDER,
+            CL_QUEUE_PRIORITY_KHR,
+            priority as cl_queue_properties,
+            0,
+        ];
+        release_queue(queue_with(&env, &props).expect("priority"));
+    }
+    for throttle in [
+        CL_QUEUE_THROTTLE_HIGH_KHR,
+        CL_QUEUE_THROTTLE_MED_KHR,
+        CL_QUEUE_THROTTLE_LOW_KHR,
+    ] {
+        let props = [CL_QUEUE_THROTTLE_KHR, throttle as cl_queue_properties, 0];
+        release_queue(queue_with(&env, &props).expect("throttle"));
+    }
+    let bad: &[(&[cl_queue_properties], cl_int)] = &[
+        (&[CL_QUEUE_PRIORITY_KHR, 0, 0], CL_INVALID_VALUE),
+        (&[CL_QUEUE_PRIORITY_KHR, 3, 0], CL_INVALID_VALUE),
+        (&[CL_QUEUE_PRIORITY_KHR, 1 << 3, 0], CL_INVALID_VALUE),
+        (&[CL_QUEUE_PRIORITY_KHR, 1 << 32, 0], CL_INVALID_VALUE),
+        (&[CL_QUEUE_THROTTLE_KHR, 6, 0], CL_INVALID_VALUE),
+        (
+            &[CL_QUEUE_PRIORITY_KHR, 1, CL_QUEUE_PRIORITY_KHR, 1, 0],
+            CL_INVALID_VALUE,
+        ),
+        (
+            &[
+                CL_QUEUE_PROPERTIES as cl_queue_properties,
+                (CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+                    as cl_queue_properties,
+                CL_QUEUE_PRIORITY_KHR,
+                1,
+                0,
+            ],
+            CL_INVALID_QUEUE_PROPERTIES,
+        ),
+        (
+            &[
+                CL_QUEUE_PROPERTIES as cl_queue_properties,
+                (CL_QUEUE_ON_DEVICE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+                    as cl_queue_properties,
+                CL_QUEUE_THROTTLE_KHR,
+                4,
+                0,
+            ],
+            CL_INVALID_QUEUE_PROPERTIES,
+        ),
+    ];
+    for (props, want) in bad {
+        assert_eq!(queue_with(&env, props).err(), Some(*want), "{props:?}");
+    }
+}
+
+#[test]
+fn a_high_priority_queue_is_served_before_a_low_priority_one() {
+    let env = Env::new();
+    let program = env.program_from_source(KERNELS, "");
+    let hinted = |priority: cl_uint| {
+        queue_with(
+            &env,
+            &[CL_QUEUE_PRIORITY_KHR, priority as cl_queue_properties, 0],
+        )
+        .expect("queue with a priority")
+    };
+    let (low_q, high_q) = (
+        hinted(CL_QUEUE_PRIORITY_LOW_KHR),
+        hinted(CL_QUEUE_PRIORITY_HIGH_KHR),
+    );
+    // The low-priority kernel's progress is host memory the test reads while it runs.
+    let mut low_done_host = vec![0i32; 1];
+    // SAFETY: the vector outlives the buffer and is only read through volatile loads while
+    // kernels use it.
+    let low_done = check(
+        cl(unsafe {
+            Buffer::<i32>::create(
+                &env.context,
+                CL_MEM_READ_WRITE | opencl3::memory::CL_MEM_USE_HOST_PTR,
+                1,
+                low_done_host.as_mut_ptr().cast(),
+            )
+        }),
+        "clCreateBuffer(USE_HOST_PTR)",
+    );
+    let high_done = env.buffer(&[0i32]);
+    let (unused_first, unused_last) = (env.buffer(&[0i32]), env.buffer(&[0i32]));
+    // The low kernel's progress when the high kernel's first group starts and when its last
+    // group ends.
+    let (first, last) = (env.buffer(&[-1i32]), env.buffer(&[-1i32]));
+    let sink = env.buffer(&[0f32; 64]);
+    const LOW_GROUPS: usize = 4096;
+    const HIGH_GROUPS: usize = 2048;
+    let watched = |mine: &Buffer<i32>,
+                   theirs: &Buffer<i32>,
+                   seen_first: &Buffer<i32>,
+                   seen_last: &Buffer<i32>| {
+        let k = check(cl(Kernel::create(&program, "watched")), "clCreateKernel");
+        arg_buf(&k, 0, mine);
+        arg_buf(&k, 1, theirs);
+        arg_buf(&k, 2, seen_first);
+        arg_buf(&k, 3, seen_last);
+        arg(&k, 4, &20_000i32);
+        arg_buf(&k, 5, &sink);
+        k
+    };
+    let low = watched(&low_done, &high_done, &unused_first, &unused_last);
+    let high = watched(&high_done, &low_done, &first, &last);
+    let enqueue = |q: cl_command_queue, k: &Kernel, groups: usize| {
+        let (global, local) = ([groups], [1usize]);
+        let mut event = null_mut();
+        // SAFETY: arguments set; arrays outlive the call.
+        let e = unsafe {
+            clEnqueueNDRangeKernel(
+                q,
+                k.get(),
+                1,
+                null(),
+                global.as_ptr(),
+                local.as_ptr(),
+                0,
+                null(),
+                &mut event,
+            )
+        };
+        assert_eq!(e, CL_SUCCESS);
+        event
+    };
+    let low_event = enqueue(low_q, &low, LOW_GROUPS);
+    // SAFETY: an aligned i32 the kernel updates with atomics; a volatile read sees a value.
+    while unsafe { std::ptr::read_volatile(low_done_host.as_ptr()) } == 0 {
+        std::thread::yield_now();
+    }
+    let high_event = enqueue(high_q, &high, HIGH_GROUPS);
+    wait(&[high_event, low_event]);
+    let (first, last) = (env.read(&first, 1)[0], env.read(&last, 1)[0]);
+    // While the high-priority kernel ran, the workers took no new low-priority work: the low
+    // kernel advanced only by the chunks already running when it arrived (at most one chunk
+    // of LOW_GROUPS / (workers * 16) groups per worker).
+    let advanced = last - first;
+    assert!(
+        (advanced as usize) < HIGH_GROUPS / 4,
+        "the low-priority kernel ran {advanced} groups while the high-priority one ran {HIGH_GROUPS}"
+    );
+    assert_eq!(env.read(&high_done, 1), [HIGH_GROUPS as i32]);
+    release(&[low_event, high_event]);
+    drop(low_done);
+    release_queue(low_q);
+    release_queue(high_q);
+}
+
+#[test]
+fn a_low_throttle_holds_a_kernel_to_half_the_workers() {
+    let env = Env::new();
+    let units = check(
+        cl(env.device.max_compute_units()),
+        "CL_DEVICE_MAX_COMPUTE_UNITS",
+    ) as usize;
+    let q = queue_with(
+        &env,
+        &[
+            CL_QUEUE_THROTTLE_KHR,
+            CL_QUEUE_THROTTLE_LOW_KHR as cl_queue_properties,
+            0,
+        ],
+    )
+    .expect("throttled queue");
+    let program = env.program_from_source(KERNELS, "");
+    let kernel = check(
+        cl(Kernel::create(&program, "short_rendezvous")),
+        "clCreateKernel",
+    );
+    // One group more than half the workers: they can never all run at once, so at least the
+    // first to arrive gives up waiting.
+    let groups = units.div_ceil(2) + 1;
+    let (arrived, missed) = (env.buffer(&[0i32]), env.buffer(&[0i32]));
+    arg_buf(&kernel, 0, &arrived);
+    arg(&kernel, 1, &(groups as i32));
+    arg_buf(&kernel, 2, &missed);
+    let (global, local) = ([groups], [1usize]);
+    let mut event = null_mut();
+    // SAFETY: arguments set; arrays outlive the call.
+    unsafe {
+        assert_eq!(
+            clEnqueueNDRangeKernel(
+                q,
+                kernel.get(),
+                1,
+                null(),
+                global.as_ptr(),
+                local.as_ptr(),
+                0,
+                null(),
+                &mut event
+            ),
+            CL_SUCCESS
+        );
+    }
+    wait(&[event]);
+    assert_eq!(env.read(&arrived, 1), [groups as i32]);
+    assert!(
+        env.read(&missed, 1)[0] >= 1,
+        "all {groups} groups ran at once"
+    );
+    release(&[event]);
+    release_queue(q);
 }
