@@ -7,7 +7,9 @@
 //! every chunk a worker picks its next chunk from the job of highest priority, rotating among
 //! jobs of equal priority, so a small launch is not stuck behind a large one and in-order
 //! queues share the workers evenly (rayon, used before, finishes the job a worker started
-//! before it takes a new one). A throttled job is limited to a share of the workers.
+//! before it takes a new one). Within a job each worker streams through a contiguous part of
+//! the chunks and then helps with the others' (as rayon's splitting did). A throttled job is
+//! limited to a share of the workers.
 
 use std::alloc::Layout;
 use std::any::Any;
@@ -129,17 +131,51 @@ unsafe impl Send for JobShared {}
 // SAFETY: as above.
 unsafe impl Sync for JobShared {}
 
-/// A job in the pool's list, with what the workers have taken of it.
+/// A job in the pool's list, with what the workers have not taken of it yet.
 struct Slot {
     job: Arc<JobShared>,
-    claimed: usize,
+    /// One contiguous range of chunks per worker, taken from the front by that worker (each
+    /// worker streams through its own part of the range, as memory-bound kernels like) and
+    /// from the back by workers whose own range is empty.
+    unclaimed: Vec<std::ops::Range<usize>>,
     active: usize,
 }
 
 impl Slot {
+    fn new(job: Arc<JobShared>, workers: usize) -> Slot {
+        let (chunks, workers) = (job.chunks, workers.max(1));
+        let unclaimed = (0..workers)
+            .map(|w| chunks * w / workers..chunks * (w + 1) / workers)
+            .collect();
+        Slot {
+            job,
+            unclaimed,
+            active: 0,
+        }
+    }
+
+    fn left(&self) -> usize {
+        self.unclaimed.iter().map(|r| r.len()).sum()
+    }
+
     fn eligible(&self) -> bool {
-        self.claimed < self.job.chunks
+        self.left() > 0
             && (self.job.hints.max_workers == 0 || self.active < self.job.hints.max_workers)
+    }
+
+    /// The next chunk for worker `worker`: the front of its own range, else the back of the
+    /// largest one left.
+    fn take(&mut self, worker: usize) -> Option<usize> {
+        let n = self.unclaimed.len();
+        if let Some(own) = self.unclaimed.get_mut(worker % n) {
+            if let Some(i) = own.next() {
+                return Some(i);
+            }
+        }
+        self.unclaimed
+            .iter_mut()
+            .max_by_key(|r| r.len())
+            .and_then(|r| r.next_back())
     }
 }
 
@@ -207,7 +243,7 @@ impl WorkerPool {
                 .stack_size(ferrocl_codegen::KERNEL_THREAD_STACK_BYTES)
                 .spawn(move || {
                     start(i);
-                    work(&shared)
+                    work(&shared, i)
                 })?;
             pool.threads += 1;
         }
@@ -257,11 +293,7 @@ impl WorkerPool {
         });
         {
             let mut state = self.shared.lock();
-            state.jobs.push(Slot {
-                job: job.clone(),
-                claimed: 0,
-                active: 0,
-            });
+            state.jobs.push(Slot::new(job.clone(), self.threads));
             self.shared.generation.fetch_add(1, Ordering::Release);
         }
         self.shared.work.notify_all();
@@ -293,7 +325,7 @@ impl Drop for WorkerPool {
 
 /// The next chunk for a worker: from the highest-priority job that has one, rotating among
 /// jobs of that priority.
-fn claim(state: &mut PoolState) -> Option<(Arc<JobShared>, usize)> {
+fn claim(state: &mut PoolState, worker: usize) -> Option<(Arc<JobShared>, usize)> {
     let best = state
         .jobs
         .iter()
@@ -306,8 +338,7 @@ fn claim(state: &mut PoolState) -> Option<(Arc<JobShared>, usize)> {
         let slot = &mut state.jobs[i];
         if slot.eligible() && slot.job.hints.priority == best {
             state.cursor = i;
-            let index = slot.claimed;
-            slot.claimed += 1;
+            let index = slot.take(worker)?;
             slot.active += 1;
             return Some((slot.job.clone(), index));
         }
@@ -315,15 +346,16 @@ fn claim(state: &mut PoolState) -> Option<(Arc<JobShared>, usize)> {
     None
 }
 
-/// A worker's life: claim a chunk, run it, account for it; sleep when there is nothing.
-fn work(shared: &PoolShared) {
+/// The life of worker `worker`: claim a chunk, run it, account for it; sleep when there is
+/// nothing.
+fn work(shared: &PoolShared, worker: usize) {
     POOL_OF_THIS_THREAD.with(|p| p.set(shared as *const PoolShared as usize));
     let mut state = shared.lock();
     loop {
         if state.shutdown {
             return;
         }
-        let Some((job, index)) = claim(&mut state) else {
+        let Some((job, index)) = claim(&mut state, worker) else {
             let seen = shared.generation.load(Ordering::Acquire);
             drop(state);
             // A launch often follows the last one at once: look for it before sleeping.
@@ -365,13 +397,11 @@ fn work(shared: &PoolShared) {
             slot.active -= 1;
             if failed {
                 // The chunks nobody started are skipped.
-                finished += slot.job.chunks - slot.claimed;
-                slot.claimed = slot.job.chunks;
+                finished += slot.left();
+                slot.unclaimed.clear();
             }
         }
-        state
-            .jobs
-            .retain(|s| s.claimed < s.job.chunks || s.active > 0);
+        state.jobs.retain(|s| s.left() > 0 || s.active > 0);
         // Counted under the lock, so a submitter about to sleep cannot miss the wake-up.
         if job.finished.fetch_add(finished, Ordering::AcqRel) + finished == job.chunks {
             shared.done.notify_all();
@@ -917,6 +947,29 @@ mod tests {
         })
         .unwrap();
         assert_eq!(ran.load(Ordering::Acquire), 10);
+    }
+
+    #[test]
+    fn each_worker_streams_through_its_own_part_then_helps() {
+        static NOTHING: fn(usize) -> Result<(), LaunchFailure> = |_| Ok(());
+        let job = Arc::new(JobShared {
+            task: &NOTHING as &Task<'static> as *const Task<'static>,
+            chunks: 10,
+            hints: JobHints::default(),
+            finished: AtomicUsize::new(0),
+            failure: Mutex::new(None),
+            panic: Mutex::new(None),
+        });
+        let mut slot = Slot::new(job, 2);
+        let taken: Vec<_> = [0, 1, 0, 1, 1, 1, 1, 1, 1, 0, 0]
+            .iter()
+            .map(|&w| slot.take(w))
+            .collect();
+        // Worker 1 finishes 5..10 and then takes worker 0's chunks from the back.
+        let want = [0, 5, 1, 6, 7, 8, 9, 4, 3, 2].map(Some);
+        assert_eq!(taken[..10], want);
+        assert_eq!(taken[10], None);
+        assert_eq!(slot.left(), 0);
     }
 
     #[test]
