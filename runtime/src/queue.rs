@@ -85,19 +85,25 @@ struct Runners {
     sender: Mutex<Sender<RunnerMessage>>,
     receiver: Arc<Mutex<Receiver<RunnerMessage>>>,
     started: AtomicUsize,
+    /// Runners waiting for a command.
     idle: Arc<AtomicUsize>,
+    /// Commands sent and not yet taken: one more than there are idle runners starts a runner
+    /// (two commands ready at once must not wait for one idle runner in turn).
+    waiting: Arc<AtomicUsize>,
     /// More runners than the device has workers (plus a copy or two) would only queue up.
     max: usize,
 }
 
 impl Runners {
     fn ready(&self, command: Arc<Scheduled>) {
+        self.waiting.fetch_add(1, Ordering::AcqRel);
         let sent = self
             .sender
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .send(RunnerMessage::Run(command));
-        if sent.is_ok() && self.idle.load(Ordering::Acquire) == 0 {
+        if sent.is_ok() && self.waiting.load(Ordering::Acquire) > self.idle.load(Ordering::Acquire)
+        {
             self.start_one();
         }
     }
@@ -114,12 +120,13 @@ impl Runners {
         }
         let receiver = self.receiver.clone();
         let idle = self.idle.clone();
+        let waiting = self.waiting.clone();
         let spawned = std::thread::Builder::new()
             .name("ferrocl-queue-runner".into())
             // A launch of one work-group runs on this thread (executor::run_ndrange), with the
             // kernel's private memory on its stack.
             .stack_size(ferrocl_codegen::KERNEL_THREAD_STACK_BYTES)
-            .spawn(move || run_ready(&receiver, &idle));
+            .spawn(move || run_ready(&receiver, &idle, &waiting));
         if spawned.is_err() {
             // The runners already there will take the command.
             self.started.fetch_sub(1, Ordering::AcqRel);
@@ -128,7 +135,7 @@ impl Runners {
 }
 
 /// A runner's life: take a ready command, run it, until the queue goes away.
-fn run_ready(receiver: &Mutex<Receiver<RunnerMessage>>, idle: &AtomicUsize) {
+fn run_ready(receiver: &Mutex<Receiver<RunnerMessage>>, idle: &AtomicUsize, waiting: &AtomicUsize) {
     loop {
         idle.fetch_add(1, Ordering::AcqRel);
         let message = receiver.lock().unwrap_or_else(|p| p.into_inner()).recv();
@@ -136,6 +143,7 @@ fn run_ready(receiver: &Mutex<Receiver<RunnerMessage>>, idle: &AtomicUsize) {
         let Ok(RunnerMessage::Run(command)) = message else {
             return;
         };
+        waiting.fetch_sub(1, Ordering::AcqRel);
         let taken = command
             .pending
             .lock()
@@ -227,6 +235,7 @@ impl Queue {
                     receiver: Arc::new(Mutex::new(receiver)),
                     started: AtomicUsize::new(0),
                     idle: Arc::new(AtomicUsize::new(0)),
+                    waiting: Arc::new(AtomicUsize::new(0)),
                     max: device.pool.threads() + 2,
                 }),
             }
@@ -436,6 +445,19 @@ mod tests {
         let b = q.enqueue(KERNEL, Vec::new(), meet()).unwrap();
         assert_eq!(a.wait(), CL_COMPLETE);
         assert_eq!(b.wait(), CL_COMPLETE);
+        // Two commands made ready by one event while the queue's one runner is idle: they
+        // still run at once.
+        arrived.store(0, Ordering::Release);
+        let q = out_of_order_queue();
+        let warm_up = q.enqueue(KERNEL, Vec::new(), Box::new(|| Ok(()))).unwrap();
+        assert_eq!(warm_up.wait(), CL_COMPLETE);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let gate = Event::new_user(q.context.clone());
+        let c = q.enqueue(KERNEL, vec![gate.clone()], meet()).unwrap();
+        let d = q.enqueue(KERNEL, vec![gate.clone()], meet()).unwrap();
+        gate.set_user_status(CL_COMPLETE).unwrap();
+        assert_eq!(c.wait(), CL_COMPLETE);
+        assert_eq!(d.wait(), CL_COMPLETE);
     }
 
     #[test]
