@@ -102,12 +102,36 @@ pub enum Priority {
     High,
 }
 
+/// `cl_khr_throttle_hints`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Throttle {
+    High,
+    #[default]
+    Medium,
+    Low,
+}
+
 /// How a job shares the workers with the other jobs of its pool.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct JobHints {
     pub priority: Priority,
     /// At most this many workers at once (`cl_khr_throttle_hints`); 0 for all of them.
     pub max_workers: usize,
+}
+
+impl JobHints {
+    /// The hints of a queue on a device of `workers` workers: a low throttle takes half of
+    /// them (rounded up); medium, the default, and high take all (the CPU's clock and power
+    /// state are the operating system's).
+    pub fn new(priority: Priority, throttle: Throttle, workers: usize) -> Self {
+        JobHints {
+            priority,
+            max_workers: match throttle {
+                Throttle::Low => workers.div_ceil(2).max(1),
+                Throttle::Medium | Throttle::High => 0,
+            },
+        }
+    }
 }
 
 /// Runs chunk `i` of a job.

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use ferrocl_runtime::command::Command;
 use ferrocl_runtime::context::Context;
 use ferrocl_runtime::event::{wait_all, Event};
-use ferrocl_runtime::executor::{JobHints, Priority};
+use ferrocl_runtime::executor::{JobHints, Priority, Throttle};
 use ferrocl_runtime::platform::Device;
 use ferrocl_runtime::queue::Queue;
 use ferrocl_runtime::{CLResult, ClObject};
@@ -139,15 +139,6 @@ pub unsafe extern "C" fn clCreateCommandQueueWithProperties(
     }
 }
 
-/// `cl_khr_throttle_hints`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-enum Throttle {
-    High,
-    #[default]
-    Medium,
-    Low,
-}
-
 /// The hint properties of clCreateCommandQueueWithProperties.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 struct QueueHints {
@@ -156,16 +147,8 @@ struct QueueHints {
 }
 
 impl QueueHints {
-    /// How the queue's jobs share `device`'s workers: a low throttle takes half of them
-    /// (rounded up); medium, the default, and high take all.
     fn for_device(self, device: &Device) -> JobHints {
-        JobHints {
-            priority: self.priority,
-            max_workers: match self.throttle {
-                Throttle::Low => device.pool.threads().div_ceil(2),
-                Throttle::Medium | Throttle::High => 0,
-            },
-        }
+        JobHints::new(self.priority, self.throttle, device.pool.threads())
     }
 }
 
