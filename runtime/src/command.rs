@@ -9,6 +9,7 @@ use std::sync::Arc;
 use opencl_sys::*;
 
 use crate::context::Context;
+use crate::executor::{JobHints, WorkerPool};
 use crate::image::{rect, ImageDesc, RectSide};
 use crate::kernel::KernelLaunch;
 use crate::memory::{fill, Mem, Rect};
@@ -204,32 +205,25 @@ const PIECE_BYTES: usize = 1 << 20;
 ///
 /// # Safety
 /// As `std::ptr::copy`: valid ranges.
-unsafe fn copy_bytes(pool: &rayon::ThreadPool, src: *const u8, dst: *mut u8, len: usize) {
+unsafe fn copy_bytes(workers: Workers, src: *const u8, dst: *mut u8, len: usize) {
     let (s, d) = (src as usize, dst as usize);
     let overlap = s < d.saturating_add(len) && d < s.saturating_add(len);
-    if overlap || len < PARALLEL_BYTES || pool.current_num_threads() < 2 {
+    if overlap || len < PARALLEL_BYTES || workers.0.threads() < 2 {
         // SAFETY: caller contract; `copy` allows overlap.
         unsafe { std::ptr::copy(src, dst, len) };
         return;
     }
     let (src, dst) = (src as usize, dst as usize);
-    pool.install(|| {
-        use rayon::prelude::*;
-        (0..len.div_ceil(PIECE_BYTES))
-            .into_par_iter()
-            .for_each(|i| {
-                let start = i * PIECE_BYTES;
-                let n = PIECE_BYTES.min(len - start);
-                // SAFETY: a piece of the ranges the caller vouched for.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        (src + start) as *const u8,
-                        (dst + start) as *mut u8,
-                        n,
-                    )
-                };
-            })
+    let copied = workers.0.run(len.div_ceil(PIECE_BYTES), workers.1, &|i| {
+        let start = i * PIECE_BYTES;
+        let n = PIECE_BYTES.min(len - start);
+        // SAFETY: a piece of the ranges the caller vouched for.
+        unsafe {
+            std::ptr::copy_nonoverlapping((src + start) as *const u8, (dst + start) as *mut u8, n)
+        };
+        Ok(())
     });
+    debug_assert!(copied.is_ok(), "a piece of a copy cannot fail");
 }
 
 /// `len` bytes at `dst` filled with `pattern`, on the pool's workers when large (every piece
@@ -237,30 +231,30 @@ unsafe fn copy_bytes(pool: &rayon::ThreadPool, src: *const u8, dst: *mut u8, len
 ///
 /// # Safety
 /// `dst` writable for `len` bytes.
-unsafe fn fill_bytes(pool: &rayon::ThreadPool, dst: *mut u8, len: usize, pattern: &[u8]) {
-    if len < PARALLEL_BYTES || pool.current_num_threads() < 2 {
+unsafe fn fill_bytes(workers: Workers, dst: *mut u8, len: usize, pattern: &[u8]) {
+    if len < PARALLEL_BYTES || workers.0.threads() < 2 {
         // SAFETY: caller contract.
         unsafe { fill(dst, len, pattern) };
         return;
     }
     let dst = dst as usize;
-    pool.install(|| {
-        use rayon::prelude::*;
-        (0..len.div_ceil(PIECE_BYTES))
-            .into_par_iter()
-            .for_each(|i| {
-                let start = i * PIECE_BYTES;
-                // SAFETY: a piece of the range the caller vouched for.
-                unsafe {
-                    fill(
-                        (dst + start) as *mut u8,
-                        PIECE_BYTES.min(len - start),
-                        pattern,
-                    )
-                };
-            })
+    let filled = workers.0.run(len.div_ceil(PIECE_BYTES), workers.1, &|i| {
+        let start = i * PIECE_BYTES;
+        // SAFETY: a piece of the range the caller vouched for.
+        unsafe {
+            fill(
+                (dst + start) as *mut u8,
+                PIECE_BYTES.min(len - start),
+                pattern,
+            )
+        };
+        Ok(())
     });
+    debug_assert!(filled.is_ok(), "a piece of a fill cannot fail");
 }
+
+/// The pool a command's bulk work runs on, with its queue's hints.
+type Workers<'a> = (&'a WorkerPool, JobHints);
 
 /// Pattern sizes `clEnqueueFillBuffer` and `clEnqueueSVMMemFill` accept.
 fn valid_pattern_size(n: usize) -> bool {
@@ -842,10 +836,10 @@ impl Command {
     /// Buffer ranges were checked when the command was built and the command holds its
     /// objects; host pointers are the application's promise to keep them valid until the
     /// command completes (spec).
-    pub fn run(self, device: &Device) -> CLResult<()> {
-        let pool = &device.pool;
+    pub fn run(self, device: &Device, hints: JobHints) -> CLResult<()> {
+        let pool: Workers = (&device.pool, hints);
         match self {
-            Command::Kernel { launch, .. } => return launch.run(),
+            Command::Kernel { launch, .. } => return launch.run(hints),
             Command::ReadBuffer {
                 mem,
                 offset,
@@ -1005,11 +999,11 @@ mod tests {
         let mut dst = vec![0u8; 16];
         Command::write_buffer(m.clone(), 8, 16, host(&mut src))
             .unwrap()
-            .run(dev())
+            .run(dev(), JobHints::default())
             .unwrap();
         Command::read_buffer(m, 8, 16, host(&mut dst))
             .unwrap()
-            .run(dev())
+            .run(dev(), JobHints::default())
             .unwrap();
         assert_eq!(src, dst);
     }
@@ -1051,7 +1045,7 @@ mod tests {
         let b = buffer(64, 0);
         Command::fill_buffer(a.clone(), &[1, 2], 0, 64)
             .unwrap()
-            .run(dev())
+            .run(dev(), JobHints::default())
             .unwrap();
         let rect = Rect {
             region: [2, 2, 1],
@@ -1067,11 +1061,11 @@ mod tests {
             cmd.command_type(),
             CL_COMMAND_COPY_BUFFER_RECT as cl_command_type
         );
-        cmd.run(dev()).unwrap();
+        cmd.run(dev(), JobHints::default()).unwrap();
         let mut out = vec![0u8; 24];
         Command::read_buffer(b, 0, 24, host(&mut out))
             .unwrap()
-            .run(dev())
+            .run(dev(), JobHints::default())
             .unwrap();
         assert_eq!(&out[8..11], &[0, 1, 2]);
         assert_eq!(&out[16..19], &[0, 1, 2]);
@@ -1079,25 +1073,23 @@ mod tests {
 
     #[test]
     fn large_copies_and_fills_split_across_workers_stay_exact() {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(3)
-            .build()
-            .unwrap();
+        let pool = WorkerPool::new("test-worker", 3, |_| {}).unwrap();
+        let pool = (&pool, JobHints::default());
         let len = 9 * PIECE_BYTES + 4096 + 16;
         let src: Vec<u8> = (0..len).map(|i| (i * 7 % 251) as u8).collect();
         let mut dst = vec![0u8; len + 64];
         // SAFETY: both hold len bytes; distinct vectors.
-        unsafe { copy_bytes(&pool, src.as_ptr(), dst.as_mut_ptr(), len) };
+        unsafe { copy_bytes(pool, src.as_ptr(), dst.as_mut_ptr(), len) };
         assert_eq!(&dst[..len], &src[..]);
         assert!(dst[len..].iter().all(|&b| b == 0));
         // Onto itself (a USE_HOST_PTR buffer read into its own memory): unchanged.
         let before = dst.clone();
         // SAFETY: the same len bytes as source and destination.
-        unsafe { copy_bytes(&pool, dst.as_ptr(), dst.as_mut_ptr(), len) };
+        unsafe { copy_bytes(pool, dst.as_ptr(), dst.as_mut_ptr(), len) };
         assert_eq!(dst, before);
         let pattern: Vec<u8> = (1..=16).collect();
         // SAFETY: len bytes of dst.
-        unsafe { fill_bytes(&pool, dst.as_mut_ptr(), len, &pattern) };
+        unsafe { fill_bytes(pool, dst.as_mut_ptr(), len, &pattern) };
         assert!(dst[..len].chunks(16).all(|c| c == &pattern[..c.len()]));
         assert!(dst[len..].iter().all(|&b| b == 0));
     }
@@ -1157,12 +1149,12 @@ mod tests {
         let mut src: Vec<u8> = (0..24).collect();
         Command::write_image(img.clone(), [1, 1, 0], [2, 2, 1], 12, 0, host(&mut src))
             .unwrap()
-            .run(&d)
+            .run(&d, JobHints::default())
             .unwrap();
         let mut all = vec![0u8; 48];
         Command::read_image(img.clone(), [0; 3], [4, 3, 1], 0, 0, host(&mut all))
             .unwrap()
-            .run(&d)
+            .run(&d, JobHints::default())
             .unwrap();
         assert_eq!(&all[20..28], &src[0..8]);
         assert_eq!(&all[36..44], &src[12..20]);
@@ -1174,11 +1166,11 @@ mod tests {
             .collect();
         Command::fill_image(img.clone(), &color, [3, 0, 0], [1, 3, 1])
             .unwrap()
-            .run(&d)
+            .run(&d, JobHints::default())
             .unwrap();
         Command::read_image(img.clone(), [0; 3], [4, 3, 1], 0, 0, host(&mut all))
             .unwrap()
-            .run(&d)
+            .run(&d, JobHints::default())
             .unwrap();
         for y in 0..3 {
             assert_eq!(
@@ -1313,8 +1305,11 @@ mod tests {
         let (cmd, p) = Command::map_buffer(m.clone(), CL_MAP_WRITE as _, 16, 8).unwrap();
         assert_eq!(p, m.address().wrapping_add(16));
         assert_eq!(m.map_count(), 1);
-        cmd.run(dev()).unwrap();
-        Command::unmap(m.clone(), p).unwrap().run(dev()).unwrap();
+        cmd.run(dev(), JobHints::default()).unwrap();
+        Command::unmap(m.clone(), p)
+            .unwrap()
+            .run(dev(), JobHints::default())
+            .unwrap();
         assert_eq!(m.map_count(), 0);
         let (_, p) = Command::map_buffer(m.clone(), CL_MAP_READ as _, 0, 8).unwrap();
         Command::cancel_map(&m, p);

@@ -12,10 +12,16 @@ use crate::queue::Queue;
 
 pub type EventCallback = unsafe extern "C" fn(cl_event, cl_int, *mut std::ffi::c_void);
 
+/// The runtime's own reaction to an event ending (a dependent command becoming ready), called
+/// with the final status.
+pub type EndHook = Box<dyn FnOnce(cl_int) + Send>;
+
 struct State {
     status: cl_int,
     /// (callback, user data, status it waits for).
     callbacks: Vec<(EventCallback, usize, cl_int)>,
+    /// Run once the status is terminal.
+    end_hooks: Vec<EndHook>,
     /// queued, submit, start, end (ns, `now_ns` clock).
     times: [u64; 4],
 }
@@ -62,6 +68,7 @@ impl Event {
             state: Mutex::new(State {
                 status: CL_QUEUED,
                 callbacks: Vec::new(),
+                end_hooks: Vec::new(),
                 times: [t, 0, 0, 0],
             }),
             cv: Condvar::new(),
@@ -78,6 +85,7 @@ impl Event {
             state: Mutex::new(State {
                 status: CL_SUBMITTED,
                 callbacks: Vec::new(),
+                end_hooks: Vec::new(),
                 times: [0; 4],
             }),
             cv: Condvar::new(),
@@ -100,7 +108,7 @@ impl Event {
     /// Moves the event to `status` (a lower value: submitted → running → complete, or a
     /// negative error), stamps the profiling time and runs the callbacks now due.
     pub fn set_status(&self, status: cl_int) {
-        let due = {
+        let (due, hooks) = {
             let mut st = self.lock();
             if st.status <= CL_COMPLETE {
                 return; // terminal already
@@ -127,10 +135,18 @@ impl Event {
                 .into_iter()
                 .partition(|c| status <= c.2);
             st.callbacks = keep;
-            due
+            let hooks = if status <= CL_COMPLETE {
+                std::mem::take(&mut st.end_hooks)
+            } else {
+                Vec::new()
+            };
+            (due, hooks)
         };
         if status <= CL_COMPLETE {
             self.cv.notify_all();
+        }
+        for hook in hooks {
+            hook(status);
         }
         let me = self as *const Event as cl_event;
         for (f, ud, _) in due {
@@ -166,6 +182,20 @@ impl Event {
             st = self.cv.wait(st).unwrap_or_else(|p| p.into_inner());
         }
         st.status
+    }
+
+    /// Runs `hook` with the final status once the event is complete or failed (at once when
+    /// it already is).
+    pub fn on_end(&self, hook: EndHook) {
+        let status = {
+            let mut st = self.lock();
+            if st.status > CL_COMPLETE {
+                st.end_hooks.push(hook);
+                return;
+            }
+            st.status
+        };
+        hook(status);
     }
 
     pub fn add_callback(&self, f: EventCallback, user_data: usize, on: cl_int) {

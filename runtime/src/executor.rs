@@ -1,14 +1,23 @@
-//! The executor: splits an NDRange into work-groups run on the device's rayon pool; each pool
-//! thread owns an arena (aligned to LOCAL_ARG_ALIGN, grown on demand) holding the group's local
-//! memory followed by the work-item frames of kernels with barriers.
+//! The executor: a device's pool of workers (one per compute unit) and the jobs they share, and
+//! the split of an NDRange into chunks of work-groups run as one job. Each worker owns an arena
+//! (aligned to LOCAL_ARG_ALIGN, grown on demand) holding the group's local memory followed by
+//! the work-item frames of kernels with barriers.
+//!
+//! Jobs from several queues (or several commands of an out-of-order queue) run at once: after
+//! every chunk a worker picks its next chunk from the job of highest priority, rotating among
+//! jobs of equal priority, so a small launch is not stuck behind a large one and in-order
+//! queues share the workers evenly (rayon, used before, finishes the job a worker started
+//! before it takes a new one). Within a job each worker streams through a contiguous part of
+//! the chunks and then helps with the others' (as rayon's splitting did). A throttled job is
+//! limited to a share of the workers.
 
 use std::alloc::Layout;
-use std::cell::RefCell;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use ferrocl_codegen::{GroupInfo, Kernel, LOCAL_ARG_ALIGN};
-use rayon::prelude::*;
 
 /// A kernel's argument block, 16-byte aligned (backed by u128s).
 pub struct ArgBlock {
@@ -85,6 +94,346 @@ pub enum LaunchFailure {
     OutOfArena,
     /// Its stop word was set (the kernel watchdog's deadline passed).
     Stopped,
+}
+
+/// `cl_khr_priority_hints`: which job the workers serve first when several wait.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Priority {
+    Low,
+    #[default]
+    Medium,
+    High,
+}
+
+/// `cl_khr_throttle_hints`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Throttle {
+    High,
+    #[default]
+    Medium,
+    Low,
+}
+
+/// How a job shares the workers with the other jobs of its pool.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct JobHints {
+    pub priority: Priority,
+    /// At most this many workers at once (`cl_khr_throttle_hints`); 0 for all of them.
+    pub max_workers: usize,
+}
+
+impl JobHints {
+    /// The hints of a queue on a device of `workers` workers: a low throttle takes half of
+    /// them (rounded up); medium, the default, and high take all (the CPU's clock and power
+    /// state are the operating system's).
+    pub fn new(priority: Priority, throttle: Throttle, workers: usize) -> Self {
+        JobHints {
+            priority,
+            max_workers: match throttle {
+                Throttle::Low => workers.div_ceil(2).max(1),
+                Throttle::Medium | Throttle::High => 0,
+            },
+        }
+    }
+}
+
+/// Runs chunk `i` of a job.
+type Task<'a> = dyn Fn(usize) -> Result<(), LaunchFailure> + Sync + 'a;
+
+/// What a job's submitter waits on.
+struct JobShared {
+    /// The submitter's task; valid while `finished < chunks` (see `WorkerPool::run`).
+    task: *const Task<'static>,
+    chunks: usize,
+    hints: JobHints,
+    /// Chunks run, failed or skipped after a failure; the job is over at `chunks`.
+    finished: AtomicUsize,
+    failure: Mutex<Option<LaunchFailure>>,
+    panic: Mutex<Option<Box<dyn Any + Send>>>,
+}
+
+// SAFETY: `task` points to a `Sync` closure that outlives every use (WorkerPool::run waits for
+// all chunks before it returns); the other fields are thread-safe.
+unsafe impl Send for JobShared {}
+// SAFETY: as above.
+unsafe impl Sync for JobShared {}
+
+/// A job in the pool's list, with what the workers have not taken of it yet.
+struct Slot {
+    job: Arc<JobShared>,
+    /// One contiguous range of chunks per worker, taken from the front by that worker (each
+    /// worker streams through its own part of the range, as memory-bound kernels like) and
+    /// from the back by workers whose own range is empty.
+    unclaimed: Vec<std::ops::Range<usize>>,
+    active: usize,
+}
+
+impl Slot {
+    fn new(job: Arc<JobShared>, workers: usize) -> Slot {
+        let (chunks, workers) = (job.chunks, workers.max(1));
+        let unclaimed = (0..workers)
+            .map(|w| chunks * w / workers..chunks * (w + 1) / workers)
+            .collect();
+        Slot {
+            job,
+            unclaimed,
+            active: 0,
+        }
+    }
+
+    fn left(&self) -> usize {
+        self.unclaimed.iter().map(|r| r.len()).sum()
+    }
+
+    fn eligible(&self) -> bool {
+        self.left() > 0
+            && (self.job.hints.max_workers == 0 || self.active < self.job.hints.max_workers)
+    }
+
+    /// The next chunk for worker `worker`: the front of its own range, else the back of the
+    /// largest one left.
+    fn take(&mut self, worker: usize) -> Option<usize> {
+        let n = self.unclaimed.len();
+        if let Some(own) = self.unclaimed.get_mut(worker % n) {
+            if let Some(i) = own.next() {
+                return Some(i);
+            }
+        }
+        self.unclaimed
+            .iter_mut()
+            .max_by_key(|r| r.len())
+            .and_then(|r| r.next_back())
+    }
+}
+
+#[derive(Default)]
+struct PoolState {
+    jobs: Vec<Slot>,
+    /// Where the rotation among jobs of equal priority goes on.
+    cursor: usize,
+    shutdown: bool,
+}
+
+struct PoolShared {
+    state: Mutex<PoolState>,
+    /// Workers sleep here when no job has work for them.
+    work: Condvar,
+    /// Submitters sleep here until their job is over.
+    done: Condvar,
+    /// Bumped for every new job, so idle workers can poll for one before they sleep.
+    generation: AtomicU64,
+}
+
+impl PoolShared {
+    fn lock(&self) -> MutexGuard<'_, PoolState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+thread_local! {
+    /// The pool the current thread works for (its address), 0 for other threads.
+    static POOL_OF_THIS_THREAD: Cell<usize> = const { Cell::new(0) };
+}
+
+/// A device's workers: one thread per compute unit.
+pub struct WorkerPool {
+    shared: Arc<PoolShared>,
+    threads: usize,
+}
+
+impl WorkerPool {
+    /// `threads` workers named `name-i`, each calling `start(i)` first (to pin itself).
+    pub fn new(
+        name: &str,
+        threads: usize,
+        start: impl Fn(usize) + Send + Sync + 'static,
+    ) -> std::io::Result<WorkerPool> {
+        let shared = Arc::new(PoolShared {
+            state: Mutex::new(PoolState::default()),
+            work: Condvar::new(),
+            done: Condvar::new(),
+            generation: AtomicU64::new(0),
+        });
+        let start = Arc::new(start);
+        // Built first: if a spawn fails, dropping it stops the workers already started.
+        let mut pool = WorkerPool {
+            shared: shared.clone(),
+            threads: 0,
+        };
+        for i in 0..threads.max(1) {
+            let shared = shared.clone();
+            let start = start.clone();
+            std::thread::Builder::new()
+                .name(format!("{name}-{i}"))
+                // Work-group functions keep private memory on the stack (codegen's
+                // PRIVATE_STACK_LIMIT); the reservation is virtual until touched.
+                .stack_size(ferrocl_codegen::KERNEL_THREAD_STACK_BYTES)
+                .spawn(move || {
+                    start(i);
+                    work(&shared, i)
+                })?;
+            pool.threads += 1;
+        }
+        Ok(pool)
+    }
+
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    fn id(&self) -> usize {
+        Arc::as_ptr(&self.shared) as usize
+    }
+
+    #[cfg(test)]
+    fn jobs(&self) -> usize {
+        self.shared.lock().jobs.len()
+    }
+
+    /// Runs `task(0)` … `task(chunks - 1)` on the workers and returns when every chunk has
+    /// run, or the first failure once the chunks already started are over (the others do not
+    /// run). A panic in a chunk is resumed here.
+    pub fn run(
+        &self,
+        chunks: usize,
+        hints: JobHints,
+        task: &Task<'_>,
+    ) -> Result<(), LaunchFailure> {
+        if chunks == 0 {
+            return Ok(());
+        }
+        if POOL_OF_THIS_THREAD.with(Cell::get) == self.id() {
+            // A worker waiting for its own pool could wait for itself.
+            return (0..chunks).try_for_each(task);
+        }
+        // SAFETY: only the lifetime is erased. The pointer is used by workers for chunks they
+        // claimed, each before it counts the chunk finished, and this function does not return
+        // (nor unwind: nothing below panics) until every chunk is finished.
+        let task: *const Task<'static> = unsafe { std::mem::transmute(task as *const Task<'_>) };
+        let job = Arc::new(JobShared {
+            task,
+            chunks,
+            hints,
+            finished: AtomicUsize::new(0),
+            failure: Mutex::new(None),
+            panic: Mutex::new(None),
+        });
+        {
+            let mut state = self.shared.lock();
+            state.jobs.push(Slot::new(job.clone(), self.threads));
+            self.shared.generation.fetch_add(1, Ordering::Release);
+        }
+        self.shared.work.notify_all();
+        let over = || job.finished.load(Ordering::Acquire) == chunks;
+        if crate::event::poll_briefly(|| over().then_some(())).is_none() {
+            let mut state = self.shared.lock();
+            while !over() {
+                state = self
+                    .shared
+                    .done
+                    .wait(state)
+                    .unwrap_or_else(|p| p.into_inner());
+            }
+        }
+        if let Some(payload) = job.panic.lock().unwrap_or_else(|p| p.into_inner()).take() {
+            std::panic::resume_unwind(payload);
+        }
+        let failure = job.failure.lock().unwrap_or_else(|p| p.into_inner()).take();
+        failure.map_or(Ok(()), Err)
+    }
+}
+
+impl Drop for WorkerPool {
+    fn drop(&mut self) {
+        self.shared.lock().shutdown = true;
+        self.shared.work.notify_all();
+    }
+}
+
+/// The next chunk for a worker: from the highest-priority job that has one, rotating among
+/// jobs of that priority.
+fn claim(state: &mut PoolState, worker: usize) -> Option<(Arc<JobShared>, usize)> {
+    let best = state
+        .jobs
+        .iter()
+        .filter(|s| s.eligible())
+        .map(|s| s.job.hints.priority)
+        .max()?;
+    let n = state.jobs.len();
+    for k in 1..=n {
+        let i = (state.cursor + k) % n;
+        let slot = &mut state.jobs[i];
+        if slot.eligible() && slot.job.hints.priority == best {
+            state.cursor = i;
+            let index = slot.take(worker)?;
+            slot.active += 1;
+            return Some((slot.job.clone(), index));
+        }
+    }
+    None
+}
+
+/// The life of worker `worker`: claim a chunk, run it, account for it; sleep when there is
+/// nothing.
+fn work(shared: &PoolShared, worker: usize) {
+    POOL_OF_THIS_THREAD.with(|p| p.set(shared as *const PoolShared as usize));
+    let mut state = shared.lock();
+    loop {
+        if state.shutdown {
+            return;
+        }
+        let Some((job, index)) = claim(&mut state, worker) else {
+            let seen = shared.generation.load(Ordering::Acquire);
+            drop(state);
+            // A launch often follows the last one at once: look for it before sleeping.
+            let _ = crate::event::poll_briefly(|| {
+                (shared.generation.load(Ordering::Acquire) != seen).then_some(())
+            });
+            state = shared.lock();
+            if shared.generation.load(Ordering::Acquire) == seen && !state.shutdown {
+                state = shared.work.wait(state).unwrap_or_else(|p| p.into_inner());
+            }
+            continue;
+        };
+        drop(state);
+        // SAFETY: the chunk was claimed and is not yet counted finished: the submitter is
+        // still waiting in WorkerPool::run, so the task it points to is alive.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| unsafe {
+            (*job.task)(index)
+        }));
+        let failed = match outcome {
+            Ok(Ok(())) => false,
+            Ok(Err(f)) => {
+                job.failure
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get_or_insert(f);
+                true
+            }
+            Err(payload) => {
+                job.panic
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get_or_insert(payload);
+                true
+            }
+        };
+        state = shared.lock();
+        let mut finished = 1;
+        if let Some(slot) = state.jobs.iter_mut().find(|s| Arc::ptr_eq(&s.job, &job)) {
+            slot.active -= 1;
+            if failed {
+                // The chunks nobody started are skipped.
+                finished += slot.left();
+                slot.unclaimed.clear();
+            }
+        }
+        state.jobs.retain(|s| s.left() > 0 || s.active > 0);
+        // Counted under the lock, so a submitter about to sleep cannot miss the wake-up.
+        if job.finished.fetch_add(finished, Ordering::AcqRel) + finished == job.chunks {
+            shared.done.notify_all();
+        }
+    }
 }
 
 impl From<OutOfArena> for LaunchFailure {
@@ -256,7 +605,8 @@ impl GroupRunner for Kernel {
 /// when a worker could not get its arena (the groups of that worker's chunk do not run), or
 /// when the launch's stop word is set (groups not yet started do not run).
 pub fn run_ndrange<K: GroupRunner>(
-    pool: &rayon::ThreadPool,
+    pool: &WorkerPool,
+    hints: JobHints,
     kernel: &K,
     args: &ArgBlock,
     l: &Launch,
@@ -302,11 +652,9 @@ pub fn run_ndrange<K: GroupRunner>(
         // cross-thread round trip to every small launch.
         run_groups(0, 1)
     } else {
-        let per = groups_per_chunk(groups, pool.current_num_threads());
-        pool.install(|| {
-            (0..groups.div_ceil(per))
-                .into_par_iter()
-                .try_for_each(|c| run_groups(c * per, ((c + 1) * per).min(groups)))
+        let per = groups_per_chunk(groups, pool.threads());
+        pool.run(groups.div_ceil(per), hints, &|c| {
+            run_groups(c * per, ((c + 1) * per).min(groups))
         })
     }
 }
@@ -415,10 +763,7 @@ mod tests {
 
     #[test]
     fn every_group_runs_once_with_its_size() {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
+        let pool = WorkerPool::new("test-worker", 2, |_| {}).unwrap();
         let l = Launch {
             work_dim: 2,
             offset: [0, 0, 0],
@@ -438,7 +783,10 @@ mod tests {
             arena: 1000,
             seen: Default::default(),
         };
-        assert_eq!(run_ndrange(&pool, &r, &block, &l), Ok(()));
+        assert_eq!(
+            run_ndrange(&pool, JobHints::default(), &r, &block, &l),
+            Ok(())
+        );
         assert_eq!(r.seen.lock().unwrap().len(), 9);
         // Groups along x: 4, 4, 2 items; along y: 3, 3, 1.
         assert_eq!(out, [12, 12, 6, 12, 12, 6, 4, 4, 2]);
@@ -448,10 +796,7 @@ mod tests {
 
     #[test]
     fn an_arena_the_host_cannot_give_fails_the_launch() {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
+        let pool = WorkerPool::new("test-worker", 2, |_| {}).unwrap();
         let l = Launch {
             work_dim: 1,
             offset: [0, 0, 0],
@@ -470,7 +815,7 @@ mod tests {
         };
         let block = ArgBlock::new(8);
         assert_eq!(
-            run_ndrange(&pool, &r, &block, &l),
+            run_ndrange(&pool, JobHints::default(), &r, &block, &l),
             Err(LaunchFailure::OutOfArena)
         );
         assert!(r.seen.lock().unwrap().is_empty());
@@ -492,10 +837,7 @@ mod tests {
 
     #[test]
     fn a_set_stop_word_starts_no_more_groups() {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap();
+        let pool = WorkerPool::new("test-worker", 2, |_| {}).unwrap();
         let stop = Arc::new(AtomicU32::new(0));
         let l = Launch {
             work_dim: 1,
@@ -515,7 +857,7 @@ mod tests {
         };
         let block = ArgBlock::new(8);
         assert_eq!(
-            run_ndrange(&pool, &r, &block, &l),
+            run_ndrange(&pool, JobHints::default(), &r, &block, &l),
             Err(LaunchFailure::Stopped)
         );
         // Each worker may have started one group before it saw the word.
@@ -527,6 +869,140 @@ mod tests {
             unsafe { &*(never as *const AtomicU32) }.load(Ordering::Relaxed),
             0
         );
+    }
+
+    /// Spins until `ready` or a minute passed (a hang becomes a failure).
+    fn wait_for(ready: impl Fn() -> bool) -> bool {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !ready() {
+            if std::time::Instant::now() > deadline {
+                return false;
+            }
+            std::thread::yield_now();
+        }
+        true
+    }
+
+    #[test]
+    fn a_small_job_is_not_stuck_behind_a_large_one() {
+        let pool = WorkerPool::new("test-worker", 1, |_| {}).unwrap();
+        let large_ran = std::sync::atomic::AtomicUsize::new(0);
+        let seen_by_small = std::sync::atomic::AtomicUsize::new(usize::MAX);
+        const LARGE: usize = 10_000;
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                pool.run(LARGE, JobHints::default(), &|i| {
+                    // The second chunk waits until the small job is in the pool too.
+                    if i == 1 && !wait_for(|| pool.jobs() == 2) {
+                        return Err(LaunchFailure::Stopped);
+                    }
+                    large_ran.fetch_add(1, Ordering::AcqRel);
+                    Ok(())
+                })
+            });
+            assert!(wait_for(|| large_ran.load(Ordering::Acquire) > 0));
+            pool.run(1, JobHints::default(), &|_| {
+                seen_by_small.store(large_ran.load(Ordering::Acquire), Ordering::Release);
+                Ok(())
+            })
+            .unwrap();
+        });
+        assert_eq!(large_ran.load(Ordering::Acquire), LARGE);
+        let seen = seen_by_small.load(Ordering::Acquire);
+        assert!(
+            seen < 4,
+            "the small job ran after {seen} chunks of the large one"
+        );
+    }
+
+    #[test]
+    fn higher_priority_jobs_go_first_and_throttled_jobs_use_fewer_workers() {
+        let pool = WorkerPool::new("test-worker", 1, |_| {}).unwrap();
+        let order = Mutex::new(Vec::new());
+        let hints = |priority| JobHints {
+            priority,
+            max_workers: 0,
+        };
+        std::thread::scope(|s| {
+            // The one worker is held until both jobs are waiting.
+            s.spawn(|| {
+                pool.run(1, JobHints::default(), &|_| {
+                    assert!(wait_for(|| pool.jobs() == 3));
+                    Ok(())
+                })
+            });
+            assert!(wait_for(|| pool.jobs() == 1));
+            for (priority, name) in [(Priority::Low, "low"), (Priority::High, "high")] {
+                let order = &order;
+                let pool = &pool;
+                s.spawn(move || {
+                    pool.run(5, hints(priority), &|_| {
+                        order.lock().unwrap().push(name);
+                        Ok(())
+                    })
+                });
+            }
+        });
+        let order = order.into_inner().unwrap();
+        assert_eq!(order, [["high"; 5], ["low"; 5]].concat());
+
+        let pool = WorkerPool::new("test-worker", 2, |_| {}).unwrap();
+        let (now, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let throttled = JobHints {
+            priority: Priority::Medium,
+            max_workers: 1,
+        };
+        pool.run(64, throttled, &|_| {
+            let n = now.fetch_add(1, Ordering::AcqRel) + 1;
+            most.fetch_max(n, Ordering::AcqRel);
+            std::thread::yield_now();
+            now.fetch_sub(1, Ordering::AcqRel);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(most.load(Ordering::Acquire), 1);
+    }
+
+    #[test]
+    fn a_panicking_chunk_is_resumed_by_the_submitter_and_the_pool_goes_on() {
+        let pool = WorkerPool::new("test-worker", 2, |_| {}).unwrap();
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pool.run(100, JobHints::default(), &|i| {
+                assert_ne!(i, 7, "chunk 7 panics");
+                Ok(())
+            })
+        }));
+        assert!(caught.is_err());
+        let ran = AtomicUsize::new(0);
+        pool.run(10, JobHints::default(), &|_| {
+            ran.fetch_add(1, Ordering::AcqRel);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(ran.load(Ordering::Acquire), 10);
+    }
+
+    #[test]
+    fn each_worker_streams_through_its_own_part_then_helps() {
+        static NOTHING: fn(usize) -> Result<(), LaunchFailure> = |_| Ok(());
+        let job = Arc::new(JobShared {
+            task: &NOTHING as &Task<'static> as *const Task<'static>,
+            chunks: 10,
+            hints: JobHints::default(),
+            finished: AtomicUsize::new(0),
+            failure: Mutex::new(None),
+            panic: Mutex::new(None),
+        });
+        let mut slot = Slot::new(job, 2);
+        let taken: Vec<_> = [0, 1, 0, 1, 1, 1, 1, 1, 1, 0, 0]
+            .iter()
+            .map(|&w| slot.take(w))
+            .collect();
+        // Worker 1 finishes 5..10 and then takes worker 0's chunks from the back.
+        let want = [0, 5, 1, 6, 7, 8, 9, 4, 3, 2].map(Some);
+        assert_eq!(taken[..10], want);
+        assert_eq!(taken[10], None);
+        assert_eq!(slot.left(), 0);
     }
 
     #[test]

@@ -156,6 +156,21 @@ pub const FEATURES: &[Feature] = &[
         clang_defines: &[],
     },
     Feature {
+        // CL_QUEUE_PRIORITY_KHR and CL_QUEUE_THROTTLE_KHR in clCreateCommandQueueWithProperties:
+        // a priority orders the jobs of queues contending for the device's workers, a low
+        // throttle holds a queue's launches to half of them (queue.rs, executor.rs).
+        name: "queue hints",
+        switch: Switch::Always,
+        extensions: &[
+            api_ext("cl_khr_priority_hints"),
+            api_ext("cl_khr_throttle_hints"),
+        ],
+        opencl_c_features: &[],
+        spirv_capabilities: &[],
+        device_info: &[],
+        clang_defines: &[],
+    },
+    Feature {
         // Float add/min/max as compare-and-swap loops; double needs fp64 (below).
         name: "float atomics",
         switch: Switch::Always,

@@ -10,7 +10,7 @@ use ferrocl_frontend::{AddressQualifier, ArgKind, KernelInfo};
 use opencl_sys::*;
 
 use crate::config::DeviceConfig;
-use crate::executor::{run_ndrange, ArgBlock, Launch, LaunchFailure};
+use crate::executor::{run_ndrange, ArgBlock, JobHints, Launch, LaunchFailure};
 use crate::memory::Mem;
 use crate::object::{Base, CLResult, Tag};
 use crate::platform::Device;
@@ -581,7 +581,7 @@ pub struct KernelLaunch {
 }
 
 impl KernelLaunch {
-    pub fn run(mut self) -> CLResult<()> {
+    pub fn run(mut self, hints: JobHints) -> CLResult<()> {
         let kernel = match &self.specialized {
             Some(p) => &p.kernels()[0],
             None => &self.built.code.kernels()[self.index],
@@ -608,7 +608,7 @@ impl KernelLaunch {
         self.launch.checked = checked
             .as_ref()
             .map_or(0, |c| &**c as *const CheckedLaunch as u64);
-        let ran = run_ndrange(&self.device.pool, kernel, &self.block, &self.launch);
+        let ran = run_ndrange(&self.device.pool, hints, kernel, &self.block, &self.launch);
         if let Some(fault) = checked.as_ref().and_then(|c| c.fault()) {
             if let Some(printf) = printf {
                 write_stdout(&printf.render(&kernel.printf_formats));

@@ -24,6 +24,7 @@ pub mod sampler;
 pub mod sampling;
 pub mod settings;
 pub mod svm;
+pub mod topology;
 pub mod watchdog;
 
 pub use object::{CLResult, ClObject};

@@ -1,9 +1,13 @@
-//! Command queues: a worker thread per queue, fed by a channel, that waits for each command's
-//! event wait list, runs the command ([`crate::command::Command`]) and completes its event. Commands run in submission order
-//! (an out-of-order queue is allowed to execute in order). A drop guard marks the event failed if
-//! a command panics, so no waiter hangs.
+//! Command queues. An in-order queue has a worker thread fed by a channel that waits for each
+//! command's event wait list, runs the command ([`crate::command::Command`]) and completes its
+//! event, in submission order. An out-of-order queue runs each command as soon as its wait list
+//! (and the barriers and markers before it, as the spec orders them) is complete, on a few runner
+//! threads of its own, so independent commands run at the same time and share the device's
+//! workers (crate::executor). A drop guard marks the event failed if a command panics, so no
+//! waiter hangs.
 
-use std::sync::mpsc::{channel, Sender};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex, Weak};
 
 use opencl_sys::*;
@@ -11,6 +15,7 @@ use opencl_sys::*;
 use crate::command::Command;
 use crate::context::Context;
 use crate::event::{wait_all, Event};
+use crate::executor::JobHints;
 use crate::object::{Base, CLResult, Tag};
 use crate::platform::Device;
 
@@ -31,13 +36,129 @@ pub struct Queue {
     pub properties: cl_command_queue_properties,
     /// As given to clCreateCommandQueueWithProperties (CL_QUEUE_PROPERTIES_ARRAY).
     pub properties_array: Vec<cl_queue_properties>,
-    sender: Mutex<Sender<Pending>>,
-    /// The most recently enqueued command's event: clFinish waits for it (in-order execution).
-    /// Weak, because events hold their queue (a strong reference here would be a cycle); a
-    /// pending command holds its event, so a dead Weak means that command already finished.
-    last: Mutex<Weak<Event>>,
+    /// How its commands share the device's workers with other queues' (priority, throttle).
+    pub hints: JobHints,
+    mode: Mode,
 }
 crate::cl_object!(Queue, Queue, CL_INVALID_COMMAND_QUEUE);
+
+enum Mode {
+    InOrder {
+        sender: Mutex<Sender<Pending>>,
+        /// The most recently enqueued command's event: clFinish waits for it. Weak, because
+        /// events hold their queue (a strong reference here would be a cycle); a pending
+        /// command holds its event, so a dead Weak means that command already finished.
+        last: Mutex<Weak<Event>>,
+    },
+    OutOfOrder {
+        order: Mutex<Order>,
+        runners: Arc<Runners>,
+    },
+}
+
+/// What orders the commands of an out-of-order queue besides their wait lists.
+#[derive(Default)]
+struct Order {
+    /// Commands not known to be finished (pruned at each enqueue): a marker or barrier
+    /// without a wait list waits for all of them, clFinish too.
+    outstanding: Vec<Weak<Event>>,
+    /// The last barrier: every later command waits for it.
+    barrier: Weak<Event>,
+}
+
+/// A command of an out-of-order queue waiting for its dependencies.
+struct Scheduled {
+    pending: Mutex<Option<(Arc<Event>, Work)>>,
+    /// Dependencies not yet ended, plus one held by the enqueue until all are registered.
+    remaining: AtomicUsize,
+    /// An event of its wait list failed.
+    failed: AtomicBool,
+}
+
+enum RunnerMessage {
+    Run(Arc<Scheduled>),
+    Quit,
+}
+
+/// The runner threads of an out-of-order queue, started as commands become ready at once.
+struct Runners {
+    sender: Mutex<Sender<RunnerMessage>>,
+    receiver: Arc<Mutex<Receiver<RunnerMessage>>>,
+    started: AtomicUsize,
+    /// Runners waiting for a command.
+    idle: Arc<AtomicUsize>,
+    /// Commands sent and not yet taken: one more than there are idle runners starts a runner
+    /// (two commands ready at once must not wait for one idle runner in turn).
+    waiting: Arc<AtomicUsize>,
+    /// More runners than the device has workers (plus a copy or two) would only queue up.
+    max: usize,
+}
+
+impl Runners {
+    fn ready(&self, command: Arc<Scheduled>) {
+        self.waiting.fetch_add(1, Ordering::AcqRel);
+        let sent = self
+            .sender
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .send(RunnerMessage::Run(command));
+        if sent.is_ok() && self.waiting.load(Ordering::Acquire) > self.idle.load(Ordering::Acquire)
+        {
+            self.start_one();
+        }
+    }
+
+    fn start_one(&self) {
+        let n = self.started.load(Ordering::Acquire);
+        if n >= self.max
+            || self
+                .started
+                .compare_exchange(n, n + 1, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+        {
+            return;
+        }
+        let receiver = self.receiver.clone();
+        let idle = self.idle.clone();
+        let waiting = self.waiting.clone();
+        let spawned = std::thread::Builder::new()
+            .name("ferrocl-queue-runner".into())
+            // A launch of one work-group runs on this thread (executor::run_ndrange), with the
+            // kernel's private memory on its stack.
+            .stack_size(ferrocl_codegen::KERNEL_THREAD_STACK_BYTES)
+            .spawn(move || run_ready(&receiver, &idle, &waiting));
+        if spawned.is_err() {
+            // The runners already there will take the command.
+            self.started.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+}
+
+/// A runner's life: take a ready command, run it, until the queue goes away.
+fn run_ready(receiver: &Mutex<Receiver<RunnerMessage>>, idle: &AtomicUsize, waiting: &AtomicUsize) {
+    loop {
+        idle.fetch_add(1, Ordering::AcqRel);
+        let message = receiver.lock().unwrap_or_else(|p| p.into_inner()).recv();
+        idle.fetch_sub(1, Ordering::AcqRel);
+        let Ok(RunnerMessage::Run(command)) = message else {
+            return;
+        };
+        waiting.fetch_sub(1, Ordering::AcqRel);
+        let taken = command
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some((event, work)) = taken {
+            let waited = if command.failed.load(Ordering::Acquire) {
+                Err(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+            } else {
+                Ok(())
+            };
+            execute(&event, waited, work);
+        }
+    }
+}
 
 /// Marks the in-flight event failed unless disarmed (when the command panics or the worker
 /// unwinds).
@@ -51,9 +172,27 @@ impl Drop for FailGuard {
     }
 }
 
+/// Runs one command whose wait list ended with `waited` and completes its event.
+fn execute(event: &Arc<Event>, waited: CLResult<()>, work: Work) {
+    let mut guard = FailGuard(Some(event.clone()));
+    let status = match waited {
+        Err(e) => e,
+        Ok(()) => {
+            event.set_status(CL_RUNNING);
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
+                Ok(Ok(())) => CL_COMPLETE,
+                Ok(Err(e)) => e.min(-1),
+                Err(_) => CL_OUT_OF_RESOURCES,
+            }
+        }
+    };
+    guard.0 = None;
+    event.set_status(status);
+}
+
 /// The next command: polled for a short while after the last one (an application waiting for
 /// each command enqueues the next right away), then waited for asleep.
-fn next_command(rx: &std::sync::mpsc::Receiver<Pending>) -> Option<Pending> {
+fn next_command(rx: &Receiver<Pending>) -> Option<Pending> {
     use std::sync::mpsc::TryRecvError;
     // Some(Some(command)), or Some(None) once the queue is gone.
     let polled = crate::event::poll_briefly(|| match rx.try_recv() {
@@ -64,23 +203,16 @@ fn next_command(rx: &std::sync::mpsc::Receiver<Pending>) -> Option<Pending> {
     polled.unwrap_or_else(|| rx.recv().ok())
 }
 
-fn worker(rx: std::sync::mpsc::Receiver<Pending>) {
+fn in_order_worker(rx: Receiver<Pending>) {
     while let Some(cmd) = next_command(&rx) {
-        let mut guard = FailGuard(Some(cmd.event.clone()));
-        let status = match wait_all(&cmd.wait) {
-            Err(e) => e,
-            Ok(()) => {
-                cmd.event.set_status(CL_RUNNING);
-                let work = cmd.work;
-                match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
-                    Ok(Ok(())) => CL_COMPLETE,
-                    Ok(Err(e)) => e.min(-1),
-                    Err(_) => CL_OUT_OF_RESOURCES,
-                }
-            }
-        };
-        guard.0 = None;
-        cmd.event.set_status(status);
+        execute(&cmd.event, wait_all(&cmd.wait), cmd.work);
+    }
+}
+
+/// Counts one dependency of `command` as ended; the last makes it ready.
+fn dependency_ended(command: &Arc<Scheduled>, runners: &Runners) {
+    if command.remaining.fetch_sub(1, Ordering::AcqRel) == 1 {
+        runners.ready(command.clone());
     }
 }
 
@@ -90,23 +222,45 @@ impl Queue {
         device: Arc<Device>,
         properties: cl_command_queue_properties,
         properties_array: Vec<cl_queue_properties>,
+        hints: JobHints,
     ) -> CLResult<Arc<Queue>> {
-        let (tx, rx) = channel();
-        std::thread::Builder::new()
-            .name("ferrocl-queue".into())
-            // A launch of one work-group runs on this thread (executor::run_ndrange), with the
-            // kernel's private memory on its stack.
-            .stack_size(ferrocl_codegen::KERNEL_THREAD_STACK_BYTES)
-            .spawn(move || worker(rx))
-            .map_err(|_| CL_OUT_OF_HOST_MEMORY)?;
+        let out_of_order =
+            properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE as cl_command_queue_properties != 0;
+        let mode = if out_of_order {
+            let (sender, receiver) = channel();
+            Mode::OutOfOrder {
+                order: Mutex::new(Order::default()),
+                runners: Arc::new(Runners {
+                    sender: Mutex::new(sender),
+                    receiver: Arc::new(Mutex::new(receiver)),
+                    started: AtomicUsize::new(0),
+                    idle: Arc::new(AtomicUsize::new(0)),
+                    waiting: Arc::new(AtomicUsize::new(0)),
+                    max: device.pool.threads() + 2,
+                }),
+            }
+        } else {
+            let (tx, rx) = channel();
+            std::thread::Builder::new()
+                .name("ferrocl-queue".into())
+                // A launch of one work-group runs on this thread (executor::run_ndrange), with
+                // the kernel's private memory on its stack.
+                .stack_size(ferrocl_codegen::KERNEL_THREAD_STACK_BYTES)
+                .spawn(move || in_order_worker(rx))
+                .map_err(|_| CL_OUT_OF_HOST_MEMORY)?;
+            Mode::InOrder {
+                sender: Mutex::new(tx),
+                last: Mutex::new(Weak::new()),
+            }
+        };
         Ok(Arc::new(Queue {
             base: Base::new(Tag::Queue),
             context,
             device,
             properties,
             properties_array,
-            sender: Mutex::new(tx),
-            last: Mutex::new(Weak::new()),
+            hints,
+            mode,
         }))
     }
 
@@ -122,10 +276,11 @@ impl Queue {
         wait: Vec<Arc<Event>>,
     ) -> CLResult<Arc<Event>> {
         let device = self.device.clone();
+        let hints = self.hints;
         self.enqueue(
             command.command_type(),
             wait,
-            Box::new(move || command.run(&device)),
+            Box::new(move || command.run(&device, hints)),
         )
     }
 
@@ -137,30 +292,100 @@ impl Queue {
     ) -> CLResult<Arc<Event>> {
         let event = Event::new_command(self, command_type);
         event.set_status(CL_SUBMITTED);
-        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        let cmd = Pending {
-            event: event.clone(),
-            wait,
-            work,
-        };
-        self.sender
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .send(cmd)
-            .map_err(|_| CL_OUT_OF_RESOURCES)?;
-        *last = Arc::downgrade(&event);
+        match &self.mode {
+            Mode::InOrder { sender, last } => {
+                let mut last = last.lock().unwrap_or_else(|p| p.into_inner());
+                let cmd = Pending {
+                    event: event.clone(),
+                    wait,
+                    work,
+                };
+                sender
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .send(cmd)
+                    .map_err(|_| CL_OUT_OF_RESOURCES)?;
+                *last = Arc::downgrade(&event);
+            }
+            Mode::OutOfOrder { order, runners } => {
+                let ordered_after = {
+                    let mut order = order.lock().unwrap_or_else(|p| p.into_inner());
+                    order
+                        .outstanding
+                        .retain(|w| w.upgrade().is_some_and(|e| e.status() > CL_COMPLETE));
+                    let mut after: Vec<Arc<Event>> = order.barrier.upgrade().into_iter().collect();
+                    let sync = command_type == CL_COMMAND_MARKER as cl_command_type
+                        || command_type == CL_COMMAND_BARRIER as cl_command_type;
+                    if sync && wait.is_empty() {
+                        // "Waits for all commands previously enqueued" (spec).
+                        after.extend(order.outstanding.iter().filter_map(Weak::upgrade));
+                    }
+                    if command_type == CL_COMMAND_BARRIER as cl_command_type {
+                        order.barrier = Arc::downgrade(&event);
+                    }
+                    order.outstanding.push(Arc::downgrade(&event));
+                    after
+                };
+                let command = Arc::new(Scheduled {
+                    pending: Mutex::new(Some((event.clone(), work))),
+                    remaining: AtomicUsize::new(wait.len() + ordered_after.len() + 1),
+                    failed: AtomicBool::new(false),
+                });
+                // A failed wait-list event fails the command (spec); the implicit order only
+                // orders it.
+                for (dependency, fails) in wait
+                    .iter()
+                    .map(|e| (e, true))
+                    .chain(ordered_after.iter().map(|e| (e, false)))
+                {
+                    let command = command.clone();
+                    let runners = runners.clone();
+                    dependency.on_end(Box::new(move |status| {
+                        if fails && status < 0 {
+                            command.failed.store(true, Ordering::Release);
+                        }
+                        dependency_ended(&command, &runners);
+                    }));
+                }
+                dependency_ended(&command, runners);
+            }
+        }
         Ok(event)
     }
 
     /// Waits until every command enqueued so far has finished.
     pub fn finish(&self) {
-        let last = self
-            .last
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .upgrade();
-        if let Some(e) = last {
-            e.wait();
+        match &self.mode {
+            Mode::InOrder { last, .. } => {
+                let last = last.lock().unwrap_or_else(|p| p.into_inner()).upgrade();
+                if let Some(e) = last {
+                    e.wait();
+                }
+            }
+            Mode::OutOfOrder { order, .. } => {
+                let outstanding: Vec<Arc<Event>> = order
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .outstanding
+                    .iter()
+                    .filter_map(Weak::upgrade)
+                    .collect();
+                for e in outstanding {
+                    e.wait();
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        // Every command holds its event and every event its queue: nothing is pending now.
+        if let Mode::OutOfOrder { runners, .. } = &self.mode {
+            let sender = runners.sender.lock().unwrap_or_else(|p| p.into_inner());
+            for _ in 0..runners.started.load(Ordering::Acquire) {
+                let _ = sender.send(RunnerMessage::Quit);
+            }
         }
     }
 }
@@ -173,7 +398,143 @@ mod tests {
     fn queue() -> Arc<Queue> {
         let d = platform().devices[0].clone();
         let c = Context::new(vec![d.clone()], Vec::new());
-        Queue::new(c, d, 0, Vec::new()).unwrap()
+        Queue::new(c, d, 0, Vec::new(), JobHints::default()).unwrap()
+    }
+
+    fn out_of_order_queue() -> Arc<Queue> {
+        let d = platform().devices[0].clone();
+        let c = Context::new(vec![d.clone()], Vec::new());
+        let props = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE as cl_command_queue_properties;
+        Queue::new(c, d, props, Vec::new(), JobHints::default()).unwrap()
+    }
+
+    /// Work that logs `name` when it runs.
+    fn logged(log: &Arc<Mutex<Vec<&'static str>>>, name: &'static str) -> Work {
+        let log = log.clone();
+        Box::new(move || {
+            log.lock().unwrap().push(name);
+            Ok(())
+        })
+    }
+
+    const MARKER: cl_command_type = CL_COMMAND_MARKER as cl_command_type;
+    const BARRIER: cl_command_type = CL_COMMAND_BARRIER as cl_command_type;
+    const KERNEL: cl_command_type = CL_COMMAND_NDRANGE_KERNEL as cl_command_type;
+
+    #[test]
+    fn out_of_order_commands_run_at_the_same_time() {
+        let q = out_of_order_queue();
+        let arrived = Arc::new(AtomicUsize::new(0));
+        // Each command waits for the other to have started: only concurrent commands meet (a
+        // deadline turns a hang into a failure).
+        let meet = || -> Work {
+            let arrived = arrived.clone();
+            Box::new(move || {
+                arrived.fetch_add(1, Ordering::AcqRel);
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+                while arrived.load(Ordering::Acquire) < 2 {
+                    if std::time::Instant::now() > deadline {
+                        return Err(CL_OUT_OF_RESOURCES);
+                    }
+                    std::thread::yield_now();
+                }
+                Ok(())
+            })
+        };
+        let a = q.enqueue(KERNEL, Vec::new(), meet()).unwrap();
+        let b = q.enqueue(KERNEL, Vec::new(), meet()).unwrap();
+        assert_eq!(a.wait(), CL_COMPLETE);
+        assert_eq!(b.wait(), CL_COMPLETE);
+        // Two commands made ready by one event while the queue's one runner is idle: they
+        // still run at once.
+        arrived.store(0, Ordering::Release);
+        let q = out_of_order_queue();
+        let warm_up = q.enqueue(KERNEL, Vec::new(), Box::new(|| Ok(()))).unwrap();
+        assert_eq!(warm_up.wait(), CL_COMPLETE);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let gate = Event::new_user(q.context.clone());
+        let c = q.enqueue(KERNEL, vec![gate.clone()], meet()).unwrap();
+        let d = q.enqueue(KERNEL, vec![gate.clone()], meet()).unwrap();
+        gate.set_user_status(CL_COMPLETE).unwrap();
+        assert_eq!(c.wait(), CL_COMPLETE);
+        assert_eq!(d.wait(), CL_COMPLETE);
+    }
+
+    #[test]
+    fn out_of_order_barriers_and_markers_order_as_the_spec_says() {
+        let q = out_of_order_queue();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let gate = Event::new_user(q.context.clone());
+        let a = q
+            .enqueue(KERNEL, vec![gate.clone()], logged(&log, "a"))
+            .unwrap();
+        // A marker without a wait list waits for everything before it, and holds nothing up.
+        let marker = q
+            .enqueue(MARKER, Vec::new(), logged(&log, "marker"))
+            .unwrap();
+        let free = q.enqueue(KERNEL, Vec::new(), logged(&log, "free")).unwrap();
+        assert_eq!(free.wait(), CL_COMPLETE);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(marker.status() > CL_COMPLETE && a.status() > CL_COMPLETE);
+        // A barrier with a wait list waits for that list only, and holds every later command.
+        let other_gate = Event::new_user(q.context.clone());
+        let barrier = q
+            .enqueue(BARRIER, vec![other_gate.clone()], logged(&log, "barrier"))
+            .unwrap();
+        let after = q
+            .enqueue(KERNEL, Vec::new(), logged(&log, "after"))
+            .unwrap();
+        // A marker without a wait list after the barrier still waits for `a`.
+        let last_marker = q.enqueue(MARKER, Vec::new(), logged(&log, "last")).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        assert!(after.status() > CL_COMPLETE, "held by the barrier");
+        other_gate.set_user_status(CL_COMPLETE).unwrap();
+        assert_eq!(after.wait(), CL_COMPLETE);
+        assert_eq!(barrier.status(), CL_COMPLETE);
+        assert!(last_marker.status() > CL_COMPLETE, "still waits for a");
+        gate.set_user_status(CL_COMPLETE).unwrap();
+        q.finish();
+        for e in [&a, &marker, &last_marker] {
+            assert_eq!(e.status(), CL_COMPLETE);
+        }
+        let log = log.lock().unwrap().clone();
+        let at = |n| log.iter().position(|x| *x == n).unwrap();
+        assert!(at("free") < at("a") && at("a") < at("marker"), "{log:?}");
+        assert!(
+            at("barrier") < at("after") && at("a") < at("last"),
+            "{log:?}"
+        );
+    }
+
+    #[test]
+    fn out_of_order_failures_fail_only_their_waiters() {
+        let q = out_of_order_queue();
+        let failing = q
+            .enqueue(KERNEL, Vec::new(), Box::new(|| Err(CL_OUT_OF_RESOURCES)))
+            .unwrap();
+        let waiter = q
+            .enqueue(KERNEL, vec![failing.clone()], Box::new(|| Ok(())))
+            .unwrap();
+        // Ordered after it by a barrier, not by a wait list: it runs.
+        let barrier = q.enqueue(BARRIER, Vec::new(), Box::new(|| Ok(()))).unwrap();
+        let after = q.enqueue(KERNEL, Vec::new(), Box::new(|| Ok(()))).unwrap();
+        q.finish();
+        assert_eq!(failing.status(), CL_OUT_OF_RESOURCES);
+        assert_eq!(
+            waiter.status(),
+            CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+        );
+        assert_eq!(barrier.status(), CL_COMPLETE);
+        assert_eq!(after.status(), CL_COMPLETE);
+        let weak = Arc::downgrade(&q);
+        drop((q, failing, waiter, barrier, after));
+        for _ in 0..100 {
+            if weak.upgrade().is_none() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        panic!("out-of-order queue leaked");
     }
 
     #[test]

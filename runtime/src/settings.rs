@@ -20,13 +20,15 @@ pub const VARIABLES: &[Variable] = &[
         name: "FERROCL_THREADS",
         values: "a positive integer",
         default: "available parallelism",
-        effect: "worker threads of the device; CL_DEVICE_MAX_COMPUTE_UNITS follows",
+        effect: "worker threads of the root device, one per compute unit: CL_DEVICE_MAX_COMPUTE_UNITS \
+                 follows, and sub-devices divide these units (see Sub-devices)",
     },
     Variable {
         name: "FERROCL_PIN_THREADS",
         values: "on/off (also 1/0, true/false, yes/no)",
         default: "off",
-        effect: "pin worker i to CPU i (modulo the CPUs this process may use)",
+        effect: "pin the worker of compute unit i to CPU i (modulo the CPUs this process may use); a \
+                 sub-device's workers are pinned to the CPUs of its units",
     },
     Variable {
         name: "FERROCL_FTZ",

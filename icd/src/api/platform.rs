@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use ferrocl_runtime::config::{self, NameVersion};
 use ferrocl_runtime::object::now_ns;
-use ferrocl_runtime::platform::{platform, Device, Platform};
+use ferrocl_runtime::platform::{platform, Device, Partition, Platform};
 use ferrocl_runtime::svm::SvmLevel;
-use ferrocl_runtime::CLResult;
+use ferrocl_runtime::{CLResult, ClObject};
 use opencl_sys::*;
 
 use crate::util::*;
@@ -225,7 +225,6 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         | CL_DEVICE_MAX_ON_DEVICE_EVENTS
         | CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE
         | CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE
-        | CL_DEVICE_PARTITION_MAX_SUB_DEVICES
         | CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT => zero_u(),
@@ -287,11 +286,17 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         config::CL_DEVICE_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT => v(c.fp_atomic_capabilities[1]),
         config::CL_DEVICE_HALF_FP_ATOMIC_CAPABILITIES_EXT => v(c.fp_atomic_capabilities[2]),
         CL_DEVICE_PREFERRED_INTEROP_USER_SYNC => b(true),
-        CL_DEVICE_PARENT_DEVICE => v(std::ptr::null_mut::<c_void>()),
-        CL_DEVICE_PARTITION_PROPERTIES => v(0 as cl_device_partition_property),
-        CL_DEVICE_PARTITION_AFFINITY_DOMAIN => v(0 as cl_device_affinity_domain),
-        CL_DEVICE_PARTITION_TYPE => Vec::new(),
-        CL_DEVICE_REFERENCE_COUNT => v(1 as cl_uint),
+        CL_DEVICE_PARENT_DEVICE => v(d
+            .parent
+            .as_ref()
+            .map_or(std::ptr::null_mut(), |p| handle(&**p))),
+        CL_DEVICE_PARTITION_MAX_SUB_DEVICES => v(d.max_sub_devices()),
+        CL_DEVICE_PARTITION_PROPERTIES => arr(&d.partition_properties()),
+        CL_DEVICE_PARTITION_AFFINITY_DOMAIN => v(d.affinity_domains()),
+        CL_DEVICE_PARTITION_TYPE => arr(&d.partition_type),
+        // The spec's answer for a root device, which is not reference counted.
+        CL_DEVICE_REFERENCE_COUNT if d.is_root() => v(1 as cl_uint),
+        CL_DEVICE_REFERENCE_COUNT => v(d.base().ref_count()),
         CL_DEVICE_SVM_CAPABILITIES => v(c.svm_capabilities),
         CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL => v(c.settings.svm.usm_capabilities()[0]),
         CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL => v(c.settings.svm.usm_capabilities()[1]),
@@ -345,34 +350,103 @@ pub unsafe extern "C" fn clGetDeviceInfo(
     })
 }
 
+/// Reads a `clCreateSubDevices` property list: one scheme, its value(s), the terminating 0.
+///
+/// # Safety
+/// `p` is a zero-terminated list (API contract).
+unsafe fn partition_request(p: *const cl_device_partition_property) -> CLResult<Partition> {
+    if p.is_null() {
+        return Err(CL_INVALID_VALUE);
+    }
+    // SAFETY: the list goes on until its terminating 0 (caller contract); each read below
+    // stops at the first 0 after the scheme.
+    let at = |i: usize| unsafe { *p.add(i) };
+    let scheme = at(0);
+    let (request, next) = match scheme {
+        CL_DEVICE_PARTITION_EQUALLY => (Partition::Equally(at(1)), 2),
+        CL_DEVICE_PARTITION_BY_AFFINITY_DOMAIN => {
+            let domain = at(1);
+            if domain <= 0 || domain.count_ones() != 1 {
+                return Err(CL_INVALID_VALUE);
+            }
+            (
+                Partition::ByAffinityDomain(domain as cl_device_affinity_domain),
+                2,
+            )
+        }
+        CL_DEVICE_PARTITION_BY_COUNTS => {
+            let mut counts = Vec::new();
+            let mut i = 1;
+            while at(i) != CL_DEVICE_PARTITION_BY_COUNTS_LIST_END {
+                counts.push(at(i));
+                i += 1;
+            }
+            // CL_DEVICE_PARTITION_BY_COUNTS_LIST_END is 0, the list's own terminator too: the
+            // list ends here whether or not a second 0 follows (reading on could run past it).
+            return Ok(Partition::ByCounts(counts));
+        }
+        _ => return Err(CL_INVALID_VALUE),
+    };
+    // A scheme's value is 0 only in a list cut short; a second scheme is not allowed.
+    if at(1) == 0 || at(next) != 0 {
+        return Err(CL_INVALID_VALUE);
+    }
+    Ok(request)
+}
+
 pub unsafe extern "C" fn clCreateSubDevices(
     in_device: cl_device_id,
     properties: *const cl_device_partition_property,
-    _num_devices: cl_uint,
-    _out_devices: *mut cl_device_id,
-    _num_devices_ret: *mut cl_uint,
+    num_devices: cl_uint,
+    out_devices: *mut cl_device_id,
+    num_devices_ret: *mut cl_uint,
 ) -> cl_int {
     status(|| {
-        // SAFETY: handle check.
-        unsafe { obj::<Device>(in_device)? };
-        if properties.is_null() {
-            return Err(CL_INVALID_VALUE);
+        // SAFETY: handle check; the property list and output arrays per the API contract.
+        unsafe {
+            let device = arc::<Device>(in_device)?;
+            let plan = device.plan_partition(&partition_request(properties)?)?;
+            let count = plan.units.len();
+            if !out_devices.is_null() {
+                if (num_devices as usize) < count {
+                    return Err(CL_INVALID_VALUE);
+                }
+                for (i, sub) in device.create_sub_devices(plan)?.into_iter().enumerate() {
+                    *out_devices.add(i) = new_handle(sub);
+                }
+            }
+            if !num_devices_ret.is_null() {
+                *num_devices_ret = count as cl_uint;
+            }
         }
-        // CL_DEVICE_PARTITION_PROPERTIES reports no partition type: every request is one the
-        // device does not support.
-        Err(CL_INVALID_VALUE)
+        Ok(())
     })
 }
 
 pub unsafe extern "C" fn clRetainDevice(device: cl_device_id) -> cl_int {
-    // Root devices are not reference counted (spec): validate only.
-    // SAFETY: handle check.
-    status(|| unsafe { obj::<Device>(device).map(|_| ()) })
+    status(|| {
+        // SAFETY: handle check.
+        let d = unsafe { obj::<Device>(device)? };
+        if d.is_root() {
+            // Root devices are not reference counted (spec).
+            return Ok(());
+        }
+        // SAFETY: handle check.
+        unsafe { retain::<Device>(device) }
+    })
 }
 
 pub unsafe extern "C" fn clReleaseDevice(device: cl_device_id) -> cl_int {
-    // SAFETY: handle check.
-    status(|| unsafe { obj::<Device>(device).map(|_| ()) })
+    status(|| {
+        // SAFETY: handle check.
+        let d = unsafe { obj::<Device>(device)? };
+        if d.is_root() {
+            return Ok(());
+        }
+        // Contexts, queues and programs on the sub-device hold their own references.
+        // SAFETY: handle check.
+        unsafe { release::<Device>(device) }
+    })
 }
 
 pub unsafe extern "C" fn clGetHostTimer(

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use ferrocl_runtime::command::Command;
 use ferrocl_runtime::context::Context;
 use ferrocl_runtime::event::{wait_all, Event};
+use ferrocl_runtime::executor::{JobHints, Priority, Throttle};
 use ferrocl_runtime::platform::Device;
 use ferrocl_runtime::queue::Queue;
 use ferrocl_runtime::{CLResult, ClObject};
@@ -40,6 +41,7 @@ unsafe fn new_queue(
     device: cl_device_id,
     props: cl_command_queue_properties,
     raw: Vec<cl_queue_properties>,
+    hints: QueueHints,
 ) -> CLResult<cl_command_queue> {
     // SAFETY: handle checks.
     let (c, d) = unsafe { (arc::<Context>(context)?, arc::<Device>(device)?) };
@@ -57,7 +59,8 @@ unsafe fn new_queue(
         // On-device queues are not supported.
         return Err(CL_INVALID_QUEUE_PROPERTIES);
     }
-    Ok(new_handle(Queue::new(c, d, props, raw)?))
+    let job_hints = hints.for_device(&d);
+    Ok(new_handle(Queue::new(c, d, props, raw, job_hints)?))
 }
 
 pub unsafe extern "C" fn clCreateCommandQueue(
@@ -69,7 +72,13 @@ pub unsafe extern "C" fn clCreateCommandQueue(
     // SAFETY: pointers per the API contract.
     unsafe {
         create(errcode_ret, || {
-            new_queue(context, device, properties, Vec::new())
+            new_queue(
+                context,
+                device,
+                properties,
+                Vec::new(),
+                QueueHints::default(),
+            )
         })
     }
 }
@@ -85,20 +94,61 @@ pub unsafe extern "C" fn clCreateCommandQueueWithProperties(
         create(errcode_ret, || {
             let (pairs, raw) = properties_list(properties);
             let mut props = 0;
+            let mut hints = QueueHints::default();
             let mut seen = Vec::new();
             for (k, val) in pairs {
                 if seen.contains(&k) {
                     return Err(CL_INVALID_VALUE);
                 }
                 seen.push(k);
-                match k as u32 {
-                    CL_QUEUE_PROPERTIES => props = val as cl_command_queue_properties,
-                    CL_QUEUE_SIZE => return Err(CL_INVALID_QUEUE_PROPERTIES),
+                match k {
+                    k if k == CL_QUEUE_PROPERTIES as cl_queue_properties => {
+                        props = val as cl_command_queue_properties
+                    }
+                    k if k == CL_QUEUE_SIZE as cl_queue_properties => {
+                        return Err(CL_INVALID_QUEUE_PROPERTIES)
+                    }
+                    CL_QUEUE_PRIORITY_KHR => {
+                        hints.priority = match cl_uint::try_from(val).unwrap_or(0) {
+                            CL_QUEUE_PRIORITY_HIGH_KHR => Priority::High,
+                            CL_QUEUE_PRIORITY_MED_KHR => Priority::Medium,
+                            CL_QUEUE_PRIORITY_LOW_KHR => Priority::Low,
+                            _ => return Err(CL_INVALID_VALUE),
+                        }
+                    }
+                    CL_QUEUE_THROTTLE_KHR => {
+                        hints.throttle = match cl_uint::try_from(val).unwrap_or(0) {
+                            CL_QUEUE_THROTTLE_HIGH_KHR => Throttle::High,
+                            CL_QUEUE_THROTTLE_MED_KHR => Throttle::Medium,
+                            CL_QUEUE_THROTTLE_LOW_KHR => Throttle::Low,
+                            _ => return Err(CL_INVALID_VALUE),
+                        }
+                    }
                     _ => return Err(CL_INVALID_VALUE),
                 }
             }
-            new_queue(context, device, props, raw)
+            // Priority and throttle hints are for host queues only (cl_khr_priority_hints,
+            // cl_khr_throttle_hints).
+            let on_device =
+                (CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT) as cl_command_queue_properties;
+            if hints != QueueHints::default() && props & on_device != 0 {
+                return Err(CL_INVALID_QUEUE_PROPERTIES);
+            }
+            new_queue(context, device, props, raw, hints)
         })
+    }
+}
+
+/// The hint properties of clCreateCommandQueueWithProperties.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct QueueHints {
+    priority: Priority,
+    throttle: Throttle,
+}
+
+impl QueueHints {
+    fn for_device(self, device: &Device) -> JobHints {
+        JobHints::new(self.priority, self.throttle, device.pool.threads())
     }
 }
 
