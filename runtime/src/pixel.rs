@@ -208,8 +208,15 @@ pub fn encode(
                         encode_float_channel(channel_type, srgb, k, c[k]),
                     );
                 }
-                // The ignored channel of sRGBx is written as 0.
-                out.resize(size * channel_slots(order)?, 0);
+                // The fourth channel of sRGBx, which reads ignore, holds alpha (linear), as
+                // the Khronos CTS's fill reference stores it.
+                if channel_slots(order)? > components.len() {
+                    store(
+                        &mut out,
+                        size,
+                        encode_float_channel(channel_type, false, 3, c[3]),
+                    );
+                }
             }
         }
         Color::Int(c) if color_kind(channel_type) == ColorKind::Int => {
@@ -506,7 +513,7 @@ mod tests {
         let c = Color::Float([0.5, 0.001, 1.0, 0.5]);
         assert_eq!(enc(CL_sRGBA, CL_UNORM_INT8, c), [188, 3, 255, 128]);
         assert_eq!(enc(CL_sBGRA, CL_UNORM_INT8, c), [255, 3, 188, 128]);
-        assert_eq!(enc(CL_sRGBx, CL_UNORM_INT8, c), [188, 3, 255, 0]);
+        assert_eq!(enc(CL_sRGBx, CL_UNORM_INT8, c), [188, 3, 255, 128]);
         // 188/255 = 0.737255 → ((0.737255 + 0.055)/1.055)^2.4 = 0.502886.
         let Some(Color::Float(f)) = decode(CL_sRGBA, CL_UNORM_INT8, &[188, 10, 0, 128]) else {
             panic!()
