@@ -923,15 +923,19 @@ mod tests {
             priority,
             max_workers: 0,
         };
+        let holding = std::sync::atomic::AtomicBool::new(false);
         std::thread::scope(|s| {
-            // The one worker is held until both jobs are waiting.
+            // The one worker is held until both jobs are waiting. They are submitted only once
+            // it runs the holding chunk: a worker that woke late would otherwise take the
+            // high-priority job first and never see three jobs.
             s.spawn(|| {
                 pool.run(1, JobHints::default(), &|_| {
+                    holding.store(true, Ordering::Release);
                     assert!(wait_for(|| pool.jobs() == 3));
                     Ok(())
                 })
             });
-            assert!(wait_for(|| pool.jobs() == 1));
+            assert!(wait_for(|| holding.load(Ordering::Acquire)));
             for (priority, name) in [(Priority::Low, "low"), (Priority::High, "high")] {
                 let order = &order;
                 let pool = &pool;
