@@ -69,9 +69,10 @@ pub const VARIABLES: &[Variable] = &[
         name: "FERROCL_IMAGES",
         values: "on/off (also 1/0, true/false, yes/no)",
         default: "off",
-        effect: "on: the host API only so far (CL_DEVICE_IMAGE_SUPPORT, image and sampler objects, \
-                 every image command, cl_khr_image2d_from_buffer); kernels that use images fail \
-                 to build; off: no images",
+        effect: "on: images and samplers (CL_DEVICE_IMAGE_SUPPORT, image and sampler objects, \
+                 every image command, cl_khr_image2d_from_buffer, cl_khr_3d_image_writes, \
+                 cl_khr_depth_images, image reads, writes and sampling in kernels); off (the \
+                 default until the CTS image suites have run in full): no images",
     },
     Variable {
         name: "FERROCL_SUBGROUPS",
@@ -200,7 +201,7 @@ pub struct Settings {
     pub fp16: bool,
     pub vectorize: bool,
     pub svm: crate::svm::SvmLevel,
-    /// `FERROCL_IMAGES`: image and sampler objects and commands (not yet in kernels).
+    /// `FERROCL_IMAGES`: images and samplers, on the host and in kernels.
     pub images: bool,
     pub dump_dir: Option<PathBuf>,
     pub log: LogLevel,
