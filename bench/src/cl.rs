@@ -641,3 +641,57 @@ impl Drop for Event {
         unsafe { call!(self.api, release_event(self.raw)) };
     }
 }
+
+/// Times commands by their events' profiling counters (the `--svm` and `--images`
+/// comparisons, which call entry points `Api` does not wrap).
+pub struct EventTimer {
+    wait: f::clWaitForEvents_t,
+    profiling: f::clGetEventProfilingInfo_t,
+    release_event: f::clReleaseEvent_t,
+}
+
+impl EventTimer {
+    pub fn load(lib: &Library) -> Result<EventTimer, String> {
+        macro_rules! sym {
+            ($name:literal) => {{
+                // SAFETY: the symbol has the OpenCL signature of its name.
+                let s = unsafe { lib.get(concat!($name, "\0").as_bytes()) }
+                    .map_err(|e| format!("{}: {e}", $name))?;
+                Some(*s)
+            }};
+        }
+        Ok(EventTimer {
+            wait: sym!("clWaitForEvents"),
+            profiling: sym!("clGetEventProfilingInfo"),
+            release_event: sym!("clReleaseEvent"),
+        })
+    }
+
+    /// Waits for `event` (from a call that returned `status`) and returns END − START in
+    /// milliseconds, releasing the event.
+    pub fn elapsed_ms(&self, event: cl_event, status: cl_int, what: &str) -> Result<f64, String> {
+        if status != CL_SUCCESS {
+            return Err(format!("{what}: error {status}"));
+        }
+        let get = |param| {
+            let mut v: cl_ulong = 0;
+            // SAFETY: a cl_ulong out value for a valid event.
+            unsafe {
+                self.profiling.expect("loaded")(
+                    event,
+                    param,
+                    8,
+                    (&mut v as *mut cl_ulong).cast(),
+                    ptr::null_mut(),
+                )
+            };
+            v
+        };
+        // SAFETY: one valid event, released once.
+        unsafe { self.wait.expect("loaded")(1, &event) };
+        let ns = get(CL_PROFILING_COMMAND_END).saturating_sub(get(CL_PROFILING_COMMAND_START));
+        // SAFETY: as above.
+        unsafe { self.release_event.expect("loaded")(event) };
+        Ok(ns as f64 / 1e6)
+    }
+}

@@ -12,7 +12,7 @@ use libloading::Library;
 use opencl_sys::cl_function_types as f;
 use opencl_sys::*;
 
-use crate::cl::{Context, ProgramCode};
+use crate::cl::{Context, EventTimer, ProgramCode};
 use crate::stats::median;
 
 const SOURCE: &str = r#"
@@ -78,9 +78,7 @@ struct ImageApi {
     read_buffer: f::clEnqueueReadBuffer_t,
     set_arg: f::clSetKernelArg_t,
     nd_range: f::clEnqueueNDRangeKernel_t,
-    wait: f::clWaitForEvents_t,
-    profiling: f::clGetEventProfilingInfo_t,
-    release_event: f::clReleaseEvent_t,
+    timer: EventTimer,
 }
 
 impl ImageApi {
@@ -105,38 +103,9 @@ impl ImageApi {
             read_buffer: sym!("clEnqueueReadBuffer"),
             set_arg: sym!("clSetKernelArg"),
             nd_range: sym!("clEnqueueNDRangeKernel"),
-            wait: sym!("clWaitForEvents"),
-            profiling: sym!("clGetEventProfilingInfo"),
-            release_event: sym!("clReleaseEvent"),
+            timer: EventTimer::load(&lib)?,
             _lib: lib,
         })
-    }
-
-    /// Waits for `event` and returns END − START in milliseconds, releasing the event.
-    fn elapsed_ms(&self, event: cl_event, status: cl_int, what: &str) -> Result<f64, String> {
-        if status != CL_SUCCESS {
-            return Err(format!("{what}: error {status}"));
-        }
-        let get = |param| {
-            let mut v: cl_ulong = 0;
-            // SAFETY: a cl_ulong out value for a valid event.
-            unsafe {
-                self.profiling.expect("loaded")(
-                    event,
-                    param,
-                    8,
-                    (&mut v as *mut cl_ulong).cast(),
-                    ptr::null_mut(),
-                )
-            };
-            v
-        };
-        // SAFETY: one valid event, released once.
-        unsafe { self.wait.expect("loaded")(1, &event) };
-        let ns = get(CL_PROFILING_COMMAND_END).saturating_sub(get(CL_PROFILING_COMMAND_START));
-        // SAFETY: as above.
-        unsafe { self.release_event.expect("loaded")(event) };
-        Ok(ns as f64 / 1e6)
     }
 
     /// A read-write image of `order`/`ty`, `dims` (depth 0 for 2D), from `data` when given.
@@ -225,7 +194,7 @@ impl ImageApi {
                 &mut e,
             )
         };
-        self.elapsed_ms(e, st, what)
+        self.timer.elapsed_ms(e, st, what)
     }
 
     fn read_image(

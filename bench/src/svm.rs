@@ -10,7 +10,7 @@ use libloading::Library;
 use opencl_sys::cl_function_types as f;
 use opencl_sys::*;
 
-use crate::cl::{Context, ProgramCode};
+use crate::cl::{Context, EventTimer, ProgramCode};
 use crate::stats::median;
 
 /// The entry points this comparison needs beyond `cl::Api`.
@@ -27,9 +27,7 @@ struct SvmApi {
     release_mem: f::clReleaseMemObject_t,
     set_arg: f::clSetKernelArg_t,
     nd_range: f::clEnqueueNDRangeKernel_t,
-    wait: f::clWaitForEvents_t,
-    profiling: f::clGetEventProfilingInfo_t,
-    release_event: f::clReleaseEvent_t,
+    timer: EventTimer,
 }
 
 impl SvmApi {
@@ -56,38 +54,9 @@ impl SvmApi {
             release_mem: sym!("clReleaseMemObject"),
             set_arg: sym!("clSetKernelArg"),
             nd_range: sym!("clEnqueueNDRangeKernel"),
-            wait: sym!("clWaitForEvents"),
-            profiling: sym!("clGetEventProfilingInfo"),
-            release_event: sym!("clReleaseEvent"),
+            timer: EventTimer::load(&lib)?,
             _lib: lib,
         })
-    }
-
-    /// Waits for `event` and returns END − START in milliseconds, releasing the event.
-    fn elapsed_ms(&self, event: cl_event, status: cl_int, what: &str) -> Result<f64, String> {
-        if status != CL_SUCCESS {
-            return Err(format!("{what}: error {status}"));
-        }
-        let get = |param| {
-            let mut v: cl_ulong = 0;
-            // SAFETY: a cl_ulong out value for a valid event.
-            unsafe {
-                self.profiling.expect("loaded")(
-                    event,
-                    param,
-                    8,
-                    (&mut v as *mut cl_ulong).cast(),
-                    ptr::null_mut(),
-                )
-            };
-            v
-        };
-        // SAFETY: one valid event, released once.
-        unsafe { self.wait.expect("loaded")(1, &event) };
-        let ns = get(CL_PROFILING_COMMAND_END).saturating_sub(get(CL_PROFILING_COMMAND_START));
-        // SAFETY: as above.
-        unsafe { self.release_event.expect("loaded")(event) };
-        Ok(ns as f64 / 1e6)
     }
 }
 
@@ -146,7 +115,7 @@ fn measure(ctx: &Context, api: &SvmApi, reps: usize) -> Result<Vec<Row>, String>
             ptr::null(),
             &mut e,
         );
-        api.elapsed_ms(e, st, "clEnqueueSVMMemFill")?;
+        api.timer.elapsed_ms(e, st, "clEnqueueSVMMemFill")?;
         let st = api.fill_buffer.expect("loaded")(
             queue,
             bufs[1],
@@ -158,7 +127,7 @@ fn measure(ctx: &Context, api: &SvmApi, reps: usize) -> Result<Vec<Row>, String>
             ptr::null(),
             &mut e,
         );
-        api.elapsed_ms(e, st, "clEnqueueFillBuffer")?;
+        api.timer.elapsed_ms(e, st, "clEnqueueFillBuffer")?;
         // The kernel's arguments are set before each call (buffers, then SVM pointers).
         let triad = |e: &mut cl_event| {
             api.nd_range.expect("loaded")(
@@ -187,7 +156,7 @@ fn measure(ctx: &Context, api: &SvmApi, reps: usize) -> Result<Vec<Row>, String>
                 ptr::null(),
                 &mut e,
             );
-            times[0][0].push(api.elapsed_ms(e, st, "clEnqueueCopyBuffer")?);
+            times[0][0].push(api.timer.elapsed_ms(e, st, "clEnqueueCopyBuffer")?);
             let st = api.svm_memcpy.expect("loaded")(
                 queue,
                 CL_FALSE,
@@ -198,7 +167,7 @@ fn measure(ctx: &Context, api: &SvmApi, reps: usize) -> Result<Vec<Row>, String>
                 ptr::null(),
                 &mut e,
             );
-            times[0][1].push(api.elapsed_ms(e, st, "clEnqueueSVMMemcpy")?);
+            times[0][1].push(api.timer.elapsed_ms(e, st, "clEnqueueSVMMemcpy")?);
             // Fill: a 16-byte pattern over c.
             let st = api.fill_buffer.expect("loaded")(
                 queue,
@@ -211,7 +180,7 @@ fn measure(ctx: &Context, api: &SvmApi, reps: usize) -> Result<Vec<Row>, String>
                 ptr::null(),
                 &mut e,
             );
-            times[1][0].push(api.elapsed_ms(e, st, "clEnqueueFillBuffer")?);
+            times[1][0].push(api.timer.elapsed_ms(e, st, "clEnqueueFillBuffer")?);
             let st = api.svm_fill.expect("loaded")(
                 queue,
                 svm[2],
@@ -222,7 +191,7 @@ fn measure(ctx: &Context, api: &SvmApi, reps: usize) -> Result<Vec<Row>, String>
                 ptr::null(),
                 &mut e,
             );
-            times[1][1].push(api.elapsed_ms(e, st, "clEnqueueSVMMemFill")?);
+            times[1][1].push(api.timer.elapsed_ms(e, st, "clEnqueueSVMMemFill")?);
             // Triad on buffers, then on SVM pointers.
             for (i, b) in bufs.iter().enumerate() {
                 let st = api.set_arg.expect("loaded")(
@@ -237,7 +206,7 @@ fn measure(ctx: &Context, api: &SvmApi, reps: usize) -> Result<Vec<Row>, String>
             }
             api.set_arg.expect("loaded")(k, 3, 4, (&s as *const f32).cast());
             let st = triad(&mut e);
-            times[2][0].push(api.elapsed_ms(e, st, "triad on buffers")?);
+            times[2][0].push(api.timer.elapsed_ms(e, st, "triad on buffers")?);
             for (i, p) in svm.iter().enumerate() {
                 let st = api.set_arg_svm.expect("loaded")(k, i as cl_uint, *p as *const c_void);
                 if st != CL_SUCCESS {
@@ -245,7 +214,7 @@ fn measure(ctx: &Context, api: &SvmApi, reps: usize) -> Result<Vec<Row>, String>
                 }
             }
             let st = triad(&mut e);
-            times[2][1].push(api.elapsed_ms(e, st, "triad on SVM")?);
+            times[2][1].push(api.timer.elapsed_ms(e, st, "triad on SVM")?);
         }
         // The triad's result on SVM (a = b + 3c with b = 0, c = 1).
         let a = std::slice::from_raw_parts(svm[0] as *const f32, n);

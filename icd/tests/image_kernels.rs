@@ -455,6 +455,32 @@ fn kernel(program: &opencl3::program::Program, name: &str) -> Kernel {
     check(cl(Kernel::create(program, name)), "clCreateKernel")
 }
 
+/// Runs write kernel `k` (image, input buffer) over a new W × H write-only image of `order` /
+/// `ty`; the image's bytes.
+fn written<T>(
+    env: &Env,
+    k: &Kernel,
+    order: cl_channel_order,
+    ty: cl_channel_type,
+    input: &Buffer<T>,
+) -> Vec<u8> {
+    let img = image(
+        env,
+        CL_MEM_WRITE_ONLY,
+        order,
+        ty,
+        CL_MEM_OBJECT_IMAGE2D,
+        [W, H, 1],
+        None,
+    );
+    arg(k, 0, &img);
+    arg_buf(k, 1, input);
+    env.run(k, &[W, H], None, None);
+    let got = read_back(env, img, [W, H, 1], W * H * texel_bytes(order, ty));
+    release(img);
+    got
+}
+
 #[test]
 fn writes_encode_as_the_spec_says() {
     let env = env();
@@ -479,20 +505,8 @@ fn writes_encode_as_the_spec_says() {
         (CL_RGBA, CL_FLOAT),
         (CL_A, CL_UNORM_INT8),
     ] {
-        let img = image(
-            &env,
-            CL_MEM_WRITE_ONLY,
-            order,
-            ty,
-            CL_MEM_OBJECT_IMAGE2D,
-            [W, H, 1],
-            None,
-        );
-        arg(&write_f, 0, &img);
-        arg_buf(&write_f, 1, &input);
-        env.run(&write_f, &[W, H], None, None);
         let bytes = texel_bytes(order, ty);
-        let got = read_back(&env, img, [W, H, 1], W * H * bytes);
+        let got = written(&env, &write_f, order, ty, &input);
         for p in 0..W * H {
             assert_eq!(
                 &got[p * bytes..(p + 1) * bytes],
@@ -501,7 +515,6 @@ fn writes_encode_as_the_spec_says() {
                 colors[p]
             );
         }
-        release(img);
     }
     // Integers saturate to the channel type.
     let ints: Vec<[i32; 4]> = (0..(W * H) as i32)
@@ -509,19 +522,7 @@ fn writes_encode_as_the_spec_says() {
         .collect();
     let input = env.buffer(&ints);
     let k = kernel(&program, "write_i");
-    let img = image(
-        &env,
-        CL_MEM_WRITE_ONLY,
-        CL_RGBA,
-        CL_SIGNED_INT8,
-        CL_MEM_OBJECT_IMAGE2D,
-        [W, H, 1],
-        None,
-    );
-    arg(&k, 0, &img);
-    arg_buf(&k, 1, &input);
-    env.run(&k, &[W, H], None, None);
-    let got = read_back(&env, img, [W, H, 1], W * H * 4);
+    let got = written(&env, &k, CL_RGBA, CL_SIGNED_INT8, &input);
     for p in 0..W * H {
         let want: Vec<u8> = ints[p]
             .iter()
@@ -529,25 +530,12 @@ fn writes_encode_as_the_spec_says() {
             .collect();
         assert_eq!(&got[p * 4..p * 4 + 4], &want[..], "texel {p}");
     }
-    release(img);
     let uints: Vec<[u32; 4]> = (0..(W * H) as u32)
         .map(|i| [i * 3000, i, 70000, 5])
         .collect();
     let input = env.buffer(&uints);
     let k = kernel(&program, "write_ui");
-    let img = image(
-        &env,
-        CL_MEM_WRITE_ONLY,
-        CL_RG,
-        CL_UNSIGNED_INT16,
-        CL_MEM_OBJECT_IMAGE2D,
-        [W, H, 1],
-        None,
-    );
-    arg(&k, 0, &img);
-    arg_buf(&k, 1, &input);
-    env.run(&k, &[W, H], None, None);
-    let got = read_back(&env, img, [W, H, 1], W * H * 4);
+    let got = written(&env, &k, CL_RG, CL_UNSIGNED_INT16, &input);
     for p in 0..W * H {
         let want: Vec<u8> = uints[p][..2]
             .iter()
@@ -555,7 +543,6 @@ fn writes_encode_as_the_spec_says() {
             .collect();
         assert_eq!(&got[p * 4..p * 4 + 4], &want[..], "texel {p}");
     }
-    release(img);
 }
 
 #[test]
