@@ -675,6 +675,14 @@ fn build_for_device(
     let info = settings.log >= LogLevel::Info;
     let mut options = codegen_options(config, parsed);
     let cache = CodeCache::new(settings, &options, spirv, spec_values);
+    log(
+        settings,
+        LogLevel::Debug,
+        format_args!(
+            "program cache: machine-code key in {:.2} ms",
+            ms(start.elapsed())
+        ),
+    );
     let mut miss = None;
     if let Some(cache) = &cache {
         match cache.load(config, &options, spirv, spec_values) {
@@ -850,8 +858,10 @@ impl<'a> CodeCache<'a> {
         spirv: &[u8],
         spec_values: &HashMap<u32, Vec<u8>>,
     ) -> Result<(ferrocl_codegen::Program, String), String> {
+        let read_start = std::time::Instant::now();
         let entry =
             crate::program_cache::lookup_code(self.dir, &self.key).map_err(|m| m.to_string())?;
+        let read = read_start.elapsed();
         let settings = &config.settings;
         let refused = entry.capabilities.iter().any(|&c| {
             ferrocl_frontend::spirv::Capability::from_u32(c)
@@ -881,6 +891,16 @@ impl<'a> CodeCache<'a> {
         {
             return Err("cached for other device settings".into());
         }
+        log(
+            settings,
+            LogLevel::Debug,
+            format_args!(
+                "program cache: {} bytes of machine code read in {:.2} ms, loaded in {:.2} ms",
+                entry.program.len(),
+                ms(read),
+                ms(read_start.elapsed() - read)
+            ),
+        );
         Ok((code, entry.warnings))
     }
 
