@@ -741,6 +741,7 @@ fn log_built(
     steps: &str,
     start: std::time::Instant,
 ) {
+    log_kernels(settings, code);
     let source_step = from_source.map_or(std::time::Duration::ZERO, |s| s.elapsed);
     log(
         settings,
@@ -990,7 +991,11 @@ fn build_module(
     }
     let codegen_start = std::time::Instant::now();
     let code = ferrocl_codegen::compile(module, &options).map_err(|e| e.log)?;
-    let codegen = codegen_start.elapsed();
+    Ok((code, codegen_start.elapsed()))
+}
+
+/// The `FERROCL_LOG=debug` line of each kernel of a build (compiled or from the cache).
+fn log_kernels(settings: &crate::settings::Settings, code: &ferrocl_codegen::Program) {
     for k in code.kernels() {
         log(
             settings,
@@ -1005,7 +1010,6 @@ fn build_module(
             ),
         );
     }
-    Ok((code, codegen))
 }
 
 #[cfg(test)]
