@@ -213,8 +213,7 @@ fn build(cache: &Path, mode: &str, file: &str, options: &str, vars: &[(&str, &st
     let log = section(&stdout, "LOG").unwrap_or_default();
     let built_line = stderr
         .lines()
-        .filter(|l| l.contains("info: built "))
-        .last()
+        .rfind(|l| l.contains("info: built "))
         .unwrap_or_default()
         .to_owned();
     Child {

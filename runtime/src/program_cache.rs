@@ -904,6 +904,101 @@ mod tests {
     }
 
     #[test]
+    fn machine_code_entries_round_trip_under_their_own_key() {
+        let dir = TempDir::new("code");
+        let none = std::collections::HashMap::new();
+        let one = std::collections::HashMap::from([(1u32, vec![1u8, 0, 0, 0])]);
+        let key_of = |spirv: &[u8], options: &str, target: &str, spec| {
+            CodeKey::new(&CodeRequest {
+                spirv,
+                spec_values: spec,
+                options,
+                target,
+            })
+        };
+        let key = key_of(b"spirv", "optimize=true", "x86_64", &none);
+        assert_eq!(lookup_code(&dir.0, &key), Err(Miss::Absent));
+        let entry = CodeEntry {
+            program: b"serialized program".to_vec(),
+            warnings: "warning: kept\n".into(),
+            capabilities: vec![4, 5, 11],
+            uses_half: true,
+            all_devices_scope: false,
+        };
+        store_code(&dir.0, &key, &entry, 1 << 20).unwrap();
+        assert_eq!(lookup_code(&dir.0, &key), Ok(entry.clone()));
+        // Each part of the key makes another entry.
+        for other in [
+            key_of(b"spirv.", "optimize=true", "x86_64", &none),
+            key_of(b"spirv", "optimize=false", "x86_64", &none),
+            key_of(b"spirv", "optimize=true", "x86_64 has_avx512f=1", &none),
+            key_of(b"spirv", "optimize=true", "x86_64", &one),
+        ] {
+            assert_eq!(lookup_code(&dir.0, &other), Err(Miss::Absent));
+        }
+        let path = key.path(&dir.0);
+        let good = std::fs::read(&path).unwrap();
+        for len in 0..good.len() {
+            assert!(decode_code(&good[..len]).is_none(), "truncated to {len}");
+        }
+        for i in 0..good.len() {
+            let mut bad = good.clone();
+            bad[i] ^= 0x10;
+            assert!(decode_code(&bad).is_none(), "byte {i} changed");
+        }
+        std::fs::write(&path, &good[..good.len() - 1]).unwrap();
+        assert_eq!(lookup_code(&dir.0, &key), Err(Miss::Corrupt));
+        assert!(!path.exists(), "a damaged entry is removed");
+    }
+
+    #[test]
+    fn both_kinds_of_entries_share_the_bound() {
+        let dir = TempDir::new("shared-bound");
+        let source = Key::new(&request("kernel void k() {}", "", &[]));
+        let none = std::collections::HashMap::new();
+        let code = CodeKey::new(&CodeRequest {
+            spirv: b"spirv",
+            spec_values: &none,
+            options: "",
+            target: "",
+        });
+        let code_entry = CodeEntry {
+            program: vec![1; 1000],
+            warnings: String::new(),
+            capabilities: Vec::new(),
+            uses_half: false,
+            all_devices_scope: false,
+        };
+        store(
+            &dir.0,
+            &source,
+            &[],
+            None,
+            started(),
+            &entry(b"0"),
+            u64::MAX,
+        )
+        .unwrap();
+        let spirv_only = size(&dir.0);
+        store_code(&dir.0, &code, &code_entry, u64::MAX).unwrap();
+        assert!(
+            size(&dir.0) > spirv_only + 1000,
+            "the size counts both kinds"
+        );
+        // The SPIR-V entry was used last: it stays, the machine code goes.
+        let old = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+        std::fs::File::options()
+            .append(true)
+            .open(code.path(&dir.0))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        evict(&dir.0, spirv_only + 500);
+        assert!(lookup(&dir.0, &source).is_ok());
+        assert_eq!(lookup_code(&dir.0, &code), Err(Miss::Absent));
+    }
+
+    #[test]
     fn the_least_recently_used_entries_go_first() {
         let dir = TempDir::new("lru");
         let keys: Vec<Key> = (0..10)
