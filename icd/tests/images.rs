@@ -529,10 +529,11 @@ fn supported_formats_for_every_flag_and_type() {
                     && list.contains(&(CL_DEPTH, CL_UNORM_INT16));
                 let depth_type = matches!(ty, CL_MEM_OBJECT_IMAGE2D | CL_MEM_OBJECT_IMAGE2D_ARRAY);
                 assert_eq!(depth, depth_type, "{ty:#x}: depth formats");
-                // A kernel may write sRGB images only with cl_khr_srgb_image_writes.
-                assert_eq!(
-                    list.contains(&(CL_sRGBA, CL_UNORM_INT8)),
-                    a == CL_MEM_READ_ONLY,
+                // Kernels write sRGB images (cl_khr_srgb_image_writes): listed for every
+                // access, as are the 2D formats the extension names.
+                assert!(
+                    list.contains(&(CL_sRGBA, CL_UNORM_INT8))
+                        && list.contains(&(CL_sBGRA, CL_UNORM_INT8)),
                     "{ty:#x} {a:#x}"
                 );
             }
@@ -1432,8 +1433,8 @@ fn bad_input_gives_the_spec_errors() {
         ),
         Err(CL_IMAGE_FORMAT_NOT_SUPPORTED)
     );
-    // With cl_khr_depth_images, 2D depth images exist; sRGB images kernels may write are not
-    // listed, but creating them is fine (the spec's condition is the format alone).
+    // With cl_khr_depth_images, 2D depth images exist, and with cl_khr_srgb_image_writes
+    // write-only sRGB images.
     let depth = check(
         create(&env, 0, &fmt(CL_DEPTH, CL_FLOAT), &d2, null_mut()),
         "2D depth",

@@ -12,7 +12,7 @@ use opencl_sys::*;
 use crate::config::DeviceConfig;
 use crate::context::Context;
 use crate::object::{Base, CLResult, Tag};
-use crate::settings::{log, LogLevel, Rounding};
+use crate::settings::{log, LogLevel, Rounding, Settings};
 
 /// What the program was created from.
 #[derive(Clone, Debug)]
@@ -774,18 +774,7 @@ fn build_module(
     let code = ferrocl_codegen::compile(module, &options).map_err(|e| e.log)?;
     let codegen = codegen_start.elapsed();
     for k in code.kernels() {
-        log(
-            settings,
-            LogLevel::Debug,
-            format_args!(
-                "kernel {}: {} SPIR-V instructions, {} argument bytes, {} bytes of __local variables, {} private bytes, {} frame bytes per work-item, barrier schedule {:?}, {}",
-                k.info.name, k.instruction_count, k.args_size, k.static_local_mem_size, k.private_mem_size, k.work_item_frame_size, k.barrier_schedule,
-                match k.vectorization {
-                    ferrocl_codegen::Vectorization::Vectorized { lanes } => format!("vectorised ({lanes} work-items per iteration)"),
-                    ferrocl_codegen::Vectorization::Scalar(why) => format!("scalar ({why})"),
-                }
-            ),
-        );
+        log_kernel_shape(settings, k, "");
     }
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     let source_step = timing
@@ -889,4 +878,21 @@ mod tests {
         assert!(uniform("-cl-uniform-work-group-size", &il));
         assert_eq!(parse_options("-cl-std=CL3.0").unwrap().cl_std, Some((3, 0)));
     }
+}
+
+/// The debug line describing how one kernel was built (`what` says which build, for
+/// specialisations).
+pub(crate) fn log_kernel_shape(settings: &Settings, k: &ferrocl_codegen::Kernel, what: &str) {
+    log(
+        settings,
+        LogLevel::Debug,
+        format_args!(
+            "kernel {}{what}: {} SPIR-V instructions, {} argument bytes, {} bytes of __local variables, {} private bytes, {} frame bytes per work-item, barrier schedule {:?}, {}",
+            k.info.name, k.instruction_count, k.args_size, k.static_local_mem_size, k.private_mem_size, k.work_item_frame_size, k.barrier_schedule,
+            match k.vectorization {
+                ferrocl_codegen::Vectorization::Vectorized { lanes } => format!("vectorised ({lanes} work-items per iteration)"),
+                ferrocl_codegen::Vectorization::Scalar(why) => format!("scalar ({why})"),
+            }
+        ),
+    );
 }
