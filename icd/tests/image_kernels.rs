@@ -229,7 +229,8 @@ fn layout(order: cl_channel_order, ty: cl_channel_type) -> (usize, &'static [usi
         CL_RG => &[0, 1],
         CL_RA => &[0, 3],
         CL_RGB => &[0, 1, 2],
-        CL_RGBA | CL_sRGBA => &[0, 1, 2, 3],
+        // sRGBx as written: alpha in its fourth byte (the CTS's reference).
+        CL_RGBA | CL_sRGBA | CL_sRGBx => &[0, 1, 2, 3],
         CL_BGRA | CL_sBGRA => &[2, 1, 0, 3],
         CL_ARGB => &[3, 0, 1, 2],
         CL_ABGR => &[3, 2, 1, 0],
@@ -521,7 +522,8 @@ fn writes_encode_as_the_spec_says() {
         }
     }
     // sRGB (cl_khr_srgb_image_writes, env spec 7.4.5): R, G, B encoded within 0.6 of
-    // 255 × c_sRGB(y), alpha linear and exact.
+    // 255 × c_sRGB(y), alpha linear and exact (sRGBx keeps it in its fourth byte, as the
+    // Khronos CTS expects).
     let srgb = |y: f32| -> f64 {
         let y = f64::from(y);
         if y.is_nan() || y < 0.0 {
@@ -541,7 +543,11 @@ fn writes_encode_as_the_spec_says() {
         })
         .collect();
     let input = env.buffer(&ramp);
-    for (order, rgb_at) in [(CL_sRGBA, [0, 1, 2]), (CL_sBGRA, [2, 1, 0])] {
+    for (order, rgb_at) in [
+        (CL_sRGBA, [0, 1, 2]),
+        (CL_sBGRA, [2, 1, 0]),
+        (CL_sRGBx, [0, 1, 2]),
+    ] {
         let got = written(&env, &write_f, order, CL_UNORM_INT8, &input);
         for p in 0..W * H {
             let texel = &got[p * 4..p * 4 + 4];

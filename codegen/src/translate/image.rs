@@ -86,6 +86,16 @@ fn stored_components(o: u32) -> &'static [usize] {
     }
 }
 
+/// The components a write stores, in memory order: the stored ones, and for `CL_sRGBx` also
+/// alpha in its fourth byte (kept linear), as the Khronos CTS's write and fill references
+/// store it; reads ignore that byte (x orders read alpha 1).
+fn written_components(o: u32) -> &'static [usize] {
+    match o {
+        order::SRGBX => &[0, 1, 2, 3],
+        _ => stored_components(o),
+    }
+}
+
 fn is_srgb(o: u32) -> bool {
     matches!(o, order::SRGB | order::SRGBX | order::SRGBA | order::SBGRA)
 }
@@ -418,9 +428,14 @@ impl Translator<'_, '_, '_> {
 
     /// Stored channels of `order` (1 to 4), from a table of 2-bit entries.
     fn channel_count(&mut self, order: Value) -> Value {
+        self.channel_count_of(order, stored_components)
+    }
+
+    /// Channels of `order` that `components` lists (1 to 4), from a table of 2-bit entries.
+    fn channel_count_of(&mut self, order: Value, components: fn(u32) -> &'static [usize]) -> Value {
         let mut table = 0u64;
         for o in order::ALL {
-            table |= ((stored_components(o).len() as u64 - 1) & 3) << (2 * o);
+            table |= ((components(o).len() as u64 - 1) & 3) << (2 * o);
         }
         let t = self.b.ins().iconst(types::I64, table as i64);
         let o = self.b.ins().uextend(types::I64, order);
@@ -867,7 +882,7 @@ impl Translator<'_, '_, '_> {
             &[t; 4],
             |s, o| {
                 let mut out = rgba.to_vec();
-                for (j, &k) in stored_components(o).iter().enumerate() {
+                for (j, &k) in written_components(o).iter().enumerate() {
                     out[j] = rgba[k];
                     if is_srgb(o) && kind == Kind::Float && k < 3 {
                         out[j] = s.linear_to_srgb(rgba[k])?;
@@ -881,10 +896,10 @@ impl Translator<'_, '_, '_> {
             self.store_unorm8x4(addr, &stored);
             return Ok(());
         }
-        let n = self.channel_count(d.order);
+        let n = self.channel_count_of(d.order, written_components);
         let known_n = self
             .int_constant(d.order)
-            .map(|o| stored_components(o as u32).len());
+            .map(|o| written_components(o as u32).len());
         self.switch_values(
             d.data_type,
             &DATA_TYPES,

@@ -91,10 +91,7 @@ fn device_queries() {
         device_value::<cl_ulong>(d, CL_DEVICE_LOCAL_MEM_SIZE),
         256 * 1024
     );
-    assert_eq!(
-        device_value::<cl_bool>(d, CL_DEVICE_IMAGE_SUPPORT),
-        CL_TRUE
-    );
+    assert_eq!(device_value::<cl_bool>(d, CL_DEVICE_IMAGE_SUPPORT), CL_TRUE);
     assert_eq!(
         device_value::<cl_bool>(d, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT),
         CL_TRUE
