@@ -109,7 +109,7 @@ fn program_from_source_reports_compiler_errors() {
 fn unsupported_features_give_spec_errors() {
     let env = Env::new(0);
     let mut err = 0;
-    // SAFETY: the stubs only validate and fail; nothing is dereferenced.
+    // SAFETY: the pipe functions only validate and fail; nothing is dereferenced.
     unsafe {
         // No pipes (CL_DEVICE_PIPE_SUPPORT false): creating one is an invalid operation, and
         // no memory object is a pipe (API spec 3.0, optional features; CTS consistency_pipes).
