@@ -200,15 +200,15 @@ impl Program {
     /// patterns of its sampler arguments (image.rs then emits one conversion per access and
     /// folds the addressing and filter arithmetic), cached per specialisation. None when the
     /// program has no such kernel; an error when the specialised build fails (the generic
-    /// kernel still works).
+    /// kernel still works). The flag says whether this call built it.
     pub fn specialized(
         &self,
         spec: &crate::Specialization,
-    ) -> Option<Result<Arc<Program>, BuildError>> {
+    ) -> Option<Result<(Arc<Program>, bool), BuildError>> {
         let sp = self.specializer.as_ref()?;
         let mut built = sp.built.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(p) = built.get(spec) {
-            return Some(Ok(p.clone()));
+            return Some(Ok((p.clone(), false)));
         }
         let options = BuildOptions {
             specialize: Some(spec.clone()),
@@ -233,7 +233,7 @@ impl Program {
             built.clear();
         }
         built.insert(spec.clone(), program.clone());
-        Some(Ok(program))
+        Some(Ok((program, true)))
     }
 
     /// Keeps what [`Program::specialized`] needs when a kernel of `module` takes images or

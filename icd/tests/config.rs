@@ -916,7 +916,7 @@ fn the_feature_registry_agrees_with_the_answers() {
         &[("FERROCL_PROFILE", "embedded")],
         &[("FERROCL_SVM", "off")],
         &[("FERROCL_SVM", "coarse")],
-        &[("FERROCL_IMAGES", "on")],
+        &[("FERROCL_IMAGES", "off")],
     ];
     const INDEX: &str = "FERROCL_CONFIG_TEST_INDEX";
     let name = "the_feature_registry_agrees_with_the_answers";

@@ -229,8 +229,9 @@ fn layout(order: cl_channel_order, ty: cl_channel_type) -> (usize, &'static [usi
         CL_RG => &[0, 1],
         CL_RA => &[0, 3],
         CL_RGB => &[0, 1, 2],
-        CL_RGBA | CL_sRGBA => &[0, 1, 2, 3],
-        CL_BGRA => &[2, 1, 0, 3],
+        // sRGBx as written: alpha in its fourth byte (the CTS's reference).
+        CL_RGBA | CL_sRGBA | CL_sRGBx => &[0, 1, 2, 3],
+        CL_BGRA | CL_sBGRA => &[2, 1, 0, 3],
         CL_ARGB => &[3, 0, 1, 2],
         CL_ABGR => &[3, 2, 1, 0],
         _ => &[0],
@@ -491,7 +492,11 @@ fn writes_encode_as_the_spec_says() {
     let colors: Vec<[f32; 4]> = (0..W * H)
         .map(|i| {
             let t = i as f32 / (W * H) as f32;
-            [t * 1.2 - 0.1, 0.5 + i as f32 / 510.0, -t, 1.5 - t]
+            match i {
+                // NaN writes 0, infinities saturate.
+                0 => [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 0.5],
+                _ => [t * 1.2 - 0.1, 0.5 + i as f32 / 510.0, -t, 1.5 - t],
+            }
         })
         .collect();
     let input = env.buffer(&colors);
@@ -513,6 +518,52 @@ fn writes_encode_as_the_spec_says() {
                 &encode_f(order, ty, colors[p])[..],
                 "format ({order:#x}, {ty:#x}) texel {p} from {:?}",
                 colors[p]
+            );
+        }
+    }
+    // sRGB (cl_khr_srgb_image_writes, env spec 7.4.5): R, G, B encoded within 0.6 of
+    // 255 × c_sRGB(y), alpha linear and exact (sRGBx keeps it in its fourth byte, as the
+    // Khronos CTS expects).
+    let srgb = |y: f32| -> f64 {
+        let y = f64::from(y);
+        if y.is_nan() || y < 0.0 {
+            0.0
+        } else if y < 0.0031308 {
+            12.92 * y
+        } else if y <= 1.0 {
+            1.055 * y.powf(1.0 / 2.4) - 0.055
+        } else {
+            1.0
+        }
+    };
+    let ramp: Vec<[f32; 4]> = (0..W * H)
+        .map(|i| {
+            let t = i as f32 / (W * H - 1) as f32;
+            [t, t * t * 0.01, 1.0 - t, t]
+        })
+        .collect();
+    let input = env.buffer(&ramp);
+    for (order, rgb_at) in [
+        (CL_sRGBA, [0, 1, 2]),
+        (CL_sBGRA, [2, 1, 0]),
+        (CL_sRGBx, [0, 1, 2]),
+    ] {
+        let got = written(&env, &write_f, order, CL_UNORM_INT8, &input);
+        for p in 0..W * H {
+            let texel = &got[p * 4..p * 4 + 4];
+            for (k, &at) in rgb_at.iter().enumerate() {
+                let want = 255.0 * srgb(ramp[p][k]);
+                assert!(
+                    (f64::from(texel[at]) - want).abs() <= 0.6,
+                    "{order:#x} texel {p} channel {k}: {} for {want} from {}",
+                    texel[at],
+                    ramp[p][k]
+                );
+            }
+            assert_eq!(
+                texel[3],
+                encode_f(CL_A, CL_UNORM_INT8, ramp[p])[0],
+                "{order:#x} texel {p}: alpha is linear"
             );
         }
     }

@@ -354,6 +354,7 @@ pub const FEATURES: &[Feature] = &[
         extensions: &[
             ext("cl_khr_depth_images", 1),
             ext("cl_khr_3d_image_writes", 1),
+            ext("cl_khr_srgb_image_writes", 1),
         ],
         opencl_c_features: &[
             ("__opencl_c_images", V3),

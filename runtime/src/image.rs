@@ -852,10 +852,13 @@ mod tests {
             ),
             Err(CL_INVALID_IMAGE_FORMAT_DESCRIPTOR)
         );
-        // Without images the context refuses them.
+        // Without images (FERROCL_IMAGES=off) the context refuses them.
         let plain = Context::new(
             vec![crate::platform::test_device(
-                &crate::settings::Settings::parse(|_| None, |w| panic!("{w}")),
+                &crate::settings::Settings::parse(
+                    |k| (k == "FERROCL_IMAGES").then(|| "off".to_owned()),
+                    |w| panic!("{w}"),
+                ),
             )],
             Vec::new(),
         );

@@ -208,10 +208,17 @@ impl Kernel {
         }
         match self.built.code.specialized(&spec)? {
             // The launch was sized for the generic kernel's work-item frames.
-            Ok(p)
+            Ok((p, fresh))
                 if p.kernels().len() == 1
                     && p.kernels()[0].work_item_frame_size <= self.code().work_item_frame_size =>
             {
+                if fresh {
+                    crate::program::log_kernel_shape(
+                        &self.program.context.devices[0].config.settings,
+                        &p.kernels()[0],
+                        " (specialised to its image formats and samplers)",
+                    );
+                }
                 Some(p)
             }
             Ok(_) => None,

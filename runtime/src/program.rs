@@ -12,7 +12,7 @@ use opencl_sys::*;
 use crate::config::DeviceConfig;
 use crate::context::Context;
 use crate::object::{Base, CLResult, Tag};
-use crate::settings::{log, LogLevel, Rounding};
+use crate::settings::{log, LogLevel, Rounding, Settings};
 
 /// What the program was created from.
 #[derive(Clone, Debug)]
@@ -735,7 +735,7 @@ fn ms(d: std::time::Duration) -> f64 {
 /// The `FERROCL_LOG=info` line of a finished build: `steps` are the times of the SPIR-V part
 /// (frontend and codegen, or the cached machine code's load) since `start`.
 fn log_built(
-    settings: &crate::settings::Settings,
+    settings: &Settings,
     code: &ferrocl_codegen::Program,
     from_source: Option<&crate::program_cache::SourceBuild>,
     steps: &str,
@@ -829,7 +829,7 @@ struct CodeCache<'a> {
 impl<'a> CodeCache<'a> {
     /// None when the cache is off, or when dumps are asked for (they come from compiling).
     fn new(
-        settings: &'a crate::settings::Settings,
+        settings: &'a Settings,
         options: &BuildOptions,
         spirv: &[u8],
         spec_values: &HashMap<u32, Vec<u8>>,
@@ -909,7 +909,7 @@ impl<'a> CodeCache<'a> {
     /// says what became of it.
     fn store(
         &self,
-        settings: &crate::settings::Settings,
+        settings: &Settings,
         code: &mut ferrocl_codegen::Program,
         module: &ferrocl_frontend::Module,
         warnings: &str,
@@ -995,20 +995,9 @@ fn build_module(
 }
 
 /// The `FERROCL_LOG=debug` line of each kernel of a build (compiled or from the cache).
-fn log_kernels(settings: &crate::settings::Settings, code: &ferrocl_codegen::Program) {
+fn log_kernels(settings: &Settings, code: &ferrocl_codegen::Program) {
     for k in code.kernels() {
-        log(
-            settings,
-            LogLevel::Debug,
-            format_args!(
-                "kernel {}: {} SPIR-V instructions, {} argument bytes, {} bytes of __local variables, {} private bytes, {} frame bytes per work-item, barrier schedule {:?}, {}",
-                k.info.name, k.instruction_count, k.args_size, k.static_local_mem_size, k.private_mem_size, k.work_item_frame_size, k.barrier_schedule,
-                match &k.vectorization {
-                    ferrocl_codegen::Vectorization::Vectorized { lanes } => format!("vectorised ({lanes} work-items per iteration)"),
-                    ferrocl_codegen::Vectorization::Scalar(why) => format!("scalar ({why})"),
-                }
-            ),
-        );
+        log_kernel_shape(settings, k, "");
     }
 }
 
@@ -1086,4 +1075,21 @@ mod tests {
         assert!(uniform("-cl-uniform-work-group-size", &il));
         assert_eq!(parse_options("-cl-std=CL3.0").unwrap().cl_std, Some((3, 0)));
     }
+}
+
+/// The debug line describing how one kernel was built (`what` says which build, for
+/// specialisations).
+pub(crate) fn log_kernel_shape(settings: &Settings, k: &ferrocl_codegen::Kernel, what: &str) {
+    log(
+        settings,
+        LogLevel::Debug,
+        format_args!(
+            "kernel {}{what}: {} SPIR-V instructions, {} argument bytes, {} bytes of __local variables, {} private bytes, {} frame bytes per work-item, barrier schedule {:?}, {}",
+            k.info.name, k.instruction_count, k.args_size, k.static_local_mem_size, k.private_mem_size, k.work_item_frame_size, k.barrier_schedule,
+            match &k.vectorization {
+                ferrocl_codegen::Vectorization::Vectorized { lanes } => format!("vectorised ({lanes} work-items per iteration)"),
+                ferrocl_codegen::Vectorization::Scalar(why) => format!("scalar ({why})"),
+            }
+        ),
+    );
 }

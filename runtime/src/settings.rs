@@ -68,11 +68,12 @@ pub const VARIABLES: &[Variable] = &[
     Variable {
         name: "FERROCL_IMAGES",
         values: "on/off (also 1/0, true/false, yes/no)",
-        default: "off",
+        default: "on",
         effect: "on: images and samplers (CL_DEVICE_IMAGE_SUPPORT, image and sampler objects, \
                  every image command, cl_khr_image2d_from_buffer, cl_khr_3d_image_writes, \
-                 cl_khr_depth_images, image reads, writes and sampling in kernels); off (the \
-                 default until the CTS image suites have run in full): no images",
+                 cl_khr_depth_images, cl_khr_srgb_image_writes, image reads, writes and \
+                 sampling in kernels); off: no images (CL_DEVICE_IMAGE_SUPPORT false, the image \
+                 functions return CL_INVALID_OPERATION)",
     },
     Variable {
         name: "FERROCL_SUBGROUPS",
@@ -273,7 +274,7 @@ impl Settings {
         let checked = switch("FERROCL_CHECKED", false);
         let specialize = switch("FERROCL_SPECIALIZE", true);
         let cache_on = switch("FERROCL_CACHE", true);
-        let images = switch("FERROCL_IMAGES", false);
+        let images = switch("FERROCL_IMAGES", true);
         let svm = match lookup("FERROCL_SVM") {
             None => SvmLevel::FineGrain,
             Some(raw) if raw.trim().eq_ignore_ascii_case("coarse") => SvmLevel::CoarseGrain,

@@ -10,7 +10,7 @@
 //! it are dropped: no coordinate can reach memory beyond the image.
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{self, types, BlockArg, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{self, types, BlockArg, Endianness, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::Switch;
 use ferrocl_frontend::spirv::{Dim, Op, Word};
 use ferrocl_frontend::{Inst, Type};
@@ -83,6 +83,16 @@ fn stored_components(o: u32) -> &'static [usize] {
         ARGB => &[3, 0, 1, 2],
         ABGR => &[3, 2, 1, 0],
         _ => &[0],
+    }
+}
+
+/// The components a write stores, in memory order: the stored ones, and for `CL_sRGBx` also
+/// alpha in its fourth byte (kept linear), as the Khronos CTS's write and fill references
+/// store it; reads ignore that byte (x orders read alpha 1).
+fn written_components(o: u32) -> &'static [usize] {
+    match o {
+        order::SRGBX => &[0, 1, 2, 3],
+        _ => stored_components(o),
     }
 }
 
@@ -437,9 +447,14 @@ impl Translator<'_, '_, '_> {
 
     /// Stored channels of `order` (1 to 4), from a table of 2-bit entries.
     fn channel_count(&mut self, order: Value) -> Value {
+        self.channel_count_of(order, stored_components)
+    }
+
+    /// Channels of `order` that `components` lists (1 to 4), from a table of 2-bit entries.
+    fn channel_count_of(&mut self, order: Value, components: fn(u32) -> &'static [usize]) -> Value {
         let mut table = 0u64;
         for o in order::ALL {
-            table |= ((stored_components(o).len() as u64 - 1) & 3) << (2 * o);
+            table |= ((components(o).len() as u64 - 1) & 3) << (2 * o);
         }
         let t = self.b.ins().iconst(types::I64, table as i64);
         let o = self.b.ins().uextend(types::I64, order);
@@ -510,6 +525,16 @@ impl Translator<'_, '_, '_> {
         addrs: &[Value],
         kind: Kind,
     ) -> Result<Vec<[Value; 4]>, BuildError> {
+        if kind == Kind::Float {
+            if let Some(o) = self.unorm8x4_order(d) {
+                let mut out = Vec::with_capacity(addrs.len());
+                for &addr in addrs {
+                    let v = self.load_unorm8x4(addr);
+                    out.push(self.place_lanes(v, o));
+                }
+                return Ok(out);
+            }
+        }
         let n = self.channel_count(d.order);
         let last = self.b.ins().iadd_imm_s(n, -1);
         let t = kind.ir();
@@ -542,6 +567,70 @@ impl Translator<'_, '_, '_> {
             |s| Ok(vec![s.zeros(kind)[0]; 4 * addrs.len()]),
         )?;
         Ok(placed.chunks(4).map(|c| [c[0], c[1], c[2], c[3]]).collect())
+    }
+
+    /// The order of a specialised build's image whose texels are four UNORM_INT8 channels
+    /// read linearly (RGBA, BGRA, ARGB, ABGR: the common 8-bit colour images). Such a texel
+    /// converts as one f32x4 instead of four table lookups, and linear filtering blends the
+    /// four channels at once.
+    fn unorm8x4_order(&self, d: &Desc) -> Option<u32> {
+        let dt = self.int_constant(d.data_type)?;
+        let o = u32::try_from(self.int_constant(d.order)?).ok()?;
+        (dt == i64::from(data_type::UNORM_INT8)
+            && matches!(o, order::RGBA | order::BGRA | order::ARGB | order::ABGR))
+        .then_some(o)
+    }
+
+    /// The four UNORM_INT8 channels at `addr`, in memory order, as an f32x4 of c / 255 each
+    /// rounded once (what the scalar path's exact table holds).
+    fn load_unorm8x4(&mut self, addr: Value) -> Value {
+        let word = self.b.ins().load(types::I32, MemFlagsData::new(), addr, 0);
+        let v = self.b.ins().scalar_to_vector(types::I32X4, word);
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let bytes = self.b.ins().bitcast(types::I8X16, little, v);
+        let shorts = self.b.ins().uwiden_low(bytes);
+        let ints = self.b.ins().uwiden_low(shorts);
+        // 0..=255: the signed conversion (one instruction on x86-64) is exact.
+        let f = self.b.ins().fcvt_from_sint(types::F32X4, ints);
+        let m = self.fconst(255.0);
+        let m = self.b.ins().splat(types::F32X4, m);
+        self.b.ins().fdiv(f, m)
+    }
+
+    /// RGBA from an f32x4 holding order `o`'s four channels in memory order.
+    fn place_lanes(&mut self, v: Value, o: u32) -> [Value; 4] {
+        let mut rgba = [v; 4];
+        for (j, &k) in stored_components(o).iter().enumerate() {
+            rgba[k] = self.b.ins().extractlane(v, j as u8);
+        }
+        rgba
+    }
+
+    /// Stores RGBA (already in `o`'s memory order) as four UNORM_INT8 channels in one 32-bit
+    /// store, converted as [`Translator::float_to_norm`] converts each (NaN gives 0: the
+    /// saturating conversion maps it there).
+    fn store_unorm8x4(&mut self, addr: Value, stored: &[Value]) {
+        let mut v = self.b.ins().scalar_to_vector(types::F32X4, stored[0]);
+        for (i, &c) in stored.iter().enumerate().take(4).skip(1) {
+            v = self.b.ins().insertlane(v, c, i as u8);
+        }
+        let splat = |t: &mut Self, x: f32| {
+            let c = t.fconst(x);
+            t.b.ins().splat(types::F32X4, c)
+        };
+        let scale = splat(self, 255.0);
+        let v = self.b.ins().fmul(v, scale);
+        let lo = splat(self, 0.0);
+        let v = self.b.ins().fmax(v, lo);
+        let v = self.b.ins().fmin(v, scale);
+        let v = self.b.ins().nearest(v);
+        let ints = self.b.ins().fcvt_to_sint_sat(types::I32X4, v);
+        let shorts = self.b.ins().snarrow(ints, ints);
+        let bytes = self.b.ins().unarrow(shorts, shorts);
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let words = self.b.ins().bitcast(types::I32X4, little, bytes);
+        let word = self.b.ins().extractlane(words, 0);
+        self.b.ins().store(MemFlagsData::new(), word, addr, 0);
     }
 
     fn zeros(&mut self, kind: Kind) -> Vec<Value> {
@@ -816,7 +905,7 @@ impl Translator<'_, '_, '_> {
             &[t; 4],
             |s, o| {
                 let mut out = rgba.to_vec();
-                for (j, &k) in stored_components(o).iter().enumerate() {
+                for (j, &k) in written_components(o).iter().enumerate() {
                     out[j] = rgba[k];
                     if is_srgb(o) && kind == Kind::Float && k < 3 {
                         out[j] = s.linear_to_srgb(rgba[k])?;
@@ -826,13 +915,20 @@ impl Translator<'_, '_, '_> {
             },
             |_| Ok(rgba.to_vec()),
         )?;
-        let n = self.channel_count(d.order);
+        if kind == Kind::Float && self.unorm8x4_order(d).is_some() {
+            self.store_unorm8x4(addr, &stored);
+            return Ok(());
+        }
+        let n = self.channel_count_of(d.order, written_components);
+        let known_n = self
+            .int_constant(d.order)
+            .map(|o| written_components(o as u32).len());
         self.switch_values(
             d.data_type,
             &DATA_TYPES,
             &[],
             |s, dt| {
-                s.store_channels(addr, n, &stored, &rgba, dt, kind)?;
+                s.store_channels(addr, (n, known_n), &stored, &rgba, dt, kind)?;
                 Ok(Vec::new())
             },
             |_| Ok(Vec::new()),
@@ -856,10 +952,11 @@ impl Translator<'_, '_, '_> {
     }
 
     #[allow(clippy::too_many_arguments)]
+    /// `n` is the number of stored channels, also as a constant when the order is known.
     fn store_channels(
         &mut self,
         addr: Value,
-        n: Value,
+        (n, known_n): (Value, Option<usize>),
         stored: &[Value],
         rgba: &[Value; 4],
         dt: u32,
@@ -888,15 +985,22 @@ impl Translator<'_, '_, '_> {
         }
         let size = channel_bytes(dt);
         for (i, &x) in stored.iter().enumerate() {
-            // Channel i exists when i < n.
-            let exists = self
-                .b
-                .ins()
-                .icmp_imm_s(IntCC::UnsignedGreaterThan, n, i as i64);
-            let store = self.b.create_block();
-            let next = self.b.create_block();
-            self.b.ins().brif(exists, store, &[], next, &[]);
-            self.b.switch_to_block(store);
+            // Channel i exists when i < n; a known order needs no branch.
+            let next = match known_n {
+                Some(k) if i >= k => break,
+                Some(_) => None,
+                None => {
+                    let exists = self
+                        .b
+                        .ins()
+                        .icmp_imm_s(IntCC::UnsignedGreaterThan, n, i as i64);
+                    let store = self.b.create_block();
+                    let next = self.b.create_block();
+                    self.b.ins().brif(exists, store, &[], next, &[]);
+                    self.b.switch_to_block(store);
+                    Some(next)
+                }
+            };
             let off = (i as i64 * size) as i32;
             match (kind, dt) {
                 (Kind::Float, UNORM_INT8) => {
@@ -956,8 +1060,10 @@ impl Translator<'_, '_, '_> {
                 // A write of the other kind is undefined (7.4): nothing is stored.
                 _ => {}
             }
-            self.b.ins().jump(next, &[]);
-            self.b.switch_to_block(next);
+            if let Some(next) = next {
+                self.b.ins().jump(next, &[]);
+                self.b.switch_to_block(next);
+            }
         }
         Ok(())
     }
@@ -1259,6 +1365,21 @@ impl Translator<'_, '_, '_> {
             }
             let addr = self.texel_address(d, shape, idx);
             corners.push((addr, border, weight));
+        }
+        if let Some(o) = self.unorm8x4_order(d) {
+            // The four channels blend at once, in the order and with the rounding of the
+            // scalar sum below (these orders have alpha, so their border colour is all zero).
+            let zero = self.fconst(0.0);
+            let zeros = self.b.ins().splat(types::F32X4, zero);
+            let mut sum = zeros;
+            for &(addr, border, weight) in &corners {
+                let texel = self.load_unorm8x4(addr);
+                let texel = self.b.ins().select(border, zeros, texel);
+                let w = self.b.ins().splat(types::F32X4, weight);
+                let v = self.b.ins().fmul(texel, w);
+                sum = self.b.ins().fadd(sum, v);
+            }
+            return Ok(self.place_lanes(sum, o));
         }
         let addrs: Vec<Value> = corners.iter().map(|c| c.0).collect();
         let texels = self.read_texels(d, &addrs, Kind::Float)?;

@@ -81,6 +81,20 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<Block, Refus
     if size > MAX_VECTORISED_INSTRUCTIONS {
         return Err("too large: a vector copy would double its build time");
     }
+    // A work-item that already computes in SIMD registers (the texels of 8-bit colour images,
+    // image.rs) would run each vector instruction once per lane: measured 3–4× slower on
+    // the benchmark's blur than one work-item at a time.
+    let simd_inside = body.iter().any(|&b| {
+        func.layout.block_insts(b).any(|i| {
+            func.dfg
+                .inst_results(i)
+                .iter()
+                .any(|&r| func.dfg.value_type(r).is_vector())
+        })
+    });
+    if simd_inside {
+        return Err("the work-item already computes in SIMD vectors");
+    }
     let body_set: HashSet<Block> = body.iter().copied().collect();
     // The body is entered only at the head, and only from outside the loop and the latch.
     for block in func.layout.blocks() {

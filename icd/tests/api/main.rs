@@ -252,21 +252,6 @@ extern "C" {
         e: *mut cl_event,
     ) -> cl_int;
     fn clReleaseKernel(k: cl_kernel) -> cl_int;
-    fn clCreateImage(
-        c: cl_context,
-        f: cl_mem_flags,
-        fmt: *const cl_image_format,
-        desc: *const cl_image_desc,
-        host: *mut c_void,
-        err: *mut cl_int,
-    ) -> cl_mem;
-    fn clCreateSampler(
-        c: cl_context,
-        n: cl_bool,
-        a: cl_addressing_mode,
-        f: cl_filter_mode,
-        err: *mut cl_int,
-    ) -> cl_sampler;
     fn clCreatePipe(
         c: cl_context,
         f: cl_mem_flags,

@@ -91,10 +91,7 @@ fn device_queries() {
         device_value::<cl_ulong>(d, CL_DEVICE_LOCAL_MEM_SIZE),
         256 * 1024
     );
-    assert_eq!(
-        device_value::<cl_bool>(d, CL_DEVICE_IMAGE_SUPPORT),
-        CL_FALSE
-    );
+    assert_eq!(device_value::<cl_bool>(d, CL_DEVICE_IMAGE_SUPPORT), CL_TRUE);
     assert_eq!(
         device_value::<cl_bool>(d, CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT),
         CL_TRUE
@@ -130,7 +127,15 @@ fn device_queries() {
         assert!(ext.split(' ').any(|x| x == e), "{ext}");
     }
     // Sub-groups and fp16 are on by default (subgroups.rs and half.rs check them).
-    assert!(!ext.contains("image"));
+    // Images are on by default (images.rs and image_kernels.rs check them).
+    for e in [
+        "cl_khr_image2d_from_buffer",
+        "cl_khr_3d_image_writes",
+        "cl_khr_depth_images",
+        "cl_khr_srgb_image_writes",
+    ] {
+        assert!(ext.split(' ').any(|x| x == e), "{ext}");
+    }
     assert!(ext.split(' ').any(|x| x == "cl_khr_subgroups"), "{ext}");
     assert_eq!(
         device_string(d, CL_DEVICE_OPENCL_C_VERSION),
