@@ -156,10 +156,11 @@ fn a_program_kernels_specialise_is_made_again_from_its_module() {
         images: vec![(0, 5, 2)],
         samplers: Vec::new(),
     };
-    let specialised = loaded
+    let (specialised, built) = loaded
         .specialized(&spec)
         .expect("the image kernel can be specialised")
         .unwrap_or_else(|e| panic!("{e}"));
+    assert!(built);
     assert_eq!(specialised.kernels().len(), 1);
     assert_eq!(specialised.kernels()[0].info.name, "image");
     // A loaded program whose module cannot be made again says so at the specialisation.
