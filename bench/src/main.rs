@@ -38,7 +38,8 @@ usage: ferrocl-bench [options]
   --images             only run the image kernels (blur, NV12 -> RGBA, 3D gradient) on each platform
                        (sets FERROCL_IMAGES=on for Ferrocl)
 Ferrocl runs SPIR-V built with the driver's OpenCL C recipe (clang-15/opt-15/llvm-spirv-15);
-PoCL runs the same OpenCL C. POCL_KERNEL_CACHE=0 is set unless already set.";
+PoCL runs the same OpenCL C. POCL_KERNEL_CACHE=0 is set unless already set, and so is
+FERROCL_CACHE=off for SPIR-V builds (both platforms build cold).";
 
 struct Options {
     quick: bool,
@@ -544,6 +545,11 @@ fn main() {
         std::env::remove_var("FERROCL_CACHE");
         dir
     });
+    // From SPIR-V the program cache would serve the machine code of an earlier run: cold
+    // builds, as PoCL's.
+    if !opts.ferrocl_source && std::env::var_os("FERROCL_CACHE").is_none() {
+        std::env::set_var("FERROCL_CACHE", "off");
+    }
     let reps = opts.reps.unwrap_or(if opts.quick { 3 } else { 10 });
     let api: Rc<Api> = match Api::load() {
         Ok(a) => a,
@@ -639,10 +645,15 @@ fn main() {
         mode,
         reps,
         platforms: plat_info,
-        env: ["POCL_KERNEL_CACHE", "OCL_ICD_VENDORS", "FERROCL_CACHE_DIR"]
-            .iter()
-            .filter_map(|k| Some((k.to_string(), std::env::var(k).ok()?)))
-            .collect(),
+        env: [
+            "POCL_KERNEL_CACHE",
+            "OCL_ICD_VENDORS",
+            "FERROCL_CACHE_DIR",
+            "FERROCL_CACHE",
+        ]
+        .iter()
+        .filter_map(|k| Some((k.to_string(), std::env::var(k).ok()?)))
+        .collect(),
     };
     let stem = format!("{date}-{host}{}", if opts.quick { "-quick" } else { "" });
     let results_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results");

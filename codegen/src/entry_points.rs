@@ -186,6 +186,11 @@ pub(crate) fn jit_symbols() -> Vec<(String, *const u8)> {
         EntryPoint::CheckedLookup.symbol().to_owned(),
         crate::checked::checked_lookup as *const u8,
     ));
+    symbols.extend(
+        crate::translate::table_symbols()
+            .into_iter()
+            .map(|(name, ptr)| (name.to_owned(), ptr)),
+    );
     symbols
 }
 

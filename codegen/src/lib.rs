@@ -10,6 +10,7 @@ mod checked;
 mod entry_points;
 mod options;
 mod program;
+mod serialize;
 mod translate;
 mod vectorize;
 mod watchdog;
@@ -32,4 +33,7 @@ pub const PRIVATE_STACK_LIMIT: u64 = 16 << 20;
 /// Stack size of the threads that run work-group functions: the private-memory limit, plus room
 /// for the spill slots and calls of a kernel and the runtime frames below it.
 pub const KERNEL_THREAD_STACK_BYTES: usize = (PRIVATE_STACK_LIMIT as usize) + (16 << 20);
-pub use program::{compile, BarrierSchedule, BuildError, Kernel, Program, Vectorization};
+pub use program::{
+    compile, BarrierSchedule, BuildError, Kernel, ModuleSource, Program, Vectorization,
+};
+pub use serialize::{code_identity, CRANELIFT_VERSION};

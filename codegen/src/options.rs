@@ -44,6 +44,48 @@ pub struct BuildOptions {
     /// The kernels of a module are compiled by Cranelift on up to this many threads at once
     /// (the runtime gives the device's worker count, `FERROCL_THREADS`).
     pub threads: usize,
+    /// Keep the program in serialized form for the program cache
+    /// ([`crate::Program::take_serialized`]).
+    pub serializable: bool,
+}
+
+impl BuildOptions {
+    /// Every option that changes the machine code or the kernels' metadata, as text: part of
+    /// the program cache's key. The thread count (the code is the same on any number,
+    /// tests/parallel_compile.rs), the dump directory and `serializable` are left out.
+    pub fn code_fingerprint(&self) -> String {
+        // Destructured, so that a new option cannot be forgotten here.
+        let BuildOptions {
+            optimize,
+            mad_enable,
+            fast_relaxed_math,
+            unsafe_math_optimizations,
+            finite_math_only,
+            no_signed_zeros,
+            denorms_are_zero,
+            fp32_correctly_rounded_divide_sqrt,
+            uniform_work_group_size,
+            round_to_zero,
+            dump_dir: _,
+            sub_groups,
+            vectorize,
+            stop_checks,
+            checked,
+            specialize,
+            threads: _,
+            serializable: _,
+        } = self;
+        format!(
+            "optimize={optimize} mad_enable={mad_enable} fast_relaxed_math={fast_relaxed_math} \
+             unsafe_math_optimizations={unsafe_math_optimizations} \
+             finite_math_only={finite_math_only} no_signed_zeros={no_signed_zeros} \
+             denorms_are_zero={denorms_are_zero} \
+             fp32_correctly_rounded_divide_sqrt={fp32_correctly_rounded_divide_sqrt} \
+             uniform_work_group_size={uniform_work_group_size} round_to_zero={round_to_zero} \
+             sub_groups={sub_groups} vectorize={vectorize} stop_checks={stop_checks} \
+             checked={checked} specialize={specialize:?}"
+        )
+    }
 }
 
 impl Default for BuildOptions {
@@ -66,6 +108,7 @@ impl Default for BuildOptions {
             checked: false,
             specialize: None,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            serializable: false,
         }
     }
 }

@@ -1,9 +1,10 @@
 //! A compiled program: the JIT module that owns the machine code, and one [`Kernel`] per entry
 //! point with its argument-block layout and resource needs.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cranelift_jit::JITModule;
 use ferrocl_frontend::{KernelInfo, Module, PrintfFormat};
@@ -71,7 +72,7 @@ pub struct Kernel {
     pub checked: bool,
     /// The checks of a checked kernel, indexed by a [`crate::Fault`]'s site.
     pub check_sites: Vec<crate::CheckSite>,
-    entry: WorkGroupFn,
+    pub(crate) entry: WorkGroupFn,
 }
 
 /// How a kernel's work-group function runs the regions between its barriers.
@@ -87,12 +88,12 @@ pub enum BarrierSchedule {
 }
 
 /// Whether a kernel's work-items run side by side in the lanes of vectors (vectorize.rs).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Vectorization {
     /// `lanes` consecutive work-items per iteration of the x loop; the rest one by one.
     Vectorized { lanes: u32 },
-    /// One work-item at a time, for this reason.
-    Scalar(&'static str),
+    /// One work-item at a time, for this reason (owned when it comes from the program cache).
+    Scalar(Cow<'static, str>),
 }
 
 impl Kernel {
@@ -162,6 +163,9 @@ pub struct Program {
     /// Owns the executable pages the kernels point into. `JITModule` is `Send` but not `Sync`;
     /// it is only touched again on drop.
     jit: Mutex<Option<JITModule>>,
+    /// With [`BuildOptions::serializable`]: the program in the form the program cache keeps
+    /// (serialize.rs), or why it has none.
+    pub(crate) serialized: Option<Result<Vec<u8>, String>>,
 }
 
 impl Program {
@@ -177,7 +181,15 @@ impl Program {
             data_regions,
             specializer: None,
             jit: Mutex::new(Some(jit)),
+            serialized: None,
         }
+    }
+
+    /// The program serialized for the program cache ([`Program::load`] turns it back into a
+    /// program), taken out of the program; None unless it was built with
+    /// [`BuildOptions::serializable`], an error when something in it cannot be serialized.
+    pub fn take_serialized(&mut self) -> Option<Result<Vec<u8>, String>> {
+        self.serialized.take()
     }
 
     pub fn kernels(&self) -> &[Kernel] {
@@ -200,9 +212,18 @@ impl Program {
         }
         let options = BuildOptions {
             specialize: Some(spec.clone()),
+            serializable: false,
             ..sp.options.clone()
         };
-        let program = match compile(&sp.module, &options) {
+        let module = sp.module.get_or_init(|| match &sp.parse {
+            Some(parse) => parse(),
+            None => Err(BuildError::new("internal: no module to specialise\n")),
+        });
+        let module = match module {
+            Ok(m) => m,
+            Err(e) => return Some(Err(e.clone())),
+        };
+        let program = match compile(module, &options) {
             Ok(p) => Arc::new(p),
             Err(e) => return Some(Err(e)),
         };
@@ -218,6 +239,35 @@ impl Program {
     /// Keeps what [`Program::specialized`] needs when a kernel of `module` takes images or
     /// samplers (and this build is not a specialisation itself).
     pub(crate) fn keep_for_specialization(&mut self, module: &Module, options: &BuildOptions) {
+        if self.needs_specializer(options) {
+            self.specializer = Some(Specializer {
+                module: OnceLock::from(Ok(module.clone())),
+                parse: None,
+                options: options.clone(),
+                built: Mutex::new(HashMap::new()),
+            });
+        }
+    }
+
+    /// [`Program::keep_for_specialization`] for a program loaded from its serialized form:
+    /// the module is made by `parse` when the first specialisation needs it.
+    pub(crate) fn keep_parser_for_specialization(
+        &mut self,
+        parse: ModuleSource,
+        options: &BuildOptions,
+    ) {
+        if self.needs_specializer(options) {
+            self.specializer = Some(Specializer {
+                module: OnceLock::new(),
+                parse: Some(parse),
+                options: options.clone(),
+                built: Mutex::new(HashMap::new()),
+            });
+        }
+    }
+
+    /// A kernel takes images or samplers, and this build is not a specialisation itself.
+    fn needs_specializer(&self, options: &BuildOptions) -> bool {
         let has_images = self.kernels.iter().any(|k| {
             k.info.args.iter().any(|a| {
                 matches!(
@@ -226,13 +276,7 @@ impl Program {
                 )
             })
         });
-        if has_images && options.specialize.is_none() {
-            self.specializer = Some(Specializer {
-                module: module.clone(),
-                options: options.clone(),
-                built: Mutex::new(HashMap::new()),
-            });
-        }
+        has_images && options.specialize.is_none()
     }
 
     pub fn kernel(&self, name: &str) -> Option<&Kernel> {
@@ -243,8 +287,15 @@ impl Program {
 /// Specialised builds a program keeps at most.
 const MAX_SPECIALIZATIONS: usize = 64;
 
+/// Makes the module a program was built from (for a program loaded from the program cache,
+/// which skipped the frontend).
+pub type ModuleSource = Box<dyn Fn() -> Result<Module, BuildError> + Send + Sync>;
+
 struct Specializer {
-    module: Module,
+    /// The module, once known: at once for a compiled program, on the first specialisation
+    /// (from `parse`) for a loaded one.
+    module: OnceLock<Result<Module, BuildError>>,
+    parse: Option<ModuleSource>,
     options: BuildOptions,
     built: Mutex<HashMap<crate::Specialization, Arc<Program>>>,
 }

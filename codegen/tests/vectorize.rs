@@ -426,7 +426,7 @@ fn vectorised_and_scalar_kernels_agree_bit_for_bit() {
         for kernel in KERNELS {
             assert_eq!(
                 scalar.kernel(kernel).expect("kernel").vectorization,
-                Vectorization::Scalar("vectorisation is off")
+                Vectorization::Scalar("vectorisation is off".into())
             );
             for local in [
                 [1, 1],
@@ -523,12 +523,14 @@ fn wrapping_32_bit_indices_take_the_per_lane_path() {
 fn uniform_kernels_are_vectorised_divergent_ones_are_not() {
     let p = build(Recipe::Optimized, true);
     for kernel in KERNELS {
-        let v = p.kernel(kernel).expect("kernel").vectorization;
+        let v = p.kernel(kernel).expect("kernel").vectorization.clone();
         match kernel {
             "private_array" => assert!(matches!(v, Vectorization::Scalar(_)), "{kernel}: {v:?}"),
             "too_large" => assert_eq!(
                 v,
-                Vectorization::Scalar("too large: a vector copy would double its build time")
+                Vectorization::Scalar(
+                    "too large: a vector copy would double its build time".into()
+                )
             ),
             _ => assert_eq!(v, Vectorization::Vectorized { lanes: 4 }, "{kernel}"),
         }

@@ -131,10 +131,10 @@ fn assert_miss(log: &str, why: &str) {
     );
 }
 
-/// The cache's entry files.
-fn entries(cache: &Path) -> Vec<PathBuf> {
+/// The cache's entry files of one kind: `v1` (SPIR-V) or `code-v1` (machine code).
+fn entries_of(cache: &Path, kind: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for shard in std::fs::read_dir(cache.join("v1"))
+    for shard in std::fs::read_dir(cache.join(kind))
         .into_iter()
         .flatten()
         .flatten()
@@ -151,9 +151,16 @@ fn entries(cache: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The SPIR-V entries.
+fn entries(cache: &Path) -> Vec<PathBuf> {
+    entries_of(cache, "v1")
+}
+
+/// Both kinds of entries, which share the size bound.
 fn cache_bytes(cache: &Path) -> u64 {
     entries(cache)
-        .iter()
+        .into_iter()
+        .chain(entries_of(cache, "code-v1"))
         .map(|p| std::fs::metadata(p).map_or(0, |m| m.len()))
         .sum()
 }
@@ -232,8 +239,9 @@ fn processes_building_the_same_program_at_once() {
         let out = child.wait_with_output().expect("wait for a child");
         child_result(out);
     }
-    // One entry, whole, and no temporary file left.
+    // One entry of each kind, whole, and no temporary file left.
     assert_eq!(entries(&cache).len(), 1, "{:?}", entries(&cache));
+    assert_eq!(entries_of(&cache, "code-v1").len(), 1);
     assert_hit(&build(&cache, &options, 7, &[]).0);
 }
 
@@ -274,6 +282,10 @@ fn a_cache_that_cannot_be_written_never_fails_a_build() {
         let (log, stderr) = build(&cache, &options, 2, &[]);
         assert!(log.contains("not stored in the program cache"), "{log}");
         assert!(
+            log.contains("info: machine code compiled (not cached); not stored"),
+            "{log}"
+        );
+        assert!(
             stderr.contains("ferrocl: info: program cache: not stored"),
             "{stderr}"
         );
@@ -283,23 +295,34 @@ fn a_cache_that_cannot_be_written_never_fails_a_build() {
     use std::os::unix::fs::PermissionsExt;
     let cache = dir.0.join("cache");
     build(&cache, &options, 2, &[]);
-    for d in std::iter::once(cache.clone()).chain(
-        std::fs::read_dir(cache.join("v1"))
+    for kind in ["v1", "code-v1"] {
+        for d in std::fs::read_dir(cache.join(kind))
             .unwrap()
             .flatten()
-            .map(|e| e.path()),
-    ) {
-        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o555)).unwrap();
+            .map(|e| e.path())
+            .chain([cache.join(kind)])
+        {
+            std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o555)).unwrap();
+        }
     }
-    std::fs::set_permissions(cache.join("v1"), std::fs::Permissions::from_mode(0o555)).unwrap();
+    std::fs::set_permissions(&cache, std::fs::Permissions::from_mode(0o555)).unwrap();
     if std::fs::write(cache.join("v1/probe"), b"").is_ok() {
         eprintln!("running as root: the read-only directory case is not checked");
         return;
     }
-    assert_hit(&build(&cache, &options, 2, &[]).0);
+    let (log, _) = build(&cache, &options, 2, &[]);
+    assert_hit(&log);
+    assert!(
+        log.contains("info: machine code from the program cache"),
+        "{log}"
+    );
     let other = format!("{} -DX=5", header_dir(&dir, 1));
     let (log, _) = build(&cache, &other, 6, &[]);
     assert!(log.contains("not stored in the program cache"), "{log}");
+    assert!(
+        log.contains("info: machine code compiled (not cached); not stored"),
+        "{log}"
+    );
 }
 
 #[test]

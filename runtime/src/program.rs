@@ -636,10 +636,6 @@ pub fn parse_link_options(options: &str) -> CLResult<LinkOptions> {
     Ok(o)
 }
 
-/// SPIR-V → validated module → machine code for this device: the module may only use the
-/// capabilities the device's settings leave on, and the device's float settings (FTZ, default
-/// rounding) and dump directory reach the code generator.
-/// `from_source` is the OpenCL C step that made `spirv`, for the timing line.
 /// Address space a build may need beyond its input's size: the frontend's tables, Cranelift's
 /// IR and the JIT's code for a large module stay well below it.
 const BUILD_HEADROOM_BYTES: usize = 64 << 20;
@@ -661,6 +657,12 @@ fn ensure_build_headroom(input_bytes: usize) -> CLResult<()> {
         .map_err(|_| CL_OUT_OF_HOST_MEMORY)
 }
 
+/// SPIR-V → validated module → machine code for this device: the module may only use the
+/// capabilities the device's settings leave on, and the device's float settings (FTZ, default
+/// rounding) and dump directory reach the code generator. With the program cache on, machine
+/// code cached for the same module, options and target is loaded instead (no frontend, no
+/// codegen), and what is compiled is stored. `from_source` is the OpenCL C step that made
+/// `spirv`, for the timing line.
 fn build_for_device(
     config: &DeviceConfig,
     spirv: &[u8],
@@ -669,26 +671,97 @@ fn build_for_device(
     from_source: Option<&crate::program_cache::SourceBuild>,
 ) -> Result<(ferrocl_codegen::Program, String), String> {
     let start = std::time::Instant::now();
+    let settings = &config.settings;
+    let info = settings.log >= LogLevel::Info;
+    let mut options = codegen_options(config, parsed);
+    let cache = CodeCache::new(settings, &options, spirv, spec_values);
+    log(
+        settings,
+        LogLevel::Debug,
+        format_args!(
+            "program cache: machine-code key in {:.2} ms",
+            ms(start.elapsed())
+        ),
+    );
+    let mut miss = None;
+    if let Some(cache) = &cache {
+        match cache.load(config, &options, spirv, spec_values) {
+            Ok((code, warnings)) => {
+                let steps = format!(
+                    "machine code {:.2} ms (program cache: hit)",
+                    ms(start.elapsed())
+                );
+                log_built(settings, &code, from_source, &steps, start);
+                let note = if info {
+                    format!(
+                        "info: machine code from the program cache ({})\n",
+                        cache.key.path(cache.dir).display()
+                    )
+                } else {
+                    String::new()
+                };
+                return Ok((code, note + &warnings));
+            }
+            Err(why) => miss = Some(why),
+        }
+    }
     let module = ferrocl_frontend::parse_specialized(spirv, spec_values).map_err(|e| e.log())?;
     let warnings = warnings_log(&module);
-    let timing = Timing {
-        from_source,
-        frontend: start.elapsed(),
-        start,
-    };
-    build_module(config, spirv, &module, parsed, timing)
-        .map(|code| (code, warnings.clone()))
-        .map_err(|log| warnings + &log)
+    let frontend = start.elapsed();
+    options.serializable = cache.is_some();
+    let (mut code, codegen) =
+        build_module(config, spirv, &module, options).map_err(|log| warnings.clone() + &log)?;
+    let mut steps = format!(
+        "frontend {:.2} ms, codegen {:.2} ms",
+        ms(frontend),
+        ms(codegen)
+    );
+    let mut note = String::new();
+    if let (Some(cache), Some(miss)) = (&cache, &miss) {
+        steps += &format!(" (program cache: miss, {miss})");
+        let outcome = cache.store(settings, &mut code, &module, &warnings);
+        if info {
+            note = format!("info: machine code compiled ({miss}); {outcome}\n");
+        }
+    }
+    log_built(settings, &code, from_source, &steps, start);
+    Ok((code, note + &warnings))
 }
 
-/// The times of a build's steps so far, for the `FERROCL_LOG=info` line.
-struct Timing<'a> {
-    /// OpenCL C → SPIR-V (clang or the program cache), for programs from source.
-    from_source: Option<&'a crate::program_cache::SourceBuild>,
-    /// SPIR-V parsing, specialisation and validation.
-    frontend: std::time::Duration,
-    /// When the SPIR-V step began.
+fn ms(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// The `FERROCL_LOG=info` line of a finished build: `steps` are the times of the SPIR-V part
+/// (frontend and codegen, or the cached machine code's load) since `start`.
+fn log_built(
+    settings: &Settings,
+    code: &ferrocl_codegen::Program,
+    from_source: Option<&crate::program_cache::SourceBuild>,
+    steps: &str,
     start: std::time::Instant,
+) {
+    log_kernels(settings, code);
+    let source_step = from_source.map_or(std::time::Duration::ZERO, |s| s.elapsed);
+    log(
+        settings,
+        LogLevel::Info,
+        format_args!(
+            "built {} kernel(s), {} SPIR-V instructions: {}{steps}, total {:.2} ms",
+            code.kernels().len(),
+            code.kernels()
+                .iter()
+                .map(|k| k.instruction_count)
+                .sum::<usize>(),
+            from_source.map_or(String::new(), |s| format!(
+                "OpenCL C {:.2} ms (program cache: {}), ",
+                ms(s.elapsed),
+                s.cache
+            )),
+            // The checks between the steps count in the total only.
+            ms(source_step + start.elapsed())
+        ),
+    );
 }
 
 /// The build-log lines of the legacy forms the frontend accepted in `module`.
@@ -696,44 +769,11 @@ fn warnings_log(module: &ferrocl_frontend::Module) -> String {
     module.warnings.iter().map(|w| format!("{w}\n")).collect()
 }
 
-/// The checks of a parsed module against the device's settings, then codegen.
-fn build_module(
-    config: &DeviceConfig,
-    spirv: &[u8],
-    module: &ferrocl_frontend::Module,
-    parsed: &ParsedOptions,
-    timing: Timing,
-) -> Result<ferrocl_codegen::Program, String> {
-    static PROGRAMS: AtomicUsize = AtomicUsize::new(0);
+/// What codegen gets for a build with `parsed` on this device: the device's float settings
+/// (FTZ, default rounding), sub-groups, vectorisation, the watchdog and checked mode. The dump
+/// directory is added by [`build_module`].
+fn codegen_options(config: &DeviceConfig, parsed: &ParsedOptions) -> BuildOptions {
     let settings = &config.settings;
-    let unresolved = ferrocl_frontend::unresolved_imports(module);
-    if !unresolved.is_empty() {
-        return Err(unresolved.concat());
-    }
-    let refused: String = module
-        .capabilities()
-        .filter(|c| !config.allows_capability(*c))
-        .map(|c| {
-            let setting =
-                crate::features::owning_capability(c).map_or("the device", |f| f.switch.off_by());
-            format!(
-                "error: env 3: capability {c:?} is turned off on this device ({setting}) [OpCapability {c:?}]\n"
-            )
-        })
-        .collect();
-    if !refused.is_empty() {
-        return Err(refused);
-    }
-    if !settings.fp16 {
-        if let Some(d) = module.first_half_value() {
-            return Err(format!("{d}\n"));
-        }
-    }
-    if settings.svm == crate::svm::SvmLevel::Off {
-        if let Some(d) = module.first_all_devices_scope() {
-            return Err(format!("{d}\n"));
-        }
-    }
     let mut options = parsed.codegen.clone();
     options.denorms_are_zero |= settings.flush_denormals;
     options.round_to_zero = settings.rounding == Rounding::TowardZero;
@@ -746,6 +786,185 @@ fn build_module(
     // set it: without a timeout they carry no check.
     options.stop_checks = settings.kernel_timeout.is_some();
     options.checked |= settings.checked;
+    options
+}
+
+/// Why the device refuses `module` under its settings (each line a build-log line), if it does:
+/// capabilities turned off, half values without fp16, the all-devices scope without SVM.
+fn refusals(config: &DeviceConfig, module: &ferrocl_frontend::Module) -> Option<String> {
+    let settings = &config.settings;
+    let refused: String = module
+        .capabilities()
+        .filter(|c| !config.allows_capability(*c))
+        .map(|c| {
+            let setting =
+                crate::features::owning_capability(c).map_or("the device", |f| f.switch.off_by());
+            format!(
+                "error: env 3: capability {c:?} is turned off on this device ({setting}) [OpCapability {c:?}]\n"
+            )
+        })
+        .collect();
+    if !refused.is_empty() {
+        return Some(refused);
+    }
+    if !settings.fp16 {
+        if let Some(d) = module.first_half_value() {
+            return Some(format!("{d}\n"));
+        }
+    }
+    if settings.svm == crate::svm::SvmLevel::Off {
+        if let Some(d) = module.first_all_devices_scope() {
+            return Some(format!("{d}\n"));
+        }
+    }
+    None
+}
+
+/// The machine-code half of the program cache for one build: where its entry is.
+struct CodeCache<'a> {
+    dir: &'a std::path::Path,
+    key: crate::program_cache::CodeKey,
+}
+
+impl<'a> CodeCache<'a> {
+    /// None when the cache is off, or when dumps are asked for (they come from compiling).
+    fn new(
+        settings: &'a Settings,
+        options: &BuildOptions,
+        spirv: &[u8],
+        spec_values: &HashMap<u32, Vec<u8>>,
+    ) -> Option<CodeCache<'a>> {
+        let dir = settings.cache_dir.as_deref()?;
+        if settings.dump_dir.is_some() {
+            return None;
+        }
+        // A host the JIT does not support fails the build itself, later.
+        let target = ferrocl_codegen::code_identity(options).ok()?;
+        let key = crate::program_cache::CodeKey::new(&crate::program_cache::CodeRequest {
+            spirv,
+            spec_values,
+            options: &options.code_fingerprint(),
+            target,
+        });
+        Some(CodeCache { dir, key })
+    }
+
+    /// The cached program and its warnings, or why there is none to use: the entry is missing
+    /// or damaged, this device's settings refuse the module (the build then reports why), or
+    /// a kernel's work-group attributes do not fit the device.
+    fn load(
+        &self,
+        config: &DeviceConfig,
+        options: &BuildOptions,
+        spirv: &[u8],
+        spec_values: &HashMap<u32, Vec<u8>>,
+    ) -> Result<(ferrocl_codegen::Program, String), String> {
+        let read_start = std::time::Instant::now();
+        let entry =
+            crate::program_cache::lookup_code(self.dir, &self.key).map_err(|m| m.to_string())?;
+        let read = read_start.elapsed();
+        let settings = &config.settings;
+        let refused = entry.capabilities.iter().any(|&c| {
+            ferrocl_frontend::spirv::Capability::from_u32(c)
+                .is_none_or(|c| !config.allows_capability(c))
+        }) || (entry.uses_half && !settings.fp16)
+            || (entry.all_devices_scope && settings.svm == crate::svm::SvmLevel::Off);
+        if refused {
+            return Err("cached for other device settings".into());
+        }
+        // Specialised builds of image kernels start from the module again.
+        let (spirv, spec_values) = (spirv.to_vec(), spec_values.clone());
+        let parse: ferrocl_codegen::ModuleSource = Box::new(move || {
+            ferrocl_frontend::parse_specialized(&spirv, &spec_values)
+                .map_err(|e| ferrocl_codegen::BuildError::new(e.log()))
+        });
+        let code = ferrocl_codegen::Program::load(&entry.program, options, parse).map_err(|e| {
+            crate::program_cache::remove_code(self.dir, &self.key);
+            format!(
+                "the cached machine code could not be loaded; removed: {}",
+                e.log.trim_end()
+            )
+        })?;
+        if code
+            .kernels()
+            .iter()
+            .any(|k| crate::kernel::check_work_group_attributes(&k.info, config).is_err())
+        {
+            return Err("cached for other device settings".into());
+        }
+        log(
+            settings,
+            LogLevel::Debug,
+            format_args!(
+                "program cache: {} bytes of machine code read in {:.2} ms, loaded in {:.2} ms",
+                entry.program.len(),
+                ms(read),
+                ms(read_start.elapsed() - read)
+            ),
+        );
+        Ok((code, entry.warnings))
+    }
+
+    /// Stores what `code` serialized to (built from `module`, with the build log's `warnings`);
+    /// says what became of it.
+    fn store(
+        &self,
+        settings: &Settings,
+        code: &mut ferrocl_codegen::Program,
+        module: &ferrocl_frontend::Module,
+        warnings: &str,
+    ) -> String {
+        let program = match code.take_serialized() {
+            Some(Ok(program)) => program,
+            Some(Err(why)) => return format!("not cacheable: {why}"),
+            None => return "not cacheable".into(),
+        };
+        let entry = crate::program_cache::CodeEntry {
+            program,
+            warnings: warnings.to_owned(),
+            capabilities: module.capabilities().map(|c| c as u32).collect(),
+            uses_half: module.first_half_value().is_some(),
+            all_devices_scope: module.first_all_devices_scope().is_some(),
+        };
+        match crate::program_cache::store_code(
+            self.dir,
+            &self.key,
+            &entry,
+            settings.cache_max_bytes,
+        ) {
+            Ok(()) => format!(
+                "stored in the program cache ({})",
+                self.key.path(self.dir).display()
+            ),
+            Err(e) => {
+                log(
+                    settings,
+                    LogLevel::Info,
+                    format_args!("program cache: not stored in {}: {e}", self.dir.display()),
+                );
+                format!("not stored in the program cache: {e}")
+            }
+        }
+    }
+}
+
+/// The checks of a parsed module against the device's settings, then codegen; the program and
+/// the time codegen took.
+fn build_module(
+    config: &DeviceConfig,
+    spirv: &[u8],
+    module: &ferrocl_frontend::Module,
+    mut options: BuildOptions,
+) -> Result<(ferrocl_codegen::Program, std::time::Duration), String> {
+    static PROGRAMS: AtomicUsize = AtomicUsize::new(0);
+    let settings = &config.settings;
+    let unresolved = ferrocl_frontend::unresolved_imports(module);
+    if !unresolved.is_empty() {
+        return Err(unresolved.concat());
+    }
+    if let Some(refused) = refusals(config, module) {
+        return Err(refused);
+    }
     if let Some(dir) = &settings.dump_dir {
         let dir = dir.join(format!(
             "program-{}",
@@ -772,36 +991,31 @@ fn build_module(
     }
     let codegen_start = std::time::Instant::now();
     let code = ferrocl_codegen::compile(module, &options).map_err(|e| e.log)?;
-    let codegen = codegen_start.elapsed();
+    Ok((code, codegen_start.elapsed()))
+}
+
+/// The `FERROCL_LOG=debug` line of each kernel of a build (compiled or from the cache).
+fn log_kernels(settings: &Settings, code: &ferrocl_codegen::Program) {
     for k in code.kernels() {
         log_kernel_shape(settings, k, "");
     }
-    let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-    let source_step = timing
-        .from_source
-        .map_or(std::time::Duration::ZERO, |s| s.elapsed);
+}
+
+/// The debug line describing how one kernel was built (`what` says which build, for
+/// specialisations).
+pub(crate) fn log_kernel_shape(settings: &Settings, k: &ferrocl_codegen::Kernel, what: &str) {
     log(
         settings,
-        LogLevel::Info,
+        LogLevel::Debug,
         format_args!(
-            "built {} kernel(s), {} SPIR-V instructions: {}frontend {:.2} ms, codegen {:.2} ms, total {:.2} ms",
-            code.kernels().len(),
-            code.kernels()
-                .iter()
-                .map(|k| k.instruction_count)
-                .sum::<usize>(),
-            timing.from_source.map_or(String::new(), |s| format!(
-                "OpenCL C {:.2} ms (program cache: {}), ",
-                ms(s.elapsed),
-                s.cache
-            )),
-            ms(timing.frontend),
-            ms(codegen),
-            // The checks between the steps count in the total only.
-            ms(source_step + timing.start.elapsed())
+            "kernel {}{what}: {} SPIR-V instructions, {} argument bytes, {} bytes of __local variables, {} private bytes, {} frame bytes per work-item, barrier schedule {:?}, {}",
+            k.info.name, k.instruction_count, k.args_size, k.static_local_mem_size, k.private_mem_size, k.work_item_frame_size, k.barrier_schedule,
+            match &k.vectorization {
+                ferrocl_codegen::Vectorization::Vectorized { lanes } => format!("vectorised ({lanes} work-items per iteration)"),
+                ferrocl_codegen::Vectorization::Scalar(why) => format!("scalar ({why})"),
+            }
         ),
     );
-    Ok(code)
 }
 
 #[cfg(test)]
@@ -878,21 +1092,4 @@ mod tests {
         assert!(uniform("-cl-uniform-work-group-size", &il));
         assert_eq!(parse_options("-cl-std=CL3.0").unwrap().cl_std, Some((3, 0)));
     }
-}
-
-/// The debug line describing how one kernel was built (`what` says which build, for
-/// specialisations).
-pub(crate) fn log_kernel_shape(settings: &Settings, k: &ferrocl_codegen::Kernel, what: &str) {
-    log(
-        settings,
-        LogLevel::Debug,
-        format_args!(
-            "kernel {}{what}: {} SPIR-V instructions, {} argument bytes, {} bytes of __local variables, {} private bytes, {} frame bytes per work-item, barrier schedule {:?}, {}",
-            k.info.name, k.instruction_count, k.args_size, k.static_local_mem_size, k.private_mem_size, k.work_item_frame_size, k.barrier_schedule,
-            match k.vectorization {
-                ferrocl_codegen::Vectorization::Vectorized { lanes } => format!("vectorised ({lanes} work-items per iteration)"),
-                ferrocl_codegen::Vectorization::Scalar(why) => format!("scalar ({why})"),
-            }
-        ),
-    );
 }

@@ -1,12 +1,18 @@
-//! The persistent program cache: what an OpenCL C build made (the SPIR-V and the log the build
-//! kept), on disk under `settings.cache_dir`, content-addressed by everything that changes it —
-//! the source, the options as they reach clang, the device's extensions and features, this
-//! driver's build, the tools' builds, embedded headers, and the contents of every header the
-//! source included (clang's dependency output, checked again on every lookup).
+//! The persistent program cache, on disk under `settings.cache_dir`, with two kinds of entries:
+//! - what an OpenCL C build made (the SPIR-V and the log the build kept), content-addressed by
+//!   everything that changes it — the source, the options as they reach clang, the device's
+//!   extensions and features, this driver's build, the tools' builds, embedded headers, and the
+//!   contents of every header the source included (clang's dependency output, checked again on
+//!   every lookup);
+//! - what the JIT made of a SPIR-V module (codegen's serialized program: machine code before
+//!   linking, relocations, data, kernel metadata) with what the runtime checks before using it,
+//!   keyed by the SPIR-V, the specialization constants, the code generator's options, the
+//!   target as Cranelift sees this CPU, the Cranelift release and this driver's build.
 //!
-//! Owns the key, the entry format, lookups, stores and the size bound. Nothing here can fail a
-//! build: an unreadable, corrupt or stale entry is a miss, a store that cannot be made (read-only
-//! directory, full disk) is skipped, and the caller then simply runs the recipe.
+//! Owns the keys, the entry formats, lookups, stores and the size bound (shared by both kinds).
+//! Nothing here can fail a build: an unreadable, corrupt or stale entry is a miss, a store that
+//! cannot be made (read-only directory, full disk) is skipped, and the caller then simply runs
+//! the recipe or the code generator.
 
 use std::hash::Hasher;
 use std::io::{self, Write};
@@ -23,6 +29,10 @@ const MAGIC: &[u8] = b"ferrocl program cache 1\n";
 /// Entries live in `<cache dir>/v1/<2 hex digits>/<30 hex digits>`, so a later format can sit
 /// beside this one and no directory grows to hundreds of thousands of names.
 const FORMAT_DIR: &str = "v1";
+/// Machine-code entries: `<cache dir>/code-v1/<2 hex digits>/<30 hex digits>`.
+const CODE_FORMAT_DIR: &str = "code-v1";
+/// First bytes of every machine-code entry.
+const CODE_MAGIC: &[u8] = b"ferrocl machine code cache 1\n";
 /// Temporary files are named so: a store writes one and renames it over the entry.
 const TEMP_PREFIX: &str = ".tmp-";
 
@@ -400,8 +410,13 @@ pub fn store(
         let digest = contents_digest(&path)?;
         deps.push(Dependency { path, digest });
     }
-    let bytes = encode(key, &deps, entry);
-    let path = key.path(dir);
+    write_entry(dir, &key.path(dir), &encode(key, &deps, entry), max_bytes)?;
+    Ok(())
+}
+
+/// Writes an entry's `bytes` to a temporary file renamed to `path`, so concurrent builders and
+/// readers only ever see whole entries; then brings the cache back under `max_bytes`.
+fn write_entry(dir: &Path, path: &Path, bytes: &[u8], max_bytes: u64) -> io::Result<()> {
     let parent = path.parent().unwrap_or(dir);
     std::fs::create_dir_all(parent)?;
     static N: AtomicU64 = AtomicU64::new(0);
@@ -411,26 +426,27 @@ pub fn store(
         N.fetch_add(1, Ordering::Relaxed)
     ));
     let written = std::fs::File::create(&temp)
-        .and_then(|mut f| f.write_all(&bytes))
-        .and_then(|()| std::fs::rename(&temp, &path));
+        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|()| std::fs::rename(&temp, path));
     if let Err(e) = written {
         let _ = std::fs::remove_file(&temp);
-        return Err(e.into());
+        return Err(e);
     }
     evict(dir, max_bytes);
     Ok(())
 }
 
-/// Removes least recently used entries until the cache is at most 90 % of `max_bytes` (the
-/// margin keeps every store after the bound is reached from scanning and removing again), and
-/// temporary files an interrupted store left (older than an hour).
+/// Removes least recently used entries of both kinds until the cache is at most 90 % of
+/// `max_bytes` (the margin keeps every store after the bound is reached from scanning and
+/// removing again), and temporary files an interrupted store left (older than an hour).
 pub fn evict(dir: &Path, max_bytes: u64) {
     let mut files = Vec::new();
     let mut total = 0u64;
     let hour_ago = SystemTime::now() - std::time::Duration::from_secs(3600);
-    let Ok(shards) = std::fs::read_dir(dir.join(FORMAT_DIR)) else {
-        return;
-    };
+    let shards = [FORMAT_DIR, CODE_FORMAT_DIR]
+        .into_iter()
+        .filter_map(|format| std::fs::read_dir(dir.join(format)).ok())
+        .flatten();
     for shard in shards.flatten() {
         let Ok(names) = std::fs::read_dir(shard.path()) else {
             continue;
@@ -467,12 +483,12 @@ pub fn evict(dir: &Path, max_bytes: u64) {
     }
 }
 
-/// The bytes the cache holds (entries only).
+/// The bytes the cache holds (entries of both kinds only).
 pub fn size(dir: &Path) -> u64 {
-    let Ok(shards) = std::fs::read_dir(dir.join(FORMAT_DIR)) else {
-        return 0;
-    };
-    shards
+    [FORMAT_DIR, CODE_FORMAT_DIR]
+        .into_iter()
+        .filter_map(|format| std::fs::read_dir(dir.join(format)).ok())
+        .flatten()
         .flatten()
         .filter_map(|s| std::fs::read_dir(s.path()).ok())
         .flatten()
@@ -485,6 +501,150 @@ pub fn size(dir: &Path) -> u64 {
         .filter_map(|f| f.metadata().ok())
         .map(|m| m.len())
         .sum()
+}
+
+/// What a build of one SPIR-V module for the JIT depends on (see [`CodeKey::new`]).
+pub struct CodeRequest<'a> {
+    pub spirv: &'a [u8],
+    /// `clSetProgramSpecializationConstant` values, by SpecId.
+    pub spec_values: &'a std::collections::HashMap<u32, Vec<u8>>,
+    /// `BuildOptions::code_fingerprint` of the options codegen gets.
+    pub options: &'a str,
+    /// `ferrocl_codegen::code_identity`: Cranelift's release and the target and its flags as
+    /// Cranelift sees this CPU.
+    pub target: &'a str,
+}
+
+/// The key of a machine-code entry. The SPIR-V enters it as its 128-bit digest (the module can
+/// be large and would double the entry); everything else byte for byte.
+pub struct CodeKey {
+    material: Vec<u8>,
+    digest: Digest,
+}
+
+impl CodeKey {
+    pub fn new(r: &CodeRequest) -> CodeKey {
+        let mut m = Vec::new();
+        put(&mut m, CODE_MAGIC);
+        put(&mut m, driver_identity());
+        put(&mut m, r.target.as_bytes());
+        put(&mut m, r.options.as_bytes());
+        let mut spec: Vec<(&u32, &Vec<u8>)> = r.spec_values.iter().collect();
+        spec.sort();
+        m.extend_from_slice(&(spec.len() as u64).to_le_bytes());
+        for (id, value) in spec {
+            m.extend_from_slice(&id.to_le_bytes());
+            put(&mut m, value);
+        }
+        m.extend_from_slice(&Digest::of(&[r.spirv]).bytes());
+        let digest = Digest::of(&[&m]);
+        CodeKey {
+            material: m,
+            digest,
+        }
+    }
+
+    pub fn path(&self, dir: &Path) -> PathBuf {
+        let hex = self.digest.hex();
+        dir.join(CODE_FORMAT_DIR).join(&hex[..2]).join(&hex[2..])
+    }
+}
+
+/// A machine-code entry: codegen's serialized program, the build log's warnings, and what the
+/// device must allow for the program to build at all (checked again on every use, since the
+/// settings behind them — `FERROCL_FP64`, `FERROCL_FP16`, `FERROCL_SVM`, … — are not in the key).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CodeEntry {
+    pub program: Vec<u8>,
+    pub warnings: String,
+    /// The module's `OpCapability` values.
+    pub capabilities: Vec<u32>,
+    /// The module has half-precision values (refused with `FERROCL_FP16=off`).
+    pub uses_half: bool,
+    /// The module uses the all-devices memory scope (refused with `FERROCL_SVM=off`).
+    pub all_devices_scope: bool,
+}
+
+/// Entry layout: CODE_MAGIC, key material, the requirements, the warnings, the program, then
+/// the digest of everything before it.
+fn encode_code(key: &CodeKey, entry: &CodeEntry) -> Vec<u8> {
+    let mut out = CODE_MAGIC.to_vec();
+    put(&mut out, &key.material);
+    out.extend_from_slice(&(entry.capabilities.len() as u64).to_le_bytes());
+    for c in &entry.capabilities {
+        out.extend_from_slice(&u64::from(*c).to_le_bytes());
+    }
+    out.push(u8::from(entry.uses_half));
+    out.push(u8::from(entry.all_devices_scope));
+    put(&mut out, entry.warnings.as_bytes());
+    put(&mut out, &entry.program);
+    let check = Digest::of(&[&out]);
+    out.extend_from_slice(&check.bytes());
+    out
+}
+
+fn decode_code(bytes: &[u8]) -> Option<(&[u8], CodeEntry)> {
+    let body_len = bytes.len().checked_sub(16)?;
+    let (body, check) = bytes.split_at(body_len);
+    if Digest::of(&[body]).bytes() != check || !body.starts_with(CODE_MAGIC) {
+        return None;
+    }
+    let mut r = Reader(&body[CODE_MAGIC.len()..]);
+    let material = r.field()?;
+    let count = r.u64()?;
+    let mut capabilities = Vec::new();
+    for _ in 0..count {
+        capabilities.push(u32::try_from(r.u64()?).ok()?);
+    }
+    let flag = |b: &[u8]| match b {
+        [0] => Some(false),
+        [1] => Some(true),
+        _ => None,
+    };
+    let uses_half = flag(r.take(1)?)?;
+    let all_devices_scope = flag(r.take(1)?)?;
+    let warnings = String::from_utf8(r.field()?.to_vec()).ok()?;
+    let program = r.field()?.to_vec();
+    r.0.is_empty().then_some((
+        material,
+        CodeEntry {
+            program,
+            warnings,
+            capabilities,
+            uses_half,
+            all_devices_scope,
+        },
+    ))
+}
+
+/// Reads the machine-code entry for `key`; a hit marks it recently used.
+pub fn lookup_code(dir: &Path, key: &CodeKey) -> Result<CodeEntry, Miss> {
+    let path = key.path(dir);
+    let Ok(bytes) = std::fs::read(&path) else {
+        return Err(Miss::Absent);
+    };
+    let Some((material, entry)) = decode_code(&bytes) else {
+        let _ = std::fs::remove_file(&path);
+        return Err(Miss::Corrupt);
+    };
+    if material != key.material {
+        return Err(Miss::Absent);
+    }
+    if let Ok(file) = std::fs::File::options().append(true).open(&path) {
+        let _ = file.set_modified(SystemTime::now());
+    }
+    Ok(entry)
+}
+
+/// Removes the machine-code entry for `key`: one that read back whole but could not be used
+/// (codegen refused the program in it).
+pub fn remove_code(dir: &Path, key: &CodeKey) {
+    let _ = std::fs::remove_file(key.path(dir));
+}
+
+/// Stores `entry` for `key` (atomically, as [`store`] does), then applies the size bound.
+pub fn store_code(dir: &Path, key: &CodeKey, entry: &CodeEntry, max_bytes: u64) -> io::Result<()> {
+    write_entry(dir, &key.path(dir), &encode_code(key, entry), max_bytes)
 }
 
 /// What [`build_opencl_c`] made.
@@ -741,6 +901,101 @@ mod tests {
         std::fs::write(&path, &good[..good.len() / 2]).unwrap();
         assert_eq!(lookup(&dir.0, &key), Err(Miss::Corrupt));
         assert!(!path.exists(), "a damaged entry is removed");
+    }
+
+    #[test]
+    fn machine_code_entries_round_trip_under_their_own_key() {
+        let dir = TempDir::new("code");
+        let none = std::collections::HashMap::new();
+        let one = std::collections::HashMap::from([(1u32, vec![1u8, 0, 0, 0])]);
+        let key_of = |spirv: &[u8], options: &str, target: &str, spec| {
+            CodeKey::new(&CodeRequest {
+                spirv,
+                spec_values: spec,
+                options,
+                target,
+            })
+        };
+        let key = key_of(b"spirv", "optimize=true", "x86_64", &none);
+        assert_eq!(lookup_code(&dir.0, &key), Err(Miss::Absent));
+        let entry = CodeEntry {
+            program: b"serialized program".to_vec(),
+            warnings: "warning: kept\n".into(),
+            capabilities: vec![4, 5, 11],
+            uses_half: true,
+            all_devices_scope: false,
+        };
+        store_code(&dir.0, &key, &entry, 1 << 20).unwrap();
+        assert_eq!(lookup_code(&dir.0, &key), Ok(entry.clone()));
+        // Each part of the key makes another entry.
+        for other in [
+            key_of(b"spirv.", "optimize=true", "x86_64", &none),
+            key_of(b"spirv", "optimize=false", "x86_64", &none),
+            key_of(b"spirv", "optimize=true", "x86_64 has_avx512f=1", &none),
+            key_of(b"spirv", "optimize=true", "x86_64", &one),
+        ] {
+            assert_eq!(lookup_code(&dir.0, &other), Err(Miss::Absent));
+        }
+        let path = key.path(&dir.0);
+        let good = std::fs::read(&path).unwrap();
+        for len in 0..good.len() {
+            assert!(decode_code(&good[..len]).is_none(), "truncated to {len}");
+        }
+        for i in 0..good.len() {
+            let mut bad = good.clone();
+            bad[i] ^= 0x10;
+            assert!(decode_code(&bad).is_none(), "byte {i} changed");
+        }
+        std::fs::write(&path, &good[..good.len() - 1]).unwrap();
+        assert_eq!(lookup_code(&dir.0, &key), Err(Miss::Corrupt));
+        assert!(!path.exists(), "a damaged entry is removed");
+    }
+
+    #[test]
+    fn both_kinds_of_entries_share_the_bound() {
+        let dir = TempDir::new("shared-bound");
+        let source = Key::new(&request("kernel void k() {}", "", &[]));
+        let none = std::collections::HashMap::new();
+        let code = CodeKey::new(&CodeRequest {
+            spirv: b"spirv",
+            spec_values: &none,
+            options: "",
+            target: "",
+        });
+        let code_entry = CodeEntry {
+            program: vec![1; 1000],
+            warnings: String::new(),
+            capabilities: Vec::new(),
+            uses_half: false,
+            all_devices_scope: false,
+        };
+        store(
+            &dir.0,
+            &source,
+            &[],
+            None,
+            started(),
+            &entry(b"0"),
+            u64::MAX,
+        )
+        .unwrap();
+        let spirv_only = size(&dir.0);
+        store_code(&dir.0, &code, &code_entry, u64::MAX).unwrap();
+        assert!(
+            size(&dir.0) > spirv_only + 1000,
+            "the size counts both kinds"
+        );
+        // The SPIR-V entry was used last: it stays, the machine code goes.
+        let old = SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+        std::fs::File::options()
+            .append(true)
+            .open(code.path(&dir.0))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        evict(&dir.0, spirv_only + 500);
+        assert!(lookup(&dir.0, &source).is_ok());
+        assert_eq!(lookup_code(&dir.0, &code), Err(Miss::Absent));
     }
 
     #[test]

@@ -74,6 +74,8 @@ pub(crate) struct Translator<'m, 'b, 'e> {
     pub(crate) wi: WorkItem,
     pub(crate) func_refs: HashMap<EntryPoint, ir::FuncRef>,
     pub(crate) data_refs: HashMap<Word, ir::GlobalValue>,
+    /// References to the driver's tables (image.rs), by symbol.
+    pub(crate) table_refs: HashMap<&'static str, ir::GlobalValue>,
     pub(crate) instruction_count: usize,
     pub(crate) private_bytes: u64,
     /// Present when the kernel has barriers.

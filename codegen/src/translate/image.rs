@@ -134,8 +134,10 @@ fn channel_bytes(t: u32) -> i64 {
 
 /// 8-bit normalised channels as floats (7.4: `x / 255`, `max(-1, x / 127)`, each one
 /// correctly rounded division), looked up instead of divided: a read of an RGBA8 texel is then
-/// four loads rather than four divisions.
-static UNORM8: [f32; 256] = {
+/// four loads rather than four divisions. Kernels reach them through JIT symbols (a relocation),
+/// not their address as a constant, so machine code stays valid in another process
+/// (serialize.rs: the program cache).
+pub(crate) static UNORM8: [f32; 256] = {
     let mut t = [0.0; 256];
     let mut i = 0;
     while i < 256 {
@@ -144,7 +146,9 @@ static UNORM8: [f32; 256] = {
     }
     t
 };
-static SNORM8: [f32; 256] = {
+pub(crate) const UNORM8_SYMBOL: &str = "ferrocl_unorm8_table";
+pub(crate) const SNORM8_SYMBOL: &str = "ferrocl_snorm8_table";
+pub(crate) static SNORM8: [f32; 256] = {
     let mut t = [0.0; 256];
     let mut i = 0;
     while i < 256 {
@@ -226,6 +230,21 @@ fn ro() -> MemFlagsData {
 }
 
 impl Translator<'_, '_, '_> {
+    /// The address of the driver's table `symbol` (a relocation, resolved when the code is
+    /// loaded).
+    fn table_address(&mut self, symbol: &'static str) -> Result<Value, BuildError> {
+        let gv = match self.table_refs.get(symbol) {
+            Some(gv) => *gv,
+            None => {
+                let data = self.env.table(symbol)?;
+                let gv = self.env.jit_declare_data_in_func(data, self.b.func);
+                self.table_refs.insert(symbol, gv);
+                gv
+            }
+        };
+        Ok(self.b.ins().symbol_value(types::I64, gv))
+    }
+
     pub(crate) fn image_instruction(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         match inst.opcode() {
             Op::SampledImage => {
@@ -666,10 +685,14 @@ impl Translator<'_, '_, '_> {
             let a = self.b.ins().iadd(addr, off);
             let v = match (kind, dt) {
                 (Kind::Float, UNORM_INT8 | SNORM_INT8) => {
-                    let table = if dt == UNORM_INT8 { &UNORM8 } else { &SNORM8 };
+                    let table = if dt == UNORM_INT8 {
+                        UNORM8_SYMBOL
+                    } else {
+                        SNORM8_SYMBOL
+                    };
                     let raw = self.b.ins().uload8(types::I64, f, a, 0);
                     let at = self.b.ins().imul_imm_s(raw, 4);
-                    let base = self.b.ins().iconst(types::I64, table.as_ptr() as i64);
+                    let base = self.table_address(table)?;
                     let at = self.b.ins().iadd(base, at);
                     // A static table: never written, valid for the process's life.
                     self.b.ins().load(types::F32, ro(), at, 0)

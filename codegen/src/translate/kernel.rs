@@ -171,6 +171,7 @@ pub(crate) fn build(
         wi,
         func_refs: Default::default(),
         data_refs: Default::default(),
+        table_refs: Default::default(),
         instruction_count: 0,
         private_bytes: 0,
         barrier: None,
@@ -258,11 +259,14 @@ pub(crate) fn build(
         private_bytes: t.private_bytes,
         frame_size,
         barrier_schedule,
-        vectorization: crate::Vectorization::Scalar(if kernel.has_spin_loops {
-            "the kernel has spin loops (work-items yield to each other)"
-        } else {
-            "the kernel has barriers"
-        }),
+        vectorization: crate::Vectorization::Scalar(
+            if kernel.has_spin_loops {
+                "the kernel has spin loops (work-items yield to each other)"
+            } else {
+                "the kernel has barriers"
+            }
+            .into(),
+        ),
         scalar_fallback: None,
         printf_formats: std::mem::take(&mut t.printf_formats),
         check_sites: std::mem::take(&mut t.check_sites),
@@ -271,7 +275,7 @@ pub(crate) fn build(
     t.b.finalize(frontend_config);
     if let Some(item_loop) = item_loop {
         shape.vectorization = if !options.vectorize {
-            crate::Vectorization::Scalar("vectorisation is off")
+            crate::Vectorization::Scalar("vectorisation is off".into())
         } else {
             let scalar = func.clone();
             match crate::vectorize::vectorize(func, &item_loop) {
@@ -282,7 +286,7 @@ pub(crate) fn build(
                         lanes: crate::vectorize::LANES as u32,
                     }
                 }
-                Err(why) => crate::Vectorization::Scalar(why),
+                Err(why) => crate::Vectorization::Scalar(why.into()),
             }
         };
     }

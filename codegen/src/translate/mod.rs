@@ -50,6 +50,10 @@ pub(crate) struct ModuleEnv {
     /// Arena offsets of the `Workgroup` variables of the kernel being translated.
     pub(crate) local_offsets: HashMap<Word, u64>,
     imports: HashMap<EntryPoint, FuncId>,
+    /// Imported read-only tables of the driver (image.rs), by symbol.
+    tables: HashMap<&'static str, DataId>,
+    /// What the module is defined from, kept for [`crate::serialize`] when the build asks.
+    pub(crate) recording: Option<crate::serialize::Recording>,
     /// Bytes of `CrossWorkgroup` program-scope variables (CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE).
     global_variable_bytes: u64,
 }
@@ -70,6 +74,19 @@ impl ModuleEnv {
             .declare_function(name, Linkage::Import, &sig)
             .map_err(|e| BuildError::new(format!("internal: declaring {name}: {e}\n")))?;
         self.imports.insert(entry, id);
+        Ok(id)
+    }
+
+    /// The module's import of the driver's table `symbol` (declared on first use).
+    pub(crate) fn table(&mut self, symbol: &'static str) -> Result<DataId, BuildError> {
+        if let Some(id) = self.tables.get(symbol) {
+            return Ok(*id);
+        }
+        let id = self
+            .jit
+            .declare_data(symbol, Linkage::Import, false, false)
+            .map_err(|e| BuildError::new(format!("internal: declaring {symbol}: {e}\n")))?;
+        self.tables.insert(symbol, id);
         Ok(id)
     }
 
@@ -94,7 +111,15 @@ impl ModuleEnv {
     }
 }
 
-fn new_jit(options: &BuildOptions) -> Result<JITModule, BuildError> {
+/// Whether Cranelift's optimiser runs for `options` (the only shared flag options change).
+pub(crate) fn optimizes(options: &BuildOptions) -> bool {
+    options.optimize && !options.round_to_zero
+}
+
+/// The JIT's target: this host's ISA as `cranelift_native` detects it, with Ferrocl's flags.
+pub(crate) fn new_isa(
+    options: &BuildOptions,
+) -> Result<cranelift_codegen::isa::OwnedTargetIsa, BuildError> {
     let mut flags = settings::builder();
     let set = |flags: &mut settings::Builder, k: &str, v: &str| {
         flags
@@ -108,11 +133,7 @@ fn new_jit(options: &BuildOptions) -> Result<JITModule, BuildError> {
     set(
         &mut flags,
         "opt_level",
-        if options.optimize && !options.round_to_zero {
-            "speed"
-        } else {
-            "none"
-        },
+        if optimizes(options) { "speed" } else { "none" },
     )?;
     // Frames larger than a page touch each page on the way down, so a frame larger than what is
     // left of the stack faults on its guard page instead of writing beyond it (crate docs of
@@ -122,42 +143,55 @@ fn new_jit(options: &BuildOptions) -> Result<JITModule, BuildError> {
     // The verifier stays on until the frontend checks the operand types of every instruction:
     // it turns inconsistent modules into build errors instead of miscompiled code.
     set(&mut flags, "enable_verifier", "true")?;
-    let isa = cranelift_native::builder()
+    cranelift_native::builder()
         .map_err(|e| {
             BuildError::new(format!(
                 "error: this host is not supported by the JIT: {e}\n"
             ))
         })?
         .finish(settings::Flags::new(flags))
-        .map_err(|e| BuildError::new(format!("internal: building the target ISA: {e}\n")))?;
-    let mut builder = JITBuilder::with_isa(
-        isa,
-        Box::new(|libcall| {
-            use cranelift_codegen::ir::LibCall::*;
-            match libcall {
-                CeilF32 => "ferrocl_ceilf",
-                CeilF64 => "ferrocl_ceil",
-                FloorF32 => "ferrocl_floorf",
-                FloorF64 => "ferrocl_floor",
-                TruncF32 => "ferrocl_truncf",
-                TruncF64 => "ferrocl_trunc",
-                NearestF32 => "ferrocl_nearbyintf",
-                NearestF64 => "ferrocl_nearbyint",
-                FmaF32 => "ferrocl_fmaf",
-                FmaF64 => "ferrocl_fma",
-                Memcpy => "ferrocl_memcpy",
-                Memset => "ferrocl_memset",
-                Memmove => "ferrocl_memmove",
-                Memcmp => "ferrocl_memcmp",
-                _ => "ferrocl_unsupported_libcall",
-            }
-            .to_owned()
-        }),
-    );
+        .map_err(|e| BuildError::new(format!("internal: building the target ISA: {e}\n")))
+}
+
+/// The symbol a Cranelift libcall is linked to (every one codegen can cause is registered;
+/// the rest name a symbol that is not, so linking them fails).
+pub(crate) fn libcall_symbol(libcall: ir::LibCall) -> String {
+    use cranelift_codegen::ir::LibCall::*;
+    match libcall {
+        CeilF32 => "ferrocl_ceilf",
+        CeilF64 => "ferrocl_ceil",
+        FloorF32 => "ferrocl_floorf",
+        FloorF64 => "ferrocl_floor",
+        TruncF32 => "ferrocl_truncf",
+        TruncF64 => "ferrocl_trunc",
+        NearestF32 => "ferrocl_nearbyintf",
+        NearestF64 => "ferrocl_nearbyint",
+        FmaF32 => "ferrocl_fmaf",
+        FmaF64 => "ferrocl_fma",
+        Memcpy => "ferrocl_memcpy",
+        Memset => "ferrocl_memset",
+        Memmove => "ferrocl_memmove",
+        Memcmp => "ferrocl_memcmp",
+        _ => "ferrocl_unsupported_libcall",
+    }
+    .to_owned()
+}
+
+/// A JIT module for `options` with every symbol kernels may reference registered.
+pub(crate) fn new_jit(options: &BuildOptions) -> Result<JITModule, BuildError> {
+    let mut builder = JITBuilder::with_isa(new_isa(options)?, Box::new(libcall_symbol));
     for (name, ptr) in crate::entry_points::jit_symbols() {
         builder.symbol(name, ptr);
     }
     Ok(JITModule::new(builder))
+}
+
+/// The driver's read-only tables kernels read (image.rs), as JIT symbols.
+pub(crate) fn table_symbols() -> [(&'static str, *const u8); 2] {
+    [
+        (image::UNORM8_SYMBOL, image::UNORM8.as_ptr().cast()),
+        (image::SNORM8_SYMBOL, image::SNORM8.as_ptr().cast()),
+    ]
 }
 
 /// An address inside an initializer: `offset` in the data gets the address of `target` plus
@@ -288,6 +322,15 @@ fn define_module_data(m: &Module, env: &mut ModuleEnv) -> Result<(), BuildError>
             env.global_variable_bytes += size;
         }
         let mut desc = DataDescription::new();
+        let mut recorded = crate::serialize::DataDef {
+            id: data,
+            align,
+            bytes: Vec::new(),
+            relocs: Vec::new(),
+        };
+        if env.recording.is_some() {
+            recorded.bytes = bytes.clone();
+        }
         desc.define(bytes.into_boxed_slice());
         desc.set_align(align);
         for r in relocs {
@@ -299,6 +342,10 @@ fn define_module_data(m: &Module, env: &mut ModuleEnv) -> Result<(), BuildError>
             })?;
             let gv = env.jit.declare_data_in_data(target, &mut desc);
             desc.write_data_addr(r.offset as u32, gv, r.addend);
+            recorded.relocs.push((r.offset as u32, target, r.addend));
+        }
+        if let Some(recording) = &mut env.recording {
+            recording.data.push(recorded);
         }
         env.jit
             .define_data(data, &desc)
@@ -402,6 +449,10 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
         data: HashMap::new(),
         local_offsets: HashMap::new(),
         imports: HashMap::new(),
+        tables: HashMap::new(),
+        recording: options
+            .serializable
+            .then(crate::serialize::Recording::default),
         global_variable_bytes: 0,
     };
     layout_module_variables(m, &mut env)?;
@@ -471,7 +522,8 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
         if code.scalar_fallback {
             // A vector operation the host's ISA cannot lower: the scalar loop needs nothing
             // beyond what every kernel uses.
-            shape.vectorization = Vectorization::Scalar("the JIT could not lower its vector code");
+            shape.vectorization =
+                Vectorization::Scalar("the JIT could not lower its vector code".into());
         }
         if let Some((opt_clif, asm)) = &code.dumps {
             dump(options, &kernel.name, "opt.clif", opt_clif);
@@ -487,12 +539,20 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
                     kernel.name
                 ))
             })?;
+        if let Some(recording) = &mut env.recording {
+            recording.functions.push(crate::serialize::FunctionDef {
+                id,
+                alignment: code.alignment,
+                bytes: code.bytes,
+                relocs: code.relocs,
+            });
+        }
         built.push((id, kernel.clone(), slots, args_size, static_local, shape));
     }
     env.jit
         .finalize_definitions()
         .map_err(|e| BuildError::new(format!("error: linking JIT code failed: {e}\n")))?;
-    let kernels = built
+    let kernels: Vec<Kernel> = built
         .into_iter()
         .map(|(id, info, slots, args_size, static_local, shape)| {
             let code = env.jit.get_finalized_function(id);
@@ -532,12 +592,12 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
             (ptr as u64, ptr as u64 + size as u64)
         })
         .collect();
-    Ok(Program::new(
-        kernels,
-        env.jit,
-        env.global_variable_bytes,
-        data_regions,
-    ))
+    let serialized = env.recording.take().map(|recording| {
+        crate::serialize::encode(&env.jit, &recording, &kernels, env.global_variable_bytes)
+    });
+    let mut program = Program::new(kernels, env.jit, env.global_variable_bytes, data_regions);
+    program.serialized = serialized;
+    Ok(program)
 }
 
 /// A kernel's machine code, ready to be defined in the JIT module.
