@@ -34,9 +34,9 @@ pub const REQUIRED_QUEUE_PROPERTIES: cl_command_queue_properties = 0;
 
 /// `CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR`: every property a host queue of
 /// this device can have; the buffer runs as one command of the queue it is enqueued to.
-pub const SUPPORTED_QUEUE_PROPERTIES: cl_command_queue_properties =
-    (CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
-        as cl_command_queue_properties;
+pub const SUPPORTED_QUEUE_PROPERTIES: cl_command_queue_properties = (CL_QUEUE_PROFILING_ENABLE
+    | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    as cl_command_queue_properties;
 
 /// `CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR`: every field of a kernel command.
 pub const MUTABLE_FIELDS: cl_mutable_dispatch_fields_khr = CL_MUTABLE_DISPATCH_GLOBAL_OFFSET_KHR
@@ -177,7 +177,11 @@ impl CommandBuffer {
 
     /// Records a command other than a kernel (copy, fill, barrier, SVM copy or fill), built
     /// and checked by its constructor as for an enqueue; returns its sync point.
-    pub fn record(&self, command: Command, wait: &[cl_sync_point_khr]) -> CLResult<cl_sync_point_khr> {
+    pub fn record(
+        &self,
+        command: Command,
+        wait: &[cl_sync_point_khr],
+    ) -> CLResult<cl_sync_point_khr> {
         let mut st = self.lock();
         if st.finalized {
             return Err(CL_INVALID_OPERATION);
@@ -383,7 +387,11 @@ pub struct MutableCommand {
     uniform: bool,
     dispatch: Mutex<Dispatch>,
 }
-crate::cl_object!(MutableCommand, MutableCommand, CL_INVALID_MUTABLE_COMMAND_KHR);
+crate::cl_object!(
+    MutableCommand,
+    MutableCommand,
+    CL_INVALID_MUTABLE_COMMAND_KHR
+);
 
 /// What a kernel command runs with.
 #[derive(Clone)]
@@ -423,9 +431,9 @@ impl Dispatch {
 
     /// Whether every dimension's global size is a multiple of its work-group size.
     fn uniform(&self, device: &crate::platform::Device, work_dim: usize) -> bool {
-        let local = self
-            .kernel
-            .launch_shape(device, work_dim, self.offset, self.global, self.local);
+        let local =
+            self.kernel
+                .launch_shape(device, work_dim, self.offset, self.global, self.local);
         local.is_ok_and(|l| (0..work_dim).all(|d| self.global[d].is_multiple_of(l[d])))
     }
 }
@@ -530,7 +538,11 @@ mod tests {
         // SAFETY: both buffers hold 64 bytes and no command runs now.
         let got = unsafe { std::slice::from_raw_parts(b.address(), 64) };
         assert!(got.iter().all(|&x| x == 7));
-        assert_eq!(cb.update(Vec::new()), Err(CL_INVALID_OPERATION), "not mutable");
+        assert_eq!(
+            cb.update(Vec::new()),
+            Err(CL_INVALID_OPERATION),
+            "not mutable"
+        );
     }
 
     #[test]
