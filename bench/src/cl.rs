@@ -625,7 +625,7 @@ impl Context {
             )
         };
         let entry = std::mem::size_of::<cl_name_version>();
-        if code != CL_SUCCESS || size % entry != 0 {
+        if code != CL_SUCCESS || !size.is_multiple_of(entry) {
             return None;
         }
         let mut list = vec![

@@ -132,9 +132,11 @@ struct Ready {
     _program: Program,
     kernel: Kernel,
     bufs: Vec<Buffer>,
-    /// The launch rows with command-buffers: the launches recorded once, and how many.
-    recorded: Option<(CommandBuffer, usize)>,
+    recorded: Recorded,
 }
+
+/// The launch rows with command-buffers: the launches recorded once, and how many.
+type Recorded = Option<(CommandBuffer, usize)>;
 
 /// One launch of the case, or one enqueue of its command-buffer; the launches it makes.
 fn launch_once(p: &Plat, case: &Case, rd: &Ready) -> Result<usize, String> {
@@ -174,7 +176,7 @@ fn prepare(p: &Plat, spec: &Spec, case: &Case, r: &mut PlatResult) -> Option<Rea
     if let ProgramCode::Il(words) = &code {
         r.spirv_instructions = Some(spirv::instruction_count(words));
     }
-    let setup = || -> Result<(Kernel, Vec<Buffer>, Option<(CommandBuffer, usize)>), String> {
+    let setup = || -> Result<(Kernel, Vec<Buffer>, Recorded), String> {
         let kernel = p.ctx.kernel(&program, spec.entry)?;
         let bufs = case
             .bufs
