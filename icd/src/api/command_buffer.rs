@@ -247,9 +247,8 @@ pub unsafe extern "C" fn clEnqueueCommandBufferKHR(
                 }
                 q
             };
-            let props = queue.properties;
-            if props & !SUPPORTED_QUEUE_PROPERTIES != 0
-                || props & REQUIRED_QUEUE_PROPERTIES != REQUIRED_QUEUE_PROPERTIES
+            if !has_all(SUPPORTED_QUEUE_PROPERTIES, queue.properties)
+                || !has_all(queue.properties, REQUIRED_QUEUE_PROPERTIES)
             {
                 return Err(CL_INCOMPATIBLE_COMMAND_QUEUE_KHR);
             }
@@ -258,6 +257,11 @@ pub unsafe extern "C" fn clEnqueueCommandBufferKHR(
             Ok(())
         }
     })
+}
+
+/// Whether `props` has every bit of `bits`.
+fn has_all(props: cl_command_queue_properties, bits: cl_command_queue_properties) -> bool {
+    props & bits == bits
 }
 
 pub unsafe extern "C" fn clCommandBarrierWithWaitListKHR(
