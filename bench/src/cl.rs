@@ -37,6 +37,7 @@ pub struct Api {
     release_program: f::clReleaseProgram_t,
     release_command_queue: f::clReleaseCommandQueue_t,
     release_context: f::clReleaseContext_t,
+    get_extension_function_address_for_platform: f::clGetExtensionFunctionAddressForPlatform_t,
 }
 
 /// Calls an entry point that `Api::load` has verified to be present.
@@ -128,6 +129,9 @@ impl Api {
             release_program: sym!("clReleaseProgram"),
             release_command_queue: sym!("clReleaseCommandQueue"),
             release_context: sym!("clReleaseContext"),
+            get_extension_function_address_for_platform: sym!(
+                "clGetExtensionFunctionAddressForPlatform"
+            ),
             _lib: lib,
         };
         Ok(Rc::new(api))
@@ -217,6 +221,7 @@ pub struct PlatformInfo {
 /// A context on the platform's first device, with one in-order profiling queue.
 pub struct Context {
     api: Rc<Api>,
+    platform: cl_platform_id,
     device: cl_device_id,
     context: cl_context,
     queue: cl_command_queue,
@@ -279,6 +284,7 @@ impl Context {
         }
         Ok(Context {
             api: api.clone(),
+            platform,
             device,
             context,
             queue,
@@ -501,6 +507,160 @@ impl Context {
         }))
     }
 
+    /// A command-buffer (`cl_khr_command_buffer`) on the queue holding `count` launches of
+    /// `kernel` with its current arguments, finalized; an error naming what is missing when
+    /// the device does not offer the extension.
+    /// `overlapping`: the buffer will be enqueued again before its last execution ended,
+    /// which versions before 0.9.8 refuse (their Pending state; PoCL 3.1 has 0.9.0).
+    pub fn command_buffer(
+        &self,
+        kernel: &Kernel,
+        global: &[usize],
+        local: Option<&[usize]>,
+        count: usize,
+        overlapping: bool,
+    ) -> Result<CommandBuffer, String> {
+        let extensions = self.api.device_string(self.device, CL_DEVICE_EXTENSIONS)?;
+        if !extensions
+            .split_whitespace()
+            .any(|e| e == "cl_khr_command_buffer")
+        {
+            return Err("no cl_khr_command_buffer".into());
+        }
+        if let Some(version) = self.extension_version("cl_khr_command_buffer") {
+            let (major, minor, patch) = (version >> 22, (version >> 12) & 0x3ff, version & 0xfff);
+            if overlapping && (major, minor, patch) < (0, 9, 8) {
+                return Err(format!(
+                    "cl_khr_command_buffer {major}.{minor}.{patch}: no enqueue while an execution is pending (0.9.8)"
+                ));
+            }
+        }
+        let lookup = |name: &str| -> Result<*mut c_void, String> {
+            let cname = CString::new(name).map_err(|e| e.to_string())?;
+            // SAFETY: a platform of the loader and a NUL-terminated name.
+            let p = unsafe {
+                call!(
+                    self.api,
+                    get_extension_function_address_for_platform(self.platform, cname.as_ptr())
+                )
+            };
+            if p.is_null() {
+                Err(format!("{name} not found"))
+            } else {
+                Ok(p)
+            }
+        };
+        // The five entry points used here have the same C signature in every version of the
+        // extension (PoCL 3.1 reports 0.9.0).
+        // SAFETY: each pointer is the platform's function of that name, of the type
+        // opencl-sys declares for it.
+        let fns = unsafe {
+            CommandBufferFns {
+                create: std::mem::transmute::<*mut c_void, clCreateCommandBufferKHR_fn>(lookup(
+                    "clCreateCommandBufferKHR",
+                )?),
+                ndrange: std::mem::transmute::<*mut c_void, clCommandNDRangeKernelKHR_fn>(lookup(
+                    "clCommandNDRangeKernelKHR",
+                )?),
+                finalize: std::mem::transmute::<*mut c_void, clFinalizeCommandBufferKHR_fn>(
+                    lookup("clFinalizeCommandBufferKHR")?,
+                ),
+                enqueue: std::mem::transmute::<*mut c_void, clEnqueueCommandBufferKHR_fn>(lookup(
+                    "clEnqueueCommandBufferKHR",
+                )?),
+                release: std::mem::transmute::<*mut c_void, clReleaseCommandBufferKHR_fn>(lookup(
+                    "clReleaseCommandBufferKHR",
+                )?),
+            }
+        };
+        let mut err = CL_SUCCESS;
+        // SAFETY: one valid queue, no properties.
+        let raw = unsafe { call!(fns, create(1, &self.queue, ptr::null(), &mut err)) };
+        check(err, "clCreateCommandBufferKHR")?;
+        let cb = CommandBuffer { fns, raw };
+        let local_ptr = local.map_or(ptr::null(), |l| l.as_ptr());
+        for _ in 0..count {
+            // SAFETY: valid handles; size arrays of `global.len()` entries; no sync points.
+            check(
+                unsafe {
+                    call!(
+                        cb.fns,
+                        ndrange(
+                            cb.raw,
+                            ptr::null_mut(),
+                            ptr::null(),
+                            kernel.raw,
+                            global.len() as cl_uint,
+                            ptr::null(),
+                            global.as_ptr(),
+                            local_ptr,
+                            0,
+                            ptr::null(),
+                            ptr::null_mut(),
+                            ptr::null_mut()
+                        )
+                    )
+                },
+                "clCommandNDRangeKernelKHR",
+            )?;
+        }
+        // SAFETY: a command-buffer in the recording state.
+        check(
+            unsafe { call!(cb.fns, finalize(cb.raw)) },
+            "clFinalizeCommandBufferKHR",
+        )?;
+        Ok(cb)
+    }
+
+    /// The version of extension `name` from `CL_DEVICE_EXTENSIONS_WITH_VERSION`, if the
+    /// device answers that query and lists it.
+    fn extension_version(&self, name: &str) -> Option<cl_version> {
+        let mut size = 0usize;
+        let query = CL_DEVICE_EXTENSIONS_WITH_VERSION;
+        // SAFETY: a size query.
+        let code = unsafe {
+            call!(
+                self.api,
+                get_device_info(self.device, query, 0, ptr::null_mut(), &mut size)
+            )
+        };
+        let entry = std::mem::size_of::<cl_name_version>();
+        if code != CL_SUCCESS || !size.is_multiple_of(entry) {
+            return None;
+        }
+        let mut list = vec![
+            cl_name_version {
+                version: 0,
+                name: [0; CL_NAME_VERSION_MAX_NAME_SIZE],
+            };
+            size / entry
+        ];
+        // SAFETY: `list` holds `size` bytes of cl_name_version entries.
+        let code = unsafe {
+            call!(
+                self.api,
+                get_device_info(
+                    self.device,
+                    query,
+                    size,
+                    list.as_mut_ptr().cast(),
+                    ptr::null_mut()
+                )
+            )
+        };
+        if code != CL_SUCCESS {
+            return None;
+        }
+        list.iter().find_map(|nv| {
+            let end = nv
+                .name
+                .iter()
+                .position(|&b| b == 0)
+                .unwrap_or(nv.name.len());
+            (&nv.name[..end] == name.as_bytes()).then_some(nv.version)
+        })
+    }
+
     /// The context and queue handles, for measurements that call entry points `Api` does not
     /// load (`svm.rs`).
     pub fn raw_handles(&self) -> (cl_context, cl_command_queue) {
@@ -583,6 +743,51 @@ impl Drop for Kernel {
     fn drop(&mut self) {
         // SAFETY: owned handle released once.
         unsafe { call!(self.api, release_kernel(self.raw)) };
+    }
+}
+
+/// The `cl_khr_command_buffer` entry points the launch rows use.
+struct CommandBufferFns {
+    create: clCreateCommandBufferKHR_fn,
+    ndrange: clCommandNDRangeKernelKHR_fn,
+    finalize: clFinalizeCommandBufferKHR_fn,
+    enqueue: clEnqueueCommandBufferKHR_fn,
+    release: clReleaseCommandBufferKHR_fn,
+}
+
+/// A finalized command-buffer on the context's queue.
+pub struct CommandBuffer {
+    fns: CommandBufferFns,
+    raw: cl_command_buffer_khr,
+}
+
+impl CommandBuffer {
+    /// Enqueues the recorded commands on the queue they were recorded for.
+    pub fn enqueue(&self) -> Result<(), String> {
+        // SAFETY: a finalized command-buffer; no wait list, no event.
+        check(
+            unsafe {
+                call!(
+                    self.fns,
+                    enqueue(
+                        0,
+                        ptr::null_mut(),
+                        self.raw,
+                        0,
+                        ptr::null(),
+                        ptr::null_mut()
+                    )
+                )
+            },
+            "clEnqueueCommandBufferKHR",
+        )
+    }
+}
+
+impl Drop for CommandBuffer {
+    fn drop(&mut self) {
+        // SAFETY: created in `Context::command_buffer`, released once.
+        unsafe { call!(self.fns, release(self.raw)) };
     }
 }
 

@@ -10,8 +10,11 @@ pub enum Class {
     Memory,
     /// Everything whose kernel time is the point (compute, local memory, atomics…).
     Compute,
-    /// Many tiny launches: per-launch host time; `sync` calls clFinish after each launch.
-    Launch { sync: bool },
+    /// Many tiny launches: per-launch host time; `sync` calls clFinish after each launch
+    /// (each command-buffer enqueue). With `recorded` > 0 the launches are recorded in a
+    /// command-buffer (`cl_khr_command_buffer`) that many at a time, and the buffer is enqueued
+    /// instead; 0 enqueues each launch.
+    Launch { sync: bool, recorded: usize },
     /// A large kernel whose build + first launch time is the point.
     Build,
 }
@@ -164,14 +167,50 @@ pub fn all() -> Vec<Spec> {
             name: "launch_async",
             entry: "tiny",
             source: cl!("tiny.cl"),
-            class: Class::Launch { sync: false },
+            class: Class::Launch {
+                sync: false,
+                recorded: 0,
+            },
             make: launch,
         },
         Spec {
             name: "launch_sync",
             entry: "tiny",
             source: cl!("tiny.cl"),
-            class: Class::Launch { sync: true },
+            class: Class::Launch {
+                sync: true,
+                recorded: 0,
+            },
+            make: launch,
+        },
+        Spec {
+            name: "launch_cmdbuf_async",
+            entry: "tiny",
+            source: cl!("tiny.cl"),
+            class: Class::Launch {
+                sync: false,
+                recorded: 1,
+            },
+            make: launch,
+        },
+        Spec {
+            name: "launch_cmdbuf_sync",
+            entry: "tiny",
+            source: cl!("tiny.cl"),
+            class: Class::Launch {
+                sync: true,
+                recorded: 1,
+            },
+            make: launch,
+        },
+        Spec {
+            name: "launch_cmdbuf_x10",
+            entry: "tiny",
+            source: cl!("tiny.cl"),
+            class: Class::Launch {
+                sync: false,
+                recorded: 10,
+            },
             make: launch,
         },
         Spec {

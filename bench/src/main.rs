@@ -12,7 +12,7 @@ mod stats;
 mod svm;
 mod watchdog;
 
-use cl::{Api, Buffer, Context, Kernel, Program, ProgramCode};
+use cl::{Api, Buffer, CommandBuffer, Context, Kernel, Program, ProgramCode};
 use kernels::{Arg, Case, Class, Spec};
 use report::{KernelResult, PlatResult, RunInfo, Status};
 use std::path::PathBuf;
@@ -133,6 +133,25 @@ struct Ready {
     _program: Program,
     kernel: Kernel,
     bufs: Vec<Buffer>,
+    recorded: Recorded,
+}
+
+/// The launch rows with command-buffers: the launches recorded once, and how many.
+type Recorded = Option<(CommandBuffer, usize)>;
+
+/// One launch of the case, or one enqueue of its command-buffer; the launches it makes.
+fn launch_once(p: &Plat, case: &Case, rd: &Ready) -> Result<usize, String> {
+    match &rd.recorded {
+        Some((cb, n)) => {
+            cb.enqueue()?;
+            Ok(*n)
+        }
+        None => {
+            p.ctx
+                .enqueue(&rd.kernel, &case.global, case.local.as_deref(), false)?;
+            Ok(1)
+        }
+    }
 }
 
 fn prepare(p: &Plat, spec: &Spec, case: &Case, r: &mut PlatResult) -> Option<Ready> {
@@ -158,7 +177,7 @@ fn prepare(p: &Plat, spec: &Spec, case: &Case, r: &mut PlatResult) -> Option<Rea
     if let ProgramCode::Il(words) = &code {
         r.spirv_instructions = Some(spirv::instruction_count(words));
     }
-    let setup = || -> Result<(Kernel, Vec<Buffer>), String> {
+    let setup = || -> Result<(Kernel, Vec<Buffer>, Recorded), String> {
         let kernel = p.ctx.kernel(&program, spec.entry)?;
         let bufs = case
             .bufs
@@ -166,13 +185,24 @@ fn prepare(p: &Plat, spec: &Spec, case: &Case, r: &mut PlatResult) -> Option<Rea
             .map(|b| p.ctx.buffer(b.bytes, b.init.as_deref()))
             .collect::<Result<Vec<_>, _>>()?;
         set_args(&kernel, case, &bufs)?;
-        Ok((kernel, bufs))
+        let recorded = match spec.class {
+            Class::Launch { recorded, sync } if recorded > 0 => {
+                let local = case.local.as_deref();
+                let cb = p
+                    .ctx
+                    .command_buffer(&kernel, &case.global, local, recorded, !sync)?;
+                Some((cb, recorded))
+            }
+            _ => None,
+        };
+        Ok((kernel, bufs, recorded))
     };
     match setup() {
-        Ok((kernel, bufs)) => Some(Ready {
+        Ok((kernel, bufs, recorded)) => Some(Ready {
             _program: program,
             kernel,
             bufs,
+            recorded,
         }),
         Err(e) => {
             r.status = Status::Unsupported(e);
@@ -259,16 +289,19 @@ fn timed(p: &Plat, spec: &Spec, case: &Case, ready: &Ready) -> Result<f64, Strin
     reset(p, case, ready)?;
     let local = case.local.as_deref();
     match spec.class {
-        Class::Launch { sync } => {
+        Class::Launch { sync, .. } => {
+            // A command-buffer of n launches is enqueued launches / n times.
+            let per = ready.recorded.as_ref().map_or(1, |(_, n)| *n);
+            let enqueues = case.launches / per;
             let t0 = Instant::now();
-            for _ in 0..case.launches {
-                p.ctx.enqueue(&ready.kernel, &case.global, local, false)?;
+            for _ in 0..enqueues {
+                launch_once(p, case, ready)?;
                 if sync {
                     p.ctx.finish()?;
                 }
             }
             p.ctx.finish()?;
-            Ok(t0.elapsed().as_secs_f64() * 1e3 / case.launches as f64)
+            Ok(t0.elapsed().as_secs_f64() * 1e3 / (enqueues * per) as f64)
         }
         _ => {
             let ev = p.ctx.enqueue(&ready.kernel, &case.global, local, true)?;
@@ -322,11 +355,10 @@ fn run_kernel(plats: &[Plat], spec: &Spec, quick: bool, reps: usize, index: usiz
         let first = (|| {
             reset(p, &case, &rd)?;
             let t0 = Instant::now();
-            p.ctx
-                .enqueue(&rd.kernel, &case.global, case.local.as_deref(), false)?;
+            let launched = launch_once(p, &case, &rd)?;
             p.ctx.finish()?;
             r.first_ms = Some(t0.elapsed().as_secs_f64() * 1e3);
-            if let Err(wrong) = verify(p, &case, &rd, 1)? {
+            if let Err(wrong) = verify(p, &case, &rd, launched)? {
                 return Ok(Err(wrong));
             }
             if p.rebuild_cached {

@@ -177,6 +177,12 @@ pub enum Command {
         command_type: cl_command_type,
         _keep: Vec<Arc<SvmAllocation>>,
     },
+    /// `clEnqueueCommandBufferKHR`: the command-buffer's commands as they were when it was
+    /// enqueued (`crate::command_buffer`), run one after another in recording order, which
+    /// every sync point and barrier of the buffer allows; the first that fails ends the run.
+    Buffer {
+        commands: Arc<Vec<Arc<Command>>>,
+    },
     /// `clEnqueueSVMFree`: the application's callback, or the frees themselves.
     SvmFree {
         context: Arc<Context>,
@@ -823,6 +829,7 @@ impl Command {
             Command::Unmap { .. } => CL_COMMAND_UNMAP_MEM_OBJECT,
             Command::Migrate { .. } => CL_COMMAND_MIGRATE_MEM_OBJECTS,
             Command::SvmFree { .. } => CL_COMMAND_SVM_FREE,
+            Command::Buffer { .. } => return CL_COMMAND_COMMAND_BUFFER_KHR,
             Command::Sync { command_type }
             | Command::SvmOrder { command_type, .. }
             | Command::SvmMemcpy { command_type, .. }
@@ -836,10 +843,15 @@ impl Command {
     /// Buffer ranges were checked when the command was built and the command holds its
     /// objects; host pointers are the application's promise to keep them valid until the
     /// command completes (spec).
-    pub fn run(self, device: &Device, hints: JobHints) -> CLResult<()> {
+    pub fn run(&self, device: &Device, hints: JobHints) -> CLResult<()> {
         let pool: Workers = (&device.pool, hints);
         match self {
             Command::Kernel { launch, .. } => return launch.run(hints),
+            Command::Buffer { commands } => {
+                for c in commands.iter() {
+                    c.run(device, hints)?;
+                }
+            }
             Command::ReadBuffer {
                 mem,
                 offset,
@@ -847,7 +859,7 @@ impl Command {
                 dst,
             } => {
                 // SAFETY: range checked at build; `dst` per the application.
-                unsafe { copy_bytes(pool, mem.address().add(offset), dst.get(), size) }
+                unsafe { copy_bytes(pool, mem.address().add(*offset), dst.get(), *size) }
             }
             Command::WriteBuffer {
                 mem,
@@ -856,7 +868,7 @@ impl Command {
                 src,
             } => {
                 // SAFETY: range checked at build; `src` per the application.
-                unsafe { copy_bytes(pool, src.get(), mem.address().add(offset), size) }
+                unsafe { copy_bytes(pool, src.get(), mem.address().add(*offset), *size) }
             }
             Command::CopyBuffer {
                 src,
@@ -869,9 +881,9 @@ impl Command {
                 unsafe {
                     copy_bytes(
                         pool,
-                        src.address().add(src_offset),
-                        dst.address().add(dst_offset),
-                        size,
+                        src.address().add(*src_offset),
+                        dst.address().add(*dst_offset),
+                        *size,
                     )
                 }
             }
@@ -882,7 +894,7 @@ impl Command {
                 pattern,
             } => {
                 // SAFETY: range checked at build.
-                unsafe { fill_bytes(pool, mem.address().add(offset), size, &pattern) }
+                unsafe { fill_bytes(pool, mem.address().add(*offset), *size, pattern) }
             }
             Command::ReadBufferRect { mem, rect, dst } => {
                 // SAFETY: the buffer-side extent checked at build; the host side per the
@@ -921,7 +933,7 @@ impl Command {
                         let at = d.offset_of([origin[0], origin[1] + y, origin[2] + z]);
                         // SAFETY: every row of the region lies inside the image (checked at
                         // build).
-                        unsafe { fill(mem.address().add(at), region[0] * d.element_size, &texel) }
+                        unsafe { fill(mem.address().add(at), region[0] * d.element_size, texel) }
                     }
                 }
             }
@@ -929,34 +941,36 @@ impl Command {
             Command::SvmMemcpy { dst, src, size, .. } => {
                 // SAFETY: SVM sides checked inside their allocations (held by the command);
                 // host sides per the application; no overlap (checked at build).
-                unsafe { copy_bytes(pool, src.get(), dst.get(), size) }
+                unsafe { copy_bytes(pool, src.get(), dst.get(), *size) }
             }
             Command::SvmMemFill {
                 dst, size, pattern, ..
             } => {
                 // SAFETY: as for the copy.
-                unsafe { fill_bytes(pool, dst.get(), size, &pattern) }
+                unsafe { fill_bytes(pool, dst.get(), *size, pattern) }
             }
             Command::SvmFree {
                 context,
                 queue,
-                mut pointers,
+                pointers,
                 callback,
             } => match callback {
                 Some((f, user_data)) => {
+                    // The callback may write the list; it gets its own copy.
+                    let mut pointers = pointers.clone();
                     // SAFETY: the application's callback, with the arguments the spec gives
                     // it (the queue handle, and the list it enqueued, copied).
                     unsafe {
                         f(
-                            queue as cl_command_queue,
+                            *queue as cl_command_queue,
                             pointers.len() as cl_uint,
                             pointers.as_mut_ptr().cast(),
-                            user_data as *mut std::ffi::c_void,
+                            *user_data as *mut std::ffi::c_void,
                         )
                     }
                 }
                 None => {
-                    for p in pointers {
+                    for &p in pointers {
                         context.svm.free(p);
                     }
                 }

@@ -171,6 +171,34 @@ pub const FEATURES: &[Feature] = &[
         clang_defines: &[],
     },
     Feature {
+        // Commands recorded once and enqueued as one queue command; kernel commands whose
+        // arguments, exec info and sizes change between enqueues; overlapping executions
+        // (command_buffer.rs). The CTS checks for exactly these extension versions.
+        name: "command buffers",
+        switch: Switch::Always,
+        extensions: &[
+            Extension {
+                name: "cl_khr_command_buffer",
+                version: make_version(0, 9, 8),
+                opencl_c: false,
+            },
+            Extension {
+                name: "cl_khr_command_buffer_mutable_dispatch",
+                version: make_version(0, 9, 5),
+                opencl_c: false,
+            },
+        ],
+        opencl_c_features: &[],
+        spirv_capabilities: &[],
+        // The required queue properties are 0 in every configuration.
+        device_info: &[
+            CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR,
+            CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR,
+            CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR,
+        ],
+        clang_defines: &[],
+    },
+    Feature {
         // Float add/min/max as compare-and-swap loops; double needs fp64 (below).
         name: "float atomics",
         switch: Switch::Always,

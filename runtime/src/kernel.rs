@@ -320,6 +320,11 @@ impl Kernel {
         Ok(())
     }
 
+    /// Whether every argument has a value (a launch needs them all).
+    pub fn args_complete(&self) -> bool {
+        self.lock().iter().all(Option::is_some)
+    }
+
     /// Bytes of local memory one work-group needs with the current arguments.
     pub fn local_mem_size(&self) -> usize {
         let mut total = round_up(self.code().static_local_mem_size, LOCAL_ARG_ALIGN);
@@ -450,6 +455,20 @@ impl Kernel {
         if values.iter().any(Option::is_none) {
             return Err(CL_INVALID_KERNEL_ARGS);
         }
+        self.launch_shape(device, work_dim, offset, global, local)
+    }
+
+    /// The checks of a launch that do not depend on its argument values, and its work-group
+    /// size: also for a command-buffer kernel command recorded before its arguments are set
+    /// (`cl_khr_command_buffer_mutable_dispatch`).
+    pub fn launch_shape(
+        &self,
+        device: &Device,
+        work_dim: usize,
+        offset: [usize; 3],
+        global: [usize; 3],
+        local: Option<[usize; 3]>,
+    ) -> CLResult<[usize; 3]> {
         for d in 0..3 {
             if offset[d].checked_add(global[d]).is_none() {
                 return Err(CL_INVALID_GLOBAL_OFFSET);
@@ -588,34 +607,36 @@ pub struct KernelLaunch {
 }
 
 impl KernelLaunch {
-    pub fn run(mut self, hints: JobHints) -> CLResult<()> {
+    /// Runs the launch; a command-buffer command runs the same launch at every enqueue (and
+    /// at once on several queues under simultaneous use), so per-run state is local.
+    pub fn run(&self, hints: JobHints) -> CLResult<()> {
         let kernel = match &self.specialized {
             Some(p) => &p.kernels()[0],
             None => &self.built.code.kernels()[self.index],
         };
+        let mut launch = self.launch.clone();
         // A command whose kernel prints gets its own buffer; the text is out before the
         // command's event completes.
         let mut printf = (!kernel.printf_formats.is_empty())
             .then(|| PrintfBuffer::new(self.device.config.printf_buffer_size));
-        self.launch.printf_buffer = printf.as_mut().map_or(0, PrintfBuffer::address);
+        launch.printf_buffer = printf.as_mut().map_or(0, PrintfBuffer::address);
         // The deadline counts from the command's start, not its enqueue.
         let settings = &self.device.config.settings;
         let watch = settings.kernel_timeout.map(crate::watchdog::watch);
-        self.launch.stop = watch.as_ref().map(crate::watchdog::Watch::stop_word);
+        launch.stop = watch.as_ref().map(crate::watchdog::Watch::stop_word);
         // A checked kernel's fault stops the launch through the same word (a new one without
         // a watchdog).
-        let checked = self.checked_regions.take().map(|regions| {
-            let stop = self
-                .launch
+        let checked = self.checked_regions.clone().map(|regions| {
+            let stop = launch
                 .stop
                 .get_or_insert_with(|| Arc::new(AtomicU32::new(0)))
                 .clone();
             Box::new(CheckedLaunch::new(regions, stop))
         });
-        self.launch.checked = checked
+        launch.checked = checked
             .as_ref()
             .map_or(0, |c| &**c as *const CheckedLaunch as u64);
-        let ran = run_ndrange(&self.device.pool, hints, kernel, &self.block, &self.launch);
+        let ran = run_ndrange(&self.device.pool, hints, kernel, &self.block, &launch);
         if let Some(fault) = checked.as_ref().and_then(|c| c.fault()) {
             if let Some(printf) = printf {
                 write_stdout(&printf.render(&kernel.printf_formats));

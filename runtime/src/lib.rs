@@ -4,6 +4,7 @@
 
 pub mod binary;
 pub mod command;
+pub mod command_buffer;
 pub mod config;
 pub mod context;
 pub mod event;
@@ -40,5 +41,7 @@ const _: () = {
     send_sync::<kernel::Kernel>();
     send_sync::<queue::Queue>();
     send_sync::<event::Event>();
+    send_sync::<command_buffer::CommandBuffer>();
+    send_sync::<command_buffer::MutableCommand>();
 };
 pub use ferrocl_frontend as frontend;

@@ -35,6 +35,8 @@ pub enum Tag {
     Kernel = 0x4643_4c4b_6572_6e65,
     Event = 0x4643_4c45_7665_6e74,
     Sampler = 0x4643_4c53_616d_706c,
+    CommandBuffer = 0x4643_4c43_6d64_4266,
+    MutableCommand = 0x4643_4c4d_7574_436d,
 }
 
 /// Value written over the tag when an object is destroyed, so a stale handle whose memory has

@@ -95,6 +95,100 @@ pub unsafe extern "C" fn clReleaseKernel(kernel: cl_kernel) -> cl_int {
     status(|| unsafe { release::<Kernel>(kernel) })
 }
 
+/// The value `clSetKernelArg` would set for argument `idx` of `k` (also the arguments of a
+/// `cl_mutable_dispatch_config_khr`).
+///
+/// # Safety
+/// `arg_value` is NULL or readable for `arg_size` bytes (API contract).
+pub(crate) unsafe fn arg_value(
+    k: &Kernel,
+    idx: usize,
+    arg_size: usize,
+    arg_value: *const c_void,
+) -> CLResult<ArgValue> {
+    // SAFETY: handle checks; arg_value readable for arg_size bytes (caller contract).
+    unsafe {
+        Ok(match k.arg_kind(idx)? {
+            ArgKind::Buffer { .. } => {
+                if arg_size != std::mem::size_of::<cl_mem>() {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                let h = if arg_value.is_null() {
+                    std::ptr::null_mut()
+                } else {
+                    *(arg_value as *const cl_mem)
+                };
+                if h.is_null() {
+                    ArgValue::Mem(None)
+                } else {
+                    let m = arc::<Mem>(h)?;
+                    // A pointer argument takes a buffer, not an image.
+                    if !Arc::ptr_eq(&m.context, &k.program.context)
+                        || m.image_descriptor().is_some()
+                    {
+                        return Err(CL_INVALID_MEM_OBJECT);
+                    }
+                    ArgValue::Mem(Some(Arc::downgrade(&m)))
+                }
+            }
+            ArgKind::Local => {
+                if !arg_value.is_null() {
+                    return Err(CL_INVALID_ARG_VALUE);
+                }
+                if arg_size == 0 {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                ArgValue::Local(arg_size)
+            }
+            ArgKind::Value { size, .. } => {
+                if arg_size != *size {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                if arg_value.is_null() {
+                    return Err(CL_INVALID_ARG_VALUE);
+                }
+                ArgValue::Bytes(slice(arg_value as *const u8, arg_size).to_vec())
+            }
+            ArgKind::Sampler => {
+                if arg_size != std::mem::size_of::<cl_sampler>() {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                if arg_value.is_null() {
+                    return Err(CL_INVALID_SAMPLER);
+                }
+                let s = obj::<Sampler>(*(arg_value as *const cl_sampler))?;
+                if !Arc::ptr_eq(&s.context, &k.program.context) {
+                    return Err(CL_INVALID_SAMPLER);
+                }
+                ArgValue::Sampler(s.bits())
+            }
+            ArgKind::Image { access } => {
+                if arg_size != std::mem::size_of::<cl_mem>() {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                if arg_value.is_null() {
+                    return Err(CL_INVALID_MEM_OBJECT);
+                }
+                let m = arc::<Mem>(*(arg_value as *const cl_mem))?;
+                if !Arc::ptr_eq(&m.context, &k.program.context) {
+                    return Err(CL_INVALID_MEM_OBJECT);
+                }
+                m.expect_image()?;
+                // A read-only argument cannot take a write-only image, nor the reverse.
+                let refused = match access {
+                    AccessQualifier::ReadOnly => CL_MEM_WRITE_ONLY,
+                    AccessQualifier::WriteOnly => CL_MEM_READ_ONLY,
+                    _ => 0,
+                };
+                if refused != 0 && m.has_flag(refused) {
+                    return Err(CL_INVALID_ARG_VALUE);
+                }
+                ArgValue::Image(Arc::downgrade(&m))
+            }
+        })
+    }
+}
+
 pub unsafe extern "C" fn clSetKernelArg(
     kernel: cl_kernel,
     arg_index: cl_uint,
@@ -102,88 +196,11 @@ pub unsafe extern "C" fn clSetKernelArg(
     arg_value: *const c_void,
 ) -> cl_int {
     status(|| {
-        // SAFETY: handle checks; arg_value readable for arg_size bytes (API contract).
+        // SAFETY: handle check; arg_value readable for arg_size bytes (API contract).
         unsafe {
             let k = obj::<Kernel>(kernel)?;
             let idx = arg_index as usize;
-            let value = match k.arg_kind(idx)? {
-                ArgKind::Buffer { .. } => {
-                    if arg_size != std::mem::size_of::<cl_mem>() {
-                        return Err(CL_INVALID_ARG_SIZE);
-                    }
-                    let h = if arg_value.is_null() {
-                        std::ptr::null_mut()
-                    } else {
-                        *(arg_value as *const cl_mem)
-                    };
-                    if h.is_null() {
-                        ArgValue::Mem(None)
-                    } else {
-                        let m = arc::<Mem>(h)?;
-                        // A pointer argument takes a buffer, not an image.
-                        if !Arc::ptr_eq(&m.context, &k.program.context)
-                            || m.image_descriptor().is_some()
-                        {
-                            return Err(CL_INVALID_MEM_OBJECT);
-                        }
-                        ArgValue::Mem(Some(Arc::downgrade(&m)))
-                    }
-                }
-                ArgKind::Local => {
-                    if !arg_value.is_null() {
-                        return Err(CL_INVALID_ARG_VALUE);
-                    }
-                    if arg_size == 0 {
-                        return Err(CL_INVALID_ARG_SIZE);
-                    }
-                    ArgValue::Local(arg_size)
-                }
-                ArgKind::Value { size, .. } => {
-                    if arg_size != *size {
-                        return Err(CL_INVALID_ARG_SIZE);
-                    }
-                    if arg_value.is_null() {
-                        return Err(CL_INVALID_ARG_VALUE);
-                    }
-                    ArgValue::Bytes(slice(arg_value as *const u8, arg_size).to_vec())
-                }
-                ArgKind::Sampler => {
-                    if arg_size != std::mem::size_of::<cl_sampler>() {
-                        return Err(CL_INVALID_ARG_SIZE);
-                    }
-                    if arg_value.is_null() {
-                        return Err(CL_INVALID_SAMPLER);
-                    }
-                    let s = obj::<Sampler>(*(arg_value as *const cl_sampler))?;
-                    if !Arc::ptr_eq(&s.context, &k.program.context) {
-                        return Err(CL_INVALID_SAMPLER);
-                    }
-                    ArgValue::Sampler(s.bits())
-                }
-                ArgKind::Image { access } => {
-                    if arg_size != std::mem::size_of::<cl_mem>() {
-                        return Err(CL_INVALID_ARG_SIZE);
-                    }
-                    if arg_value.is_null() {
-                        return Err(CL_INVALID_MEM_OBJECT);
-                    }
-                    let m = arc::<Mem>(*(arg_value as *const cl_mem))?;
-                    if !Arc::ptr_eq(&m.context, &k.program.context) {
-                        return Err(CL_INVALID_MEM_OBJECT);
-                    }
-                    m.expect_image()?;
-                    // A read-only argument cannot take a write-only image, nor the reverse.
-                    let refused = match access {
-                        AccessQualifier::ReadOnly => CL_MEM_WRITE_ONLY,
-                        AccessQualifier::WriteOnly => CL_MEM_READ_ONLY,
-                        _ => 0,
-                    };
-                    if refused != 0 && m.has_flag(refused) {
-                        return Err(CL_INVALID_ARG_VALUE);
-                    }
-                    ArgValue::Image(Arc::downgrade(&m))
-                }
-            };
+            let value = self::arg_value(k, idx, arg_size, arg_value)?;
             k.set_arg(idx, arg_size, value)
         }
     })

@@ -5,6 +5,7 @@
 //! for that entry point (NULL or valid for the sizes given); handles are checked.
 #![allow(clippy::missing_safety_doc)]
 
+pub mod command_buffer;
 pub mod context;
 pub mod image;
 pub mod kernel;

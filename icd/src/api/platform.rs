@@ -5,6 +5,7 @@
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
 
+use ferrocl_runtime::command_buffer;
 use ferrocl_runtime::config::{self, NameVersion};
 use ferrocl_runtime::object::now_ns;
 use ferrocl_runtime::platform::{platform, Device, Partition, Platform};
@@ -325,6 +326,14 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES => v(0 as cl_device_device_enqueue_capabilities),
         CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => v(c.preferred_work_group_size_multiple),
         CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED => s(c.latest_conformance_version_passed),
+        CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR => v(command_buffer::CAPABILITIES),
+        CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR => {
+            v(command_buffer::REQUIRED_QUEUE_PROPERTIES)
+        }
+        CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR => {
+            v(command_buffer::SUPPORTED_QUEUE_PROPERTIES)
+        }
+        CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR => v(command_buffer::MUTABLE_FIELDS),
         _ => return Err(CL_INVALID_VALUE),
     })
 }
@@ -499,6 +508,10 @@ fn extension_function(name: &CStr) -> *mut c_void {
         b"clGetKernelSubGroupInfoKHR" => super::kernel::clGetKernelSubGroupInfoKHR as *mut c_void,
         b"clCreateCommandQueueWithPropertiesKHR" => {
             super::queue::clCreateCommandQueueWithProperties as *mut c_void
+        }
+        // cl_khr_command_buffer and cl_khr_command_buffer_mutable_dispatch.
+        cb if super::command_buffer::extension_function(cb).is_some() => {
+            super::command_buffer::extension_function(cb).unwrap_or(std::ptr::null_mut())
         }
         // cl_intel_unified_shared_memory, while the device reports it.
         usm if platform().devices[0].config.settings.svm != SvmLevel::Off => {

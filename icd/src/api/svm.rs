@@ -282,6 +282,52 @@ pub unsafe extern "C" fn clSetKernelArgSVMPointer(
     })
 }
 
+/// What `clSetKernelExecInfo` does to `k` (also the exec info of a
+/// `cl_mutable_dispatch_config_khr`).
+///
+/// # Safety
+/// `param_value` is NULL or readable for `param_value_size` bytes (API contract).
+pub(crate) unsafe fn set_exec_info(
+    k: &Kernel,
+    param_name: cl_kernel_exec_info,
+    param_value_size: usize,
+    param_value: *const c_void,
+) -> CLResult<()> {
+    if !param_value.is_null() {
+        // SAFETY: param_value_size bytes (caller contract).
+        let value = unsafe { slice(param_value as *const u8, param_value_size) };
+        if let Some(r) = super::usm::set_kernel_exec_info(k, param_name, value) {
+            return r;
+        }
+    }
+    match param_name {
+        // No pointers (size 0, NULL) unsets the ones set before.
+        CL_KERNEL_EXEC_INFO_SVM_PTRS if param_value_size == 0 && param_value.is_null() => {
+            k.set_svm_pointers(Vec::new())
+        }
+        _ if param_value.is_null() => Err(CL_INVALID_VALUE),
+        CL_KERNEL_EXEC_INFO_SVM_PTRS => {
+            let size = std::mem::size_of::<*const c_void>();
+            if param_value_size == 0 || !param_value_size.is_multiple_of(size) {
+                return Err(CL_INVALID_VALUE);
+            }
+            // SAFETY: param_value_size bytes of pointers (caller contract).
+            let pointers =
+                unsafe { slice(param_value as *const *const c_void, param_value_size / size) };
+            k.set_svm_pointers(pointers.iter().map(|&p| p as usize).collect())
+        }
+        CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => {
+            if param_value_size != std::mem::size_of::<cl_bool>() {
+                return Err(CL_INVALID_VALUE);
+            }
+            // SAFETY: one cl_bool (checked size, caller contract).
+            let on = unsafe { *(param_value as *const cl_bool) } != 0;
+            k.set_fine_grain_system(on)
+        }
+        _ => Err(CL_INVALID_VALUE),
+    }
+}
+
 pub unsafe extern "C" fn clSetKernelExecInfo(
     kernel: cl_kernel,
     param_name: cl_kernel_exec_info,
@@ -289,40 +335,10 @@ pub unsafe extern "C" fn clSetKernelExecInfo(
     param_value: *const c_void,
 ) -> cl_int {
     status(|| {
-        // SAFETY: handle check.
-        let k = unsafe { obj::<Kernel>(kernel)? };
-        if !param_value.is_null() {
-            // SAFETY: param_value_size bytes (API contract).
-            let value = unsafe { slice(param_value as *const u8, param_value_size) };
-            if let Some(r) = super::usm::set_kernel_exec_info(k, param_name, value) {
-                return r;
-            }
-        }
-        match param_name {
-            // No pointers (size 0, NULL) unsets the ones set before.
-            CL_KERNEL_EXEC_INFO_SVM_PTRS if param_value_size == 0 && param_value.is_null() => {
-                k.set_svm_pointers(Vec::new())
-            }
-            _ if param_value.is_null() => Err(CL_INVALID_VALUE),
-            CL_KERNEL_EXEC_INFO_SVM_PTRS => {
-                let size = std::mem::size_of::<*const c_void>();
-                if param_value_size == 0 || !param_value_size.is_multiple_of(size) {
-                    return Err(CL_INVALID_VALUE);
-                }
-                // SAFETY: param_value_size bytes of pointers (API contract).
-                let pointers =
-                    unsafe { slice(param_value as *const *const c_void, param_value_size / size) };
-                k.set_svm_pointers(pointers.iter().map(|&p| p as usize).collect())
-            }
-            CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => {
-                if param_value_size != std::mem::size_of::<cl_bool>() {
-                    return Err(CL_INVALID_VALUE);
-                }
-                // SAFETY: one cl_bool (checked size, API contract).
-                let on = unsafe { *(param_value as *const cl_bool) } != 0;
-                k.set_fine_grain_system(on)
-            }
-            _ => Err(CL_INVALID_VALUE),
+        // SAFETY: handle check; param_value per the API contract.
+        unsafe {
+            let k = obj::<Kernel>(kernel)?;
+            set_exec_info(k, param_name, param_value_size, param_value)
         }
     })
 }
