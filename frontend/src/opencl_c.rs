@@ -21,8 +21,9 @@ const OPT_DATA_LAYOUT: &str =
 /// OpenCL C extensions whose macro clang-15 does not define (it does not know their names),
 /// although it has what they bring: `cl_khr_expect_assume` is `__builtin_expect` and
 /// `__builtin_assume`, which llvm-spirv-15 translates with SPV_KHR_expect_assume.
-/// (`cl_khr_kernel_clock` and `cl_khr_work_group_uniform_arithmetic` get their macros from
-/// their preludes, with the built-ins clang-15 lacks.)
+/// (`cl_khr_kernel_clock`, `cl_khr_work_group_uniform_arithmetic` and
+/// `cl_khr_extended_async_copies` get their macros from their preludes, with the built-ins
+/// clang-15 lacks.)
 const CLANG_15_MACROLESS_EXTENSIONS: &[&str] = &["cl_khr_expect_assume"];
 
 /// `-cl-ext=-all,+a,+b`: everything off, then exactly `extensions` on.
@@ -571,6 +572,69 @@ fn uniform_arithmetic_prelude(extensions: &[&str]) -> Option<String> {
     Some(text)
 }
 
+/// The 2D and 3D copies of cl_khr_extended_async_copies, local ← global and global ← local:
+/// (function, destination space, source space, the Itanium name clang gives it).
+pub const EXTENDED_ASYNC_COPIES: [(&str, &str, &str, &str); 4] = [
+    (
+        "async_work_group_copy_2D2D",
+        "__local",
+        "__global",
+        "_Z26async_work_group_copy_2D2DPU3AS3vmPU3AS1Kvmmmmmm9ocl_event",
+    ),
+    (
+        "async_work_group_copy_2D2D",
+        "__global",
+        "__local",
+        "_Z26async_work_group_copy_2D2DPU3AS1vmPU3AS3Kvmmmmmm9ocl_event",
+    ),
+    (
+        "async_work_group_copy_3D3D",
+        "__local",
+        "__global",
+        "_Z26async_work_group_copy_3D3DPU3AS3vmPU3AS1Kvmmmmmmmmm9ocl_event",
+    ),
+    (
+        "async_work_group_copy_3D3D",
+        "__global",
+        "__local",
+        "_Z26async_work_group_copy_3D3DPU3AS1vmPU3AS3Kvmmmmmmmmm9ocl_event",
+    ),
+];
+
+/// The name the prelude gives copy `i` of [`EXTENDED_ASYNC_COPIES`] on its way through
+/// llvm-spirv-15, which takes every function whose name starts with `async_work_group_copy`
+/// for the 1D built-in and aborts on these (an `OpGroupAsyncCopy` with the wrong operands).
+/// translator_fixes.rs gives the imports their real names back.
+pub(crate) fn extended_async_copy_alias(i: usize) -> String {
+    format!("__ferrocl_extended_async_copy_{i}")
+}
+
+/// cl_khr_extended_async_copies for clang-15, which predates it: the extension macro and the
+/// built-ins, each declared under an assembler name llvm-spirv-15 leaves alone
+/// ([`extended_async_copy_alias`]). None without the extension.
+fn extended_async_copies_prelude(extensions: &[&str]) -> Option<String> {
+    if !extensions.contains(&"cl_khr_extended_async_copies") {
+        return None;
+    }
+    let mut text = String::from("#define cl_khr_extended_async_copies 1\n");
+    for (i, (name, dst, src, _)) in EXTENDED_ASYNC_COPIES.iter().enumerate() {
+        let shape = if name.ends_with("2D2D") {
+            "size_t num_lines, size_t src_total_line_length, size_t dst_total_line_length"
+        } else {
+            "size_t num_lines, size_t num_planes, size_t src_total_line_length, \
+             size_t src_total_plane_area, size_t dst_total_line_length, \
+             size_t dst_total_plane_area"
+        };
+        text.push_str(&format!(
+            "event_t __attribute__((overloadable)) {name}({dst} void *dst, size_t dst_offset, \
+             const {src} void *src, size_t src_offset, size_t num_bytes_per_element, \
+             size_t num_elements_per_line, {shape}, event_t event) __asm__(\"{}\");\n",
+            extended_async_copy_alias(i)
+        ));
+    }
+    Some(text)
+}
+
 fn capitalised(word: &str) -> String {
     let mut chars = word.chars();
     chars
@@ -675,6 +739,10 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
         (
             "work_group_uniform_arithmetic.h",
             uniform_arithmetic_prelude(extensions),
+        ),
+        (
+            "extended_async_copies.h",
+            extended_async_copies_prelude(extensions),
         ),
         ("inline.h", Some(INLINE_PRELUDE.to_owned())),
         ("images.h", images_prelude(extensions)),
@@ -802,6 +870,12 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
     let words = crate::is_spirv(&spirv)
         .map_err(|e| format!("{log}error: llvm-spirv's output is not SPIR-V: {e}\n"))?;
     let mut words = crate::translator_fixes::repair_llvm_spirv_15(&words);
+    let renames: Vec<(String, String)> = EXTENDED_ASYNC_COPIES
+        .iter()
+        .enumerate()
+        .map(|(i, copy)| (extended_async_copy_alias(i), copy.3.to_owned()))
+        .collect();
+    words = crate::translator_fixes::rename_imports(&words, &renames);
     for (kernel, ty) in &unsigned_hints {
         words = crate::words::with_module_processed(
             &words,

@@ -712,6 +712,7 @@ mod tests {
                 "cl_ext_float_atomics",
                 "cl_khr_byte_addressable_store",
                 "cl_khr_expect_assume",
+                "cl_khr_extended_async_copies",
                 "cl_khr_extended_bit_ops",
                 "cl_khr_fp16",
                 "cl_khr_fp64",

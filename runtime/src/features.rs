@@ -245,6 +245,17 @@ pub const FEATURES: &[Feature] = &[
         clang_defines: &[],
     },
     Feature {
+        // async_work_group_copy_2D2D and _3D3D: imported calls codegen turns into line copies
+        // (translate/group.rs); the frontend declares them for clang-15, which predates them.
+        name: "extended async copies",
+        switch: Switch::Always,
+        extensions: &[ext("cl_khr_extended_async_copies", 1)],
+        opencl_c_features: &[],
+        spirv_capabilities: &[],
+        device_info: &[],
+        clang_defines: &[],
+    },
+    Feature {
         name: "fp64",
         switch: Switch::Fp64,
         extensions: &[ext("cl_khr_fp64", 1)],

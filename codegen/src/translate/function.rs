@@ -526,7 +526,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             BuildError::new(format!("error: %{fid} is not a function of this module\n"))
         })?;
         if f.block_count() == 0 {
-            let name = m.name(fid).unwrap_or("?");
+            let name = m.linkage_name(fid).unwrap_or("?");
             if let Some(v) = self.packed_dot_call(name, &args)? {
                 return Ok(Some(v));
             }
@@ -825,6 +825,9 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             Unreachable | Kill => self.return_with(None)?,
             FunctionCall => {
                 let callee = self.id_operand(inst, 0)?;
+                if self.extended_async_copy(inst, callee)? {
+                    return Ok(());
+                }
                 let args = (1..inst.operand_count())
                     .map(|i| self.operand(inst, i))
                     .collect::<Result<Vec<_>, _>>()?;
