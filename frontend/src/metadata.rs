@@ -426,6 +426,12 @@ pub fn synchronises_work_group(op: Op) -> bool {
                 | Op::GroupNonUniformLogicalOr
                 | Op::GroupNonUniformLogicalXor
                 | Op::GroupNonUniformRotateKHR
+                // SPV_INTEL_subgroups: shuffles read other work-items' values like the
+                // non-uniform ones (the block reads and writes need nobody else).
+                | Op::SubgroupShuffleINTEL
+                | Op::SubgroupShuffleDownINTEL
+                | Op::SubgroupShuffleUpINTEL
+                | Op::SubgroupShuffleXorINTEL
         )
 }
 

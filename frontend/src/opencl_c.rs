@@ -105,17 +105,20 @@ const LLVM_SPIRV_15_EXTENSIONS: &[&str] = &[
     "SPV_KHR_no_integer_wrap_decoration",
     "SPV_KHR_subgroup_rotate",
     "SPV_KHR_uniform_group_instructions",
+    "SPV_INTEL_subgroups",
 ];
 
 /// llvm-spirv's `--spirv-ext`: the SPIR-V extensions the frontend accepts that the translator
-/// knows; it uses none unless told. Sub-group rotation only when the device has it.
+/// knows; it uses none unless told. Sub-group rotation and the Intel sub-group instructions
+/// only when the device has them.
 fn spirv_ext_option(device_extensions: &[&str]) -> String {
     let list: Vec<String> = crate::SUPPORTED_EXTENSIONS
         .iter()
         .filter(|e| LLVM_SPIRV_15_EXTENSIONS.contains(e))
-        .filter(|e| {
-            **e != "SPV_KHR_subgroup_rotate"
-                || device_extensions.contains(&"cl_khr_subgroup_rotate")
+        .filter(|e| match **e {
+            "SPV_KHR_subgroup_rotate" => device_extensions.contains(&"cl_khr_subgroup_rotate"),
+            "SPV_INTEL_subgroups" => device_extensions.contains(&"cl_intel_subgroups"),
+            _ => true,
         })
         .map(|e| format!("+{e}"))
         .collect();
@@ -635,6 +638,72 @@ fn extended_async_copies_prelude(extensions: &[&str]) -> Option<String> {
     Some(text)
 }
 
+/// cl_intel_subgroups and cl_intel_required_subgroup_size for clang-15, whose built-in table
+/// lacks the Intel functions (its `opencl-c.h` has them, but the driver declares built-ins
+/// from the table): the extension macros and the shuffles, block reads and block writes with
+/// the types the extension lists, which llvm-spirv-15 turns into SPV_INTEL_subgroups
+/// instructions (`--spirv-ext=+SPV_INTEL_subgroups`). The image forms exist where image types
+/// do. (`intel_reqd_sub_group_size` is clang's own attribute.) None without the extension.
+fn intel_subgroups_prelude(extensions: &[&str]) -> Option<String> {
+    if !extensions.contains(&"cl_intel_subgroups") {
+        return None;
+    }
+    const OVLD: &str = "__attribute__((overloadable, convergent))";
+    let shuffles = |ty: &str| -> String {
+        format!(
+            "{ty} {OVLD} intel_sub_group_shuffle({ty}, uint);\n\
+             {ty} {OVLD} intel_sub_group_shuffle_down({ty}, {ty}, uint);\n\
+             {ty} {OVLD} intel_sub_group_shuffle_up({ty}, {ty}, uint);\n\
+             {ty} {OVLD} intel_sub_group_shuffle_xor({ty}, uint);\n"
+        )
+    };
+    let mut text = String::from("#define cl_intel_subgroups 1\n");
+    if extensions.contains(&"cl_intel_required_subgroup_size") {
+        text.push_str("#define cl_intel_required_subgroup_size 1\n");
+    }
+    for base in ["float", "int", "uint"] {
+        for n in ["", "2", "3", "4", "8", "16"] {
+            text.push_str(&shuffles(&format!("{base}{n}")));
+        }
+    }
+    text.push_str(&shuffles("long"));
+    text.push_str(&shuffles("ulong"));
+    text.push_str("#if defined(cl_khr_fp64) || defined(__opencl_c_fp64)\n");
+    text.push_str(&shuffles("double"));
+    text.push_str(
+        "#endif\n#if defined(cl_khr_fp16)\n#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n",
+    );
+    text.push_str(&shuffles("half"));
+    // Back to clang's default, so the source still needs its own pragma for half.
+    text.push_str("#pragma OPENCL EXTENSION cl_khr_fp16 : disable\n#endif\n");
+    let images = [
+        (
+            "read_only",
+            "#if defined(__opencl_c_images) || (__OPENCL_C_VERSION__ < 300 && defined(__IMAGE_SUPPORT__))\n",
+        ),
+        ("read_write", "#if defined(__opencl_c_read_write_images)\n"),
+    ];
+    for (n, v) in [("", "uint"), ("2", "uint2"), ("4", "uint4"), ("8", "uint8")] {
+        text.push_str(&format!(
+            "{v} {OVLD} intel_sub_group_block_read{n}(const __global uint *);\n\
+             void {OVLD} intel_sub_group_block_write{n}(__global uint *, {v});\n"
+        ));
+        for (access, condition) in images {
+            let write_access = if access == "read_only" {
+                "write_only"
+            } else {
+                access
+            };
+            text.push_str(&format!(
+                "{condition}{v} {OVLD} intel_sub_group_block_read{n}({access} image2d_t, int2);\n\
+                 void {OVLD} intel_sub_group_block_write{n}({write_access} image2d_t, int2, {v});\n\
+                 #endif\n"
+            ));
+        }
+    }
+    Some(text)
+}
+
 fn capitalised(word: &str) -> String {
     let mut chars = word.chars();
     chars
@@ -744,6 +813,7 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
             "extended_async_copies.h",
             extended_async_copies_prelude(extensions),
         ),
+        ("intel_subgroups.h", intel_subgroups_prelude(extensions)),
         ("inline.h", Some(INLINE_PRELUDE.to_owned())),
         ("images.h", images_prelude(extensions)),
     ];

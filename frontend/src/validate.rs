@@ -77,6 +77,11 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     Capability::Image1D,
     Capability::SampledBuffer,
     Capability::ImageBuffer,
+    // SPV_INTEL_subgroups (cl_intel_subgroups, cl_intel_spirv_subgroups): the Intel shuffles
+    // and the buffer and image block reads and writes (codegen subgroup.rs, block_io.rs).
+    Capability::SubgroupShuffleINTEL,
+    Capability::SubgroupBufferBlockIOINTEL,
+    Capability::SubgroupImageBlockIOINTEL,
 ];
 
 /// Extensions that make a capability of CAPABILITY_MIN_VERSION available before that version.
@@ -126,6 +131,7 @@ pub const SUPPORTED_EXTENSIONS: &[&str] = &[
     "SPV_KHR_shader_clock",
     "SPV_KHR_subgroup_rotate",
     "SPV_KHR_uniform_group_instructions",
+    "SPV_INTEL_subgroups",
 ];
 
 /// Most problems listed in one build log.

@@ -331,6 +331,28 @@ pub const FEATURES: &[Feature] = &[
         clang_defines: &[],
     },
     Feature {
+        // The Intel sub-group extensions on the same sub-groups of 4: the shuffles (exchanges,
+        // codegen subgroup.rs), the block reads and writes of buffers and of 2D images
+        // (block_io.rs; image types themselves need FERROCL_IMAGES), a required sub-group size
+        // of 4 (other sizes fail the build) and the queries they bring. The built-ins are
+        // declared by the frontend for clang-15, whose built-in table lacks them.
+        name: "Intel sub-groups",
+        switch: Switch::SubGroups,
+        extensions: &[
+            ext("cl_intel_subgroups", 1),
+            ext("cl_intel_required_subgroup_size", 1),
+            api_ext("cl_intel_spirv_subgroups"),
+        ],
+        opencl_c_features: &[],
+        spirv_capabilities: &[
+            Capability::SubgroupShuffleINTEL,
+            Capability::SubgroupBufferBlockIOINTEL,
+            Capability::SubgroupImageBlockIOINTEL,
+        ],
+        device_info: &[CL_DEVICE_SUB_GROUP_SIZES_INTEL],
+        clang_defines: &[],
+    },
+    Feature {
         // Image and sampler objects and every image command of the host API; kernels cannot
         // use images yet (the entry below), so nothing else claims them.
         name: "image host API",

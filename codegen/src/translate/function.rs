@@ -976,6 +976,14 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             GenericCastToPtrExplicit => self.generic_cast_explicit(inst)?,
             GenericPtrMemSemantics => self.generic_ptr_mem_semantics(inst)?,
             GroupAsyncCopy => self.group_async_copy(inst)?,
+            SubgroupShuffleINTEL
+            | SubgroupShuffleDownINTEL
+            | SubgroupShuffleUpINTEL
+            | SubgroupShuffleXorINTEL => self.intel_shuffle(inst)?,
+            SubgroupBlockReadINTEL
+            | SubgroupBlockWriteINTEL
+            | SubgroupImageBlockReadINTEL
+            | SubgroupImageBlockWriteINTEL => self.block_io(inst)?,
             op if is_sub_group_local(op) => self.sub_group_local(inst)?,
             op if is_group_barrier(op) && op != ControlBarrier => self.group_collective(inst)?,
             // Async copies complete synchronously (group.rs): nothing to wait for.
