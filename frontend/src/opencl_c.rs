@@ -24,7 +24,10 @@ const OPT_DATA_LAYOUT: &str =
 /// (`cl_khr_kernel_clock`, `cl_khr_work_group_uniform_arithmetic` and
 /// `cl_khr_extended_async_copies` get their macros from their preludes, with the built-ins
 /// clang-15 lacks.)
-const CLANG_15_MACROLESS_EXTENSIONS: &[&str] = &["cl_khr_expect_assume"];
+/// `cl_khr_subgroup_named_barrier` has nothing in OpenCL C (its barriers are OpenCL C++'s and
+/// SPIR-V's), but the Khronos CTS expects its macro where the device reports it.
+const CLANG_15_MACROLESS_EXTENSIONS: &[&str] =
+    &["cl_khr_expect_assume", "cl_khr_subgroup_named_barrier"];
 
 /// `-cl-ext=-all,+a,+b`: everything off, then exactly `extensions` on.
 fn cl_ext_option(extensions: &[&str]) -> String {

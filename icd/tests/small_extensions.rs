@@ -474,6 +474,48 @@ fn checked_mode_stops_a_copy_past_its_tile() {
     assert_eq!(status.0, CL_OUT_OF_RESOURCES);
 }
 
+/// `text` assembled with spirv-as for `target`.
+fn assemble(name: &str, text: &str, target: &str) -> Vec<u8> {
+    let dir = profile_dir().join("ferrocl-test-spirv");
+    std::fs::create_dir_all(&dir).unwrap();
+    let asm = dir.join(format!("{name}.{}.spvasm", std::process::id()));
+    let spv = asm.with_extension("spv");
+    std::fs::write(&asm, text).unwrap();
+    let st = std::process::Command::new("spirv-as")
+        .args(["--target-env", target, "-o"])
+        .arg(&spv)
+        .arg(&asm)
+        .status()
+        .expect("spirv-as (spirv-tools) is installed");
+    assert!(st.success(), "spirv-as {name}");
+    let il = std::fs::read(&spv).unwrap();
+    let _ = std::fs::remove_file(&asm);
+    let _ = std::fs::remove_file(&spv);
+    il
+}
+
+/// Builds IL: the program, or the error code and the build log.
+fn build_il(env: &Env, il: &[u8]) -> Result<Program, (cl_int, String)> {
+    let program = check(
+        cl(Program::create_from_il(&env.context, il)),
+        "clCreateProgramWithIL",
+    );
+    let options = CString::new("").unwrap();
+    match opencl3::program::build_program(
+        program.get(),
+        env.context.devices(),
+        &options,
+        None,
+        ptr::null_mut(),
+    ) {
+        Ok(()) => Ok(program),
+        Err(code) => Err((
+            code,
+            program.get_build_log(env.device.id()).unwrap_or_default(),
+        )),
+    }
+}
+
 /// An import with the 2D copy's name whose type is not the built-in's: the build fails and
 /// the log says why.
 const WRONG_IMPORT: &str = r#"
@@ -514,35 +556,9 @@ fn a_wrong_extended_async_copy_import_is_refused() {
     if env.other_icd {
         return;
     }
-    let dir = profile_dir().join("ferrocl-test-spirv");
-    std::fs::create_dir_all(&dir).unwrap();
-    let asm = dir.join(format!("wrong_async_import.{}.spvasm", std::process::id()));
-    let spv = asm.with_extension("spv");
-    std::fs::write(&asm, WRONG_IMPORT).unwrap();
-    let st = std::process::Command::new("spirv-as")
-        .args(["--target-env", "spv1.0", "-o"])
-        .arg(&spv)
-        .arg(&asm)
-        .status()
-        .expect("spirv-as (spirv-tools) is installed");
-    assert!(st.success(), "spirv-as");
-    let il = std::fs::read(&spv).unwrap();
-    let _ = std::fs::remove_file(&asm);
-    let _ = std::fs::remove_file(&spv);
-    let program = check(
-        cl(Program::create_from_il(&env.context, &il)),
-        "clCreateProgramWithIL",
-    );
-    let options = CString::new("").unwrap();
-    let built = opencl3::program::build_program(
-        program.get(),
-        env.context.devices(),
-        &options,
-        None,
-        ptr::null_mut(),
-    );
-    assert_eq!(built, Err(CL_BUILD_PROGRAM_FAILURE));
-    let log = program.get_build_log(env.device.id()).unwrap_or_default();
+    let il = assemble("wrong_async_import", WRONG_IMPORT, "spv1.0");
+    let (code, log) = build_il(&env, &il).err().expect("the module builds");
+    assert_eq!(code, CL_BUILD_PROGRAM_FAILURE);
     assert!(
         log.contains("async_work_group_copy_2D2D") && log.contains("takes 10 arguments"),
         "{log}"
@@ -1089,9 +1105,10 @@ fn intel_image_block_reads_and_writes() {
     }
 }
 
-/// With `FERROCL_SUBGROUPS=off` the Intel extensions are gone: not reported, the sub-group
-/// sizes empty, the spill query refused, a module with the Intel capabilities refused with a
-/// log naming one, and the built-ins undeclared in OpenCL C.
+/// With `FERROCL_SUBGROUPS=off` the Intel extensions and named barriers are gone: not
+/// reported, the sub-group sizes empty, the spill query refused, the named barrier count 0,
+/// modules with the Intel or named-barrier capabilities refused with a log naming them, and
+/// the Intel built-ins undeclared in OpenCL C.
 #[test]
 fn intel_subgroups_follow_the_sub_group_switch() {
     if in_child(
@@ -1124,24 +1141,141 @@ fn intel_subgroups_follow_the_sub_group_switch() {
         Err(CL_INVALID_VALUE)
     );
     let il = spirv("intel_subgroups", Opt::Optimised);
-    let program = check(
-        cl(Program::create_from_il(&env.context, &il)),
-        "clCreateProgramWithIL",
-    );
-    let options = CString::new("").unwrap();
-    let built = opencl3::program::build_program(
-        program.get(),
-        env.context.devices(),
-        &options,
-        None,
-        ptr::null_mut(),
-    );
-    assert_eq!(built, Err(CL_BUILD_PROGRAM_FAILURE));
-    let log = program.get_build_log(env.device.id()).unwrap_or_default();
+    let (code, log) = build_il(&env, &il).err().expect("the module builds");
+    assert_eq!(code, CL_BUILD_PROGRAM_FAILURE);
     assert!(log.contains("INTEL"), "{log}");
+    // Named barriers go with them.
+    assert!(!has_extension(&env, NAMED));
+    let count =
+        opencl3::device::get_device_data(env.device.id(), CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR)
+            .expect("CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR");
+    assert_eq!(count, 0u32.to_ne_bytes());
+    let il = assemble("named_barriers", &named_barriers_spvasm(), "spv1.1");
+    let (_, log) = build_il(&env, &il).err().expect("named barriers build");
+    assert!(log.contains("NamedBarrier"), "{log}");
     let source = std::fs::read_to_string(kernel_source("intel_subgroups")).unwrap();
     let log = env
         .try_program_from_source(&source, "-cl-std=CL1.2")
         .expect_err("OpenCL C with the Intel built-ins builds without sub-groups");
     assert!(log.contains("cl_intel_subgroups is not defined"), "{log}");
+}
+
+// ---- cl_khr_subgroup_named_barrier ----
+
+const NAMED: &str = "cl_khr_subgroup_named_barrier";
+
+fn named_barriers_spvasm() -> String {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/named_barriers.spvasm");
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn named_barriers_are_reported() {
+    let env = Env::new();
+    if env.other_icd {
+        return;
+    }
+    assert!(has_extension(&env, NAMED));
+    assert_eq!(extension_version(&env, NAMED), Some(VERSION_1_0_0));
+    let id = env.device.id();
+    let count = opencl3::device::get_device_data(id, CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR)
+        .expect("CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR");
+    // At least the 8 the extension requires; 64 named barrier initialisations per module.
+    assert_eq!(count, 64u32.to_ne_bytes());
+    let caps: Vec<u32> = opencl3::device::get_device_data(id, CL_DEVICE_SPIRV_CAPABILITIES_KHR)
+        .expect("CL_DEVICE_SPIRV_CAPABILITIES_KHR")
+        .chunks_exact(4)
+        .map(|c| u32::from_ne_bytes(c.try_into().unwrap()))
+        .collect();
+    assert!(caps.contains(&59), "NamedBarrier in {caps:?}");
+}
+
+/// Two pairs of sub-groups, each synchronised by its own named barrier for its own number of
+/// iterations, exchanging values through local memory: every value read is the partner's of
+/// the same iteration.
+#[test]
+fn named_barriers_synchronise_their_sub_groups() {
+    let env = Env::new();
+    if env.other_icd || !has_extension(&env, NAMED) {
+        return;
+    }
+    let il = assemble("named_barriers", &named_barriers_spvasm(), "spv1.1");
+    let program = build_il(&env, &il).unwrap_or_else(|(code, log)| panic!("{code}: {log}"));
+    let kernel = check(cl(Kernel::create(&program, "pairs")), "clCreateKernel");
+    for (n0, n1) in [(3u32, 5u32), (0, 4), (6, 1), (2, 2)] {
+        let groups = 3;
+        let out = env.buffer_filled(16 * groups, u32::MAX);
+        arg_buf(&kernel, 0, &out);
+        arg(&kernel, 1, &n0);
+        arg(&kernel, 2, &n1);
+        env.run(&kernel, &[16 * groups], Some(&[16]), None);
+        let want: Vec<u32> = (0..16 * groups as u32)
+            .map(|gid| {
+                let lid = gid % 16;
+                let iters = if lid / 4 < 2 { n0 } else { n1 };
+                (0..iters).map(|i| 100 * i + (lid ^ 4)).sum()
+            })
+            .collect();
+        assert_eq!(env.read(&out, 16 * groups), want, "n0 {n0}, n1 {n1}");
+    }
+}
+
+#[test]
+fn named_barrier_modules_are_checked() {
+    let env = Env::new();
+    if env.other_icd || !has_extension(&env, NAMED) {
+        return;
+    }
+    let text = named_barriers_spvasm();
+    // NamedBarrier is a SPIR-V 1.1 capability.
+    let mut il = assemble("named_barriers", &text, "spv1.1");
+    il[4..8].copy_from_slice(&0x0001_0000u32.to_le_bytes());
+    let (_, log) = build_il(&env, &il)
+        .err()
+        .expect("a SPIR-V 1.0 module builds");
+    assert!(log.contains("NamedBarrier requires SPIR-V 1.1"), "{log}");
+    // 65 named barriers: one more than CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR.
+    let extra: String = (0..63)
+        .map(|i| format!("%extra{i} = OpNamedBarrierInitialize %nb %uint_2\n"))
+        .collect();
+    let many = text.replacen(
+        "          %b = OpNamedBarrierInitialize %nb %uint_2\n",
+        &format!("          %b = OpNamedBarrierInitialize %nb %uint_2\n{extra}"),
+        1,
+    );
+    let il = assemble("named_barriers_65", &many, "spv1.1");
+    let (code, log) = build_il(&env, &il).err().expect("65 named barriers build");
+    assert_eq!(code, CL_BUILD_PROGRAM_FAILURE);
+    assert!(log.contains("initialises 65 named barriers"), "{log}");
+}
+
+/// A named barrier counting more sub-groups than ever wait on it is undefined behaviour; the
+/// launch still ends (a round that lets nobody through opens every gate), and the queue goes
+/// on.
+#[test]
+fn an_unreachable_named_barrier_count_does_not_hang() {
+    let env = Env::new();
+    if env.other_icd || !has_extension(&env, NAMED) {
+        return;
+    }
+    let text = named_barriers_spvasm().replacen(
+        "%a = OpNamedBarrierInitialize %nb %uint_2",
+        "%a = OpNamedBarrierInitialize %nb %uint_3",
+        1,
+    );
+    let il = assemble("named_barriers_3", &text, "spv1.1");
+    let program = build_il(&env, &il).unwrap_or_else(|(code, log)| panic!("{code}: {log}"));
+    let kernel = check(cl(Kernel::create(&program, "pairs")), "clCreateKernel");
+    let out = env.buffer_filled(16, u32::MAX);
+    arg_buf(&kernel, 0, &out);
+    arg(&kernel, 1, &2u32);
+    arg(&kernel, 2, &3u32);
+    env.run(&kernel, &[16], Some(&[16]), None);
+    // Sub-groups 2 and 3 have a barrier of their own and compute what they always do.
+    let got = env.read(&out, 16);
+    for lid in 8..16u32 {
+        let want: u32 = (0..3).map(|i| 100 * i + (lid ^ 4)).sum();
+        assert_eq!(got[lid as usize], want, "work-item {lid}");
+    }
 }

@@ -240,6 +240,8 @@ pub struct DeviceConfig {
     /// `CL_DEVICE_SUB_GROUP_SIZES_INTEL` (cl_intel_required_subgroup_size): the one size,
     /// none with sub-groups off.
     pub sub_group_sizes: Vec<usize>,
+    /// `CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR`, 0 with sub-groups off.
+    pub max_named_barriers: u32,
     /// `CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR`.
     pub integer_dot_product_capabilities: cl_bitfield,
     /// `CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_8BIT_KHR` and `_4x8BIT_PACKED_KHR`
@@ -494,6 +496,11 @@ impl DeviceConfig {
                 0
             },
             sub_group_independent_forward_progress: settings.sub_groups,
+            max_named_barriers: if settings.sub_groups {
+                ferrocl_frontend::MAX_NAMED_BARRIERS
+            } else {
+                0
+            },
             sub_group_sizes: if settings.sub_groups {
                 vec![ferrocl_codegen::SUB_GROUP_SIZE as usize]
             } else {
@@ -737,6 +744,7 @@ mod tests {
                 "cl_khr_subgroup_ballot",
                 "cl_khr_subgroup_clustered_reduce",
                 "cl_khr_subgroup_extended_types",
+                "cl_khr_subgroup_named_barrier",
                 "cl_khr_subgroup_non_uniform_arithmetic",
                 "cl_khr_subgroup_non_uniform_vote",
                 "cl_khr_subgroup_rotate",

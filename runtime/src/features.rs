@@ -331,6 +331,18 @@ pub const FEATURES: &[Feature] = &[
         clang_defines: &[],
     },
     Feature {
+        // Barriers of some sub-groups of a work-group (SPIR-V OpNamedBarrierInitialize and
+        // OpMemoryNamedBarrier; OpenCL C has no built-ins for them): gates that count the
+        // whole sub-groups waiting on each barrier (codegen gates.rs).
+        name: "sub-group named barriers",
+        switch: Switch::SubGroups,
+        extensions: &[ext("cl_khr_subgroup_named_barrier", 1)],
+        opencl_c_features: &[],
+        spirv_capabilities: &[Capability::NamedBarrier],
+        device_info: &[CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR],
+        clang_defines: &[],
+    },
+    Feature {
         // The Intel sub-group extensions on the same sub-groups of 4: the shuffles (exchanges,
         // codegen subgroup.rs), the block reads and writes of buffers and of 2D images
         // (block_io.rs; image types themselves need FERROCL_IMAGES), a required sub-group size

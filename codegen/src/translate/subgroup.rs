@@ -40,7 +40,9 @@ use ferrocl_frontend::spirv::{BuiltIn, GroupOperation, Op};
 use ferrocl_frontend::Inst;
 use ferrocl_frontend::Type;
 
-use super::function::{err, frame_flags, inst_desc, PointKind, Translator, SERVED_MARK_OFFSET};
+use super::function::{
+    err, frame_flags, inst_desc, BarrierState, PointKind, Translator, SERVED_MARK_OFFSET,
+};
 use super::group::Combine;
 use super::values::{shape, Val};
 use crate::abi::SUB_GROUP_SIZE;
@@ -234,6 +236,47 @@ impl Translator<'_, '_, '_> {
             PointKind::WorkGroupBarrier
         };
         self.barrier_point(kind)?;
+        Ok(())
+    }
+
+    /// `OpNamedBarrierInitialize` (cl_khr_subgroup_named_barrier): the barrier's handle, made
+    /// of the instruction (which names the object: the OpenCL C++ spec allows constructing
+    /// named barriers in kernels only, and constructing one again is the same barrier) and
+    /// its sub-group count. Nothing is shared: the gates of `OpMemoryNamedBarrier` compare
+    /// the handles waiting work-items keep in their frames, so initialising needs no
+    /// synchronisation.
+    pub(crate) fn named_barrier_initialize(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
+        self.require_sub_groups("OpNamedBarrierInitialize")?;
+        let id = inst
+            .result_id()
+            .ok_or_else(|| BuildError::new("error: OpNamedBarrierInitialize without a result\n"))?;
+        let count = self.scalar_operand(inst, 0)?;
+        let count = self.resize_int(count, types::I64, false);
+        let handle = self.b.ins().bor_imm_s(count, i64::from(id) << 32);
+        self.define(inst, Val::S(handle))
+    }
+
+    /// `OpMemoryNamedBarrier`: the work-item keeps the barrier's handle in its frame and stops;
+    /// its gate lets it through once the barrier's count of whole sub-groups wait on it
+    /// (gates.rs). Work-items of a group run on one thread, so the memory order needs nothing
+    /// more.
+    pub(crate) fn memory_named_barrier(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
+        self.require_sub_groups("OpMemoryNamedBarrier")?;
+        let handle = self.scalar_operand(inst, 0)?;
+        let (own, slot) = match &self.barrier {
+            Some(BarrierState {
+                frame_base,
+                named_barrier_slot: Some(slot),
+                ..
+            }) => (*frame_base, *slot),
+            _ => {
+                return err(
+                    "internal: OpMemoryNamedBarrier in a kernel without named-barrier frames\n",
+                )
+            }
+        };
+        self.b.ins().store(frame_flags(), handle, own, slot);
+        self.barrier_point(PointKind::NamedBarrier)?;
         Ok(())
     }
 

@@ -8,7 +8,25 @@ impl<'m> Checker<'m> {
         use Op::*;
         let op = inst.class.opcode;
         match op {
-            ControlBarrier | MemoryBarrier => self.barrier(inst),
+            ControlBarrier | MemoryBarrier | MemoryNamedBarrier => self.barrier(inst),
+            NamedBarrierInitialize => {
+                if self.ty(rt) != Some(&Type::NamedBarrier) {
+                    let rule = format!(
+                        "SPIR-V (barrier instructions): the result of OpNamedBarrierInitialize must be an OpTypeNamedBarrier, found {}",
+                        self.type_name(rt)
+                    );
+                    self.report(inst, rule);
+                }
+                if let Some(t) = self.operand_type(inst, 0) {
+                    if self.shape(t) != Some((Kind::Int(32), 1)) {
+                        let rule = format!(
+                            "SPIR-V (barrier instructions): the Subgroup Count of OpNamedBarrierInitialize must be a 32-bit integer scalar, found {}",
+                            self.type_name(t)
+                        );
+                        self.report(inst, rule);
+                    }
+                }
+            }
             GroupAll | GroupAny | GroupBroadcast | GroupIAdd | GroupFAdd | GroupFMin
             | GroupUMin | GroupSMin | GroupFMax | GroupUMax | GroupSMax | GroupIMulKHR
             | GroupFMulKHR | GroupBitwiseAndKHR | GroupBitwiseOrKHR | GroupBitwiseXorKHR
@@ -82,7 +100,19 @@ impl<'m> Checker<'m> {
     /// env 4: barrier scopes and orders allowed by the device's fence capabilities.
     pub(super) fn barrier(&mut self, inst: &Instruction) {
         let control = inst.class.opcode == Op::ControlBarrier;
-        let base = usize::from(control);
+        let named = inst.class.opcode == Op::MemoryNamedBarrier;
+        let base = usize::from(control || named);
+        if named {
+            if let Some(t) = self.operand_type(inst, 0) {
+                if self.ty(t) != Some(&Type::NamedBarrier) {
+                    let rule = format!(
+                        "SPIR-V (barrier instructions): the Named Barrier of OpMemoryNamedBarrier must be an OpTypeNamedBarrier, found {}",
+                        self.type_name(t)
+                    );
+                    self.report(inst, rule);
+                }
+            }
+        }
         if control {
             if let Some(exec) = self.constant_operand(inst, 0, "Scope for Execution") {
                 // env 5.2.11: Subgroup with cl_khr_subgroups (codegen refuses it when the
