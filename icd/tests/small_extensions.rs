@@ -75,12 +75,7 @@ fn extension_version(env: &Env, name: &str) -> Option<cl_version> {
         "CL_DEVICE_EXTENSIONS_WITH_VERSION",
     );
     with_version.iter().find_map(|e| {
-        let n: Vec<u8> = e
-            .name
-            .iter()
-            .take_while(|&&c| c != 0)
-            .map(|&c| c as u8)
-            .collect();
+        let n: Vec<u8> = e.name.iter().take_while(|&&c| c != 0).copied().collect();
         (n == name.as_bytes()).then_some(e.version)
     })
 }
@@ -557,7 +552,7 @@ fn a_wrong_extended_async_copy_import_is_refused() {
         return;
     }
     let il = assemble("wrong_async_import", WRONG_IMPORT, "spv1.0");
-    let (code, log) = build_il(&env, &il).err().expect("the module builds");
+    let (code, log) = build_il(&env, &il).expect_err("the module builds");
     assert_eq!(code, CL_BUILD_PROGRAM_FAILURE);
     assert!(
         log.contains("async_work_group_copy_2D2D") && log.contains("takes 10 arguments"),
@@ -663,13 +658,13 @@ fn check_shuffles(
     env.run(&kernel, &[n], Some(&[local]), None);
     let got = env.read(&out, 4 * n * stride);
     let mut checked = 0;
-    for i in 0..n {
+    for (i, &k) in c.iter().enumerate() {
         let in_group = i % local;
         let first = i - in_group % SUB_GROUP;
         let lane = in_group % SUB_GROUP;
         let count = SUB_GROUP.min(local - (in_group - lane));
         for op in 0..4 {
-            let Some((src, which)) = shuffle_source(op, lane, c[i] as usize, max) else {
+            let Some((src, which)) = shuffle_source(op, lane, k as usize, max) else {
                 continue;
             };
             if src >= count {
@@ -683,7 +678,7 @@ fn check_shuffles(
                 &got[at..at + len],
                 &data[from..from + len],
                 "{what}: shuffles_{name}, local {local}, work-item {i}, op {op}, operand {}",
-                c[i]
+                k
             );
             checked += 1;
         }
@@ -1015,7 +1010,9 @@ fn intel_image_block_reads_and_writes() {
         return;
     }
     let program = env.program_from_source(IMAGE_BLOCKS, "-cl-std=CL1.2");
-    let cases: [(usize, usize, usize, &[(i32, i32)]); 2] = [
+    // (texel bytes, width, height, coordinates)
+    type Case<'a> = (usize, usize, usize, &'a [(i32, i32)]);
+    let cases: [Case; 2] = [
         // RGBA8, 8 × 5 texels: rows of 32 bytes.
         (
             4,
@@ -1141,7 +1138,7 @@ fn intel_subgroups_follow_the_sub_group_switch() {
         Err(CL_INVALID_VALUE)
     );
     let il = spirv("intel_subgroups", Opt::Optimised);
-    let (code, log) = build_il(&env, &il).err().expect("the module builds");
+    let (code, log) = build_il(&env, &il).expect_err("the module builds");
     assert_eq!(code, CL_BUILD_PROGRAM_FAILURE);
     assert!(log.contains("INTEL"), "{log}");
     // Named barriers go with them.
@@ -1151,7 +1148,7 @@ fn intel_subgroups_follow_the_sub_group_switch() {
             .expect("CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR");
     assert_eq!(count, 0u32.to_ne_bytes());
     let il = assemble("named_barriers", &named_barriers_spvasm(), "spv1.1");
-    let (_, log) = build_il(&env, &il).err().expect("named barriers build");
+    let (_, log) = build_il(&env, &il).expect_err("named barriers build");
     assert!(log.contains("NamedBarrier"), "{log}");
     let source = std::fs::read_to_string(kernel_source("intel_subgroups")).unwrap();
     let log = env
@@ -1231,9 +1228,7 @@ fn named_barrier_modules_are_checked() {
     // NamedBarrier is a SPIR-V 1.1 capability.
     let mut il = assemble("named_barriers", &text, "spv1.1");
     il[4..8].copy_from_slice(&0x0001_0000u32.to_le_bytes());
-    let (_, log) = build_il(&env, &il)
-        .err()
-        .expect("a SPIR-V 1.0 module builds");
+    let (_, log) = build_il(&env, &il).expect_err("a SPIR-V 1.0 module builds");
     assert!(log.contains("NamedBarrier requires SPIR-V 1.1"), "{log}");
     // 65 named barriers: one more than CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR.
     let extra: String = (0..63)
@@ -1245,7 +1240,7 @@ fn named_barrier_modules_are_checked() {
         1,
     );
     let il = assemble("named_barriers_65", &many, "spv1.1");
-    let (code, log) = build_il(&env, &il).err().expect("65 named barriers build");
+    let (code, log) = build_il(&env, &il).expect_err("65 named barriers build");
     assert_eq!(code, CL_BUILD_PROGRAM_FAILURE);
     assert!(log.contains("initialises 65 named barriers"), "{log}");
 }

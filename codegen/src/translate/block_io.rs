@@ -90,10 +90,9 @@ impl Translator<'_, '_, '_> {
                 CheckKind::Read
             };
             self.check_access(ptr_id, addr, bytes as u64, kind)?;
-            if write {
-                self.store_val(elem, addr, &Val::S(data[k]))?;
-            } else {
-                out.push(self.load_val(elem, addr)?.scalar()?);
+            match data.get(k) {
+                Some(&v) => self.store_val(elem, addr, &Val::S(v))?,
+                None => out.push(self.load_val(elem, addr)?.scalar()?),
             }
         }
         if write {

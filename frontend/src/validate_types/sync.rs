@@ -416,7 +416,10 @@ impl<'m> Checker<'m> {
             None => rt,
         };
         let elem = match self.ty(data_ty) {
-            Some(Type::Vector { elem, count }) if matches!(count, 2 | 4 | 8) => *elem,
+            Some(Type::Vector {
+                elem,
+                count: 2 | 4 | 8,
+            }) => *elem,
             Some(Type::Int { .. }) => data_ty,
             _ => 0,
         };
