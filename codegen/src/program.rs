@@ -72,6 +72,11 @@ pub struct Kernel {
     pub checked: bool,
     /// The checks of a checked kernel, indexed by a [`crate::Fault`]'s site.
     pub check_sites: Vec<crate::CheckSite>,
+    /// Bytes of the work-group function's machine stack frame that hold registers — spill
+    /// slots, saved callee-saved registers, outgoing call arguments — rather than the
+    /// kernel's own stack slots (`CL_KERNEL_SPILL_MEM_SIZE_INTEL`); 0 when every value lived
+    /// in registers.
+    pub spill_mem_size: usize,
     pub(crate) entry: WorkGroupFn,
 }
 
@@ -126,8 +131,14 @@ impl Kernel {
             printf_formats,
             checked,
             check_sites,
+            spill_mem_size: 0,
             entry,
         }
+    }
+
+    pub(crate) fn with_spill_mem_size(mut self, bytes: usize) -> Self {
+        self.spill_mem_size = bytes;
+        self
     }
 
     /// Runs every work-item of one work-group.

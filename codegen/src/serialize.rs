@@ -408,6 +408,7 @@ fn encode_kernel(w: &mut Writer, k: &Kernel) -> Result<(), String> {
         printf_formats,
         checked,
         check_sites,
+        spill_mem_size,
         entry: _,
     } = k;
     encode_info(w, info)?;
@@ -415,6 +416,7 @@ fn encode_kernel(w: &mut Writer, k: &Kernel) -> Result<(), String> {
     w.usize(*private_mem_size);
     w.usize(*instruction_count);
     w.usize(*work_item_frame_size);
+    w.usize(*spill_mem_size);
     w.u8(match barrier_schedule {
         BarrierSchedule::None => 0,
         BarrierSchedule::Static => 1,
@@ -501,6 +503,7 @@ fn encode_info(w: &mut Writer, info: &KernelInfo) -> Result<(), String> {
         sub_groups_per_work_group,
         uses_barrier,
         has_spin_loops,
+        has_named_barriers,
     } = info;
     w.str(name)?;
     w.u32(*function);
@@ -553,6 +556,7 @@ fn encode_info(w: &mut Writer, info: &KernelInfo) -> Result<(), String> {
     w.opt_u32(*sub_groups_per_work_group);
     w.bool(*uses_barrier);
     w.bool(*has_spin_loops);
+    w.bool(*has_named_barriers);
     Ok(())
 }
 
@@ -602,6 +606,7 @@ fn decode_info(r: &mut Reader) -> Read<KernelInfo> {
         sub_groups_per_work_group: r.opt_u32()?,
         uses_barrier: r.bool()?,
         has_spin_loops: r.bool()?,
+        has_named_barriers: r.bool()?,
     })
 }
 
@@ -612,6 +617,7 @@ struct KernelMeta {
     private_mem_size: usize,
     instruction_count: usize,
     work_item_frame_size: usize,
+    spill_mem_size: usize,
     barrier_schedule: BarrierSchedule,
     vectorization: Vectorization,
     printf_formats: Vec<PrintfFormat>,
@@ -625,6 +631,7 @@ fn decode_kernel(r: &mut Reader) -> Read<KernelMeta> {
     let private_mem_size = r.usize()?;
     let instruction_count = r.usize()?;
     let work_item_frame_size = r.usize()?;
+    let spill_mem_size = r.usize()?;
     let barrier_schedule = match r.u8()? {
         0 => BarrierSchedule::None,
         1 => BarrierSchedule::Static,
@@ -686,6 +693,7 @@ fn decode_kernel(r: &mut Reader) -> Read<KernelMeta> {
         private_mem_size,
         instruction_count,
         work_item_frame_size,
+        spill_mem_size,
         barrier_schedule,
         vectorization,
         printf_formats,
@@ -1003,6 +1011,7 @@ fn link(image: Image, options: &BuildOptions) -> Result<Program, BuildError> {
                 m.check_sites,
                 entry,
             )
+            .with_spill_mem_size(m.spill_mem_size)
         })
         .collect();
     let data_regions = data_ids

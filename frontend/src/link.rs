@@ -434,14 +434,17 @@ pub fn itanium_name(mangled: &str) -> Option<&str> {
 }
 
 /// Imported functions the device itself provides: OpenCL C built-ins llvm-spirv-15 leaves as
-/// calls (cl_khr_integer_dot_product's packed forms, cl_khr_kernel_clock's clock_read_*), by
-/// their mangled names; codegen computes them (`packed_dot_call`, `clock_call`).
+/// calls (cl_khr_integer_dot_product's packed forms, cl_khr_kernel_clock's clock_read_*,
+/// cl_khr_extended_async_copies' copies), by their mangled names; codegen computes them
+/// (`packed_dot_call`, `clock_call`, `extended_async_copy`).
 pub fn provided_by_device(mangled: &str) -> bool {
     let Some(name) = itanium_name(mangled) else {
         return false;
     };
     name.starts_with("dot_4x8packed_")
         || name.starts_with("dot_acc_sat_4x8packed_")
+        || name.starts_with("async_work_group_copy_2D2D")
+        || name.starts_with("async_work_group_copy_3D3D")
         || matches!(
             name,
             "clock_read_devicev"

@@ -80,6 +80,9 @@ pub struct KernelInfo {
     /// an atomic executed in it, where a work-item waits for another (spin_loops.rs). Its back
     /// edges are yield points (`uses_barrier` is set too).
     pub has_spin_loops: bool,
+    /// Whether the kernel (or anything it calls) waits on a named barrier
+    /// (`OpMemoryNamedBarrier`; `uses_barrier` is set too).
+    pub has_named_barriers: bool,
 }
 
 impl KernelInfo {
@@ -171,6 +174,14 @@ pub(crate) fn extract_kernels(m: &Module) -> Result<Vec<KernelInfo>, FrontendErr
             sub_groups_per_work_group: None,
             uses_barrier: reaches(m, *function, |id| stops_work_items(m, id)),
             has_spin_loops: reaches(m, *function, |id| !m.spin_loop_back_edges(id).is_empty()),
+            has_named_barriers: reaches(m, *function, |id| {
+                m.function_raw(id).is_some_and(|f| {
+                    f.blocks
+                        .iter()
+                        .flat_map(|b| &b.instructions)
+                        .any(|i| i.class.opcode == Op::MemoryNamedBarrier)
+                })
+            }),
         };
         for mode in &m.raw.execution_modes {
             if mode.operands.first() != Some(&Operand::IdRef(*function)) {
@@ -361,8 +372,8 @@ fn vec_type_hint_name(encoded: u32) -> String {
     }
 }
 
-/// `OpControlBarrier` and the `OpGroup*` collectives (work-group or sub-group scope), with
-/// those of SPV_KHR_uniform_group_instructions.
+/// `OpControlBarrier`, `OpMemoryNamedBarrier` and the `OpGroup*` collectives (work-group or
+/// sub-group scope), with those of SPV_KHR_uniform_group_instructions.
 pub fn is_barrier_or_collective(op: Op) -> bool {
     matches!(
         op,
@@ -386,6 +397,8 @@ pub fn is_barrier_or_collective(op: Op) -> bool {
             | Op::GroupLogicalAndKHR
             | Op::GroupLogicalOrKHR
             | Op::GroupLogicalXorKHR
+            // cl_khr_subgroup_named_barrier: a barrier of some sub-groups of the work-group.
+            | Op::MemoryNamedBarrier
     )
 }
 
@@ -426,6 +439,12 @@ pub fn synchronises_work_group(op: Op) -> bool {
                 | Op::GroupNonUniformLogicalOr
                 | Op::GroupNonUniformLogicalXor
                 | Op::GroupNonUniformRotateKHR
+                // SPV_INTEL_subgroups: shuffles read other work-items' values like the
+                // non-uniform ones (the block reads and writes need nobody else).
+                | Op::SubgroupShuffleINTEL
+                | Op::SubgroupShuffleDownINTEL
+                | Op::SubgroupShuffleUpINTEL
+                | Op::SubgroupShuffleXorINTEL
         )
 }
 

@@ -48,6 +48,8 @@ pub enum Type {
         params: Vec<TypeId>,
     },
     Event,
+    /// `OpTypeNamedBarrier` (cl_khr_subgroup_named_barrier): a handle codegen makes.
+    NamedBarrier,
     DeviceEvent,
     ReserveId,
     Queue,
@@ -312,7 +314,12 @@ pub(crate) fn size_of(types: &HashMap<TypeId, Type>, id: TypeId) -> Option<u64> 
             }
             offset.next_multiple_of(max_align)
         }
-        Type::Pointer { .. } | Type::Event | Type::Sampler | Type::Image { .. } | Type::Queue => 8,
+        Type::Pointer { .. }
+        | Type::Event
+        | Type::NamedBarrier
+        | Type::Sampler
+        | Type::Image { .. }
+        | Type::Queue => 8,
         _ => return None,
     })
 }

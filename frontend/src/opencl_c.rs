@@ -21,9 +21,13 @@ const OPT_DATA_LAYOUT: &str =
 /// OpenCL C extensions whose macro clang-15 does not define (it does not know their names),
 /// although it has what they bring: `cl_khr_expect_assume` is `__builtin_expect` and
 /// `__builtin_assume`, which llvm-spirv-15 translates with SPV_KHR_expect_assume.
-/// (`cl_khr_kernel_clock` and `cl_khr_work_group_uniform_arithmetic` get their macros from
-/// their preludes, with the built-ins clang-15 lacks.)
-const CLANG_15_MACROLESS_EXTENSIONS: &[&str] = &["cl_khr_expect_assume"];
+/// (`cl_khr_kernel_clock`, `cl_khr_work_group_uniform_arithmetic` and
+/// `cl_khr_extended_async_copies` get their macros from their preludes, with the built-ins
+/// clang-15 lacks.)
+/// `cl_khr_subgroup_named_barrier` has nothing in OpenCL C (its barriers are OpenCL C++'s and
+/// SPIR-V's), but the Khronos CTS expects its macro where the device reports it.
+const CLANG_15_MACROLESS_EXTENSIONS: &[&str] =
+    &["cl_khr_expect_assume", "cl_khr_subgroup_named_barrier"];
 
 /// `-cl-ext=-all,+a,+b`: everything off, then exactly `extensions` on.
 fn cl_ext_option(extensions: &[&str]) -> String {
@@ -104,17 +108,20 @@ const LLVM_SPIRV_15_EXTENSIONS: &[&str] = &[
     "SPV_KHR_no_integer_wrap_decoration",
     "SPV_KHR_subgroup_rotate",
     "SPV_KHR_uniform_group_instructions",
+    "SPV_INTEL_subgroups",
 ];
 
 /// llvm-spirv's `--spirv-ext`: the SPIR-V extensions the frontend accepts that the translator
-/// knows; it uses none unless told. Sub-group rotation only when the device has it.
+/// knows; it uses none unless told. Sub-group rotation and the Intel sub-group instructions
+/// only when the device has them.
 fn spirv_ext_option(device_extensions: &[&str]) -> String {
     let list: Vec<String> = crate::SUPPORTED_EXTENSIONS
         .iter()
         .filter(|e| LLVM_SPIRV_15_EXTENSIONS.contains(e))
-        .filter(|e| {
-            **e != "SPV_KHR_subgroup_rotate"
-                || device_extensions.contains(&"cl_khr_subgroup_rotate")
+        .filter(|e| match **e {
+            "SPV_KHR_subgroup_rotate" => device_extensions.contains(&"cl_khr_subgroup_rotate"),
+            "SPV_INTEL_subgroups" => device_extensions.contains(&"cl_intel_subgroups"),
+            _ => true,
         })
         .map(|e| format!("+{e}"))
         .collect();
@@ -571,6 +578,135 @@ fn uniform_arithmetic_prelude(extensions: &[&str]) -> Option<String> {
     Some(text)
 }
 
+/// The 2D and 3D copies of cl_khr_extended_async_copies, local ← global and global ← local:
+/// (function, destination space, source space, the Itanium name clang gives it).
+pub const EXTENDED_ASYNC_COPIES: [(&str, &str, &str, &str); 4] = [
+    (
+        "async_work_group_copy_2D2D",
+        "__local",
+        "__global",
+        "_Z26async_work_group_copy_2D2DPU3AS3vmPU3AS1Kvmmmmmm9ocl_event",
+    ),
+    (
+        "async_work_group_copy_2D2D",
+        "__global",
+        "__local",
+        "_Z26async_work_group_copy_2D2DPU3AS1vmPU3AS3Kvmmmmmm9ocl_event",
+    ),
+    (
+        "async_work_group_copy_3D3D",
+        "__local",
+        "__global",
+        "_Z26async_work_group_copy_3D3DPU3AS3vmPU3AS1Kvmmmmmmmmm9ocl_event",
+    ),
+    (
+        "async_work_group_copy_3D3D",
+        "__global",
+        "__local",
+        "_Z26async_work_group_copy_3D3DPU3AS1vmPU3AS3Kvmmmmmmmmm9ocl_event",
+    ),
+];
+
+/// The name the prelude gives copy `i` of [`EXTENDED_ASYNC_COPIES`] on its way through
+/// llvm-spirv-15, which takes every function whose name starts with `async_work_group_copy`
+/// for the 1D built-in and aborts on these (an `OpGroupAsyncCopy` with the wrong operands).
+/// translator_fixes.rs gives the imports their real names back.
+pub(crate) fn extended_async_copy_alias(i: usize) -> String {
+    format!("__ferrocl_extended_async_copy_{i}")
+}
+
+/// cl_khr_extended_async_copies for clang-15, which predates it: the extension macro and the
+/// built-ins, each declared under an assembler name llvm-spirv-15 leaves alone
+/// ([`extended_async_copy_alias`]). None without the extension.
+fn extended_async_copies_prelude(extensions: &[&str]) -> Option<String> {
+    if !extensions.contains(&"cl_khr_extended_async_copies") {
+        return None;
+    }
+    let mut text = String::from("#define cl_khr_extended_async_copies 1\n");
+    for (i, (name, dst, src, _)) in EXTENDED_ASYNC_COPIES.iter().enumerate() {
+        let shape = if name.ends_with("2D2D") {
+            "size_t num_lines, size_t src_total_line_length, size_t dst_total_line_length"
+        } else {
+            "size_t num_lines, size_t num_planes, size_t src_total_line_length, \
+             size_t src_total_plane_area, size_t dst_total_line_length, \
+             size_t dst_total_plane_area"
+        };
+        text.push_str(&format!(
+            "event_t __attribute__((overloadable)) {name}({dst} void *dst, size_t dst_offset, \
+             const {src} void *src, size_t src_offset, size_t num_bytes_per_element, \
+             size_t num_elements_per_line, {shape}, event_t event) __asm__(\"{}\");\n",
+            extended_async_copy_alias(i)
+        ));
+    }
+    Some(text)
+}
+
+/// cl_intel_subgroups and cl_intel_required_subgroup_size for clang-15, whose built-in table
+/// lacks the Intel functions (its `opencl-c.h` has them, but the driver declares built-ins
+/// from the table): the extension macros and the shuffles, block reads and block writes with
+/// the types the extension lists, which llvm-spirv-15 turns into SPV_INTEL_subgroups
+/// instructions (`--spirv-ext=+SPV_INTEL_subgroups`). The image forms exist where image types
+/// do. (`intel_reqd_sub_group_size` is clang's own attribute.) None without the extension.
+fn intel_subgroups_prelude(extensions: &[&str]) -> Option<String> {
+    if !extensions.contains(&"cl_intel_subgroups") {
+        return None;
+    }
+    const OVLD: &str = "__attribute__((overloadable, convergent))";
+    let shuffles = |ty: &str| -> String {
+        format!(
+            "{ty} {OVLD} intel_sub_group_shuffle({ty}, uint);\n\
+             {ty} {OVLD} intel_sub_group_shuffle_down({ty}, {ty}, uint);\n\
+             {ty} {OVLD} intel_sub_group_shuffle_up({ty}, {ty}, uint);\n\
+             {ty} {OVLD} intel_sub_group_shuffle_xor({ty}, uint);\n"
+        )
+    };
+    let mut text = String::from("#define cl_intel_subgroups 1\n");
+    if extensions.contains(&"cl_intel_required_subgroup_size") {
+        text.push_str("#define cl_intel_required_subgroup_size 1\n");
+    }
+    for base in ["float", "int", "uint"] {
+        for n in ["", "2", "3", "4", "8", "16"] {
+            text.push_str(&shuffles(&format!("{base}{n}")));
+        }
+    }
+    text.push_str(&shuffles("long"));
+    text.push_str(&shuffles("ulong"));
+    text.push_str("#if defined(cl_khr_fp64) || defined(__opencl_c_fp64)\n");
+    text.push_str(&shuffles("double"));
+    text.push_str(
+        "#endif\n#if defined(cl_khr_fp16)\n#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n",
+    );
+    text.push_str(&shuffles("half"));
+    // Back to clang's default, so the source still needs its own pragma for half.
+    text.push_str("#pragma OPENCL EXTENSION cl_khr_fp16 : disable\n#endif\n");
+    let images = [
+        (
+            "read_only",
+            "#if defined(__opencl_c_images) || (__OPENCL_C_VERSION__ < 300 && defined(__IMAGE_SUPPORT__))\n",
+        ),
+        ("read_write", "#if defined(__opencl_c_read_write_images)\n"),
+    ];
+    for (n, v) in [("", "uint"), ("2", "uint2"), ("4", "uint4"), ("8", "uint8")] {
+        text.push_str(&format!(
+            "{v} {OVLD} intel_sub_group_block_read{n}(const __global uint *);\n\
+             void {OVLD} intel_sub_group_block_write{n}(__global uint *, {v});\n"
+        ));
+        for (access, condition) in images {
+            let write_access = if access == "read_only" {
+                "write_only"
+            } else {
+                access
+            };
+            text.push_str(&format!(
+                "{condition}{v} {OVLD} intel_sub_group_block_read{n}({access} image2d_t, int2);\n\
+                 void {OVLD} intel_sub_group_block_write{n}({write_access} image2d_t, int2, {v});\n\
+                 #endif\n"
+            ));
+        }
+    }
+    Some(text)
+}
+
 fn capitalised(word: &str) -> String {
     let mut chars = word.chars();
     chars
@@ -676,6 +812,11 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
             "work_group_uniform_arithmetic.h",
             uniform_arithmetic_prelude(extensions),
         ),
+        (
+            "extended_async_copies.h",
+            extended_async_copies_prelude(extensions),
+        ),
+        ("intel_subgroups.h", intel_subgroups_prelude(extensions)),
         ("inline.h", Some(INLINE_PRELUDE.to_owned())),
         ("images.h", images_prelude(extensions)),
     ];
@@ -802,6 +943,12 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
     let words = crate::is_spirv(&spirv)
         .map_err(|e| format!("{log}error: llvm-spirv's output is not SPIR-V: {e}\n"))?;
     let mut words = crate::translator_fixes::repair_llvm_spirv_15(&words);
+    let renames: Vec<(String, String)> = EXTENDED_ASYNC_COPIES
+        .iter()
+        .enumerate()
+        .map(|(i, copy)| (extended_async_copy_alias(i), copy.3.to_owned()))
+        .collect();
+    words = crate::translator_fixes::rename_imports(&words, &renames);
     for (kernel, ty) in &unsigned_hints {
         words = crate::words::with_module_processed(
             &words,

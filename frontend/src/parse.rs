@@ -386,6 +386,7 @@ fn decode_type(m: &Module, inst: &dr::Instruction) -> Option<Type> {
                 .collect(),
         },
         Op::TypeEvent => Type::Event,
+        Op::TypeNamedBarrier => Type::NamedBarrier,
         Op::TypeDeviceEvent => Type::DeviceEvent,
         Op::TypeReserveId => Type::ReserveId,
         Op::TypeQueue => Type::Queue,

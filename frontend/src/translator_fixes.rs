@@ -12,12 +12,17 @@
 //! as in the CTS math kernels for 3-wide vectors) comes out as an `OpSwitch` whose selector is
 //! a bool, while SPIR-V wants an integer. It becomes the `OpBranchConditional` it means: to the
 //! case of literal 1 when true, of literal 0 when false, the default where a case is missing.
+//!
+//! Imports under a stand-in name: built-ins that llvm-spirv-15 would mistranslate by their
+//! real name go through it under another (the `cl_khr_extended_async_copies` copies, see
+//! `opencl_c.rs`); their `OpName` and `LinkageAttributes` get the real name back, so that the
+//! module imports what any other compiler's module would.
 
 use std::collections::HashMap;
 
-use spirv::Op;
+use spirv::{Decoration, Op};
 
-use crate::locations::HEADER_WORDS;
+use crate::locations::{literal_string, HEADER_WORDS};
 use crate::words::{has_result_type, instructions};
 
 /// `words` with both repairs applied, in one pass: every scalar-condition `OpSelect` on vectors
@@ -115,5 +120,58 @@ pub(crate) fn repair_llvm_spirv_15(words: &[u32]) -> Vec<u32> {
     out.extend_from_slice(&words[end..]);
     out[3] = bound;
     out.splice(types_at..types_at, new_types);
+    out
+}
+
+/// `words` with every `OpName` and `LinkageAttributes` string equal to a `from` of `renames`
+/// replaced by its `to` (the instruction resized to the new string). A module naming none of
+/// them comes back unchanged.
+pub(crate) fn rename_imports(words: &[u32], renames: &[(String, String)]) -> Vec<u32> {
+    let insts = instructions(words);
+    // The string operand's word index in the instruction, when it has one of interest.
+    let string_at = |w: &[u32]| -> Option<usize> {
+        match Op::from_u32(w[0] & 0xffff) {
+            Some(Op::Name) if w.len() >= 3 => Some(2),
+            Some(Op::Decorate) if w.len() >= 4 && w[2] == Decoration::LinkageAttributes as u32 => {
+                Some(3)
+            }
+            _ => None,
+        }
+    };
+    let renamed = |w: &[u32]| -> Option<&str> {
+        let at = string_at(w)?;
+        let name = literal_string(&w[at..]);
+        renames
+            .iter()
+            .find(|(from, _)| *from == name)
+            .map(|(_, to)| to.as_str())
+    };
+    if !insts.iter().any(|i| renamed(i.words).is_some()) {
+        return words.to_vec();
+    }
+    let end = insts.last().map_or(HEADER_WORDS, |i| i.at + i.words.len());
+    let mut out = words[..HEADER_WORDS].to_vec();
+    for inst in &insts {
+        let w = inst.words;
+        let Some(to) = renamed(w) else {
+            out.extend_from_slice(w);
+            continue;
+        };
+        let at = string_at(w).unwrap_or(w.len());
+        let old_len = literal_string(&w[at..]).len() / 4 + 1;
+        let mut literal = to.as_bytes().to_vec();
+        literal.push(0);
+        literal.resize(literal.len().next_multiple_of(4), 0);
+        let mut new: Vec<u32> = w[..at].to_vec();
+        new.extend(
+            literal
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+        );
+        new.extend_from_slice(&w[(at + old_len).min(w.len())..]);
+        new[0] = ((new.len() as u32) << 16) | (w[0] & 0xffff);
+        out.extend(new);
+    }
+    out.extend_from_slice(&words[end..]);
     out
 }

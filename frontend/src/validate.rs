@@ -77,6 +77,14 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     Capability::Image1D,
     Capability::SampledBuffer,
     Capability::ImageBuffer,
+    // SPV_INTEL_subgroups (cl_intel_subgroups, cl_intel_spirv_subgroups): the Intel shuffles
+    // and the buffer and image block reads and writes (codegen subgroup.rs, block_io.rs).
+    Capability::SubgroupShuffleINTEL,
+    Capability::SubgroupBufferBlockIOINTEL,
+    Capability::SubgroupImageBlockIOINTEL,
+    // cl_khr_subgroup_named_barrier: OpNamedBarrierInitialize and OpMemoryNamedBarrier
+    // (codegen gates.rs).
+    Capability::NamedBarrier,
 ];
 
 /// Extensions that make a capability of CAPABILITY_MIN_VERSION available before that version.
@@ -96,6 +104,7 @@ pub const CAPABILITY_EXTENSIONS: &[(Capability, &str)] = &[
 /// not listed are allowed from SPIR-V 1.0.
 pub const CAPABILITY_MIN_VERSION: &[(Capability, (u8, u8))] = &[
     (Capability::SubgroupDispatch, (1, 1)),
+    (Capability::NamedBarrier, (1, 1)),
     (Capability::PipeStorage, (1, 1)),
     (Capability::GroupNonUniform, (1, 3)),
     (Capability::GroupNonUniformShuffle, (1, 3)),
@@ -126,7 +135,13 @@ pub const SUPPORTED_EXTENSIONS: &[&str] = &[
     "SPV_KHR_shader_clock",
     "SPV_KHR_subgroup_rotate",
     "SPV_KHR_uniform_group_instructions",
+    "SPV_INTEL_subgroups",
 ];
+
+/// Most `OpNamedBarrierInitialize` instructions a module may hold: each makes one named
+/// barrier of a work-group (constructing it again makes the same one), so this bounds the
+/// named barriers of any kernel (`CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR`).
+pub const MAX_NAMED_BARRIERS: u32 = 64;
 
 /// Most problems listed in one build log.
 const MAX_DIAGNOSTICS: usize = 100;
@@ -188,6 +203,24 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
                 ));
             }
         }
+    }
+    let named_barriers: Vec<_> = m
+        .raw
+        .functions
+        .iter()
+        .flat_map(|f| &f.blocks)
+        .flat_map(|b| &b.instructions)
+        .filter(|i| i.class.opcode == Op::NamedBarrierInitialize)
+        .collect();
+    if let Some(inst) = named_barriers.get(MAX_NAMED_BARRIERS as usize) {
+        problems.push(m.diag(
+            format!(
+                "cl_khr_subgroup_named_barrier: the module initialises {} named barriers; this device has at most {MAX_NAMED_BARRIERS} (CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR)",
+                named_barriers.len()
+            ),
+            inst,
+            None,
+        ));
     }
     for inst in &m.raw.ext_inst_imports {
         if let Some(Operand::LiteralString(name)) = inst.operands.first() {
@@ -813,6 +846,7 @@ fn required_capability(inst: &rspirv::dr::Instruction) -> Option<(Capability, St
         (Op::TypePipe | Op::TypeReserveId, _, _) => {
             (Capability::Pipes, format!("Op{:?}", inst.class.opcode))
         }
+        (Op::TypeNamedBarrier, _, _) => (Capability::NamedBarrier, "OpTypeNamedBarrier".into()),
         _ => return None,
     })
 }

@@ -564,6 +564,14 @@ impl<'m> DecorationRef<'m> {
             _ => None,
         }
     }
+
+    /// `LinkageAttributes`' name.
+    pub fn linkage_name(self) -> Option<&'m str> {
+        match (self.kind, self.args.first()) {
+            (Decoration::LinkageAttributes, Some(Operand::LiteralString(name))) => Some(name),
+            _ => None,
+        }
+    }
 }
 
 impl Module {
@@ -603,6 +611,14 @@ impl Module {
         self.decorations_raw(id)
             .iter()
             .map(|(kind, args)| DecorationRef::new(*kind, args))
+    }
+
+    /// The name `id` is linked by (`LinkageAttributes`), else its debug name (`OpName`): what
+    /// identifies an imported built-in, since debug names may be stripped.
+    pub fn linkage_name(&self, id: Word) -> Option<&str> {
+        self.decorations(id)
+            .find_map(|d| d.linkage_name())
+            .or_else(|| self.name(id))
     }
 }
 

@@ -32,10 +32,18 @@ fn kernels_compile_to_valid_spirv() {
                 spv.len() > 20 && spv[..4] == 0x0723_0203u32.to_le_bytes(),
                 "{name} {opt:?}: not SPIR-V"
             );
-            // --spirv-max-version=1.0: version word 0x00010000.
+            // llvm-spirv writes the lowest version a module's contents allow: 1.0 (version word
+            // 0x00010000), or 1.1 for a required sub-group size (execution mode SubgroupSize,
+            // capability SubgroupDispatch, 58).
+            let words: Vec<u32> = spv
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+                .collect();
+            let dispatch = words.windows(2).any(|w| w == [(2 << 16) | 17, 58]);
+            let want: u32 = if dispatch { 0x0001_0100 } else { 0x0001_0000 };
             assert_eq!(
                 spv[4..8],
-                0x0001_0000u32.to_le_bytes(),
+                want.to_le_bytes(),
                 "{name} {opt:?}: SPIR-V version"
             );
         }

@@ -237,6 +237,11 @@ pub struct DeviceConfig {
     /// for another sub-group of its work-group lets it run (codegen yields on the back edges of
     /// such loops). `cl_khr_subgroups` requires it; false without sub-groups.
     pub sub_group_independent_forward_progress: bool,
+    /// `CL_DEVICE_SUB_GROUP_SIZES_INTEL` (cl_intel_required_subgroup_size): the one size,
+    /// none with sub-groups off.
+    pub sub_group_sizes: Vec<usize>,
+    /// `CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR`, 0 with sub-groups off.
+    pub max_named_barriers: u32,
     /// `CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR`.
     pub integer_dot_product_capabilities: cl_bitfield,
     /// `CL_DEVICE_INTEGER_DOT_PRODUCT_ACCELERATION_PROPERTIES_8BIT_KHR` and `_4x8BIT_PACKED_KHR`
@@ -491,6 +496,16 @@ impl DeviceConfig {
                 0
             },
             sub_group_independent_forward_progress: settings.sub_groups,
+            max_named_barriers: if settings.sub_groups {
+                ferrocl_frontend::MAX_NAMED_BARRIERS
+            } else {
+                0
+            },
+            sub_group_sizes: if settings.sub_groups {
+                vec![ferrocl_codegen::SUB_GROUP_SIZE as usize]
+            } else {
+                Vec::new()
+            },
             integer_dot_product_capabilities: CL_DEVICE_INTEGER_DOT_PRODUCT_INPUT_4x8BIT_KHR
                 | CL_DEVICE_INTEGER_DOT_PRODUCT_INPUT_4x8BIT_PACKED_KHR,
             integer_dot_product_acceleration: [CL_FALSE; 6],
@@ -713,10 +728,13 @@ mod tests {
                 "__opencl_c_subgroups",
                 "__opencl_c_work_group_collective_functions",
                 "cl_ext_float_atomics",
+                "cl_intel_required_subgroup_size",
+                "cl_intel_subgroups",
                 "cl_khr_3d_image_writes",
                 "cl_khr_byte_addressable_store",
                 "cl_khr_depth_images",
                 "cl_khr_expect_assume",
+                "cl_khr_extended_async_copies",
                 "cl_khr_extended_bit_ops",
                 "cl_khr_fp16",
                 "cl_khr_fp64",
@@ -732,6 +750,7 @@ mod tests {
                 "cl_khr_subgroup_ballot",
                 "cl_khr_subgroup_clustered_reduce",
                 "cl_khr_subgroup_extended_types",
+                "cl_khr_subgroup_named_barrier",
                 "cl_khr_subgroup_non_uniform_arithmetic",
                 "cl_khr_subgroup_non_uniform_vote",
                 "cl_khr_subgroup_rotate",

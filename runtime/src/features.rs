@@ -273,6 +273,17 @@ pub const FEATURES: &[Feature] = &[
         clang_defines: &[],
     },
     Feature {
+        // async_work_group_copy_2D2D and _3D3D: imported calls codegen turns into line copies
+        // (translate/group.rs); the frontend declares them for clang-15, which predates them.
+        name: "extended async copies",
+        switch: Switch::Always,
+        extensions: &[ext("cl_khr_extended_async_copies", 1)],
+        opencl_c_features: &[],
+        spirv_capabilities: &[],
+        device_info: &[],
+        clang_defines: &[],
+    },
+    Feature {
         name: "fp64",
         switch: Switch::Fp64,
         extensions: &[ext("cl_khr_fp64", 1)],
@@ -345,6 +356,40 @@ pub const FEATURES: &[Feature] = &[
             CL_DEVICE_MAX_NUM_SUB_GROUPS,
             CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS,
         ],
+        clang_defines: &[],
+    },
+    Feature {
+        // Barriers of some sub-groups of a work-group (SPIR-V OpNamedBarrierInitialize and
+        // OpMemoryNamedBarrier; OpenCL C has no built-ins for them): gates that count the
+        // whole sub-groups waiting on each barrier (codegen gates.rs).
+        name: "sub-group named barriers",
+        switch: Switch::SubGroups,
+        extensions: &[ext("cl_khr_subgroup_named_barrier", 1)],
+        opencl_c_features: &[],
+        spirv_capabilities: &[Capability::NamedBarrier],
+        device_info: &[CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR],
+        clang_defines: &[],
+    },
+    Feature {
+        // The Intel sub-group extensions on the same sub-groups of 4: the shuffles (exchanges,
+        // codegen subgroup.rs), the block reads and writes of buffers and of 2D images
+        // (block_io.rs; image types themselves need FERROCL_IMAGES), a required sub-group size
+        // of 4 (other sizes fail the build) and the queries they bring. The built-ins are
+        // declared by the frontend for clang-15, whose built-in table lacks them.
+        name: "Intel sub-groups",
+        switch: Switch::SubGroups,
+        extensions: &[
+            ext("cl_intel_subgroups", 1),
+            ext("cl_intel_required_subgroup_size", 1),
+            api_ext("cl_intel_spirv_subgroups"),
+        ],
+        opencl_c_features: &[],
+        spirv_capabilities: &[
+            Capability::SubgroupShuffleINTEL,
+            Capability::SubgroupBufferBlockIOINTEL,
+            Capability::SubgroupImageBlockIOINTEL,
+        ],
+        device_info: &[CL_DEVICE_SUB_GROUP_SIZES_INTEL],
         clang_defines: &[],
     },
     Feature {

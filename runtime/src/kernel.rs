@@ -1238,6 +1238,7 @@ mod tests {
             sub_groups_per_work_group: sub_groups,
             uses_barrier: false,
             has_spin_loops: false,
+            has_named_barriers: false,
         };
         let check = |reqd, sub_groups| check_work_group_attributes(&kernel(reqd, sub_groups), &cfg);
         assert_eq!(check(None, None), Ok(()));

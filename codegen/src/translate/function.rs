@@ -140,7 +140,11 @@ pub(crate) struct PointOrder {
 ///   member of the sub-group may lag behind at a lower-ranked non-uniform or yield point
 ///   (members at barriers are waiting, not lagging);
 /// - a yield point waits for nobody: a spinning work-item retries once per round, so whoever
-///   it waits for gets to run in between.
+///   it waits for gets to run in between;
+/// - a named barrier waits for its count of whole sub-groups waiting on the same barrier,
+///   wherever they wait on it (gates.rs).
+///
+/// Kernels with named barriers run in these gated rounds too.
 ///
 /// A round in which no work-item could resume (possible only with barriers that disagree,
 /// undefined behaviour) is followed by one whose gates let everybody through, so a kernel never
@@ -160,6 +164,9 @@ pub(crate) enum PointKind {
     NonUniform = 4,
     /// The back edge of a spin loop.
     Yield = 5,
+    /// `OpMemoryNamedBarrier`: waits until as many whole sub-groups as the barrier counts wait
+    /// on the same barrier (its handle in each frame's named-barrier slot).
+    NamedBarrier = 6,
 }
 
 /// Low bits of a frame state that hold the point's kind in kernels with yield points.
@@ -198,6 +205,9 @@ pub(crate) struct BarrierState {
     pub(crate) stops: Vec<(ir::Block, i64, ir::Inst)>,
     /// Present when the kernel has yield points: each resume point gets a gate.
     pub(crate) yields: Option<YieldRounds>,
+    /// Kernels with named barriers: the frame offset where a work-item waiting at one keeps
+    /// the barrier's handle, at the same place in every frame (gates.rs).
+    pub(crate) named_barrier_slot: Option<i32>,
 }
 
 /// Opcodes that synchronise the work-group like a barrier (the frontend's definition).
@@ -528,7 +538,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             BuildError::new(format!("error: %{fid} is not a function of this module\n"))
         })?;
         if f.block_count() == 0 {
-            let name = m.name(fid).unwrap_or("?");
+            let name = m.linkage_name(fid).unwrap_or("?");
             if let Some(v) = self.packed_dot_call(name, &args)? {
                 return Ok(Some(v));
             }
@@ -798,7 +808,9 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         let op = inst.opcode();
         match op {
             Nop | Line | NoLine | LoopMerge | SelectionMerge | LifetimeStart | LifetimeStop
-            | Name | Decorate | Source | ModuleProcessed | MemoryNamedBarrier => {}
+            | Name | Decorate | Source | ModuleProcessed => {}
+            NamedBarrierInitialize => self.named_barrier_initialize(inst)?,
+            MemoryNamedBarrier => self.memory_named_barrier(inst)?,
             ExtInst => self.ext_inst(inst)?,
             Branch => {
                 let target = self.id_operand(inst, 0)?;
@@ -827,6 +839,9 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             Unreachable | Kill => self.return_with(None)?,
             FunctionCall => {
                 let callee = self.id_operand(inst, 0)?;
+                if self.extended_async_copy(inst, callee)? {
+                    return Ok(());
+                }
                 let args = (1..inst.operand_count())
                     .map(|i| self.operand(inst, i))
                     .collect::<Result<Vec<_>, _>>()?;
@@ -975,6 +990,14 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             GenericCastToPtrExplicit => self.generic_cast_explicit(inst)?,
             GenericPtrMemSemantics => self.generic_ptr_mem_semantics(inst)?,
             GroupAsyncCopy => self.group_async_copy(inst)?,
+            SubgroupShuffleINTEL
+            | SubgroupShuffleDownINTEL
+            | SubgroupShuffleUpINTEL
+            | SubgroupShuffleXorINTEL => self.intel_shuffle(inst)?,
+            SubgroupBlockReadINTEL
+            | SubgroupBlockWriteINTEL
+            | SubgroupImageBlockReadINTEL
+            | SubgroupImageBlockWriteINTEL => self.block_io(inst)?,
             op if is_sub_group_local(op) => self.sub_group_local(inst)?,
             op if is_group_barrier(op) && op != ControlBarrier => self.group_collective(inst)?,
             // Async copies complete synchronously (group.rs): nothing to wait for.

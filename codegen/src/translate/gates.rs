@@ -1,5 +1,5 @@
-//! Resume gates of kernels with yield points (spin loops; `PointKind` in function.rs says what
-//! each kind of point waits for). A gate runs where a waiting work-item would resume: it
+//! Resume gates of kernels with yield points (spin loops) or named barriers (`PointKind` in
+//! function.rs says what each kind of point waits for). A gate runs where a waiting work-item would resume: it
 //! either lets the work-item through (and records that the round made progress) or sends it
 //! back to wait for a later round.
 
@@ -14,6 +14,15 @@ use crate::program::BuildError;
 
 /// Marks a released work-item: any non-zero served mark lets it through its gate.
 const RELEASED: i64 = 1;
+
+/// The frame offset of named-barrier handles (kernel.rs reserves it in kernels with named
+/// barriers).
+fn state_slot(t: &Translator) -> Result<i32, BuildError> {
+    t.barrier
+        .as_ref()
+        .and_then(|s| s.named_barrier_slot)
+        .ok_or_else(|| BuildError::new("internal: a named-barrier gate without its frame slot\n"))
+}
 
 impl Translator<'_, '_, '_> {
     /// The gate of resume point `k` of kind `kind`, emitted at the start of its resume block;
@@ -83,6 +92,13 @@ impl Translator<'_, '_, '_> {
                     self.b.ins().brif(complete, go, &[], wait, &[]);
                 }
             }
+            PointKind::NamedBarrier => {
+                let unserved = self.b.create_block();
+                self.b.ins().brif(served, go, &[], unserved, &[]);
+                self.b.switch_to_block(unserved);
+                let slot = state_slot(self)?;
+                self.release_named_barrier(frames, stride, own, slot, go, wait);
+            }
             PointKind::WorkGroupBarrier | PointKind::WorkGroupCollective => {
                 let unserved = self.b.create_block();
                 self.b.ins().brif(served, go, &[], unserved, &[]);
@@ -108,6 +124,157 @@ impl Translator<'_, '_, '_> {
         let moved = self.b.ins().iconst(types::I8, 1);
         self.b.def_var(rounds.progress, moved);
         Ok(())
+    }
+
+    /// Ends the current block for a work-item (frame `own`) waiting on a named barrier: counts
+    /// the sub-groups whose every work-item waits, unserved, on the same barrier (the handle
+    /// in `slot`, whose low 32 bits are the barrier's sub-group count); once there are that
+    /// many, it releases the first that many of them in sub-group order (the barrier's phase:
+    /// later arrivals wait for the next one) and goes to `go` if it was among them, else to
+    /// `wait`.
+    fn release_named_barrier(
+        &mut self,
+        frames: Value,
+        stride: Value,
+        own: Value,
+        slot: i32,
+        go: cranelift_codegen::ir::Block,
+        wait: cranelift_codegen::ir::Block,
+    ) {
+        let handle = self.b.ins().load(types::I64, frame_flags(), own, slot);
+        let needed = self.b.ins().band_imm_s(handle, 0xffff_ffff);
+        let ls = self.wi.local_size;
+        let items = self.b.ins().imul(ls[0], ls[1]);
+        let items = self.b.ins().imul(items, ls[2]);
+        let groups = self.b.ins().iadd_imm_s(items, SUB_GROUP_SIZE as i64 - 1);
+        let groups = self
+            .b
+            .ins()
+            .ushr_imm_s(groups, SUB_GROUP_SIZE.trailing_zeros() as i64);
+
+        // Whether sub-group `sg` waits whole on this barrier; its members' frames and whether
+        // each exists.
+        let complete = |t: &mut Self, sg: Value| -> (Value, Vec<(Value, Value)>) {
+            let first = t.b.ins().imul_imm_s(sg, SUB_GROUP_SIZE as i64);
+            let mut all = t.b.ins().iconst(types::I8, 1);
+            let mut members = Vec::new();
+            for j in 0..SUB_GROUP_SIZE {
+                let idx = t.b.ins().iadd_imm_s(first, j as i64);
+                let exists = t.b.ins().icmp(IntCC::UnsignedLessThan, idx, items);
+                // A lane past the group's end reads the first member's frame instead.
+                let idx = t.b.ins().select(exists, idx, first);
+                let frame = t.b.ins().imul(idx, stride);
+                let frame = t.b.ins().iadd(frames, frame);
+                let state = t.b.ins().load(types::I32, frame_flags(), frame, 0);
+                let kind = t.b.ins().band_imm_s(state, (1 << KIND_BITS) - 1);
+                let named =
+                    t.b.ins()
+                        .icmp_imm_s(IntCC::Equal, kind, PointKind::NamedBarrier as i64);
+                let theirs = t.b.ins().load(types::I64, frame_flags(), frame, slot);
+                let same = t.b.ins().icmp(IntCC::Equal, theirs, handle);
+                let mark =
+                    t.b.ins()
+                        .load(types::I64, frame_flags(), frame, SERVED_MARK_OFFSET);
+                let unserved = t.b.ins().icmp_imm_s(IntCC::Equal, mark, 0);
+                let here = t.b.ins().band(named, same);
+                let here = t.b.ins().band(here, unserved);
+                let absent = t.b.ins().bxor_imm_s(exists, 1);
+                let ok = t.b.ins().bor(here, absent);
+                all = t.b.ins().band(all, ok);
+                members.push((frame, exists));
+            }
+            (all, members)
+        };
+
+        // First pass: how many sub-groups wait whole on the barrier.
+        let count_head = self.b.create_block();
+        self.b.append_block_param(count_head, types::I64);
+        self.b.append_block_param(count_head, types::I64);
+        let count_body = self.b.create_block();
+        let counted = self.b.create_block();
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b
+            .ins()
+            .jump(count_head, &[BlockArg::Value(zero), BlockArg::Value(zero)]);
+        self.b.switch_to_block(count_head);
+        let (sg, tally) = (
+            self.b.block_params(count_head)[0],
+            self.b.block_params(count_head)[1],
+        );
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, sg, groups);
+        self.b.ins().brif(more, count_body, &[], counted, &[]);
+        self.b.switch_to_block(count_body);
+        let (whole, _) = complete(self, sg);
+        let add = self.b.ins().uextend(types::I64, whole);
+        let tally = self.b.ins().iadd(tally, add);
+        let next = self.b.ins().iadd_imm_s(sg, 1);
+        self.b
+            .ins()
+            .jump(count_head, &[BlockArg::Value(next), BlockArg::Value(tally)]);
+
+        // Not yet enough: wait. (A count of 0 is undefined; it releases nobody.)
+        self.b.switch_to_block(counted);
+        let tally = self.b.block_params(count_head)[1];
+        let enough = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, tally, needed);
+        let nonzero = self.b.ins().icmp_imm_s(IntCC::NotEqual, needed, 0);
+        let enough = self.b.ins().band(enough, nonzero);
+        let release_head = self.b.create_block();
+        self.b.append_block_param(release_head, types::I64);
+        self.b.append_block_param(release_head, types::I64);
+        let release_body = self.b.create_block();
+        let released = self.b.create_block();
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b.ins().brif(
+            enough,
+            release_head,
+            &[BlockArg::Value(zero), BlockArg::Value(zero)],
+            wait,
+            &[],
+        );
+
+        // Second pass: release the first `needed` whole sub-groups.
+        self.b.switch_to_block(release_head);
+        let (sg, done) = (
+            self.b.block_params(release_head)[0],
+            self.b.block_params(release_head)[1],
+        );
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, sg, groups);
+        let room = self.b.ins().icmp(IntCC::UnsignedLessThan, done, needed);
+        let more = self.b.ins().band(more, room);
+        self.b.ins().brif(more, release_body, &[], released, &[]);
+        self.b.switch_to_block(release_body);
+        let (whole, members) = complete(self, sg);
+        let flag = self.b.ins().iconst(types::I64, RELEASED);
+        for (frame, exists) in members {
+            let take = self.b.ins().band(whole, exists);
+            let old = self
+                .b
+                .ins()
+                .load(types::I64, frame_flags(), frame, SERVED_MARK_OFFSET);
+            let new = self.b.ins().select(take, flag, old);
+            self.b
+                .ins()
+                .store(frame_flags(), new, frame, SERVED_MARK_OFFSET);
+        }
+        let add = self.b.ins().uextend(types::I64, whole);
+        let done = self.b.ins().iadd(done, add);
+        let next = self.b.ins().iadd_imm_s(sg, 1);
+        self.b.ins().jump(
+            release_head,
+            &[BlockArg::Value(next), BlockArg::Value(done)],
+        );
+
+        // Through if this work-item's sub-group was among them.
+        self.b.switch_to_block(released);
+        let mark = self
+            .b
+            .ins()
+            .load(types::I64, frame_flags(), own, SERVED_MARK_OFFSET);
+        let mine = self.b.ins().icmp_imm_s(IntCC::NotEqual, mark, 0);
+        self.b.ins().brif(mine, go, &[], wait, &[]);
     }
 
     /// Whether a member waiting with state `theirs` has arrived where state `me` waits:

@@ -1,7 +1,8 @@
-//! Work-group functions. `OpGroupAsyncCopy` / `OpGroupWaitEvents` need no barrier in this
-//! execution model: work-items of a group run in order on one thread, so the first work-item
-//! performs the whole copy synchronously; everything after it in program order, in every
-//! work-item, sees the data, and waiting has nothing left to wait for. The collectives
+//! Work-group functions. `OpGroupAsyncCopy` / `OpGroupWaitEvents` (and the 2D and 3D copies of
+//! cl_khr_extended_async_copies, imported calls) need no barrier in this execution model:
+//! work-items of a group run in order on one thread, so the first work-item performs the whole
+//! copy synchronously; everything after it in program order, in every work-item, sees the
+//! data, and waiting has nothing left to wait for. The collectives
 //! (reduce, scans, broadcast, all, any, and the mul/bitwise/logical ones of
 //! SPV_KHR_uniform_group_instructions) synchronise like a barrier (see `group_collective`);
 //! how each opcode combines (`Combine`) and its identity are shared with the sub-group path.
@@ -16,6 +17,7 @@ use super::function::{err, frame_flags, PointKind, Translator};
 use super::subgroup::{is_non_uniform_exchange, SCOPE_SUBGROUP};
 use super::values::Val;
 use crate::checked::CheckKind;
+use crate::entry_points::EntryPoint;
 use crate::program::BuildError;
 
 impl Translator<'_, '_, '_> {
@@ -86,6 +88,160 @@ impl Translator<'_, '_, '_> {
         // The copy is complete: the event only has to be a value wait_group_events accepts.
         let event: Val = event;
         self.define(inst, event)
+    }
+}
+
+impl Translator<'_, '_, '_> {
+    /// A call of cl_khr_extended_async_copies' `async_work_group_copy_2D2D` or
+    /// `async_work_group_copy_3D3D` (imported functions, by mangled name; OpenCL C spec
+    /// "Extended Async Copy Functions"): true when `callee` is one and the copy is emitted.
+    /// Like `OpGroupAsyncCopy`, the work-item with local id (0, 0, 0) copies everything at
+    /// once: `num_lines` lines (in each of `num_planes` planes) of `num_elements_per_line`
+    /// elements of `num_bytes_per_element` bytes, from `src + src_offset` elements to `dst +
+    /// dst_offset` elements, the start of each line `*_total_line_length` elements after the
+    /// previous one's and of each plane `*_total_plane_area` elements after the previous one's.
+    /// Each line is one `memmove` of contiguous bytes.
+    pub(crate) fn extended_async_copy(
+        &mut self,
+        inst: Inst<'_>,
+        callee: Word,
+    ) -> Result<bool, BuildError> {
+        let m = self.m;
+        if m.function(callee).is_none_or(|f| f.block_count() != 0) {
+            return Ok(false);
+        }
+        let name = m.linkage_name(callee).unwrap_or("");
+        let Some(base) = ferrocl_frontend::itanium_name(name) else {
+            return Ok(false);
+        };
+        let three_d = if base.starts_with("async_work_group_copy_2D2D") {
+            false
+        } else if base.starts_with("async_work_group_copy_3D3D") {
+            true
+        } else {
+            return Ok(false);
+        };
+        let params = if three_d { 13 } else { 10 };
+        if inst.operand_count() != 1 + params {
+            return err(format!(
+                "error: {name} takes {params} arguments, the call passes {}\n",
+                inst.operand_count().saturating_sub(1)
+            ));
+        }
+        // Operand indices (the callee is operand 0).
+        let (dst_i, src_i) = (1, 3);
+        for i in [dst_i, src_i] {
+            let id = self.id_operand(inst, i)?;
+            if !matches!(
+                m.type_of(id).and_then(|t| m.ty(t)),
+                Some(Type::Pointer { .. })
+            ) {
+                return err(format!("error: {name}: argument {i} is not a pointer\n"));
+            }
+        }
+        let size = |t: &mut Self, i: usize| -> Result<Value, BuildError> {
+            let v = t.scalar_operand(inst, i)?;
+            if !t.ty_of(v).is_int() {
+                return err(format!("error: {name}: argument {i} is not an integer\n"));
+            }
+            Ok(t.resize_int(v, types::I64, false))
+        };
+        let dst_offset = size(self, 2)?;
+        let src_offset = size(self, 4)?;
+        let elem = size(self, 5)?;
+        let per_line = size(self, 6)?;
+        let lines = size(self, 7)?;
+        let (planes, src_line, src_plane, dst_line, dst_plane) = if three_d {
+            (
+                size(self, 8)?,
+                size(self, 9)?,
+                size(self, 10)?,
+                size(self, 11)?,
+                size(self, 12)?,
+            )
+        } else {
+            let one = self.b.ins().iconst(types::I64, 1);
+            let zero = self.b.ins().iconst(types::I64, 0);
+            (one, size(self, 8)?, zero, size(self, 9)?, zero)
+        };
+        let event = self.operand(inst, params)?;
+        let dst_id = self.id_operand(inst, dst_i)?;
+        let src_id = self.id_operand(inst, src_i)?;
+        let dst = self.scalar_operand(inst, dst_i)?;
+        let src = self.scalar_operand(inst, src_i)?;
+
+        // Only the work-item with local id (0, 0, 0) copies.
+        let lid = self.wi.local_id;
+        let any = self.b.ins().bor(lid[0], lid[1]);
+        let any = self.b.ins().bor(any, lid[2]);
+        let first = self.b.ins().icmp_imm_s(IntCC::Equal, any, 0);
+        let setup = self.b.create_block();
+        let plane_head = self.b.create_block();
+        self.b.append_block_param(plane_head, types::I64);
+        let line_head = self.b.create_block();
+        self.b.append_block_param(line_head, types::I64);
+        self.b.append_block_param(line_head, types::I64);
+        let line_body = self.b.create_block();
+        let plane_next = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.ins().brif(first, setup, &[], done, &[]);
+
+        self.b.switch_to_block(setup);
+        let dst_start = self.b.ins().imul(dst_offset, elem);
+        let dst_start = self.b.ins().iadd(dst, dst_start);
+        let src_start = self.b.ins().imul(src_offset, elem);
+        let src_start = self.b.ins().iadd(src, src_start);
+        let line_bytes = self.b.ins().imul(per_line, elem);
+        // Element strides to byte strides.
+        let [src_line, src_plane, dst_line, dst_plane] =
+            [src_line, src_plane, dst_line, dst_plane].map(|s| self.b.ins().imul(s, elem));
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b.ins().jump(plane_head, &[BlockArg::Value(zero)]);
+
+        self.b.switch_to_block(plane_head);
+        let p = self.b.block_params(plane_head)[0];
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, p, planes);
+        self.b.ins().brif(
+            more,
+            line_head,
+            &[BlockArg::Value(p), BlockArg::Value(zero)],
+            done,
+            &[],
+        );
+
+        self.b.switch_to_block(line_head);
+        let (p, l) = (
+            self.b.block_params(line_head)[0],
+            self.b.block_params(line_head)[1],
+        );
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, l, lines);
+        self.b.ins().brif(more, line_body, &[], plane_next, &[]);
+
+        self.b.switch_to_block(line_body);
+        let at = |t: &mut Self, start: Value, plane: Value, line: Value| {
+            let by_plane = t.b.ins().imul(p, plane);
+            let by_line = t.b.ins().imul(l, line);
+            let offset = t.b.ins().iadd(by_plane, by_line);
+            t.b.ins().iadd(start, offset)
+        };
+        let s = at(self, src_start, src_plane, src_line);
+        let d = at(self, dst_start, dst_plane, dst_line);
+        self.check_access_dynamic(src_id, s, line_bytes, CheckKind::Read)?;
+        self.check_access_dynamic(dst_id, d, line_bytes, CheckKind::Write)?;
+        self.call_entry(EntryPoint::Memmove, &[d, s, line_bytes])?;
+        let next = self.b.ins().iadd_imm_s(l, 1);
+        self.b
+            .ins()
+            .jump(line_head, &[BlockArg::Value(p), BlockArg::Value(next)]);
+
+        self.b.switch_to_block(plane_next);
+        let next = self.b.ins().iadd_imm_s(p, 1);
+        self.b.ins().jump(plane_head, &[BlockArg::Value(next)]);
+
+        self.b.switch_to_block(done);
+        // The copy is complete: the event only has to be a value wait_group_events accepts.
+        self.define(inst, event)?;
+        Ok(true)
     }
 }
 

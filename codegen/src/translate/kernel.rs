@@ -241,7 +241,11 @@ pub(crate) fn build(
         // Spin loops need fair rounds: every waiting work-item gets its turn in each one (the
         // region loops run one point's work-items per round, which could pick the spinning
         // ones forever).
-        if !kernel.has_spin_loops && (resume_points + 1) * size <= MAX_SPECIALISED_INSTRUCTIONS {
+        // So do named barriers: their gates count the sub-groups waiting on each barrier.
+        if !kernel.has_spin_loops
+            && !kernel.has_named_barriers
+            && (resume_points + 1) * size <= MAX_SPECIALISED_INSTRUCTIONS
+        {
             build_regions(&mut t, kernel, group_ptr, &pending_args)?
         } else {
             let frame_size = build_rounds(&mut t, kernel, group_ptr, &pending_args)?;
@@ -522,6 +526,7 @@ fn build_regions(
             frame_stride: frame_size_value,
             stops: Vec::new(),
             yields: None,
+            named_barrier_slot: None,
         });
         let mut values = Vec::with_capacity(args.len());
         let mut byval = byval_offsets.iter();
@@ -887,7 +892,7 @@ fn build_rounds(
     args: &[Arg],
 ) -> Result<u64, BuildError> {
     let (frames, frame_size_value, frame_size_inst) = frames_of(t, group_ptr);
-    let gated = kernel.has_spin_loops;
+    let gated = kernel.has_spin_loops || kernel.has_named_barriers;
     t.points.with_kinds = gated;
 
     // Round parameters: whether it is the first round, and with spin loops whether the gates
@@ -935,7 +940,14 @@ fn build_rounds(
         frame_stride: frame_size_value,
         stops: Vec::new(),
         yields,
+        named_barrier_slot: None,
     });
+    if kernel.has_named_barriers {
+        let slot = t.frame_alloc(8, 8)?;
+        if let Some(state) = t.barrier.as_mut() {
+            state.named_barrier_slot = Some(slot as i32);
+        }
+    }
 
     // First round: by-value copies into the frame, then the kernel from its entry.
     t.b.switch_to_block(start);

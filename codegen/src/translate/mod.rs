@@ -6,6 +6,7 @@
 mod analysis;
 mod arith;
 mod atomics;
+mod block_io;
 mod builtins;
 mod checks;
 mod composite;
@@ -547,42 +548,53 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
                 relocs: code.relocs,
             });
         }
-        built.push((id, kernel.clone(), slots, args_size, static_local, shape));
+        built.push((
+            id,
+            kernel.clone(),
+            slots,
+            args_size,
+            static_local,
+            shape,
+            code.spill_bytes,
+        ));
     }
     env.jit
         .finalize_definitions()
         .map_err(|e| BuildError::new(format!("error: linking JIT code failed: {e}\n")))?;
     let kernels: Vec<Kernel> = built
         .into_iter()
-        .map(|(id, info, slots, args_size, static_local, shape)| {
-            let code = env.jit.get_finalized_function(id);
-            // SAFETY: `code` was compiled from a function with signature (i64, i64, i64) -> ()
-            // in the host's default calling convention, which is `WorkGroupFn`'s ABI.
-            let entry = unsafe { std::mem::transmute::<*const u8, WorkGroupFn>(code) };
-            Kernel::new(
-                info,
-                slots,
-                args_size,
-                static_local as usize,
-                // With barriers every work-item's private variables and the values live across
-                // barriers sit in its frame, which is then what each work-item needs (the body
-                // is translated once per resume point, so `private_bytes` would count each
-                // variable several times).
-                if shape.frame_size > 0 {
-                    shape.frame_size
-                } else {
-                    shape.private_bytes
-                } as usize,
-                shape.instruction_count,
-                shape.frame_size as usize,
-                shape.barrier_schedule,
-                shape.vectorization,
-                shape.printf_formats,
-                options.checked,
-                shape.check_sites,
-                entry,
-            )
-        })
+        .map(
+            |(id, info, slots, args_size, static_local, shape, spill_bytes)| {
+                let code = env.jit.get_finalized_function(id);
+                // SAFETY: `code` was compiled from a function with signature (i64, i64, i64) -> ()
+                // in the host's default calling convention, which is `WorkGroupFn`'s ABI.
+                let entry = unsafe { std::mem::transmute::<*const u8, WorkGroupFn>(code) };
+                Kernel::new(
+                    info,
+                    slots,
+                    args_size,
+                    static_local as usize,
+                    // With barriers every work-item's private variables and the values live across
+                    // barriers sit in its frame, which is then what each work-item needs (the body
+                    // is translated once per resume point, so `private_bytes` would count each
+                    // variable several times).
+                    if shape.frame_size > 0 {
+                        shape.frame_size
+                    } else {
+                        shape.private_bytes
+                    } as usize,
+                    shape.instruction_count,
+                    shape.frame_size as usize,
+                    shape.barrier_schedule,
+                    shape.vectorization,
+                    shape.printf_formats,
+                    options.checked,
+                    shape.check_sites,
+                    entry,
+                )
+                .with_spill_mem_size(spill_bytes)
+            },
+        )
         .collect();
     let data_regions = env
         .data
@@ -607,6 +619,8 @@ struct CompiledFunction {
     relocs: Vec<ModuleReloc>,
     /// The scalar fallback was compiled: the vectorised function was not lowerable.
     scalar_fallback: bool,
+    /// `Kernel::spill_mem_size`.
+    spill_bytes: usize,
     /// With a dump directory: the optimised IR and the disassembly.
     dumps: Option<(String, Option<String>)>,
 }
@@ -704,7 +718,16 @@ fn compile_function(
         .iter()
         .map(|r| ModuleReloc::from_mach_reloc(r, &ctx.func, id))
         .collect();
+    // The frame below the frame pointer less the function's own stack slots: what the
+    // register allocator and the ABI put there.
+    let frame = code
+        .buffer
+        .frame_layout()
+        .map_or(0, |l| l.frame_to_fp_offset);
+    let slots: u32 = ctx.func.sized_stack_slots.values().map(|s| s.size).sum();
+    let spill_bytes = frame.saturating_sub(slots) as usize;
     Ok(CompiledFunction {
+        spill_bytes,
         bytes: code.code_buffer().to_vec(),
         alignment: code.buffer.alignment as u64,
         relocs,

@@ -1,6 +1,6 @@
 //! Sub-groups: the sub-group built-in variables, `OpControlBarrier` with Subgroup execution
-//! scope, the `OpGroup*` collectives with Subgroup scope and the `OpGroupNonUniform*`
-//! instructions.
+//! scope, the `OpGroup*` collectives with Subgroup scope, the `OpGroupNonUniform*`
+//! instructions and the shuffles of SPV_INTEL_subgroups.
 //!
 //! **Size.** A sub-group is [`SUB_GROUP_SIZE`] (4) work-items with consecutive linear local ids;
 //! the last sub-group of a work-group holds the remainder. Four is the number of 32-bit lanes in
@@ -40,7 +40,9 @@ use ferrocl_frontend::spirv::{BuiltIn, GroupOperation, Op};
 use ferrocl_frontend::Inst;
 use ferrocl_frontend::Type;
 
-use super::function::{err, frame_flags, inst_desc, PointKind, Translator, SERVED_MARK_OFFSET};
+use super::function::{
+    err, frame_flags, inst_desc, BarrierState, PointKind, Translator, SERVED_MARK_OFFSET,
+};
 use super::group::Combine;
 use super::values::{shape, Val};
 use crate::abi::SUB_GROUP_SIZE;
@@ -234,6 +236,47 @@ impl Translator<'_, '_, '_> {
             PointKind::WorkGroupBarrier
         };
         self.barrier_point(kind)?;
+        Ok(())
+    }
+
+    /// `OpNamedBarrierInitialize` (cl_khr_subgroup_named_barrier): the barrier's handle, made
+    /// of the instruction (which names the object: the OpenCL C++ spec allows constructing
+    /// named barriers in kernels only, and constructing one again is the same barrier) and
+    /// its sub-group count. Nothing is shared: the gates of `OpMemoryNamedBarrier` compare
+    /// the handles waiting work-items keep in their frames, so initialising needs no
+    /// synchronisation.
+    pub(crate) fn named_barrier_initialize(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
+        self.require_sub_groups("OpNamedBarrierInitialize")?;
+        let id = inst
+            .result_id()
+            .ok_or_else(|| BuildError::new("error: OpNamedBarrierInitialize without a result\n"))?;
+        let count = self.scalar_operand(inst, 0)?;
+        let count = self.resize_int(count, types::I64, false);
+        let handle = self.b.ins().bor_imm_s(count, i64::from(id) << 32);
+        self.define(inst, Val::S(handle))
+    }
+
+    /// `OpMemoryNamedBarrier`: the work-item keeps the barrier's handle in its frame and stops;
+    /// its gate lets it through once the barrier's count of whole sub-groups wait on it
+    /// (gates.rs). Work-items of a group run on one thread, so the memory order needs nothing
+    /// more.
+    pub(crate) fn memory_named_barrier(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
+        self.require_sub_groups("OpMemoryNamedBarrier")?;
+        let handle = self.scalar_operand(inst, 0)?;
+        let (own, slot) = match &self.barrier {
+            Some(BarrierState {
+                frame_base,
+                named_barrier_slot: Some(slot),
+                ..
+            }) => (*frame_base, *slot),
+            _ => {
+                return err(
+                    "internal: OpMemoryNamedBarrier in a kernel without named-barrier frames\n",
+                )
+            }
+        };
+        self.b.ins().store(frame_flags(), handle, own, slot);
+        self.barrier_point(PointKind::NamedBarrier)?;
         Ok(())
     }
 
@@ -683,6 +726,70 @@ impl Translator<'_, '_, '_> {
             }
             _ => self.sub_group_arithmetic(inst),
         }
+    }
+
+    /// SPV_INTEL_subgroups shuffles (cl_intel_subgroups' `intel_sub_group_shuffle*`): like the
+    /// non-uniform shuffles, the work-items that execute one together exchange their data.
+    /// Up and down take two data operands and index the pair as one sequence of twice the
+    /// largest sub-group size of the dispatch (`SubgroupMaxSize`, which is what these
+    /// instructions count in): down reads `Current` of lane `id + delta` below that size and
+    /// `Next` of lane `id + delta - max` above it; up reads `Current` of lane `id - delta` from
+    /// zero on and `Previous` of lane `id - delta + max` below zero. Out-of-range indices give
+    /// an undefined value, never a stray read (`lane_value_at` clamps).
+    pub(crate) fn intel_shuffle(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
+        let op = inst.opcode();
+        self.require_sub_groups(&format!("Op{op:?}"))?;
+        let two = matches!(
+            op,
+            Op::SubgroupShuffleDownINTEL | Op::SubgroupShuffleUpINTEL
+        );
+        let first = self.operand(inst, 0)?.flat();
+        let mut leaves = first.clone();
+        if two {
+            leaves.extend(self.operand(inst, 1)?.flat());
+        }
+        let ex = self.exchange(&leaves, PointKind::NonUniform)?;
+        let operand = self.scalar_operand(inst, if two { 2 } else { 1 })?;
+        let operand = self.resize_int(operand, types::I64, false);
+        if !two {
+            let index = if op == Op::SubgroupShuffleXorINTEL {
+                self.b.ins().bxor(ex.lane.lane, operand)
+            } else {
+                operand
+            };
+            return self.define_from_lane(inst, &ex, &first, index);
+        }
+        let enqueued = self.items(self.wi.enqueued_local_size);
+        let size = self.b.ins().iconst(types::I64, SIZE as i64);
+        let max = self.b.ins().umin(enqueued, size);
+        // The lane in the pair's sequence, and whether it falls in the second operand.
+        let (index, second) = if op == Op::SubgroupShuffleDownINTEL {
+            let at = self.b.ins().iadd(ex.lane.lane, operand);
+            let second = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedGreaterThanOrEqual, at, max);
+            let wrapped = self.b.ins().isub(at, max);
+            (self.b.ins().select(second, wrapped, at), second)
+        } else {
+            let at = self.b.ins().isub(ex.lane.lane, operand);
+            let below = self.b.ins().icmp_imm_s(IntCC::SignedLessThan, at, 0);
+            let wrapped = self.b.ins().iadd(at, max);
+            // Below zero: the first operand (`Previous`).
+            let second = self.b.ins().bxor_imm_s(below, 1);
+            (self.b.ins().select(below, wrapped, at), second)
+        };
+        let n = first.len();
+        let mut out = Vec::with_capacity(n);
+        for (i, leaf) in first.iter().enumerate() {
+            let t = self.ty_of(*leaf);
+            let a = self.lane_value_at(&ex, index, i, t);
+            let b = self.lane_value_at(&ex, index, n + i, t);
+            out.push(self.b.ins().select(second, b, a));
+        }
+        let ty = self.result_type(inst)?;
+        let v = shape(self.m, ty)?.assemble(&mut out.into_iter())?;
+        self.define(inst, v)
     }
 
     /// A constant ClusterSize operand: a power of two. One larger than the sub-group is

@@ -140,6 +140,7 @@ pub(crate) fn scalar_ir_type(m: &Module, ty: u32) -> Result<IrType, BuildError> 
         Some(
             Type::Pointer { .. }
             | Type::Event
+            | Type::NamedBarrier
             | Type::DeviceEvent
             | Type::Queue
             | Type::ReserveId

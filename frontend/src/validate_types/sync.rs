@@ -8,7 +8,25 @@ impl<'m> Checker<'m> {
         use Op::*;
         let op = inst.class.opcode;
         match op {
-            ControlBarrier | MemoryBarrier => self.barrier(inst),
+            ControlBarrier | MemoryBarrier | MemoryNamedBarrier => self.barrier(inst),
+            NamedBarrierInitialize => {
+                if self.ty(rt) != Some(&Type::NamedBarrier) {
+                    let rule = format!(
+                        "SPIR-V (barrier instructions): the result of OpNamedBarrierInitialize must be an OpTypeNamedBarrier, found {}",
+                        self.type_name(rt)
+                    );
+                    self.report(inst, rule);
+                }
+                if let Some(t) = self.operand_type(inst, 0) {
+                    if self.shape(t) != Some((Kind::Int(32), 1)) {
+                        let rule = format!(
+                            "SPIR-V (barrier instructions): the Subgroup Count of OpNamedBarrierInitialize must be a 32-bit integer scalar, found {}",
+                            self.type_name(t)
+                        );
+                        self.report(inst, rule);
+                    }
+                }
+            }
             GroupAll | GroupAny | GroupBroadcast | GroupIAdd | GroupFAdd | GroupFMin
             | GroupUMin | GroupSMin | GroupFMax | GroupUMax | GroupSMax | GroupIMulKHR
             | GroupFMulKHR | GroupBitwiseAndKHR | GroupBitwiseOrKHR | GroupBitwiseXorKHR
@@ -24,6 +42,14 @@ impl<'m> Checker<'m> {
                     }
                 }
             }
+            SubgroupShuffleINTEL
+            | SubgroupShuffleDownINTEL
+            | SubgroupShuffleUpINTEL
+            | SubgroupShuffleXorINTEL => self.intel_shuffle(inst, rt),
+            SubgroupBlockReadINTEL
+            | SubgroupBlockWriteINTEL
+            | SubgroupImageBlockReadINTEL
+            | SubgroupImageBlockWriteINTEL => self.intel_block_io(inst, rt),
             AtomicLoad
             | AtomicStore
             | AtomicExchange
@@ -74,7 +100,19 @@ impl<'m> Checker<'m> {
     /// env 4: barrier scopes and orders allowed by the device's fence capabilities.
     pub(super) fn barrier(&mut self, inst: &Instruction) {
         let control = inst.class.opcode == Op::ControlBarrier;
-        let base = usize::from(control);
+        let named = inst.class.opcode == Op::MemoryNamedBarrier;
+        let base = usize::from(control || named);
+        if named {
+            if let Some(t) = self.operand_type(inst, 0) {
+                if self.ty(t) != Some(&Type::NamedBarrier) {
+                    let rule = format!(
+                        "SPIR-V (barrier instructions): the Named Barrier of OpMemoryNamedBarrier must be an OpTypeNamedBarrier, found {}",
+                        self.type_name(t)
+                    );
+                    self.report(inst, rule);
+                }
+            }
+        }
         if control {
             if let Some(exec) = self.constant_operand(inst, 0, "Scope for Execution") {
                 // env 5.2.11: Subgroup with cl_khr_subgroups (codegen refuses it when the
@@ -306,6 +344,140 @@ impl<'m> Checker<'m> {
                     );
                     self.report(inst, rule);
                 }
+            }
+        }
+    }
+
+    /// SPV_INTEL_subgroups shuffles: the data operands (one, or two for up and down) have the
+    /// result type, a scalar or vector of integers or floats; the index, delta or xor value is
+    /// a 32-bit integer scalar.
+    fn intel_shuffle(&mut self, inst: &Instruction, rt: Word) {
+        let op = inst.class.opcode;
+        let data = if matches!(op, Op::SubgroupShuffleINTEL | Op::SubgroupShuffleXorINTEL) {
+            1
+        } else {
+            2
+        };
+        if inst.operands.len() != data + 1 {
+            let rule = format!(
+                "SPV_INTEL_subgroups: Op{op:?} takes {} operands, found {}",
+                data + 1,
+                inst.operands.len()
+            );
+            self.report(inst, rule);
+            return;
+        }
+        if !matches!(self.shape(rt), Some((Kind::Int(_) | Kind::Float(_), _))) {
+            let rule = format!(
+                "SPV_INTEL_subgroups: the result of Op{op:?} must be a scalar or vector of integers or floats, found {}",
+                self.type_name(rt)
+            );
+            self.report(inst, rule);
+        }
+        for i in 0..data {
+            self.expect_type(inst, i, rt, "SPV_INTEL_subgroups", "the data");
+        }
+        if let Some(t) = self.operand_type(inst, data) {
+            if self.shape(t) != Some((Kind::Int(32), 1)) {
+                let rule = format!(
+                    "SPV_INTEL_subgroups: the last operand of Op{op:?} must be a 32-bit integer scalar, found {}",
+                    self.type_name(t)
+                );
+                self.report(inst, rule);
+            }
+        }
+    }
+
+    /// SPV_INTEL_subgroups block reads and writes (cl_intel_spirv_subgroups): the data are a
+    /// scalar or a vector of 2, 4 or 8 integers (8, 16, 32 or 64 bits); a buffer pointer is a
+    /// CrossWorkgroup pointer to that integer type; an image is a 2D non-arrayed image and its
+    /// coordinate two 32-bit integers (bytes across, rows down).
+    fn intel_block_io(&mut self, inst: &Instruction, rt: Word) {
+        let op = inst.class.opcode;
+        let (operands, data) = match op {
+            Op::SubgroupBlockReadINTEL => (1, None),
+            Op::SubgroupBlockWriteINTEL => (2, Some(1)),
+            Op::SubgroupImageBlockReadINTEL => (2, None),
+            _ => (3, Some(2)),
+        };
+        if inst.operands.len() != operands {
+            let rule = format!(
+                "SPV_INTEL_subgroups: Op{op:?} takes {operands} operands, found {}",
+                inst.operands.len()
+            );
+            self.report(inst, rule);
+            return;
+        }
+        let data_ty = match data {
+            Some(i) => match self.operand_type(inst, i) {
+                Some(t) => t,
+                None => return,
+            },
+            None => rt,
+        };
+        let elem = match self.ty(data_ty) {
+            Some(Type::Vector {
+                elem,
+                count: 2 | 4 | 8,
+            }) => *elem,
+            Some(Type::Int { .. }) => data_ty,
+            _ => 0,
+        };
+        if !matches!(
+            self.ty(elem),
+            Some(Type::Int {
+                width: 8 | 16 | 32 | 64
+            })
+        ) {
+            let rule = format!(
+                "SPV_INTEL_subgroups: the data of Op{op:?} must be an integer scalar or a vector of 2, 4 or 8 integers, found {}",
+                self.type_name(data_ty)
+            );
+            self.report(inst, rule);
+            return;
+        }
+        let Some(target) = self.operand_type(inst, 0) else {
+            return;
+        };
+        if matches!(op, Op::SubgroupBlockReadINTEL | Op::SubgroupBlockWriteINTEL) {
+            let ok = match self.ty(target) {
+                Some(Type::Pointer {
+                    storage: StorageClass::CrossWorkgroup,
+                    pointee,
+                }) => self.same(*pointee, elem),
+                _ => false,
+            };
+            if !ok {
+                let rule = format!(
+                    "cl_intel_spirv_subgroups: the pointer of Op{op:?} must be a CrossWorkgroup pointer to {}, found {}",
+                    self.type_name(elem),
+                    self.type_name(target)
+                );
+                self.report(inst, rule);
+            }
+            return;
+        }
+        if !matches!(
+            self.ty(target),
+            Some(Type::Image {
+                dim: spirv::Dim::Dim2D,
+                arrayed: false,
+                ..
+            })
+        ) {
+            let rule = format!(
+                "cl_intel_spirv_subgroups: the image of Op{op:?} must be a 2D image, found {}",
+                self.type_name(target)
+            );
+            self.report(inst, rule);
+        }
+        if let Some(t) = self.operand_type(inst, 1) {
+            if self.shape(t) != Some((Kind::Int(32), 2)) {
+                let rule = format!(
+                    "cl_intel_spirv_subgroups: the coordinate of Op{op:?} must be two 32-bit integers, found {}",
+                    self.type_name(t)
+                );
+                self.report(inst, rule);
             }
         }
     }

@@ -344,6 +344,10 @@ pub unsafe extern "C" fn clGetKernelWorkGroupInfo(
                     Ok(v(d.config.preferred_work_group_size_multiple))
                 }
                 CL_KERNEL_PRIVATE_MEM_SIZE => Ok(v(k.code().private_mem_size as cl_ulong)),
+                // cl_intel_required_subgroup_size, reported with sub-groups.
+                CL_KERNEL_SPILL_MEM_SIZE_INTEL if !d.config.sub_group_sizes.is_empty() => {
+                    Ok(v(k.code().spill_mem_size as cl_ulong))
+                }
                 // Only for custom devices and built-in kernels.
                 CL_KERNEL_GLOBAL_WORK_SIZE => Err(CL_INVALID_VALUE),
                 _ => Err(CL_INVALID_VALUE),
@@ -413,6 +417,11 @@ pub unsafe extern "C" fn clGetKernelSubGroupInfo(
                 }
                 CL_KERNEL_MAX_NUM_SUB_GROUPS => Ok(v(k.max_num_sub_groups(d))),
                 CL_KERNEL_COMPILE_NUM_SUB_GROUPS => Ok(v(k.compile_num_sub_groups())),
+                // cl_intel_required_subgroup_size: `intel_reqd_sub_group_size`, or 0.
+                CL_KERNEL_COMPILE_SUB_GROUP_SIZE_INTEL => Ok(v(k
+                    .info()
+                    .required_sub_group_size
+                    .map_or(0, |n| n as usize))),
                 _ => Err(CL_INVALID_VALUE),
             };
             write_info(val, param_value_size, param_value, param_value_size_ret)

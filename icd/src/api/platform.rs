@@ -311,6 +311,8 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_WORK_GROUP_COLLECTIVE_FUNCTIONS_SUPPORT => b(c.work_group_collective_functions),
         CL_DEVICE_GENERIC_ADDRESS_SPACE_SUPPORT => b(c.generic_address_space),
         CL_DEVICE_MAX_NUM_SUB_GROUPS => v(c.max_num_sub_groups as cl_uint),
+        CL_DEVICE_SUB_GROUP_SIZES_INTEL => arr(&c.sub_group_sizes),
+        CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR => v(c.max_named_barriers),
         CL_DEVICE_INTEGER_DOT_PRODUCT_CAPABILITIES_KHR => v(c.integer_dot_product_capabilities),
         CL_DEVICE_KERNEL_CLOCK_CAPABILITIES_KHR => v(c.kernel_clock_capabilities),
         // opencl-sys spells this constant with a lower-case x, which a pattern would lint.

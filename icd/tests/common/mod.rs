@@ -428,7 +428,8 @@ pub fn spirv(file: &str, opt: Opt) -> Vec<u8> {
 
 /// SPIR-V for `icd/tests/kernels/<file>.cl` with the given recipe and language options,
 /// built by the frontend's OpenCL C recipe (the one `clBuildProgram` runs), once per process,
-/// and checked with `spirv-val --target-env opencl2.1` (plain SPIR-V 1.0 with halves).
+/// and checked with `spirv-val --target-env opencl2.1` (plain SPIR-V of the module's version
+/// with halves).
 /// `-Xclang -cl-ext=-all,+a,+b` among the options names exactly the extensions and features
 /// clang may assume; without it they are those of a device with every optional feature on, so
 /// that the IL is the same whatever `FERROCL_*` this process runs with (the config tests build
@@ -489,8 +490,11 @@ pub fn spirv_in(file: &str, opt: Opt, language: &[&str]) -> Vec<u8> {
     };
     let spv = dir.join(format!("{file}-{tag}.{}.spv", std::process::id()));
     std::fs::write(&spv, &bytes).expect("write .spv");
+    // Plain SPIR-V of the module's own version (a kernel with a required sub-group size
+    // is 1.1, the version of the SubgroupSize execution mode).
+    let version = format!("spv1.{}", bytes.get(5).copied().unwrap_or(0));
     let mut val = Command::new("spirv-val");
-    val.args(["--target-env", if half { "spv1.0" } else { "opencl2.1" }])
+    val.args(["--target-env", if half { &version } else { "opencl2.1" }])
         .arg(&spv);
     run_tool(val);
     let _ = std::fs::remove_file(&spv);
