@@ -77,6 +77,8 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     Capability::Image1D,
     Capability::SampledBuffer,
     Capability::ImageBuffer,
+    // Lod operands on OpImageWrite (cl_khr_mipmap_image_writes).
+    Capability::ImageMipmap,
 ];
 
 /// Extensions that make a capability of CAPABILITY_MIN_VERSION available before that version.
