@@ -459,5 +459,25 @@ mod image_abi_tests {
         assert_eq!(address_from_spirv(4), ADDRESS_MIRRORED_REPEAT);
         assert_eq!(address_from_spirv(1), ADDRESS_CLAMP_TO_EDGE);
         assert_eq!(filter_from_spirv(1), FILTER_LINEAR);
+        // The mip filter bit is one no CLK_* constant uses.
+        assert_eq!(bits(true, ADDRESS_MASK, FILTER_MASK) & MIP_FILTER_LINEAR, 0);
+    }
+
+    #[test]
+    fn literal_sampler_records_have_the_spec_defaults() {
+        use super::{SamplerDescriptor, LITERAL_SAMPLERS};
+        for (i, r) in LITERAL_SAMPLERS.iter().enumerate() {
+            assert_eq!(r.bits, i as u32);
+            // CL_SAMPLER_LOD_MIN_KHR 0.0f, CL_SAMPLER_LOD_MAX_KHR MAXFLOAT, mip filter nearest.
+            assert_eq!((r.lod_min, r.lod_max), (0.0, f32::MAX));
+        }
+        // Records are keys by bit pattern: -0.0 and 0.0 are two records.
+        let a = SamplerDescriptor::literal(3);
+        let b = SamplerDescriptor {
+            lod_min: -0.0,
+            ..a
+        };
+        assert_ne!(a, b);
+        assert_eq!(a, SamplerDescriptor::literal(3));
     }
 }

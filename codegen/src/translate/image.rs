@@ -1414,13 +1414,13 @@ impl Translator<'_, '_, '_> {
         let one = self.fconst(1.0);
         let mut lengths = [self.fconst(0.0); 2];
         for (len, g) in lengths.iter_mut().zip([dx, dy]) {
-            for c in 0..sp {
-                if self.ty_of(g[c]) != types::F32 {
+            for (&v, &n) in g.iter().zip(&d.size).take(sp) {
+                if self.ty_of(v) != types::F32 {
                     return err("error: image gradients must be 32-bit floats\n");
                 }
-                let size = self.b.ins().fcvt_from_uint(types::F32, d.size[c]);
+                let size = self.b.ins().fcvt_from_uint(types::F32, n);
                 let scale = self.b.ins().select(is_norm, size, one);
-                let t = self.b.ins().fmul(g[c], scale);
+                let t = self.b.ins().fmul(v, scale);
                 let t2 = self.b.ins().fmul(t, t);
                 *len = self.b.ins().fadd(*len, t2);
             }
