@@ -473,10 +473,7 @@ mod image_abi_tests {
         }
         // Records are keys by bit pattern: -0.0 and 0.0 are two records.
         let a = SamplerDescriptor::literal(3);
-        let b = SamplerDescriptor {
-            lod_min: -0.0,
-            ..a
-        };
+        let b = SamplerDescriptor { lod_min: -0.0, ..a };
         assert_ne!(a, b);
         assert_eq!(a, SamplerDescriptor::literal(3));
     }
