@@ -804,6 +804,23 @@ fn build_module(
     Ok(code)
 }
 
+/// The debug line describing how one kernel was built (`what` says which build, for
+/// specialisations).
+pub(crate) fn log_kernel_shape(settings: &Settings, k: &ferrocl_codegen::Kernel, what: &str) {
+    log(
+        settings,
+        LogLevel::Debug,
+        format_args!(
+            "kernel {}{what}: {} SPIR-V instructions, {} argument bytes, {} bytes of __local variables, {} private bytes, {} frame bytes per work-item, barrier schedule {:?}, {}",
+            k.info.name, k.instruction_count, k.args_size, k.static_local_mem_size, k.private_mem_size, k.work_item_frame_size, k.barrier_schedule,
+            match k.vectorization {
+                ferrocl_codegen::Vectorization::Vectorized { lanes } => format!("vectorised ({lanes} work-items per iteration)"),
+                ferrocl_codegen::Vectorization::Scalar(why) => format!("scalar ({why})"),
+            }
+        ),
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -878,21 +895,4 @@ mod tests {
         assert!(uniform("-cl-uniform-work-group-size", &il));
         assert_eq!(parse_options("-cl-std=CL3.0").unwrap().cl_std, Some((3, 0)));
     }
-}
-
-/// The debug line describing how one kernel was built (`what` says which build, for
-/// specialisations).
-pub(crate) fn log_kernel_shape(settings: &Settings, k: &ferrocl_codegen::Kernel, what: &str) {
-    log(
-        settings,
-        LogLevel::Debug,
-        format_args!(
-            "kernel {}{what}: {} SPIR-V instructions, {} argument bytes, {} bytes of __local variables, {} private bytes, {} frame bytes per work-item, barrier schedule {:?}, {}",
-            k.info.name, k.instruction_count, k.args_size, k.static_local_mem_size, k.private_mem_size, k.work_item_frame_size, k.barrier_schedule,
-            match k.vectorization {
-                ferrocl_codegen::Vectorization::Vectorized { lanes } => format!("vectorised ({lanes} work-items per iteration)"),
-                ferrocl_codegen::Vectorization::Scalar(why) => format!("scalar ({why})"),
-            }
-        ),
-    );
 }
