@@ -128,7 +128,7 @@ const _: () = {
 /// - `Local`: the byte offset (u64) of this argument's region inside the local-memory arena;
 /// - `Value`: the bytes given to `clSetKernelArg`, `size` of them;
 /// - `Image`: a pointer to the image's [`ImageDescriptor`] (8 bytes);
-/// - `Sampler`: the sampler's 32-bit pattern ([`sampler`]) in the slot's first 4 bytes.
+/// - `Sampler`: the sampler's [`SamplerDescriptor`] (16 bytes); kernels use the slot's address.
 ///
 /// Kernels built with [`crate::BuildOptions::checked`] also have, for each `Buffer` and `Local`
 /// argument, a pair of u64s at `bounds`: the bytes `[start, end)` of the object the pointer
@@ -141,14 +141,16 @@ pub struct ArgSlot {
     pub bounds: Option<usize>,
 }
 
-/// The argument-block layout of `kernel`: every argument at its natural alignment (pointers and
-/// descriptors 8), then in checked mode the bounds pairs, and the block's size rounded up to 16.
+/// The argument-block layout of `kernel`: every argument at its natural alignment (pointers,
+/// descriptor addresses and sampler records 8), then in checked mode the bounds pairs, and the
+/// block's size rounded up to 16.
 pub(crate) fn arg_block_layout(kernel: &KernelInfo, checked: bool) -> (Vec<ArgSlot>, usize) {
     let mut offset = 0usize;
     let mut slots = Vec::with_capacity(kernel.args.len());
     for arg in &kernel.args {
         let (size, align) = match arg.kind {
             ArgKind::Value { size, align } => (size, align.clamp(1, 128)),
+            ArgKind::Sampler => (SamplerDescriptor::SIZE, 8),
             _ => (8, 8),
         };
         offset = offset.next_multiple_of(align);
@@ -179,7 +181,12 @@ pub(crate) fn arg_block_layout(kernel: &KernelInfo, checked: bool) -> (Vec<ArgSl
 /// `OpImageQueryOrder` and `OpImageQueryFormat` return. Texels are stored as the OpenCL API
 /// spec's image format descriptor says, little-endian, with no alignment beyond one byte
 /// assumed (`CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT` and `_PITCH_ALIGNMENT` are 1 pixel).
-/// Field offsets are part of the JIT ABI.
+///
+/// The fields before `levels` describe mip level 0, so an access that names no level reads
+/// them alone. `levels[l]` describes level `l` (cl_khr_mipmap_image) for `l` below
+/// `max(1, num_mip_levels)`, level 0 included, so code that computes a level at run time
+/// indexes one table; entries past the image's levels are zero. Field offsets are part of the
+/// JIT ABI.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ImageDescriptor {
@@ -197,12 +204,43 @@ pub struct ImageDescriptor {
     pub channel_data_type: u32,
     /// 0 or 1 for an image without mipmaps.
     pub num_mip_levels: u32,
+    pub levels: [MipLevel; MAX_MIP_LEVELS],
+}
+
+/// Mip levels an image may have: enough for the largest image dimension the device allows
+/// (16384 = 2^14 needs 15).
+pub const MAX_MIP_LEVELS: usize = 16;
+
+/// One mip level of an image ([`ImageDescriptor::levels`]): where its pixel (0, 0, 0) is
+/// relative to [`ImageDescriptor::data`], its pitches and sizes (0 for unused dimensions; the
+/// array size is the image's). Field offsets are part of the JIT ABI.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MipLevel {
+    pub offset: u64,
+    pub row_pitch: u64,
+    pub slice_pitch: u64,
+    pub width: u32,
+    pub height: u32,
+    pub depth: u32,
+    pub reserved: u32,
+}
+
+impl MipLevel {
+    pub const OFFSET: i32 = 0;
+    pub const ROW_PITCH: i32 = 8;
+    pub const SLICE_PITCH: i32 = 16;
+    pub const WIDTH: i32 = 24;
+    pub const HEIGHT: i32 = 28;
+    pub const DEPTH: i32 = 32;
+    /// Bytes of one entry.
+    pub const SIZE: usize = 40;
 }
 
 /// The runtime's description of an image, from which [`ImageDescriptor::new`] builds the
-/// descriptor.
+/// descriptor: level 0's geometry, and every level's (level 0 first) in `levels`.
 #[derive(Clone, Copy, Debug)]
-pub struct ImageGeometry {
+pub struct ImageGeometry<'a> {
     pub width: usize,
     pub height: usize,
     pub depth: usize,
@@ -213,6 +251,7 @@ pub struct ImageGeometry {
     pub channel_order: u32,
     pub channel_data_type: u32,
     pub num_mip_levels: u32,
+    pub levels: &'a [MipLevel],
 }
 
 impl ImageDescriptor {
@@ -227,12 +266,18 @@ impl ImageDescriptor {
     pub const CHANNEL_ORDER: i32 = 44;
     pub const CHANNEL_DATA_TYPE: i32 = 48;
     pub const NUM_MIP_LEVELS: i32 = 52;
+    pub const LEVELS: i32 = 56;
     /// Bytes of the descriptor.
-    pub const SIZE: usize = 56;
+    pub const SIZE: usize = 56 + MAX_MIP_LEVELS * MipLevel::SIZE;
 
     /// The descriptor of an image whose pixel (0, 0, 0) is at `data`. Image sizes fit in u32
-    /// (the device limits are far below).
-    pub fn new(data: u64, g: &ImageGeometry) -> Self {
+    /// (the device limits are far below); levels past [`MAX_MIP_LEVELS`] are not kept (the
+    /// runtime refuses such images).
+    pub fn new(data: u64, g: &ImageGeometry<'_>) -> Self {
+        let mut levels = [MipLevel::default(); MAX_MIP_LEVELS];
+        for (slot, level) in levels.iter_mut().zip(g.levels) {
+            *slot = *level;
+        }
         ImageDescriptor {
             data,
             width: g.width as u32,
@@ -245,6 +290,7 @@ impl ImageDescriptor {
             channel_order: g.channel_order,
             channel_data_type: g.channel_data_type,
             num_mip_levels: g.num_mip_levels,
+            levels,
         }
     }
 }
@@ -267,14 +313,93 @@ const _: () = {
     assert!(
         offset_of!(ImageDescriptor, num_mip_levels) == ImageDescriptor::NUM_MIP_LEVELS as usize
     );
+    assert!(offset_of!(ImageDescriptor, levels) == ImageDescriptor::LEVELS as usize);
     assert!(std::mem::size_of::<ImageDescriptor>() == ImageDescriptor::SIZE);
+    assert!(offset_of!(MipLevel, offset) == MipLevel::OFFSET as usize);
+    assert!(offset_of!(MipLevel, row_pitch) == MipLevel::ROW_PITCH as usize);
+    assert!(offset_of!(MipLevel, slice_pitch) == MipLevel::SLICE_PITCH as usize);
+    assert!(offset_of!(MipLevel, width) == MipLevel::WIDTH as usize);
+    assert!(offset_of!(MipLevel, height) == MipLevel::HEIGHT as usize);
+    assert!(offset_of!(MipLevel, depth) == MipLevel::DEPTH as usize);
+    assert!(std::mem::size_of::<MipLevel>() == MipLevel::SIZE);
 };
 
-/// A sampler as kernels see it: a 32-bit pattern, the same for sampler arguments (the runtime
-/// stores it in the argument block as a u32 — see [`ArgSlot`]) and literal samplers
-/// (`OpConstantSampler`, OpenCL C's `CLK_*` constants OR-ed together). The bit values are those
-/// of clang's `opencl-c-base.h`: bit 0 normalised coordinates, bits 1–3 the addressing mode,
-/// bits 4–5 the filter mode.
+/// What a sampler value is in kernels: the address of one of these (for a sampler argument,
+/// its slot in the argument block, which holds the record — see [`ArgSlot`]; for a literal
+/// sampler, an entry of a static table with the spec's defaults, see
+/// [`SamplerDescriptor::literal`]). `bits` is the [`sampler`] pattern; `lod_min` and `lod_max`
+/// are `CL_SAMPLER_LOD_MIN_KHR` and `CL_SAMPLER_LOD_MAX_KHR` as given (cl_khr_mipmap_image).
+/// Equality and hashing compare bit patterns (the record is a specialisation key). Field
+/// offsets are part of the JIT ABI.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct SamplerDescriptor {
+    pub bits: u32,
+    pub lod_min: f32,
+    pub lod_max: f32,
+    pub reserved: u32,
+}
+
+impl SamplerDescriptor {
+    pub const BITS: i32 = 0;
+    pub const LOD_MIN: i32 = 4;
+    pub const LOD_MAX: i32 = 8;
+    /// Bytes of the record (and of a sampler argument's slot).
+    pub const SIZE: usize = 16;
+
+    /// A literal sampler's record: the OpenCL C spec gives literal samplers the default mip
+    /// filter (nearest, no bit in `bits`), `lod_min` 0 and `lod_max` MAXFLOAT.
+    pub const fn literal(bits: u32) -> Self {
+        SamplerDescriptor {
+            bits,
+            lod_min: 0.0,
+            lod_max: f32::MAX,
+            reserved: 0,
+        }
+    }
+
+    fn key(&self) -> (u32, u32, u32) {
+        (self.bits, self.lod_min.to_bits(), self.lod_max.to_bits())
+    }
+}
+
+impl PartialEq for SamplerDescriptor {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl Eq for SamplerDescriptor {}
+impl std::hash::Hash for SamplerDescriptor {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.key().hash(state)
+    }
+}
+
+const _: () = {
+    use std::mem::offset_of;
+    assert!(offset_of!(SamplerDescriptor, bits) == SamplerDescriptor::BITS as usize);
+    assert!(offset_of!(SamplerDescriptor, lod_min) == SamplerDescriptor::LOD_MIN as usize);
+    assert!(offset_of!(SamplerDescriptor, lod_max) == SamplerDescriptor::LOD_MAX as usize);
+    assert!(std::mem::size_of::<SamplerDescriptor>() == SamplerDescriptor::SIZE);
+};
+
+/// The records of every literal sampler, indexed by pattern: what a literal sampler value
+/// points at (static, so valid for the process's life).
+pub(crate) static LITERAL_SAMPLERS: [SamplerDescriptor; 128] = {
+    let mut t = [SamplerDescriptor::literal(0); 128];
+    let mut i = 0;
+    while i < 128 {
+        t[i] = SamplerDescriptor::literal(i as u32);
+        i += 1;
+    }
+    t
+};
+
+/// A sampler's 32-bit pattern ([`SamplerDescriptor::bits`]), the same for sampler arguments and
+/// literal samplers (`OpConstantSampler`, OpenCL C's `CLK_*` constants OR-ed together). The bit
+/// values are those of clang's `opencl-c-base.h`: bit 0 normalised coordinates, bits 1–3 the
+/// addressing mode, bits 4–5 the filter mode; bit 6, which no `CLK_*` constant uses, is the
+/// mip filter (`CL_SAMPLER_MIP_FILTER_MODE_KHR`: set for linear).
 pub mod sampler {
     /// `CLK_NORMALIZED_COORDS_TRUE` (`CLK_NORMALIZED_COORDS_FALSE` is 0).
     pub const NORMALIZED_COORDS: u32 = 0x1;
@@ -296,6 +421,9 @@ pub mod sampler {
     pub const FILTER_NEAREST: u32 = 0x10;
     /// `CLK_FILTER_LINEAR`.
     pub const FILTER_LINEAR: u32 = 0x20;
+    /// `CL_SAMPLER_MIP_FILTER_MODE_KHR` = `CL_FILTER_LINEAR` (clear: nearest, the default and
+    /// what literal samplers have).
+    pub const MIP_FILTER_LINEAR: u32 = 0x40;
 
     /// The pattern of a sampler (addressing and filter are the `ADDRESS_*` and `FILTER_*`
     /// values above).
@@ -331,5 +459,22 @@ mod image_abi_tests {
         assert_eq!(address_from_spirv(4), ADDRESS_MIRRORED_REPEAT);
         assert_eq!(address_from_spirv(1), ADDRESS_CLAMP_TO_EDGE);
         assert_eq!(filter_from_spirv(1), FILTER_LINEAR);
+        // The mip filter bit is one no CLK_* constant uses.
+        assert_eq!(bits(true, ADDRESS_MASK, FILTER_MASK) & MIP_FILTER_LINEAR, 0);
+    }
+
+    #[test]
+    fn literal_sampler_records_have_the_spec_defaults() {
+        use super::{SamplerDescriptor, LITERAL_SAMPLERS};
+        for (i, r) in LITERAL_SAMPLERS.iter().enumerate() {
+            assert_eq!(r.bits, i as u32);
+            // CL_SAMPLER_LOD_MIN_KHR 0.0f, CL_SAMPLER_LOD_MAX_KHR MAXFLOAT, mip filter nearest.
+            assert_eq!((r.lod_min, r.lod_max), (0.0, f32::MAX));
+        }
+        // Records are keys by bit pattern: -0.0 and 0.0 are two records.
+        let a = SamplerDescriptor::literal(3);
+        let b = SamplerDescriptor { lod_min: -0.0, ..a };
+        assert_ne!(a, b);
+        assert_eq!(a, SamplerDescriptor::literal(3));
     }
 }

@@ -16,11 +16,12 @@ mod vectorize;
 mod watchdog;
 
 pub use abi::{
-    sampler, ArgSlot, GroupInfo, ImageDescriptor, ImageGeometry, WorkGroupFn, LOCAL_ARG_ALIGN,
-    PRINTF_BUFFER_HEADER, PRINTF_RECORD_HEADER, SUB_GROUP_SIZE,
+    sampler, ArgSlot, GroupInfo, ImageDescriptor, ImageGeometry, MipLevel, SamplerDescriptor,
+    WorkGroupFn, LOCAL_ARG_ALIGN, MAX_MIP_LEVELS, PRINTF_BUFFER_HEADER, PRINTF_RECORD_HEADER,
+    SUB_GROUP_SIZE,
 };
 pub use checked::{CheckKind, CheckSite, CheckedLaunch, Fault};
-pub use options::{BuildOptions, Specialization};
+pub use options::{BuildOptions, ImageKey, Specialization};
 
 /// Private memory one work-item of a kernel may use on the stack (the sum of its
 /// function-storage variables kept in memory; a kernel with barriers keeps them in its heap

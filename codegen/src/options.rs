@@ -119,8 +119,21 @@ impl Default for BuildOptions {
 pub struct Specialization {
     /// The kernel's name.
     pub kernel: String,
-    /// (argument index, SPIR-V channel order, SPIR-V channel data type) of image arguments.
-    pub images: Vec<(usize, u32, u32)>,
-    /// (argument index, sampler pattern) of sampler arguments.
-    pub samplers: Vec<(usize, u32)>,
+    /// (argument index, what the build may assume) of image arguments.
+    pub images: Vec<(usize, ImageKey)>,
+    /// (argument index, sampler record) of sampler arguments: its pattern and lod clamps
+    /// become constants.
+    pub samplers: Vec<(usize, crate::SamplerDescriptor)>,
+}
+
+/// What a specialised build knows of an image argument.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ImageKey {
+    /// SPIR-V channel order.
+    pub order: u32,
+    /// SPIR-V channel data type.
+    pub data_type: u32,
+    /// Whether the image has more than one mip level: without, every access is to level 0
+    /// and no level is computed.
+    pub mipmapped: bool,
 }

@@ -153,7 +153,14 @@ fn a_program_kernels_specialise_is_made_again_from_its_module() {
     // RGBA (SPIR-V ImageChannelOrder 5) of UnormInt8 (ImageChannelDataType 2).
     let spec = Specialization {
         kernel: "image".into(),
-        images: vec![(0, 5, 2)],
+        images: vec![(
+            0,
+            ferrocl_codegen::ImageKey {
+                order: 5,
+                data_type: 2,
+                mipmapped: false,
+            },
+        )],
         samplers: Vec::new(),
     };
     let (specialised, built) = loaded

@@ -85,6 +85,8 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     // cl_khr_subgroup_named_barrier: OpNamedBarrierInitialize and OpMemoryNamedBarrier
     // (codegen gates.rs).
     Capability::NamedBarrier,
+    // Lod operands on OpImageWrite (cl_khr_mipmap_image_writes).
+    Capability::ImageMipmap,
 ];
 
 /// Extensions that make a capability of CAPABILITY_MIN_VERSION available before that version.

@@ -136,9 +136,11 @@ pub enum Command {
         dst: Arc<Mem>,
         rect: Rect,
     },
-    /// Every pixel of the region gets `texel` (the fill colour in the image's format).
+    /// Every pixel of the region gets `texel` (the fill colour in the image's format);
+    /// `desc` is the image or the mip level filled.
     FillImage {
         mem: Arc<Mem>,
+        desc: ImageDesc,
         origin: [usize; 3],
         region: [usize; 3],
         texel: Vec<u8>,
@@ -500,15 +502,17 @@ impl Command {
     }
 
     /// `clEnqueueReadImage`: `row_pitch`/`slice_pitch` describe the host memory (0: tight).
+    /// Image origins have a fourth component, read for the mip level of mipmapped 2D arrays
+    /// and 3D images only ([`ImageDesc::at_level`]).
     pub fn read_image(
         mem: Arc<Mem>,
-        origin: [usize; 3],
+        origin: [usize; 4],
         region: [usize; 3],
         row_pitch: usize,
         slice_pitch: usize,
         dst: HostPtr,
     ) -> CLResult<Self> {
-        let d = *mem.expect_image()?;
+        let (d, origin) = mem.expect_image()?.at_level(origin)?;
         mem.check_host_read()?;
         let rect = host_rect(&d, origin, region, row_pitch, slice_pitch, true)?;
         Ok(Command::ReadImage { mem, rect, dst })
@@ -517,40 +521,44 @@ impl Command {
     /// `clEnqueueWriteImage`: `row_pitch`/`slice_pitch` describe the host memory (0: tight).
     pub fn write_image(
         mem: Arc<Mem>,
-        origin: [usize; 3],
+        origin: [usize; 4],
         region: [usize; 3],
         row_pitch: usize,
         slice_pitch: usize,
         src: HostPtr,
     ) -> CLResult<Self> {
-        let d = *mem.expect_image()?;
+        let (d, origin) = mem.expect_image()?.at_level(origin)?;
         mem.check_host_write()?;
         let rect = host_rect(&d, origin, region, row_pitch, slice_pitch, false)?;
         Ok(Command::WriteImage { mem, rect, src })
     }
 
     /// `clEnqueueCopyImage`: the same format on both sides (CL_IMAGE_FORMAT_MISMATCH), no
-    /// overlap within one image (CL_MEM_COPY_OVERLAP).
+    /// overlap within one image (CL_MEM_COPY_OVERLAP; different levels of one image do not
+    /// overlap).
     pub fn copy_image(
         src: Arc<Mem>,
         dst: Arc<Mem>,
-        src_origin: [usize; 3],
-        dst_origin: [usize; 3],
+        src_origin: [usize; 4],
+        dst_origin: [usize; 4],
         region: [usize; 3],
     ) -> CLResult<Self> {
         let (s, d) = (*src.expect_image()?, *dst.expect_image()?);
         if s.format != d.format {
             return Err(CL_IMAGE_FORMAT_MISMATCH);
         }
+        let (s, src_origin) = s.at_level(src_origin)?;
+        let (d, dst_origin) = d.at_level(dst_origin)?;
         s.check_region(src_origin, region)?;
         d.check_region(dst_origin, region)?;
         let (so, sy, sz, bytes) = s.rect_side(src_origin, region);
         let (dox, dy, dz, _) = d.rect_side(dst_origin, region);
         if Arc::ptr_eq(&src, &dst) {
-            let boxes_meet = (0..3).all(|k| {
-                src_origin[k] < dst_origin[k] + region[k]
-                    && dst_origin[k] < src_origin[k] + region[k]
-            });
+            let boxes_meet = s.level_offset == d.level_offset
+                && (0..3).all(|k| {
+                    src_origin[k] < dst_origin[k] + region[k]
+                        && dst_origin[k] < src_origin[k] + region[k]
+                });
             if boxes_meet {
                 return Err(CL_MEM_COPY_OVERLAP);
             }
@@ -574,11 +582,11 @@ impl Command {
     pub fn copy_image_to_buffer(
         src: Arc<Mem>,
         dst: Arc<Mem>,
-        src_origin: [usize; 3],
+        src_origin: [usize; 4],
         region: [usize; 3],
         dst_offset: usize,
     ) -> CLResult<Self> {
-        let s = *src.expect_image()?;
+        let (s, src_origin) = src.expect_image()?.at_level(src_origin)?;
         dst.expect_buffer()?;
         s.check_region(src_origin, region)?;
         let (packed, len) = packed_side(&s, region, dst_offset)?;
@@ -605,11 +613,11 @@ impl Command {
         src: Arc<Mem>,
         dst: Arc<Mem>,
         src_offset: usize,
-        dst_origin: [usize; 3],
+        dst_origin: [usize; 4],
         region: [usize; 3],
     ) -> CLResult<Self> {
         src.expect_buffer()?;
-        let d = *dst.expect_image()?;
+        let (d, dst_origin) = dst.expect_image()?.at_level(dst_origin)?;
         d.check_region(dst_origin, region)?;
         let (packed, len) = packed_side(&d, region, src_offset)?;
         src.check_range(src_offset, len)?;
@@ -636,16 +644,17 @@ impl Command {
     pub fn fill_image(
         mem: Arc<Mem>,
         fill_color: &[u8],
-        origin: [usize; 3],
+        origin: [usize; 4],
         region: [usize; 3],
     ) -> CLResult<Self> {
-        let d = *mem.expect_image()?;
+        let (d, origin) = mem.expect_image()?.at_level(origin)?;
         d.check_region(origin, region)?;
         let color = fill_color_of(&d, fill_color).ok_or(CL_INVALID_VALUE)?;
         let texel = crate::pixel::encode(d.format.order, d.format.data_type, color)
             .ok_or(CL_INVALID_VALUE)?;
         Ok(Command::FillImage {
             mem,
+            desc: d,
             origin,
             region,
             texel,
@@ -653,14 +662,15 @@ impl Command {
     }
 
     /// `clEnqueueMapImage`: the command, the pointer to pixel `origin` inside the image (maps
-    /// are zero-copy) and the image's row and slice pitch (slice pitch 0 for 1D and 2D images).
+    /// are zero-copy) and the image's (the mip level's) row and slice pitch (slice pitch 0
+    /// for 1D and 2D images).
     pub fn map_image(
         mem: Arc<Mem>,
         flags: cl_map_flags,
-        origin: [usize; 3],
+        origin: [usize; 4],
         region: [usize; 3],
     ) -> CLResult<(Self, *mut u8, usize, usize)> {
-        let d = *mem.expect_image()?;
+        let (d, origin) = mem.expect_image()?.at_level(origin)?;
         check_map_flags(flags)?;
         if flags & CL_MAP_READ as cl_map_flags != 0 {
             mem.check_host_read()?;
@@ -923,11 +933,11 @@ impl Command {
             }
             Command::FillImage {
                 mem,
+                desc: d,
                 origin,
                 region,
                 texel,
             } => {
-                let d = mem.image().copied().ok_or(CL_INVALID_MEM_OBJECT)?;
                 for z in 0..region[2] {
                     for y in 0..region[1] {
                         let at = d.offset_of([origin[0], origin[1] + y, origin[2] + z]);
@@ -1161,12 +1171,12 @@ mod tests {
         );
         // Two rows of two texels from host memory with 12-byte rows, at (1, 1).
         let mut src: Vec<u8> = (0..24).collect();
-        Command::write_image(img.clone(), [1, 1, 0], [2, 2, 1], 12, 0, host(&mut src))
+        Command::write_image(img.clone(), [1, 1, 0, 0], [2, 2, 1], 12, 0, host(&mut src))
             .unwrap()
             .run(&d, JobHints::default())
             .unwrap();
         let mut all = vec![0u8; 48];
-        Command::read_image(img.clone(), [0; 3], [4, 3, 1], 0, 0, host(&mut all))
+        Command::read_image(img.clone(), [0; 4], [4, 3, 1], 0, 0, host(&mut all))
             .unwrap()
             .run(&d, JobHints::default())
             .unwrap();
@@ -1178,11 +1188,11 @@ mod tests {
             .iter()
             .flat_map(|f| f.to_ne_bytes())
             .collect();
-        Command::fill_image(img.clone(), &color, [3, 0, 0], [1, 3, 1])
+        Command::fill_image(img.clone(), &color, [3, 0, 0, 0], [1, 3, 1])
             .unwrap()
             .run(&d, JobHints::default())
             .unwrap();
-        Command::read_image(img.clone(), [0; 3], [4, 3, 1], 0, 0, host(&mut all))
+        Command::read_image(img.clone(), [0; 4], [4, 3, 1], 0, 0, host(&mut all))
             .unwrap()
             .run(&d, JobHints::default())
             .unwrap();
@@ -1195,7 +1205,7 @@ mod tests {
         }
         // Maps point into the image, with its pitches.
         let (_, p, row, slice) =
-            Command::map_image(img.clone(), CL_MAP_READ as _, [1, 2, 0], [1, 1, 1]).unwrap();
+            Command::map_image(img.clone(), CL_MAP_READ as _, [1, 2, 0, 0], [1, 1, 1]).unwrap();
         assert_eq!(p, img.address().wrapping_add(2 * 16 + 4));
         assert_eq!((row, slice), (16, 0));
         Command::cancel_map(&img, p);
@@ -1228,7 +1238,7 @@ mod tests {
         assert_eq!(
             err(Command::read_image(
                 img.clone(),
-                [0, 0, 1],
+                [0, 0, 1, 0],
                 [1, 1, 1],
                 0,
                 0,
@@ -1240,7 +1250,7 @@ mod tests {
         assert_eq!(
             err(Command::read_image(
                 arr.clone(),
-                [0, 1, 0],
+                [0, 1, 0, 0],
                 [8, 3, 1],
                 0,
                 0,
@@ -1249,11 +1259,13 @@ mod tests {
             Some(CL_INVALID_VALUE),
             "past the last layer"
         );
-        assert!(Command::read_image(arr.clone(), [0, 1, 0], [8, 2, 1], 0, 0, host(&mut b)).is_ok());
+        assert!(
+            Command::read_image(arr.clone(), [0, 1, 0, 0], [8, 2, 1], 0, 0, host(&mut b)).is_ok()
+        );
         assert_eq!(
             err(Command::read_image(
                 buf.clone(),
-                [0; 3],
+                [0; 4],
                 [1, 1, 1],
                 0,
                 0,
@@ -1269,8 +1281,8 @@ mod tests {
             err(Command::copy_image(
                 img.clone(),
                 other,
-                [0; 3],
-                [0; 3],
+                [0; 4],
+                [0; 4],
                 [1, 1, 1]
             )),
             Some(CL_IMAGE_FORMAT_MISMATCH)
@@ -1279,20 +1291,20 @@ mod tests {
             err(Command::copy_image(
                 img.clone(),
                 img.clone(),
-                [0; 3],
-                [1, 1, 0],
+                [0; 4],
+                [1, 1, 0, 0],
                 [2, 2, 1]
             )),
             Some(CL_MEM_COPY_OVERLAP)
         );
         assert!(
-            Command::copy_image(img.clone(), img.clone(), [0; 3], [2, 2, 0], [2, 2, 1]).is_ok()
+            Command::copy_image(img.clone(), img.clone(), [0; 4], [2, 2, 0, 0], [2, 2, 1]).is_ok()
         );
         assert_eq!(
             err(Command::copy_image_to_buffer(
                 img.clone(),
                 buf.clone(),
-                [0; 3],
+                [0; 4],
                 [4, 4, 1],
                 4
             )),
@@ -1300,15 +1312,15 @@ mod tests {
             "64 bytes do not fit after offset 4"
         );
         assert!(
-            Command::copy_image_to_buffer(img.clone(), buf.clone(), [0; 3], [4, 4, 1], 0).is_ok()
+            Command::copy_image_to_buffer(img.clone(), buf.clone(), [0; 4], [4, 4, 1], 0).is_ok()
         );
         assert_eq!(
-            err(Command::fill_image(img.clone(), &[0; 8], [0; 3], [1, 1, 1])),
+            err(Command::fill_image(img.clone(), &[0; 8], [0; 4], [1, 1, 1])),
             Some(CL_INVALID_VALUE),
             "a colour of 8 bytes"
         );
         assert_eq!(
-            Command::map_image(arr, CL_MAP_WRITE as _, [0; 3], [9, 1, 1]).err(),
+            Command::map_image(arr, CL_MAP_WRITE as _, [0; 4], [9, 1, 1]).err(),
             Some(CL_INVALID_VALUE)
         );
     }

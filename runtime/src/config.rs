@@ -746,6 +746,8 @@ mod tests {
                 "cl_khr_kernel_clock",
                 "cl_khr_local_int32_base_atomics",
                 "cl_khr_local_int32_extended_atomics",
+                "cl_khr_mipmap_image",
+                "cl_khr_mipmap_image_writes",
                 "cl_khr_srgb_image_writes",
                 "cl_khr_subgroup_ballot",
                 "cl_khr_subgroup_clustered_reduce",

@@ -448,6 +448,21 @@ pub const FEATURES: &[Feature] = &[
         clang_defines: &["__IMAGE_SUPPORT__"],
     },
     Feature {
+        // Images with mip levels: creation, every image command on a level, the sampler's mip
+        // filter and lod range (runtime image.rs, sampler.rs), and in kernels `Lod` and `Grad`
+        // operands on reads and writes and the level queries (codegen translate/image.rs).
+        name: "image mipmaps",
+        switch: Switch::Images,
+        extensions: &[
+            ext("cl_khr_mipmap_image", 1),
+            ext("cl_khr_mipmap_image_writes", 1),
+        ],
+        opencl_c_features: &[],
+        spirv_capabilities: &[Capability::ImageMipmap],
+        device_info: &[],
+        clang_defines: &[],
+    },
+    Feature {
         name: "shared virtual memory",
         switch: Switch::Svm,
         // Version 1.1.0: any pointer value is a valid USM kernel argument.

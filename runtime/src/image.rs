@@ -1,9 +1,10 @@
 //! Images on the host: the format table (which channel order and data type pairs are valid,
 //! which the device supports for each image type and access), the answer to
 //! `clGetSupportedImageFormats`, an image's geometry ([`ImageDesc`]: sizes, pitches, element
-//! size, and how pixel origins and regions map to bytes) and every creation rule of
-//! `clCreateImage` ([`ImageDesc::new`]). The memory object itself is a [`crate::memory::Mem`]
-//! of kind `Image`; texel conversion is `pixel.rs`.
+//! size, and how pixel origins and regions map to bytes), its mip levels (cl_khr_mipmap_image:
+//! [`ImageDesc::level`], [`ImageDesc::at_level`]) and every creation rule of `clCreateImage`
+//! ([`ImageDesc::new`]). The memory object itself is a [`crate::memory::Mem`] of kind `Image`;
+//! texel conversion is `pixel.rs`.
 
 #![allow(non_upper_case_globals)] // CL_Rx, CL_sRGBA, … are the spec's names.
 
@@ -117,6 +118,8 @@ pub struct KernelImageSupport {
     pub writes_3d: bool,
     /// `cl_khr_srgb_image_writes`: sRGB images a kernel may write exist only with it.
     pub writes_srgb: bool,
+    /// `cl_khr_mipmap_image`: images with more than one mip level exist only with it.
+    pub mipmaps: bool,
 }
 
 impl KernelImageSupport {
@@ -132,6 +135,7 @@ impl KernelImageSupport {
             depth: all("cl_khr_depth_images"),
             writes_3d: all("cl_khr_3d_image_writes"),
             writes_srgb: all("cl_khr_srgb_image_writes"),
+            mipmaps: all("cl_khr_mipmap_image"),
         }
     }
 }
@@ -226,7 +230,24 @@ pub struct ImageDesc {
     pub row_pitch: usize,
     /// 0 for 1D and 2D images.
     pub slice_pitch: usize,
+    /// `CL_IMAGE_NUM_MIP_LEVELS` as created (0 or 1: one level); 0 in a level's view.
     pub num_mip_levels: u32,
+    /// Bytes from the image's first byte to this description's pixel (0, 0, 0): 0 except in
+    /// the view of a mip level past the first ([`ImageDesc::level`]).
+    pub level_offset: usize,
+}
+
+/// The origin component that names the mip level of an image command on a mipmapped image of
+/// `image_type` (API spec, "Specifying Mipmap Levels to Image Operations"): the one after the
+/// image's coordinates — origin[3] for 2D arrays and 3D images, so those origins have four
+/// components.
+pub fn mip_level_coordinate(image_type: cl_mem_object_type) -> Option<usize> {
+    match image_type {
+        CL_MEM_OBJECT_IMAGE1D => Some(1),
+        CL_MEM_OBJECT_IMAGE1D_ARRAY | CL_MEM_OBJECT_IMAGE2D => Some(2),
+        CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D => Some(3),
+        _ => None,
+    }
 }
 
 /// `cl_image_format` with equality.
@@ -287,8 +308,23 @@ impl ImageDesc {
         let element = element_size(format)?;
         let r = request;
         let ty = r.image_type;
-        if !IMAGE_TYPES.contains(&ty) || r.num_mip_levels != 0 || r.num_samples != 0 {
+        if !IMAGE_TYPES.contains(&ty) || r.num_samples != 0 {
             return Err(CL_INVALID_IMAGE_DESCRIPTOR);
+        }
+        // Mip levels (cl_khr_mipmap_image): not for 1D buffer images or images over another
+        // object's memory, and never with application memory (the levels are packed one
+        // after another in the image's own storage).
+        let mipmapped = r.num_mip_levels > 1;
+        if mipmapped {
+            if !KernelImageSupport::of(context).mipmaps
+                || ty == CL_MEM_OBJECT_IMAGE1D_BUFFER
+                || r.source.is_some()
+            {
+                return Err(CL_INVALID_IMAGE_DESCRIPTOR);
+            }
+            if host_ptr {
+                return Err(CL_INVALID_HOST_PTR);
+            }
         }
         // What mem_object may be: a buffer for 1D buffer and 2D images, a 2D image for 2D.
         let source_image = r.source.as_ref().and_then(|m| m.image().copied());
@@ -332,6 +368,16 @@ impl ImageDesc {
             || !(1..=limits.max_array_size).contains(&array_size)
         {
             return Err(CL_INVALID_IMAGE_SIZE);
+        }
+        // Each level halves every dimension down to 1: the largest gives the level count.
+        if mipmapped {
+            let largest = r.width.max(if uses_height { height } else { 1 }).max(depth);
+            let possible = largest.ilog2() + 1;
+            if r.num_mip_levels > possible
+                || r.num_mip_levels as usize > ferrocl_codegen::MAX_MIP_LEVELS
+            {
+                return Err(CL_INVALID_IMAGE_DESCRIPTOR);
+            }
         }
         // Pitches: given only with a host pointer, for an image over a buffer, or (equal to
         // it) for a view of another image, whose pitch is the default.
@@ -392,7 +438,8 @@ impl ImageDesc {
             array_size: if is_array { array_size } else { 0 },
             row_pitch,
             slice_pitch,
-            num_mip_levels: 0,
+            num_mip_levels: r.num_mip_levels,
+            level_offset: 0,
         };
         let size = desc.size().ok_or(CL_INVALID_IMAGE_SIZE)?;
         if size as u64 > context.max_mem_alloc_size() {
@@ -478,8 +525,89 @@ impl ImageDesc {
         }
     }
 
-    /// Bytes the image occupies (`CL_MEM_SIZE`, and what USE_HOST_PTR memory must hold).
+    /// Bytes the image occupies (`CL_MEM_SIZE`, and what USE_HOST_PTR memory must hold):
+    /// every mip level's.
     pub fn size(&self) -> Option<usize> {
+        if self.is_mipmapped() {
+            return (0..self.levels()).try_fold(0usize, |sum, l| {
+                sum.checked_add(self.level_shape(l).single_level_size()?)
+            });
+        }
+        self.single_level_size()
+    }
+
+    /// Whether the image has more than one mip level.
+    pub fn is_mipmapped(&self) -> bool {
+        self.num_mip_levels > 1
+    }
+
+    /// How many mip levels the image has (1 for an image without mipmaps).
+    pub fn levels(&self) -> u32 {
+        self.num_mip_levels.max(1)
+    }
+
+    /// Mip level `l` (below [`ImageDesc::levels`]) described as an image of its own, with
+    /// [`ImageDesc::level_offset`] saying where it starts: each level halves the width,
+    /// height and depth of the one before (rounding down, never below 1; the array size
+    /// stays), is tightly packed, and follows the previous level in memory. Level 0 of an
+    /// image without mipmaps is the image.
+    pub fn level(&self, l: u32) -> ImageDesc {
+        if !self.is_mipmapped() {
+            return *self;
+        }
+        // Sizes fit: the whole image's size was checked at creation.
+        let before: usize = (0..l)
+            .map(|k| self.level_shape(k).single_level_size().unwrap_or(0))
+            .sum();
+        ImageDesc {
+            level_offset: self.level_offset + before,
+            ..self.level_shape(l)
+        }
+    }
+
+    /// Level `l`'s sizes and pitches ([`ImageDesc::level`] without its offset).
+    fn level_shape(&self, l: u32) -> ImageDesc {
+        let shrink = |v: usize| if v == 0 { 0 } else { (v >> l).max(1) };
+        let (width, height, depth) = (shrink(self.width), shrink(self.height), shrink(self.depth));
+        let row_pitch = width * self.element_size;
+        let slice_pitch = match self.image_type {
+            CL_MEM_OBJECT_IMAGE1D_ARRAY => row_pitch,
+            CL_MEM_OBJECT_IMAGE2D_ARRAY | CL_MEM_OBJECT_IMAGE3D => row_pitch * height,
+            _ => 0,
+        };
+        ImageDesc {
+            width,
+            height,
+            depth,
+            row_pitch,
+            slice_pitch,
+            num_mip_levels: 0,
+            ..*self
+        }
+    }
+
+    /// The level an image command's `origin` names (its component after the image's
+    /// coordinates, for mipmapped images only) and the origin within that level;
+    /// CL_INVALID_MIP_LEVEL for a level the image does not have. `origin[3]` is read only for
+    /// mipmapped 2D arrays and 3D images.
+    pub fn at_level(&self, origin: [usize; 4]) -> CLResult<(ImageDesc, [usize; 3])> {
+        let mut o = [origin[0], origin[1], origin[2]];
+        if !self.is_mipmapped() {
+            return Ok((*self, o));
+        }
+        let k = mip_level_coordinate(self.image_type).ok_or(CL_INVALID_VALUE)?;
+        let level = origin[k];
+        if level >= self.levels() as usize {
+            return Err(CL_INVALID_MIP_LEVEL);
+        }
+        if k < 3 {
+            o[k] = 0;
+        }
+        Ok((self.level(level as u32), o))
+    }
+
+    /// Bytes of one level (the whole image without mipmaps).
+    fn single_level_size(&self) -> Option<usize> {
         match self.image_type {
             CL_MEM_OBJECT_IMAGE1D | CL_MEM_OBJECT_IMAGE1D_BUFFER => Some(self.row_pitch),
             CL_MEM_OBJECT_IMAGE2D => self.row_pitch.checked_mul(self.height),
@@ -522,10 +650,10 @@ impl ImageDesc {
         Ok(())
     }
 
-    /// Byte offset of pixel `origin`.
+    /// Byte offset of pixel `origin` (from the image's first byte).
     pub fn offset_of(&self, origin: [usize; 3]) -> usize {
         let (y, z) = self.steps();
-        origin[0] * self.element_size + origin[1] * y + origin[2] * z
+        self.level_offset + origin[0] * self.element_size + origin[1] * y + origin[2] * z
     }
 
     /// Whether the slice pitch is meaningful for the type (arrays and 3D).
@@ -536,7 +664,8 @@ impl ImageDesc {
         )
     }
 
-    /// The image side of a [`Rect`] copy: byte origin and steps, region in bytes.
+    /// The image side of a [`Rect`] copy: byte origin (from the image's first byte) and
+    /// steps, region in bytes.
     pub fn rect_side(
         &self,
         origin: [usize; 3],
@@ -544,7 +673,11 @@ impl ImageDesc {
     ) -> ([usize; 3], usize, usize, [usize; 3]) {
         let (y, z) = self.steps();
         (
-            [origin[0] * self.element_size, origin[1], origin[2]],
+            [
+                self.level_offset + origin[0] * self.element_size,
+                origin[1],
+                origin[2],
+            ],
             y,
             z,
             [region[0] * self.element_size, region[1], region[2]],
@@ -719,6 +852,7 @@ mod tests {
             depth: true,
             writes_3d: true,
             writes_srgb: true,
+            mipmaps: true,
         };
         let ro = CL_MEM_READ_ONLY as cl_mem_flags;
         let wo = CL_MEM_WRITE_ONLY as cl_mem_flags;
@@ -834,7 +968,7 @@ mod tests {
         }
         // Descriptor fields that must be zero, and a 1D buffer image without its buffer.
         let mut r = request(CL_MEM_OBJECT_IMAGE2D, [1, 1, 0, 0], [0, 0]);
-        r.num_mip_levels = 1;
+        r.num_samples = 1;
         assert_eq!(new(&r, false), Err(CL_INVALID_IMAGE_DESCRIPTOR));
         assert_eq!(
             new(
@@ -874,6 +1008,78 @@ mod tests {
     }
 
     #[test]
+    fn mip_levels_halve_each_dimension_and_follow_each_other() {
+        let c = image_context();
+        let rgba = fmt(CL_RGBA, CL_UNORM_INT8);
+        let with_levels = |ty, size, levels| {
+            let mut r = request(ty, size, [0, 0]);
+            r.num_mip_levels = levels;
+            r
+        };
+        let new = |r: &ImageRequest, host: bool| ImageDesc::new(&c, Some(&rgba), r, host);
+        // 13x6x3: levels 13x6x3, 6x3x1, 3x1x1, 1x1x1 (halved, rounded down, at least 1).
+        let d = new(&with_levels(CL_MEM_OBJECT_IMAGE3D, [13, 6, 3, 0], 4), false).unwrap();
+        let sizes: Vec<_> = (0..4).map(|l| d.level(l)).collect();
+        let dims: Vec<_> = sizes.iter().map(|l| (l.width, l.height, l.depth)).collect();
+        assert_eq!(dims, [(13, 6, 3), (6, 3, 1), (3, 1, 1), (1, 1, 1)]);
+        let bytes = [13 * 6 * 3 * 4, 6 * 3 * 4, 3 * 4, 4];
+        let mut offset = 0;
+        for (l, b) in sizes.iter().zip(bytes) {
+            assert_eq!(l.level_offset, offset);
+            assert_eq!(l.single_level_size(), Some(b));
+            offset += b;
+        }
+        assert_eq!(d.size(), Some(offset));
+        assert_eq!((d.levels(), d.num_mip_levels), (4, 4));
+        // A 1D array keeps its layers; each level's layers are one row apart.
+        let d = new(
+            &with_levels(CL_MEM_OBJECT_IMAGE1D_ARRAY, [8, 0, 0, 3], 4),
+            false,
+        )
+        .unwrap();
+        let l2 = d.level(2);
+        assert_eq!(
+            (l2.width, l2.array_size, l2.row_pitch, l2.slice_pitch),
+            (2, 3, 8, 8)
+        );
+        assert_eq!(l2.level_offset, 8 * 3 * 4 + 4 * 3 * 4);
+        // The level is the origin's component after the coordinates.
+        let (l, o) = d.at_level([1, 2, 3, 9]).unwrap();
+        assert_eq!((l.width, o), (1, [1, 2, 0]));
+        assert_eq!(d.at_level([0, 0, 4, 0]), Err(CL_INVALID_MIP_LEVEL));
+        let d = new(
+            &with_levels(CL_MEM_OBJECT_IMAGE2D_ARRAY, [4, 4, 0, 2], 3),
+            false,
+        )
+        .unwrap();
+        let (l, o) = d.at_level([0, 1, 1, 2]).unwrap();
+        assert_eq!((l.width, l.height, o), (1, 1, [0, 1, 1]));
+        assert_eq!(l.offset_of([0, 0, 1]), (16 + 4) * 4 * 2 + 4);
+        // Level counts up to log2 of the largest dimension + 1; the kinds of image that have
+        // none; no application memory.
+        assert!(new(&with_levels(CL_MEM_OBJECT_IMAGE2D, [1, 16, 0, 0], 5), false).is_ok());
+        for (ty, size, levels) in [
+            (CL_MEM_OBJECT_IMAGE2D, [1, 16, 0, 0], 6),
+            (CL_MEM_OBJECT_IMAGE1D, [7, 0, 0, 0], 4),
+            (CL_MEM_OBJECT_IMAGE1D_BUFFER, [16, 0, 0, 0], 2),
+        ] {
+            assert_eq!(
+                new(&with_levels(ty, size, levels), false),
+                Err(CL_INVALID_IMAGE_DESCRIPTOR),
+                "{ty:#x} {size:?} {levels}"
+            );
+        }
+        assert_eq!(
+            new(&with_levels(CL_MEM_OBJECT_IMAGE2D, [4, 4, 0, 0], 2), true),
+            Err(CL_INVALID_HOST_PTR)
+        );
+        // 0 and 1 both mean one level; commands then read no level from the origin.
+        let one = new(&with_levels(CL_MEM_OBJECT_IMAGE2D, [4, 4, 0, 0], 1), true).unwrap();
+        assert_eq!((one.levels(), one.size()), (1, Some(64)));
+        assert_eq!(one.at_level([1, 2, 0, 7]).unwrap().1, [1, 2, 0]);
+    }
+
+    #[test]
     fn regions_and_host_steps() {
         let d = ImageDesc {
             image_type: CL_MEM_OBJECT_IMAGE1D_ARRAY,
@@ -889,6 +1095,7 @@ mod tests {
             row_pitch: 32,
             slice_pitch: 48,
             num_mip_levels: 0,
+            level_offset: 0,
         };
         assert!(d.check_region([0, 1, 0], [8, 2, 1]).is_ok());
         assert_eq!(d.check_region([0, 1, 0], [8, 3, 1]), Err(CL_INVALID_VALUE));

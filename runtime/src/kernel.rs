@@ -33,8 +33,9 @@ pub enum ArgValue {
     /// An image, held as weakly as `Mem`; kernels receive the address of its descriptor
     /// (`abi::ImageDescriptor`).
     Image(Weak<Mem>),
-    /// A sampler as kernels see it: its `abi::sampler` bit pattern.
-    Sampler(u32),
+    /// A sampler as kernels see it: its record (`abi::SamplerDescriptor`), copied into the
+    /// argument block.
+    Sampler(ferrocl_codegen::SamplerDescriptor),
 }
 
 /// What `clSetKernelExecInfo` told a kernel.
@@ -197,9 +198,16 @@ impl Kernel {
                 Some(ArgValue::Image(m)) => {
                     let m = m.upgrade()?;
                     let d = m.image_descriptor()?;
-                    spec.images.push((i, d.channel_order, d.channel_data_type));
+                    spec.images.push((
+                        i,
+                        ferrocl_codegen::ImageKey {
+                            order: d.channel_order,
+                            data_type: d.channel_data_type,
+                            mipmapped: d.num_mip_levels > 1,
+                        },
+                    ));
                 }
-                Some(ArgValue::Sampler(bits)) => spec.samplers.push((i, *bits)),
+                Some(ArgValue::Sampler(record)) => spec.samplers.push((i, *record)),
                 _ => {}
             }
         }
@@ -746,7 +754,13 @@ pub fn pack_args(
                 block.write(slot.offset, slot.size, &addr.to_ne_bytes());
                 keep.push(m);
             }
-            ArgValue::Sampler(bits) => block.write(slot.offset, 4, &bits.to_ne_bytes()),
+            ArgValue::Sampler(r) => {
+                let mut bytes = [0u8; ferrocl_codegen::SamplerDescriptor::SIZE];
+                bytes[0..4].copy_from_slice(&r.bits.to_ne_bytes());
+                bytes[4..8].copy_from_slice(&r.lod_min.to_ne_bytes());
+                bytes[8..12].copy_from_slice(&r.lod_max.to_ne_bytes());
+                block.write(slot.offset, bytes.len(), &bytes)
+            }
         }
     }
     Ok(PackedArgs {
@@ -1081,17 +1095,17 @@ mod tests {
             },
             ArgSlot {
                 offset: 8,
-                size: 8,
+                size: 16,
                 bounds: None,
             },
         ];
         let values = [
             Some(ArgValue::Image(Arc::downgrade(&image))),
-            Some(ArgValue::Sampler(sampler.bits())),
+            Some(ArgValue::Sampler(sampler.descriptor())),
         ];
-        let p = pack_args(&slots, 16, 0, &values, &|_| (0, 0)).unwrap();
-        // SAFETY: the block has at least 16 bytes.
-        let b = unsafe { std::slice::from_raw_parts(p.block.as_ptr(), 16) };
+        let p = pack_args(&slots, 32, 0, &values, &|_| (0, 0)).unwrap();
+        // SAFETY: the block has at least 32 bytes.
+        let b = unsafe { std::slice::from_raw_parts(p.block.as_ptr(), 32) };
         let address = u64::from_ne_bytes(b[..8].try_into().unwrap());
         // SAFETY: the address of the image's descriptor, which the image (kept by `p`) owns.
         let d = unsafe { &*(address as *const ferrocl_codegen::ImageDescriptor) };
@@ -1100,16 +1114,26 @@ mod tests {
         assert_eq!((d.row_pitch, d.slice_pitch, d.element_size), (20, 0, 4));
         // SPIR-V's ImageChannelOrder RG = 2, ImageChannelDataType HalfFloat = 13.
         assert_eq!((d.channel_order, d.channel_data_type), (2, 13));
-        // CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_CLAMP | CLK_FILTER_LINEAR.
+        // CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_CLAMP | CLK_FILTER_LINEAR, then the
+        // default lod range [0, MAXFLOAT].
+        let word = |i: usize| u32::from_ne_bytes(b[8 + 4 * i..12 + 4 * i].try_into().unwrap());
+        assert_eq!(word(0), 1 | 4 | 0x20);
         assert_eq!(
-            u32::from_ne_bytes(b[8..12].try_into().unwrap()),
-            1 | 4 | 0x20
+            (f32::from_bits(word(1)), f32::from_bits(word(2))),
+            (0.0, f32::MAX)
         );
+        // The level table: level 0 is the image.
+        assert_eq!(d.num_mip_levels, 0);
+        assert_eq!(
+            (d.levels[0].width, d.levels[0].height, d.levels[0].row_pitch),
+            (5, 3, 20)
+        );
+        assert_eq!(d.levels[1], ferrocl_codegen::MipLevel::default());
         assert_eq!(p.keep.len(), 1);
         drop(p);
         drop(image);
         assert_eq!(
-            pack_args(&slots, 16, 0, &values, &|_| (0, 0)).err(),
+            pack_args(&slots, 32, 0, &values, &|_| (0, 0)).err(),
             Some(CL_INVALID_KERNEL_ARGS),
             "a deleted image"
         );

@@ -395,6 +395,20 @@ impl Mem {
             };
         // SAFETY: offset lies within the storage (a source's own offset, or 0).
         let data = unsafe { storage.ptr().add(offset) };
+        let levels: Vec<ferrocl_codegen::MipLevel> = (0..desc.levels())
+            .map(|l| {
+                let level = desc.level(l);
+                ferrocl_codegen::MipLevel {
+                    offset: level.level_offset as u64,
+                    row_pitch: level.row_pitch as u64,
+                    slice_pitch: level.slice_pitch as u64,
+                    width: level.width as u32,
+                    height: level.height as u32,
+                    depth: level.depth as u32,
+                    reserved: 0,
+                }
+            })
+            .collect();
         let descriptor = Box::new(ImageDescriptor::new(
             data as u64,
             &ferrocl_codegen::ImageGeometry {
@@ -408,6 +422,7 @@ impl Mem {
                 channel_order: crate::image::spirv_channel_order(desc.format.order),
                 channel_data_type: crate::image::spirv_channel_data_type(desc.format.data_type),
                 num_mip_levels: desc.num_mip_levels,
+                levels: &levels,
             },
         ));
         Ok(Arc::new(Mem {

@@ -207,6 +207,7 @@ mod tests {
             row_pitch: row,
             slice_pitch: slice,
             num_mip_levels: 0,
+            level_offset: 0,
         }
     }
 

@@ -71,9 +71,10 @@ pub const VARIABLES: &[Variable] = &[
         default: "on",
         effect: "on: images and samplers (CL_DEVICE_IMAGE_SUPPORT, image and sampler objects, \
                  every image command, cl_khr_image2d_from_buffer, cl_khr_3d_image_writes, \
-                 cl_khr_depth_images, cl_khr_srgb_image_writes, image reads, writes and \
-                 sampling in kernels); off: no images (CL_DEVICE_IMAGE_SUPPORT false, the image \
-                 functions return CL_INVALID_OPERATION)",
+                 cl_khr_depth_images, cl_khr_srgb_image_writes, cl_khr_mipmap_image, \
+                 cl_khr_mipmap_image_writes, image reads, writes and sampling in kernels); off: \
+                 no images (CL_DEVICE_IMAGE_SUPPORT false, the image functions return \
+                 CL_INVALID_OPERATION)",
     },
     Variable {
         name: "FERROCL_SUBGROUPS",

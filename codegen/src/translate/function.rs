@@ -94,9 +94,12 @@ pub(crate) struct Translator<'m, 'b, 'e> {
     pub(crate) call_param_bounds: Vec<Option<super::checks::Bounds>>,
     /// Checked mode: the bounds of the kernel's arguments, loaded in the prologue.
     pub(crate) kernel_arg_bounds: Vec<Option<super::checks::Bounds>>,
-    /// Specialised builds: (channel order, channel data type) of the image arguments, by the
-    /// value holding their descriptor address (image.rs).
-    pub(crate) known_image_formats: HashMap<Value, (u32, u32)>,
+    /// Specialised builds: what is known of the image arguments (format, whether they have
+    /// mip levels), by the value holding their descriptor address (image.rs).
+    pub(crate) known_images: HashMap<Value, crate::ImageKey>,
+    /// The records of sampler values known at build time (literal samplers; sampler arguments
+    /// of specialised builds), by the value holding their address (image.rs).
+    pub(crate) known_samplers: HashMap<Value, crate::SamplerDescriptor>,
 }
 
 /// The order in which waiting work-items resume. A work-item's frame state is the *rank* of

@@ -8,17 +8,26 @@
 //! go, 7.7). Every work-item of a launch takes the same branches, so they predict perfectly.
 //! Reads outside the image (undefined by the spec) read the nearest texel and writes outside
 //! it are dropped: no coordinate can reach memory beyond the image.
+//!
+//! Mip levels (cl_khr_mipmap_image): an access that names a level (a `Lod` or `Grad` image
+//! operand other than the constant 0 that OpenCL C's level-less reads carry) finds it in the
+//! descriptor's level table; a specialised build for an image without levels, and every
+//! level-less access, reads level 0's fields as before. Sampled reads choose levels as
+//! OpenGL 4.6 §8.14 does (the OpenCL specs name the level of detail λ and the mip filters but
+//! not the formula): λ from the lod or log2 of the larger gradient length in texels, clamped
+//! to the sampler's lod range and the image's levels; the nearest mip filter takes level
+//! `ceil(λ + 0.5) − 1`, the linear one blends levels `floor(λ)` and the next by `frac(λ)`.
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{self, types, BlockArg, Endianness, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::Switch;
 use ferrocl_frontend::spirv::{Dim, Op, Word};
 use ferrocl_frontend::{Inst, Type};
-use ferrocl_mathlib::{Binary, Precision};
+use ferrocl_mathlib::{Binary, Precision, Unary};
 
 use super::function::{err, Translator};
 use super::values::Val;
-use crate::abi::{sampler, ImageDescriptor};
+use crate::abi::{sampler, ImageDescriptor, MipLevel, SamplerDescriptor};
 use crate::entry_points::EntryPoint;
 use crate::program::BuildError;
 
@@ -194,9 +203,14 @@ impl Kind {
     }
 }
 
-/// The descriptor fields of one image, loaded once per access.
+/// The descriptor fields of one image (of one of its mip levels), loaded once per access.
 #[derive(Clone, Copy)]
 struct Desc {
+    /// The descriptor's address.
+    image: Value,
+    /// Whether the image is known to have one level (a specialised build's image without
+    /// mip levels): a level named by an access is then level 0.
+    single_level: bool,
     data: Value,
     /// width, height, depth, array size (i64).
     size: [Value; 4],
@@ -229,6 +243,27 @@ fn ro() -> MemFlagsData {
     MemFlagsData::trusted().with_readonly()
 }
 
+/// The mip level an access names (its image operands).
+enum LevelOf {
+    /// Level 0: no `Lod` operand, or the constant 0.
+    Base,
+    /// A `Lod` operand: an integer level (reads and writes without a sampler) or a float level
+    /// of detail (sampled reads).
+    Lod(Value),
+    /// `Grad` operands: the coordinate's derivatives in x and y, one component per spatial
+    /// dimension.
+    Grad(Vec<Value>, Vec<Value>),
+}
+
+/// A sampler's record as values: its pattern (i32), and its lod range (f32), constants when
+/// the record is known at build time.
+struct SamplerVals {
+    bits: Value,
+    known: Option<SamplerDescriptor>,
+    lod_min: Value,
+    lod_max: Value,
+}
+
 impl Translator<'_, '_, '_> {
     /// The address of the driver's table `symbol` (a relocation, resolved when the code is
     /// loaded).
@@ -259,18 +294,14 @@ impl Translator<'_, '_, '_> {
             Op::ImageQueryFormat | Op::ImageQueryOrder | Op::ImageQueryLevels => {
                 self.image_shape(inst, 0)?;
                 let image = self.scalar_operand(inst, 0)?;
-                let field = match inst.opcode() {
-                    Op::ImageQueryFormat => ImageDescriptor::CHANNEL_DATA_TYPE,
-                    Op::ImageQueryOrder => ImageDescriptor::CHANNEL_ORDER,
-                    _ => ImageDescriptor::NUM_MIP_LEVELS,
-                };
-                let v = self.b.ins().load(types::I32, ro(), image, field);
-                let v = if inst.opcode() == Op::ImageQueryLevels {
-                    // An image without mipmaps has one level.
-                    let one = self.b.ins().iconst(types::I32, 1);
-                    self.b.ins().umax(v, one)
-                } else {
-                    v
+                let d = self.load_desc(image);
+                let v = match inst.opcode() {
+                    Op::ImageQueryFormat => d.data_type,
+                    Op::ImageQueryOrder => d.order,
+                    _ => {
+                        let n = self.level_count(&d);
+                        self.b.ins().ireduce(types::I32, n)
+                    }
                 };
                 let rt = self.result_type(inst)?;
                 let t = super::values::scalar_ir_type(self.m, rt)?;
@@ -305,12 +336,17 @@ impl Translator<'_, '_, '_> {
     fn load_desc(&mut self, image: Value) -> Desc {
         let f = ro();
         // A specialised build knows the format: the switches below fold to one case.
-        let known = self.known_image_formats.get(&image).copied();
+        let known = self
+            .known_images
+            .get(&image)
+            .map(|k| (k.order, k.data_type, k.mipmapped));
         let u32_field = |t: &mut Self, at: i32| {
             let v = t.b.ins().load(types::I32, f, image, at);
             t.b.ins().uextend(types::I64, v)
         };
         Desc {
+            image,
+            single_level: known.is_some_and(|k| !k.2),
             data: self
                 .b
                 .ins()
@@ -331,19 +367,129 @@ impl Translator<'_, '_, '_> {
                 .load(types::I64, f, image, ImageDescriptor::SLICE_PITCH),
             element_size: u32_field(self, ImageDescriptor::ELEMENT_SIZE),
             order: match known {
-                Some((o, _)) => self.b.ins().iconst(types::I32, i64::from(o)),
+                Some((o, _, _)) => self.b.ins().iconst(types::I32, i64::from(o)),
                 None => self
                     .b
                     .ins()
                     .load(types::I32, f, image, ImageDescriptor::CHANNEL_ORDER),
             },
             data_type: match known {
-                Some((_, t)) => self.b.ins().iconst(types::I32, i64::from(t)),
+                Some((_, t, _)) => self.b.ins().iconst(types::I32, i64::from(t)),
                 None => self
                     .b
                     .ins()
                     .load(types::I32, f, image, ImageDescriptor::CHANNEL_DATA_TYPE),
             },
+        }
+    }
+
+    /// The image's number of mip levels (i64): `max(1, num_mip_levels)`.
+    fn level_count(&mut self, d: &Desc) -> Value {
+        if d.single_level {
+            return self.b.ins().iconst(types::I64, 1);
+        }
+        let n = self
+            .b
+            .ins()
+            .load(types::I32, ro(), d.image, ImageDescriptor::NUM_MIP_LEVELS);
+        let n = self.b.ins().uextend(types::I64, n);
+        let one = self.b.ins().iconst(types::I64, 1);
+        self.b.ins().umax(n, one)
+    }
+
+    /// The descriptor of mip level `level` (i64, in `[0, levels)`) of image `d` (level 0's):
+    /// its format, data, sizes and pitches from the level table.
+    fn level_desc(&mut self, d: &Desc, level: Value) -> Desc {
+        let f = ro();
+        let at = self.b.ins().imul_imm_s(level, MipLevel::SIZE as i64);
+        let entry = self.b.ins().iadd(d.image, at);
+        let field = |t: &mut Self, ty: types::Type, off: i32| {
+            t.b.ins().load(ty, f, entry, ImageDescriptor::LEVELS + off)
+        };
+        let offset = field(self, types::I64, MipLevel::OFFSET);
+        let row_pitch = field(self, types::I64, MipLevel::ROW_PITCH);
+        let slice_pitch = field(self, types::I64, MipLevel::SLICE_PITCH);
+        let mut size = d.size;
+        for (c, off) in [MipLevel::WIDTH, MipLevel::HEIGHT, MipLevel::DEPTH]
+            .into_iter()
+            .enumerate()
+        {
+            let v = field(self, types::I32, off);
+            size[c] = self.b.ins().uextend(types::I64, v);
+        }
+        Desc {
+            data: self.b.ins().iadd(d.data, offset),
+            size,
+            row_pitch,
+            slice_pitch,
+            ..*d
+        }
+    }
+
+    /// Whether id `id` is the constant 0 (integer or float of either sign, or a null
+    /// constant): the level OpenCL C's level-less built-ins pass.
+    fn is_zero_constant(&self, id: Word) -> bool {
+        let Some(g) = self.m.global(id) else {
+            return false;
+        };
+        match g.opcode() {
+            Op::ConstantNull => true,
+            Op::Constant => {
+                let Ok(bits) = g.literal_bits(0) else {
+                    return false;
+                };
+                let magnitude = match g.result_type().and_then(|t| self.m.ty(t)) {
+                    Some(Type::Float { width: 16 }) => bits & 0x7fff,
+                    Some(Type::Float { width: 32 }) => bits & 0x7fff_ffff,
+                    Some(Type::Float { .. }) => bits & !(1 << 63),
+                    _ => bits,
+                };
+                magnitude == 0
+            }
+            _ => false,
+        }
+    }
+
+    /// The level named by the image operands of `inst` starting at operand `i`.
+    fn level_of(&mut self, inst: Inst<'_>, i: usize) -> Result<LevelOf, BuildError> {
+        let ops = inst.image_operands(i)?;
+        if let Some((dx, dy)) = ops.grad {
+            let dx = self.value(dx)?.flat();
+            let dy = self.value(dy)?.flat();
+            return Ok(LevelOf::Grad(dx, dy));
+        }
+        match ops.lod {
+            Some(lod) if !self.is_zero_constant(lod) => {
+                Ok(LevelOf::Lod(self.value(lod)?.scalar()?))
+            }
+            _ => Ok(LevelOf::Base),
+        }
+    }
+
+    /// The descriptor of the level an integer `Lod` names (reads without a sampler; a level
+    /// outside the image, undefined, reads the nearest one).
+    fn at_level(&mut self, d: &Desc, level: &LevelOf) -> Result<Desc, BuildError> {
+        let lod = match level {
+            LevelOf::Lod(v) if !d.single_level => *v,
+            LevelOf::Grad(..) => return err("error: gradients are for sampled reads only\n"),
+            _ => return Ok(*d),
+        };
+        let lod = self.int_level(lod);
+        let n = self.level_count(d);
+        let last = self.b.ins().iadd_imm_s(n, -1);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        let l = self.b.ins().smax(lod, zero);
+        let l = self.b.ins().smin(l, last);
+        Ok(self.level_desc(d, l))
+    }
+
+    /// An integer level operand as i64 (a float one, which only sampled reads have, rounded
+    /// toward zero).
+    fn int_level(&mut self, lod: Value) -> Value {
+        if self.ty_of(lod) == types::F32 {
+            self.b.ins().fcvt_to_sint_sat(types::I64, lod)
+        } else {
+            self.resize_int(lod, types::I64, true)
         }
     }
 
@@ -850,7 +996,9 @@ impl Translator<'_, '_, '_> {
         let image = self.scalar_operand(inst, 0)?;
         let coords = self.coordinates(inst, 1, false)?;
         let kind = self.kind_of(self.result_type(inst)?);
+        let level = self.level_of(inst, 2)?;
         let d = self.load_desc(image);
+        let d = self.at_level(&d, &level)?;
         let xyz = self.clamped_texel(&d, shape, &coords)?;
         let addr = self.texel_address(&d, shape, xyz);
         let rgba = self.read_texel(&d, addr, kind)?;
@@ -864,8 +1012,26 @@ impl Translator<'_, '_, '_> {
         let texel_id = self.id_operand(inst, 2)?;
         let kind = self.kind_of(self.m.type_of(texel_id).unwrap_or(0));
         let texel = self.operand(inst, 2)?.flat();
+        let level = self.level_of(inst, 3)?;
         let d = self.load_desc(image);
+        // A level outside the image drops the write, as coordinates outside it do.
+        let (d, level_ok) = match level {
+            LevelOf::Lod(lod) if !d.single_level => {
+                let lod = self.int_level(lod);
+                let n = self.level_count(&d);
+                let ok = self.b.ins().icmp(IntCC::UnsignedLessThan, lod, n);
+                let last = self.b.ins().iadd_imm_s(n, -1);
+                let l = self.b.ins().umin(lod, last);
+                (self.level_desc(&d, l), Some(ok))
+            }
+            LevelOf::Grad(..) => return err("error: gradients are for sampled reads only\n"),
+            _ => (d, None),
+        };
         let inside = self.inside(&d, shape, &coords)?;
+        let inside = match level_ok {
+            Some(ok) => self.b.ins().band(inside, ok),
+            None => inside,
+        };
         let write = self.b.create_block();
         let done = self.b.create_block();
         self.b.ins().brif(inside, write, &[], done, &[]);
@@ -1072,6 +1238,20 @@ impl Translator<'_, '_, '_> {
         let shape = self.image_shape(inst, 0)?;
         let image = self.scalar_operand(inst, 0)?;
         let d = self.load_desc(image);
+        // OpImageQuerySizeLod: the sizes of that level (a level outside the image, undefined,
+        // answers for the nearest one).
+        let level = match inst.opcode() {
+            Op::ImageQuerySizeLod => {
+                let lod = self.id_operand(inst, 1)?;
+                if self.is_zero_constant(lod) {
+                    LevelOf::Base
+                } else {
+                    LevelOf::Lod(self.scalar_operand(inst, 1)?)
+                }
+            }
+            _ => LevelOf::Base,
+        };
+        let d = self.at_level(&d, &level)?;
         let n = shape.spatial() + usize::from(shape.arrayed);
         let rt = self.result_type(inst)?;
         let (elem, count) = match self.m.ty(rt) {
@@ -1100,7 +1280,7 @@ impl Translator<'_, '_, '_> {
     }
 
     /// `OpImageSampleExplicitLod`: a read through a sampler (7.1–7.3: normalised or not,
-    /// the addressing mode, nearest or linear filtering).
+    /// the addressing mode, nearest or linear filtering) of the level its operands name.
     fn image_sample(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let shape = self.image_shape(inst, 0)?;
         let pair = self.operand(inst, 0)?;
@@ -1110,6 +1290,7 @@ impl Translator<'_, '_, '_> {
         };
         let coords = self.coordinates(inst, 1, true)?;
         let kind = self.kind_of(self.result_type(inst)?);
+        let level = self.level_of(inst, 2)?;
         let d = self.load_desc(image);
         let n = shape.spatial() + usize::from(shape.arrayed);
         if coords.len() < n {
@@ -1128,30 +1309,74 @@ impl Translator<'_, '_, '_> {
                 }
             })
             .collect();
-        let known_sampler = self.int_constant(smp);
-        let smp = self.b.ins().ireduce(types::I32, smp);
+        let smp = self.sampler_vals(smp);
+        let rgba = if matches!(level, LevelOf::Base) || d.single_level {
+            self.sample_level(&d, shape, &coords, &smp, kind)?
+        } else {
+            self.sample_mipmapped(&d, shape, &coords, &smp, kind, level)?
+        };
+        self.define_color(inst, rgba)
+    }
+
+    /// The record of sampler value `smp` (its address): constants when known, else loaded.
+    fn sampler_vals(&mut self, smp: Value) -> SamplerVals {
+        if let Some(r) = self.known_samplers.get(&smp).copied() {
+            return SamplerVals {
+                bits: self.b.ins().iconst(types::I32, i64::from(r.bits)),
+                known: Some(r),
+                lod_min: self.fconst(r.lod_min),
+                lod_max: self.fconst(r.lod_max),
+            };
+        }
+        let f = ro();
+        SamplerVals {
+            bits: self
+                .b
+                .ins()
+                .load(types::I32, f, smp, SamplerDescriptor::BITS),
+            known: None,
+            lod_min: self
+                .b
+                .ins()
+                .load(types::F32, f, smp, SamplerDescriptor::LOD_MIN),
+            lod_max: self
+                .b
+                .ins()
+                .load(types::F32, f, smp, SamplerDescriptor::LOD_MAX),
+        }
+    }
+
+    /// A sampled read of the image (or level) `d`: nearest or linear filtering as the
+    /// sampler says.
+    fn sample_level(
+        &mut self,
+        d: &Desc,
+        shape: Shape,
+        coords: &[Value],
+        smp: &SamplerVals,
+        kind: Kind,
+    ) -> Result<[Value; 4], BuildError> {
         let normalized = self
             .b
             .ins()
-            .band_imm_s(smp, i64::from(sampler::NORMALIZED_COORDS));
+            .band_imm_s(smp.bits, i64::from(sampler::NORMALIZED_COORDS));
         let address = self
             .b
             .ins()
-            .band_imm_s(smp, i64::from(sampler::ADDRESS_MASK));
+            .band_imm_s(smp.bits, i64::from(sampler::ADDRESS_MASK));
         // A literal or specialised sampler: its filter is known, only that path is emitted.
-        if let Some(bits) = known_sampler {
-            let linear = bits & i64::from(sampler::FILTER_LINEAR) != 0 && kind == Kind::Float;
-            let rgba = if linear {
-                self.sample_linear(&d, shape, &coords, normalized, address)?
+        if let Some(r) = smp.known {
+            let linear = r.bits & sampler::FILTER_LINEAR != 0 && kind == Kind::Float;
+            return if linear {
+                self.sample_linear(d, shape, coords, normalized, address)
             } else {
-                self.sample_nearest(&d, shape, &coords, normalized, address, kind)?
+                self.sample_nearest(d, shape, coords, normalized, address, kind)
             };
-            return self.define_color(inst, rgba);
         }
         let linear_bits = self
             .b
             .ins()
-            .band_imm_s(smp, i64::from(sampler::FILTER_LINEAR));
+            .band_imm_s(smp.bits, i64::from(sampler::FILTER_LINEAR));
         // Filtering of integer images is nearest whatever the sampler says (undefined).
         let linear = if kind == Kind::Float {
             self.b.ins().icmp_imm_s(IntCC::NotEqual, linear_bits, 0)
@@ -1170,13 +1395,13 @@ impl Translator<'_, '_, '_> {
             .brif(linear, linear_block, &[], nearest_block, &[]);
 
         self.b.switch_to_block(nearest_block);
-        let rgba = self.sample_nearest(&d, shape, &coords, normalized, address, kind)?;
+        let rgba = self.sample_nearest(d, shape, coords, normalized, address, kind)?;
         let args: Vec<BlockArg> = rgba.iter().map(|&v| BlockArg::Value(v)).collect();
         self.b.ins().jump(merge, &args);
 
         self.b.switch_to_block(linear_block);
         let rgba = if kind == Kind::Float {
-            self.sample_linear(&d, shape, &coords, normalized, address)?
+            self.sample_linear(d, shape, coords, normalized, address)?
         } else {
             let z = self.zeros(kind);
             [z[0], z[1], z[2], z[3]]
@@ -1186,7 +1411,144 @@ impl Translator<'_, '_, '_> {
 
         self.b.switch_to_block(merge);
         let p = self.b.block_params(merge).to_vec();
-        self.define_color(inst, [p[0], p[1], p[2], p[3]])
+        Ok([p[0], p[1], p[2], p[3]])
+    }
+
+    /// The level of detail λ of gradients `dx`, `dy` (derivatives of the coordinate, in
+    /// normalised units when the sampler normalises, scaled by level 0's size to texels):
+    /// log2 of the larger of their lengths (OpenGL 4.6 (8.6)–(8.8) with ρ the maximum).
+    fn lod_from_gradients(
+        &mut self,
+        d: &Desc,
+        shape: Shape,
+        smp: &SamplerVals,
+        dx: &[Value],
+        dy: &[Value],
+    ) -> Result<Value, BuildError> {
+        let sp = shape.spatial();
+        if dx.len() < sp || dy.len() < sp {
+            return err("error: image gradients have too few components\n");
+        }
+        let normalized = self
+            .b
+            .ins()
+            .band_imm_s(smp.bits, i64::from(sampler::NORMALIZED_COORDS));
+        let is_norm = self.b.ins().icmp_imm_s(IntCC::NotEqual, normalized, 0);
+        let one = self.fconst(1.0);
+        let mut lengths = [self.fconst(0.0); 2];
+        for (len, g) in lengths.iter_mut().zip([dx, dy]) {
+            for (&v, &n) in g.iter().zip(&d.size).take(sp) {
+                if self.ty_of(v) != types::F32 {
+                    return err("error: image gradients must be 32-bit floats\n");
+                }
+                let size = self.b.ins().fcvt_from_uint(types::F32, n);
+                let scale = self.b.ins().select(is_norm, size, one);
+                let t = self.b.ins().fmul(v, scale);
+                let t2 = self.b.ins().fmul(t, t);
+                *len = self.b.ins().fadd(*len, t2);
+            }
+            *len = self.b.ins().sqrt(*len);
+        }
+        let rho = self.b.ins().fmax(lengths[0], lengths[1]);
+        Ok(self.call_entry(EntryPoint::Unary(Unary::log2, Precision::F32), &[rho])?[0])
+    }
+
+    /// A sampled read of a mipmapped image `d` (level 0's fields) at the level `level`
+    /// names: λ clamped to the sampler's lod range and to `[0, levels − 1]`, then one level
+    /// (nearest mip filter, and integer reads) or two blended (linear mip filter).
+    #[allow(clippy::too_many_arguments)]
+    fn sample_mipmapped(
+        &mut self,
+        d: &Desc,
+        shape: Shape,
+        coords: &[Value],
+        smp: &SamplerVals,
+        kind: Kind,
+        level: LevelOf,
+    ) -> Result<[Value; 4], BuildError> {
+        let lambda = match level {
+            LevelOf::Lod(v) if self.ty_of(v) == types::F32 => v,
+            LevelOf::Lod(v) => {
+                let v = self.resize_int(v, types::I32, true);
+                self.b.ins().fcvt_from_sint(types::F32, v)
+            }
+            LevelOf::Grad(dx, dy) => self.lod_from_gradients(d, shape, smp, &dx, &dy)?,
+            LevelOf::Base => self.fconst(0.0),
+        };
+        // fmax/fmin propagate NaN: a NaN λ (undefined) reads level 0.
+        let l = self.b.ins().fmax(lambda, smp.lod_min);
+        let l = self.b.ins().fmin(l, smp.lod_max);
+        let n = self.level_count(d);
+        let last = self.b.ins().iadd_imm_s(n, -1);
+        let lastf = self.b.ins().fcvt_from_uint(types::F32, last);
+        let zero = self.fconst(0.0);
+        let l = self.b.ins().fmax(l, zero);
+        let l = self.b.ins().fmin(l, lastf);
+        let nan = self.b.ins().fcmp(FloatCC::Unordered, l, l);
+        let l = self.b.ins().select(nan, zero, l);
+        // Nearest: ceil(λ + 1/2) − 1 (λ in [0, q] keeps it in [0, q]).
+        let half = self.fconst(0.5);
+        let up = self.b.ins().fadd(l, half);
+        let up = self.b.ins().ceil(up);
+        let up = self.b.ins().fcvt_to_sint_sat(types::I64, up);
+        let nearest = self.b.ins().iadd_imm_s(up, -1);
+        let zero_i = self.b.ins().iconst(types::I64, 0);
+        let nearest = self.b.ins().smax(nearest, zero_i);
+        // Linear: floor(λ) and the next level, weighted by frac(λ).
+        let fl = self.b.ins().floor(l);
+        let lower = self.b.ins().fcvt_to_sint_sat(types::I64, fl);
+        let frac = self.b.ins().fsub(l, fl);
+        let mip_linear = match smp.known {
+            Some(r) => {
+                let on = r.bits & sampler::MIP_FILTER_LINEAR != 0 && kind == Kind::Float;
+                self.b.ins().iconst(types::I8, i64::from(on))
+            }
+            None if kind == Kind::Float => {
+                let bit = self
+                    .b
+                    .ins()
+                    .band_imm_s(smp.bits, i64::from(sampler::MIP_FILTER_LINEAR));
+                self.b.ins().icmp_imm_s(IntCC::NotEqual, bit, 0)
+            }
+            None => self.b.ins().iconst(types::I8, 0),
+        };
+        let first = self.b.ins().select(mip_linear, lower, nearest);
+        let weight = self.b.ins().select(mip_linear, frac, zero);
+        let d1 = self.level_desc(d, first);
+        let t1 = self.sample_level(&d1, shape, coords, smp, kind)?;
+        if kind != Kind::Float
+            || smp
+                .known
+                .is_some_and(|r| r.bits & sampler::MIP_FILTER_LINEAR == 0)
+        {
+            return Ok(t1);
+        }
+        // A second level only when λ falls between two (an integral λ reads one).
+        let blend = self.b.create_block();
+        let merge = self.b.create_block();
+        for _ in 0..4 {
+            self.b.append_block_param(merge, types::F32);
+        }
+        let between = self.b.ins().fcmp(FloatCC::NotEqual, weight, zero);
+        let args: Vec<BlockArg> = t1.iter().map(|&v| BlockArg::Value(v)).collect();
+        self.b.ins().brif(between, blend, &[], merge, &args);
+        self.b.switch_to_block(blend);
+        let next = self.b.ins().iadd_imm_s(first, 1);
+        let next = self.b.ins().smin(next, last);
+        let d2 = self.level_desc(d, next);
+        let t2 = self.sample_level(&d2, shape, coords, smp, kind)?;
+        let one = self.fconst(1.0);
+        let keep = self.b.ins().fsub(one, weight);
+        let mut out = Vec::with_capacity(4);
+        for k in 0..4 {
+            let a = self.b.ins().fmul(keep, t1[k]);
+            let b = self.b.ins().fmul(weight, t2[k]);
+            out.push(BlockArg::Value(self.b.ins().fadd(a, b)));
+        }
+        self.b.ins().jump(merge, &out);
+        self.b.switch_to_block(merge);
+        let p = self.b.block_params(merge).to_vec();
+        Ok([p[0], p[1], p[2], p[3]])
     }
 
     /// The unnormalised coordinate `u` of component `c` and, for repeat modes on normalised

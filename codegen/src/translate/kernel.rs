@@ -63,15 +63,6 @@ enum Arg {
     },
 }
 
-/// The sampler pattern a specialised build binds to argument `index`.
-fn specialized_sampler(options: &BuildOptions, index: usize) -> Option<u32> {
-    let s = options.specialize.as_ref()?;
-    s.samplers
-        .iter()
-        .find(|(i, _)| *i == index)
-        .map(|(_, b)| *b)
-}
-
 /// Functions of `m` where a work-item stops for others (`OpControlBarrier`, a collective, a
 /// spin loop: frontend `stops_work_items`), directly or through calls.
 fn barrier_functions(m: &Module) -> HashSet<Word> {
@@ -138,7 +129,7 @@ pub(crate) fn build(
     let ro = MemFlagsData::trusted().with_readonly().with_can_move();
 
     let mut pending_args = Vec::new();
-    for (index, ((param, slot), info)) in f.params().zip(slots).zip(&kernel.args).enumerate() {
+    for ((param, slot), info) in f.params().zip(slots).zip(&kernel.args) {
         let ty = param.result_type().unwrap_or(0);
         let addr = b.ins().iadd_imm_s(args_ptr, slot.offset as i64);
         pending_args.push(match info.kind {
@@ -150,15 +141,9 @@ pub(crate) fn build(
                 Some(Type::Pointer { pointee, .. }) => Arg::ByVal { addr, ty: *pointee },
                 _ => Arg::Ready(Val::C(Vec::new())), // placeholder, loaded below with the translator
             },
-            // A sampler argument is its 32-bit pattern in the slot's first bytes (abi.rs).
-            // A specialised kernel has its sampler's pattern as a constant.
-            ArgKind::Sampler => match specialized_sampler(options, index) {
-                Some(bits) => Arg::Ready(Val::S(b.ins().iconst(types::I64, i64::from(bits)))),
-                None => {
-                    let bits = b.ins().load(types::I32, ro, addr, 0);
-                    Arg::Ready(Val::S(b.ins().uextend(types::I64, bits)))
-                }
-            },
+            // A sampler value is the address of its record, here the argument's slot (abi.rs
+            // `SamplerDescriptor`); a specialised build knows the record (below).
+            ArgKind::Sampler => Arg::Ready(Val::S(addr)),
             _ => Arg::Ready(Val::S(b.ins().load(types::I64, ro, addr, 0))),
         });
     }
@@ -181,12 +166,18 @@ pub(crate) fn build(
         check_sites: Vec::new(),
         call_param_bounds: Vec::new(),
         kernel_arg_bounds: Vec::new(),
-        known_image_formats: HashMap::new(),
+        known_images: HashMap::new(),
+        known_samplers: HashMap::new(),
     };
     if let Some(spec) = &options.specialize {
-        for &(index, order, data_type) in &spec.images {
+        for &(index, key) in &spec.images {
             if let Some(Arg::Ready(Val::S(v))) = pending_args.get(index) {
-                t.known_image_formats.insert(*v, (order, data_type));
+                t.known_images.insert(*v, key);
+            }
+        }
+        for &(index, record) in &spec.samplers {
+            if let Some(Arg::Ready(Val::S(v))) = pending_args.get(index) {
+                t.known_samplers.insert(*v, record);
             }
         }
     }

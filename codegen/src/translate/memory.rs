@@ -362,16 +362,21 @@ impl Translator<'_, '_, '_> {
                 }
                 Ok(Val::S(v))
             }
-            // A literal sampler: its 32-bit pattern (abi.rs `sampler`), as sampler values are.
+            // A literal sampler: the address of its record in a static table, as sampler
+            // values are (abi.rs `SamplerDescriptor`); its record is known.
             Op::ConstantSampler => {
-                use crate::abi::sampler;
+                use crate::abi::{sampler, LITERAL_SAMPLERS};
                 let (address, normalized, filter) = g.constant_sampler()?;
                 let bits = sampler::bits(
                     normalized != 0,
                     sampler::address_from_spirv(address),
                     sampler::filter_from_spirv(filter),
                 );
-                Ok(Val::S(self.b.ins().iconst(types::I64, i64::from(bits))))
+                let record = &LITERAL_SAMPLERS[bits as usize & 127];
+                let at = record as *const crate::SamplerDescriptor as i64;
+                let v = self.b.ins().iconst(types::I64, at);
+                self.known_samplers.insert(v, *record);
+                Ok(Val::S(v))
             }
             other => err(format!(
                 "error: module-scope Op{other:?} %{id} is not supported as a value yet\n"

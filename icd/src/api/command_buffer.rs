@@ -20,6 +20,7 @@ use ferrocl_runtime::svm::SvmLevel;
 use ferrocl_runtime::{CLResult, ClObject};
 use opencl_sys::*;
 
+use super::image::image_origin;
 use crate::util::*;
 
 /// The names this module answers for in `clGetExtensionFunctionAddress*`.
@@ -393,13 +394,9 @@ pub unsafe extern "C" fn clCommandCopyBufferToImageKHR(
                 (num_sync_points_in_wait_list, sync_point_wait_list),
             )?;
             let (src, dst) = (mem_of(&cb, src_buffer)?, mem_of(&cb, dst_image)?);
-            let command = Command::copy_buffer_to_image(
-                src,
-                dst,
-                src_offset,
-                triple(dst_origin)?,
-                triple(region)?,
-            )?;
+            let dst_at = image_origin(dst_origin, &dst)?;
+            let command =
+                Command::copy_buffer_to_image(src, dst, src_offset, dst_at, triple(region)?)?;
             record(&cb, command, wait, sync_point)
         }
     })
@@ -430,13 +427,11 @@ pub unsafe extern "C" fn clCommandCopyImageKHR(
                 (num_sync_points_in_wait_list, sync_point_wait_list),
             )?;
             let (src, dst) = (mem_of(&cb, src_image)?, mem_of(&cb, dst_image)?);
-            let command = Command::copy_image(
-                src,
-                dst,
-                triple(src_origin)?,
-                triple(dst_origin)?,
-                triple(region)?,
-            )?;
+            let (src_at, dst_at) = (
+                image_origin(src_origin, &src)?,
+                image_origin(dst_origin, &dst)?,
+            );
+            let command = Command::copy_image(src, dst, src_at, dst_at, triple(region)?)?;
             record(&cb, command, wait, sync_point)
         }
     })
@@ -467,13 +462,9 @@ pub unsafe extern "C" fn clCommandCopyImageToBufferKHR(
                 (num_sync_points_in_wait_list, sync_point_wait_list),
             )?;
             let (src, dst) = (mem_of(&cb, src_image)?, mem_of(&cb, dst_buffer)?);
-            let command = Command::copy_image_to_buffer(
-                src,
-                dst,
-                triple(src_origin)?,
-                triple(region)?,
-                dst_offset,
-            )?;
+            let src_at = image_origin(src_origin, &src)?;
+            let command =
+                Command::copy_image_to_buffer(src, dst, src_at, triple(region)?, dst_offset)?;
             record(&cb, command, wait, sync_point)
         }
     })
@@ -545,7 +536,8 @@ pub unsafe extern "C" fn clCommandFillImageKHR(
             }
             // SAFETY: the colour holds `size` bytes for this image (API contract).
             let color = slice(fill_color as *const u8, size);
-            let command = Command::fill_image(m, color, triple(origin)?, triple(region)?)?;
+            let origin = image_origin(origin, &m)?;
+            let command = Command::fill_image(m, color, origin, triple(region)?)?;
             record(&cb, command, wait, sync_point)
         }
     })

@@ -340,6 +340,10 @@ pub unsafe extern "C" fn clGetSamplerInfo(
                 CL_SAMPLER_NORMALIZED_COORDS => Ok(b(s.normalized_coords)),
                 CL_SAMPLER_ADDRESSING_MODE => Ok(v(s.addressing_mode)),
                 CL_SAMPLER_FILTER_MODE => Ok(v(s.filter_mode)),
+                // cl_khr_mipmap_image: every sampler of a context with images has them.
+                CL_SAMPLER_MIP_FILTER_MODE => Ok(v(s.mip_filter_mode)),
+                CL_SAMPLER_LOD_MIN => Ok(v(s.lod_min)),
+                CL_SAMPLER_LOD_MAX => Ok(v(s.lod_max)),
                 CL_SAMPLER_PROPERTIES => Ok(arr(&s.properties)),
                 _ => Err(CL_INVALID_VALUE),
             };
@@ -358,6 +362,23 @@ unsafe fn triple(p: *const usize) -> CLResult<[usize; 3]> {
     }
     // SAFETY: readable for three values (caller contract).
     Ok(unsafe { [*p, *p.add(1), *p.add(2)] })
+}
+
+/// The origin of a command on image `m`: three values, and a fourth (the mip level) for a
+/// mipmapped 2D array or 3D image, whose origin the API spec gives four components
+/// (cl_khr_mipmap_image); CL_INVALID_VALUE for NULL, CL_INVALID_MEM_OBJECT for a buffer.
+///
+/// # Safety
+/// `p` is NULL or readable for the values the image's kind has.
+pub(crate) unsafe fn image_origin(p: *const usize, m: &Mem) -> CLResult<[usize; 4]> {
+    let d = m.expect_image()?;
+    // SAFETY: at least three values (caller contract).
+    let [x, y, z] = unsafe { triple(p)? };
+    let four =
+        d.is_mipmapped() && ferrocl_runtime::image::mip_level_coordinate(d.image_type) == Some(3);
+    // SAFETY: such an image's origin has four values (caller contract).
+    let level = if four { unsafe { *p.add(3) } } else { 0 };
+    Ok([x, y, z, level])
 }
 
 pub unsafe extern "C" fn clEnqueueReadImage(
@@ -379,8 +400,8 @@ pub unsafe extern "C" fn clEnqueueReadImage(
             let (q, m) = queue_and_mem(command_queue, image)?;
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
             let command = Command::read_image(
-                m,
-                triple(origin)?,
+                m.clone(),
+                image_origin(origin, &m)?,
                 triple(region)?,
                 row_pitch,
                 slice_pitch,
@@ -410,8 +431,8 @@ pub unsafe extern "C" fn clEnqueueWriteImage(
             let (q, m) = queue_and_mem(command_queue, image)?;
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
             let command = Command::write_image(
-                m,
-                triple(origin)?,
+                m.clone(),
+                image_origin(origin, &m)?,
                 triple(region)?,
                 input_row_pitch,
                 input_slice_pitch,
@@ -440,10 +461,10 @@ pub unsafe extern "C" fn clEnqueueCopyImage(
             let (_, dst) = queue_and_mem(command_queue, dst_image)?;
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
             let command = Command::copy_image(
-                src,
-                dst,
-                triple(src_origin)?,
-                triple(dst_origin)?,
+                src.clone(),
+                dst.clone(),
+                image_origin(src_origin, &src)?,
+                image_origin(dst_origin, &dst)?,
                 triple(region)?,
             )?;
             submit(&q, command, wait, false, event)
@@ -472,7 +493,8 @@ pub unsafe extern "C" fn clEnqueueFillImage(
             }
             // SAFETY: the colour holds `size` bytes for this image (API contract).
             let color = slice(fill_color as *const u8, size);
-            let command = Command::fill_image(m, color, triple(origin)?, triple(region)?)?;
+            let origin = image_origin(origin, &m)?;
+            let command = Command::fill_image(m, color, origin, triple(region)?)?;
             submit(&q, command, wait, false, event)
         }
     })
@@ -496,9 +518,9 @@ pub unsafe extern "C" fn clEnqueueCopyImageToBuffer(
             let (_, dst) = queue_and_mem(command_queue, dst_buffer)?;
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
             let command = Command::copy_image_to_buffer(
-                src,
+                src.clone(),
                 dst,
-                triple(src_origin)?,
+                image_origin(src_origin, &src)?,
                 triple(region)?,
                 dst_offset,
             )?;
@@ -526,9 +548,9 @@ pub unsafe extern "C" fn clEnqueueCopyBufferToImage(
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
             let command = Command::copy_buffer_to_image(
                 src,
-                dst,
+                dst.clone(),
                 src_offset,
-                triple(dst_origin)?,
+                image_origin(dst_origin, &dst)?,
                 triple(region)?,
             )?;
             submit(&q, command, wait, false, event)
@@ -559,8 +581,9 @@ pub unsafe extern "C" fn clEnqueueMapImage(
             if image_row_pitch.is_null() || (d.has_slices() && image_slice_pitch.is_null()) {
                 return Err(CL_INVALID_VALUE);
             }
+            let origin = image_origin(origin, &m)?;
             let (command, ptr, row, slice_pitch) =
-                Command::map_image(m.clone(), map_flags, triple(origin)?, triple(region)?)?;
+                Command::map_image(m.clone(), map_flags, origin, triple(region)?)?;
             if let Err(e) = submit(&q, command, wait, blocking_map != 0, event) {
                 Command::cancel_map(&m, ptr);
                 return Err(e);

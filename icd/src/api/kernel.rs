@@ -160,7 +160,7 @@ pub(crate) unsafe fn arg_value(
                 if !Arc::ptr_eq(&s.context, &k.program.context) {
                     return Err(CL_INVALID_SAMPLER);
                 }
-                ArgValue::Sampler(s.bits())
+                ArgValue::Sampler(s.descriptor())
             }
             ArgKind::Image { access } => {
                 if arg_size != std::mem::size_of::<cl_mem>() {
