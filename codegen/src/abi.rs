@@ -327,7 +327,7 @@ const _: () = {
 /// What a sampler value is in kernels: the address of one of these (for a sampler argument,
 /// its slot in the argument block, which holds the record — see [`ArgSlot`]; for a literal
 /// sampler, an entry of a static table with the spec's defaults, see
-/// [`SamplerDescriptor::literal`]). `bits` is the [`sampler`] pattern; `lod_min` and `lod_max`
+/// [`SamplerDescriptor::literal`], reached through a JIT symbol). `bits` is the [`sampler`] pattern; `lod_min` and `lod_max`
 /// are `CL_SAMPLER_LOD_MIN_KHR` and `CL_SAMPLER_LOD_MAX_KHR` as given (cl_khr_mipmap_image).
 /// Equality and hashing compare bit patterns (the record is a specialisation key). Field
 /// offsets are part of the JIT ABI.
@@ -384,7 +384,10 @@ const _: () = {
 };
 
 /// The records of every literal sampler, indexed by pattern: what a literal sampler value
-/// points at (static, so valid for the process's life).
+/// points at (static, so valid for the process's life). Kernels reach the table through the
+/// JIT symbol [`LITERAL_SAMPLERS_SYMBOL`], never through its address as a constant, so their
+/// machine code stays valid in another process (the program cache).
+pub(crate) const LITERAL_SAMPLERS_SYMBOL: &str = "ferrocl_literal_samplers";
 pub(crate) static LITERAL_SAMPLERS: [SamplerDescriptor; 128] = {
     let mut t = [SamplerDescriptor::literal(0); 128];
     let mut i = 0;

@@ -121,14 +121,15 @@ fn a_loaded_program_is_the_compiled_one() {
         assert_eq!(outputs(&again), expected, "{recipe:?}");
         // The large zero array is not stored as bytes.
         assert!(bytes.len() < 1 << 18, "{} bytes", bytes.len());
-        // The image kernel's table is reached through a symbol, not its address in this
-        // process.
-        assert!(
-            bytes
-                .windows(b"ferrocl_unorm8_table".len())
-                .any(|w| w == b"ferrocl_unorm8_table"),
-            "{recipe:?}"
-        );
+        // The image kernels' tables (8-bit texels, literal sampler records) are reached
+        // through symbols, not their addresses in this process.
+        for symbol in [&b"ferrocl_unorm8_table"[..], b"ferrocl_literal_samplers"] {
+            assert!(
+                bytes.windows(symbol.len()).any(|w| w == symbol),
+                "{recipe:?}: {}",
+                String::from_utf8_lossy(symbol)
+            );
+        }
     }
 }
 

@@ -265,6 +265,11 @@ struct SamplerVals {
 }
 
 impl Translator<'_, '_, '_> {
+    /// The address of the literal sampler table (abi.rs `LITERAL_SAMPLERS`).
+    pub(crate) fn literal_samplers_address(&mut self) -> Result<Value, BuildError> {
+        self.table_address(crate::abi::LITERAL_SAMPLERS_SYMBOL)
+    }
+
     /// The address of the driver's table `symbol` (a relocation, resolved when the code is
     /// loaded).
     fn table_address(&mut self, symbol: &'static str) -> Result<Value, BuildError> {

@@ -362,20 +362,24 @@ impl Translator<'_, '_, '_> {
                 }
                 Ok(Val::S(v))
             }
-            // A literal sampler: the address of its record in a static table, as sampler
-            // values are (abi.rs `SamplerDescriptor`); its record is known.
+            // A literal sampler: the address of its record in the driver's static table (a
+            // JIT symbol, so the code stays valid in another process), as sampler values are
+            // (abi.rs `SamplerDescriptor`); its record is known.
             Op::ConstantSampler => {
-                use crate::abi::{sampler, LITERAL_SAMPLERS};
+                use crate::abi::{sampler, SamplerDescriptor, LITERAL_SAMPLERS};
                 let (address, normalized, filter) = g.constant_sampler()?;
                 let bits = sampler::bits(
                     normalized != 0,
                     sampler::address_from_spirv(address),
                     sampler::filter_from_spirv(filter),
-                );
-                let record = &LITERAL_SAMPLERS[bits as usize & 127];
-                let at = record as *const crate::SamplerDescriptor as i64;
-                let v = self.b.ins().iconst(types::I64, at);
-                self.known_samplers.insert(v, *record);
+                ) as usize
+                    & 127;
+                let table = self.literal_samplers_address()?;
+                let v = self
+                    .b
+                    .ins()
+                    .iadd_imm_s(table, (bits * SamplerDescriptor::SIZE) as i64);
+                self.known_samplers.insert(v, LITERAL_SAMPLERS[bits]);
                 Ok(Val::S(v))
             }
             other => err(format!(

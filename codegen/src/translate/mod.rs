@@ -188,10 +188,14 @@ pub(crate) fn new_jit(options: &BuildOptions) -> Result<JITModule, BuildError> {
 }
 
 /// The driver's read-only tables kernels read (image.rs), as JIT symbols.
-pub(crate) fn table_symbols() -> [(&'static str, *const u8); 2] {
+pub(crate) fn table_symbols() -> [(&'static str, *const u8); 3] {
     [
         (image::UNORM8_SYMBOL, image::UNORM8.as_ptr().cast()),
         (image::SNORM8_SYMBOL, image::SNORM8.as_ptr().cast()),
+        (
+            crate::abi::LITERAL_SAMPLERS_SYMBOL,
+            crate::abi::LITERAL_SAMPLERS.as_ptr().cast(),
+        ),
     ]
 }
 

@@ -1,6 +1,7 @@
 // The program cache's round trip (tests/serialize.rs): calls into mathlib and libcalls,
 // program-scope constant and global data (one initialised with another's address, one large
-// and zero), local memory with barriers, a vectorised loop, printf formats and an image read.
+// and zero), local memory with barriers, a vectorised loop, printf formats, an image read and
+// a literal sampler.
 
 constant float weights[4] = {0.5f, 1.5f, -2.0f, 4.0f};
 global int counter = 7;
@@ -47,4 +48,9 @@ kernel void printing(global const int *in) {
 
 kernel void image(read_only image2d_t img, global float4 *out) {
     out[0] = read_imagef(img, (int2)(0, 0));
+}
+
+kernel void literal_sampler(read_only image2d_t img, global float4 *out) {
+    const sampler_t s = CLK_NORMALIZED_COORDS_TRUE | CLK_ADDRESS_REPEAT | CLK_FILTER_LINEAR;
+    out[0] = read_imagef(img, s, (float2)(0.5f, 0.5f));
 }
