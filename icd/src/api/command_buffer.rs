@@ -20,7 +20,7 @@ use ferrocl_runtime::svm::SvmLevel;
 use ferrocl_runtime::{CLResult, ClObject};
 use opencl_sys::*;
 
-use super::image::image_origin;
+use super::image::{image_origin, triple};
 use crate::util::*;
 
 /// The names this module answers for in `clGetExtensionFunctionAddress*`.
@@ -160,18 +160,6 @@ unsafe fn record(
         unsafe { *sync_point = point };
     }
     Ok(())
-}
-
-/// Three `size_t` values; CL_INVALID_VALUE for NULL.
-///
-/// # Safety
-/// `p` is NULL or readable for three values.
-unsafe fn triple(p: *const usize) -> CLResult<[usize; 3]> {
-    if p.is_null() {
-        return Err(CL_INVALID_VALUE);
-    }
-    // SAFETY: readable for three values (caller contract).
-    Ok(unsafe { [*p, *p.add(1), *p.add(2)] })
 }
 
 pub unsafe extern "C" fn clCreateCommandBufferKHR(

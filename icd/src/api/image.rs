@@ -356,7 +356,7 @@ pub unsafe extern "C" fn clGetSamplerInfo(
 ///
 /// # Safety
 /// `p` is NULL or readable for three values.
-unsafe fn triple(p: *const usize) -> CLResult<[usize; 3]> {
+pub(crate) unsafe fn triple(p: *const usize) -> CLResult<[usize; 3]> {
     if p.is_null() {
         return Err(CL_INVALID_VALUE);
     }
