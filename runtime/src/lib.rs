@@ -10,6 +10,7 @@ pub mod context;
 pub mod event;
 pub mod executor;
 pub mod features;
+pub mod host_alloc;
 pub mod image;
 pub mod kernel;
 pub mod live_thread;

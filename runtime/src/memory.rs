@@ -4,7 +4,7 @@
 //! every kind shares (host access, ranges), the byte copies behind the buffer commands
 //! (`command.rs`), map bookkeeping and destructor callbacks.
 
-use std::alloc::Layout;
+use crate::host_alloc::HostBlock;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -24,7 +24,8 @@ pub const MEM_ALIGN: usize = 128;
 pub struct Storage {
     ptr: *mut u8,
     len: usize,
-    owned: Option<Layout>,
+    /// None for the application's memory.
+    _owned: Option<HostBlock>,
 }
 
 // SAFETY: Storage is a plain byte region; concurrent access is governed by the OpenCL memory
@@ -36,17 +37,11 @@ unsafe impl Sync for Storage {}
 impl Storage {
     /// A zeroed, `MEM_ALIGN`-aligned allocation of `len` bytes (at least 1).
     pub fn alloc(len: usize) -> CLResult<Self> {
-        let layout = Layout::from_size_align(len.max(1), MEM_ALIGN)
-            .map_err(|_| CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
-        // SAFETY: layout has non-zero size.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        if ptr.is_null() {
-            return Err(CL_MEM_OBJECT_ALLOCATION_FAILURE);
-        }
+        let block = HostBlock::zeroed(len, MEM_ALIGN).ok_or(CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
         Ok(Storage {
-            ptr,
+            ptr: block.ptr(),
             len,
-            owned: Some(layout),
+            _owned: Some(block),
         })
     }
 
@@ -59,7 +54,7 @@ impl Storage {
         Storage {
             ptr,
             len,
-            owned: None,
+            _owned: None,
         }
     }
 
@@ -73,15 +68,6 @@ impl Storage {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
-    }
-}
-
-impl Drop for Storage {
-    fn drop(&mut self) {
-        if let Some(layout) = self.owned {
-            // SAFETY: allocated in `alloc` with this layout and freed once.
-            unsafe { std::alloc::dealloc(self.ptr, layout) };
-        }
     }
 }
 

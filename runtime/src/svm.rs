@@ -11,7 +11,7 @@
 //! while a command still runs is deferred instead of pulling memory from under the kernel.
 //! `clReleaseContext` drops the registry, freeing what the application leaked.
 
-use std::alloc::Layout;
+use crate::host_alloc::HostBlock;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -92,7 +92,9 @@ impl AllocationKind {
 /// One `clSVMAlloc` or USM allocation.
 pub struct SvmAllocation {
     base: *mut u8,
-    layout: Layout,
+    size: usize,
+    /// Owns the bytes: freed when the allocation record goes.
+    _block: HostBlock,
     /// `cl_svm_mem_flags` for SVM, `CL_MEM_ALLOC_FLAGS_INTEL` for USM.
     pub flags: cl_bitfield,
     pub kind: AllocationKind,
@@ -113,7 +115,7 @@ impl SvmAllocation {
     }
 
     pub fn size(&self) -> usize {
-        self.layout.size()
+        self.size
     }
 
     /// Whether `[ptr, ptr + len)` lies inside this allocation.
@@ -122,13 +124,6 @@ impl SvmAllocation {
             && ptr
                 .checked_add(len)
                 .is_some_and(|end| end <= self.base() + self.size())
-    }
-}
-
-impl Drop for SvmAllocation {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `SvmRegistry::alloc` with this layout, freed once.
-        unsafe { std::alloc::dealloc(self.base, self.layout) };
     }
 }
 
@@ -190,15 +185,15 @@ impl SvmRegistry {
         alignment: u32,
     ) -> CLResult<*mut u8> {
         let align = (alignment as usize).max(MEM_ALIGN);
-        let layout = Layout::from_size_align(size, align).map_err(|_| CL_INVALID_VALUE)?;
-        // SAFETY: non-zero size (checked by the callers).
-        let base = unsafe { std::alloc::alloc_zeroed(layout) };
-        if base.is_null() {
-            return Err(CL_OUT_OF_HOST_MEMORY);
+        if !align.is_power_of_two() {
+            return Err(CL_INVALID_VALUE);
         }
+        let block = HostBlock::zeroed(size, align).ok_or(CL_OUT_OF_HOST_MEMORY)?;
+        let base = block.ptr();
         let allocation = Arc::new(SvmAllocation {
             base,
-            layout,
+            size,
+            _block: block,
             flags,
             kind,
             device,
