@@ -6,7 +6,9 @@
 //! they are compare-and-swap loops on the value's bits.
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{types, AtomicRmwOp, BlockArg, InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::{
+    types, AtomicRmwOp, BlockArg, InstBuilder, MemFlagsData, TrapCode, Value,
+};
 use ferrocl_frontend::spirv::{Op, StorageClass};
 use ferrocl_frontend::Inst;
 use ferrocl_frontend::Type;
@@ -15,6 +17,18 @@ use super::function::{err, Translator};
 use super::values::Val;
 use crate::checked::CheckKind;
 use crate::program::BuildError;
+
+/// The trap code that marks the load of a plain read-modify-write standing for an atomic on
+/// local memory. Such a sequence is atomic only while one work-item runs it at a time, which
+/// the work-item vectoriser would break (four lanes loading before any stores): it keeps
+/// bodies holding one scalar. A load's trap code changes nothing else (loads fault only on a
+/// bad address, and the host then dies whatever the code).
+pub(crate) const LOCAL_RMW_TRAP: TrapCode = TrapCode::unwrap_user(0x4c);
+
+/// Flags of a local atomic's load ([`LOCAL_RMW_TRAP`]).
+fn local_rmw_load_flags() -> MemFlagsData {
+    MemFlagsData::new().with_trap_code(Some(LOCAL_RMW_TRAP))
+}
 
 impl Translator<'_, '_, '_> {
     /// Whether pointer operand `i` of `inst` points to work-group local memory.
@@ -118,7 +132,7 @@ impl Translator<'_, '_, '_> {
                 let cmp = self.scalar_operand(inst, 5)?;
                 let (v, cmp) = (self.atomic_operand(v), self.atomic_operand(cmp));
                 if local {
-                    let cur = self.b.ins().load(ty, flags, ptr, 0);
+                    let cur = self.b.ins().load(ty, local_rmw_load_flags(), ptr, 0);
                     let equal = self.b.ins().icmp(IntCC::Equal, cur, cmp);
                     let new = self.b.ins().select(equal, v, cur);
                     self.b.ins().store(flags, new, ptr, 0);
@@ -196,7 +210,7 @@ impl Translator<'_, '_, '_> {
             }
         };
         let old = if local {
-            let old = self.b.ins().load(t, flags, ptr, 0);
+            let old = self.b.ins().load(t, local_rmw_load_flags(), ptr, 0);
             let new = combine(self, old);
             self.b.ins().store(flags, new, ptr, 0);
             old
@@ -234,7 +248,7 @@ impl Translator<'_, '_, '_> {
     /// Read-modify-write on memory no other thread can access; returns the old value.
     fn local_rmw(&mut self, rmw: AtomicRmwOp, ty: types::Type, ptr: Value, v: Value) -> Value {
         let flags = MemFlagsData::new();
-        let old = self.b.ins().load(ty, flags, ptr, 0);
+        let old = self.b.ins().load(ty, local_rmw_load_flags(), ptr, 0);
         let new = match rmw {
             AtomicRmwOp::Add => self.b.ins().iadd(old, v),
             AtomicRmwOp::Sub => self.b.ins().isub(old, v),

@@ -17,7 +17,9 @@
 //! (gates.rs, `PointKind` in function.rs). A barrier-free kernel with a spin loop runs them too.
 //!
 //! When every region met from the entry has one way out (`StaticSchedule`), the rounds are
-//! chained at compile time instead and no resume state is kept. Values that are cheap functions
+//! chained at compile time instead and no resume state is kept; each region's x loop is then
+//! open to the work-item vectoriser like a barrier-free kernel's (values that cross a barrier
+//! go through the work-item frames, lane by lane). Values that are cheap functions
 //! of the work-item's ids are recomputed after a barrier rather than kept in the frame
 //! (function.rs, `rematerialisable`).
 
@@ -224,7 +226,9 @@ pub(crate) fn build(
             t.prologue_values.extend(v.flat());
         }
     }
-    let mut item_loop = None;
+    // The x work-item loops the vectoriser may widen: the kernel's one loop, or one per
+    // region of a static barrier schedule.
+    let mut vector_candidates = Vec::new();
     // Latches of loops that run at most once per work-item (watchdog.rs leaves them unchecked).
     let mut bounded_latches = Vec::new();
     let (frame_size, barrier_schedule) = if kernel.uses_barrier {
@@ -237,14 +241,19 @@ pub(crate) fn build(
             && !kernel.has_named_barriers
             && (resume_points + 1) * size <= MAX_SPECIALISED_INSTRUCTIONS
         {
-            build_regions(&mut t, kernel, group_ptr, &pending_args)?
+            let (frame_size, schedule, region_loops) =
+                build_regions(&mut t, kernel, group_ptr, &pending_args)?;
+            if schedule == crate::BarrierSchedule::Static {
+                vector_candidates = region_loops;
+            }
+            (frame_size, schedule)
         } else {
             let frame_size = build_rounds(&mut t, kernel, group_ptr, &pending_args)?;
             (frame_size, crate::BarrierSchedule::Dynamic)
         }
     } else {
         let (lp, latches) = build_plain(&mut t, kernel, &pending_args)?;
-        item_loop = Some(lp);
+        vector_candidates.push(lp);
         bounded_latches.extend(latches);
         (0, crate::BarrierSchedule::None)
     };
@@ -268,21 +277,11 @@ pub(crate) fn build(
     };
     let frontend_config = t.env.jit.isa().frontend_config();
     t.b.finalize(frontend_config);
-    if let Some(item_loop) = item_loop {
+    if !vector_candidates.is_empty() {
         shape.vectorization = if !options.vectorize {
             crate::Vectorization::Scalar("vectorisation is off".into())
         } else {
-            let scalar = func.clone();
-            match crate::vectorize::vectorize(func, &item_loop) {
-                Ok(vector_latch) => {
-                    bounded_latches.push(vector_latch);
-                    shape.scalar_fallback = Some(scalar);
-                    crate::Vectorization::Vectorized {
-                        lanes: crate::vectorize::LANES as u32,
-                    }
-                }
-                Err(why) => crate::Vectorization::Scalar(why.into()),
-            }
+            vectorize_item_loops(func, &vector_candidates, &mut shape, &mut bounded_latches)
         };
     }
     if options.stop_checks {
@@ -293,6 +292,44 @@ pub(crate) fn build(
         }
     }
     Ok(shape)
+}
+
+/// Widens each of `loops` (x work-item loops) where the vectoriser accepts it; the function
+/// as it was is kept as the JIT's fallback. A kernel counts as vectorised when any loop is;
+/// otherwise it reports the first loop's refusal.
+fn vectorize_item_loops(
+    func: &mut ir::Function,
+    loops: &[crate::vectorize::ItemLoop],
+    shape: &mut KernelShape,
+    bounded_latches: &mut Vec<ir::Block>,
+) -> crate::Vectorization {
+    let scalar = func.clone();
+    if loops.len() > 1 {
+        // Region copies start with the whole kernel's code, unreachable up to their resume
+        // point; it would look like a second entry into the loops.
+        crate::vectorize::remove_unreachable_blocks(func);
+    }
+    let mut refusal = None;
+    let mut widened = 0;
+    for lp in loops {
+        match crate::vectorize::vectorize(func, lp) {
+            Ok(vector_latch) => {
+                bounded_latches.push(vector_latch);
+                widened += 1;
+            }
+            Err(why) => {
+                refusal.get_or_insert(why);
+            }
+        }
+    }
+    if widened == 0 {
+        *func = scalar;
+        return crate::Vectorization::Scalar(refusal.unwrap_or("no work-item loop").into());
+    }
+    shape.scalar_fallback = Some(scalar);
+    crate::Vectorization::Vectorized {
+        lanes: crate::vectorize::LANES as u32,
+    }
 }
 
 /// Creates `for d in 0..local_size[d]` loop heads for z, y, x (every local size is ≥ 1) and
@@ -455,8 +492,9 @@ fn build_regions(
     kernel: &KernelInfo,
     group_ptr: ir::Value,
     args: &[Arg],
-) -> Result<(u64, crate::BarrierSchedule), BuildError> {
+) -> Result<(u64, crate::BarrierSchedule, Vec<crate::vectorize::ItemLoop>), BuildError> {
     let (frames, frame_size_value, frame_size_inst) = frames_of(t, group_ptr);
+    let mut region_loops = Vec::new();
     let pending = t.b.declare_var(types::I8);
     let barrier_functions = barrier_functions(t.m);
 
@@ -587,6 +625,12 @@ fn build_regions(
         let done_store = t.b.ins().store(frame_flags(), done, frame_base, 0);
         t.b.ins().jump(latches[0], &[]);
         let copy_tail = t.b.create_block();
+        region_loops.push(crate::vectorize::ItemLoop {
+            head: heads[0],
+            latch: latches[0],
+            exit: latches[1],
+            local_size: t.wi.local_size[0],
+        });
         close_item_loops(t, heads, latches, copy_tail);
         if k == 0 {
             region_blocks.extend(state.resume_blocks.iter().map(|_| t.b.create_block()));
@@ -709,7 +753,7 @@ fn build_regions(
         crate::BarrierSchedule::Dynamic
     };
     t.patch_point_ranks(&ranks)?;
-    Ok((frame_size, schedule))
+    Ok((frame_size, schedule, region_loops))
 }
 
 /// Checked mode: when `differs`, reports a divergent barrier at the work-item of linear local

@@ -5,7 +5,7 @@
 
 mod analysis;
 mod arith;
-mod atomics;
+pub(crate) mod atomics;
 mod block_io;
 mod builtins;
 mod checks;

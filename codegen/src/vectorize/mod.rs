@@ -1,5 +1,6 @@
 //! Work-item vectorisation (DESIGN.md "Vectors and SIMD"): the x loop of a barrier-free
-//! kernel's work-group function runs four consecutive work-items per iteration in the lanes of
+//! kernel's work-group function — or of each region of a kernel whose barriers follow a static
+//! schedule (kernel.rs) — runs four consecutive work-items per iteration in the lanes of
 //! 128-bit vectors; the original loop then runs the items left over, one at a time.
 //!
 //! It works on the Cranelift IR the translator built, so it covers whatever the translator
@@ -21,7 +22,9 @@
 //! run one program in lockstep, so a load from a uniform address is read once for the four,
 //! and per-lane side effects happen in lane order. Control flow must stay uniform: a branch on
 //! a varying condition (work-items diverging) keeps the kernel scalar, as do private stack
-//! slots (each work-item needs its own), as does anything this module does not recognise.
+//! slots (each work-item needs its own), as do atomics on local memory (plain read-modify-write
+//! sequences, atomic only one work-item at a time), as does anything this module does not
+//! recognise.
 
 use std::collections::{HashMap, HashSet};
 
@@ -64,6 +67,34 @@ pub(crate) fn vectorize(func: &mut Function, lp: &ItemLoop) -> Result<Block, Ref
     Ok(latch)
 }
 
+/// Removes the blocks no path from the entry reaches (with their instructions): values they
+/// define are used only by blocks as unreachable as they are.
+pub(crate) fn remove_unreachable_blocks(func: &mut Function) {
+    let Some(entry) = func.layout.entry_block() else {
+        return;
+    };
+    let mut reached = HashSet::from([entry]);
+    let mut stack = vec![entry];
+    while let Some(block) = stack.pop() {
+        for next in successors(func, block) {
+            if reached.insert(next) {
+                stack.push(next);
+            }
+        }
+    }
+    let dead: Vec<Block> = func
+        .layout
+        .blocks()
+        .filter(|b| !reached.contains(b))
+        .collect();
+    for block in dead {
+        while let Some(inst) = func.layout.last_inst(block) {
+            func.layout.remove_inst(inst);
+        }
+        func.layout.remove_block(block);
+    }
+}
+
 /// Bodies beyond this many instructions stay scalar: the vector loop is a second copy of the
 /// body for the JIT to compile, which would double the build time of very large kernels (the
 /// build-time target is per instruction) where typical kernels have a few hundred.
@@ -94,6 +125,20 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<Block, Refus
     });
     if simd_inside {
         return Err("the work-item already computes in SIMD vectors");
+    }
+    let local_atomic_inside = body.iter().any(|&b| {
+        func.layout.block_insts(b).any(|i| match func.dfg.insts[i] {
+            InstructionData::Load { flags, .. } => {
+                func.dfg.mem_flags[flags].trap_code()
+                    == Some(crate::translate::atomics::LOCAL_RMW_TRAP)
+            }
+            _ => false,
+        })
+    });
+    if local_atomic_inside {
+        return Err(
+            "atomics on local memory (read-modify-write sequences one work-item at a time)",
+        );
     }
     let body_set: HashSet<Block> = body.iter().copied().collect();
     // The body is entered only at the head, and only from outside the loop and the latch.
