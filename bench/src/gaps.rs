@@ -45,7 +45,7 @@ pub fn specs() -> Vec<Spec> {
             entry: "peak",
             source: peak!("#define T float16\n#define MAD(x, a, b) fma(x, a, b)\n"),
             class: Class::Compute,
-            make: |q| peak_case::<f32>(q, 16, 16 * 1024, 256),
+            make: |q| peak_case::<f32>(q, 16, 16 * 1024, 128),
             extra: PLAIN,
         },
         Spec {
