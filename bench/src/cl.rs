@@ -27,6 +27,8 @@ pub struct Api {
     create_buffer: f::clCreateBuffer_t,
     enqueue_write_buffer: f::clEnqueueWriteBuffer_t,
     enqueue_read_buffer: f::clEnqueueReadBuffer_t,
+    enqueue_fill_buffer: f::clEnqueueFillBuffer_t,
+    enqueue_copy_buffer: f::clEnqueueCopyBuffer_t,
     enqueue_nd_range_kernel: f::clEnqueueNDRangeKernel_t,
     finish: f::clFinish_t,
     wait_for_events: f::clWaitForEvents_t,
@@ -119,6 +121,8 @@ impl Api {
             create_buffer: sym!("clCreateBuffer"),
             enqueue_write_buffer: sym!("clEnqueueWriteBuffer"),
             enqueue_read_buffer: sym!("clEnqueueReadBuffer"),
+            enqueue_fill_buffer: sym!("clEnqueueFillBuffer"),
+            enqueue_copy_buffer: sym!("clEnqueueCopyBuffer"),
             enqueue_nd_range_kernel: sym!("clEnqueueNDRangeKernel"),
             finish: sym!("clFinish"),
             wait_for_events: sym!("clWaitForEvents"),
@@ -447,8 +451,14 @@ impl Context {
     }
 
     pub fn read(&self, buf: &Buffer) -> Result<Vec<u8>, String> {
-        let mut out = vec![0u8; buf.size];
-        // SAFETY: blocking read into a slice of the buffer's size.
+        self.read_at(buf, 0, buf.size)
+    }
+
+    /// Bytes `offset..offset + len` of the buffer (the sampled checks of 1 GiB buffers).
+    pub fn read_at(&self, buf: &Buffer, offset: usize, len: usize) -> Result<Vec<u8>, String> {
+        assert!(offset + len <= buf.size);
+        let mut out = vec![0u8; len];
+        // SAFETY: blocking read of `len` bytes into a slice of that length, inside the buffer.
         check(
             unsafe {
                 call!(
@@ -457,8 +467,8 @@ impl Context {
                         self.queue,
                         buf.raw,
                         CL_TRUE,
-                        0,
-                        buf.size,
+                        offset,
+                        len,
                         out.as_mut_ptr().cast(),
                         0,
                         ptr::null(),
@@ -469,6 +479,84 @@ impl Context {
             "clEnqueueReadBuffer",
         )?;
         Ok(out)
+    }
+
+    /// Whether the device lists extension `name` in `CL_DEVICE_EXTENSIONS`.
+    pub fn has_extension(&self, name: &str) -> Result<bool, String> {
+        let extensions = self.api.device_string(self.device, CL_DEVICE_EXTENSIONS)?;
+        Ok(extensions.split_whitespace().any(|e| e == name))
+    }
+
+    /// Enqueues `clEnqueueFillBuffer` of the whole buffer with `pattern`; returns its event
+    /// when `want_event`.
+    pub fn fill(
+        &self,
+        buf: &Buffer,
+        pattern: &[u8],
+        want_event: bool,
+    ) -> Result<Option<Event>, String> {
+        assert!(buf.size.is_multiple_of(pattern.len()));
+        let mut ev: cl_event = ptr::null_mut();
+        // SAFETY: the pattern is a live slice of its length (copied during the call), the
+        // range is the whole buffer; the event slot is valid or null.
+        check(
+            unsafe {
+                call!(
+                    self.api,
+                    enqueue_fill_buffer(
+                        self.queue,
+                        buf.raw,
+                        pattern.as_ptr().cast(),
+                        pattern.len(),
+                        0,
+                        buf.size,
+                        0,
+                        ptr::null(),
+                        if want_event { &mut ev } else { ptr::null_mut() },
+                    )
+                )
+            },
+            "clEnqueueFillBuffer",
+        )?;
+        Ok(want_event.then(|| Event {
+            api: self.api.clone(),
+            raw: ev,
+        }))
+    }
+
+    /// Enqueues `clEnqueueCopyBuffer` of all of `src` into `dst` (of the same size).
+    pub fn copy(
+        &self,
+        src: &Buffer,
+        dst: &Buffer,
+        want_event: bool,
+    ) -> Result<Option<Event>, String> {
+        assert_eq!(src.size, dst.size);
+        let mut ev: cl_event = ptr::null_mut();
+        // SAFETY: two distinct buffers of `src.size` bytes; the event slot is valid or null.
+        check(
+            unsafe {
+                call!(
+                    self.api,
+                    enqueue_copy_buffer(
+                        self.queue,
+                        src.raw,
+                        dst.raw,
+                        0,
+                        0,
+                        src.size,
+                        0,
+                        ptr::null(),
+                        if want_event { &mut ev } else { ptr::null_mut() },
+                    )
+                )
+            },
+            "clEnqueueCopyBuffer",
+        )?;
+        Ok(want_event.then(|| Event {
+            api: self.api.clone(),
+            raw: ev,
+        }))
     }
 
     /// Enqueues an NDRange; returns its event when `want_event`.

@@ -69,7 +69,46 @@ pub struct Spec {
     pub source: &'static str,
     pub class: Class,
     pub make: fn(bool) -> Case,
+    pub extra: Extra,
 }
+
+/// What one launch of a case is: an NDRange of its kernel, or a host command on its buffers
+/// (no program is built for those).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Op {
+    Kernel,
+    /// `clEnqueueFillBuffer` of the output buffer with the pattern.
+    Fill([u8; 16]),
+    /// `clEnqueueCopyBuffer` of buffer 0 into the output buffer.
+    Copy,
+    /// `clCreateBuffer` of a new output buffer (the previous one released first, untimed),
+    /// then `clEnqueueFillBuffer` with the pattern and `clFinish`, timed on the host.
+    CreateFill([u8; 16]),
+}
+
+impl Op {
+    /// Host commands on 1 GiB buffers are checked on sampled regions
+    /// (`gaps::sample_regions`), not read back whole.
+    pub fn sampled(self) -> bool {
+        self != Op::Kernel
+    }
+}
+
+/// What most kernels leave at its default.
+#[derive(Clone, Copy, Debug)]
+pub struct Extra {
+    /// A device extension the kernel needs: without it the platform shows `unsupported`.
+    pub requires: Option<&'static str>,
+    pub op: Op,
+    /// `Case::flops` counts integer operations (throughput in GIOP/s, no FLOP roofline).
+    pub int_ops: bool,
+}
+
+pub const PLAIN: Extra = Extra {
+    requires: None,
+    op: Op::Kernel,
+    int_ops: false,
+};
 
 macro_rules! cl {
     ($file:literal) => {
@@ -85,6 +124,7 @@ pub fn all() -> Vec<Spec> {
             source: cl!("vadd.cl"),
             class: Class::Memory,
             make: vadd,
+            extra: PLAIN,
         },
         Spec {
             name: "triad",
@@ -92,6 +132,7 @@ pub fn all() -> Vec<Spec> {
             source: cl!("triad.cl"),
             class: Class::Memory,
             make: triad,
+            extra: PLAIN,
         },
         Spec {
             name: "reduce",
@@ -99,6 +140,7 @@ pub fn all() -> Vec<Spec> {
             source: cl!("reduce.cl"),
             class: Class::Compute,
             make: reduce,
+            extra: PLAIN,
         },
         Spec {
             name: "sgemm_naive",
@@ -106,6 +148,7 @@ pub fn all() -> Vec<Spec> {
             source: cl!("sgemm_naive.cl"),
             class: Class::Compute,
             make: sgemm_naive,
+            extra: PLAIN,
         },
         Spec {
             name: "sgemm_tiled",
@@ -113,6 +156,7 @@ pub fn all() -> Vec<Spec> {
             source: cl!("sgemm_tiled.cl"),
             class: Class::Compute,
             make: sgemm_tiled,
+            extra: PLAIN,
         },
         Spec {
             name: "mandelbrot",
@@ -120,6 +164,7 @@ pub fn all() -> Vec<Spec> {
             source: cl!("mandelbrot.cl"),
             class: Class::Compute,
             make: mandelbrot,
+            extra: PLAIN,
         },
         Spec {
             name: "nbody",
@@ -127,6 +172,7 @@ pub fn all() -> Vec<Spec> {
             source: cl!("nbody.cl"),
             class: Class::Compute,
             make: nbody,
+            extra: PLAIN,
         },
         Spec {
             name: "conv5x5",
@@ -134,6 +180,7 @@ pub fn all() -> Vec<Spec> {
             source: cl!("conv.cl"),
             class: Class::Compute,
             make: conv,
+            extra: PLAIN,
         },
         Spec {
             name: "transcendental",
@@ -141,6 +188,7 @@ pub fn all() -> Vec<Spec> {
             source: cl!("transcendental.cl"),
             class: Class::Compute,
             make: transcendental,
+            extra: PLAIN,
         },
         Spec {
             name: "hash",
@@ -148,6 +196,7 @@ pub fn all() -> Vec<Spec> {
             source: cl!("hash.cl"),
             class: Class::Compute,
             make: hash,
+            extra: PLAIN,
         },
         Spec {
             name: "histogram_local",
@@ -155,6 +204,7 @@ pub fn all() -> Vec<Spec> {
             source: cl!("histogram_local.cl"),
             class: Class::Compute,
             make: histogram_local,
+            extra: PLAIN,
         },
         Spec {
             name: "histogram_global",
@@ -162,6 +212,7 @@ pub fn all() -> Vec<Spec> {
             source: cl!("histogram_global.cl"),
             class: Class::Compute,
             make: histogram_global,
+            extra: PLAIN,
         },
         Spec {
             name: "launch_async",
@@ -172,6 +223,7 @@ pub fn all() -> Vec<Spec> {
                 recorded: 0,
             },
             make: launch,
+            extra: PLAIN,
         },
         Spec {
             name: "launch_sync",
@@ -182,6 +234,7 @@ pub fn all() -> Vec<Spec> {
                 recorded: 0,
             },
             make: launch,
+            extra: PLAIN,
         },
         Spec {
             name: "launch_cmdbuf_async",
@@ -192,6 +245,7 @@ pub fn all() -> Vec<Spec> {
                 recorded: 1,
             },
             make: launch,
+            extra: PLAIN,
         },
         Spec {
             name: "launch_cmdbuf_sync",
@@ -202,6 +256,7 @@ pub fn all() -> Vec<Spec> {
                 recorded: 1,
             },
             make: launch,
+            extra: PLAIN,
         },
         Spec {
             name: "launch_cmdbuf_x10",
@@ -212,6 +267,7 @@ pub fn all() -> Vec<Spec> {
                 recorded: 10,
             },
             make: launch,
+            extra: PLAIN,
         },
         Spec {
             name: "build_big",
@@ -219,35 +275,39 @@ pub fn all() -> Vec<Spec> {
             source: cl!("big.cl"),
             class: Class::Build,
             make: big,
+            extra: PLAIN,
         },
     ]
+    .into_iter()
+    .chain(crate::gaps::specs())
+    .collect()
 }
 
 /// SplitMix64: deterministic inputs without a dependency.
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 impl Rng {
-    fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
-    fn u32(&mut self) -> u32 {
+    pub(crate) fn u32(&mut self) -> u32 {
         (self.next_u64() >> 32) as u32
     }
     /// Uniform in [lo, hi).
-    fn f32(&mut self, lo: f32, hi: f32) -> f32 {
+    pub(crate) fn f32(&mut self, lo: f32, hi: f32) -> f32 {
         lo + (hi - lo) * ((self.next_u64() >> 40) as f32 / (1u64 << 24) as f32)
     }
-    fn f32s(&mut self, n: usize, lo: f32, hi: f32) -> Vec<f32> {
+    pub(crate) fn f32s(&mut self, n: usize, lo: f32, hi: f32) -> Vec<f32> {
         (0..n).map(|_| self.f32(lo, hi)).collect()
     }
 }
 
-const MI: usize = 1 << 20;
+pub(crate) const MI: usize = 1 << 20;
 
-fn size_label(n: usize) -> String {
+pub(crate) fn size_label(n: usize) -> String {
     if n >= MI && n.is_multiple_of(MI) {
         format!("{}Mi", n / MI)
     } else if n >= 1024 && n.is_multiple_of(1024) {
@@ -257,14 +317,14 @@ fn size_label(n: usize) -> String {
     }
 }
 
-fn input(data: Vec<u8>) -> BufSpec {
+pub(crate) fn input(data: Vec<u8>) -> BufSpec {
     BufSpec {
         bytes: data.len(),
         init: Some(data),
         reset: false,
     }
 }
-fn output(bytes: usize) -> BufSpec {
+pub(crate) fn output(bytes: usize) -> BufSpec {
     BufSpec {
         bytes,
         init: None,
@@ -280,7 +340,7 @@ fn zeroed_each_launch(bytes: usize) -> BufSpec {
 }
 
 /// Runs `f(row)` for rows `0..rows` on all hardware threads, concatenating the rows' outputs.
-fn par_rows<T: Send>(rows: usize, f: impl Fn(usize) -> Vec<T> + Sync) -> Vec<T> {
+pub(crate) fn par_rows<T: Send>(rows: usize, f: impl Fn(usize) -> Vec<T> + Sync) -> Vec<T> {
     let t = std::thread::available_parallelism().map_or(1, |n| n.get());
     let chunk = rows.div_ceil(t).max(1);
     let f = &f;
@@ -711,12 +771,16 @@ mod tests {
     #[test]
     fn every_kernel_has_its_entry_point_and_quick_case_is_consistent() {
         for spec in all() {
+            let case = (spec.make)(true);
+            if spec.extra.op != Op::Kernel {
+                assert!(case.output < case.bufs.len(), "{}", spec.name);
+                continue;
+            }
             assert!(
                 spec.source.contains(&format!("void {}(", spec.entry)),
                 "{}",
                 spec.name
             );
-            let case = (spec.make)(true);
             assert!(case.output < case.bufs.len());
             for arg in &case.args {
                 if let Arg::Buf(i) = arg {

@@ -3,6 +3,7 @@
 
 mod check;
 mod cl;
+mod gaps;
 mod images;
 mod kernels;
 mod probe;
@@ -13,8 +14,9 @@ mod svm;
 mod watchdog;
 
 use cl::{Api, Buffer, CommandBuffer, Context, Kernel, Program, ProgramCode};
-use kernels::{Arg, Case, Class, Spec};
+use kernels::{Arg, Case, Class, Op, Spec};
 use report::{KernelResult, PlatResult, RunInfo, Status};
+use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::time::Instant;
@@ -130,17 +132,30 @@ struct Plat {
 
 /// A kernel ready to launch on one platform.
 struct Ready {
-    _program: Program,
-    kernel: Kernel,
-    bufs: Vec<Buffer>,
+    /// None for host commands (`Op` other than `Kernel`), which build no program.
+    _program: Option<Program>,
+    kernel: Option<Kernel>,
+    /// `Op::CreateFill` replaces the output buffer at each launch.
+    bufs: RefCell<Vec<Buffer>>,
     recorded: Recorded,
+}
+
+impl Ready {
+    fn kernel(&self) -> Result<&Kernel, String> {
+        self.kernel.as_ref().ok_or_else(|| "no kernel".to_string())
+    }
 }
 
 /// The launch rows with command-buffers: the launches recorded once, and how many.
 type Recorded = Option<(CommandBuffer, usize)>;
 
-/// One launch of the case, or one enqueue of its command-buffer; the launches it makes.
-fn launch_once(p: &Plat, case: &Case, rd: &Ready) -> Result<usize, String> {
+/// One launch of the case, or one enqueue of its command-buffer, or its host command; the
+/// launches it makes.
+fn launch_once(p: &Plat, spec: &Spec, case: &Case, rd: &Ready) -> Result<usize, String> {
+    if spec.extra.op != Op::Kernel {
+        host_command(p, spec.extra.op, case, rd, false)?;
+        return Ok(1);
+    }
     match &rd.recorded {
         Some((cb, n)) => {
             cb.enqueue()?;
@@ -148,15 +163,81 @@ fn launch_once(p: &Plat, case: &Case, rd: &Ready) -> Result<usize, String> {
         }
         None => {
             p.ctx
-                .enqueue(&rd.kernel, &case.global, case.local.as_deref(), false)?;
+                .enqueue(rd.kernel()?, &case.global, case.local.as_deref(), false)?;
             Ok(1)
         }
     }
 }
 
+/// Enqueues a host command of the case; with `timed`, waits for it and returns its time in
+/// ms: from its profiling event, or for `Op::CreateFill` the host time of creating the
+/// buffer, filling it and `clFinish` (the previous buffer is released before, untimed).
+fn host_command(
+    p: &Plat,
+    op: Op,
+    case: &Case,
+    rd: &Ready,
+    timed: bool,
+) -> Result<Option<f64>, String> {
+    let out = case.output;
+    let event = match op {
+        Op::Kernel => unreachable!("kernels are launched, not host commands"),
+        Op::Fill(pattern) => p.ctx.fill(&rd.bufs.borrow()[out], &pattern, timed)?,
+        Op::Copy => {
+            let bufs = rd.bufs.borrow();
+            p.ctx.copy(&bufs[0], &bufs[out], timed)?
+        }
+        Op::CreateFill(pattern) => {
+            drop(rd.bufs.borrow_mut().remove(out));
+            let t0 = Instant::now();
+            let buf = p.ctx.buffer(case.bufs[out].bytes, None)?;
+            p.ctx.fill(&buf, &pattern, false)?;
+            p.ctx.finish()?;
+            let ms = t0.elapsed().as_secs_f64() * 1e3;
+            rd.bufs.borrow_mut().insert(out, buf);
+            return Ok(timed.then_some(ms));
+        }
+    };
+    event
+        .map(|e| e.profiled_ns().map(|ns| ns as f64 / 1e6))
+        .transpose()
+}
+
 fn prepare(p: &Plat, spec: &Spec, case: &Case, r: &mut PlatResult) -> Option<Ready> {
+    if let Some(ext) = spec.extra.requires {
+        match p.ctx.has_extension(ext) {
+            Ok(true) => {}
+            Ok(false) => {
+                r.status = Status::Unsupported(format!("the device lacks {ext}"));
+                return None;
+            }
+            Err(e) => {
+                r.status = Status::Error(e);
+                return None;
+            }
+        }
+    }
+    if spec.extra.op != Op::Kernel {
+        return match case
+            .bufs
+            .iter()
+            .map(|b| p.ctx.buffer(b.bytes, b.init.as_deref()))
+            .collect::<Result<Vec<_>, _>>()
+        {
+            Ok(bufs) => Some(Ready {
+                _program: None,
+                kernel: None,
+                bufs: RefCell::new(bufs),
+                recorded: None,
+            }),
+            Err(e) => {
+                r.status = Status::Error(e);
+                None
+            }
+        };
+    }
     let code = if p.il {
-        match spirv::compile(spec.entry, spec.source) {
+        match spirv::compile(spec.source) {
             Ok(words) => ProgramCode::Il(words),
             Err(e) => {
                 r.status = Status::Unsupported(format!("SPIR-V compile: {e}"));
@@ -199,9 +280,9 @@ fn prepare(p: &Plat, spec: &Spec, case: &Case, r: &mut PlatResult) -> Option<Rea
     };
     match setup() {
         Ok((kernel, bufs, recorded)) => Some(Ready {
-            _program: program,
-            kernel,
-            bufs,
+            _program: Some(program),
+            kernel: Some(kernel),
+            bufs: RefCell::new(bufs),
             recorded,
         }),
         Err(e) => {
@@ -246,19 +327,19 @@ fn rebuild_cached(
     let (program, took) = p.ctx.build(&ProgramCode::Source(source), "")?;
     r.warm_build_ms = Some(took.as_secs_f64() * 1e3);
     let kernel = p.ctx.kernel(&program, spec.entry)?;
-    set_args(&kernel, case, &ready.bufs)?;
+    set_args(&kernel, case, &ready.bufs.borrow())?;
     reset(p, case, ready)?;
     let t0 = Instant::now();
     p.ctx
         .enqueue(&kernel, &case.global, case.local.as_deref(), false)?;
     p.ctx.finish()?;
     r.warm_first_ms = Some(t0.elapsed().as_secs_f64() * 1e3);
-    verify(p, case, ready, 1)
+    verify(p, spec, case, ready, 1)
 }
 
 /// Rewrites the buffers that must start fresh for each launch (counters, histogram bins).
 fn reset(p: &Plat, case: &Case, ready: &Ready) -> Result<(), String> {
-    for (spec, buf) in case.bufs.iter().zip(&ready.bufs) {
+    for (spec, buf) in case.bufs.iter().zip(ready.bufs.borrow().iter()) {
         if spec.reset {
             let zeros;
             let data = match &spec.init {
@@ -274,13 +355,26 @@ fn reset(p: &Plat, case: &Case, ready: &Ready) -> Result<(), String> {
     Ok(())
 }
 
+/// Reads the output back (only `gaps::sample_regions` of it after a host command) and
+/// checks it.
 fn verify(
     p: &Plat,
+    spec: &Spec,
     case: &Case,
     ready: &Ready,
     launches: usize,
 ) -> Result<Result<(), String>, String> {
-    let out = p.ctx.read(&ready.bufs[case.output])?;
+    let bufs = ready.bufs.borrow();
+    let buf = &bufs[case.output];
+    let out = if spec.extra.op.sampled() {
+        let mut bytes = Vec::new();
+        for r in gaps::sample_regions(buf.size) {
+            bytes.extend(p.ctx.read_at(buf, r.start, r.len())?);
+        }
+        bytes
+    } else {
+        p.ctx.read(buf)?
+    };
     Ok((case.check)(&out, launches))
 }
 
@@ -288,6 +382,10 @@ fn verify(
 fn timed(p: &Plat, spec: &Spec, case: &Case, ready: &Ready) -> Result<f64, String> {
     reset(p, case, ready)?;
     let local = case.local.as_deref();
+    if spec.extra.op != Op::Kernel {
+        return host_command(p, spec.extra.op, case, ready, true)?
+            .ok_or_else(|| "no time".to_string());
+    }
     match spec.class {
         Class::Launch { sync, .. } => {
             // A command-buffer of n launches is enqueued launches / n times.
@@ -295,7 +393,7 @@ fn timed(p: &Plat, spec: &Spec, case: &Case, ready: &Ready) -> Result<f64, Strin
             let enqueues = case.launches / per;
             let t0 = Instant::now();
             for _ in 0..enqueues {
-                launch_once(p, case, ready)?;
+                launch_once(p, spec, case, ready)?;
                 if sync {
                     p.ctx.finish()?;
                 }
@@ -304,7 +402,7 @@ fn timed(p: &Plat, spec: &Spec, case: &Case, ready: &Ready) -> Result<f64, Strin
             Ok(t0.elapsed().as_secs_f64() * 1e3 / (enqueues * per) as f64)
         }
         _ => {
-            let ev = p.ctx.enqueue(&ready.kernel, &case.global, local, true)?;
+            let ev = p.ctx.enqueue(ready.kernel()?, &case.global, local, true)?;
             let ns = ev.expect("event requested").profiled_ns()?;
             Ok(ns as f64 / 1e6)
         }
@@ -355,13 +453,13 @@ fn run_kernel(plats: &[Plat], spec: &Spec, quick: bool, reps: usize, index: usiz
         let first = (|| {
             reset(p, &case, &rd)?;
             let t0 = Instant::now();
-            let launched = launch_once(p, &case, &rd)?;
+            let launched = launch_once(p, spec, &case, &rd)?;
             p.ctx.finish()?;
             r.first_ms = Some(t0.elapsed().as_secs_f64() * 1e3);
-            if let Err(wrong) = verify(p, &case, &rd, launched)? {
+            if let Err(wrong) = verify(p, spec, &case, &rd, launched)? {
                 return Ok(Err(wrong));
             }
-            if p.rebuild_cached {
+            if p.rebuild_cached && spec.extra.op == Op::Kernel {
                 watchdog::doing(&format!(
                     "{} on {}: cached build and first launch",
                     spec.name, p.label
@@ -389,7 +487,8 @@ fn run_kernel(plats: &[Plat], spec: &Spec, quick: bool, reps: usize, index: usiz
             // Poison the output before the last repetition, so the final check sees that launch.
             if rep + 1 == reps && !case.bufs[case.output].reset {
                 let poison = vec![0xFFu8; case.bufs[case.output].bytes];
-                if let Err(e) = plats[i].ctx.write(&rd.bufs[case.output], &poison) {
+                let written = plats[i].ctx.write(&rd.bufs.borrow()[case.output], &poison);
+                if let Err(e) = written {
                     results[i].status = Status::Error(e);
                     ready[i] = None;
                     continue;
@@ -408,7 +507,7 @@ fn run_kernel(plats: &[Plat], spec: &Spec, quick: bool, reps: usize, index: usiz
     // The last repetition's output must be right too.
     for (i, rd) in ready.iter().enumerate() {
         let Some(rd) = rd else { continue };
-        match verify(&plats[i], &case, rd, case.launches) {
+        match verify(&plats[i], spec, &case, rd, case.launches) {
             Ok(Ok(())) => {}
             Ok(Err(e)) => results[i].status = Status::Fail(format!("after repetitions: {e}")),
             Err(e) => results[i].status = Status::Error(e),
@@ -427,6 +526,7 @@ fn run_kernel(plats: &[Plat], spec: &Spec, quick: bool, reps: usize, index: usiz
     KernelResult {
         name: spec.name,
         class: spec.class,
+        int_ops: spec.extra.int_ops,
         size: case.size,
         bytes: case.bytes,
         flops: case.flops,
@@ -440,7 +540,7 @@ fn warm_up(plats: &[Plat]) {
     let (entry, source) = ("tiny", include_str!("../kernels/tiny.cl"));
     for p in plats {
         let code = if p.il {
-            match spirv::compile(entry, source) {
+            match spirv::compile(source) {
                 Ok(w) => ProgramCode::Il(w),
                 Err(_) => continue,
             }
@@ -541,7 +641,11 @@ fn main() {
         .collect();
     if opts.list {
         for s in kernels::all() {
-            println!("{:<17} {}", s.name, s.class.label());
+            let needs = s
+                .extra
+                .requires
+                .map_or(String::new(), |e| format!(" (needs {e})"));
+            println!("{:<17} {}{needs}", s.name, s.class.label());
         }
         return;
     }

@@ -7,21 +7,22 @@ use std::sync::{Mutex, OnceLock};
 use ferrocl_runtime::config::DeviceConfig;
 use ferrocl_runtime::settings::Settings;
 
-/// SPIR-V for `source` (kernel `name`), as `clBuildProgram` would make it without options;
-/// compiled at its first use in this run.
-pub fn compile(name: &str, source: &str) -> Result<Vec<u8>, String> {
+/// SPIR-V for `source`, as `clBuildProgram` would make it without options;
+/// compiled at its first use in this run. Kept by source: kernels of one entry name (the peak
+/// kernels) differ in their source's type definitions.
+pub fn compile(source: &str) -> Result<Vec<u8>, String> {
     static DEVICE: OnceLock<DeviceConfig> = OnceLock::new();
     static BUILT: OnceLock<Mutex<HashMap<String, Vec<u8>>>> = OnceLock::new();
     let mut built = BUILT
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|e| e.into_inner());
-    if let Some(words) = built.get(name) {
+    if let Some(words) = built.get(source) {
         return Ok(words.clone());
     }
     let device = DEVICE.get_or_init(|| DeviceConfig::detect(&Settings::from_env(), 1));
     let words = device.compile_opencl_c(source, "")?;
-    built.insert(name.to_owned(), words.clone());
+    built.insert(source.to_owned(), words.clone());
     Ok(words)
 }
 
