@@ -17,9 +17,9 @@
 //! (gates.rs, `PointKind` in function.rs). A barrier-free kernel with a spin loop runs them too.
 //!
 //! When every region met from the entry has one way out (`StaticSchedule`), the rounds are
-//! chained at compile time instead and no resume state is kept; each region's x loop is then
-//! open to the work-item vectoriser like a barrier-free kernel's (values that cross a barrier
-//! go through the work-item frames, lane by lane). Values that are cheap functions
+//! chained at compile time instead and no resume state is kept. Each region's x loop, static
+//! or not, is open to the work-item vectoriser like a barrier-free kernel's (values that cross
+//! a barrier go through the work-item frames, lane by lane). Values that are cheap functions
 //! of the work-item's ids are recomputed after a barrier rather than kept in the frame
 //! (function.rs, `rematerialisable`).
 
@@ -243,7 +243,13 @@ pub(crate) fn build(
         {
             let (frame_size, schedule, region_loops) =
                 build_regions(&mut t, kernel, group_ptr, &pending_args)?;
-            if schedule == crate::BarrierSchedule::Static {
+            // Dynamic rounds too: each work-item's resume-state check is then a branch the
+            // lanes may take differently, which the vectoriser masks. Not where members of a
+            // sub-group wait for each other (a lane would read the state of a lane of the same
+            // iteration before it ran), nor in checked mode.
+            if schedule == crate::BarrierSchedule::Static
+                || (!t.points.sub_group_points && !options.checked)
+            {
                 vector_candidates = region_loops;
             }
             (frame_size, schedule)
