@@ -17,6 +17,10 @@
 //! - `Lanes`: four scalars — the original instruction cloned per lane, which is always
 //!   correct and is the form of everything else (64-bit data, calls, atomics, divisions).
 //!
+//! Loads and stores of whole vector elements (a work-item's `float4`, `uint8`, `int2`…, which
+//! the translator scalarises into one access per component) are grouped and done as rows of
+//! 16 bytes and transposes (transpose.rs).
+//!
 //! OpenCL lets the work-items of a group interleave in any way between barriers, and the lanes
 //! run one program in lockstep, so a load from a uniform address is read once for the four,
 //! and per-lane side effects happen in lane order. Control flow must stay uniform: a branch on
@@ -50,6 +54,7 @@ pub(crate) type Refusal = &'static str;
 
 mod analysis;
 mod rewrite;
+mod transpose;
 
 use analysis::*;
 use rewrite::*;
@@ -267,6 +272,7 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<Block, Refus
         current: check,
         loops: loop_plans,
         active: None,
+        transposes: Default::default(),
     };
     // check(x): four more work-items? Then the vector body, else the scalar loop for the rest.
     let head_copy = v.blocks[&lp.head];

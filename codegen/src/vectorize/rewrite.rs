@@ -27,6 +27,8 @@ pub(super) struct Vectoriser<'a> {
     /// Inside a varying branch: the lanes that take the block being emitted (an i32x4 mask);
     /// memory accesses, calls and atomics then happen for those lanes only.
     pub(super) active: Option<Value>,
+    /// Loads and stores of whole vector elements (transpose.rs).
+    pub(super) transposes: super::transpose::Groups,
 }
 
 impl Vectoriser<'_> {
@@ -528,6 +530,9 @@ impl Vectoriser<'_> {
     /// A load or store of the lanes: one vector access when the addresses are contiguous
     /// (checked at run time for `Guarded` addresses), else one per lane.
     pub(super) fn memory(&mut self, inst: ir::Inst) {
+        if self.transposed(inst, None) {
+            return;
+        }
         let result = self.func.dfg.inst_results(inst).first().copied();
         let contiguous = self
             .access(inst)
@@ -843,6 +848,9 @@ impl Vectoriser<'_> {
             for (o, n) in old.into_iter().zip(got) {
                 self.define(o, Form::Uniform(n));
             }
+            return Ok(());
+        }
+        if self.transposed(inst, Some(active)) {
             return Ok(());
         }
         let contiguous = self

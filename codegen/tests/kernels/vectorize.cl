@@ -265,3 +265,53 @@ __kernel void nested_loops(__global const uint *in, __global uint *out, uint rou
     }
     out[i] = acc;
 }
+
+// Whole vector elements per work-item (vectorize/transpose.rs): the four lanes' elements are
+// loaded as k 16-byte rows and transposed into one vector per component; stores the reverse.
+// size_t indices are affine, uint ones are checked at run time (Guarded).
+__kernel void elements_float4(__global const float4 *in, __global float4 *out) {
+    size_t i = get_global_id(0);
+    float4 v = in[i];
+    out[i] = v.wzyx * 1.5f + v - (float4)(v.y);
+}
+
+__kernel void elements_uint4(__global const uint4 *in, __global uint4 *out) {
+    uint i = get_global_id(0);
+    uint4 v = in[i];
+    out[i] = (v ^ (v >> 3)) + v.yzwx * 7u;
+}
+
+__kernel void elements_float8(__global const float8 *in, __global float8 *out) {
+    size_t i = get_global_id(0);
+    float8 v = in[i];
+    out[i] = v * v.s76543210 + (float8)(v.s0);
+}
+
+__kernel void elements_float16(__global const float16 *in, __global float16 *out) {
+    size_t i = get_global_id(0);
+    float16 v = in[i];
+    out[i] = v.sfedcba9876543210 - v * 0.5f;
+}
+
+__kernel void elements_int2(__global const int2 *in, __global int2 *out) {
+    size_t i = get_global_id(0);
+    int2 v = in[i];
+    out[i] = (int2)(v.y - v.x, v.x * 3);
+}
+
+// Under a bounds check: all lanes active takes the vector rows, else the active lanes alone.
+__kernel void elements_masked(__global const float4 *in, __global float4 *out, uint n) {
+    uint i = get_global_id(0);
+    if (i < n)
+        out[i] = in[i].yxwz + 1.0f;
+}
+
+// `c` is `a` in the test: the second load of a[i] must see the store to c[i] (groups do not
+// move accesses across a possibly aliasing store).
+__kernel void elements_alias(__global float4 *a, __global float4 *c) {
+    size_t i = get_global_id(0);
+    float4 v = a[i];
+    c[i] = v * 2.0f;
+    float4 w = a[i];
+    a[i] = w + v;
+}
