@@ -539,7 +539,7 @@ fn uniform_kernels_are_vectorised_divergent_ones_are_not() {
 
 /// Kernels whose work-items load and store whole vector elements (vectorize/transpose.rs),
 /// with the size of one element and the shuffles of their transposes in the optimised build.
-const ELEMENT_KERNELS: [(&str, usize, usize); 7] = [
+const ELEMENT_KERNELS: [(&str, usize, usize); 8] = [
     // One 4×4 transpose (8 shuffles) for the load, one for the store.
     ("elements_float4", 16, 16),
     ("elements_uint4", 16, 16),
@@ -550,6 +550,7 @@ const ELEMENT_KERNELS: [(&str, usize, usize); 7] = [
     ("elements_masked", 16, 16),
     // Two loads and two stores of the element, none merged across the store to `c`.
     ("elements_alias", 16, 32),
+    ("md5x4_large", 16, 16),
 ];
 
 /// Outputs of one element kernel on fresh inputs (the same for both builds).

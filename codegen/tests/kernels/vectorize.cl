@@ -197,7 +197,7 @@ __kernel void loop_in_branch(__global const float *a, __global float *out, uint 
     }
 }
 
-// A body too large to copy (vectorize.rs, MAX_VECTORISED_INSTRUCTIONS): 1024 mixing steps.
+// A body too large to copy (vectorize.rs, MAX_VECTORISED_INSTRUCTIONS): 2048 mixing steps.
 #define MIX(k) x = rotate(x ^ ((uint)(k) * 0x9E3779B9u), (uint)((k) % 31 + 1)) * 0x85EBCA6Bu + (x >> ((k) % 13));
 #define R4(k) MIX(k) MIX((k) + 1) MIX((k) + 2) MIX((k) + 3)
 #define R16(k) R4(k) R4((k) + 4) R4((k) + 8) R4((k) + 12)
@@ -206,7 +206,7 @@ __kernel void loop_in_branch(__global const float *a, __global float *out, uint 
 __kernel void too_large(__global const uint *in, __global uint *out) {
     size_t i = get_global_id(0);
     uint x = in[i];
-    R256(0) R256(256) R256(512) R256(768)
+    R256(0) R256(256) R256(512) R256(768) R256(1024) R256(1280) R256(1536) R256(1792)
     out[i] = x;
 }
 
@@ -314,4 +314,23 @@ __kernel void elements_alias(__global float4 *a, __global float4 *c) {
     c[i] = v * 2.0f;
     float4 w = a[i];
     a[i] = w + v;
+}
+
+// An MD5-style uint4 kernel of about 2,000 SPIR-V instructions (four rounds of 64 steps,
+// unrolled): vectorised now that large bodies are (vectorize.rs, no size limit).
+#define MD5_F(x, y, z) (((x) & (y)) | (~(x) & (z)))
+#define MD5_G(x, y, z) (((x) & (z)) | ((y) & ~(z)))
+#define MD5_STEP(f, a, b, c, d, k, s) \
+    a = b + rotate(a + f(b, c, d) + (uint4)((uint)(k) * 0x9E3779B9u) + m, (uint4)((s) % 31 + 1));
+#define MD5_4(f, k) MD5_STEP(f, a, b, c, d, k, 7 * (k)) MD5_STEP(f, d, a, b, c, (k) + 1, 12 + (k)) \
+    MD5_STEP(f, c, d, a, b, (k) + 2, 17 + (k)) MD5_STEP(f, b, c, d, a, (k) + 3, 22 + (k))
+#define MD5_16(f, k) MD5_4(f, k) MD5_4(f, (k) + 4) MD5_4(f, (k) + 8) MD5_4(f, (k) + 12)
+#define MD5_64(f, k) MD5_16(f, k) MD5_16(f, (k) + 16) MD5_16(f, (k) + 32) MD5_16(f, (k) + 48)
+__kernel void md5x4_large(__global const uint4 *in, __global uint4 *out) {
+    size_t i = get_global_id(0);
+    uint4 m = in[i];
+    uint4 a = m.yzwx ^ 0x67452301u, b = m.zwxy + 0xEFCDAB89u, c = m ^ 0x98BADCFEu,
+          d = (uint4)((uint)i) + 0x10325476u;
+    MD5_64(MD5_F, 0) MD5_64(MD5_G, 64) MD5_64(MD5_F, 128) MD5_64(MD5_G, 192)
+    out[i] = a ^ b ^ c ^ d;
 }
