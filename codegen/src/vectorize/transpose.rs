@@ -42,6 +42,8 @@ pub(super) struct Group {
     flags: MemFlagsData,
     /// Where the group is emitted: the first member for loads, the last for stores.
     at: ir::Inst,
+    /// A load group's rows as loaded, when they dominate what follows (no run-time check).
+    rows: Vec<Value>,
 }
 
 /// The groups found so far, by member.
@@ -49,6 +51,8 @@ pub(super) struct Group {
 pub(super) struct Groups {
     by_member: HashMap<ir::Inst, usize>,
     groups: Vec<Group>,
+    /// Component vectors of load groups with `rows`: (group, component).
+    components: HashMap<Value, (usize, usize)>,
 }
 
 /// `i32::from` for an `Offset32` immediate.
@@ -191,6 +195,7 @@ impl Vectoriser<'_> {
             window,
             flags,
             at,
+            rows: Vec::new(),
         })
     }
 
@@ -226,7 +231,13 @@ impl Vectoriser<'_> {
             .map(|&r| self.ty(r).by(LANES as u32).expect("32-bit lanes"))
             .collect();
         let values = match cond {
-            None => self.group_access(g),
+            None => {
+                let values = self.group_access(g);
+                for (j, &v) in values.iter().enumerate() {
+                    self.transposes.components.insert(v, (g, j));
+                }
+                values
+            }
             Some(c) => {
                 let saved = self.active.take();
                 let got = self.diamond_n(
@@ -263,19 +274,30 @@ impl Vectoriser<'_> {
         let k = members.len();
         let offset = |m: usize| window + 16 * m as i32;
         if store {
-            let mut components = Vec::with_capacity(k);
-            for &m in &members {
-                let InstructionData::Store {
-                    args: [value, _], ..
-                } = self.func.dfg.insts[m]
-                else {
-                    unreachable!("store groups hold stores")
-                };
-                let value = self.func.dfg.resolve_aliases(value);
-                let v = self.vector(value);
-                components.push(self.cursor().ins().bitcast(types::I8X16, little, v));
-            }
-            let rows = self.components_to_rows(&components);
+            let values: Vec<Value> = members
+                .iter()
+                .map(|&m| {
+                    let InstructionData::Store {
+                        args: [value, _], ..
+                    } = self.func.dfg.insts[m]
+                    else {
+                        unreachable!("store groups hold stores")
+                    };
+                    self.func.dfg.resolve_aliases(value)
+                })
+                .collect();
+            let rows = match self.copied_rows(&values) {
+                // Whole elements stored as they were loaded: the rows themselves.
+                Some(rows) => rows,
+                None => {
+                    let mut components = Vec::with_capacity(k);
+                    for &value in &values {
+                        let v = self.vector(value);
+                        components.push(self.cursor().ins().bitcast(types::I8X16, little, v));
+                    }
+                    self.components_to_rows(&components)
+                }
+            };
             for (m, row) in rows.into_iter().enumerate() {
                 self.cursor().ins().store(flags, row, base, offset(m));
             }
@@ -289,6 +311,7 @@ impl Vectoriser<'_> {
                 })
                 .collect();
             let components = self.rows_to_components(&rows);
+            self.transposes.groups[g].rows = rows;
             members
                 .iter()
                 .zip(components)
@@ -299,6 +322,23 @@ impl Vectoriser<'_> {
                 })
                 .collect()
         }
+    }
+
+    /// The rows of a load group whose components `values` are, in order, if they are.
+    fn copied_rows(&self, values: &[Value]) -> Option<Vec<Value>> {
+        let mut source = None;
+        for (j, &v) in values.iter().enumerate() {
+            let Form::Vector(x) = self.form(v) else {
+                return None;
+            };
+            let &(g, c) = self.transposes.components.get(&x)?;
+            if c != j || source.is_some_and(|s| s != g) {
+                return None;
+            }
+            source = Some(g);
+        }
+        let rows = &self.transposes.groups[source?].rows;
+        (rows.len() == values.len()).then(|| rows.clone())
     }
 
     /// A shuffle of the 32-bit lanes of `a` (0–3) and `b` (4–7).

@@ -316,6 +316,12 @@ __kernel void elements_alias(__global float4 *a, __global float4 *c) {
     a[i] = w + v;
 }
 
+// Whole elements copied: the rows are stored as loaded, without transposes.
+__kernel void elements_copy(__global const float16 *in, __global float16 *out) {
+    size_t i = get_global_id(0);
+    out[i] = in[i];
+}
+
 // An MD5-style uint4 kernel of about 2,000 SPIR-V instructions (four rounds of 64 steps,
 // unrolled): vectorised now that large bodies are (vectorize.rs, no size limit).
 #define MD5_F(x, y, z) (((x) & (y)) | (~(x) & (z)))
