@@ -536,3 +536,128 @@ fn uniform_kernels_are_vectorised_divergent_ones_are_not() {
         }
     }
 }
+
+/// Kernels whose work-items load and store whole vector elements (vectorize/transpose.rs),
+/// with the size of one element and the shuffles of their transposes left in the optimised
+/// build once Cranelift has optimised it (dead ones removed).
+const ELEMENT_KERNELS: [(&str, usize, usize); 9] = [
+    // One 4×4 transpose (8 shuffles) for the load, one for the store.
+    ("elements_float4", 16, 16),
+    ("elements_uint4", 16, 16),
+    ("elements_float8", 32, 32),
+    ("elements_float16", 64, 64),
+    // k = 2: two shuffles each way.
+    ("elements_int2", 8, 4),
+    ("elements_masked", 16, 16),
+    // Two loads and two stores of the element, none merged across the store to `c`.
+    ("elements_alias", 16, 32),
+    ("md5x4_large", 16, 16),
+    // Stored as loaded: no transpose.
+    ("elements_copy", 64, 0),
+];
+
+/// Outputs of one element kernel on fresh inputs (the same for both builds).
+fn element_outputs(p: &Program, kernel: &str, size: usize, local: [u64; 2]) -> Vec<Vec<u8>> {
+    const N: usize = 256;
+    let global = [N as u64, 1];
+    let input = |seed| {
+        if kernel.contains("float") || kernel.ends_with("masked") || kernel.ends_with("alias") {
+            floats(size / 4 * N, seed)
+        } else {
+            words(size / 4 * N, seed)
+        }
+    };
+    match kernel {
+        "elements_masked" => {
+            let mut all = Vec::new();
+            for n in [0u32, 103, N as u32] {
+                let (mut a, mut o) = (input(30), vec![0xabu8; size * N]);
+                run(
+                    p,
+                    kernel,
+                    &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), val(n)],
+                    global,
+                    local,
+                );
+                all.push(o);
+            }
+            all
+        }
+        "elements_alias" => {
+            // The same buffer as both arguments.
+            let mut a = input(31);
+            let ptr = (a.as_mut_ptr() as u64).to_ne_bytes().to_vec();
+            run(
+                p,
+                kernel,
+                &mut [Arg::Val(ptr.clone()), Arg::Val(ptr)],
+                global,
+                local,
+            );
+            vec![a]
+        }
+        _ => {
+            let (mut a, mut o) = (input(32), vec![0u8; size * N]);
+            run(
+                p,
+                kernel,
+                &mut [Arg::Buf(&mut a), Arg::Buf(&mut o)],
+                global,
+                local,
+            );
+            vec![o]
+        }
+    }
+}
+
+#[test]
+fn whole_elements_are_transposed_and_agree_bit_for_bit() {
+    let dumps = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("vectorize-elements-{}", std::process::id()));
+    for recipe in RECIPES {
+        let spirv = spirv_from_c("vectorize.cl", recipe, common::CL1_2);
+        let module = ferrocl_frontend::parse(&spirv).unwrap_or_else(|e| panic!("frontend: {e}"));
+        let dir = dumps.join(format!("{recipe:?}"));
+        let vector = compile(
+            &module,
+            &BuildOptions {
+                dump_dir: Some(dir.clone()),
+                ..BuildOptions::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("codegen: {e}"));
+        let scalar = build(recipe, false);
+        for (kernel, size, shuffles) in ELEMENT_KERNELS {
+            if let Recipe::Optimized = recipe {
+                assert_eq!(
+                    vector.kernel(kernel).expect("kernel").vectorization,
+                    Vectorization::Vectorized { lanes: 4 },
+                    "{kernel}"
+                );
+                let clif = std::fs::read_to_string(dir.join(format!("{kernel}.opt.clif")))
+                    .unwrap_or_else(|e| panic!("{kernel}: the IR dump: {e}"));
+                assert_eq!(
+                    clif.matches(" = shuffle ").count(),
+                    shuffles,
+                    "{kernel}: shuffles of the transposed accesses"
+                );
+            }
+            for local in [[1, 1], [3, 1], [4, 1], [7, 1], [8, 1], [64, 1], [65, 1]] {
+                let (v, s) = (
+                    element_outputs(&vector, kernel, size, local),
+                    element_outputs(&scalar, kernel, size, local),
+                );
+                for (o, (vo, so)) in v.iter().zip(&s).enumerate() {
+                    if let Some(at) = vo.iter().zip(so).position(|(a, b)| a != b) {
+                        panic!(
+                            "{recipe:?} {kernel} local {local:?}: output {o} differs from byte {at}: vector {:?}, scalar {:?}",
+                            &vo[at..(at + 16).min(vo.len())],
+                            &so[at..(at + 16).min(so.len())]
+                        );
+                    }
+                }
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dumps);
+}

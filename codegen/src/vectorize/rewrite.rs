@@ -27,6 +27,8 @@ pub(super) struct Vectoriser<'a> {
     /// Inside a varying branch: the lanes that take the block being emitted (an i32x4 mask);
     /// memory accesses, calls and atomics then happen for those lanes only.
     pub(super) active: Option<Value>,
+    /// Loads and stores of whole vector elements (transpose.rs).
+    pub(super) transposes: super::transpose::Groups,
 }
 
 impl Vectoriser<'_> {
@@ -52,7 +54,16 @@ impl Vectoriser<'_> {
         let t = self.ty(v);
         let vt = t.by(LANES as u32).expect("32-bit lanes");
         match self.form(v) {
-            Form::Uniform(u) => self.cursor().ins().splat(vt, u),
+            Form::Uniform(u) => match self.constant_bits(u) {
+                // One `vconst` rather than a constant and its splat: the vector copy of a
+                // large unrolled body is smaller for the JIT to optimise.
+                Some(bits) => {
+                    let bytes: Vec<u8> = (0..LANES).flat_map(|_| bits.to_le_bytes()).collect();
+                    let c = self.func.dfg.constants.insert(ConstantData::from(bytes));
+                    self.cursor().ins().vconst(vt, c)
+                }
+                None => self.cursor().ins().splat(vt, u),
+            },
             Form::Vector(x) | Form::Mask(x) => x,
             Form::Affine { base, stride } => {
                 let splat = self.cursor().ins().splat(vt, base);
@@ -129,6 +140,22 @@ impl Vectoriser<'_> {
                 }
                 l
             }
+        }
+    }
+
+    /// The bits of 32-bit constant `v` (an `iconst` or `f32const`), if it is one.
+    pub(super) fn constant_bits(&self, v: Value) -> Option<u32> {
+        let inst = self.func.dfg.value_def(v).inst()?;
+        match self.func.dfg.insts[inst] {
+            InstructionData::UnaryImm {
+                opcode: Opcode::Iconst,
+                imm,
+            } if self.ty(v) == types::I32 => Some(imm.bits() as u32),
+            InstructionData::UnaryIeee32 {
+                opcode: Opcode::F32const,
+                imm,
+            } => Some(imm.bits()),
+            _ => None,
         }
     }
 
@@ -528,6 +555,9 @@ impl Vectoriser<'_> {
     /// A load or store of the lanes: one vector access when the addresses are contiguous
     /// (checked at run time for `Guarded` addresses), else one per lane.
     pub(super) fn memory(&mut self, inst: ir::Inst) {
+        if self.transposed(inst, None) {
+            return;
+        }
         let result = self.func.dfg.inst_results(inst).first().copied();
         let contiguous = self
             .access(inst)
@@ -843,6 +873,9 @@ impl Vectoriser<'_> {
             for (o, n) in old.into_iter().zip(got) {
                 self.define(o, Form::Uniform(n));
             }
+            return Ok(());
+        }
+        if self.transposed(inst, Some(active)) {
             return Ok(());
         }
         let contiguous = self
@@ -1368,8 +1401,16 @@ impl Vectoriser<'_> {
                 } else {
                     self.cursor().ins().ireduce(types::I32, amount)
                 };
-                let thirty_two = self.cursor().ins().iconst(types::I32, 32);
-                let other = self.cursor().ins().isub(thirty_two, amount);
+                let other = match self.constant_bits(amount) {
+                    Some(c) => self
+                        .cursor()
+                        .ins()
+                        .iconst(types::I32, i64::from(32 - (c & 31))),
+                    None => {
+                        let thirty_two = self.cursor().ins().iconst(types::I32, 32);
+                        self.cursor().ins().isub(thirty_two, amount)
+                    }
+                };
                 let (left, right) = if op == Opcode::Rotl {
                     (amount, other)
                 } else {

@@ -197,7 +197,7 @@ __kernel void loop_in_branch(__global const float *a, __global float *out, uint 
     }
 }
 
-// A body too large to copy (vectorize.rs, MAX_VECTORISED_INSTRUCTIONS): 1024 mixing steps.
+// A body too large to copy (vectorize.rs, MAX_VECTORISED_INSTRUCTIONS): 2048 mixing steps.
 #define MIX(k) x = rotate(x ^ ((uint)(k) * 0x9E3779B9u), (uint)((k) % 31 + 1)) * 0x85EBCA6Bu + (x >> ((k) % 13));
 #define R4(k) MIX(k) MIX((k) + 1) MIX((k) + 2) MIX((k) + 3)
 #define R16(k) R4(k) R4((k) + 4) R4((k) + 8) R4((k) + 12)
@@ -206,7 +206,7 @@ __kernel void loop_in_branch(__global const float *a, __global float *out, uint 
 __kernel void too_large(__global const uint *in, __global uint *out) {
     size_t i = get_global_id(0);
     uint x = in[i];
-    R256(0) R256(256) R256(512) R256(768)
+    R256(0) R256(256) R256(512) R256(768) R256(1024) R256(1280) R256(1536) R256(1792)
     out[i] = x;
 }
 
@@ -264,4 +264,79 @@ __kernel void nested_loops(__global const uint *in, __global uint *out, uint rou
         }
     }
     out[i] = acc;
+}
+
+// Whole vector elements per work-item (vectorize/transpose.rs): the four lanes' elements are
+// loaded as k 16-byte rows and transposed into one vector per component; stores the reverse.
+// size_t indices are affine, uint ones are checked at run time (Guarded).
+__kernel void elements_float4(__global const float4 *in, __global float4 *out) {
+    size_t i = get_global_id(0);
+    float4 v = in[i];
+    out[i] = v.wzyx * 1.5f + v - (float4)(v.y);
+}
+
+__kernel void elements_uint4(__global const uint4 *in, __global uint4 *out) {
+    uint i = get_global_id(0);
+    uint4 v = in[i];
+    out[i] = (v ^ (v >> 3)) + v.yzwx * 7u;
+}
+
+__kernel void elements_float8(__global const float8 *in, __global float8 *out) {
+    size_t i = get_global_id(0);
+    float8 v = in[i];
+    out[i] = v * v.s76543210 + (float8)(v.s0);
+}
+
+__kernel void elements_float16(__global const float16 *in, __global float16 *out) {
+    size_t i = get_global_id(0);
+    float16 v = in[i];
+    out[i] = v.sfedcba9876543210 - v * 0.5f;
+}
+
+__kernel void elements_int2(__global const int2 *in, __global int2 *out) {
+    size_t i = get_global_id(0);
+    int2 v = in[i];
+    out[i] = (int2)(v.y - v.x, v.x * 3);
+}
+
+// Under a bounds check: all lanes active takes the vector rows, else the active lanes alone.
+__kernel void elements_masked(__global const float4 *in, __global float4 *out, uint n) {
+    uint i = get_global_id(0);
+    if (i < n)
+        out[i] = in[i].yxwz + 1.0f;
+}
+
+// `c` is `a` in the test: the second load of a[i] must see the store to c[i] (groups do not
+// move accesses across a possibly aliasing store).
+__kernel void elements_alias(__global float4 *a, __global float4 *c) {
+    size_t i = get_global_id(0);
+    float4 v = a[i];
+    c[i] = v * 2.0f;
+    float4 w = a[i];
+    a[i] = w + v;
+}
+
+// Whole elements copied: the rows are stored as loaded, without transposes.
+__kernel void elements_copy(__global const float16 *in, __global float16 *out) {
+    size_t i = get_global_id(0);
+    out[i] = in[i];
+}
+
+// An MD5-style uint4 kernel of about 2,000 SPIR-V instructions (four rounds of 64 steps,
+// unrolled): vectorised now that large bodies are (vectorize.rs, no size limit).
+#define MD5_F(x, y, z) (((x) & (y)) | (~(x) & (z)))
+#define MD5_G(x, y, z) (((x) & (z)) | ((y) & ~(z)))
+#define MD5_STEP(f, a, b, c, d, k, s) \
+    a = b + rotate(a + f(b, c, d) + (uint4)((uint)(k) * 0x9E3779B9u) + m, (uint4)((s) % 31 + 1));
+#define MD5_4(f, k) MD5_STEP(f, a, b, c, d, k, 7 * (k)) MD5_STEP(f, d, a, b, c, (k) + 1, 12 + (k)) \
+    MD5_STEP(f, c, d, a, b, (k) + 2, 17 + (k)) MD5_STEP(f, b, c, d, a, (k) + 3, 22 + (k))
+#define MD5_16(f, k) MD5_4(f, k) MD5_4(f, (k) + 4) MD5_4(f, (k) + 8) MD5_4(f, (k) + 12)
+#define MD5_64(f, k) MD5_16(f, k) MD5_16(f, (k) + 16) MD5_16(f, (k) + 32) MD5_16(f, (k) + 48)
+__kernel void md5x4_large(__global const uint4 *in, __global uint4 *out) {
+    size_t i = get_global_id(0);
+    uint4 m = in[i];
+    uint4 a = m.yzwx ^ 0x67452301u, b = m.zwxy + 0xEFCDAB89u, c = m ^ 0x98BADCFEu,
+          d = (uint4)((uint)i) + 0x10325476u;
+    MD5_64(MD5_F, 0) MD5_64(MD5_G, 64) MD5_64(MD5_F, 128) MD5_64(MD5_G, 192)
+    out[i] = a ^ b ^ c ^ d;
 }
