@@ -17,6 +17,9 @@
 //! - `Lanes`: four scalars — the original instruction cloned per lane, which is always
 //!   correct and is the form of everything else (64-bit data, calls, atomics, divisions).
 //!
+//! Accesses through other 32-bit indices (clamps, `min`/`max`, selects) check at run time
+//! whether the lanes' elements are consecutive (contiguity.rs).
+//!
 //! OpenCL lets the work-items of a group interleave in any way between barriers, and the lanes
 //! run one program in lockstep, so a load from a uniform address is read once for the four,
 //! and per-lane side effects happen in lane order. Control flow must stay uniform: a branch on
@@ -49,6 +52,7 @@ pub(crate) struct ItemLoop {
 pub(crate) type Refusal = &'static str;
 
 mod analysis;
+mod contiguity;
 mod rewrite;
 
 use analysis::*;

@@ -533,7 +533,10 @@ impl Vectoriser<'_> {
             .access(inst)
             .and_then(|(addr, t)| self.contiguous(t, addr));
         let Some((base, guard)) = contiguous else {
-            return self.per_lane(inst);
+            return match self.indexed_access(inst) {
+                Some(ix) => self.run_time_contiguous(inst, ix, None),
+                None => self.per_lane(inst),
+            };
         };
         let v = match guard {
             None => self.vector_access(inst, base),
@@ -849,7 +852,10 @@ impl Vectoriser<'_> {
             .access(inst)
             .and_then(|(addr, t)| self.contiguous(t, addr));
         let Some((base, guard)) = contiguous else {
-            self.per_active_lane(inst, active);
+            match self.indexed_access(inst) {
+                Some(ix) => self.run_time_contiguous(inst, ix, Some(active)),
+                None => self.per_active_lane(inst, active),
+            }
             return Ok(());
         };
         // Every lane active (and the addresses contiguous): the vector access; else one

@@ -1,0 +1,221 @@
+//! Run-time contiguity: 32-bit loads and stores whose 32-bit index the analysis cannot prove
+//! linear in the local id (clamps, `min`/`max`, selects, `%` — a stencil's
+//! `in[clamp(x + dx, 0, w - 1)]`). Each such access checks whether the four lanes' indices are
+//! consecutive and then makes one vector access; otherwise (the groups at a clamped border,
+//! reversed or scattered indices) one access per lane, as before. A branch, not a select: the
+//! vector access must not run when the lanes are scattered (it could read beyond the object).
+//!
+//! The address must be `base + ext(index) × size` with `base` uniform, `index` a 32-bit value
+//! held as a vector (or as four scalars: per-lane operations such as `%`) and `size` the
+//! element's bytes: consecutive indices that do not wrap in 32 bits then give
+//! consecutive elements, so the vector access touches exactly the four elements the lanes
+//! would, and nothing else. Under a mask it is taken only when every lane is active.
+
+use cranelift_codegen::ir::{
+    self, condcodes::IntCC, types, ConstantData, InstBuilder, InstructionData, Opcode, Value,
+};
+
+use super::analysis::*;
+use super::rewrite::Vectoriser;
+use super::LANES;
+
+/// An address `base + ext(index) × scale`.
+#[derive(Clone, Copy)]
+pub(super) struct Indexed {
+    /// The access's original address (the value the per-lane path reads the lanes of).
+    addr: Value,
+    /// Uniform i64.
+    base: Value,
+    /// The 32-bit index (an original value, in `Vector` or `Lanes` form).
+    index: Value,
+    /// Sign- (or zero-) extended to 64 bits.
+    signed: bool,
+    scale: i64,
+}
+
+impl Vectoriser<'_> {
+    /// The address of 32-bit load or store `inst`, if it is an indexed one whose scale is the
+    /// element size (so that consecutive indices are consecutive elements).
+    pub(super) fn indexed_access(&self, inst: ir::Inst) -> Option<Indexed> {
+        let (addr, t) = self.access(inst)?;
+        if !vectorisable_type(t) {
+            return None;
+        }
+        let ix = self.indexed(addr)?;
+        (ix.scale == i64::from(t.bytes())).then_some(ix)
+    }
+
+    fn indexed(&self, addr: Value) -> Option<Indexed> {
+        let dfg = &self.func.dfg;
+        if dfg.value_type(addr) != types::I64 {
+            return None;
+        }
+        let InstructionData::Binary {
+            opcode: Opcode::Iadd,
+            args,
+        } = dfg.insts[dfg.value_def(addr).inst()?]
+        else {
+            return None;
+        };
+        let args = args.map(|a| dfg.resolve_aliases(a));
+        for (b, s) in [(args[0], args[1]), (args[1], args[0])] {
+            let Form::Uniform(base) = self.form(b) else {
+                continue;
+            };
+            if let Some((index, signed, scale)) = self.scaled_index(s) {
+                return Some(Indexed {
+                    addr,
+                    base,
+                    index,
+                    signed,
+                    scale,
+                });
+            }
+        }
+        None
+    }
+
+    /// `v` as `ext(index) × scale` (an `imul` by a constant or an `ishl` by one).
+    fn scaled_index(&self, v: Value) -> Option<(Value, bool, i64)> {
+        let dfg = &self.func.dfg;
+        let data = dfg.insts[dfg.value_def(v).inst()?];
+        let (x, scale) = match data {
+            InstructionData::Binary {
+                opcode: Opcode::Imul,
+                args,
+            } => {
+                let args = args.map(|a| dfg.resolve_aliases(a));
+                match (
+                    iconst_value(self.func, args[0]),
+                    iconst_value(self.func, args[1]),
+                ) {
+                    (_, Some(c)) => (args[0], c),
+                    (Some(c), None) => (args[1], c),
+                    _ => return None,
+                }
+            }
+            InstructionData::Binary {
+                opcode: Opcode::Ishl,
+                args,
+            } => {
+                let c = iconst_value(self.func, dfg.resolve_aliases(args[1]))?;
+                if !(0..8).contains(&c) {
+                    return None;
+                }
+                (dfg.resolve_aliases(args[0]), 1i64 << c)
+            }
+            _ => return None,
+        };
+        let InstructionData::Unary {
+            opcode: op @ (Opcode::Uextend | Opcode::Sextend),
+            arg,
+        } = dfg.insts[dfg.value_def(x).inst()?]
+        else {
+            return None;
+        };
+        let arg = dfg.resolve_aliases(arg);
+        if dfg.value_type(x) != types::I64 || dfg.value_type(arg) != types::I32 {
+            return None;
+        }
+        match self.form(arg) {
+            Form::Vector(_) | Form::Lanes(_) => Some((arg, op == Opcode::Sextend, scale)),
+            _ => None,
+        }
+    }
+
+    /// Lane `i`'s address from its 32-bit index, as the scalar code computes it.
+    fn lane_address(&mut self, ix: &Indexed, i: Value) -> Value {
+        let wide = if ix.signed {
+            self.cursor().ins().sextend(types::I64, i)
+        } else {
+            self.cursor().ins().uextend(types::I64, i)
+        };
+        let scaled = self.cursor().ins().imul_imm_s(wide, ix.scale);
+        self.cursor().ins().iadd(ix.base, scaled)
+    }
+
+    /// Whether the lanes' indices are i0, i0 + 1, i0 + 2, i0 + 3 without wrapping in 32 bits
+    /// (an i8), and i0.
+    fn consecutive(&mut self, ix: &Indexed) -> (Value, Value) {
+        let index = self.vector(ix.index);
+        let i0 = match self.form(ix.index) {
+            Form::Lanes(l) => l[0],
+            _ => self.cursor().ins().extractlane(index, 0),
+        };
+        let first = self.cursor().ins().splat(types::I32X4, i0);
+        let mut bytes = Vec::with_capacity(16);
+        for k in 0..LANES as i32 {
+            bytes.extend_from_slice(&k.to_le_bytes());
+        }
+        let c = self.func.dfg.constants.insert(ConstantData::from(bytes));
+        let steps = self.cursor().ins().vconst(types::I32X4, c);
+        let want = self.cursor().ins().iadd(first, steps);
+        let same = self.cursor().ins().icmp(IntCC::Equal, index, want);
+        let all = self.cursor().ins().vall_true(same);
+        let span = LANES - 1;
+        let no_wrap = if ix.signed {
+            let last = i64::from(i32::MAX) - span;
+            self.cursor()
+                .ins()
+                .icmp_imm_s(IntCC::SignedLessThanOrEqual, i0, last)
+        } else {
+            let last = i64::from(u32::MAX) - span;
+            self.cursor()
+                .ins()
+                .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, i0, last)
+        };
+        (self.cursor().ins().band(all, no_wrap), i0)
+    }
+
+    /// Indexed load or store `inst`: one vector access when the indices are consecutive (and,
+    /// under mask `active`, every lane is active), else one access per (active) lane.
+    pub(super) fn run_time_contiguous(
+        &mut self,
+        inst: ir::Inst,
+        ix: Indexed,
+        active: Option<Value>,
+    ) {
+        let (mut fast, i0) = self.consecutive(&ix);
+        if let Some(a) = active {
+            let all = self.cursor().ins().vall_true(a);
+            fast = self.cursor().ins().band(fast, all);
+        }
+        let result = self.func.dfg.inst_results(inst).first().copied();
+        let vt = result.map(|r| self.ty(r).by(LANES as u32).expect("32-bit lanes"));
+        let saved_active = self.active.take();
+        let saved_form = self.forms.get(&ix.addr).copied();
+        let v = self.diamond(
+            fast,
+            vt,
+            &mut |s: &mut Self| {
+                let a0 = s.lane_address(&ix, i0);
+                s.vector_access(inst, a0)
+            },
+            &mut |s: &mut Self| {
+                // The lanes' addresses computed here, where they are needed, so the vector
+                // path does not pay for them.
+                let mut lanes = s.lanes(ix.index);
+                for lane in &mut lanes {
+                    *lane = s.lane_address(&ix, *lane);
+                }
+                s.forms.insert(ix.addr, Form::Lanes(lanes));
+                match active {
+                    Some(a) => s.per_active_lane(inst, a),
+                    None => s.per_lane(inst),
+                }
+                result.map(|r| s.vector(r))
+            },
+        );
+        // The slow path's lanes do not dominate what follows.
+        match saved_form {
+            Some(f) => self.define(ix.addr, f),
+            None => {
+                self.forms.remove(&ix.addr);
+            }
+        }
+        self.active = saved_active;
+        if let (Some(r), Some(v)) = (result, v) {
+            self.define(r, Form::Vector(v));
+        }
+    }
+}
