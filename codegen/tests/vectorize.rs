@@ -576,10 +576,13 @@ fn wrapping_32_bit_indices_take_the_per_lane_path() {
         unsafe { *at(k) = k as f32 * 0.5 + (k >> 31) as f32 * 1000.0 };
     }
     let base: u32 = u32::MAX - 5; // items 0..5 before the wrap, 6.. after
-    for recipe in RECIPES {
+    for (recipe, kernel) in RECIPES
+        .into_iter()
+        .flat_map(|r| [(r, "wrapping_index"), (r, "wrapping_min")])
+    {
         let p = build(recipe, true);
         assert_eq!(
-            p.kernel("wrapping_index").expect("kernel").vectorization,
+            p.kernel(kernel).expect("kernel").vectorization,
             Vectorization::Vectorized { lanes: 4 }
         );
         let mut out = vec![0u8; 4 * 16];
@@ -589,14 +592,14 @@ fn wrapping_32_bit_indices_take_the_per_lane_path() {
             Arg::Buf(&mut out),
             val(base),
         ];
-        run(&p, "wrapping_index", args, [16, 1], [16, 1]);
+        run(&p, kernel, args, [16, 1], [16, 1]);
         for i in 0..16u32 {
             let j = i.wrapping_add(base);
             // SAFETY: see `at`.
             let want = unsafe { *at(j) } * 2.0;
             let got =
                 f32::from_ne_bytes(out[4 * i as usize..4 * i as usize + 4].try_into().unwrap());
-            assert_eq!(got, want, "{recipe:?} item {i} index {j:#x}");
+            assert_eq!(got, want, "{recipe:?} {kernel} item {i} index {j:#x}");
         }
     }
     // SAFETY: the mapping made above, no longer used.

@@ -134,15 +134,51 @@ impl Vectoriser<'_> {
         self.cursor().ins().iadd(ix.base, scaled)
     }
 
+    /// The part of 32-bit `index` that makes it vary: `index` less the uniform terms added to
+    /// or subtracted from it. Its lanes are consecutive exactly when the index's are (modulo
+    /// 2^32), and it is often invariant in the kernel's loops (a stencil's clamped column, with
+    /// the row added), so that its check is hoisted out of them.
+    fn varying_part(&self, index: Value) -> Value {
+        let dfg = &self.func.dfg;
+        let mut v = index;
+        while let Some(inst) = dfg.value_def(v).inst() {
+            let InstructionData::Binary {
+                opcode: op @ (Opcode::Iadd | Opcode::Isub),
+                args,
+            } = dfg.insts[inst]
+            else {
+                break;
+            };
+            let [a, b] = args.map(|a| dfg.resolve_aliases(a));
+            let next = match (self.is_uniform(a), self.is_uniform(b)) {
+                (false, true) => a,
+                (true, false) if op == Opcode::Iadd => b,
+                _ => break,
+            };
+            if !matches!(self.form(next), Form::Vector(_) | Form::Lanes(_)) {
+                break;
+            }
+            v = next;
+        }
+        v
+    }
+
+    /// Lane 0 of 32-bit `v` (in `Vector` or `Lanes` form), and `v` as a vector.
+    fn first_lane(&mut self, v: Value) -> (Value, Value) {
+        let x = self.vector(v);
+        let first = match self.form(v) {
+            Form::Lanes(l) => l[0],
+            _ => self.cursor().ins().extractlane(x, 0),
+        };
+        (first, x)
+    }
+
     /// Whether the lanes' indices are i0, i0 + 1, i0 + 2, i0 + 3 without wrapping in 32 bits
     /// (an i8), and i0.
     fn consecutive(&mut self, ix: &Indexed) -> (Value, Value) {
-        let index = self.vector(ix.index);
-        let i0 = match self.form(ix.index) {
-            Form::Lanes(l) => l[0],
-            _ => self.cursor().ins().extractlane(index, 0),
-        };
-        let first = self.cursor().ins().splat(types::I32X4, i0);
+        let part = self.varying_part(ix.index);
+        let (p0, p) = self.first_lane(part);
+        let first = self.cursor().ins().splat(types::I32X4, p0);
         let mut bytes = Vec::with_capacity(16);
         for k in 0..LANES as i32 {
             bytes.extend_from_slice(&k.to_le_bytes());
@@ -150,8 +186,13 @@ impl Vectoriser<'_> {
         let c = self.func.dfg.constants.insert(ConstantData::from(bytes));
         let steps = self.cursor().ins().vconst(types::I32X4, c);
         let want = self.cursor().ins().iadd(first, steps);
-        let same = self.cursor().ins().icmp(IntCC::Equal, index, want);
+        let same = self.cursor().ins().icmp(IntCC::Equal, p, want);
         let all = self.cursor().ins().vall_true(same);
+        let i0 = if part == ix.index {
+            p0
+        } else {
+            self.first_lane(ix.index).0
+        };
         let span = LANES - 1;
         let no_wrap = if ix.signed {
             let last = i64::from(i32::MAX) - span;

@@ -218,6 +218,14 @@ __kernel void wrapping_index(__global const float *in, __global float *out, uint
     out[i] = in[j] * 2.0f;
 }
 
+// The same through a min (a vector index, checked at run time): the lanes are consecutive
+// modulo 2^32 even where they wrap.
+__kernel void wrapping_min(__global const float *in, __global float *out, uint base) {
+    size_t i = get_global_id(0);
+    uint j = min((uint)i, 15u) + base;
+    out[i] = in[j] * 2.0f;
+}
+
 // Loops the work-items leave at different times, run under a mask: the escape count of the
 // Mandelbrot set, a loop left by a break or by its condition with values used after it, a
 // store inside, and such a loop inside a uniform loop.
