@@ -135,12 +135,14 @@ impl Vectoriser<'_> {
     }
 
     /// The part of 32-bit `index` that makes it vary: `index` less the uniform terms added to
-    /// or subtracted from it. Its lanes are consecutive exactly when the index's are (modulo
-    /// 2^32), and it is often invariant in the kernel's loops (a stencil's clamped column, with
-    /// the row added), so that its check is hoisted out of them.
-    fn varying_part(&self, index: Value) -> Value {
+    /// or subtracted from it, and those terms, innermost first (`true`: subtracted). Its lanes
+    /// are consecutive exactly when the index's are (modulo 2^32), and it is often invariant
+    /// in the kernel's loops (a stencil's clamped column, with the row added), so that its
+    /// check is hoisted out of them.
+    fn varying_part(&self, index: Value) -> (Value, Vec<(Value, bool)>) {
         let dfg = &self.func.dfg;
         let mut v = index;
+        let mut terms = Vec::new();
         while let Some(inst) = dfg.value_def(v).inst() {
             let InstructionData::Binary {
                 opcode: op @ (Opcode::Iadd | Opcode::Isub),
@@ -150,17 +152,21 @@ impl Vectoriser<'_> {
                 break;
             };
             let [a, b] = args.map(|a| dfg.resolve_aliases(a));
-            let next = match (self.is_uniform(a), self.is_uniform(b)) {
-                (false, true) => a,
-                (true, false) if op == Opcode::Iadd => b,
+            let (next, term) = match (self.form(a), self.form(b)) {
+                (f, Form::Uniform(u)) if !matches!(f, Form::Uniform(_)) => (a, u),
+                (Form::Uniform(u), f) if op == Opcode::Iadd && !matches!(f, Form::Uniform(_)) => {
+                    (b, u)
+                }
                 _ => break,
             };
             if !matches!(self.form(next), Form::Vector(_) | Form::Lanes(_)) {
                 break;
             }
+            terms.push((term, op == Opcode::Isub));
             v = next;
         }
-        v
+        terms.reverse();
+        (v, terms)
     }
 
     /// Lane 0 of 32-bit `v` (in `Vector` or `Lanes` form), and `v` as a vector.
@@ -176,7 +182,7 @@ impl Vectoriser<'_> {
     /// Whether the lanes' indices are i0, i0 + 1, i0 + 2, i0 + 3 without wrapping in 32 bits
     /// (an i8), and i0.
     fn consecutive(&mut self, ix: &Indexed) -> (Value, Value) {
-        let part = self.varying_part(ix.index);
+        let (part, terms) = self.varying_part(ix.index);
         let (p0, p) = self.first_lane(part);
         let first = self.cursor().ins().splat(types::I32X4, p0);
         let mut bytes = Vec::with_capacity(16);
@@ -188,11 +194,15 @@ impl Vectoriser<'_> {
         let want = self.cursor().ins().iadd(first, steps);
         let same = self.cursor().ins().icmp(IntCC::Equal, p, want);
         let all = self.cursor().ins().vall_true(same);
-        let i0 = if part == ix.index {
-            p0
-        } else {
-            self.first_lane(ix.index).0
-        };
+        // Lane 0 of the index from lane 0 of its varying part, in scalar arithmetic.
+        let mut i0 = p0;
+        for (term, subtracted) in terms {
+            i0 = if subtracted {
+                self.cursor().ins().isub(i0, term)
+            } else {
+                self.cursor().ins().iadd(i0, term)
+            };
+        }
         let span = LANES - 1;
         let no_wrap = if ix.signed {
             let last = i64::from(i32::MAX) - span;
