@@ -526,7 +526,8 @@ impl Vectoriser<'_> {
     }
 
     /// A load or store of the lanes: one vector access when the addresses are contiguous
-    /// (checked at run time for `Guarded` addresses), else one per lane.
+    /// (checked at run time for `Guarded` addresses, and for vector indices: contiguity.rs),
+    /// else one per lane.
     pub(super) fn memory(&mut self, inst: ir::Inst) {
         let result = self.func.dfg.inst_results(inst).first().copied();
         let contiguous = self
