@@ -457,6 +457,26 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
             }
             all
         }
+        "clamped_size_t" => {
+            let mut all = Vec::new();
+            for (_, n, off) in modes_sizes_offsets(&[0]) {
+                let (mut a, mut o) = (floats(N, 34), floats(N, 35));
+                run(
+                    p,
+                    kernel,
+                    &mut [
+                        Arg::Buf(&mut a),
+                        Arg::Buf(&mut o),
+                        val(n as u64),
+                        val(i64::from(off)),
+                    ],
+                    global1,
+                    local,
+                );
+                all.push(o);
+            }
+            all
+        }
         other => panic!("no inputs for {other}"),
     }
 }
@@ -474,7 +494,7 @@ fn modes_sizes_offsets(modes: &[i32]) -> Vec<(i32, i32, i32)> {
     v
 }
 
-const KERNELS: [&str; 26] = [
+const KERNELS: [&str; 27] = [
     "vadd",
     "triad_uint",
     "int_index",
@@ -501,6 +521,7 @@ const KERNELS: [&str; 26] = [
     "clamped_stores",
     "masked_clamped",
     "modulo_index",
+    "clamped_size_t",
 ];
 
 #[test]
@@ -639,6 +660,7 @@ fn clamped_indices_get_a_vector_access_when_contiguous() {
         ("clamped_stores", 0, 1),
         ("masked_clamped", 1, 1),
         ("modulo_index", 1, 1),
+        ("clamped_size_t", 1, 1),
     ];
     for recipe in RECIPES {
         let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))

@@ -9,7 +9,9 @@
 //! held as a vector (or as four scalars: per-lane operations such as `%`) and `size` the
 //! element's bytes: consecutive indices that do not wrap in 32 bits then give
 //! consecutive elements, so the vector access touches exactly the four elements the lanes
-//! would, and nothing else. Under a mask it is taken only when every lane is active.
+//! would, and nothing else. A 64-bit index (`size_t` clamps, four scalars) is taken as it is:
+//! consecutive modulo 2^64 is consecutive addresses. Under a mask the vector access is taken
+//! only when every lane is active.
 
 use cranelift_codegen::ir::{
     self, condcodes::IntCC, types, ConstantData, InstBuilder, InstructionData, Opcode, Value,
@@ -19,6 +21,14 @@ use super::analysis::*;
 use super::rewrite::Vectoriser;
 use super::LANES;
 
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Widen {
+    Sign,
+    Zero,
+    /// The index is 64-bit already.
+    None,
+}
+
 /// An address `base + ext(index) × scale`.
 #[derive(Clone, Copy)]
 pub(super) struct Indexed {
@@ -26,10 +36,10 @@ pub(super) struct Indexed {
     addr: Value,
     /// Uniform i64.
     base: Value,
-    /// The 32-bit index (an original value, in `Vector` or `Lanes` form).
+    /// The index (an original value: 32-bit in `Vector` or `Lanes` form, 64-bit in `Lanes`).
     index: Value,
-    /// Sign- (or zero-) extended to 64 bits.
-    signed: bool,
+    /// How a 32-bit index is widened to 64 bits.
+    widen: Widen,
     scale: i64,
 }
 
@@ -62,12 +72,12 @@ impl Vectoriser<'_> {
             let Form::Uniform(base) = self.form(b) else {
                 continue;
             };
-            if let Some((index, signed, scale)) = self.scaled_index(s) {
+            if let Some((index, widen, scale)) = self.scaled_index(s) {
                 return Some(Indexed {
                     addr,
                     base,
                     index,
-                    signed,
+                    widen,
                     scale,
                 });
             }
@@ -76,7 +86,7 @@ impl Vectoriser<'_> {
     }
 
     /// `v` as `ext(index) × scale` (an `imul` by a constant or an `ishl` by one).
-    fn scaled_index(&self, v: Value) -> Option<(Value, bool, i64)> {
+    fn scaled_index(&self, v: Value) -> Option<(Value, Widen, i64)> {
         let dfg = &self.func.dfg;
         let data = dfg.insts[dfg.value_def(v).inst()?];
         let (x, scale) = match data {
@@ -106,29 +116,38 @@ impl Vectoriser<'_> {
             }
             _ => return None,
         };
-        let InstructionData::Unary {
-            opcode: op @ (Opcode::Uextend | Opcode::Sextend),
-            arg,
-        } = dfg.insts[dfg.value_def(x).inst()?]
-        else {
-            return None;
-        };
-        let arg = dfg.resolve_aliases(arg);
-        if dfg.value_type(x) != types::I64 || dfg.value_type(arg) != types::I32 {
+        if dfg.value_type(x) != types::I64 {
             return None;
         }
+        let def = dfg.value_def(x).inst().map(|i| dfg.insts[i]);
+        let Some(InstructionData::Unary {
+            opcode: op @ (Opcode::Uextend | Opcode::Sextend),
+            arg,
+        }) = def
+        else {
+            return matches!(self.form(x), Form::Lanes(_)).then_some((x, Widen::None, scale));
+        };
+        let arg = dfg.resolve_aliases(arg);
+        if dfg.value_type(arg) != types::I32 {
+            return None;
+        }
+        let widen = if op == Opcode::Sextend {
+            Widen::Sign
+        } else {
+            Widen::Zero
+        };
         match self.form(arg) {
-            Form::Vector(_) | Form::Lanes(_) => Some((arg, op == Opcode::Sextend, scale)),
+            Form::Vector(_) | Form::Lanes(_) => Some((arg, widen, scale)),
             _ => None,
         }
     }
 
-    /// Lane `i`'s address from its 32-bit index, as the scalar code computes it.
+    /// Lane `i`'s address from its index, as the scalar code computes it.
     fn lane_address(&mut self, ix: &Indexed, i: Value) -> Value {
-        let wide = if ix.signed {
-            self.cursor().ins().sextend(types::I64, i)
-        } else {
-            self.cursor().ins().uextend(types::I64, i)
+        let wide = match ix.widen {
+            Widen::Sign => self.cursor().ins().sextend(types::I64, i),
+            Widen::Zero => self.cursor().ins().uextend(types::I64, i),
+            Widen::None => i,
         };
         let scaled = self.cursor().ins().imul_imm_s(wide, ix.scale);
         self.cursor().ins().iadd(ix.base, scaled)
@@ -183,6 +202,9 @@ impl Vectoriser<'_> {
     /// (an i8), and i0.
     fn consecutive(&mut self, ix: &Indexed) -> (Value, Value) {
         let (part, terms) = self.varying_part(ix.index);
+        if ix.widen == Widen::None {
+            return self.consecutive_64(part, &terms);
+        }
         let (p0, p) = self.first_lane(part);
         let first = self.cursor().ins().splat(types::I32X4, p0);
         let mut bytes = Vec::with_capacity(16);
@@ -194,17 +216,9 @@ impl Vectoriser<'_> {
         let want = self.cursor().ins().iadd(first, steps);
         let same = self.cursor().ins().icmp(IntCC::Equal, p, want);
         let all = self.cursor().ins().vall_true(same);
-        // Lane 0 of the index from lane 0 of its varying part, in scalar arithmetic.
-        let mut i0 = p0;
-        for (term, subtracted) in terms {
-            i0 = if subtracted {
-                self.cursor().ins().isub(i0, term)
-            } else {
-                self.cursor().ins().iadd(i0, term)
-            };
-        }
+        let i0 = self.add_terms(p0, &terms);
         let span = LANES - 1;
-        let no_wrap = if ix.signed {
+        let no_wrap = if ix.widen == Widen::Sign {
             let last = i64::from(i32::MAX) - span;
             self.cursor()
                 .ins()
@@ -216,6 +230,36 @@ impl Vectoriser<'_> {
                 .icmp_imm_s(IntCC::UnsignedLessThanOrEqual, i0, last)
         };
         (self.cursor().ins().band(all, no_wrap), i0)
+    }
+
+    /// Lane 0 of an index from lane 0 of its varying part, in scalar arithmetic.
+    fn add_terms(&mut self, p0: Value, terms: &[(Value, bool)]) -> Value {
+        let mut i0 = p0;
+        for &(term, subtracted) in terms {
+            i0 = if subtracted {
+                self.cursor().ins().isub(i0, term)
+            } else {
+                self.cursor().ins().iadd(i0, term)
+            };
+        }
+        i0
+    }
+
+    /// `consecutive` for a 64-bit index whose varying part is `part` (four scalars): each
+    /// lane's distance from lane 0, compared in scalars.
+    fn consecutive_64(&mut self, part: Value, terms: &[(Value, bool)]) -> (Value, Value) {
+        let l = self.lanes(part);
+        let mut all = None;
+        for (k, &lane) in l.iter().enumerate().skip(1) {
+            let d = self.cursor().ins().isub(lane, l[0]);
+            let same = self.cursor().ins().icmp_imm_s(IntCC::Equal, d, k as i64);
+            all = Some(match all {
+                None => same,
+                Some(a) => self.cursor().ins().band(a, same),
+            });
+        }
+        let all = all.expect("more than one lane");
+        (all, self.add_terms(l[0], terms))
     }
 
     /// Indexed load or store `inst`: one vector access when the indices are consecutive (and,

@@ -325,3 +325,10 @@ __kernel void modulo_index(__global const float *in, __global float *out, uint n
     uint i = get_global_id(0);
     out[(i * 7u) % n] = in[(i + off) % n] * 2.0f;
 }
+
+// 64-bit indices through size_t min (four scalars): consecutive, clamped, reversed.
+__kernel void clamped_size_t(__global const float *in, __global float *out, ulong n, long off) {
+    size_t i = get_global_id(0);
+    size_t j = min(i + (size_t)off, (size_t)n - 1);
+    out[min(i + 1, (size_t)n - 1)] = in[j] * 2.0f + in[n - 1 - min(i, (size_t)n - 1)];
+}
