@@ -510,14 +510,21 @@ impl Vectoriser<'_> {
         }
     }
 
-    /// The address and accessed type of load or store `inst`.
+    /// The address and accessed type of load or store `inst`: plain `load` and `store` only,
+    /// as the narrow ones (`uload16`, `istore16`, … of image texels) share their formats but
+    /// access fewer bytes than their value's type.
     pub(super) fn access(&self, inst: ir::Inst) -> Option<(Value, Type)> {
         match self.func.dfg.insts[inst] {
-            InstructionData::Load { arg, .. } => Some((
+            InstructionData::Load {
+                opcode: Opcode::Load,
+                arg,
+                ..
+            } => Some((
                 self.func.dfg.resolve_aliases(arg),
                 self.ty(self.func.dfg.inst_results(inst)[0]),
             )),
             InstructionData::Store {
+                opcode: Opcode::Store,
                 args: [value, addr],
                 ..
             } => Some((self.func.dfg.resolve_aliases(addr), self.ty(value))),
