@@ -391,11 +391,110 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
             );
             vec![o]
         }
+        "clamped_loads" => {
+            let mut all = Vec::new();
+            for (mode, n, off) in modes_sizes_offsets(&[0, 1, 2, 3, 4]) {
+                let (mut a, mut o) = (floats(2 * N, 28), vec![0u8; 4 * N]);
+                run(
+                    p,
+                    kernel,
+                    &mut [
+                        Arg::Buf(&mut a),
+                        Arg::Buf(&mut o),
+                        val(n),
+                        val(off),
+                        val(mode),
+                    ],
+                    global1,
+                    local,
+                );
+                all.push(o);
+            }
+            all
+        }
+        "minmax_uint" => {
+            let mut all = Vec::new();
+            for (lo, hi) in [(0u32, N as u32 - 1), (10, 100), (0, 0), (40, 30)] {
+                let (mut a, mut o) = (words(N + 8, 29), vec![0u8; 4 * N]);
+                run(
+                    p,
+                    kernel,
+                    &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), val(lo), val(hi)],
+                    global1,
+                    local,
+                );
+                all.push(o);
+            }
+            all
+        }
+        "clamped_stores" | "masked_clamped" => {
+            let mut all = Vec::new();
+            for (_, n, off) in modes_sizes_offsets(&[0]) {
+                let (mut a, mut o) = (floats(N, 30), floats(N, 31));
+                run(
+                    p,
+                    kernel,
+                    &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), val(n), val(off)],
+                    global1,
+                    local,
+                );
+                all.push(o);
+            }
+            all
+        }
+        "modulo_index" => {
+            let mut all = Vec::new();
+            for (n, off) in [(256u32, 0u32), (100, 3), (6, 250), (1, 0)] {
+                let (mut a, mut o) = (floats(N, 32), floats(N, 33));
+                run(
+                    p,
+                    kernel,
+                    &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), val(n), val(off)],
+                    global1,
+                    local,
+                );
+                all.push(o);
+            }
+            all
+        }
+        "clamped_size_t" => {
+            let mut all = Vec::new();
+            for (_, n, off) in modes_sizes_offsets(&[0]) {
+                let (mut a, mut o) = (floats(N, 34), floats(N, 35));
+                run(
+                    p,
+                    kernel,
+                    &mut [
+                        Arg::Buf(&mut a),
+                        Arg::Buf(&mut o),
+                        val(n as u64),
+                        val(i64::from(off)),
+                    ],
+                    global1,
+                    local,
+                );
+                all.push(o);
+            }
+            all
+        }
         other => panic!("no inputs for {other}"),
     }
 }
 
-const KERNELS: [&str; 21] = [
+/// (mode, n, off) for the clamped-index kernels: whole and partial ranges, shifts either way.
+fn modes_sizes_offsets(modes: &[i32]) -> Vec<(i32, i32, i32)> {
+    let mut v = Vec::new();
+    for &mode in modes {
+        for n in [256, 101] {
+            for off in [-3, 0, 1, 6] {
+                v.push((mode, n, off));
+            }
+        }
+    }
+    v
+}
+
+const KERNELS: [&str; 27] = [
     "vadd",
     "triad_uint",
     "int_index",
@@ -417,6 +516,12 @@ const KERNELS: [&str; 21] = [
     "mandel",
     "collatz",
     "nested_loops",
+    "clamped_loads",
+    "minmax_uint",
+    "clamped_stores",
+    "masked_clamped",
+    "modulo_index",
+    "clamped_size_t",
 ];
 
 #[test]
@@ -492,10 +597,13 @@ fn wrapping_32_bit_indices_take_the_per_lane_path() {
         unsafe { *at(k) = k as f32 * 0.5 + (k >> 31) as f32 * 1000.0 };
     }
     let base: u32 = u32::MAX - 5; // items 0..5 before the wrap, 6.. after
-    for recipe in RECIPES {
+    for (recipe, kernel) in RECIPES
+        .into_iter()
+        .flat_map(|r| [(r, "wrapping_index"), (r, "wrapping_min")])
+    {
         let p = build(recipe, true);
         assert_eq!(
-            p.kernel("wrapping_index").expect("kernel").vectorization,
+            p.kernel(kernel).expect("kernel").vectorization,
             Vectorization::Vectorized { lanes: 4 }
         );
         let mut out = vec![0u8; 4 * 16];
@@ -505,14 +613,14 @@ fn wrapping_32_bit_indices_take_the_per_lane_path() {
             Arg::Buf(&mut out),
             val(base),
         ];
-        run(&p, "wrapping_index", args, [16, 1], [16, 1]);
+        run(&p, kernel, args, [16, 1], [16, 1]);
         for i in 0..16u32 {
             let j = i.wrapping_add(base);
             // SAFETY: see `at`.
             let want = unsafe { *at(j) } * 2.0;
             let got =
                 f32::from_ne_bytes(out[4 * i as usize..4 * i as usize + 4].try_into().unwrap());
-            assert_eq!(got, want, "{recipe:?} item {i} index {j:#x}");
+            assert_eq!(got, want, "{recipe:?} {kernel} item {i} index {j:#x}");
         }
     }
     // SAFETY: the mapping made above, no longer used.
@@ -660,4 +768,65 @@ fn whole_elements_are_transposed_and_agree_bit_for_bit() {
         }
     }
     let _ = std::fs::remove_dir_all(&dumps);
+}
+
+/// Accesses through clamped, min/max and selected indices get a vector access (behind the
+/// run-time contiguity check) in both recipes, where before they were one access per lane.
+/// Vector loads are counted in the IR (`load.f32x4`), vector stores in the machine code (an
+/// XMM register stored to memory: the IR does not print a store's type). That the results
+/// match the scalar build is `vectorised_and_scalar_kernels_agree_bit_for_bit`.
+#[test]
+fn clamped_indices_get_a_vector_access_when_contiguous() {
+    // (kernel, vector loads, vector stores), at least.
+    let expected = [
+        ("conv", 1, 0),
+        ("clamped_loads", 2, 0),
+        ("minmax_uint", 2, 0),
+        ("clamped_stores", 0, 1),
+        ("masked_clamped", 1, 1),
+        ("modulo_index", 1, 1),
+        ("clamped_size_t", 1, 1),
+    ];
+    for recipe in RECIPES {
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("vectorize-contiguity-{recipe:?}"));
+        let spirv = spirv_from_c("vectorize.cl", recipe, common::CL1_2);
+        let module = ferrocl_frontend::parse(&spirv).unwrap_or_else(|e| panic!("frontend: {e}"));
+        let options = BuildOptions {
+            dump_dir: Some(dir.clone()),
+            ..BuildOptions::default()
+        };
+        let p = compile(&module, &options).unwrap_or_else(|e| panic!("codegen: {e}"));
+        for (kernel, want_loads, want_stores) in expected {
+            assert_eq!(
+                p.kernel(kernel).expect("kernel").vectorization,
+                Vectorization::Vectorized { lanes: 4 },
+                "{recipe:?} {kernel}"
+            );
+            let read = |suffix: &str| {
+                std::fs::read_to_string(dir.join(format!("{kernel}.{suffix}")))
+                    .unwrap_or_else(|e| panic!("{recipe:?} {kernel}: {suffix} dump: {e}"))
+            };
+            let (ir, asm) = (read("clif"), read("s"));
+            let loads = ir
+                .lines()
+                .filter(|l| l.contains("= load.f32x4") || l.contains("= load.i32x4"))
+                .count();
+            let stores = asm
+                .lines()
+                .filter(|l| {
+                    let l = l.trim_start().trim_start_matches('v');
+                    ["movups %xmm", "movdqu %xmm"]
+                        .iter()
+                        .any(|m| l.starts_with(m))
+                        && l.contains('(')
+                })
+                .count();
+            assert!(
+                loads >= want_loads && stores >= want_stores,
+                "{recipe:?} {kernel}: {loads} vector loads, {stores} vector stores, \
+                 want {want_loads} and {want_stores}"
+            );
+        }
+    }
 }

@@ -21,6 +21,8 @@
 //! Loads and stores of whole vector elements (a work-item's `float4`, `uint8`, `int2`…, which
 //! the translator scalarises into one access per component) are grouped and done as rows of
 //! 16 bytes and transposes (transpose.rs).
+//! Accesses through other 32-bit indices (clamps, `min`/`max`, selects) check at run time
+//! whether the lanes' elements are consecutive (contiguity.rs).
 //!
 //! OpenCL lets the work-items of a group interleave in any way between barriers, and the lanes
 //! run one program in lockstep, so a load from a uniform address is read once for the four,
@@ -56,6 +58,7 @@ pub(crate) struct ItemLoop {
 pub(crate) type Refusal = &'static str;
 
 mod analysis;
+mod contiguity;
 mod rewrite;
 mod transpose;
 

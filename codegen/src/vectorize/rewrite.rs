@@ -537,14 +537,21 @@ impl Vectoriser<'_> {
         }
     }
 
-    /// The address and accessed type of load or store `inst`.
+    /// The address and accessed type of load or store `inst`: plain `load` and `store` only,
+    /// as the narrow ones (`uload16`, `istore16`, … of image texels) share their formats but
+    /// access fewer bytes than their value's type.
     pub(super) fn access(&self, inst: ir::Inst) -> Option<(Value, Type)> {
         match self.func.dfg.insts[inst] {
-            InstructionData::Load { arg, .. } => Some((
+            InstructionData::Load {
+                opcode: Opcode::Load,
+                arg,
+                ..
+            } => Some((
                 self.func.dfg.resolve_aliases(arg),
                 self.ty(self.func.dfg.inst_results(inst)[0]),
             )),
             InstructionData::Store {
+                opcode: Opcode::Store,
                 args: [value, addr],
                 ..
             } => Some((self.func.dfg.resolve_aliases(addr), self.ty(value))),
@@ -553,7 +560,8 @@ impl Vectoriser<'_> {
     }
 
     /// A load or store of the lanes: one vector access when the addresses are contiguous
-    /// (checked at run time for `Guarded` addresses), else one per lane.
+    /// (checked at run time for `Guarded` addresses, and for vector indices: contiguity.rs),
+    /// else one per lane.
     pub(super) fn memory(&mut self, inst: ir::Inst) {
         if self.transposed(inst, None) {
             return;
@@ -563,7 +571,10 @@ impl Vectoriser<'_> {
             .access(inst)
             .and_then(|(addr, t)| self.contiguous(t, addr));
         let Some((base, guard)) = contiguous else {
-            return self.per_lane(inst);
+            return match self.indexed_access(inst) {
+                Some(ix) => self.run_time_contiguous(inst, ix, None),
+                None => self.per_lane(inst),
+            };
         };
         let v = match guard {
             None => self.vector_access(inst, base),
@@ -882,7 +893,10 @@ impl Vectoriser<'_> {
             .access(inst)
             .and_then(|(addr, t)| self.contiguous(t, addr));
         let Some((base, guard)) = contiguous else {
-            self.per_active_lane(inst, active);
+            match self.indexed_access(inst) {
+                Some(ix) => self.run_time_contiguous(inst, ix, Some(active)),
+                None => self.per_active_lane(inst, active),
+            }
             return Ok(());
         };
         // Every lane active (and the addresses contiguous): the vector access; else one

@@ -218,6 +218,14 @@ __kernel void wrapping_index(__global const float *in, __global float *out, uint
     out[i] = in[j] * 2.0f;
 }
 
+// The same through a min (a vector index, checked at run time): the lanes are consecutive
+// modulo 2^32 even where they wrap.
+__kernel void wrapping_min(__global const float *in, __global float *out, uint base) {
+    size_t i = get_global_id(0);
+    uint j = min((uint)i, 15u) + base;
+    out[i] = in[j] * 2.0f;
+}
+
 // Loops the work-items leave at different times, run under a mask: the escape count of the
 // Mandelbrot set, a loop left by a break or by its condition with values used after it, a
 // store inside, and such a loop inside a uniform loop.
@@ -339,4 +347,63 @@ __kernel void md5x4_large(__global const uint4 *in, __global uint4 *out) {
           d = (uint4)((uint)i) + 0x10325476u;
     MD5_64(MD5_F, 0) MD5_64(MD5_G, 64) MD5_64(MD5_F, 128) MD5_64(MD5_G, 192)
     out[i] = a ^ b ^ c ^ d;
+}
+
+// Indices the analysis cannot prove linear (clamps, min/max, selects) whose lanes are often
+// consecutive: one vector access when they are at run time, one per lane otherwise (borders,
+// reversed or strided indices). `mode` picks the index; `off` shifts it.
+__kernel void clamped_loads(__global const float *in, __global float *out, int n, int off,
+                            int mode) {
+    int i = get_global_id(0);
+    int j;
+    if (mode == 0)
+        j = clamp(i + off, 0, n - 1);
+    else if (mode == 1)
+        j = min(i + off, n - 1);
+    else if (mode == 2)
+        j = max(i + off, 0);
+    else if (mode == 3)
+        j = off > 0 ? max(n - 1 - i, 0) : i; // reversed when off > 0
+    else
+        j = clamp(2 * i + off, 0, n - 1); // strided
+    out[i] = in[j] * 3.0f + in[clamp(i - off, 0, n - 1)];
+}
+
+// Unsigned indices (zero-extended) and an int load: min/max against run-time bounds.
+__kernel void minmax_uint(__global const int *in, __global int *out, uint lo, uint hi) {
+    uint i = get_global_id(0);
+    uint j = max(min(i + 3u, hi), lo);
+    out[i] = in[j] - in[min(i, hi)] * 5;
+}
+
+// Stores through clamped indices: items past the end write the last element in item order.
+__kernel void clamped_stores(__global const float *in, __global float *out, int n, int off) {
+    int i = get_global_id(0);
+    float v = in[i] + 1.0f;
+    out[clamp(i + off, 0, n - 1)] = v;
+}
+
+// Clamped accesses inside a branch the work-items take differently: only the active lanes
+// may touch memory, the vector access only when all four are.
+__kernel void masked_clamped(__global const float *in, __global float *out, int n, int off) {
+    int i = get_global_id(0);
+    float x = in[i];
+    if (x > -5.0f) {
+        float y = in[clamp(i + off, 0, n - 1)];
+        out[clamp(i - off, 0, n - 1)] = x + y;
+    }
+}
+
+// Indices computed one lane at a time (`%`): contiguous between the wrap-arounds; the store's
+// stride 7 is contiguous only when n divides 6.
+__kernel void modulo_index(__global const float *in, __global float *out, uint n, uint off) {
+    uint i = get_global_id(0);
+    out[(i * 7u) % n] = in[(i + off) % n] * 2.0f;
+}
+
+// 64-bit indices through size_t min (four scalars): consecutive, clamped, reversed.
+__kernel void clamped_size_t(__global const float *in, __global float *out, ulong n, long off) {
+    size_t i = get_global_id(0);
+    size_t j = min(i + (size_t)off, (size_t)n - 1);
+    out[min(i + 1, (size_t)n - 1)] = in[j] * 2.0f + in[n - 1 - min(i, (size_t)n - 1)];
 }
