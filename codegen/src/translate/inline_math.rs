@@ -6,9 +6,8 @@
 //!
 //! Each sequence returns bit for bit what mathlib's entry point returns (NaNs: a NaN), which
 //! `tests/inline_math.rs` checks through real kernels. The one change of method is float
-//! `rsqrt`: mathlib's is CORE-MATH's; here it is correctly rounded too, in single precision
-//! with an exact FMA-based test of the last bit, or as 1/√x in double rounded once to float
-//! where FMA is not native (see [`Translator::rsqrt_f32`]).
+//! `rsqrt`: mathlib's is CORE-MATH's; here it is 1/√x computed in double and rounded once to
+//! float, which is correctly rounded for every float as well (see [`Translator::rsqrt_f32`]).
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
@@ -90,100 +89,19 @@ impl Translator<'_, '_, '_> {
         self.b.ins().bitcast(f.float, MemFlagsData::new(), bits)
     }
 
-    /// Float rsqrt, correctly rounded. With native FMA it is computed in single precision
-    /// ([`Self::rsqrt_f32_single`]): the double form costs two conversions, a double square
-    /// root and a double division per value, which on f32x4 lanes (vectorize/) means two of
-    /// each per four work-items. Without FMA (Cranelift would call `ferrocl_fmaf` for each)
-    /// and when the device rounds toward zero (the single form's exactness arguments assume
-    /// round to nearest) it stays 1/√x in double, rounded once
-    /// ([`Self::rsqrt_f32_through_double`]). Both give the same bits for every input.
-    pub(crate) fn rsqrt_f32(&mut self, x: Value) -> Value {
-        if self.env.native_fma && !self.options.round_to_zero {
-            self.rsqrt_f32_single(x)
-        } else {
-            self.rsqrt_f32_through_double(x)
-        }
-    }
-
-    /// 1/√x in double, rounded once to float. Correctly rounded: every positive float is
-    /// 4^k·m with m in [1, 4) (subnormals too), and the double computation scales exactly with
-    /// 4^k, so the 2^24 significands in [1, 4) decide it; the exhaustive test
+    /// Float rsqrt: 1/√x in double, rounded once to float. Correctly rounded: every positive
+    /// float is 4^k·m with m in [1, 4) (subnormals too), and the double computation scales
+    /// exactly with 4^k, so the 2^24 significands in [1, 4) decide it; the exhaustive test
     /// `rsqrt_through_double_is_correctly_rounded` compares all of them with CORE-MATH's
     /// correctly rounded `rsqrtf`. (1/√x has no float midpoints; the double result is within
     /// 2^-52 of it, and no float's 1/√ comes that close to a midpoint.) The specials fall out
     /// of IEEE arithmetic: ±0 → ±inf, +inf → +0, negatives and NaN → NaN.
-    fn rsqrt_f32_through_double(&mut self, x: Value) -> Value {
+    pub(crate) fn rsqrt_f32(&mut self, x: Value) -> Value {
         let d = self.b.ins().fpromote(types::F64, x);
         let s = self.b.ins().sqrt(d);
         let one = self.b.ins().f64const(1.0);
         let r = self.b.ins().fdiv(one, s);
         self.b.ins().fdemote(types::F32, r)
-    }
-
-    /// 1/√x in single precision with FMA, bit for bit [`Self::rsqrt_f32_through_double`]
-    /// (the test `rsqrt_single_matches_double_on_every_float` runs all 2^32 inputs, scalar
-    /// and vectorised).
-    ///
-    /// y = 1/sqrt(x), two correctly rounded operations, is within 1.5 ulp of r = 1/√x, so the
-    /// result is y or a neighbour n = y + 2η, and it is n exactly when r lies beyond their
-    /// midpoint y + η: x·(y + η)² < 1 for the one above y, > 1 for the one below. With
-    /// D = 1 − x·y², that is the sign of Q = D − 2η·x·y − x·η², compared with η's. Q is never 0
-    /// (1/√x is never a midpoint) but can be as small as 2^-50.7 (the closest float case), so
-    /// it is summed from exact pieces: x·y = u + v, u·y = a + b and v·y = c + d by FMA; 1 − a
-    /// is exact (a is within 2^-21 of 1); in the sums that come out near 0 when Q does,
-    /// (1 − a) − 2η·u, then − b, then − c, each result is a multiple of the next operand's unit
-    /// in the last place and small enough to be exact, and the remaining terms (d, 2η·v,
-    /// x·η², below 2^-46) are rounded at 2^-70. Both neighbours are tested at once: deciding
-    /// first which side r is on would put a compare and a blend in the middle of an already
-    /// long chain of dependent operations.
-    ///
-    /// No step overflows or underflows for positive finite x, subnormals included (y is within
-    /// 2^±75). For ±0, +inf, negatives and NaN both Q are NaN, neither compare holds, and y is
-    /// the result (±inf, +0, or the same NaN the double form gives).
-    fn rsqrt_f32_single(&mut self, x: Value) -> Value {
-        let one = self.b.ins().f32const(1.0);
-        let s = self.b.ins().sqrt(x);
-        let y = self.b.ins().fdiv(one, s);
-        // The exact products, each as a rounded product and its error.
-        let two_product = |t: &mut Self, p: Value, q: Value| {
-            let hi = t.b.ins().fmul(p, q);
-            let neg = t.b.ins().fneg(hi);
-            let lo = t.b.ins().fma(p, q, neg);
-            (hi, lo)
-        };
-        let (u, v) = two_product(self, x, y);
-        let (a, b) = two_product(self, u, y);
-        let (c, d) = two_product(self, v, y);
-        let one_minus_a = self.b.ins().fsub(one, a);
-        let half = self.b.ins().f32const(0.5);
-        let f = Format::of(types::F32);
-        let y_bits = self.float_bits(y, f);
-        // Q for the neighbour whose pattern is y's + `step`.
-        let neighbour = |t: &mut Self, step: i64| {
-            let n_bits = t.b.ins().iadd_imm_s(y_bits, step);
-            let n = t.bits_float(n_bits, f);
-            let two_eta = t.b.ins().fsub(n, y);
-            let eta = t.b.ins().fmul(two_eta, half);
-            let two_eta_u = t.b.ins().fmul(two_eta, u);
-            let q = t.b.ins().fsub(one_minus_a, two_eta_u);
-            let q = t.b.ins().fsub(q, b);
-            let q = t.b.ins().fsub(q, c);
-            let x_eta = t.b.ins().fmul(x, eta);
-            let two_eta_v = t.b.ins().fmul(two_eta, v);
-            let small = t.b.ins().fma(x_eta, eta, two_eta_v);
-            let small = t.b.ins().fadd(small, d);
-            (n_bits, t.b.ins().fsub(q, small))
-        };
-        let (above, q_above) = neighbour(self, 1);
-        let (below, q_below) = neighbour(self, -1);
-        let zero = self.b.ins().f32const(0.0);
-        let up = self.b.ins().fcmp(FloatCC::GreaterThan, q_above, zero);
-        let down = self.b.ins().fcmp(FloatCC::LessThan, q_below, zero);
-        // Chosen on the patterns: a float select is a branch in scalar x86 code, and this one
-        // goes either way at random.
-        let r_bits = self.b.ins().select(down, below, y_bits);
-        let r_bits = self.b.ins().select(up, above, r_bits);
-        self.bits_float(r_bits, f)
     }
 
     /// The unbiased exponent of a finite nonzero `x` (subnormals by their leading bit), as an

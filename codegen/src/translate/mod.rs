@@ -57,8 +57,6 @@ pub(crate) struct ModuleEnv {
     pub(crate) recording: Option<crate::serialize::Recording>,
     /// Bytes of `CrossWorkgroup` program-scope variables (CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE).
     global_variable_bytes: u64,
-    /// The JIT's target has fused multiply-add instructions (see [`native_fma`]).
-    pub(crate) native_fma: bool,
 }
 
 impl ModuleEnv {
@@ -154,24 +152,6 @@ pub(crate) fn new_isa(
         })?
         .finish(settings::Flags::new(flags))
         .map_err(|e| BuildError::new(format!("internal: building the target ISA: {e}\n")))
-}
-
-/// Whether `isa` lowers `fma` to an instruction: without one Cranelift calls `ferrocl_fmaf`,
-/// so sequences built on many FMAs (float `rsqrt`, inline_math.rs) keep their FMA-free form.
-pub(crate) fn native_fma(isa: &dyn cranelift_codegen::isa::TargetIsa) -> bool {
-    let flags = isa.isa_flags();
-    let on = |name: &str| {
-        flags
-            .iter()
-            .any(|f| f.name == name && f.as_bool() == Some(true))
-    };
-    match isa.name() {
-        // The x64 backend's condition for its VFMADD lowerings (`use_fma`).
-        "x64" => on("has_avx") && on("has_fma"),
-        // FMADD is part of the base A64 instruction set.
-        "aarch64" => true,
-        _ => false,
-    }
 }
 
 /// The symbol a Cranelift libcall is linked to (every one codegen can cause is registered;
@@ -469,10 +449,8 @@ fn layout_kernel_local_variables(
 }
 
 pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Program, BuildError> {
-    let jit = new_jit(options)?;
-    let native_fma = native_fma(jit.isa());
     let mut env = ModuleEnv {
-        jit,
+        jit: new_jit(options)?,
         data: HashMap::new(),
         local_offsets: HashMap::new(),
         imports: HashMap::new(),
@@ -481,7 +459,6 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
             .serializable
             .then(crate::serialize::Recording::default),
         global_variable_bytes: 0,
-        native_fma,
     };
     layout_module_variables(m, &mut env)?;
     define_module_data(m, &mut env)?;

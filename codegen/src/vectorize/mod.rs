@@ -13,7 +13,7 @@
 //! - `Vector`: one f32x4 / i32x4, for 32-bit arithmetic Cranelift lowers on vectors;
 //! - `Mask`: the lanes of a comparison as an i32x4 of all-ones / zero;
 //! - `Pair`: doubles as two f64x2, for double arithmetic, square roots and the conversions
-//!   from and to float (float `rsqrt` is computed in double where FMA is not native);
+//!   from and to float (float `rsqrt` is computed in double);
 //! - `Lanes`: four scalars — the original instruction cloned per lane, which is always
 //!   correct and is the form of everything else (64-bit data, calls, atomics, divisions).
 //!

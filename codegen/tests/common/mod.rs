@@ -175,19 +175,6 @@ pub enum Arg<'a> {
 
 /// Runs `kernel` over a 1-D NDRange of `global` work-items in groups of `local`.
 pub fn launch(program: &Program, kernel: &str, args: &mut [Arg], global: u64, local: u64) {
-    launch_on(program, kernel, args, global, local, 1);
-}
-
-/// [`launch`] with the groups shared among `threads` threads (each with its own local memory
-/// and frames), for long exhaustive runs.
-pub fn launch_on(
-    program: &Program,
-    kernel: &str,
-    args: &mut [Arg],
-    global: u64,
-    local: u64,
-    threads: u64,
-) {
     let k = program
         .kernel(kernel)
         .unwrap_or_else(|| panic!("no kernel {kernel}"));
@@ -208,42 +195,33 @@ pub fn launch_on(
         };
     }
     let num_groups = global.div_ceil(local);
-    let block = &block;
-    std::thread::scope(|scope| {
-        for first in 0..threads {
-            scope.spawn(move || {
-                let mut arena = vec![0u128; 4096];
-                let mut frames = vec![
-                    0u128;
-                    (k.work_item_frame_size * local as usize)
-                        .div_ceil(16)
-                        .max(1)
-                ];
-                for g in (first..num_groups).step_by(threads as usize) {
-                    let info = GroupInfo {
-                        global_offset: [0; 3],
-                        global_size: [global, 1, 1],
-                        local_size: [(global - g * local).min(local), 1, 1],
-                        enqueued_local_size: [local, 1, 1],
-                        group_id: [g, 0, 0],
-                        num_groups: [num_groups, 1, 1],
-                        work_dim: 1,
-                        frames: frames.as_mut_ptr() as u64,
-                        printf_buffer: 0,
-                        local_mem_size: (arena.len() * 16) as u64,
-                        frames_size: (frames.len() * 16) as u64,
-                        stop: 0,
-                        checked: 0,
-                    };
-                    // SAFETY: the argument block follows the kernel's layout; the callers size
-                    // every buffer for the NDRange and keep it alive across the call (the
-                    // scope joins the threads first); groups write disjoint work-items' data;
-                    // the arena and frames are this thread's.
-                    unsafe { k.run_group(block.as_ptr().cast(), &info, arena.as_mut_ptr().cast()) };
-                }
-            });
-        }
-    });
+    let mut arena = vec![0u128; 4096];
+    let mut frames = vec![
+        0u128;
+        (k.work_item_frame_size * local as usize)
+            .div_ceil(16)
+            .max(1)
+    ];
+    for g in 0..num_groups {
+        let info = GroupInfo {
+            global_offset: [0; 3],
+            global_size: [global, 1, 1],
+            local_size: [(global - g * local).min(local), 1, 1],
+            enqueued_local_size: [local, 1, 1],
+            group_id: [g, 0, 0],
+            num_groups: [num_groups, 1, 1],
+            work_dim: 1,
+            frames: frames.as_mut_ptr() as u64,
+            printf_buffer: 0,
+            local_mem_size: (arena.len() * 16) as u64,
+            frames_size: (frames.len() * 16) as u64,
+            stop: 0,
+            checked: 0,
+        };
+        // SAFETY: the argument block follows the kernel's layout; the callers size every
+        // buffer for the NDRange and keep it alive across the call; the arena is private.
+        unsafe { k.run_group(block.as_ptr().cast(), &info, arena.as_mut_ptr().cast()) };
+    }
 }
 
 /// Little helpers to move typed data in and out of byte buffers.

@@ -8,20 +8,6 @@ __kernel void rsqrt_f(__global const uint *in, __global uint *out) {
     out[i] = as_uint(rsqrt(as_float(in[i])));
 }
 
-// Every float pattern once over the NDRange: work-item i takes base + i + k·n for k below
-// per_item (n work-items), so each k is one vector of consecutive patterns. The OR of the
-// differences between rsqrt (single precision with FMA) and 1/√x in double rounded once.
-__kernel void rsqrt_single_vs_double(uint base, uint per_item, __global uint *diff) {
-    uint i = get_global_id(0);
-    uint n = get_global_size(0);
-    uint acc = 0;
-    for (uint k = 0; k < per_item; k++) {
-        float x = as_float(base + i + k * n);
-        acc |= as_uint(rsqrt(x)) ^ as_uint((float)(1.0 / sqrt((double)x)));
-    }
-    diff[i] = acc;
-}
-
 // 12 results per input: logb, ilogb, frexp (m, e), modf (f, i), fract (f, floor), maxmag,
 // minmag, nextafter, ldexp (x, y) where y is the next input and the exponent comes from it.
 __kernel void float_f(__global const uint *in, __global uint *out) {
