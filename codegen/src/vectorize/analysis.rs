@@ -47,13 +47,15 @@ pub(super) fn vectorisable_type(t: Type) -> bool {
 
 /// Pure lane-wise operations whose f32x4 / i32x4 forms Cranelift lowers on x86-64 (with the
 /// SSE4.1 the host has; a host without it makes the JIT refuse and the kernel is rebuilt
-/// scalar, see kernel.rs).
+/// scalar, see kernel.rs). `fma` is one VFMADD on f32x4 with native FMA and a call of
+/// `ferrocl_fmaf` per lane without, as the scalar form is, so its lanes match it bit for bit.
 pub(super) fn lane_wise(op: Opcode) -> bool {
     use Opcode::*;
     matches!(
         op,
         Fadd | Fsub
             | Fmul
+            | Fma
             | Fdiv
             | Sqrt
             | Fabs

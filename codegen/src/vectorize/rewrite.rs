@@ -791,6 +791,16 @@ impl Vectoriser<'_> {
         }
     }
 
+    /// Bytes `mask` of `a` (0–15) and `b` (16–31) as a vector of type `t`.
+    fn byte_shuffle(&mut self, a: Value, b: Value, mask: Vec<u8>, t: Type) -> Value {
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let a = self.cursor().ins().bitcast(types::I8X16, little, a);
+        let b = self.cursor().ins().bitcast(types::I8X16, little, b);
+        let mask = self.func.dfg.immediates.push(ConstantData::from(mask));
+        let v = self.cursor().ins().shuffle(a, b, mask);
+        self.cursor().ins().bitcast(t, little, v)
+    }
+
     /// Starts a block that continues the current one and makes it current.
     pub(super) fn new_block(&mut self) -> Block {
         let b = self.func.dfg.make_block();
@@ -1369,18 +1379,18 @@ impl Vectoriser<'_> {
                 };
                 self.define(result, Form::Vector(v));
             }
-            // float → double: the low pair of lanes, then the high pair moved down.
+            // float → double: the low pair of lanes, then the high pair moved down. The moves
+            // are byte shuffles (one PSHUFD / PUNPCKLQDQ) rather than a lane extracted to a
+            // general register and put back: that round trip sat on the critical path of float
+            // rsqrt, twice.
             InstructionData::Unary {
                 opcode: Opcode::Fpromote,
                 ..
             } if t == types::F64 && arg_ty == Some(types::F32) => {
                 let v = self.vector(args[0]);
-                let little = MemFlagsData::new().with_endianness(Endianness::Little);
                 let lo = self.cursor().ins().fvpromote_low(v);
-                let wide = self.cursor().ins().bitcast(types::I64X2, little, v);
-                let upper = self.cursor().ins().extractlane(wide, 1);
-                let moved = self.cursor().ins().scalar_to_vector(types::I64X2, upper);
-                let moved = self.cursor().ins().bitcast(types::F32X4, little, moved);
+                let high_down: Vec<u8> = (8..16).chain(8..16).collect();
+                let moved = self.byte_shuffle(v, v, high_down, types::F32X4);
                 let hi = self.cursor().ins().fvpromote_low(moved);
                 self.define(result, Form::Pair([lo, hi]));
             }
@@ -1390,14 +1400,10 @@ impl Vectoriser<'_> {
                 ..
             } if t == types::F32 && arg_ty == Some(types::F64) => {
                 let [a, b] = self.pair(args[0]);
-                let little = MemFlagsData::new().with_endianness(Endianness::Little);
                 let lo = self.cursor().ins().fvdemote(a);
                 let hi = self.cursor().ins().fvdemote(b);
-                let lo = self.cursor().ins().bitcast(types::I64X2, little, lo);
-                let hi = self.cursor().ins().bitcast(types::I64X2, little, hi);
-                let upper = self.cursor().ins().extractlane(hi, 0);
-                let joined = self.cursor().ins().insertlane(lo, upper, 1);
-                let v = self.cursor().ins().bitcast(types::F32X4, little, joined);
+                let low_halves: Vec<u8> = (0..8).chain(16..24).collect();
+                let v = self.byte_shuffle(lo, hi, low_halves, types::F32X4);
                 self.define(result, Form::Vector(v));
             }
             // Rotations by a shared amount: two shifts (amounts are taken modulo 32, so a

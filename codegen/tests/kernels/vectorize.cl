@@ -74,7 +74,7 @@ __kernel void hash(__global const uint *in, __global uint *out) {
     out[i] = h ^ x;
 }
 
-// Compares, selects, conversions, bit casts, min/max, rounding, division by varying values.
+// Compares, selects, conversions, bit casts, min/max, rounding, fma, division by varying values.
 __kernel void mixed(__global const float *a, __global const int *b, __global float *f,
                     __global int *o) {
     size_t i = get_global_id(0);
@@ -84,7 +84,8 @@ __kernel void mixed(__global const float *a, __global const int *b, __global flo
     y = fmin(y, (float)k) + fmax(x, -1.0f) + fabs(x) - sqrt(fabs(x)) + trunc(x) + rint(x * 5.0f);
     int m = (int)y + (k < 0 ? -k : k) + max(k, 3) - min(k, -2) + (k / 3) + (k % 5);
     uint u = as_uint(x) ^ (uint)k;
-    f[i] = y + (float)u + (x != x ? 1.0f : 0.0f) + (isnan(x) ? 2.0f : 0.0f) + x / (float)(k | 1);
+    f[i] = y + (float)u + (x != x ? 1.0f : 0.0f) + (isnan(x) ? 2.0f : 0.0f) + x / (float)(k | 1) +
+           fma(x, y, (float)k);
     o[i] = m + (int)(u >> 3) + (k > 0 && x < 1.0f) + (uint)(k * 7 < 9);
 }
 
