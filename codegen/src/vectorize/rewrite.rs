@@ -753,7 +753,6 @@ impl Vectoriser<'_> {
                     self.lane_wise_vector(inst);
                 } else if t == types::F64
                     && lane_wise(op)
-                    && op != Opcode::Fma
                     && self
                         .func
                         .dfg

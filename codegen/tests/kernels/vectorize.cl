@@ -95,7 +95,7 @@ __kernel void wide_narrow(__global const long *l, __global const double *d, __gl
                           __global double *dout, __global char *co, __global half *ho) {
     size_t i = get_global_id(0);
     lo[i] = l[i] * 3 + (l[i] >> 7) + (long)c[i] * s[i];
-    dout[i] = d[i] * 1.5 + sqrt(fabs(d[i])) + (double)l[i];
+    dout[i] = fma(d[i], 1.5, sqrt(fabs(d[i]))) + (double)l[i];
     co[i] = (char)(c[i] + s[i] * 2);
     ho[i] = h[i] * (half)2.5f + h[i];
 }
