@@ -4,19 +4,18 @@
 //! the calling thread: creating a 1 GiB buffer took 1.1–1.5 s here, most of it page faults
 //! taken one by one on the application's thread. Large blocks are therefore anonymous
 //! mappings instead: the kernel hands out zero pages, nothing is touched until a command or a
-//! kernel writes them (on every worker at once), and transparent huge pages are asked for so
-//! that first touches fault 2 MiB at a time. Small blocks stay with the allocator, which
+//! kernel writes them (on every worker at once). Small blocks stay with the allocator, which
 //! recycles them cheaply.
+//!
+//! Transparent huge pages are not asked for (`MADV_HUGEPAGE`): they made first touches cheaper
+//! but the benchmark's streaming kernels slower on this VM (triad 30–33 ms against 22–24 ms
+//! with 4 KiB pages, vadd 24–26 against 18–25).
 
 use std::alloc::Layout;
 
 /// From this size on a block is its own mapping (the allocator would use one as well, via
 /// `mmap`, but still clears it itself when over-aligned).
 const MAPPED_BYTES: usize = 1 << 20;
-
-/// Transparent huge pages are advised from this size on: smaller mappings rarely hold an
-/// aligned 2 MiB range.
-const HUGE_PAGE_BYTES: usize = 4 << 20;
 
 /// One zeroed block of at least `len` bytes, freed on drop.
 pub struct HostBlock {
@@ -69,12 +68,6 @@ impl HostBlock {
         };
         if ptr == libc::MAP_FAILED {
             return None;
-        }
-        if size >= HUGE_PAGE_BYTES {
-            // Advice only: where huge pages are off or unavailable the mapping keeps 4 KiB
-            // pages, so the result is ignored.
-            // SAFETY: the range is the mapping just created.
-            unsafe { libc::madvise(ptr, size, libc::MADV_HUGEPAGE) };
         }
         Some(HostBlock {
             ptr: ptr.cast(),
