@@ -122,11 +122,7 @@ mod tests {
         for (len, align) in [(0, 128), (1, 128), (4096, 128), (MAPPED_BYTES - 1, 128)] {
             check(len, align);
         }
-        for len in [
-            MAPPED_BYTES,
-            MAPPED_BYTES + 3,
-            HUGE_PAGE_BYTES + 4096 * 3 + 1,
-        ] {
+        for len in [MAPPED_BYTES, MAPPED_BYTES + 3, (4 << 20) + 4096 * 3 + 1] {
             check(len, 128);
         }
         // An alignment beyond the page size goes to the allocator.
