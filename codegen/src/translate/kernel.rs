@@ -17,9 +17,7 @@
 //! (gates.rs, `PointKind` in function.rs). A barrier-free kernel with a spin loop runs them too.
 //!
 //! When every region met from the entry has one way out (`StaticSchedule`), the rounds are
-//! chained at compile time instead and no resume state is kept. Each region's x loop, static
-//! or not, is open to the work-item vectoriser like a barrier-free kernel's (values that cross
-//! a barrier go through the work-item frames, lane by lane). Values that are cheap functions
+//! chained at compile time instead and no resume state is kept. Values that are cheap functions
 //! of the work-item's ids are recomputed after a barrier rather than kept in the frame
 //! (function.rs, `rematerialisable`).
 
@@ -226,9 +224,7 @@ pub(crate) fn build(
             t.prologue_values.extend(v.flat());
         }
     }
-    // The x work-item loops the vectoriser may widen: the kernel's one loop, or one per
-    // region of a static barrier schedule.
-    let mut vector_candidates = Vec::new();
+    let mut item_loop = None;
     // Latches of loops that run at most once per work-item (watchdog.rs leaves them unchecked).
     let mut bounded_latches = Vec::new();
     let (frame_size, barrier_schedule) = if kernel.uses_barrier {
@@ -241,25 +237,14 @@ pub(crate) fn build(
             && !kernel.has_named_barriers
             && (resume_points + 1) * size <= MAX_SPECIALISED_INSTRUCTIONS
         {
-            let (frame_size, schedule, region_loops) =
-                build_regions(&mut t, kernel, group_ptr, &pending_args)?;
-            // Dynamic rounds too: each work-item's resume-state check is then a branch the
-            // lanes may take differently, which the vectoriser masks. Not where members of a
-            // sub-group wait for each other (a lane would read the state of a lane of the same
-            // iteration before it ran), nor in checked mode.
-            if schedule == crate::BarrierSchedule::Static
-                || (!t.points.sub_group_points && !options.checked)
-            {
-                vector_candidates = region_loops;
-            }
-            (frame_size, schedule)
+            build_regions(&mut t, kernel, group_ptr, &pending_args)?
         } else {
             let frame_size = build_rounds(&mut t, kernel, group_ptr, &pending_args)?;
             (frame_size, crate::BarrierSchedule::Dynamic)
         }
     } else {
         let (lp, latches) = build_plain(&mut t, kernel, &pending_args)?;
-        vector_candidates.push(lp);
+        item_loop = Some(lp);
         bounded_latches.extend(latches);
         (0, crate::BarrierSchedule::None)
     };
@@ -283,11 +268,21 @@ pub(crate) fn build(
     };
     let frontend_config = t.env.jit.isa().frontend_config();
     t.b.finalize(frontend_config);
-    if !vector_candidates.is_empty() {
+    if let Some(item_loop) = item_loop {
         shape.vectorization = if !options.vectorize {
             crate::Vectorization::Scalar("vectorisation is off".into())
         } else {
-            vectorize_item_loops(func, &vector_candidates, &mut shape, &mut bounded_latches)
+            let scalar = func.clone();
+            match crate::vectorize::vectorize(func, &item_loop) {
+                Ok(vector_latch) => {
+                    bounded_latches.push(vector_latch);
+                    shape.scalar_fallback = Some(scalar);
+                    crate::Vectorization::Vectorized {
+                        lanes: crate::vectorize::LANES as u32,
+                    }
+                }
+                Err(why) => crate::Vectorization::Scalar(why.into()),
+            }
         };
     }
     if options.stop_checks {
@@ -298,44 +293,6 @@ pub(crate) fn build(
         }
     }
     Ok(shape)
-}
-
-/// Widens each of `loops` (x work-item loops) where the vectoriser accepts it; the function
-/// as it was is kept as the JIT's fallback. A kernel counts as vectorised when any loop is;
-/// otherwise it reports the first loop's refusal.
-fn vectorize_item_loops(
-    func: &mut ir::Function,
-    loops: &[crate::vectorize::ItemLoop],
-    shape: &mut KernelShape,
-    bounded_latches: &mut Vec<ir::Block>,
-) -> crate::Vectorization {
-    let scalar = func.clone();
-    if loops.len() > 1 {
-        // Region copies start with the whole kernel's code, unreachable up to their resume
-        // point; it would look like a second entry into the loops.
-        crate::vectorize::remove_unreachable_blocks(func);
-    }
-    let mut refusal = None;
-    let mut widened = 0;
-    for lp in loops {
-        match crate::vectorize::vectorize(func, lp) {
-            Ok(vector_latch) => {
-                bounded_latches.push(vector_latch);
-                widened += 1;
-            }
-            Err(why) => {
-                refusal.get_or_insert(why);
-            }
-        }
-    }
-    if widened == 0 {
-        *func = scalar;
-        return crate::Vectorization::Scalar(refusal.unwrap_or("no work-item loop").into());
-    }
-    shape.scalar_fallback = Some(scalar);
-    crate::Vectorization::Vectorized {
-        lanes: crate::vectorize::LANES as u32,
-    }
 }
 
 /// Creates `for d in 0..local_size[d]` loop heads for z, y, x (every local size is ≥ 1) and
@@ -498,9 +455,8 @@ fn build_regions(
     kernel: &KernelInfo,
     group_ptr: ir::Value,
     args: &[Arg],
-) -> Result<(u64, crate::BarrierSchedule, Vec<crate::vectorize::ItemLoop>), BuildError> {
+) -> Result<(u64, crate::BarrierSchedule), BuildError> {
     let (frames, frame_size_value, frame_size_inst) = frames_of(t, group_ptr);
-    let mut region_loops = Vec::new();
     let pending = t.b.declare_var(types::I8);
     let barrier_functions = barrier_functions(t.m);
 
@@ -631,12 +587,6 @@ fn build_regions(
         let done_store = t.b.ins().store(frame_flags(), done, frame_base, 0);
         t.b.ins().jump(latches[0], &[]);
         let copy_tail = t.b.create_block();
-        region_loops.push(crate::vectorize::ItemLoop {
-            head: heads[0],
-            latch: latches[0],
-            exit: latches[1],
-            local_size: t.wi.local_size[0],
-        });
         close_item_loops(t, heads, latches, copy_tail);
         if k == 0 {
             region_blocks.extend(state.resume_blocks.iter().map(|_| t.b.create_block()));
@@ -759,7 +709,7 @@ fn build_regions(
         crate::BarrierSchedule::Dynamic
     };
     t.patch_point_ranks(&ranks)?;
-    Ok((frame_size, schedule, region_loops))
+    Ok((frame_size, schedule))
 }
 
 /// Checked mode: when `differs`, reports a divergent barrier at the work-item of linear local
