@@ -127,17 +127,14 @@ fn local_atomics_keep_kernels_scalar_and_sequential() {
                 [N as u64, 1],
                 [local_x, 1],
             );
+            let (olds, swapped) = (words_of(&olds), words_of(&swapped));
             let mut best = 0u32;
             let mut last = 0.0f32;
-            for i in 0..N {
-                assert_eq!(words_of(&olds)[i], best, "{recipe:?} max, item {i}");
-                assert_eq!(
-                    words_of(&swapped)[i],
-                    last.to_bits(),
-                    "{recipe:?} xchg, item {i}"
-                );
-                best = best.max(input[i]);
-                last = input[i] as f32;
+            for (i, &x) in input.iter().enumerate() {
+                assert_eq!(olds[i], best, "{recipe:?} max, item {i}");
+                assert_eq!(swapped[i], last.to_bits(), "{recipe:?} xchg, item {i}");
+                best = best.max(x);
+                last = x as f32;
             }
 
             let a: Vec<f32> = (0..N).map(|k| k as f32 * 0.25 - 7.0).collect();
