@@ -8,6 +8,7 @@ mod cfg;
 mod diagnostics;
 mod legacy;
 mod link;
+mod llvm_passes;
 mod locations;
 mod metadata;
 mod module;

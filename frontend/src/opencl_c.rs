@@ -9,13 +9,13 @@ const OPT: &str = "opt-15";
 const LLVM_SPIRV: &str = "llvm-spirv-15";
 /// The recipe's programs, looked up on PATH (the program cache keys on their builds).
 pub const OPENCL_C_TOOLS: [&str; 3] = [CLANG, OPT, LLVM_SPIRV];
-const OPT_PASSES: &str = "sroa,early-cse,instcombine,simplifycfg,loop-mssa(licm),gvn,\
+pub(crate) const OPT_PASSES: &str = "sroa,early-cse,instcombine,simplifycfg,loop-mssa(licm),gvn,\
 loop(indvars,loop-unroll-full),instcombine,simplifycfg,gvn,instcombine";
 /// clang-15's spir64 data layout plus the native integer widths (`n8:16:32:64`) it leaves out:
 /// without them instcombine takes every width as legal and narrows values to odd ones (a
 /// `switch` on `x & 0xf` becomes a switch on an i4), which llvm-spirv rejects
 /// ("InvalidBitWidth"; the Khronos CTS sub-group `ifp` kernel does this).
-const OPT_DATA_LAYOUT: &str =
+pub(crate) const OPT_DATA_LAYOUT: &str =
     "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-n8:16:32:64";
 
 /// OpenCL C extensions whose macro clang-15 does not define (it does not know their names),
@@ -357,6 +357,86 @@ fn run_pipeline(
         }
     }
     Ok(output)
+}
+
+/// The recipe's clang → opt → llvm-spirv with opt's passes run in this process
+/// (llvm_passes.rs): llvm-spirv starts with clang, so that its start-up overlaps clang's work,
+/// and is fed the optimised module. Errors as [`run_pipeline`]'s, the steps numbered 0–2.
+fn run_with_passes_in_process(
+    clang: &mut Command,
+    translate: &mut Command,
+    dir: &Path,
+    log: &mut String,
+) -> Result<Vec<u8>, (usize, String)> {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    let spawn = |cmd: &mut Command, i: usize, stdin: Stdio| {
+        let path = dir.join(format!("step-{i}.err"));
+        std::fs::File::create(&path)
+            .and_then(|err| cmd.stdin(stdin).stdout(Stdio::piped()).stderr(err).spawn())
+            .map(|child| (child, path))
+    };
+    let cannot_run = |cmd: &Command, e: std::io::Error, log: &str| {
+        format!("{log}error: cannot run {:?}: {e}\n", cmd.get_program())
+    };
+    let (mut front, front_err) =
+        spawn(clang, 0, Stdio::null()).map_err(|e| (0, cannot_run(clang, e, log)))?;
+    let (mut back, back_err) = match spawn(translate, 2, Stdio::piped()) {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = front.wait();
+            return Err((2, cannot_run(translate, e, log)));
+        }
+    };
+    let mut bitcode = Vec::new();
+    if let Some(mut out) = front.stdout.take() {
+        let _ = out.read_to_end(&mut bitcode);
+    }
+    let front_status = front.wait();
+    log.push_str(&std::fs::read_to_string(&front_err).unwrap_or_default());
+    let mut input = back.stdin.take();
+    let failed = match front_status {
+        Ok(s) if s.success() => None,
+        Ok(s) => Some((
+            0,
+            format!("{log}error: {:?} failed ({s})\n", clang.get_program()),
+        )),
+        Err(e) => Some((0, cannot_run(clang, e, log))),
+    };
+    let optimised = match failed {
+        Some(f) => Err(f),
+        None => match crate::llvm_passes::optimise(&bitcode, OPT_PASSES, OPT_DATA_LAYOUT) {
+            Some(Ok(b)) => Ok(b),
+            Some(Err(message)) => Err((1, format!("{log}{message}"))),
+            None => Err((
+                1,
+                format!("{log}error: the LLVM library is not available\n"),
+            )),
+        },
+    };
+    let optimised = match optimised {
+        Ok(b) => b,
+        Err(e) => {
+            // llvm-spirv sees its input end and exits; it is waited for.
+            drop(input.take());
+            let _ = back.wait();
+            return Err(e);
+        }
+    };
+    // llvm-spirv reads its whole input before it writes: written first, then read.
+    let written = input.take().map(|mut i| i.write_all(&optimised));
+    let mut output = Vec::new();
+    if let Some(mut out) = back.stdout.take() {
+        let _ = out.read_to_end(&mut output);
+    }
+    let back_status = back.wait();
+    log.push_str(&std::fs::read_to_string(&back_err).unwrap_or_default());
+    let program = translate.get_program();
+    match back_status {
+        Ok(s) if s.success() && written.is_none_or(|w| w.is_ok()) => Ok(output),
+        Ok(s) => Err((2, format!("{log}error: {program:?} failed ({s})\n"))),
+        Err(e) => Err((2, cannot_run(translate, e, log))),
+    }
 }
 
 fn run(cmd: &mut Command, log: &mut String) -> Result<(), String> {
@@ -882,12 +962,22 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
                 &mut log,
             )
         } else {
-            let mut commands = [
-                clang(stdio),
-                optimise(stdio, stdio),
-                translate(stdio, stdio),
-            ];
-            match run_pipeline(&mut commands, &dir.0, &mut log) {
+            let optimised = if crate::llvm_passes::available() {
+                run_with_passes_in_process(
+                    &mut clang(stdio),
+                    &mut translate(stdio, stdio),
+                    &dir.0,
+                    &mut log,
+                )
+            } else {
+                let mut commands = [
+                    clang(stdio),
+                    optimise(stdio, stdio),
+                    translate(stdio, stdio),
+                ];
+                run_pipeline(&mut commands, &dir.0, &mut log)
+            };
+            match optimised {
                 Err((2, refused)) => {
                     // llvm-spirv-15 refuses some modules LLVM's own constant folding makes (a
                     // null pointer cast between two named address spaces, from comparing a
