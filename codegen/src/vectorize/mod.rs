@@ -106,27 +106,24 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<Block, Refus
     // A work-item that already computes in SIMD registers (the texels of 8-bit colour images,
     // image.rs) would run each vector instruction once per lane: measured 3–4× slower on
     // the benchmark's blur than one work-item at a time.
-    let simd_inside = body.iter().any(|&b| {
-        func.layout.block_insts(b).any(|i| {
-            func.dfg
-                .inst_results(i)
-                .iter()
-                .any(|&r| func.dfg.value_type(r).is_vector())
-        })
-    });
-    if simd_inside {
+    let body_has = |pred: &dyn Fn(ir::Inst) -> bool| {
+        body.iter()
+            .any(|&b| func.layout.block_insts(b).any(|i| pred(i)))
+    };
+    if body_has(&|i| {
+        func.dfg
+            .inst_results(i)
+            .iter()
+            .any(|&r| func.dfg.value_type(r).is_vector())
+    }) {
         return Err("the work-item already computes in SIMD vectors");
     }
-    let local_atomic_inside = body.iter().any(|&b| {
-        func.layout.block_insts(b).any(|i| match func.dfg.insts[i] {
-            InstructionData::Load { flags, .. } => {
-                func.dfg.mem_flags[flags].trap_code()
-                    == Some(crate::translate::atomics::LOCAL_RMW_TRAP)
-            }
-            _ => false,
-        })
-    });
-    if local_atomic_inside {
+    if body_has(&|i| match func.dfg.insts[i] {
+        InstructionData::Load { flags, .. } => {
+            func.dfg.mem_flags[flags].trap_code() == Some(crate::translate::atomics::LOCAL_RMW_TRAP)
+        }
+        _ => false,
+    }) {
         return Err(
             "atomics on local memory (read-modify-write sequences one work-item at a time)",
         );
