@@ -107,8 +107,7 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<Block, Refus
     // image.rs) would run each vector instruction once per lane: measured 3–4× slower on
     // the benchmark's blur than one work-item at a time.
     let body_has = |pred: &dyn Fn(ir::Inst) -> bool| {
-        body.iter()
-            .any(|&b| func.layout.block_insts(b).any(|i| pred(i)))
+        body.iter().any(|&b| func.layout.block_insts(b).any(pred))
     };
     if body_has(&|i| {
         func.dfg
