@@ -8,6 +8,9 @@ FERROCL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 FERROCL_PACKAGES=(
     ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo
     clang-15 llvm-15 llvm-spirv-15 spirv-tools gcc dpkg-dev
+    # clang and llvm-spirv as libraries, for OpenCL C builds without a process per tool
+    # (frontend/build.rs): their headers and a C++ compiler.
+    g++ libclang-15-dev libclang-cpp15-dev llvm-15-dev libllvmspirvlib-15-dev
 )
 # PoCL is installed by default (FERROCL_WITH_POCL=0 to skip): it is the reference the test
 # suite is validated against (FERROCL_TEST_PLATFORM_ICD, FERROCL_TEST_WITH_POCL).

@@ -9,6 +9,7 @@ mod diagnostics;
 mod legacy;
 mod link;
 mod llvm_passes;
+mod llvm_tools;
 mod locations;
 mod metadata;
 mod module;

@@ -11,12 +11,12 @@
 //! LLVM in-process (PoCL, Mesa); the input is clang's own output for a source clang accepted.
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 
 type Ref = *mut c_void;
 
 /// The C API functions the step needs (LLVM-C, stable across LLVM versions).
-struct Api {
+pub(crate) struct Api {
     context_create: unsafe extern "C" fn() -> Ref,
     context_dispose: unsafe extern "C" fn(Ref),
     set_diagnostic_handler: unsafe extern "C" fn(Ref, DiagnosticHandler, *mut c_void),
@@ -92,6 +92,12 @@ pub(crate) fn available() -> bool {
     api().is_some()
 }
 
+/// The library, held: no other thread of this process runs the passes meanwhile. None when
+/// it is not available.
+pub(crate) fn lock() -> Option<MutexGuard<'static, Api>> {
+    Some(api()?.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
 /// What `opt-15 -passes=<passes> --data-layout=<data_layout>` makes of `bitcode`: the
 /// optimised module's bitcode, or opt's kind of error message. None when the library is not
 /// available.
@@ -100,12 +106,19 @@ pub(crate) fn optimise(
     passes: &str,
     data_layout: &str,
 ) -> Option<Result<Vec<u8>, String>> {
-    let api = api()?;
-    let api = api.lock().unwrap_or_else(|e| e.into_inner());
+    let api = lock()?;
+    Some(optimise_with(&api, bitcode, passes, data_layout))
+}
+
+/// [`optimise`] with the library already held.
+pub(crate) fn optimise_with(
+    api: &Api,
+    bitcode: &[u8],
+    passes: &str,
+    data_layout: &str,
+) -> Result<Vec<u8>, String> {
     let (Ok(passes), Ok(layout)) = (CString::new(passes), CString::new(data_layout)) else {
-        return Some(Err(
-            "error: a pass list or data layout with a NUL byte\n".into()
-        ));
+        return Err("error: a pass list or data layout with a NUL byte\n".into());
     };
     // SAFETY: each object is created, used and disposed of here, in LLVM-C's ownership rules:
     // the parsed module belongs to the context (disposed of before it), the input buffer is
@@ -138,12 +151,12 @@ pub(crate) fn optimise(
                 diagnostics.text.trim_end()
             ))
         } else {
-            let r = run_on(&api, module, &passes, &layout);
+            let r = run_on(api, module, &passes, &layout);
             (api.module_dispose)(module);
             r
         };
         (api.context_dispose)(context);
-        Some(result)
+        result
     }
 }
 

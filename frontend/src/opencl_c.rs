@@ -1,8 +1,12 @@
 //! OpenCL C → SPIR-V through the system's clang-15, opt-15 and llvm-spirv-15 (the recipe in
-//! DESIGN.md that yields valid, optimised SPIR-V 1.0). The tools' stderr becomes the build log.
+//! DESIGN.md that yields valid, optimised SPIR-V 1.0), run in this process where their
+//! libraries load (llvm_tools.rs, llvm_passes.rs), as processes otherwise. The tools'
+//! diagnostics become the build log.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 const CLANG: &str = "clang-15";
 const OPT: &str = "opt-15";
@@ -111,10 +115,10 @@ const LLVM_SPIRV_15_EXTENSIONS: &[&str] = &[
     "SPV_INTEL_subgroups",
 ];
 
-/// llvm-spirv's `--spirv-ext`: the SPIR-V extensions the frontend accepts that the translator
+/// llvm-spirv's `--spirv-ext` list: the SPIR-V extensions the frontend accepts that the translator
 /// knows; it uses none unless told. Sub-group rotation and the Intel sub-group instructions
 /// only when the device has them.
-fn spirv_ext_option(device_extensions: &[&str]) -> String {
+fn spirv_ext_list(device_extensions: &[&str]) -> String {
     let list: Vec<String> = crate::SUPPORTED_EXTENSIONS
         .iter()
         .filter(|e| LLVM_SPIRV_15_EXTENSIONS.contains(e))
@@ -125,7 +129,7 @@ fn spirv_ext_option(device_extensions: &[&str]) -> String {
         })
         .map(|e| format!("+{e}"))
         .collect();
-    format!("--spirv-ext=-all,{}", list.join(","))
+    format!("-all,{}", list.join(","))
 }
 
 /// What a build option string asks of clang and the OpenCL C pipeline.
@@ -813,6 +817,7 @@ pub fn compile_opencl_c(
         extensions,
         undefine,
         debug_info: false,
+        llvm_in_process: true,
     }
     .compile()
 }
@@ -833,6 +838,9 @@ pub struct OpenClC<'a> {
     /// ignores `-g` (it keeps no debug information), so only tests of modules that carry debug
     /// instructions set this.
     pub debug_info: bool,
+    /// Whether clang, opt's passes and llvm-spirv run in this process (`FERROCL_LLVM`), where
+    /// their libraries load; as processes otherwise. The SPIR-V is the same.
+    pub llvm_in_process: bool,
 }
 
 impl OpenClC<'_> {
@@ -848,6 +856,197 @@ impl OpenClC<'_> {
     }
 }
 
+/// clang's executable path when the tools run in this process (llvm_tools.rs): clang's
+/// driver finds its resource directory, and `opencl-c.h`, from it, as the process does from
+/// its own path.
+fn in_process_clang() -> Option<&'static Path> {
+    static PATH: OnceLock<Option<PathBuf>> = OnceLock::new();
+    let found = PATH.get_or_init(|| {
+        let on_path = std::env::var_os("PATH")?;
+        let program = std::env::split_paths(&on_path)
+            .map(|dir| dir.join(CLANG))
+            .find(|p| p.is_file())?;
+        std::fs::canonicalize(program).ok()
+    });
+    let path = found.as_deref()?;
+    (crate::llvm_tools::available() && crate::llvm_passes::available()).then_some(path)
+}
+
+/// Frames of an in-process build's reply (llvm_tools::in_server): the log so far, sent as the
+/// translation starts; the SPIR-V; the unsigned `vec_type_hint` types; the log of a failure.
+const FRAME_LOG: u8 = b'L';
+const FRAME_SPIRV: u8 = b'S';
+const FRAME_HINTS: u8 = b'H';
+const FRAME_FAILED: u8 = b'E';
+
+/// Kernels whose `vec_type_hint` is unsigned, with the type's OpenCL C name.
+type UnsignedHints = Vec<(String, String)>;
+
+/// One build for the LLVM server: clang's arguments for bitcode and, where the hints are
+/// read, for textual IR; the two output files; whether opt's passes run; llvm-spirv's
+/// extension list.
+struct ServerBuild<'a> {
+    clang_bitcode: Vec<OsString>,
+    clang_textual: Vec<OsString>,
+    bitcode: &'a Path,
+    textual: &'a Path,
+    optimise: bool,
+    spirv_extensions: &'a str,
+}
+
+impl ServerBuild<'_> {
+    fn pack(&self) -> Vec<u8> {
+        use std::os::unix::ffi::OsStrExt;
+        let count = self.clang_bitcode.len().to_string();
+        let mut items: Vec<&[u8]> = vec![
+            if self.optimise { b"1" } else { b"0" },
+            self.spirv_extensions.as_bytes(),
+            self.bitcode.as_os_str().as_bytes(),
+            self.textual.as_os_str().as_bytes(),
+            count.as_bytes(),
+        ];
+        items.extend(self.clang_bitcode.iter().map(|a| a.as_bytes()));
+        items.extend(self.clang_textual.iter().map(|a| a.as_bytes()));
+        crate::llvm_tools::pack(&items)
+    }
+}
+
+/// The LLVM server's side of a build ([`ServerBuild`], packed): clang, the passes and the
+/// translator, each step's failure sent as [`FRAME_FAILED`] with the log up to it.
+fn serve_build(
+    tools: &crate::llvm_tools::Tools,
+    request: &[u8],
+    out: &mut crate::llvm_tools::Sender,
+) {
+    use std::os::unix::ffi::OsStrExt;
+    let Some(items) = crate::llvm_tools::unpack(request).filter(|i| i.len() >= 5) else {
+        out.send(FRAME_FAILED, b"error: a malformed build request\n");
+        return;
+    };
+    let path = |bytes: &[u8]| Path::new(std::ffi::OsStr::from_bytes(bytes)).to_path_buf();
+    let count: usize = std::str::from_utf8(items[4])
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let args = |range: &[&[u8]]| -> Vec<OsString> {
+        range
+            .iter()
+            .map(|a| std::ffi::OsStr::from_bytes(a).to_owned())
+            .collect()
+    };
+    let end = (5 + count).min(items.len());
+    let (clang_bitcode, clang_textual) = (args(&items[5..end]), args(&items[end..]));
+    let extensions = String::from_utf8_lossy(items[1]);
+    let run_clang = |argv: &[OsString], output: &Path, log: &mut String| {
+        match tools.clang(argv) {
+            Ok(diagnostics) => log.push_str(&diagnostics),
+            Err(diagnostics) => return Err(format!("{log}{diagnostics}error: {CLANG} failed\n")),
+        }
+        std::fs::read(output).map_err(|e| format!("{log}error: cannot read clang's output: {e}\n"))
+    };
+    let build = |out: &mut crate::llvm_tools::Sender| -> Result<(), String> {
+        let mut log = String::new();
+        let bitcode = run_clang(&clang_bitcode, &path(items[2]), &mut log)?;
+        if !clang_textual.is_empty() {
+            // The hints are read from textual IR, for which clang runs once more (a few ms).
+            let ir = run_clang(&clang_textual, &path(items[3]), &mut String::new())?;
+            let hints = unsigned_vec_type_hints(&String::from_utf8_lossy(&ir));
+            let text: String = hints.iter().map(|(k, t)| format!("{k} {t}\n")).collect();
+            out.send(FRAME_HINTS, text.as_bytes());
+        }
+        let module = if items[0] == b"1" {
+            tools
+                .optimise(&bitcode, OPT_PASSES, OPT_DATA_LAYOUT)
+                .map_err(|message| format!("{log}{message}"))?
+        } else {
+            bitcode
+        };
+        out.send(FRAME_LOG, log.as_bytes());
+        let spirv = tools
+            .translate(&module, (1, 3), &extensions)
+            .map_err(|e| format!("{log}{e}"))?;
+        out.send(FRAME_SPIRV, &spirv);
+        Ok(())
+    };
+    if let Err(failed) = build(out) {
+        out.send(FRAME_FAILED, failed.as_bytes());
+    }
+}
+
+/// The recipe with clang, opt's passes and llvm-spirv run by their libraries in the LLVM
+/// server (llvm_tools.rs), on the same arguments as the processes: the SPIR-V and the
+/// unsigned `vec_type_hint` types, or the log up to the step that failed. `clang_args` gives
+/// clang's arguments after its name for an output file and textual IR or not.
+fn build_in_process(
+    clang_path: &Path,
+    clang_args: &dyn Fn(&Path, bool) -> Vec<OsString>,
+    dir: &Path,
+    opt_disable: bool,
+    read_hints: bool,
+    spirv_extensions: &str,
+    log: &mut String,
+) -> Result<(Vec<u8>, UnsignedHints), String> {
+    let (bitcode, textual) = (dir.join("input.bc"), dir.join("input.ll"));
+    let argv = |output: &Path, text: bool| {
+        let mut argv = vec![clang_path.as_os_str().to_owned()];
+        argv.extend(clang_args(output, text));
+        argv
+    };
+    let attempt = |optimise: bool| {
+        let request = ServerBuild {
+            clang_bitcode: argv(&bitcode, false),
+            clang_textual: if read_hints {
+                argv(&textual, true)
+            } else {
+                Vec::new()
+            },
+            bitcode: &bitcode,
+            textual: &textual,
+            optimise,
+            spirv_extensions,
+        };
+        crate::llvm_tools::in_server(&dir.join("llvm.err"), &request.pack(), serve_build)
+            .ok_or_else(|| format!("{log}{}", crate::llvm_tools::NOT_AVAILABLE))
+    };
+    let text =
+        |bytes: Option<&[u8]>| String::from_utf8_lossy(bytes.unwrap_or_default()).into_owned();
+    let first = attempt(!opt_disable)?;
+    let report = match (first.frame(FRAME_SPIRV), first.frame(FRAME_LOG)) {
+        (Some(_), _) => first,
+        (None, Some(before)) if !opt_disable => {
+            // As the process recipe: what llvm-spirv-15 refuses of the optimised module
+            // (returning an error or calling exit()), it is given unoptimised.
+            let refused = match &first.ended {
+                Err(ended) => format!("{}{}", String::from_utf8_lossy(before), ended),
+                Ok(()) => text(first.frame(FRAME_FAILED)),
+            };
+            let retry = attempt(false)?;
+            if retry.frame(FRAME_SPIRV).is_none() {
+                return Err(format!("{log}{refused}"));
+            }
+            retry
+        }
+        (None, before) => {
+            let failed = match (&first.ended, first.frame(FRAME_FAILED)) {
+                (Ok(()), Some(failed)) => String::from_utf8_lossy(failed).into_owned(),
+                (Ok(()), None) => "error: the LLVM tools ended without a result\n".to_owned(),
+                (Err(ended), _) => format!("{}{ended}", text(before)),
+            };
+            return Err(format!("{log}{failed}"));
+        }
+    };
+    log.push_str(&text(report.frame(FRAME_LOG)));
+    let hints = text(report.frame(FRAME_HINTS))
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(k, t)| (k.to_owned(), t.to_owned()))
+        .collect();
+    Ok((
+        report.frame(FRAME_SPIRV).unwrap_or_default().to_vec(),
+        hints,
+    ))
+}
+
 fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
     let OpenClC {
         source,
@@ -855,6 +1054,7 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
         extensions,
         undefine,
         debug_info,
+        llvm_in_process,
     } = *input;
     if !opencl_c_compiler_available() {
         return Err(format!(
@@ -911,21 +1111,31 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
     let mut log = String::new();
     // Textual IR where the source names vec_type_hint: its signedness is read from there.
     let read_hints = source.contains("vec_type_hint");
+    // clang's arguments after its name; textual IR or bitcode.
+    let clang_args = |output: &Path, textual: bool| -> Vec<OsString> {
+        let mut words: Vec<OsString> = vec![format!("-cl-std={std}").into()];
+        for word in ["-target", "spir64", "-O0", "-Xclang", "-disable-O0-optnone"] {
+            words.push(word.into());
+        }
+        words.push("-emit-llvm".into());
+        words.push(if textual { "-S" } else { "-c" }.into());
+        for word in [
+            "-Xclang",
+            "-finclude-default-header",
+            "-fno-color-diagnostics",
+        ] {
+            words.push(word.into());
+        }
+        words.push("-Xclang".into());
+        words.push(cl_ext_option(extensions).into());
+        words.extend(args.iter().map(OsString::from));
+        words.extend(["-MD".into(), "-MF".into(), deps.clone().into_os_string()]);
+        words.extend([src.clone().into_os_string(), "-o".into(), output.into()]);
+        words
+    };
     let clang = |output: &Path| {
         let mut cmd = Command::new(CLANG);
-        cmd.arg(format!("-cl-std={std}"))
-            .args(["-target", "spir64", "-O0", "-Xclang", "-disable-O0-optnone"])
-            .args(["-emit-llvm", if read_hints { "-S" } else { "-c" }])
-            .args(["-Xclang", "-finclude-default-header"])
-            .arg("-Xclang")
-            .arg(cl_ext_option(extensions))
-            .args(&args)
-            .arg("-MD")
-            .arg("-MF")
-            .arg(&deps)
-            .arg(&src)
-            .arg("-o")
-            .arg(output);
+        cmd.args(clang_args(output, read_hints));
         cmd
     };
     let optimise = |input: &Path, output: &Path| {
@@ -945,14 +1155,25 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
             // Source type names and qualifiers for clGetKernelArgInfo, as OpStrings.
             .arg("--preserve-ocl-kernel-arg-type-metadata-through-string")
             // The SPIR-V extensions this frontend accepts (llvm-spirv uses none by default).
-            .arg(spirv_ext_option(extensions))
+            .arg(format!("--spirv-ext={}", spirv_ext_list(extensions)))
             .arg(input)
             .arg("-o")
             .arg(output);
         cmd
     };
     let stdio = Path::new("-");
-    let (spirv, unsigned_hints) = if !read_hints {
+    let in_process = in_process_clang().filter(|_| llvm_in_process);
+    let (spirv, unsigned_hints) = if let Some(clang_path) = in_process {
+        build_in_process(
+            clang_path,
+            &clang_args,
+            &dir.0,
+            opt_disable,
+            read_hints,
+            &spirv_ext_list(extensions),
+            &mut log,
+        )?
+    } else if !read_hints {
         // The usual case: the tools run as one pipeline, no intermediate files, all three
         // started at once; most of each one's time is loading LLVM, which then overlaps.
         let built = if opt_disable {
@@ -962,7 +1183,7 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
                 &mut log,
             )
         } else {
-            let optimised = if crate::llvm_passes::available() {
+            let optimised = if llvm_in_process && crate::llvm_passes::available() {
                 run_with_passes_in_process(
                     &mut clang(stdio),
                     &mut translate(stdio, stdio),
@@ -1196,6 +1417,7 @@ mod tests {
         let dir = temp_dir().unwrap();
         std::fs::write(dir.0.join("n.h"), "#define N 3\n").unwrap();
         let c = OpenClC {
+            llvm_in_process: true,
             source: "#include \"n.h\"\nkernel void k(global int *p) { p[0] = N; }",
             options: &format!("-I {}", dir.0.display()),
             ..OpenClC::default()

@@ -43,6 +43,7 @@ fn in_child(name: &str, vars: &[(&str, &str)]) -> Option<String> {
         "FERROCL_SVM",
         "FERROCL_IMAGES",
         "FERROCL_KERNEL_TIMEOUT",
+        "FERROCL_LLVM",
     ] {
         cmd.env_remove(var);
     }
@@ -743,6 +744,41 @@ fn dumps_and_logs() {
         .expect("asm")
         .contains("ret"));
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `FERROCL_LLVM=process` runs clang, opt and llvm-spirv as processes: a program built from
+/// OpenCL C computes the same values and a source error is named with its line; an invalid
+/// value warns and keeps the tools in-process.
+#[test]
+fn llvm_tools_can_run_as_processes() {
+    for setting in ["process", "in-process", "sideways"] {
+        let name = "llvm_tools_can_run_as_processes";
+        let stderr = in_child(name, &[("FERROCL_LLVM", setting), ("FERROCL_CACHE", "off")]);
+        let Some(stderr) = stderr else {
+            let env = Env::new();
+            let source = "kernel void twice(global int* p) { size_t i = get_global_id(0); p[i] = 2 * p[i] + (int)i; }";
+            let program = env.program_from_source(source, "");
+            let kernel = check(cl(Kernel::create(&program, "twice")), "clCreateKernel");
+            let input: Vec<i32> = (0..100).collect();
+            let buffer = env.buffer(&input);
+            arg_buf(&kernel, 0, &buffer);
+            env.run(&kernel, &[input.len()], None, None);
+            let expected: Vec<i32> = input.iter().map(|v| 3 * v).collect();
+            assert_eq!(env.read(&buffer, input.len()), expected);
+            let broken =
+                env.try_program_from_source("kernel void k(global int* p) {\n p[0] = q;\n}", "");
+            let Err(log) = broken else {
+                panic!("an undeclared name must fail the build");
+            };
+            assert!(
+                log.contains(":2:9: error: use of undeclared identifier 'q'"),
+                "{log}"
+            );
+            return;
+        };
+        let warned = stderr.contains("FERROCL_LLVM=\"sideways\" is not one of in-process, process");
+        assert_eq!(warned, setting == "sideways", "{setting}: {stderr}");
+    }
 }
 
 #[test]

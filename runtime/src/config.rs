@@ -587,12 +587,15 @@ impl DeviceConfig {
     /// extensions and features. The one call of the recipe for `clBuildProgram`, the offline
     /// compiler, the integration tests and the benchmark.
     pub fn compile_opencl_c(&self, source: &str, options: &str) -> Result<Vec<u8>, String> {
-        ferrocl_frontend::compile_opencl_c(
+        ferrocl_frontend::OpenClC {
             source,
             options,
-            &self.opencl_c_extensions(),
-            &self.clang_undefines(),
-        )
+            extensions: &self.opencl_c_extensions(),
+            undefine: &self.clang_undefines(),
+            debug_info: false,
+            llvm_in_process: self.settings.llvm_in_process,
+        }
+        .compile()
     }
 
     /// Macros clang-15 predefines for every SPIR target that this device must not have: those

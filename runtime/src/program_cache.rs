@@ -432,14 +432,45 @@ fn write_entry(dir: &Path, path: &Path, bytes: &[u8], max_bytes: u64) -> io::Res
         let _ = std::fs::remove_file(&temp);
         return Err(e);
     }
-    evict(dir, max_bytes);
+    keep_bounded(dir, bytes.len() as u64, max_bytes);
     Ok(())
+}
+
+/// Stores between two scans of a cache directory by one process, which catch up with what
+/// other processes stored meanwhile.
+const STORES_BETWEEN_SCANS: u32 = 256;
+
+/// Brings the cache back under `max_bytes` after a store of `stored` bytes, scanning the
+/// directory only when this process's running total passes the bound (or every
+/// [`STORES_BETWEEN_SCANS`] stores, and at its first store): scanning at every store made a
+/// suite of thousands of builds (CTS `test_c11_atomics`) spend most of its time listing and
+/// stating the cache's entries, quadratically.
+fn keep_bounded(dir: &Path, stored: u64, max_bytes: u64) {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    /// Per directory: the bytes it held at the last scan plus this process's stores since,
+    /// and how many stores that was.
+    static USAGE: Mutex<Option<HashMap<PathBuf, (u64, u32)>>> = Mutex::new(None);
+    let mut usage = USAGE.lock().unwrap_or_else(|e| e.into_inner());
+    let usage = usage.get_or_insert_with(HashMap::new);
+    let scan = match usage.get_mut(dir) {
+        Some((total, stores)) => {
+            *total += stored;
+            *stores += 1;
+            *total > max_bytes || *stores >= STORES_BETWEEN_SCANS
+        }
+        None => true,
+    };
+    if scan {
+        usage.insert(dir.to_path_buf(), (evict(dir, max_bytes), 0));
+    }
 }
 
 /// Removes least recently used entries of both kinds until the cache is at most 90 % of
 /// `max_bytes` (the margin keeps every store after the bound is reached from scanning and
 /// removing again), and temporary files an interrupted store left (older than an hour).
-pub fn evict(dir: &Path, max_bytes: u64) {
+/// Returns the bytes the cache then holds.
+pub fn evict(dir: &Path, max_bytes: u64) -> u64 {
     let mut files = Vec::new();
     let mut total = 0u64;
     let hour_ago = SystemTime::now() - std::time::Duration::from_secs(3600);
@@ -469,7 +500,7 @@ pub fn evict(dir: &Path, max_bytes: u64) {
         }
     }
     if total <= max_bytes {
-        return;
+        return total;
     }
     files.sort();
     let target = max_bytes / 10 * 9;
@@ -481,6 +512,7 @@ pub fn evict(dir: &Path, max_bytes: u64) {
             total -= len;
         }
     }
+    total
 }
 
 /// The bytes the cache holds (entries of both kinds only).
@@ -678,6 +710,7 @@ pub fn build_opencl_c(
             extensions: request.extensions,
             undefine: request.undefine,
             debug_info: false,
+            llvm_in_process: settings.llvm_in_process,
         }
         .compile_with_dependencies()
     };

@@ -136,6 +136,16 @@ pub const VARIABLES: &[Variable] = &[
                  build runs the tools",
     },
     Variable {
+        name: "FERROCL_LLVM",
+        values: "in-process, process",
+        default: "in-process",
+        effect: "how OpenCL C builds run clang-15, opt-15's passes and llvm-spirv-15: in-process \
+                 through their libraries (loaded on the first OpenCL C build; a few ms per \
+                 build), or process: each tool as a process (about 25 ms of start-up each). \
+                 Both give the same SPIR-V; in-process falls back to processes where the \
+                 libraries do not load",
+    },
+    Variable {
         name: "FERROCL_CACHE_DIR",
         values: "a directory",
         default: "$XDG_CACHE_HOME/ferrocl, else ~/.cache/ferrocl",
@@ -218,6 +228,8 @@ pub struct Settings {
     pub cache_dir: Option<PathBuf>,
     /// FERROCL_CACHE_MAX_SIZE in bytes.
     pub cache_max_bytes: u64,
+    /// `FERROCL_LLVM`: OpenCL C builds run the LLVM tools in this process.
+    pub llvm_in_process: bool,
 }
 
 /// The default bound of the program cache: an entry is the SPIR-V of one program (a few to a
@@ -326,6 +338,8 @@ impl Settings {
             "debug" => LogLevel::Debug,
             _ => LogLevel::Warn,
         };
+        let llvm_in_process =
+            pick("FERROCL_LLVM", &["in-process", "process"], "in-process") == "in-process";
         let threads = match lookup("FERROCL_THREADS") {
             None => default_threads,
             Some(raw) => match raw.trim().parse::<usize>() {
@@ -412,6 +426,7 @@ impl Settings {
             specialize,
             cache_dir,
             cache_max_bytes,
+            llvm_in_process,
         }
     }
 }
@@ -600,6 +615,16 @@ mod tests {
         let (s, w) = parse(&[("FERROCL_CACHE_MAX_SIZE", "lots")]);
         assert_eq!(w.len(), 1, "{w:?}");
         assert_eq!(s.cache_max_bytes, DEFAULT_CACHE_MAX_BYTES);
+    }
+
+    #[test]
+    fn llvm_tools_in_process_or_as_processes() {
+        assert!(parse(&[]).0.llvm_in_process);
+        assert!(!parse(&[("FERROCL_LLVM", "process")]).0.llvm_in_process);
+        assert!(parse(&[("FERROCL_LLVM", " In-Process ")]).0.llvm_in_process);
+        let (s, w) = parse(&[("FERROCL_LLVM", "both")]);
+        assert!(s.llvm_in_process);
+        assert_eq!(w.len(), 1, "{w:?}");
     }
 
     #[test]

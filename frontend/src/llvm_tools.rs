@@ -1,0 +1,779 @@
+//! The recipe's clang-15 and llvm-spirv-15 steps run inside this process, through the C++
+//! libraries those tools are built on (`libclang-cpp.so.15`, `libLLVMSPIRVLib.so.15`), instead
+//! of as two processes per build.
+//!
+//! Nearly all of what each process cost was starting up: mapping and relocating libclang-cpp
+//! and libLLVM took about 25 ms of each build's 30–40 ms, while clang's own work on a small
+//! kernel, `opencl-c.h` included, is about 2 ms and llvm-spirv's 0.5 ms. A suite that builds
+//! thousands of programs (the CTS `test_c11_atomics`) is dominated by that start-up.
+//!
+//! The C interface over the two libraries is `clc/llvm_tools.cpp`, which build.rs compiles
+//! into a shared object embedded here. It is loaded on the first OpenCL C build only (from a
+//! memory file, so that the ICD stays one file), so an application that never builds OpenCL C
+//! never maps clang. Where the development files were missing at build time, or
+//! `FERROCL_LLVM=process` is set (runtime settings), or loading fails, the recipe runs the
+//! tools as processes, with the same output.
+//!
+//! The libraries are loaded in this process and run in a server process forked from it at
+//! the first build (see [`Server`]): the translator calls exit() on modules it refuses and
+//! LLVM on fatal errors, which must end a build, not the application.
+
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString, OsString};
+use std::sync::{Mutex, OnceLock};
+
+/// The log line when the tools were to run in this process and cannot.
+pub(crate) const NOT_AVAILABLE: &str = "error: the LLVM libraries are not available\n";
+
+type ClangFn = unsafe extern "C" fn(*const *const c_char, usize, *mut *mut c_char) -> c_int;
+type TranslateFn = unsafe extern "C" fn(
+    *const c_char,
+    usize,
+    c_uint,
+    *const c_char,
+    c_int,
+    *mut *mut c_char,
+    *mut usize,
+    *mut *mut c_char,
+) -> c_int;
+
+/// The shared object's functions (see clc/llvm_tools.cpp).
+struct Api {
+    clang: ClangFn,
+    translate: TranslateFn,
+    free: unsafe extern "C" fn(*mut c_void),
+    /// Keeps the functions above mapped.
+    _library: libloading::os::unix::Library,
+}
+
+fn api() -> Option<&'static Mutex<Api>> {
+    static API: OnceLock<Option<Mutex<Api>>> = OnceLock::new();
+    API.get_or_init(|| load().map(Mutex::new)).as_ref()
+}
+
+#[cfg(ferrocl_llvm_tools)]
+const SHARED_OBJECT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/libferrocl_llvm_tools.so"));
+
+#[cfg(not(ferrocl_llvm_tools))]
+fn load() -> Option<Api> {
+    None
+}
+
+#[cfg(ferrocl_llvm_tools)]
+fn load() -> Option<Api> {
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    // SAFETY: memfd_create takes a NUL-terminated name and flags, and returns a new descriptor
+    // (or -1), which the File then owns.
+    let file = unsafe {
+        let fd = libc::memfd_create(c"ferrocl-llvm-tools".as_ptr(), libc::MFD_CLOEXEC);
+        if fd < 0 {
+            return None;
+        }
+        std::fs::File::from_raw_fd(fd)
+    };
+    (&file).write_all(SHARED_OBJECT).ok()?;
+    use std::os::fd::AsRawFd;
+    let path = format!("/proc/self/fd/{}", file.as_raw_fd());
+    // SAFETY: the object is clc/llvm_tools.cpp, built with this crate; its initialisers and
+    // those of the libraries it needs (libclang-cpp, libLLVM, libLLVMSPIRVLib) only register
+    // options, passes and targets. Once mapped, it outlives the descriptor.
+    // Bound now, with the libraries it needs: each build runs in a fork of this process, and
+    // symbols bound lazily would be looked up again in every child.
+    let library = unsafe {
+        libloading::os::unix::Library::open(Some(&path), libc::RTLD_NOW | libc::RTLD_LOCAL)
+    }
+    .ok()?;
+    drop(file);
+    // SAFETY: each symbol is the extern "C" function of that name in clc/llvm_tools.cpp,
+    // whose signature is the field's type.
+    unsafe {
+        Some(Api {
+            clang: *library.get(b"ferrocl_llvm_tools_clang\0").ok()?,
+            translate: *library.get(b"ferrocl_llvm_tools_translate\0").ok()?,
+            free: *library.get(b"ferrocl_llvm_tools_free\0").ok()?,
+            _library: library,
+        })
+    }
+}
+
+/// Whether the tools run in this process (the shared object was built and loads, and so does
+/// the library of opt's passes).
+pub(crate) fn available() -> bool {
+    api().is_some() && crate::llvm_passes::available()
+}
+
+/// The libraries, held by the thread that forked the child running them (see [`in_child`]).
+pub(crate) struct Tools<'a> {
+    tools: &'a Api,
+    passes: &'a crate::llvm_passes::Api,
+}
+
+/// Takes a message the shared object allocated.
+///
+/// # Safety
+/// `text` is null or a NUL-terminated string from the shared object, not yet freed.
+unsafe fn take_text(api: &Api, text: *mut c_char) -> String {
+    if text.is_null() {
+        return String::new();
+    }
+    // SAFETY: the caller's contract; the string is freed once, here.
+    unsafe {
+        let owned = CStr::from_ptr(text).to_string_lossy().into_owned();
+        (api.free)(text.cast());
+        owned
+    }
+}
+
+impl Tools<'_> {
+    /// `clang-15 <args>`, where `args[0]` is clang's executable path (clang finds its resource
+    /// directory, and `opencl-c.h`, from there): Ok or Err with clang's diagnostics.
+    pub(crate) fn clang(&self, args: &[OsString]) -> Result<String, String> {
+        use std::os::unix::ffi::OsStrExt;
+        let api = self.tools;
+        let Ok(args) = args
+            .iter()
+            .map(|a| CString::new(a.as_bytes()))
+            .collect::<Result<Vec<_>, _>>()
+        else {
+            return Err("error: a clang argument with a NUL byte\n".into());
+        };
+        let pointers: Vec<*const c_char> = args.iter().map(|a| a.as_ptr()).collect();
+        let mut log: *mut c_char = std::ptr::null_mut();
+        // SAFETY: `pointers` are `args.len()` NUL-terminated strings alive for the call; the
+        // log is the shared object's to allocate and ours to free.
+        let (success, log) = unsafe {
+            let success = (api.clang)(pointers.as_ptr(), pointers.len(), &mut log) != 0;
+            (success, take_text(api, log))
+        };
+        if success {
+            Ok(log)
+        } else {
+            Err(log)
+        }
+    }
+
+    /// opt's passes, as [`crate::llvm_passes::optimise`].
+    pub(crate) fn optimise(
+        &self,
+        bitcode: &[u8],
+        passes: &str,
+        data_layout: &str,
+    ) -> Result<Vec<u8>, String> {
+        crate::llvm_passes::optimise_with(self.passes, bitcode, passes, data_layout)
+    }
+
+    /// `llvm-spirv-15 --spirv-max-version=<max_version> --spirv-ext=<extensions>
+    /// --preserve-ocl-kernel-arg-type-metadata-through-string` on a module (bitcode or textual
+    /// IR): the SPIR-V, or the translator's error. The translator calls exit() on some modules
+    /// it refuses, which only a child can survive.
+    pub(crate) fn translate(
+        &self,
+        ir: &[u8],
+        max_version: (u8, u8),
+        extensions: &str,
+    ) -> Result<Vec<u8>, String> {
+        let api = self.tools;
+        let Ok(extensions) = CString::new(extensions) else {
+            return Err("error: an extension list with a NUL byte\n".into());
+        };
+        let version = (c_uint::from(max_version.0) << 16) | (c_uint::from(max_version.1) << 8);
+        let mut spirv: *mut c_char = std::ptr::null_mut();
+        let mut spirv_size = 0usize;
+        let mut log: *mut c_char = std::ptr::null_mut();
+        // SAFETY: `ir` and `extensions` are alive for the call; on success `spirv` points to
+        // `spirv_size` bytes the shared object allocated, copied and then freed here once.
+        unsafe {
+            let success = (api.translate)(
+                ir.as_ptr().cast(),
+                ir.len(),
+                version,
+                extensions.as_ptr(),
+                1,
+                &mut spirv,
+                &mut spirv_size,
+                &mut log,
+            ) != 0;
+            let log = take_text(api, log);
+            if !success {
+                return Err(log);
+            }
+            let bytes = std::slice::from_raw_parts(spirv.cast::<u8>(), spirv_size).to_vec();
+            (api.free)(spirv.cast());
+            Ok(bytes)
+        }
+    }
+}
+
+/// What a request's handler sent before it ended: (kind, bytes) frames in order, and how it
+/// ended (Err: the reason and what it wrote to stderr, when the server died during it).
+pub(crate) struct ChildReport {
+    pub frames: Vec<(u8, Vec<u8>)>,
+    pub ended: Result<(), String>,
+}
+
+impl ChildReport {
+    /// The last frame of `kind`.
+    pub(crate) fn frame(&self, kind: u8) -> Option<&[u8]> {
+        self.frames
+            .iter()
+            .rev()
+            .find(|f| f.0 == kind)
+            .map(|f| f.1.as_slice())
+    }
+}
+
+/// Where a handler writes its frames.
+pub(crate) struct Sender(std::fs::File);
+
+impl Sender {
+    /// Sends one frame; the parent keeps what arrived even if the server then dies.
+    pub(crate) fn send(&mut self, kind: u8, bytes: &[u8]) {
+        use std::io::Write;
+        let mut header = [0u8; 9];
+        header[0] = kind;
+        header[1..].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
+        // A parent that stopped reading has nothing to learn: errors are ignored.
+        let _ = self
+            .0
+            .write_all(&header)
+            .and_then(|()| self.0.write_all(bytes));
+    }
+}
+
+/// The frame that ends a request's reply.
+const FRAME_DONE: u8 = 0;
+
+/// `items` as one byte string (each item's length, then its bytes), for [`unpack`].
+pub(crate) fn pack(items: &[&[u8]]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for item in items {
+        out.extend_from_slice(&(item.len() as u64).to_le_bytes());
+        out.extend_from_slice(item);
+    }
+    out
+}
+
+/// The items of a [`pack`]ed byte string; None when it is cut or malformed.
+pub(crate) fn unpack(mut bytes: &[u8]) -> Option<Vec<&[u8]>> {
+    let mut items = Vec::new();
+    while !bytes.is_empty() {
+        let len = usize::try_from(u64::from_le_bytes(bytes.get(..8)?.try_into().ok()?)).ok()?;
+        items.push(bytes.get(8..8usize.checked_add(len)?)?);
+        bytes = &bytes[8 + len..];
+    }
+    Some(items)
+}
+
+/// A request handler: runs in the server with the libraries, replies through the sender.
+pub(crate) type Handler = fn(&Tools, &[u8], &mut Sender);
+
+/// Exit status of a server whose libraries called exit() (the translator on a module it
+/// refuses, LLVM on a fatal error): its own handler ends it at once, so that none of the
+/// application's exit handlers run in it.
+const LIBRARY_EXIT: c_int = 113;
+
+extern "C" fn end_server_at_exit() {
+    // SAFETY: _exit ends the process without running anything else.
+    unsafe { libc::_exit(LIBRARY_EXIT) }
+}
+
+/// The server process: a fork of this one made at the first build, with the libraries
+/// already loaded. It serves requests one at a time, so it stays warm (clang initialises
+/// itself on first use, about 30 ms); it ends when its request socket closes (this process
+/// exits; `PR_SET_PDEATHSIG` is not used, as it fires when the forking thread ends), or when
+/// the libraries end it, and the next request forks a new one.
+struct Server {
+    pid: libc::pid_t,
+    requests: std::fs::File,
+    replies: std::fs::File,
+}
+
+static SERVER: Mutex<Option<Server>> = Mutex::new(None);
+
+/// Runs `handler` on `request` in the server process with the libraries (see [`Server`]), so
+/// that what they do to a process on input they refuse (the translator's exit(), LLVM's fatal
+/// errors, a crash) ends the server and becomes a build error, as with the tools' processes.
+/// `stderr` names a file that takes the server's stderr for this request; relative paths in
+/// the request are taken from this process's working directory. None when the tools are not
+/// available or no server can be started.
+pub(crate) fn in_server(
+    stderr: &std::path::Path,
+    request: &[u8],
+    handler: Handler,
+) -> Option<ChildReport> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut server = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+    if server.is_none() {
+        *server = Some(start_server(handler)?);
+    }
+    let running = server.as_mut()?;
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let message = pack(&[
+        request,
+        stderr.as_os_str().as_bytes(),
+        cwd.as_os_str().as_bytes(),
+    ]);
+    let sent = send_all(&running.requests, &(message.len() as u64).to_le_bytes())
+        && send_all(&running.requests, &message);
+    let mut frames = Vec::new();
+    let finished = sent && read_reply(&mut running.replies, &mut frames);
+    if finished {
+        return Some(ChildReport {
+            frames,
+            ended: Ok(()),
+        });
+    }
+    // The server died during the request: its status and what it printed are the error.
+    let dead = server.take()?;
+    drop((dead.requests, dead.replies));
+    let mut status: c_int = 0;
+    // SAFETY: waits for the server this process forked, retrying when a signal interrupts.
+    let waited = loop {
+        let r = unsafe { libc::waitpid(dead.pid, &mut status, 0) };
+        if r >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            break r >= 0;
+        }
+    };
+    let how = if !waited {
+        "it ended".to_owned()
+    } else if libc::WIFSIGNALED(status) {
+        format!("killed by signal {}", libc::WTERMSIG(status))
+    } else if libc::WEXITSTATUS(status) == LIBRARY_EXIT {
+        "the library called exit()".to_owned()
+    } else {
+        format!("exit status {}", libc::WEXITSTATUS(status))
+    };
+    let printed = std::fs::read_to_string(stderr).unwrap_or_default();
+    Some(ChildReport {
+        frames,
+        ended: Err(format!("{printed}error: the LLVM tools failed ({how})\n")),
+    })
+}
+
+/// Reads a reply's frames up to its end; false when the pipe ends first.
+fn read_reply(replies: &mut std::fs::File, frames: &mut Vec<(u8, Vec<u8>)>) -> bool {
+    use std::io::Read;
+    loop {
+        let mut header = [0u8; 9];
+        if replies.read_exact(&mut header).is_err() {
+            return false;
+        }
+        let Ok(len) = usize::try_from(u64::from_le_bytes(header[1..].try_into().expect("8")))
+        else {
+            return false;
+        };
+        let mut bytes = vec![0u8; len];
+        if replies.read_exact(&mut bytes).is_err() {
+            return false;
+        }
+        if header[0] == FRAME_DONE {
+            return true;
+        }
+        frames.push((header[0], bytes));
+    }
+}
+
+/// Two connected stream sockets, closed on exec: the request channel, written with
+/// MSG_NOSIGNAL so that a dead server is an error here, not a SIGPIPE that ends the
+/// application.
+fn socket_pair() -> Option<(std::fs::File, std::fs::File)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0 as c_int; 2];
+    // SAFETY: socketpair fills `fds` with two new descriptors, each then owned by one File.
+    unsafe {
+        let kind = libc::SOCK_STREAM | libc::SOCK_CLOEXEC;
+        if libc::socketpair(libc::AF_UNIX, kind, 0, fds.as_mut_ptr()) != 0 {
+            return None;
+        }
+        Some((
+            std::fs::File::from_raw_fd(fds[0]),
+            std::fs::File::from_raw_fd(fds[1]),
+        ))
+    }
+}
+
+/// Writes all of `bytes` to the request socket; false when the server is gone.
+fn send_all(socket: &std::fs::File, mut bytes: &[u8]) -> bool {
+    use std::os::fd::AsRawFd;
+    while !bytes.is_empty() {
+        // SAFETY: sends from a live buffer on a socket this process owns.
+        let n = unsafe {
+            libc::send(
+                socket.as_raw_fd(),
+                bytes.as_ptr().cast(),
+                bytes.len(),
+                libc::MSG_NOSIGNAL,
+            )
+        };
+        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        let Ok(n) = usize::try_from(n) else {
+            return false;
+        };
+        if n == 0 {
+            return false;
+        }
+        bytes = &bytes[n..];
+    }
+    true
+}
+
+/// Two pipe ends, (read, write), closed on exec.
+fn pipe() -> Option<(std::fs::File, std::fs::File)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0 as c_int; 2];
+    // SAFETY: pipe2 fills `fds` with two new descriptors, each then owned by one File.
+    unsafe {
+        if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+            return None;
+        }
+        Some((
+            std::fs::File::from_raw_fd(fds[0]),
+            std::fs::File::from_raw_fd(fds[1]),
+        ))
+    }
+}
+
+fn start_server(handler: Handler) -> Option<Server> {
+    use std::os::fd::AsRawFd;
+    let tools = api()?.lock().unwrap_or_else(|e| e.into_inner());
+    // Held across the fork, so that no thread of this process is inside the passes then.
+    let passes = crate::llvm_passes::lock()?;
+    let (request_reader, request_writer) = socket_pair()?;
+    let (reply_reader, reply_writer) = pipe()?;
+    // SAFETY: fflush(NULL) flushes every stdio stream, so that a server that exits through
+    // the C library has no copy of unwritten output to write twice.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    // SAFETY: fork; the child only runs the libraries already loaded (whose locks this thread
+    // holds, or are idle) and its own descriptors, and leaves by _exit.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let keep = [request_reader.as_raw_fd(), reply_writer.as_raw_fd()];
+        // SAFETY: in the child, single-threaded: the descriptors are this process's own.
+        unsafe {
+            let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
+            if null >= 0 {
+                libc::dup2(null, 0);
+                libc::dup2(null, 1);
+            }
+            // The application's descriptors stay the application's: a pipe it waits on must
+            // not stay open here.
+            for fd in 3..libc::sysconf(libc::_SC_OPEN_MAX).clamp(3, 65536) as c_int {
+                if !keep.contains(&fd) {
+                    libc::close(fd);
+                }
+            }
+            libc::atexit(end_server_at_exit);
+            libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        }
+        drop(request_writer);
+        drop(reply_reader);
+        let tools = Tools {
+            tools: &tools,
+            passes: &passes,
+        };
+        serve(&tools, request_reader, Sender(reply_writer), handler);
+        // SAFETY: _exit ends the server without unwinding into the parent's code.
+        unsafe { libc::_exit(0) }
+    }
+    if pid < 0 {
+        return None;
+    }
+    Some(Server {
+        pid,
+        requests: request_writer,
+        replies: reply_reader,
+    })
+}
+
+/// The server's loop: each request's stderr file and working directory set, its handler run
+/// (a panic ends the server), its reply ended with [`FRAME_DONE`].
+fn serve(tools: &Tools, mut requests: std::fs::File, mut out: Sender, handler: Handler) {
+    use std::io::Read;
+    use std::os::unix::ffi::OsStrExt;
+    loop {
+        let mut len = [0u8; 8];
+        if requests.read_exact(&mut len).is_err() {
+            return;
+        }
+        let Ok(len) = usize::try_from(u64::from_le_bytes(len)) else {
+            return;
+        };
+        let mut message = vec![0u8; len];
+        if requests.read_exact(&mut message).is_err() {
+            return;
+        }
+        let Some([request, stderr, cwd]) =
+            unpack(&message).and_then(|i| <[&[u8]; 3]>::try_from(i).ok())
+        else {
+            return;
+        };
+        let stderr = std::path::Path::new(std::ffi::OsStr::from_bytes(stderr));
+        if let Ok(file) = std::fs::File::create(stderr) {
+            use std::os::fd::AsRawFd;
+            // SAFETY: the server's own descriptors.
+            unsafe { libc::dup2(file.as_raw_fd(), 2) };
+        }
+        let _ = std::env::set_current_dir(std::ffi::OsStr::from_bytes(cwd));
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            handler(tools, request, &mut out)
+        }));
+        if ran.is_err() {
+            // SAFETY: ends the server; the parent reports the status.
+            unsafe { libc::_exit(101) }
+        }
+        out.send(FRAME_DONE, b"");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{pack, unpack, ChildReport, Sender, Tools};
+    use std::ffi::OsString;
+    use std::io::Write;
+    use std::os::unix::ffi::OsStrExt;
+    use std::path::{Path, PathBuf};
+    use std::process::{Command, Stdio};
+
+    fn tool(program: &str, args: &[&str], input: &[u8]) -> Vec<u8> {
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{program}: {e}"));
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input)
+            .expect("input");
+        let out = child.wait_with_output().expect("output");
+        assert!(out.status.success(), "{program} {args:?} failed");
+        out.stdout
+    }
+
+    fn clang_path() -> OsString {
+        let path = std::fs::canonicalize("/usr/bin/clang-15").expect("clang-15 is installed");
+        path.into_os_string()
+    }
+
+    /// A file of its own for each test (they run in parallel).
+    fn scratch(name: &str, text: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("ferrocl-llvm-tools-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let path = dir.join(name);
+        std::fs::write(&path, text).expect("source");
+        path
+    }
+
+    /// The tests' requests: `clang ARGS...` (replies D with clang's log, or E, then B with
+    /// the file after `-o`), `translate EXTENSIONS MODULE` (replies S or E), `panic`.
+    fn test_handler(tools: &Tools, request: &[u8], out: &mut Sender) {
+        let items = unpack(request).expect("a packed request");
+        match items[0] {
+            b"clang" => {
+                let argv: Vec<OsString> = items[1..]
+                    .iter()
+                    .map(|a| std::ffi::OsStr::from_bytes(a).to_owned())
+                    .collect();
+                match tools.clang(&argv) {
+                    Ok(log) => {
+                        out.send(b'D', log.as_bytes());
+                        let o = items.iter().position(|a| *a == b"-o").expect("-o");
+                        let output = Path::new(std::ffi::OsStr::from_bytes(items[o + 1]));
+                        out.send(b'B', &std::fs::read(output).expect("clang's output"));
+                    }
+                    Err(log) => out.send(b'E', log.as_bytes()),
+                }
+            }
+            b"translate" => {
+                let extensions = std::str::from_utf8(items[1]).expect("UTF-8");
+                match tools.translate(items[2], (1, 3), extensions) {
+                    Ok(spirv) => out.send(b'S', &spirv),
+                    Err(log) => out.send(b'E', log.as_bytes()),
+                }
+            }
+            b"panic" => panic!("deliberately"),
+            other => panic!("unknown request {other:?}"),
+        }
+    }
+
+    fn request(name: &str, items: &[&[u8]]) -> ChildReport {
+        assert!(
+            super::available(),
+            "the LLVM tools shared object must be built and load here (build.rs)"
+        );
+        let stderr = scratch(&format!("{name}.err"), "");
+        super::in_server(&stderr, &pack(items), test_handler).expect("available")
+    }
+
+    fn text(bytes: Option<&[u8]>) -> String {
+        String::from_utf8_lossy(bytes.expect("the frame was sent")).into_owned()
+    }
+
+    const CLANG_ARGS: [&str; 11] = [
+        "-cl-std=CL2.0",
+        "-target",
+        "spir64",
+        "-O0",
+        "-Xclang",
+        "-disable-O0-optnone",
+        "-emit-llvm",
+        "-Xclang",
+        "-finclude-default-header",
+        "-fno-color-diagnostics",
+        "-c",
+    ];
+
+    fn clang(name: &str, input: &Path, output: &Path) -> ChildReport {
+        let path = clang_path();
+        let mut items: Vec<&[u8]> = vec![b"clang", path.as_bytes()];
+        items.extend(CLANG_ARGS.iter().map(|a| a.as_bytes()));
+        items.extend([
+            input.as_os_str().as_bytes(),
+            b"-o",
+            output.as_os_str().as_bytes(),
+        ]);
+        request(name, &items)
+    }
+
+    /// clang run by its library writes the bitcode the clang-15 process writes, and the
+    /// translator the SPIR-V llvm-spirv-15 writes from it, byte for byte.
+    #[test]
+    fn library_tools_match_the_processes() {
+        let kernels = [
+            "__kernel void a(__global float* x, int n) { float s = 0; for (int i = 0; i < 8; i++) s += x[i] * i; x[get_global_id(0)] = n > 3 ? s : -s; }",
+            "__kernel void b(__global float4* v) { size_t i = get_global_id(0); float4 p = v[i]; v[i] = (float4)(dot(p, p), rsqrt(p.x), p.zw) + p.yxwz; }",
+            "int f(int x) { return x * x + 1; } __kernel void c(__global atomic_int* a, __local int* l, __global const char* restrict s) { size_t i = get_local_id(0); l[i] = f(s[i]); work_group_barrier(CLK_LOCAL_MEM_FENCE); if (l[i ^ 1] > 3) atomic_fetch_add(a, l[0]); }",
+        ];
+        let extensions = "-all,+SPV_KHR_no_integer_wrap_decoration";
+        for (i, source) in kernels.iter().enumerate() {
+            let input = scratch(&format!("match-{i}.cl"), source);
+            let output = input.with_extension("bc");
+            let compiled = clang(&format!("match-{i}"), &input, &output);
+            assert_eq!(compiled.ended, Ok(()));
+            assert_eq!(text(compiled.frame(b'D')), "", "{source}");
+            let bitcode = compiled.frame(b'B').expect("bitcode");
+            let input_text = input.to_str().expect("UTF-8 path");
+            let mut args: Vec<&str> = CLANG_ARGS.to_vec();
+            args.extend([input_text, "-o", "-"]);
+            assert_eq!(bitcode, tool("clang-15", &args, b""), "clang on {source}");
+            let translated = request(
+                &format!("match-{i}-spirv"),
+                &[b"translate", extensions.as_bytes(), bitcode],
+            );
+            let by_process = tool(
+                "llvm-spirv-15",
+                &[
+                    "--spirv-max-version=1.3",
+                    "--preserve-ocl-kernel-arg-type-metadata-through-string",
+                    &format!("--spirv-ext={extensions}"),
+                    "-",
+                    "-o",
+                    "-",
+                ],
+                bitcode,
+            );
+            assert_eq!(
+                translated.frame(b'S'),
+                Some(by_process.as_slice()),
+                "llvm-spirv on {source}"
+            );
+        }
+    }
+
+    /// A source error is clang's diagnostic with its file, line and column, without colours; an
+    /// unknown option is the driver's error.
+    #[test]
+    fn clang_errors_are_diagnostics() {
+        let input = scratch(
+            "error.cl",
+            "__kernel void k(__global int* p) {\n  p[0] = q;\n}\n",
+        );
+        let report = clang("clang-error", &input, &input.with_extension("bc"));
+        assert_eq!(report.ended, Ok(()));
+        let log = text(report.frame(b'E'));
+        assert!(
+            log.contains("error.cl:2:10: error: use of undeclared identifier 'q'"),
+            "{log}"
+        );
+        assert!(
+            !log.contains('\u{1b}'),
+            "no colours in a build log: {log:?}"
+        );
+        let path = clang_path();
+        let unknown = request(
+            "clang-option",
+            &[
+                b"clang",
+                path.as_bytes(),
+                b"-fno-such-option",
+                input.as_os_str().as_bytes(),
+            ],
+        );
+        let log = text(unknown.frame(b'E'));
+        assert!(
+            log.contains("unknown argument: '-fno-such-option'"),
+            "{log}"
+        );
+    }
+
+    /// Unreadable modules and unknown extensions are the translator's errors; a module it
+    /// refuses by calling exit() (a cast between two named address spaces) ends the server
+    /// only, with the translator's message, and the next request starts a new one.
+    #[test]
+    fn translator_errors_end_the_build_not_the_process() {
+        let module = "target triple = \"spir64-unknown-unknown\"\n";
+        let translate = |name: &str, extensions: &str, ir: &[u8]| {
+            request(name, &[b"translate", extensions.as_bytes(), ir])
+        };
+        let garbage = translate("garbage", "-all", b"BC\xc0\xde garbage");
+        assert!(!text(garbage.frame(b'E')).is_empty());
+        let not_ir = translate("not-ir", "-all", b"this is not IR");
+        assert!(text(not_ir.frame(b'E')).contains("llvm-spirv"));
+        let unknown = translate("unknown", "-all,+SPV_NO_SUCH", module.as_bytes());
+        assert!(text(unknown.frame(b'E')).contains("Unknown extension 'SPV_NO_SUCH'"));
+        let empty = translate("empty", "-all", module.as_bytes());
+        let spirv = empty.frame(b'S').expect("an empty module translates");
+        assert!(spirv.starts_with(&[0x03, 0x02, 0x23, 0x07]));
+        let refused = format!(
+            "{module}define spir_kernel void @k(i32 addrspace(1)* addrspace(1)* %out) {{\n\
+             store i32 addrspace(1)* addrspacecast (i32 addrspace(3)* null to i32 addrspace(1)*), \
+             i32 addrspace(1)* addrspace(1)* %out\nret void\n}}\n"
+        );
+        let exited = translate("exit", "-all", refused.as_bytes());
+        assert!(exited.frames.is_empty());
+        let ended = exited.ended.unwrap_err();
+        assert!(
+            ended.contains("Casts from private/local/global address space"),
+            "{ended}"
+        );
+        assert!(ended.contains("the library called exit()"), "{ended}");
+        let again = translate("after-exit", "-all", module.as_bytes());
+        assert_eq!(again.ended, Ok(()));
+        assert!(again.frame(b'S').is_some());
+    }
+
+    /// A panic in the server is a failed request, and the next request is served.
+    #[test]
+    fn a_panicking_server_is_reported() {
+        let report = request("panic", &[b"panic"]);
+        let ended = report.ended.unwrap_err();
+        // (The panic's message goes to the server's stderr, except under the test harness,
+        // which captures it.)
+        assert!(ended.contains("exit status 101"), "{ended}");
+        let module = "target triple = \"spir64-unknown-unknown\"\n";
+        let again = request("after-panic", &[b"translate", b"-all", module.as_bytes()]);
+        assert!(again.frame(b'S').is_some());
+    }
+
+    #[test]
+    fn packed_items_come_back() {
+        let items: [&[u8]; 4] = [b"", b"a", b"\0\xff", &[7; 300]];
+        assert_eq!(unpack(&pack(&items)), Some(items.to_vec()));
+        assert_eq!(unpack(&pack(&items)[..20]), None);
+        assert_eq!(unpack(b""), Some(Vec::new()));
+    }
+}
