@@ -7,6 +7,7 @@
 mod cfg;
 mod diagnostics;
 mod legacy;
+mod library_recipe;
 mod link;
 mod llvm_passes;
 mod llvm_tools;

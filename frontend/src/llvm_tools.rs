@@ -283,6 +283,9 @@ extern "C" fn end_server_at_exit() {
 /// exits; `PR_SET_PDEATHSIG` is not used, as it fires when the forking thread ends), or when
 /// the libraries end it, and the next request forks a new one.
 struct Server {
+    /// The process that forked it: a child of that process (fork without exec) inherits
+    /// this slot, and must start a server of its own rather than share the sockets.
+    owner: u32,
     pid: libc::pid_t,
     requests: std::fs::File,
     replies: std::fs::File,
@@ -303,6 +306,14 @@ pub(crate) fn in_server(
 ) -> Option<ChildReport> {
     use std::os::unix::ffi::OsStrExt;
     let mut server = SERVER.lock().unwrap_or_else(|e| e.into_inner());
+    if server
+        .as_ref()
+        .is_some_and(|s| s.owner != std::process::id())
+    {
+        // Inherited through a fork: the sockets are copies of the parent's; closing them here
+        // leaves the parent's server alone. (It is not ours to wait for.)
+        *server = None;
+    }
     if server.is_none() {
         *server = Some(start_server(handler)?);
     }
@@ -449,6 +460,9 @@ fn start_server(handler: Handler) -> Option<Server> {
     // holds, or are idle) and its own descriptors, and leaves by _exit.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
+        // The parent's ends, closed before the others so that they are closed once.
+        drop(request_writer);
+        drop(reply_reader);
         let keep = [request_reader.as_raw_fd(), reply_writer.as_raw_fd()];
         // SAFETY: in the child, single-threaded: the descriptors are this process's own.
         unsafe {
@@ -459,16 +473,19 @@ fn start_server(handler: Handler) -> Option<Server> {
             }
             // The application's descriptors stay the application's: a pipe it waits on must
             // not stay open here.
-            for fd in 3..libc::sysconf(libc::_SC_OPEN_MAX).clamp(3, 65536) as c_int {
-                if !keep.contains(&fd) {
-                    libc::close(fd);
-                }
+            let open: Vec<c_int> = std::fs::read_dir("/proc/self/fd")
+                .map(|dir| {
+                    dir.flatten()
+                        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                        .collect()
+                })
+                .unwrap_or_default();
+            for fd in open.into_iter().filter(|fd| *fd > 2 && !keep.contains(fd)) {
+                libc::close(fd);
             }
             libc::atexit(end_server_at_exit);
             libc::signal(libc::SIGPIPE, libc::SIG_IGN);
         }
-        drop(request_writer);
-        drop(reply_reader);
         let tools = Tools {
             tools: &tools,
             passes: &passes,
@@ -481,6 +498,7 @@ fn start_server(handler: Handler) -> Option<Server> {
         return None;
     }
     Some(Server {
+        owner: std::process::id(),
         pid,
         requests: request_writer,
         replies: reply_reader,

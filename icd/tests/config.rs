@@ -747,8 +747,8 @@ fn dumps_and_logs() {
 }
 
 /// `FERROCL_LLVM=process` runs clang, opt and llvm-spirv as processes: a program built from
-/// OpenCL C computes the same values and a source error is named with its line; an invalid
-/// value warns and keeps the tools in-process.
+/// OpenCL C computes the same values, its build log keeps clang's warnings, and a source error
+/// is named with its line; an invalid value warns and keeps the tools in-process.
 #[test]
 fn llvm_tools_can_run_as_processes() {
     for setting in ["process", "in-process", "sideways"] {
@@ -756,8 +756,10 @@ fn llvm_tools_can_run_as_processes() {
         let stderr = in_child(name, &[("FERROCL_LLVM", setting), ("FERROCL_CACHE", "off")]);
         let Some(stderr) = stderr else {
             let env = Env::new();
-            let source = "kernel void twice(global int* p) { size_t i = get_global_id(0); p[i] = 2 * p[i] + (int)i; }";
+            let source = "#warning a warning to keep\nkernel void twice(global int* p) { size_t i = get_global_id(0); p[i] = 2 * p[i] + (int)i; }";
             let program = env.program_from_source(source, "");
+            let log = program.get_build_log(env.device.id()).unwrap_or_default();
+            assert!(log.contains(":1:2: warning: a warning to keep"), "{log}");
             let kernel = check(cl(Kernel::create(&program, "twice")), "clCreateKernel");
             let input: Vec<i32> = (0..100).collect();
             let buffer = env.buffer(&input);

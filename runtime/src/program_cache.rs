@@ -223,8 +223,7 @@ impl Key {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
     pub spirv: Vec<u8>,
-    /// The build log of the successful build (clang's warnings are not kept by the recipe, so
-    /// this is usually empty).
+    /// The build log of the successful build: clang's warnings, usually nothing.
     pub log: String,
 }
 
@@ -718,7 +717,7 @@ pub fn build_opencl_c(
         let compiled = compile()?;
         return Ok(SourceBuild {
             spirv: compiled.spirv,
-            log: String::new(),
+            log: compiled.log,
             cache: "off".into(),
             elapsed: start.elapsed(),
         });
@@ -748,7 +747,7 @@ pub fn build_opencl_c(
     let compiled = compile()?;
     let entry = Entry {
         spirv: compiled.spirv,
-        log: String::new(),
+        log: compiled.log,
     };
     let stored = store(
         dir,
@@ -773,9 +772,9 @@ pub fn build_opencl_c(
     Ok(SourceBuild {
         spirv: entry.spirv,
         log: if info {
-            format!("info: OpenCL C compiled ({miss}); {outcome}\n")
+            format!("info: OpenCL C compiled ({miss}); {outcome}\n{}", entry.log)
         } else {
-            String::new()
+            entry.log.clone()
         },
         cache: format!("miss, {miss}"),
         elapsed: start.elapsed(),

@@ -139,11 +139,11 @@ pub const VARIABLES: &[Variable] = &[
         name: "FERROCL_LLVM",
         values: "in-process, process",
         default: "in-process",
-        effect: "how OpenCL C builds run clang-15, opt-15's passes and llvm-spirv-15: in-process \
-                 through their libraries (loaded on the first OpenCL C build; a few ms per \
-                 build), or process: each tool as a process (about 25 ms of start-up each). \
-                 Both give the same SPIR-V; in-process falls back to processes where the \
-                 libraries do not load",
+        effect: "how OpenCL C builds run clang-15, opt-15's passes and llvm-spirv-15: \
+                 in-process, through their libraries, in one server process forked from the \
+                 application at its first OpenCL C build (a few ms per build), or process: \
+                 each tool as a process (about 25 ms of start-up each). Both give the same \
+                 SPIR-V; in-process falls back to processes where the libraries do not load",
     },
     Variable {
         name: "FERROCL_CACHE_DIR",
