@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 
 use crate::opencl_c::{unsigned_vec_type_hints, CLANG, OPT_DATA_LAYOUT, OPT_PASSES};
 
-/// clang's executable path when the tools run in this process (llvm_tools.rs): clang's
+/// clang's executable path when the tools can run by their libraries (llvm_tools.rs): clang's
 /// driver finds its resource directory, and `opencl-c.h`, from it, as the process does from
 /// its own path.
 pub(crate) fn clang_path() -> Option<&'static Path> {
@@ -24,7 +24,7 @@ pub(crate) fn clang_path() -> Option<&'static Path> {
     crate::llvm_tools::available().then_some(path)
 }
 
-/// Frames of an in-process build's reply (llvm_tools::in_server): the log so far, sent as the
+/// Frames of a build's reply (llvm_tools::in_server): the log so far, sent as the
 /// translation starts; the SPIR-V; the unsigned `vec_type_hint` types; the log of a failure.
 const FRAME_LOG: u8 = b'L';
 const FRAME_SPIRV: u8 = b'S';

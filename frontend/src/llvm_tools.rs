@@ -1,6 +1,6 @@
-//! The recipe's clang-15 and llvm-spirv-15 steps run inside this process, through the C++
-//! libraries those tools are built on (`libclang-cpp.so.15`, `libLLVMSPIRVLib.so.15`), instead
-//! of as two processes per build.
+//! The recipe's clang-15 and llvm-spirv-15 steps run through the C++ libraries those tools are
+//! built on (`libclang-cpp.so.15`, `libLLVMSPIRVLib.so.15`), with opt's passes (llvm_passes.rs),
+//! in one LLVM server process, instead of as two processes per build.
 //!
 //! Nearly all of what each process cost was starting up: mapping and relocating libclang-cpp
 //! and libLLVM took about 25 ms of each build's 30–40 ms, while clang's own work on a small
@@ -15,13 +15,13 @@
 //! tools as processes, with the same output.
 //!
 //! The libraries are loaded in this process and run in a server process forked from it at
-//! the first build (see [`Server`]): the translator calls exit() on modules it refuses and
-//! LLVM on fatal errors, which must end a build, not the application.
+//! the first build (see [`Server`]), not in this process: the translator calls exit() on
+//! modules it refuses and LLVM on fatal errors, which must end a build, not the application.
 
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString, OsString};
 use std::sync::{Mutex, OnceLock};
 
-/// The log line when the tools were to run in this process and cannot.
+/// The log line when the tools were to run by their libraries and cannot.
 pub(crate) const NOT_AVAILABLE: &str = "error: the LLVM libraries are not available\n";
 
 type ClangFn = unsafe extern "C" fn(*const *const c_char, usize, *mut *mut c_char) -> c_int;
@@ -74,11 +74,11 @@ fn load() -> Option<Api> {
     (&file).write_all(SHARED_OBJECT).ok()?;
     use std::os::fd::AsRawFd;
     let path = format!("/proc/self/fd/{}", file.as_raw_fd());
+    // Bound now, with the libraries it needs, so that each server forked from this process
+    // starts with every symbol bound.
     // SAFETY: the object is clc/llvm_tools.cpp, built with this crate; its initialisers and
     // those of the libraries it needs (libclang-cpp, libLLVM, libLLVMSPIRVLib) only register
     // options, passes and targets. Once mapped, it outlives the descriptor.
-    // Bound now, with the libraries it needs: each build runs in a fork of this process, and
-    // symbols bound lazily would be looked up again in every child.
     let library = unsafe {
         libloading::os::unix::Library::open(Some(&path), libc::RTLD_NOW | libc::RTLD_LOCAL)
     }
@@ -96,13 +96,13 @@ fn load() -> Option<Api> {
     }
 }
 
-/// Whether the tools run in this process (the shared object was built and loads, and so does
-/// the library of opt's passes).
+/// Whether the tools can run by their libraries (the shared object was built and loads, and
+/// so does the library of opt's passes).
 pub(crate) fn available() -> bool {
     api().is_some() && crate::llvm_passes::available()
 }
 
-/// The libraries, held by the thread that forked the child running them (see [`in_child`]).
+/// The libraries, in the server (see [`in_server`]).
 pub(crate) struct Tools<'a> {
     tools: &'a Api,
     passes: &'a crate::llvm_passes::Api,
@@ -315,11 +315,14 @@ pub(crate) fn in_server(
         *server = None;
     }
     if server.is_none() {
-        *server = Some(start_server(handler)?);
+        *server = Some(start_server()?);
     }
     let running = server.as_mut()?;
     let cwd = std::env::current_dir().unwrap_or_default();
+    // The server is a fork of this process: the handler's address is the same there.
+    let handler_address = (handler as usize).to_le_bytes();
     let message = pack(&[
+        &handler_address,
         request,
         stderr.as_os_str().as_bytes(),
         cwd.as_os_str().as_bytes(),
@@ -446,7 +449,7 @@ fn pipe() -> Option<(std::fs::File, std::fs::File)> {
     }
 }
 
-fn start_server(handler: Handler) -> Option<Server> {
+fn start_server() -> Option<Server> {
     use std::os::fd::AsRawFd;
     let tools = api()?.lock().unwrap_or_else(|e| e.into_inner());
     // Held across the fork, so that no thread of this process is inside the passes then.
@@ -490,7 +493,7 @@ fn start_server(handler: Handler) -> Option<Server> {
             tools: &tools,
             passes: &passes,
         };
-        serve(&tools, request_reader, Sender(reply_writer), handler);
+        serve(&tools, request_reader, Sender(reply_writer));
         // SAFETY: _exit ends the server without unwinding into the parent's code.
         unsafe { libc::_exit(0) }
     }
@@ -507,7 +510,7 @@ fn start_server(handler: Handler) -> Option<Server> {
 
 /// The server's loop: each request's stderr file and working directory set, its handler run
 /// (a panic ends the server), its reply ended with [`FRAME_DONE`].
-fn serve(tools: &Tools, mut requests: std::fs::File, mut out: Sender, handler: Handler) {
+fn serve(tools: &Tools, mut requests: std::fs::File, mut out: Sender) {
     use std::io::Read;
     use std::os::unix::ffi::OsStrExt;
     loop {
@@ -522,11 +525,17 @@ fn serve(tools: &Tools, mut requests: std::fs::File, mut out: Sender, handler: H
         if requests.read_exact(&mut message).is_err() {
             return;
         }
-        let Some([request, stderr, cwd]) =
-            unpack(&message).and_then(|i| <[&[u8]; 3]>::try_from(i).ok())
+        let Some([handler, request, stderr, cwd]) =
+            unpack(&message).and_then(|i| <[&[u8]; 4]>::try_from(i).ok())
         else {
             return;
         };
+        let Ok(handler) = <[u8; std::mem::size_of::<usize>()]>::try_from(handler) else {
+            return;
+        };
+        // SAFETY: the address is that of a `Handler` of the process this server was forked
+        // from (in_server), whose code is mapped at the same addresses here.
+        let handler: Handler = unsafe { std::mem::transmute(usize::from_le_bytes(handler)) };
         let stderr = std::path::Path::new(std::ffi::OsStr::from_bytes(stderr));
         if let Ok(file) = std::fs::File::create(stderr) {
             use std::os::fd::AsRawFd;

@@ -1,7 +1,7 @@
 //! OpenCL C → SPIR-V through the system's clang-15, opt-15 and llvm-spirv-15 (the recipe in
-//! DESIGN.md that yields valid, optimised SPIR-V 1.0), run in this process where their
-//! libraries load (llvm_tools.rs, llvm_passes.rs), as processes otherwise. The tools'
-//! diagnostics become the build log.
+//! DESIGN.md that yields valid, optimised SPIR-V 1.0), run by their libraries in the LLVM
+//! server where they load (library_recipe.rs, llvm_tools.rs), as processes otherwise. The
+//! tools' diagnostics become the build log.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -839,8 +839,8 @@ pub struct OpenClC<'a> {
     /// ignores `-g` (it keeps no debug information), so only tests of modules that carry debug
     /// instructions set this.
     pub debug_info: bool,
-    /// Whether clang, opt's passes and llvm-spirv run in this process (`FERROCL_LLVM`), where
-    /// their libraries load; as processes otherwise. The SPIR-V is the same.
+    /// Whether clang, opt's passes and llvm-spirv run by their libraries in the LLVM server
+    /// (`FERROCL_LLVM`), where they load; as processes otherwise. The SPIR-V is the same.
     pub llvm_in_process: bool,
 }
 
