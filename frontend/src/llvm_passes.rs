@@ -1,5 +1,6 @@
-//! The recipe's opt-15 step run inside this process, through LLVM's C API in the system's
-//! `libLLVM-15.so.1` (the library opt-15 itself runs on), instead of as a third process.
+//! The recipe's opt-15 step run through LLVM's C API in the system's `libLLVM-15.so.1` (the
+//! library opt-15 itself runs on), instead of as a third process: in the LLVM server with
+//! clang and llvm-spirv (llvm_tools.rs), or in this process where only this library loads.
 //!
 //! Most of what opt-15 costs per build is starting up (loading and initialising libLLVM,
 //! registering every pass): the clang | opt | llvm-spirv pipeline took 76 ms for a small
@@ -7,8 +8,9 @@
 //! pass pipeline on the same data layout in 1–2 ms. Where the library cannot be loaded the
 //! recipe runs opt-15 as a process, as before.
 //!
-//! A fatal error inside LLVM would end the host process, as it does in every driver that runs
-//! LLVM in-process (PoCL, Mesa); the input is clang's own output for a source clang accepted.
+//! Run in this process, a fatal error inside LLVM would end the host process, as it does in
+//! every driver that runs LLVM in-process (PoCL, Mesa); the input is clang's own output for a
+//! source clang accepted. In the server it ends the server.
 
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::{Mutex, MutexGuard, OnceLock};

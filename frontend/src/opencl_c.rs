@@ -818,7 +818,7 @@ pub fn compile_opencl_c(
         extensions,
         undefine,
         debug_info: false,
-        llvm_in_process: true,
+        llvm_server: true,
     }
     .compile()
 }
@@ -841,7 +841,7 @@ pub struct OpenClC<'a> {
     pub debug_info: bool,
     /// Whether clang, opt's passes and llvm-spirv run by their libraries in the LLVM server
     /// (`FERROCL_LLVM`), where they load; as processes otherwise. The SPIR-V is the same.
-    pub llvm_in_process: bool,
+    pub llvm_server: bool,
 }
 
 impl OpenClC<'_> {
@@ -864,7 +864,7 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
         extensions,
         undefine,
         debug_info,
-        llvm_in_process,
+        llvm_server,
     } = *input;
     if !opencl_c_compiler_available() {
         return Err(format!(
@@ -972,7 +972,7 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
         cmd
     };
     let stdio = Path::new("-");
-    let in_process = crate::library_recipe::clang_path().filter(|_| llvm_in_process);
+    let in_process = crate::library_recipe::clang_path().filter(|_| llvm_server);
     let (spirv, unsigned_hints) = if let Some(clang_path) = in_process {
         crate::library_recipe::build(
             clang_path,
@@ -993,7 +993,7 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
                 &mut log,
             )
         } else {
-            let optimised = if llvm_in_process && crate::llvm_passes::available() {
+            let optimised = if llvm_server && crate::llvm_passes::available() {
                 run_with_passes_in_process(
                     &mut clang(stdio),
                     &mut translate(stdio, stdio),
@@ -1228,7 +1228,7 @@ mod tests {
         let dir = temp_dir().unwrap();
         std::fs::write(dir.0.join("n.h"), "#define N 3\n").unwrap();
         let c = OpenClC {
-            llvm_in_process: true,
+            llvm_server: true,
             source: "#include \"n.h\"\nkernel void k(global int *p) { p[0] = N; }",
             options: &format!("-I {}", dir.0.display()),
             ..OpenClC::default()

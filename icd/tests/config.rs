@@ -748,10 +748,10 @@ fn dumps_and_logs() {
 
 /// `FERROCL_LLVM=process` runs clang, opt and llvm-spirv as processes: a program built from
 /// OpenCL C computes the same values, its build log keeps clang's warnings, and a source error
-/// is named with its line; an invalid value warns and keeps the tools in-process.
+/// is named with its line; an invalid value warns and keeps the server.
 #[test]
 fn llvm_tools_can_run_as_processes() {
-    for setting in ["process", "in-process", "sideways"] {
+    for setting in ["process", "server", "sideways"] {
         let name = "llvm_tools_can_run_as_processes";
         let stderr = in_child(name, &[("FERROCL_LLVM", setting), ("FERROCL_CACHE", "off")]);
         let Some(stderr) = stderr else {
@@ -778,7 +778,7 @@ fn llvm_tools_can_run_as_processes() {
             );
             return;
         };
-        let warned = stderr.contains("FERROCL_LLVM=\"sideways\" is not one of in-process, process");
+        let warned = stderr.contains("FERROCL_LLVM=\"sideways\" is not one of server, process");
         assert_eq!(warned, setting == "sideways", "{setting}: {stderr}");
     }
 }

@@ -593,7 +593,7 @@ impl DeviceConfig {
             extensions: &self.opencl_c_extensions(),
             undefine: &self.clang_undefines(),
             debug_info: false,
-            llvm_in_process: self.settings.llvm_in_process,
+            llvm_server: self.settings.llvm_server,
         }
         .compile()
     }

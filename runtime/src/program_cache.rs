@@ -709,7 +709,7 @@ pub fn build_opencl_c(
             extensions: request.extensions,
             undefine: request.undefine,
             debug_info: false,
-            llvm_in_process: settings.llvm_in_process,
+            llvm_server: settings.llvm_server,
         }
         .compile_with_dependencies()
     };

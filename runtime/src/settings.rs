@@ -137,13 +137,13 @@ pub const VARIABLES: &[Variable] = &[
     },
     Variable {
         name: "FERROCL_LLVM",
-        values: "in-process, process",
-        default: "in-process",
+        values: "server, process",
+        default: "server",
         effect: "how OpenCL C builds run clang-15, opt-15's passes and llvm-spirv-15: \
-                 in-process, through their libraries, in one server process forked from the \
+                 server: through their libraries, in one server process forked from the \
                  application at its first OpenCL C build (a few ms per build), or process: \
                  each tool as a process (about 25 ms of start-up each). Both give the same \
-                 SPIR-V; in-process falls back to processes where the libraries do not load",
+                 SPIR-V; server falls back to processes where the libraries do not load",
     },
     Variable {
         name: "FERROCL_CACHE_DIR",
@@ -228,8 +228,8 @@ pub struct Settings {
     pub cache_dir: Option<PathBuf>,
     /// FERROCL_CACHE_MAX_SIZE in bytes.
     pub cache_max_bytes: u64,
-    /// `FERROCL_LLVM`: OpenCL C builds run the LLVM tools in this process.
-    pub llvm_in_process: bool,
+    /// `FERROCL_LLVM`: OpenCL C builds run the LLVM tools by their libraries in the LLVM server.
+    pub llvm_server: bool,
 }
 
 /// The default bound of the program cache: an entry is the SPIR-V of one program (a few to a
@@ -338,8 +338,7 @@ impl Settings {
             "debug" => LogLevel::Debug,
             _ => LogLevel::Warn,
         };
-        let llvm_in_process =
-            pick("FERROCL_LLVM", &["in-process", "process"], "in-process") == "in-process";
+        let llvm_server = pick("FERROCL_LLVM", &["server", "process"], "server") == "server";
         let threads = match lookup("FERROCL_THREADS") {
             None => default_threads,
             Some(raw) => match raw.trim().parse::<usize>() {
@@ -426,7 +425,7 @@ impl Settings {
             specialize,
             cache_dir,
             cache_max_bytes,
-            llvm_in_process,
+            llvm_server,
         }
     }
 }
@@ -619,11 +618,11 @@ mod tests {
 
     #[test]
     fn llvm_tools_in_process_or_as_processes() {
-        assert!(parse(&[]).0.llvm_in_process);
-        assert!(!parse(&[("FERROCL_LLVM", "process")]).0.llvm_in_process);
-        assert!(parse(&[("FERROCL_LLVM", " In-Process ")]).0.llvm_in_process);
+        assert!(parse(&[]).0.llvm_server);
+        assert!(!parse(&[("FERROCL_LLVM", "process")]).0.llvm_server);
+        assert!(parse(&[("FERROCL_LLVM", " Server ")]).0.llvm_server);
         let (s, w) = parse(&[("FERROCL_LLVM", "both")]);
-        assert!(s.llvm_in_process);
+        assert!(s.llvm_server);
         assert_eq!(w.len(), 1, "{w:?}");
     }
 

@@ -106,7 +106,7 @@ pub fn spirv_from_c(source: &str, recipe: Recipe, language: Language) -> Vec<u8>
         extensions: language.extensions,
         undefine: &[],
         debug_info: language.debug_info,
-        llvm_in_process: true,
+        llvm_server: true,
     }
     .compile()
     .unwrap_or_else(|log| panic!("{source} ({recipe:?}, {language:?}):\n{log}"))

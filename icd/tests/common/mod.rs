@@ -475,7 +475,7 @@ pub fn spirv_in(file: &str, opt: Opt, language: &[&str]) -> Vec<u8> {
         extensions: &extensions,
         undefine: &device.clang_undefines(),
         debug_info: false,
-        llvm_in_process: device.settings.llvm_in_process,
+        llvm_server: device.settings.llvm_server,
     }
     .compile()
     .unwrap_or_else(|log| panic!("{file} ({opt:?}, {language:?}):\n{log}"));
