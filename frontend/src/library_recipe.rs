@@ -198,3 +198,33 @@ pub(crate) fn build(
         hints,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::opencl_c::compile_opencl_c;
+
+    /// Builds on several threads at once each get a server (or wait for one) and the SPIR-V
+    /// each thread gets is the one a build on its own gets.
+    #[test]
+    fn concurrent_builds_get_their_own_results() {
+        assert!(
+            super::clang_path().is_some(),
+            "the LLVM libraries must load here"
+        );
+        let source =
+            |i: usize| format!("kernel void k{i}(global int* p) {{ p[get_global_id(0)] *= {i}; }}");
+        let alone: Vec<Vec<u8>> = (0..6)
+            .map(|i| compile_opencl_c(&source(i), "", &[], &[]).expect("builds"))
+            .collect();
+        let together: Vec<Vec<u8>> = std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..6)
+                .map(|i| scope.spawn(move || compile_opencl_c(&source(i), "", &[], &[])))
+                .collect();
+            threads
+                .into_iter()
+                .map(|t| t.join().expect("no panic").expect("builds"))
+                .collect()
+        });
+        assert_eq!(alone, together);
+    }
+}

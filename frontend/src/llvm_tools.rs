@@ -277,21 +277,78 @@ extern "C" fn end_server_at_exit() {
     unsafe { libc::_exit(LIBRARY_EXIT) }
 }
 
-/// The server process: a fork of this one made at the first build, with the libraries
-/// already loaded. It serves requests one at a time, so it stays warm (clang initialises
-/// itself on first use, about 30 ms); it ends when its request socket closes (this process
-/// exits; `PR_SET_PDEATHSIG` is not used, as it fires when the forking thread ends), or when
-/// the libraries end it, and the next request forks a new one.
+/// A server process: a fork of this one made at a build, with the libraries already loaded.
+/// It serves requests one at a time, so it stays warm (clang initialises itself on first use,
+/// about 30 ms); it ends when its request socket closes (this process exits;
+/// `PR_SET_PDEATHSIG` is not used, as it fires when the forking thread ends), or when the
+/// libraries end it, and a later request forks a new one. Builds on several threads at once
+/// get a server each, up to [`MAX_SERVERS`].
 struct Server {
-    /// The process that forked it: a child of that process (fork without exec) inherits
-    /// this slot, and must start a server of its own rather than share the sockets.
-    owner: u32,
     pid: libc::pid_t,
     requests: std::fs::File,
     replies: std::fs::File,
 }
 
-static SERVER: Mutex<Option<Server>> = Mutex::new(None);
+/// At most this many servers (and never more than the CPUs): each holds clang's working
+/// memory, tens of MB.
+const MAX_SERVERS: usize = 4;
+
+/// The idle servers, and how many there are in all.
+struct Pool {
+    /// The process whose servers these are: a child of it (fork without exec) inherits the
+    /// pool, and must start servers of its own rather than share the sockets.
+    owner: u32,
+    idle: Vec<Server>,
+    started: usize,
+}
+
+static POOL: Mutex<Pool> = Mutex::new(Pool {
+    owner: 0,
+    idle: Vec::new(),
+    started: 0,
+});
+static SERVER_FREED: std::sync::Condvar = std::sync::Condvar::new();
+
+/// An idle server, or a new one while there are fewer than the limit, else the next one a
+/// build hands back. None when no server can be started.
+fn take_server() -> Option<Server> {
+    let limit = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(MAX_SERVERS);
+    let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    loop {
+        if pool.owner != std::process::id() {
+            // Inherited (or never used): the sockets are copies of the parent's; closing them
+            // here leaves the parent's servers alone, which are not ours to wait for.
+            pool.idle.clear();
+            pool.started = 0;
+            pool.owner = std::process::id();
+        }
+        if let Some(server) = pool.idle.pop() {
+            return Some(server);
+        }
+        if pool.started < limit {
+            pool.started += 1;
+            drop(pool);
+            let server = start_server();
+            if server.is_none() {
+                give_back(None);
+            }
+            return server;
+        }
+        pool = SERVER_FREED.wait(pool).unwrap_or_else(|e| e.into_inner());
+    }
+}
+
+/// Returns a server to the pool after a request, or None for one that died.
+fn give_back(server: Option<Server>) {
+    let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    match server {
+        Some(server) => pool.idle.push(server),
+        None => pool.started = pool.started.saturating_sub(1),
+    }
+    SERVER_FREED.notify_one();
+}
 
 /// Runs `handler` on `request` in the server process with the libraries (see [`Server`]), so
 /// that what they do to a process on input they refuse (the translator's exit(), LLVM's fatal
@@ -305,19 +362,7 @@ pub(crate) fn in_server(
     handler: Handler,
 ) -> Option<ChildReport> {
     use std::os::unix::ffi::OsStrExt;
-    let mut server = SERVER.lock().unwrap_or_else(|e| e.into_inner());
-    if server
-        .as_ref()
-        .is_some_and(|s| s.owner != std::process::id())
-    {
-        // Inherited through a fork: the sockets are copies of the parent's; closing them here
-        // leaves the parent's server alone. (It is not ours to wait for.)
-        *server = None;
-    }
-    if server.is_none() {
-        *server = Some(start_server()?);
-    }
-    let running = server.as_mut()?;
+    let mut running = take_server()?;
     let cwd = std::env::current_dir().unwrap_or_default();
     // The server is a fork of this process: the handler's address is the same there.
     let handler_address = (handler as usize).to_le_bytes();
@@ -332,13 +377,15 @@ pub(crate) fn in_server(
     let mut frames = Vec::new();
     let finished = sent && read_reply(&mut running.replies, &mut frames);
     if finished {
+        give_back(Some(running));
         return Some(ChildReport {
             frames,
             ended: Ok(()),
         });
     }
     // The server died during the request: its status and what it printed are the error.
-    let dead = server.take()?;
+    let dead = running;
+    give_back(None);
     drop((dead.requests, dead.replies));
     let mut status: c_int = 0;
     // SAFETY: waits for the server this process forked, retrying when a signal interrupts.
@@ -501,7 +548,6 @@ fn start_server() -> Option<Server> {
         return None;
     }
     Some(Server {
-        owner: std::process::id(),
         pid,
         requests: request_writer,
         replies: reply_reader,
