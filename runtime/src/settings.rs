@@ -140,8 +140,9 @@ pub const VARIABLES: &[Variable] = &[
         values: "server, process",
         default: "server",
         effect: "how OpenCL C builds run clang-15, opt-15's passes and llvm-spirv-15: \
-                 server: through their libraries, in one server process forked from the \
-                 application at its first OpenCL C build (a few ms per build), or process: \
+                 server: through their libraries, in a server process forked from the \
+                 application at its first OpenCL C build (a few ms per build; one per thread \
+                 building at once, up to the CPUs or 4), or process: \
                  each tool as a process (about 25 ms of start-up each). Both give the same \
                  SPIR-V; server falls back to processes where the libraries do not load",
     },
