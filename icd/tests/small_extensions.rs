@@ -473,7 +473,10 @@ fn checked_mode_stops_a_copy_past_its_tile() {
 fn assemble(name: &str, text: &str, target: &str) -> Vec<u8> {
     let dir = profile_dir().join("ferrocl-test-spirv");
     std::fs::create_dir_all(&dir).unwrap();
-    let asm = dir.join(format!("{name}.{}.spvasm", std::process::id()));
+    // Tests run in parallel and two assemble the same text: each call has files of its own.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let asm = dir.join(format!("{name}.{}.{call}.spvasm", std::process::id()));
     let spv = asm.with_extension("spv");
     std::fs::write(&asm, text).unwrap();
     let st = std::process::Command::new("spirv-as")
