@@ -17,6 +17,7 @@ mod module;
 mod opencl_c;
 mod parse;
 mod printf;
+mod process_recipe;
 mod specialize;
 mod spin_loops;
 mod translator_fixes;

@@ -241,26 +241,6 @@ unsafe fn verify(api: &Api, module: Ref, which: &str) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
-    use std::process::{Command, Stdio};
-
-    fn tool(program: &str, args: &[&str], input: &[u8]) -> Vec<u8> {
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("{program}: {e}"));
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input)
-            .expect("input");
-        let out = child.wait_with_output().expect("output");
-        assert!(out.status.success(), "{program} {args:?} failed");
-        out.stdout
-    }
 
     /// The in-process passes give the SPIR-V the opt-15 process gives, for kernels that
     /// exercise what the passes change (loops to unroll, allocas, branches, vectors, calls).
@@ -277,7 +257,7 @@ mod tests {
         let data_layout = format!("--data-layout={}", super::super::opencl_c::OPT_DATA_LAYOUT);
         let passes = format!("-passes={}", super::super::opencl_c::OPT_PASSES);
         for source in kernels {
-            let bitcode = tool(
+            let bitcode = crate::tests::tool(
                 "clang-15",
                 &[
                     "-cl-std=CL2.0",
@@ -298,7 +278,8 @@ mod tests {
                 ],
                 source.as_bytes(),
             );
-            let by_process = tool("opt-15", &[&passes, &data_layout, "-", "-o", "-"], &bitcode);
+            let by_process =
+                crate::tests::tool("opt-15", &[&passes, &data_layout, "-", "-o", "-"], &bitcode);
             let in_process = super::optimise(
                 &bitcode,
                 super::super::opencl_c::OPT_PASSES,
@@ -306,7 +287,7 @@ mod tests {
             )
             .expect("available")
             .expect("optimised");
-            let spirv = |bc: &[u8]| tool("llvm-spirv-15", &["-", "-o", "-"], bc);
+            let spirv = |bc: &[u8]| crate::tests::tool("llvm-spirv-15", &["-", "-o", "-"], bc);
             assert_eq!(spirv(&in_process), spirv(&by_process), "{source}");
         }
     }

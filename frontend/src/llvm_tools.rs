@@ -604,28 +604,8 @@ fn serve(tools: &Tools, mut requests: std::fs::File, mut out: Sender) {
 mod tests {
     use super::{pack, unpack, ChildReport, Sender, Tools};
     use std::ffi::OsString;
-    use std::io::Write;
     use std::os::unix::ffi::OsStrExt;
     use std::path::{Path, PathBuf};
-    use std::process::{Command, Stdio};
-
-    fn tool(program: &str, args: &[&str], input: &[u8]) -> Vec<u8> {
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("{program}: {e}"));
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input)
-            .expect("input");
-        let out = child.wait_with_output().expect("output");
-        assert!(out.status.success(), "{program} {args:?} failed");
-        out.stdout
-    }
 
     fn clang_path() -> OsString {
         let path = std::fs::canonicalize("/usr/bin/clang-15").expect("clang-15 is installed");
@@ -732,12 +712,16 @@ mod tests {
             let input_text = input.to_str().expect("UTF-8 path");
             let mut args: Vec<&str> = CLANG_ARGS.to_vec();
             args.extend([input_text, "-o", "-"]);
-            assert_eq!(bitcode, tool("clang-15", &args, b""), "clang on {source}");
+            assert_eq!(
+                bitcode,
+                crate::tests::tool("clang-15", &args, b""),
+                "clang on {source}"
+            );
             let translated = request(
                 &format!("match-{i}-spirv"),
                 &[b"translate", extensions.as_bytes(), bitcode],
             );
-            let by_process = tool(
+            let by_process = crate::tests::tool(
                 "llvm-spirv-15",
                 &[
                     "--spirv-max-version=1.3",
