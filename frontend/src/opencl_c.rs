@@ -325,7 +325,13 @@ fn temp_dir() -> Result<TempDir, String> {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
-    let dir = scratch_root().join(format!("ferrocl-clc-{}-{n}-{nanos}", std::process::id()));
+    let name = format!("ferrocl-clc-{}-{n}-{nanos}", std::process::id());
+    let dir = scratch_root().join(&name);
+    if std::fs::create_dir_all(&dir).is_ok() {
+        return Ok(TempDir(dir));
+    }
+    // A full /dev/shm (small in some containers): the usual temporary directory instead.
+    let dir = std::env::temp_dir().join(&name);
     std::fs::create_dir_all(&dir).map_err(|e| format!("error: cannot create {dir:?}: {e}\n"))?;
     Ok(TempDir(dir))
 }
