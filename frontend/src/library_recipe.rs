@@ -34,33 +34,71 @@ const FRAME_FAILED: u8 = b'E';
 /// Kernels whose `vec_type_hint` is unsigned, with the type's OpenCL C name.
 type UnsignedHints = Vec<(String, String)>;
 
-/// One build for the LLVM server: clang's arguments for bitcode and, where the hints are
-/// read, for textual IR; the two output files; whether opt's passes run; llvm-spirv's
-/// extension list.
-struct ServerBuild<'a> {
+/// One build for the LLVM server: clang's arguments (its path first) for bitcode and, where
+/// the hints are read, for textual IR (empty otherwise), each ending in `-o <file>`; whether
+/// opt's passes run; llvm-spirv's extension list.
+struct ServerBuild {
     clang_bitcode: Vec<OsString>,
     clang_textual: Vec<OsString>,
-    bitcode: &'a Path,
-    textual: &'a Path,
     optimise: bool,
-    spirv_extensions: &'a str,
+    spirv_extensions: String,
 }
 
-impl ServerBuild<'_> {
+fn pack_args(args: &[OsString]) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    crate::llvm_tools::pack(&args.iter().map(|a| a.as_bytes()).collect::<Vec<_>>())
+}
+
+fn unpack_args(bytes: &[u8]) -> Option<Vec<OsString>> {
+    use std::os::unix::ffi::OsStrExt;
+    let items = crate::llvm_tools::unpack(bytes)?;
+    Some(
+        items
+            .iter()
+            .map(|a| std::ffi::OsStr::from_bytes(a).to_owned())
+            .collect(),
+    )
+}
+
+impl ServerBuild {
     fn pack(&self) -> Vec<u8> {
-        use std::os::unix::ffi::OsStrExt;
-        let count = self.clang_bitcode.len().to_string();
-        let mut items: Vec<&[u8]> = vec![
+        crate::llvm_tools::pack(&[
             if self.optimise { b"1" } else { b"0" },
             self.spirv_extensions.as_bytes(),
-            self.bitcode.as_os_str().as_bytes(),
-            self.textual.as_os_str().as_bytes(),
-            count.as_bytes(),
-        ];
-        items.extend(self.clang_bitcode.iter().map(|a| a.as_bytes()));
-        items.extend(self.clang_textual.iter().map(|a| a.as_bytes()));
-        crate::llvm_tools::pack(&items)
+            &pack_args(&self.clang_bitcode),
+            &pack_args(&self.clang_textual),
+        ])
     }
+
+    fn unpack(bytes: &[u8]) -> Option<ServerBuild> {
+        let [optimise, extensions, bitcode, textual] =
+            <[&[u8]; 4]>::try_from(crate::llvm_tools::unpack(bytes)?).ok()?;
+        Some(ServerBuild {
+            clang_bitcode: unpack_args(bitcode)?,
+            clang_textual: unpack_args(textual)?,
+            optimise: optimise == b"1",
+            spirv_extensions: String::from_utf8(extensions.to_vec()).ok()?,
+        })
+    }
+}
+
+/// clang with `argv`, then the file its `-o` names: the output, with clang's diagnostics
+/// added to `log`; or the log up to the failure.
+fn run_clang(
+    tools: &crate::llvm_tools::Tools,
+    argv: &[OsString],
+    log: &mut String,
+) -> Result<Vec<u8>, String> {
+    match tools.clang(argv) {
+        Ok(diagnostics) => log.push_str(&diagnostics),
+        Err(diagnostics) => return Err(format!("{log}{diagnostics}error: {CLANG} failed\n")),
+    }
+    let output = argv
+        .iter()
+        .rposition(|a| a == "-o")
+        .and_then(|o| argv.get(o + 1));
+    let output = output.ok_or_else(|| format!("{log}error: clang was given no output file\n"))?;
+    std::fs::read(output).map_err(|e| format!("{log}error: cannot read clang's output: {e}\n"))
 }
 
 /// The LLVM server's side of a build ([`ServerBuild`], packed): clang, the passes and the
@@ -70,43 +108,21 @@ fn serve_build(
     request: &[u8],
     out: &mut crate::llvm_tools::Sender,
 ) {
-    use std::os::unix::ffi::OsStrExt;
-    let Some(items) = crate::llvm_tools::unpack(request).filter(|i| i.len() >= 5) else {
+    let Some(build) = ServerBuild::unpack(request) else {
         out.send(FRAME_FAILED, b"error: a malformed build request\n");
         return;
     };
-    let path = |bytes: &[u8]| Path::new(std::ffi::OsStr::from_bytes(bytes)).to_path_buf();
-    let count: usize = std::str::from_utf8(items[4])
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let args = |range: &[&[u8]]| -> Vec<OsString> {
-        range
-            .iter()
-            .map(|a| std::ffi::OsStr::from_bytes(a).to_owned())
-            .collect()
-    };
-    let end = (5 + count).min(items.len());
-    let (clang_bitcode, clang_textual) = (args(&items[5..end]), args(&items[end..]));
-    let extensions = String::from_utf8_lossy(items[1]);
-    let run_clang = |argv: &[OsString], output: &Path, log: &mut String| {
-        match tools.clang(argv) {
-            Ok(diagnostics) => log.push_str(&diagnostics),
-            Err(diagnostics) => return Err(format!("{log}{diagnostics}error: {CLANG} failed\n")),
-        }
-        std::fs::read(output).map_err(|e| format!("{log}error: cannot read clang's output: {e}\n"))
-    };
-    let build = |out: &mut crate::llvm_tools::Sender| -> Result<(), String> {
+    let steps = |out: &mut crate::llvm_tools::Sender| -> Result<(), String> {
         let mut log = String::new();
-        let bitcode = run_clang(&clang_bitcode, &path(items[2]), &mut log)?;
-        if !clang_textual.is_empty() {
+        let bitcode = run_clang(tools, &build.clang_bitcode, &mut log)?;
+        if !build.clang_textual.is_empty() {
             // The hints are read from textual IR, for which clang runs once more (a few ms).
-            let ir = run_clang(&clang_textual, &path(items[3]), &mut String::new())?;
+            let ir = run_clang(tools, &build.clang_textual, &mut String::new())?;
             let hints = unsigned_vec_type_hints(&String::from_utf8_lossy(&ir));
             let text: String = hints.iter().map(|(k, t)| format!("{k} {t}\n")).collect();
             out.send(FRAME_HINTS, text.as_bytes());
         }
-        let module = if items[0] == b"1" {
+        let module = if build.optimise {
             tools
                 .optimise(&bitcode, OPT_PASSES, OPT_DATA_LAYOUT)
                 .map_err(|message| format!("{log}{message}"))?
@@ -115,12 +131,12 @@ fn serve_build(
         };
         out.send(FRAME_LOG, log.as_bytes());
         let spirv = tools
-            .translate(&module, (1, 3), &extensions)
+            .translate(&module, (1, 3), &build.spirv_extensions)
             .map_err(|e| format!("{log}{e}"))?;
         out.send(FRAME_SPIRV, &spirv);
         Ok(())
     };
-    if let Err(failed) = build(out) {
+    if let Err(failed) = steps(out) {
         out.send(FRAME_FAILED, failed.as_bytes());
     }
 }
@@ -138,24 +154,21 @@ pub(crate) fn build(
     spirv_extensions: &str,
     log: &mut String,
 ) -> Result<(Vec<u8>, UnsignedHints), String> {
-    let (bitcode, textual) = (dir.join("input.bc"), dir.join("input.ll"));
-    let argv = |output: &Path, text: bool| {
+    let argv = |output: &str, text: bool| {
         let mut argv = vec![clang_path.as_os_str().to_owned()];
-        argv.extend(clang_args(output, text));
+        argv.extend(clang_args(&dir.join(output), text));
         argv
     };
     let attempt = |optimise: bool| {
         let request = ServerBuild {
-            clang_bitcode: argv(&bitcode, false),
+            clang_bitcode: argv("input.bc", false),
             clang_textual: if read_hints {
-                argv(&textual, true)
+                argv("input.ll", true)
             } else {
                 Vec::new()
             },
-            bitcode: &bitcode,
-            textual: &textual,
             optimise,
-            spirv_extensions,
+            spirv_extensions: spirv_extensions.to_owned(),
         };
         crate::llvm_tools::in_server(&dir.join("llvm.err"), &request.pack(), serve_build)
             .ok_or_else(|| format!("{log}{}", crate::llvm_tools::NOT_AVAILABLE))

@@ -257,27 +257,9 @@ mod tests {
         let data_layout = format!("--data-layout={}", super::super::opencl_c::OPT_DATA_LAYOUT);
         let passes = format!("-passes={}", super::super::opencl_c::OPT_PASSES);
         for source in kernels {
-            let bitcode = crate::tests::tool(
-                "clang-15",
-                &[
-                    "-cl-std=CL2.0",
-                    "-target",
-                    "spir64",
-                    "-O0",
-                    "-Xclang",
-                    "-disable-O0-optnone",
-                    "-emit-llvm",
-                    "-c",
-                    "-Xclang",
-                    "-finclude-default-header",
-                    "-x",
-                    "cl",
-                    "-",
-                    "-o",
-                    "-",
-                ],
-                source.as_bytes(),
-            );
+            let mut args = crate::tests::CLANG_O0_ARGS.to_vec();
+            args.extend(["-x", "cl", "-", "-o", "-"]);
+            let bitcode = crate::tests::tool("clang-15", &args, source.as_bytes());
             let by_process =
                 crate::tests::tool("opt-15", &[&passes, &data_layout, "-", "-o", "-"], &bitcode);
             let in_process = super::optimise(

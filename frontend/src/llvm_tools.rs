@@ -165,7 +165,7 @@ impl Tools<'_> {
     /// `llvm-spirv-15 --spirv-max-version=<max_version> --spirv-ext=<extensions>
     /// --preserve-ocl-kernel-arg-type-metadata-through-string` on a module (bitcode or textual
     /// IR): the SPIR-V, or the translator's error. The translator calls exit() on some modules
-    /// it refuses, which only a child can survive.
+    /// it refuses, which only a process of its own (the server) can survive.
     pub(crate) fn translate(
         &self,
         ir: &[u8],
@@ -206,12 +206,12 @@ impl Tools<'_> {
 
 /// What a request's handler sent before it ended: (kind, bytes) frames in order, and how it
 /// ended (Err: the reason and what it wrote to stderr, when the server died during it).
-pub(crate) struct ChildReport {
+pub(crate) struct Reply {
     pub frames: Vec<(u8, Vec<u8>)>,
     pub ended: Result<(), String>,
 }
 
-impl ChildReport {
+impl Reply {
     /// The last frame of `kind`.
     pub(crate) fn frame(&self, kind: u8) -> Option<&[u8]> {
         self.frames
@@ -229,19 +229,34 @@ impl Sender {
     /// Sends one frame; the parent keeps what arrived even if the server then dies.
     pub(crate) fn send(&mut self, kind: u8, bytes: &[u8]) {
         use std::io::Write;
-        let mut header = [0u8; 9];
-        header[0] = kind;
-        header[1..].copy_from_slice(&(bytes.len() as u64).to_le_bytes());
         // A parent that stopped reading has nothing to learn: errors are ignored.
-        let _ = self
-            .0
-            .write_all(&header)
-            .and_then(|()| self.0.write_all(bytes));
+        let _ = self.0.write_all(&frame(kind, bytes));
     }
 }
 
-/// The frame that ends a request's reply.
+/// The frame that ends a request's reply, and the one that carries a request.
 const FRAME_DONE: u8 = 0;
+const FRAME_REQUEST: u8 = 1;
+
+/// One frame on the server's socket, either way: its kind, its length, its bytes.
+fn frame(kind: u8, bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(9 + bytes.len());
+    out.push(kind);
+    out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+    out.extend_from_slice(bytes);
+    out
+}
+
+/// The next frame from the socket; None when it ends first.
+fn read_frame(socket: &mut std::fs::File) -> Option<(u8, Vec<u8>)> {
+    use std::io::Read;
+    let mut header = [0u8; 9];
+    socket.read_exact(&mut header).ok()?;
+    let len = usize::try_from(u64::from_le_bytes(header[1..].try_into().ok()?)).ok()?;
+    let mut bytes = vec![0u8; len];
+    socket.read_exact(&mut bytes).ok()?;
+    Some((header[0], bytes))
+}
 
 /// `items` as one byte string (each item's length, then its bytes), for [`unpack`].
 pub(crate) fn pack(items: &[&[u8]]) -> Vec<u8> {
@@ -285,8 +300,8 @@ extern "C" fn end_server_at_exit() {
 /// get a server each, up to [`MAX_SERVERS`].
 struct Server {
     pid: libc::pid_t,
-    requests: std::fs::File,
-    replies: std::fs::File,
+    /// Requests go out and replies come back on it.
+    socket: std::fs::File,
 }
 
 /// At most this many servers (and never more than the CPUs): each holds clang's working
@@ -360,7 +375,7 @@ pub(crate) fn in_server(
     stderr: &std::path::Path,
     request: &[u8],
     handler: Handler,
-) -> Option<ChildReport> {
+) -> Option<Reply> {
     use std::os::unix::ffi::OsStrExt;
     let mut running = take_server()?;
     let cwd = std::env::current_dir().unwrap_or_default();
@@ -372,13 +387,12 @@ pub(crate) fn in_server(
         stderr.as_os_str().as_bytes(),
         cwd.as_os_str().as_bytes(),
     ]);
-    let sent = send_all(&running.requests, &(message.len() as u64).to_le_bytes())
-        && send_all(&running.requests, &message);
+    let sent = send_all(&running.socket, &frame(FRAME_REQUEST, &message));
     let mut frames = Vec::new();
-    let finished = sent && read_reply(&mut running.replies, &mut frames);
+    let finished = sent && read_reply(&mut running.socket, &mut frames);
     if finished {
         give_back(Some(running));
-        return Some(ChildReport {
+        return Some(Reply {
             frames,
             ended: Ok(()),
         });
@@ -386,7 +400,7 @@ pub(crate) fn in_server(
     // The server died during the request: its status and what it printed are the error.
     let dead = running;
     give_back(None);
-    drop((dead.requests, dead.replies));
+    drop(dead.socket);
     let mut status: c_int = 0;
     // SAFETY: waits for the server this process forked, retrying when a signal interrupts.
     let waited = loop {
@@ -405,38 +419,26 @@ pub(crate) fn in_server(
         format!("exit status {}", libc::WEXITSTATUS(status))
     };
     let printed = std::fs::read_to_string(stderr).unwrap_or_default();
-    Some(ChildReport {
+    Some(Reply {
         frames,
         ended: Err(format!("{printed}error: the LLVM tools failed ({how})\n")),
     })
 }
 
-/// Reads a reply's frames up to its end; false when the pipe ends first.
-fn read_reply(replies: &mut std::fs::File, frames: &mut Vec<(u8, Vec<u8>)>) -> bool {
-    use std::io::Read;
-    loop {
-        let mut header = [0u8; 9];
-        if replies.read_exact(&mut header).is_err() {
-            return false;
-        }
-        let Ok(len) = usize::try_from(u64::from_le_bytes(header[1..].try_into().expect("8")))
-        else {
-            return false;
-        };
-        let mut bytes = vec![0u8; len];
-        if replies.read_exact(&mut bytes).is_err() {
-            return false;
-        }
-        if header[0] == FRAME_DONE {
+/// Reads a reply's frames up to its end; false when the socket ends first.
+fn read_reply(socket: &mut std::fs::File, frames: &mut Vec<(u8, Vec<u8>)>) -> bool {
+    while let Some((kind, bytes)) = read_frame(socket) {
+        if kind == FRAME_DONE {
             return true;
         }
-        frames.push((header[0], bytes));
+        frames.push((kind, bytes));
     }
+    false
 }
 
-/// Two connected stream sockets, closed on exec: the request channel, written with
-/// MSG_NOSIGNAL so that a dead server is an error here, not a SIGPIPE that ends the
-/// application.
+/// Two connected stream sockets, closed on exec: this process's end and the server's. This
+/// end is written with MSG_NOSIGNAL so that a dead server is an error here, not a SIGPIPE
+/// that ends the application.
 fn socket_pair() -> Option<(std::fs::File, std::fs::File)> {
     use std::os::fd::FromRawFd;
     let mut fds = [0 as c_int; 2];
@@ -453,7 +455,7 @@ fn socket_pair() -> Option<(std::fs::File, std::fs::File)> {
     }
 }
 
-/// Writes all of `bytes` to the request socket; false when the server is gone.
+/// Writes all of `bytes` to the server's socket; false when the server is gone.
 fn send_all(socket: &std::fs::File, mut bytes: &[u8]) -> bool {
     use std::os::fd::AsRawFd;
     while !bytes.is_empty() {
@@ -480,29 +482,12 @@ fn send_all(socket: &std::fs::File, mut bytes: &[u8]) -> bool {
     true
 }
 
-/// Two pipe ends, (read, write), closed on exec.
-fn pipe() -> Option<(std::fs::File, std::fs::File)> {
-    use std::os::fd::FromRawFd;
-    let mut fds = [0 as c_int; 2];
-    // SAFETY: pipe2 fills `fds` with two new descriptors, each then owned by one File.
-    unsafe {
-        if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-            return None;
-        }
-        Some((
-            std::fs::File::from_raw_fd(fds[0]),
-            std::fs::File::from_raw_fd(fds[1]),
-        ))
-    }
-}
-
 fn start_server() -> Option<Server> {
     use std::os::fd::AsRawFd;
     let tools = api()?.lock().unwrap_or_else(|e| e.into_inner());
     // Held across the fork, so that no thread of this process is inside the passes then.
     let passes = crate::llvm_passes::lock()?;
-    let (request_reader, request_writer) = socket_pair()?;
-    let (reply_reader, reply_writer) = pipe()?;
+    let (ours, theirs) = socket_pair()?;
     // SAFETY: fflush(NULL) flushes every stdio stream, so that a server that exits through
     // the C library has no copy of unwritten output to write twice.
     unsafe { libc::fflush(std::ptr::null_mut()) };
@@ -510,10 +495,9 @@ fn start_server() -> Option<Server> {
     // holds, or are idle) and its own descriptors, and leaves by _exit.
     let pid = unsafe { libc::fork() };
     if pid == 0 {
-        // The parent's ends, closed before the others so that they are closed once.
-        drop(request_writer);
-        drop(reply_reader);
-        let keep = [request_reader.as_raw_fd(), reply_writer.as_raw_fd()];
+        // The parent's end, closed before the others so that it is closed once.
+        drop(ours);
+        let keep = theirs.as_raw_fd();
         // SAFETY: in the child, single-threaded: the descriptors are this process's own.
         unsafe {
             let null = libc::open(c"/dev/null".as_ptr(), libc::O_RDWR);
@@ -530,7 +514,7 @@ fn start_server() -> Option<Server> {
                         .collect()
                 })
                 .unwrap_or_default();
-            for fd in open.into_iter().filter(|fd| *fd > 2 && !keep.contains(fd)) {
+            for fd in open.into_iter().filter(|fd| *fd > 2 && *fd != keep) {
                 libc::close(fd);
             }
             libc::atexit(end_server_at_exit);
@@ -540,37 +524,25 @@ fn start_server() -> Option<Server> {
             tools: &tools,
             passes: &passes,
         };
-        serve(&tools, request_reader, Sender(reply_writer));
+        serve(&tools, theirs);
         // SAFETY: _exit ends the server without unwinding into the parent's code.
         unsafe { libc::_exit(0) }
     }
     if pid < 0 {
         return None;
     }
-    Some(Server {
-        pid,
-        requests: request_writer,
-        replies: reply_reader,
-    })
+    Some(Server { pid, socket: ours })
 }
 
 /// The server's loop: each request's stderr file and working directory set, its handler run
 /// (a panic ends the server), its reply ended with [`FRAME_DONE`].
-fn serve(tools: &Tools, mut requests: std::fs::File, mut out: Sender) {
-    use std::io::Read;
+fn serve(tools: &Tools, mut socket: std::fs::File) {
     use std::os::unix::ffi::OsStrExt;
-    loop {
-        let mut len = [0u8; 8];
-        if requests.read_exact(&mut len).is_err() {
-            return;
-        }
-        let Ok(len) = usize::try_from(u64::from_le_bytes(len)) else {
-            return;
-        };
-        let mut message = vec![0u8; len];
-        if requests.read_exact(&mut message).is_err() {
-            return;
-        }
+    let Ok(reply_end) = socket.try_clone() else {
+        return;
+    };
+    let mut out = Sender(reply_end);
+    while let Some((FRAME_REQUEST, message)) = read_frame(&mut socket) {
         let Some([handler, request, stderr, cwd]) =
             unpack(&message).and_then(|i| <[&[u8]; 4]>::try_from(i).ok())
         else {
@@ -602,7 +574,7 @@ fn serve(tools: &Tools, mut requests: std::fs::File, mut out: Sender) {
 
 #[cfg(test)]
 mod tests {
-    use super::{pack, unpack, ChildReport, Sender, Tools};
+    use super::{pack, unpack, Reply, Sender, Tools};
     use std::ffi::OsString;
     use std::os::unix::ffi::OsStrExt;
     use std::path::{Path, PathBuf};
@@ -653,7 +625,7 @@ mod tests {
         }
     }
 
-    fn request(name: &str, items: &[&[u8]]) -> ChildReport {
+    fn request(name: &str, items: &[&[u8]]) -> Reply {
         assert!(
             super::available(),
             "the LLVM tools shared object must be built and load here (build.rs)"
@@ -666,21 +638,9 @@ mod tests {
         String::from_utf8_lossy(bytes.expect("the frame was sent")).into_owned()
     }
 
-    const CLANG_ARGS: [&str; 11] = [
-        "-cl-std=CL2.0",
-        "-target",
-        "spir64",
-        "-O0",
-        "-Xclang",
-        "-disable-O0-optnone",
-        "-emit-llvm",
-        "-Xclang",
-        "-finclude-default-header",
-        "-fno-color-diagnostics",
-        "-c",
-    ];
+    use crate::tests::CLANG_O0_ARGS as CLANG_ARGS;
 
-    fn clang(name: &str, input: &Path, output: &Path) -> ChildReport {
+    fn clang(name: &str, input: &Path, output: &Path) -> Reply {
         let path = clang_path();
         let mut items: Vec<&[u8]> = vec![b"clang", path.as_bytes()];
         items.extend(CLANG_ARGS.iter().map(|a| a.as_bytes()));

@@ -736,8 +736,8 @@ impl OpenClC<'_> {
         run_recipe(self).map(|c| c.spirv)
     }
 
-    /// [`OpenClC::compile`], also returning the tools' log and the files the source included (the program
-    /// cache's dependencies).
+    /// [`OpenClC::compile`], also returning the tools' log and the files the source included
+    /// (the program cache's dependencies).
     pub fn compile_with_dependencies(&self) -> Result<CompiledOpenClC, String> {
         run_recipe(self)
     }
@@ -822,19 +822,22 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
     // clang's arguments after its name; textual IR or bitcode.
     let clang_args = |output: &Path, textual: bool| -> Vec<OsString> {
         let mut words: Vec<OsString> = vec![format!("-cl-std={std}").into()];
-        for word in ["-target", "spir64", "-O0", "-Xclang", "-disable-O0-optnone"] {
-            words.push(word.into());
-        }
-        words.push("-emit-llvm".into());
-        words.push(if textual { "-S" } else { "-c" }.into());
-        for word in [
-            "-Xclang",
-            "-finclude-default-header",
-            "-fno-color-diagnostics",
-        ] {
-            words.push(word.into());
-        }
-        words.push("-Xclang".into());
+        words.extend(
+            [
+                "-target",
+                "spir64",
+                "-O0",
+                "-Xclang",
+                "-disable-O0-optnone",
+                "-emit-llvm",
+                if textual { "-S" } else { "-c" },
+                "-Xclang",
+                "-finclude-default-header",
+                "-fno-color-diagnostics",
+                "-Xclang",
+            ]
+            .map(OsString::from),
+        );
         words.push(cl_ext_option(extensions).into());
         words.extend(args.iter().map(OsString::from));
         words.extend(["-MD".into(), "-MF".into(), deps.clone().into_os_string()]);
@@ -870,8 +873,8 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
         cmd
     };
     let stdio = Path::new("-");
-    let in_process = crate::library_recipe::clang_path().filter(|_| llvm_server);
-    let (spirv, unsigned_hints) = if let Some(clang_path) = in_process {
+    let server_clang = crate::library_recipe::clang_path().filter(|_| llvm_server);
+    let (spirv, unsigned_hints) = if let Some(clang_path) = server_clang {
         crate::library_recipe::build(
             clang_path,
             &clang_args,

@@ -618,7 +618,7 @@ mod tests {
     }
 
     #[test]
-    fn llvm_tools_in_process_or_as_processes() {
+    fn llvm_tools_in_a_server_or_as_processes() {
         assert!(parse(&[]).0.llvm_server);
         assert!(!parse(&[("FERROCL_LLVM", "process")]).0.llvm_server);
         assert!(parse(&[("FERROCL_LLVM", " Server ")]).0.llvm_server);
