@@ -235,6 +235,17 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
             );
             vec![lo, dout, co, ho]
         }
+        "double_loop" => {
+            let (mut a, mut dout) = (floats(N, 19), vec![0u8; 8 * N]);
+            run(
+                p,
+                kernel,
+                &mut [Arg::Buf(&mut a), Arg::Buf(&mut dout), val(37u32)],
+                global1,
+                local,
+            );
+            vec![dout]
+        }
         "uniform_branch" => {
             let mut all = Vec::new();
             for mode in 0..5i32 {
@@ -494,7 +505,7 @@ fn modes_sizes_offsets(modes: &[i32]) -> Vec<(i32, i32, i32)> {
     v
 }
 
-const KERNELS: [&str; 27] = [
+const KERNELS: [&str; 28] = [
     "vadd",
     "triad_uint",
     "int_index",
@@ -504,6 +515,7 @@ const KERNELS: [&str; 27] = [
     "hash",
     "mixed",
     "wide_narrow",
+    "double_loop",
     "uniform_branch",
     "calls_and_atomics",
     "divergent",

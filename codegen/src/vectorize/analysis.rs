@@ -38,6 +38,9 @@ pub(super) enum Form {
 pub(super) enum ParamForm {
     Uniform,
     Vector,
+    /// A double as two f64x2 (the form its lane-wise arithmetic takes), not four scalars
+    /// rebuilt into pairs on every iteration.
+    Pair,
     Lanes,
 }
 

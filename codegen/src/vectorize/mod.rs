@@ -258,6 +258,11 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<Block, Refus
                     func.dfg
                         .append_block_param(copy, t.by(LANES as u32).expect("32-bit lanes"));
                     ParamForm::Vector
+                } else if t == types::F64 {
+                    for _ in 0..2 {
+                        func.dfg.append_block_param(copy, types::F64X2);
+                    }
+                    ParamForm::Pair
                 } else {
                     for _ in 0..LANES {
                         func.dfg.append_block_param(copy, t);
@@ -345,6 +350,10 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<Block, Refus
                 let f = match form {
                     ParamForm::Uniform => Form::Uniform(next.next().expect("a parameter")),
                     ParamForm::Vector => Form::Vector(next.next().expect("a parameter")),
+                    ParamForm::Pair => {
+                        let lo = next.next().expect("a parameter");
+                        Form::Pair([lo, next.next().expect("a parameter")])
+                    }
                     ParamForm::Lanes => {
                         let mut l = [p; 4];
                         for lane in &mut l {

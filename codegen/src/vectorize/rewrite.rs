@@ -636,6 +636,10 @@ impl Vectoriser<'_> {
                     let v = self.vector(a);
                     out.push(BlockArg::Value(v));
                 }
+                ParamForm::Pair => {
+                    let p = self.pair(a);
+                    out.extend(p.map(BlockArg::Value));
+                }
                 ParamForm::Lanes => {
                     let l = self.lanes(a);
                     out.extend(l.iter().map(|&v| BlockArg::Value(v)));

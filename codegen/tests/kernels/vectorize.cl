@@ -89,6 +89,18 @@ __kernel void mixed(__global const float *a, __global const int *b, __global flo
     o[i] = m + (int)(u >> 3) + (k > 0 && x < 1.0f) + (uint)(k * 7 < 9);
 }
 
+// Doubles carried around a loop: the loop's parameters are f64x2 pairs, not four scalars.
+__kernel void double_loop(__global const float *a, __global double *dout, uint iters) {
+    size_t i = get_global_id(0);
+    double x = (double)a[i], y = x * 0.5 + 1.0;
+    for (uint k = 0; k < iters; k++) {
+        x = fma(x, 0.999, y);
+        y = y * 1.0001 - x * 1e-3;
+        if (x > 1e6) x = sqrt(x);
+    }
+    dout[i] = x + y;
+}
+
 // 64-bit, 8- and 16-bit data, doubles and halves: per-lane forms.
 __kernel void wide_narrow(__global const long *l, __global const double *d, __global const char *c,
                           __global const short *s, __global const half *h, __global long *lo,
