@@ -12,6 +12,7 @@ mod options;
 mod program;
 mod serialize;
 mod translate;
+mod vector_pack;
 mod vectorize;
 mod watchdog;
 

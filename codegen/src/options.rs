@@ -29,6 +29,10 @@ pub struct BuildOptions {
     /// Barrier-free kernels run four work-items at a time in vector lanes where they can
     /// (vectorize.rs); off with `FERROCL_VECTORIZE=off` or `-cl-opt-disable`.
     pub vectorize: bool,
+    /// With `vectorize`: a work-item's explicit OpenCL vectors may run as SIMD vectors
+    /// (vector_pack.rs) where that beats four work-items per vector. Off, only the
+    /// work-item vectoriser runs (to compare the two).
+    pub pack_vectors: bool,
     /// Every loop head reads the launch's stop word ([`crate::GroupInfo::stop`]) and the
     /// work-group function returns when it is set: the kernel watchdog
     /// (`FERROCL_KERNEL_TIMEOUT`). Off, nothing is emitted.
@@ -69,6 +73,7 @@ impl BuildOptions {
             dump_dir: _,
             sub_groups,
             vectorize,
+            pack_vectors,
             stop_checks,
             checked,
             specialize,
@@ -82,7 +87,8 @@ impl BuildOptions {
              denorms_are_zero={denorms_are_zero} \
              fp32_correctly_rounded_divide_sqrt={fp32_correctly_rounded_divide_sqrt} \
              uniform_work_group_size={uniform_work_group_size} round_to_zero={round_to_zero} \
-             sub_groups={sub_groups} vectorize={vectorize} stop_checks={stop_checks} \
+             sub_groups={sub_groups} vectorize={vectorize} pack_vectors={pack_vectors} \
+             stop_checks={stop_checks} \
              checked={checked} specialize={specialize:?}"
         )
     }
@@ -104,6 +110,7 @@ impl Default for BuildOptions {
             dump_dir: None,
             sub_groups: true,
             vectorize: true,
+            pack_vectors: true,
             stop_checks: false,
             checked: false,
             specialize: None,

@@ -92,13 +92,16 @@ pub enum BarrierSchedule {
     Dynamic,
 }
 
-/// Whether a kernel's work-items run side by side in the lanes of vectors (vectorize.rs).
+/// Whether a kernel's work-items run side by side in the lanes of vectors (vectorize.rs), or
+/// one at a time, with or without their own vectors in SIMD registers (vector_pack.rs).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Vectorization {
     /// `lanes` consecutive work-items per iteration of the x loop; the rest one by one.
     Vectorized { lanes: u32 },
     /// One work-item at a time, for this reason (owned when it comes from the program cache).
     Scalar(Cow<'static, str>),
+    /// One work-item at a time, its OpenCL vectors computed as SIMD vectors (vector_pack.rs).
+    ExplicitVectors,
 }
 
 impl Kernel {

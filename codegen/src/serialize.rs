@@ -431,6 +431,7 @@ fn encode_kernel(w: &mut Writer, k: &Kernel) -> Result<(), String> {
             w.u8(1);
             w.str(why)?;
         }
+        Vectorization::ExplicitVectors => w.u8(2),
     }
     w.len(printf_formats.len())?;
     for f in printf_formats {
@@ -641,6 +642,7 @@ fn decode_kernel(r: &mut Reader) -> Read<KernelMeta> {
     let vectorization = match r.u8()? {
         0 => Vectorization::Vectorized { lanes: r.u32()? },
         1 => Vectorization::Scalar(Cow::Owned(r.string()?)),
+        2 => Vectorization::ExplicitVectors,
         v => return Err(format!("vectorization {v}")),
     };
     let printf_formats = r.list(|r| {

@@ -742,6 +742,9 @@ fn whole_elements_are_transposed_and_agree_bit_for_bit() {
             &module,
             &BuildOptions {
                 dump_dir: Some(dir.clone()),
+                // The transposes are what is tested here: the packing of explicit vectors
+                // would take these kernels (tests/vector_pack.rs).
+                pack_vectors: false,
                 ..BuildOptions::default()
             },
         )

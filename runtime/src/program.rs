@@ -1013,6 +1013,7 @@ pub(crate) fn log_kernel_shape(settings: &Settings, k: &ferrocl_codegen::Kernel,
             match &k.vectorization {
                 ferrocl_codegen::Vectorization::Vectorized { lanes } => format!("vectorised ({lanes} work-items per iteration)"),
                 ferrocl_codegen::Vectorization::Scalar(why) => format!("scalar ({why})"),
+                ferrocl_codegen::Vectorization::ExplicitVectors => "one work-item at a time, its vectors in SIMD registers".to_owned(),
             }
         ),
     );

@@ -1,0 +1,1005 @@
+//! Explicit OpenCL vectors as SIMD: packs the components of a work-item's `float4`, `uint4`,
+//! `double2` (and of wider vectors, 128 bits at a time), which translation scalarised, back
+//! into Cranelift vectors. This is superword-level parallelism (SLP) on Cranelift IR.
+//!
+//! Seeds are groups of stores to consecutive addresses and groups of consecutive block
+//! parameters of loop headers (the values a loop carries). From a seed, each group of lane
+//! values is packed bottom-up: the same pure operation in every lane becomes one vector
+//! operation on its operands' packs, loads of consecutive addresses one vector load, equal
+//! lanes a splat, constants a vector constant, consecutive parameters of one block a vector
+//! parameter (its incoming arguments packed in turn); anything else is gathered lane by lane.
+//!
+//! A packed lane's scalar instruction is removed and its value becomes an `extractlane` of
+//! the vector, placed after the vector, so every scalar use stays valid (Cranelift's optimiser
+//! removes the extracts nobody uses). That is why a group is packed only where its vector,
+//! which comes after the group's last lane, still precedes every use of every lane. Loads and
+//! stores are combined only when no other memory access lies between the first and the last
+//! lane. Vector operations compute each lane as the scalar one did (Cranelift's vector
+//! `fma`, `fmin`, shifts and the rest are defined lane-wise like its scalar ones), so results
+//! stay bit for bit those of the scalar code.
+//!
+//! The work-item vectoriser (vectorize/) runs four work-items per vector instead; a function
+//! with vector values is left to this pass (see kernel.rs for which wins).
+
+use std::collections::{HashMap, HashSet};
+
+use cranelift_codegen::cursor::{Cursor, FuncCursor};
+use cranelift_codegen::dominator_tree::DominatorTree;
+use cranelift_codegen::flowgraph::ControlFlowGraph;
+use cranelift_codegen::ir::{
+    types, Block, BlockArg, BlockCall, ConstantData, Function, Inst, InstBuilder, InstructionData,
+    Opcode, Type, Value, ValueDef,
+};
+use cranelift_codegen::loop_analysis::LoopAnalysis;
+
+/// What packing did to a function.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Packing {
+    /// Scalar instructions (operations, loads, stores) now done by vector ones.
+    pub packed: usize,
+    /// Pure scalar arithmetic on vectorisable types left as it was.
+    pub scalar: usize,
+}
+
+impl Packing {
+    /// The share of the function's vectorisable arithmetic that runs in vectors.
+    pub(crate) fn coverage(&self) -> f64 {
+        self.packed as f64 / (self.packed + self.scalar).max(1) as f64
+    }
+}
+
+/// Lanes of a 128-bit vector of `t`, for the types packed.
+fn lanes_of(t: Type) -> Option<usize> {
+    match t {
+        types::F32 | types::I32 => Some(4),
+        types::F64 => Some(2),
+        _ => None,
+    }
+}
+
+/// Lane-wise operations packed (all lowered by Cranelift on x86-64 for f32x4, i32x4 and
+/// f64x2, except `imul` on f64 lanes, which no group has).
+fn packable_opcode(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        op,
+        Fadd | Fsub
+            | Fmul
+            | Fdiv
+            | Fma
+            | Fneg
+            | Fabs
+            | Sqrt
+            | Fmin
+            | Fmax
+            | Iadd
+            | Isub
+            | Imul
+            | Band
+            | Bor
+            | Bxor
+            | Bnot
+            | Ishl
+            | Ushr
+            | Sshr
+            | Rotl
+            | Rotr
+    )
+}
+
+/// Shifts and rotations: their amount must be the same in every lane (it stays scalar).
+fn is_shift(op: Opcode) -> bool {
+    matches!(
+        op,
+        Opcode::Ishl | Opcode::Ushr | Opcode::Sshr | Opcode::Rotl | Opcode::Rotr
+    )
+}
+
+type NodeId = usize;
+
+enum Node {
+    /// Every lane the same value.
+    Splat(Value),
+    /// Constant lanes (their bits, little-endian lane order).
+    Const(Vec<u8>),
+    /// Lanes built one by one.
+    Gather(Vec<Value>),
+    /// One operation: the lanes' instructions (lane order), the operands' packs, and a
+    /// scalar amount for shifts.
+    Op {
+        insts: Vec<Inst>,
+        args: Vec<NodeId>,
+        amount: Option<Value>,
+    },
+    /// Loads of consecutive addresses.
+    Load { insts: Vec<Inst> },
+    /// Consecutive parameters of a block.
+    Param { block: Block, params: Vec<Value> },
+}
+
+struct Packer<'a> {
+    func: &'a mut Function,
+    /// Each instruction's block and index in it.
+    position: HashMap<Inst, (Block, usize)>,
+    users: HashMap<Value, Vec<Inst>>,
+    /// Predecessors' branch instructions, by block.
+    preds: HashMap<Block, Vec<Inst>>,
+    nodes: Vec<Node>,
+    /// Each vector's type.
+    node_type: Vec<Type>,
+    memo: HashMap<Vec<Value>, NodeId>,
+    /// Instructions already a lane of an Op or Load node.
+    owned: HashSet<Inst>,
+    /// Parameters already a lane of a Param node.
+    packed_params: HashSet<Value>,
+    /// Lane groups of Op and Load nodes with their users before the vector (`lane_insts`).
+    early: Vec<(Vec<Value>, Vec<Inst>)>,
+    /// Lane groups not to pack (their early users stayed scalar in an earlier try).
+    forbidden: HashSet<Vec<Value>>,
+    /// Parameter packs' incoming arguments: (parameter node, branch, index of the branch's
+    /// destination, argument pack).
+    edges: Vec<(NodeId, Inst, usize, NodeId)>,
+    /// Groups of stores: their instructions (lane order) and the data's pack.
+    stores: Vec<(Vec<Inst>, NodeId)>,
+    /// Vectors emitted, by node.
+    vectors: Vec<Option<Value>>,
+}
+
+/// Packs the explicit vectors of `func` (see the module's documentation) when that saves
+/// instructions; returns what it did, or what it would have done with `dry_run`.
+pub(crate) fn pack(func: &mut Function, dry_run: bool) -> Packing {
+    // Each try forbids the groups whose early users stayed scalar, so it ends.
+    let mut forbidden = HashSet::new();
+    let mut p = loop {
+        let mut p = Packer::new(func, std::mem::take(&mut forbidden));
+        p.seed();
+        let violations = p.violations();
+        if violations.is_empty() {
+            break p;
+        }
+        forbidden = std::mem::take(&mut p.forbidden);
+        forbidden.extend(violations);
+    };
+    let (gain, packing) = p.assess();
+    if gain > 0 && packing.packed > 0 && !dry_run {
+        p.emit();
+        packing
+    } else if dry_run {
+        packing
+    } else {
+        Packing {
+            packed: 0,
+            scalar: packing.packed + packing.scalar,
+        }
+    }
+}
+
+impl<'a> Packer<'a> {
+    fn new(func: &'a mut Function, forbidden: HashSet<Vec<Value>>) -> Self {
+        let mut position = HashMap::new();
+        let mut users: HashMap<Value, Vec<Inst>> = HashMap::new();
+        let mut preds: HashMap<Block, Vec<Inst>> = HashMap::new();
+        for block in func.layout.blocks() {
+            for (i, inst) in func.layout.block_insts(block).enumerate() {
+                position.insert(inst, (block, i));
+                for v in func.dfg.inst_values(inst) {
+                    users
+                        .entry(func.dfg.resolve_aliases(v))
+                        .or_default()
+                        .push(inst);
+                }
+                for dest in func.dfg.insts[inst]
+                    .branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables)
+                {
+                    preds
+                        .entry(dest.block(&func.dfg.value_lists))
+                        .or_default()
+                        .push(inst);
+                }
+            }
+        }
+        Packer {
+            func,
+            position,
+            users,
+            preds,
+            nodes: Vec::new(),
+            node_type: Vec::new(),
+            memo: HashMap::new(),
+            owned: HashSet::new(),
+            packed_params: HashSet::new(),
+            early: Vec::new(),
+            forbidden,
+            edges: Vec::new(),
+            stores: Vec::new(),
+            vectors: Vec::new(),
+        }
+    }
+
+    fn ty(&self, v: Value) -> Type {
+        self.func.dfg.value_type(v)
+    }
+
+    fn def_inst(&self, v: Value) -> Option<Inst> {
+        match self.func.dfg.value_def(v) {
+            ValueDef::Result(inst, 0) if self.func.layout.inst_block(inst).is_some() => Some(inst),
+            _ => None,
+        }
+    }
+
+    /// Finds the seeds and packs from them.
+    fn seed(&mut self) {
+        let cfg = ControlFlowGraph::with_function(self.func);
+        let domtree = DominatorTree::with_function(self.func, &cfg);
+        let mut loops = LoopAnalysis::new();
+        loops.compute(self.func, &cfg, &domtree);
+        let blocks: Vec<Block> = self.func.layout.blocks().collect();
+        for &block in &blocks {
+            if loops.is_loop_header(block).is_none() {
+                continue;
+            }
+            let params = self.func.dfg.block_params(block).to_vec();
+            for group in consecutive_groups(&params, |v| self.ty(v)) {
+                self.build(group);
+            }
+        }
+        for &block in &blocks {
+            let insts: Vec<Inst> = self.func.layout.block_insts(block).collect();
+            let mut i = 0;
+            while i < insts.len() {
+                match self.store_group(&insts[i..]) {
+                    Some((group, data)) => {
+                        i += group.len();
+                        let node = self.build(data);
+                        self.stores.push((group, node));
+                    }
+                    None => i += 1,
+                }
+            }
+        }
+    }
+
+    /// A group of stores starting at `insts[0]`: one per lane, to consecutive addresses off
+    /// one base, with only pure instructions between them. Returns the stores and their data.
+    fn store_group(&self, insts: &[Inst]) -> Option<(Vec<Inst>, Vec<Value>)> {
+        let dfg = &self.func.dfg;
+        let store = |inst: Inst| match dfg.insts[inst] {
+            InstructionData::Store {
+                opcode: Opcode::Store,
+                args,
+                flags,
+                offset,
+            } => Some((args[0], args[1], flags, i64::from(offset))),
+            _ => None,
+        };
+        let (data0, base, flags, offset0) = store(insts[0])?;
+        if dfg.mem_flags[flags].aligned() {
+            return None;
+        }
+        let t = dfg.value_type(data0);
+        let lanes = lanes_of(t)?;
+        let size = i64::from(t.bytes());
+        let (mut group, mut data) = (vec![insts[0]], vec![data0]);
+        for &inst in &insts[1..] {
+            if group.len() == lanes {
+                break;
+            }
+            match store(inst) {
+                Some((d, b, f, o))
+                    if b == base
+                        && f == flags
+                        && dfg.value_type(d) == t
+                        && o == offset0 + size * group.len() as i64 =>
+                {
+                    group.push(inst);
+                    data.push(d);
+                }
+                _ if touches_memory(self.func, inst) => return None,
+                _ => {}
+            }
+        }
+        (group.len() == lanes).then_some((group, data))
+    }
+
+    fn add(&mut self, node: Node, t: Type) -> NodeId {
+        self.nodes.push(node);
+        self.node_type.push(t);
+        self.nodes.len() - 1
+    }
+
+    /// The pack of `lanes` (one value per lane, all of one packable type).
+    fn build(&mut self, lanes: Vec<Value>) -> NodeId {
+        let lanes: Vec<Value> = lanes
+            .into_iter()
+            .map(|v| self.func.dfg.resolve_aliases(v))
+            .collect();
+        if let Some(&id) = self.memo.get(&lanes) {
+            return id;
+        }
+        let vt = self
+            .ty(lanes[0])
+            .by(lanes.len() as u32)
+            .expect("128-bit vectors");
+        let id = self.build_new(&lanes, vt);
+        self.memo.insert(lanes, id);
+        id
+    }
+
+    fn build_new(&mut self, lanes: &[Value], vt: Type) -> NodeId {
+        if lanes.iter().all(|&v| v == lanes[0]) {
+            return self.add(Node::Splat(lanes[0]), vt);
+        }
+        if let Some(bytes) = self.constant_lanes(lanes) {
+            return self.add(Node::Const(bytes), vt);
+        }
+        if let Some(node) = self.param_pack(lanes, vt) {
+            return node;
+        }
+        if let Some((insts, early)) = self.lane_insts(lanes) {
+            let data = self.func.dfg.insts[insts[0]];
+            if data.opcode() == Opcode::Load {
+                if self.loads_consecutive(&insts) {
+                    self.owned.extend(insts.iter().copied());
+                    self.early.push((lanes.to_vec(), early));
+                    return self.add(Node::Load { insts }, vt);
+                }
+            } else if let Some(amount) = self.op_amount(&insts) {
+                self.owned.extend(insts.iter().copied());
+                self.early.push((lanes.to_vec(), early));
+                // Operands packed after claiming the lanes, so a cycle through them gathers.
+                let id = self.add(
+                    Node::Op {
+                        insts: insts.clone(),
+                        args: Vec::new(),
+                        amount,
+                    },
+                    vt,
+                );
+                let n_args = if amount.is_some() {
+                    1
+                } else {
+                    self.func.dfg.inst_args(insts[0]).len()
+                };
+                let mut args = Vec::new();
+                for a in 0..n_args {
+                    let group: Vec<Value> = insts
+                        .iter()
+                        .map(|&i| self.func.dfg.inst_args(i)[a])
+                        .collect();
+                    args.push(self.build(group));
+                }
+                if let Node::Op { args: slot, .. } = &mut self.nodes[id] {
+                    *slot = args;
+                }
+                return id;
+            }
+        }
+        self.add(Node::Gather(lanes.to_vec()), vt)
+    }
+
+    /// The bits of `lanes` if every one is a constant.
+    fn constant_lanes(&self, lanes: &[Value]) -> Option<Vec<u8>> {
+        let mut bytes = Vec::new();
+        for &v in lanes {
+            let inst = self.def_inst(v)?;
+            let size = self.ty(v).bytes() as usize;
+            let bits: u64 = match self.func.dfg.insts[inst] {
+                InstructionData::UnaryImm {
+                    opcode: Opcode::Iconst,
+                    imm,
+                } => imm.bits() as u64,
+                InstructionData::UnaryIeee32 {
+                    opcode: Opcode::F32const,
+                    imm,
+                } => u64::from(imm.bits()),
+                InstructionData::UnaryIeee64 {
+                    opcode: Opcode::F64const,
+                    imm,
+                } => imm.bits(),
+                _ => return None,
+            };
+            bytes.extend_from_slice(&bits.to_le_bytes()[..size]);
+        }
+        Some(bytes)
+    }
+
+    /// Consecutive parameters of one block (not the entry) in lane order: a parameter pack,
+    /// whose incoming arguments are packed after it (the loop's back edge comes back to it).
+    fn param_pack(&mut self, lanes: &[Value], vt: Type) -> Option<NodeId> {
+        let (block, first) = match self.func.dfg.value_def(lanes[0]) {
+            ValueDef::Param(b, n) => (b, n),
+            _ => return None,
+        };
+        if Some(block) == self.func.layout.entry_block()
+            || lanes.iter().any(|v| self.packed_params.contains(v))
+        {
+            return None;
+        }
+        for (k, &v) in lanes.iter().enumerate() {
+            if self.func.dfg.value_def(v) != ValueDef::Param(block, first + k) {
+                return None;
+            }
+        }
+        // Every incoming edge must be a plain jump or brif (not a jump table) passing values.
+        let preds = self.preds.get(&block).cloned().unwrap_or_default();
+        for &branch in &preds {
+            if !matches!(
+                self.func.dfg.insts[branch],
+                InstructionData::Jump { .. } | InstructionData::Brif { .. }
+            ) {
+                return None;
+            }
+        }
+        self.packed_params.extend(lanes.iter().copied());
+        let id = self.add(
+            Node::Param {
+                block,
+                params: lanes.to_vec(),
+            },
+            vt,
+        );
+        self.memo.insert(lanes.to_vec(), id);
+        for branch in preds {
+            for (call_index, call) in self.calls_to(branch, block) {
+                let args: Vec<Value> = (0..lanes.len())
+                    .map(|k| self.call_arg(call, first + k))
+                    .collect();
+                let arg = self.build(args);
+                self.edges.push((id, branch, call_index, arg));
+            }
+        }
+        Some(id)
+    }
+
+    /// The destinations of `branch` that go to `block`, with their indices.
+    fn calls_to(&self, branch: Inst, block: Block) -> Vec<(usize, BlockCall)> {
+        let dfg = &self.func.dfg;
+        dfg.insts[branch]
+            .branch_destination(&dfg.jump_tables, &dfg.exception_tables)
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.block(&dfg.value_lists) == block)
+            .map(|(i, c)| (i, *c))
+            .collect()
+    }
+
+    fn call_arg(&self, call: BlockCall, index: usize) -> Value {
+        match call.args(&self.func.dfg.value_lists).nth(index) {
+            Some(BlockArg::Value(v)) => self.func.dfg.resolve_aliases(v),
+            _ => unreachable!("branches to packed blocks pass plain values"),
+        }
+    }
+
+    /// The lanes' defining instructions when they can be one vector instruction: results of
+    /// distinct, unclaimed instructions of one opcode and block, none using another lane.
+    /// Also the lanes' users in that block up to the last lane: the vector comes after the
+    /// last lane, so those users must be lanes of packs themselves (`violations` checks).
+    fn lane_insts(&self, lanes: &[Value]) -> Option<(Vec<Inst>, Vec<Inst>)> {
+        if self.forbidden.contains(lanes) {
+            return None;
+        }
+        let insts: Vec<Inst> = lanes
+            .iter()
+            .map(|&v| self.def_inst(v))
+            .collect::<Option<_>>()?;
+        let dfg = &self.func.dfg;
+        let opcode = dfg.insts[insts[0]].opcode();
+        let (block, _) = self.position[&insts[0]];
+        let mut last = 0;
+        for &inst in &insts {
+            let (b, at) = self.position[&inst];
+            if b != block
+                || dfg.insts[inst].opcode() != opcode
+                || dfg.inst_results(inst).len() != 1
+                || self.owned.contains(&inst)
+            {
+                return None;
+            }
+            last = last.max(at);
+        }
+        let set: HashSet<Inst> = insts.iter().copied().collect();
+        if set.len() != insts.len() {
+            return None;
+        }
+        for &inst in &insts {
+            if dfg.inst_values(inst).any(|v| {
+                self.def_inst(dfg.resolve_aliases(v))
+                    .is_some_and(|d| set.contains(&d))
+            }) {
+                return None;
+            }
+        }
+        let mut early = Vec::new();
+        for &v in lanes {
+            for &user in self.users.get(&v).map(Vec::as_slice).unwrap_or(&[]) {
+                let (b, at) = self.position[&user];
+                if b == block && at <= last {
+                    // Branches and stores stay where they are: their scalar use comes first.
+                    if !dfg.insts[user].opcode().is_terminator() {
+                        early.push(user);
+                    } else {
+                        return None;
+                    }
+                }
+            }
+        }
+        Some((insts, early))
+    }
+
+    /// The lane groups whose early users (see `lane_insts`) were not all packed.
+    fn violations(&self) -> Vec<Vec<Value>> {
+        self.early
+            .iter()
+            .filter(|(_, users)| users.iter().any(|u| !self.owned.contains(u)))
+            .map(|(lanes, _)| lanes.clone())
+            .collect()
+    }
+
+    /// For lane instructions of a packable operation: `Some(amount)` (the shared scalar
+    /// amount of a shift, `None` otherwise), or `None` when they cannot be one operation.
+    #[allow(clippy::option_option)]
+    fn op_amount(&self, insts: &[Inst]) -> Option<Option<Value>> {
+        let dfg = &self.func.dfg;
+        let data = dfg.insts[insts[0]];
+        let op = data.opcode();
+        if !packable_opcode(op) {
+            return None;
+        }
+        let same_format = insts.iter().all(|&i| {
+            std::mem::discriminant(&dfg.insts[i]) == std::mem::discriminant(&data)
+                && dfg.inst_args(i).len() == dfg.inst_args(insts[0]).len()
+        });
+        if !same_format
+            || !matches!(
+                data,
+                InstructionData::Unary { .. }
+                    | InstructionData::Binary { .. }
+                    | InstructionData::Ternary { .. }
+            )
+        {
+            return None;
+        }
+        if !is_shift(op) {
+            return Some(None);
+        }
+        let amounts: Vec<Value> = insts.iter().map(|&i| dfg.inst_args(i)[1]).collect();
+        let same = amounts.iter().all(|&a| a == amounts[0])
+            || self.constant_lanes(&amounts).is_some_and(|b| {
+                b.chunks(b.len() / amounts.len())
+                    .all(|c| c == &b[..c.len()])
+            });
+        same.then_some(Some(amounts[0]))
+    }
+
+    /// Whether load instructions `insts` (lane order) read consecutive addresses off one
+    /// base with one set of flags, with no memory write between the first and the last.
+    fn loads_consecutive(&self, insts: &[Inst]) -> bool {
+        let dfg = &self.func.dfg;
+        let load = |i: Inst| match dfg.insts[i] {
+            InstructionData::Load {
+                opcode: Opcode::Load,
+                arg,
+                flags,
+                offset,
+            } => Some((arg, flags, i64::from(offset))),
+            _ => None,
+        };
+        let Some((base, flags, offset0)) = load(insts[0]) else {
+            return false;
+        };
+        // A vector access of 16 bytes is not aligned as the lanes' were.
+        if dfg.mem_flags[flags].aligned() {
+            return false;
+        }
+        let size = i64::from(dfg.value_type(dfg.first_result(insts[0])).bytes());
+        for (k, &inst) in insts.iter().enumerate() {
+            match load(inst) {
+                Some((b, f, o)) if b == base && f == flags && o == offset0 + size * k as i64 => {}
+                _ => return false,
+            }
+        }
+        let (block, _) = self.position[&insts[0]];
+        let first = insts.iter().map(|i| self.position[i].1).min().unwrap_or(0);
+        let last = insts.iter().map(|i| self.position[i].1).max().unwrap_or(0);
+        self.func
+            .layout
+            .block_insts(block)
+            .skip(first)
+            .take(last - first + 1)
+            .all(|i| !writes_memory(self.func, i))
+    }
+
+    /// Instructions saved (positive) or added by packing what `seed` found, and the counts.
+    fn assess(&self) -> (i64, Packing) {
+        let mut gain = 0i64;
+        let mut packed = 0;
+        for node in &self.nodes {
+            match node {
+                Node::Op { insts, amount, .. } => {
+                    let lanes = insts.len() as i64;
+                    let op = self.func.dfg.insts[insts[0]].opcode();
+                    // A rotation is three vector instructions.
+                    let cost = if amount.is_some() && matches!(op, Opcode::Rotl | Opcode::Rotr) {
+                        3
+                    } else {
+                        1
+                    };
+                    gain += lanes - cost;
+                    packed += insts.len();
+                }
+                Node::Load { insts } => {
+                    gain += insts.len() as i64 - 1;
+                    packed += insts.len();
+                }
+                Node::Gather(lanes) => gain -= lanes.len() as i64,
+                Node::Splat(_) => gain -= 1,
+                Node::Const(_) | Node::Param { .. } => {}
+            }
+        }
+        for (insts, _) in &self.stores {
+            gain += insts.len() as i64 - 1;
+            packed += insts.len();
+        }
+        // Every lane still used by scalar code needs an extract.
+        for node in &self.nodes {
+            let values: Vec<Value> = match node {
+                Node::Op { insts, .. } | Node::Load { insts } => insts
+                    .iter()
+                    .map(|&i| self.func.dfg.first_result(i))
+                    .collect(),
+                Node::Param { params, .. } => params.clone(),
+                _ => continue,
+            };
+            for v in values {
+                if self
+                    .users
+                    .get(&v)
+                    .is_some_and(|us| us.iter().any(|u| !self.is_packed_user(*u)))
+                {
+                    gain -= 1;
+                }
+            }
+        }
+        let mut scalar = 0;
+        for block in self.func.layout.blocks() {
+            for inst in self.func.layout.block_insts(block) {
+                let op = self.func.dfg.insts[inst].opcode();
+                // Loop counters (compared for the exit) are not the work-item's arithmetic.
+                let counter = || {
+                    self.func.dfg.inst_results(inst).iter().any(|r| {
+                        self.users.get(r).is_some_and(|us| {
+                            us.iter()
+                                .any(|&u| self.func.dfg.insts[u].opcode() == Opcode::Icmp)
+                        })
+                    })
+                };
+                if packable_opcode(op)
+                    && !self.owned.contains(&inst)
+                    && !counter()
+                    && self
+                        .func
+                        .dfg
+                        .inst_results(inst)
+                        .first()
+                        .is_some_and(|&r| lanes_of(self.ty(r)).is_some())
+                {
+                    scalar += 1;
+                }
+            }
+        }
+        (gain, Packing { packed, scalar })
+    }
+
+    /// Whether `user` disappears into a vector: a packed lane, a packed store, or a branch
+    /// (its packed arguments go as vectors; the others stay).
+    fn is_packed_user(&self, user: Inst) -> bool {
+        self.owned.contains(&user)
+            || self.stores.iter().any(|(s, _)| s.contains(&user))
+            || self.edges.iter().any(|e| e.1 == user)
+    }
+
+    /// Emits every node's vector, rewires the lanes and the packed parameters, and replaces
+    /// the packed stores.
+    fn emit(&mut self) {
+        self.vectors = vec![None; self.nodes.len()];
+        // Parameters first: the loop bodies' packs use them.
+        let mut packed_blocks: Vec<Block> = Vec::new();
+        for id in 0..self.nodes.len() {
+            if let Node::Param { block, .. } = self.nodes[id] {
+                let v = self.func.dfg.append_block_param(block, self.node_type[id]);
+                self.vectors[id] = Some(v);
+                if !packed_blocks.contains(&block) {
+                    packed_blocks.push(block);
+                }
+            }
+        }
+        // Operations and loads after their operands (a node is made before its operands'
+        // packs, so ids are not in that order).
+        for id in self.post_order() {
+            self.emit_lanes(id);
+        }
+        let edges = std::mem::take(&mut self.edges);
+        for block in packed_blocks {
+            self.rewire_block(block, &edges);
+        }
+        let stores = std::mem::take(&mut self.stores);
+        for (insts, data) in stores {
+            let last = *insts.last().expect("lanes");
+            let v = self.vector_before(data, last);
+            let InstructionData::Store {
+                args,
+                flags,
+                offset,
+                ..
+            } = self.func.dfg.insts[insts[0]]
+            else {
+                unreachable!("a store")
+            };
+            let flags = self.func.dfg.mem_flags[flags];
+            FuncCursor::new(self.func)
+                .at_inst(last)
+                .ins()
+                .store(flags, v, args[1], offset);
+            for inst in insts {
+                self.func.layout.remove_inst(inst);
+            }
+        }
+    }
+
+    /// The Op and Load nodes, each after the Op and Load nodes it uses.
+    fn post_order(&self) -> Vec<NodeId> {
+        let mut done = vec![false; self.nodes.len()];
+        let mut out = Vec::new();
+        for root in 0..self.nodes.len() {
+            let mut stack = vec![(root, false)];
+            while let Some((id, expanded)) = stack.pop() {
+                if done[id] {
+                    continue;
+                }
+                match &self.nodes[id] {
+                    Node::Op { args, .. } if !expanded => {
+                        stack.push((id, true));
+                        stack.extend(args.iter().filter(|&&a| !done[a]).map(|&a| (a, false)));
+                    }
+                    Node::Op { .. } | Node::Load { .. } => {
+                        done[id] = true;
+                        out.push(id);
+                    }
+                    _ => done[id] = true,
+                }
+            }
+        }
+        out
+    }
+
+    /// Passes `block`'s packed parameters as vectors on every incoming edge (after the
+    /// parameters left scalar, in the order the vector parameters were appended), and turns
+    /// the scalar parameters into extracts of the vectors.
+    fn rewire_block(&mut self, block: Block, edges: &[(NodeId, Inst, usize, NodeId)]) {
+        let params: Vec<NodeId> = (0..self.nodes.len())
+            .filter(|&id| matches!(self.nodes[id], Node::Param { block: b, .. } if b == block))
+            .collect();
+        let packed_indices: HashSet<usize> = params
+            .iter()
+            .flat_map(|&id| match &self.nodes[id] {
+                Node::Param { params, .. } => params
+                    .iter()
+                    .map(|&p| match self.func.dfg.value_def(p) {
+                        ValueDef::Param(_, n) => n,
+                        _ => unreachable!("a parameter"),
+                    })
+                    .collect::<Vec<_>>(),
+                _ => Vec::new(),
+            })
+            .collect();
+        let mut branches: Vec<(Inst, usize)> = edges
+            .iter()
+            .filter(|e| params.contains(&e.0))
+            .map(|e| (e.1, e.2))
+            .collect();
+        branches.sort();
+        branches.dedup();
+        for (branch, call_index) in branches {
+            let vectors: Vec<Value> = params
+                .iter()
+                .map(|&param| {
+                    let &(_, _, _, arg) = edges
+                        .iter()
+                        .find(|e| e.0 == param && e.1 == branch && e.2 == call_index)
+                        .expect("every edge's arguments are packed");
+                    self.vector_before(arg, branch)
+                })
+                .collect();
+            let dfg = &mut self.func.dfg;
+            let call = &mut dfg.insts[branch]
+                .branch_destination_mut(&mut dfg.jump_tables, &mut dfg.exception_tables)
+                [call_index];
+            let mut args: Vec<BlockArg> = call
+                .args(&dfg.value_lists)
+                .enumerate()
+                .filter(|(i, _)| !packed_indices.contains(i))
+                .map(|(_, a)| a)
+                .collect();
+            args.extend(vectors.into_iter().map(BlockArg::Value));
+            *call = BlockCall::new(block, args, &mut dfg.value_lists);
+        }
+        let first = self.func.layout.first_inst(block).expect("a terminator");
+        for id in params {
+            let Node::Param { ref params, .. } = self.nodes[id] else {
+                unreachable!("a parameter pack")
+            };
+            let params = params.clone();
+            let vector = self.vectors[id].expect("emitted");
+            for (k, &p) in params.iter().enumerate() {
+                let e = FuncCursor::new(self.func)
+                    .at_inst(first)
+                    .ins()
+                    .extractlane(vector, k as u8);
+                self.func.dfg.remove_block_param(p);
+                self.func.dfg.change_to_alias(p, e);
+            }
+        }
+    }
+
+    /// Emits an Op or Load node after its last lane and turns the lanes into extracts.
+    fn emit_lanes(&mut self, id: NodeId) {
+        let insts = match &self.nodes[id] {
+            Node::Op { insts, .. } | Node::Load { insts } => insts.clone(),
+            _ => unreachable!("lanes of an operation or load"),
+        };
+        let last = *insts
+            .iter()
+            .max_by_key(|i| self.position[i].1)
+            .expect("lanes");
+        let after = self
+            .func
+            .layout
+            .next_inst(last)
+            .expect("a block ends with its terminator");
+        let vt = self.node_type[id];
+        let vector = match &self.nodes[id] {
+            Node::Load { .. } => {
+                let InstructionData::Load {
+                    arg, flags, offset, ..
+                } = self.func.dfg.insts[insts[0]]
+                else {
+                    unreachable!("a load")
+                };
+                let flags = self.func.dfg.mem_flags[flags];
+                FuncCursor::new(self.func)
+                    .at_inst(after)
+                    .ins()
+                    .load(vt, flags, arg, offset)
+            }
+            Node::Op { args, amount, .. } => {
+                let (args, amount) = (args.clone(), *amount);
+                let operands: Vec<Value> =
+                    args.iter().map(|&a| self.vector_before(a, after)).collect();
+                self.emit_op(insts[0], vt, &operands, amount, after)
+            }
+            _ => unreachable!("lanes of an operation or load"),
+        };
+        self.vectors[id] = Some(vector);
+        for (k, &inst) in insts.iter().enumerate() {
+            let old = self.func.dfg.first_result(inst);
+            let e = FuncCursor::new(self.func)
+                .at_inst(after)
+                .ins()
+                .extractlane(vector, k as u8);
+            self.func.dfg.detach_inst_results(inst);
+            self.func.layout.remove_inst(inst);
+            self.func.dfg.change_to_alias(old, e);
+        }
+    }
+
+    /// The vector form of lane instruction `template` on `operands`, before `before`.
+    fn emit_op(
+        &mut self,
+        template: Inst,
+        vt: Type,
+        operands: &[Value],
+        amount: Option<Value>,
+        before: Inst,
+    ) -> Value {
+        let op = self.func.dfg.insts[template].opcode();
+        let mut pos = FuncCursor::new(self.func).at_inst(before);
+        if let Some(s) = amount {
+            let x = operands[0];
+            let bits = i64::from(vt.lane_bits());
+            return match op {
+                Opcode::Rotl | Opcode::Rotr => {
+                    // Vector shifts take their amount modulo the lane width, as rotations do.
+                    let st = pos.func.dfg.value_type(s);
+                    let width = pos.ins().iconst(st, bits);
+                    let back = pos.ins().isub(width, s);
+                    let (l, r) = if op == Opcode::Rotl {
+                        (s, back)
+                    } else {
+                        (back, s)
+                    };
+                    let hi = pos.ins().ishl(x, l);
+                    let lo = pos.ins().ushr(x, r);
+                    pos.ins().bor(hi, lo)
+                }
+                Opcode::Ishl => pos.ins().ishl(x, s),
+                Opcode::Ushr => pos.ins().ushr(x, s),
+                _ => pos.ins().sshr(x, s),
+            };
+        }
+        let data = match self.func.dfg.insts[template] {
+            InstructionData::Unary { opcode, .. } => InstructionData::Unary {
+                opcode,
+                arg: operands[0],
+            },
+            InstructionData::Binary { opcode, .. } => InstructionData::Binary {
+                opcode,
+                args: [operands[0], operands[1]],
+            },
+            InstructionData::Ternary { opcode, .. } => InstructionData::Ternary {
+                opcode,
+                args: [operands[0], operands[1], operands[2]],
+            },
+            _ => unreachable!("packable formats"),
+        };
+        let inst = self.func.dfg.make_inst(data);
+        self.func.dfg.make_inst_results(inst, vt);
+        self.func.layout.insert_inst(inst, before);
+        self.func.dfg.first_result(inst)
+    }
+
+    /// Node `id`'s vector for a use before `before`: an emitted vector, or a splat, constant
+    /// or gather made there.
+    fn vector_before(&mut self, id: NodeId, before: Inst) -> Value {
+        if let Some(v) = self.vectors[id] {
+            return v;
+        }
+        let vt = self.node_type[id];
+        let mut pos = FuncCursor::new(self.func).at_inst(before);
+        match &self.nodes[id] {
+            Node::Splat(v) => pos.ins().splat(vt, *v),
+            Node::Const(bytes) => {
+                let c = pos
+                    .func
+                    .dfg
+                    .constants
+                    .insert(ConstantData::from(bytes.clone()));
+                pos.ins().vconst(vt, c)
+            }
+            Node::Gather(lanes) => {
+                let lanes = lanes.clone();
+                let mut x = pos.ins().scalar_to_vector(vt, lanes[0]);
+                for (k, &lane) in lanes.iter().enumerate().skip(1) {
+                    x = pos.ins().insertlane(x, lane, k as u8);
+                }
+                x
+            }
+            _ => unreachable!("operations, loads and parameters are emitted first"),
+        }
+    }
+}
+
+/// Runs of `lanes_of` consecutive values of one packable type, in order.
+fn consecutive_groups(values: &[Value], ty: impl Fn(Value) -> Type) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < values.len() {
+        let t = ty(values[i]);
+        match lanes_of(t) {
+            Some(n) if i + n <= values.len() && values[i..i + n].iter().all(|&v| ty(v) == t) => {
+                out.push(values[i..i + n].to_vec());
+                i += n;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+fn writes_memory(func: &Function, inst: Inst) -> bool {
+    let op = func.dfg.insts[inst].opcode();
+    op.can_store() || op.is_call() || op.other_side_effects()
+}
+
+fn touches_memory(func: &Function, inst: Inst) -> bool {
+    writes_memory(func, inst) || func.dfg.insts[inst].opcode().can_load()
+}
