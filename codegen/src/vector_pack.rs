@@ -27,8 +27,8 @@ use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::dominator_tree::DominatorTree;
 use cranelift_codegen::flowgraph::ControlFlowGraph;
 use cranelift_codegen::ir::{
-    types, Block, BlockArg, BlockCall, ConstantData, Function, Inst, InstBuilder, InstructionData,
-    Opcode, Type, Value, ValueDef,
+    types, Block, BlockArg, BlockCall, ConstantData, Endianness, Function, Inst, InstBuilder,
+    InstructionData, MemFlagsData, Opcode, Type, Value, ValueDef,
 };
 use cranelift_codegen::loop_analysis::LoopAnalysis;
 
@@ -84,7 +84,20 @@ fn packable_opcode(op: Opcode) -> bool {
             | Sshr
             | Rotl
             | Rotr
+            | Fcmp
+            | Icmp
+            | Select
+            | FcvtFromSint
+            | FcvtFromUint
+            | FcvtToSintSat
+            | FcvtToUintSat
     )
+}
+
+/// Compares give booleans (`i8` 0/1) as scalars and masks (all ones or zeros per lane) as
+/// vectors.
+fn is_compare(op: Opcode) -> bool {
+    matches!(op, Opcode::Fcmp | Opcode::Icmp)
 }
 
 /// Shifts and rotations: their amount must be the same in every lane (it stays scalar).
@@ -316,13 +329,29 @@ impl<'a> Packer<'a> {
         if let Some(&id) = self.memo.get(&lanes) {
             return id;
         }
-        let vt = self
-            .ty(lanes[0])
-            .by(lanes.len() as u32)
-            .expect("128-bit vectors");
-        let id = self.build_new(&lanes, vt);
+        let id = match self.group_type(&lanes) {
+            Some(vt) => self.build_new(&lanes, vt),
+            // Booleans that are not compares: nothing packs them (a select on them gathers).
+            None => self.add(Node::Gather(lanes.clone()), types::I8X16),
+        };
         self.memo.insert(lanes, id);
         id
+    }
+
+    /// The vector type of a group: its lanes' type, or for compares' booleans the mask of
+    /// their operands' width.
+    fn group_type(&self, lanes: &[Value]) -> Option<Type> {
+        let t = self.ty(lanes[0]);
+        let n = lanes.len();
+        if lanes_of(t) == Some(n) {
+            return t.by(n as u32);
+        }
+        let inst = self.def_inst(lanes[0])?;
+        if t != types::I8 || !is_compare(self.func.dfg.insts[inst].opcode()) {
+            return None;
+        }
+        let operand = self.ty(self.func.dfg.inst_args(inst)[0]);
+        (lanes_of(operand) == Some(n)).then(|| operand.as_int().by(n as u32))?
     }
 
     fn build_new(&mut self, lanes: &[Value], vt: Type) -> NodeId {
@@ -344,6 +373,22 @@ impl<'a> Packer<'a> {
                     return self.add(Node::Load { insts }, vt);
                 }
             } else if let Some(amount) = self.op_amount(&insts) {
+                if data.opcode() == Opcode::Select {
+                    let conds: Vec<Value> = insts
+                        .iter()
+                        .map(|&i| self.func.dfg.inst_args(i)[0])
+                        .collect();
+                    let c = self.build(conds);
+                    let compare = match &self.nodes[c] {
+                        Node::Op { insts, .. } => {
+                            is_compare(self.func.dfg.insts[insts[0]].opcode())
+                        }
+                        _ => false,
+                    };
+                    if !compare || self.node_type[c].lane_bits() != vt.lane_bits() {
+                        return self.add(Node::Gather(lanes.to_vec()), vt);
+                    }
+                }
                 self.owned.extend(insts.iter().copied());
                 self.early.push((lanes.to_vec(), early));
                 // Operands packed after claiming the lanes, so a cycle through them gathers.
@@ -555,8 +600,34 @@ impl<'a> Packer<'a> {
                 InstructionData::Unary { .. }
                     | InstructionData::Binary { .. }
                     | InstructionData::Ternary { .. }
+                    | InstructionData::FloatCompare { .. }
+                    | InstructionData::IntCompare { .. }
             )
         {
+            return None;
+        }
+        // Compares of one condition; conversions between lanes of one width.
+        let same_cond = insts.iter().all(|&i| match (dfg.insts[i], data) {
+            (
+                InstructionData::FloatCompare { cond: a, .. },
+                InstructionData::FloatCompare { cond: b, .. },
+            ) => a == b,
+            (
+                InstructionData::IntCompare { cond: a, .. },
+                InstructionData::IntCompare { cond: b, .. },
+            ) => a == b,
+            _ => true,
+        });
+        let result = dfg.value_type(dfg.first_result(insts[0]));
+        let operand = dfg.value_type(dfg.inst_args(insts[0])[0]);
+        let conversion = matches!(
+            op,
+            Opcode::FcvtFromSint
+                | Opcode::FcvtFromUint
+                | Opcode::FcvtToSintSat
+                | Opcode::FcvtToUintSat
+        );
+        if !same_cond || (conversion && result.bits() != operand.bits()) {
             return None;
         }
         if !is_shift(op) {
@@ -882,10 +953,13 @@ impl<'a> Packer<'a> {
         self.vectors[id] = Some(vector);
         for (k, &inst) in insts.iter().enumerate() {
             let old = self.func.dfg.first_result(inst);
-            let e = FuncCursor::new(self.func)
-                .at_inst(after)
-                .ins()
-                .extractlane(vector, k as u8);
+            let mut pos = FuncCursor::new(self.func).at_inst(after);
+            let mut e = pos.ins().extractlane(vector, k as u8);
+            if pos.func.dfg.value_type(old) == types::I8 && vt.lane_type() != types::I8 {
+                // A mask lane (all ones or zero) back to a boolean 0/1.
+                let byte = pos.ins().ireduce(types::I8, e);
+                e = pos.ins().band_imm_u(byte, 1);
+            }
             self.func.dfg.detach_inst_results(inst);
             self.func.layout.remove_inst(inst);
             self.func.dfg.change_to_alias(old, e);
@@ -926,7 +1000,7 @@ impl<'a> Packer<'a> {
                 _ => pos.ins().sshr(x, s),
             };
         }
-        let data = match self.func.dfg.insts[template] {
+        let data = match pos.func.dfg.insts[template] {
             InstructionData::Unary { opcode, .. } => InstructionData::Unary {
                 opcode,
                 arg: operands[0],
@@ -935,14 +1009,42 @@ impl<'a> Packer<'a> {
                 opcode,
                 args: [operands[0], operands[1]],
             },
+            InstructionData::Ternary {
+                opcode: Opcode::Select,
+                ..
+            } => {
+                // The compare's mask (of the lanes' width) selects bit by bit.
+                let mut mask = operands[0];
+                if pos.func.dfg.value_type(mask) != vt {
+                    let little = MemFlagsData::new().with_endianness(Endianness::Little);
+                    mask = pos.ins().bitcast(vt, little, mask);
+                }
+                return pos.ins().bitselect(mask, operands[1], operands[2]);
+            }
             InstructionData::Ternary { opcode, .. } => InstructionData::Ternary {
                 opcode,
                 args: [operands[0], operands[1], operands[2]],
             },
+            InstructionData::FloatCompare { opcode, cond, .. } => InstructionData::FloatCompare {
+                opcode,
+                cond,
+                args: [operands[0], operands[1]],
+            },
+            InstructionData::IntCompare { opcode, cond, .. } => InstructionData::IntCompare {
+                opcode,
+                cond,
+                args: [operands[0], operands[1]],
+            },
             _ => unreachable!("packable formats"),
         };
+        // A compare is controlled by its operands' type (its result is their mask).
+        let ctrl = if is_compare(op) {
+            self.func.dfg.value_type(operands[0])
+        } else {
+            vt
+        };
         let inst = self.func.dfg.make_inst(data);
-        self.func.dfg.make_inst_results(inst, vt);
+        self.func.dfg.make_inst_results(inst, ctrl);
         self.func.layout.insert_inst(inst, before);
         self.func.dfg.first_result(inst)
     }

@@ -14,7 +14,10 @@ fn build(recipe: Recipe, vectorize: bool, dump: Option<&std::path::Path>) -> Pro
     let module = ferrocl_frontend::parse(&spirv).unwrap_or_else(|e| panic!("frontend: {e}"));
     let options = BuildOptions {
         vectorize,
-        dump_dir: dump.map(std::path::Path::to_path_buf),
+        dump_dir: dump.map(std::path::Path::to_path_buf).or_else(|| {
+            std::env::var_os("FERROCL_TEST_DUMP")
+                .map(|d| std::path::Path::new(&d).join(format!("{recipe:?}-{vectorize}")))
+        }),
         ..BuildOptions::default()
     };
     compile(&module, &options).unwrap_or_else(|e| panic!("codegen: {e}"))
@@ -59,16 +62,17 @@ fn output(p: &Program, kernel: &str, local: u64) -> Vec<u8> {
     out
 }
 
-/// (kernel, a vector type its optimised IR computes in when it is packed). `doubles` and
-/// `shifts_int4` keep part of their arithmetic scalar (NaN-aware fmin/fmax, per-lane shift
-/// amounts), so how they run is not asserted; `partial_float4` must stay with the work-items.
-const KERNELS: [(&str, Option<&str>); 8] = [
+/// (kernel, what its optimised IR has when it is packed). `shifts_int4` (per-lane shift
+/// amounts) and `compares_float4` keep part of their arithmetic scalar, so how they run is
+/// not asserted; `partial_float4` must stay with the work-items.
+const KERNELS: [(&str, Option<&str>); 9] = [
     ("chains_float4", Some("fma.f32x4")),
     ("rounds_uint4", Some("i32x4")),
-    ("doubles", None),
+    ("doubles", Some("bitselect")),
     ("doubles_loop", Some("f64x2")),
     ("shifts_int4", None),
     ("barrier_float4", Some("f32x4")),
+    ("compares_float4", None),
     ("components", None),
     ("partial_float4", None),
 ];

@@ -66,6 +66,16 @@ __kernel void barrier_float4(__global float4 *out, __global const float4 *in) {
     out[g] = tile[(l + 1) % get_local_size(0)] * tile[l] - in[g];
 }
 
+// Compares, selects, clamps and conversions on float4/int4.
+__kernel void compares_float4(__global float4 *out, __global const float4 *in) {
+    size_t g = get_global_id(0);
+    float4 x = in[g], y = in[g + 1];
+    int4 gt = isgreater(x, y);
+    float4 m = select(x, y, gt) + clamp(x, -0.5f, 0.5f) + step(0.25f, y);
+    int4 i = convert_int4(m * 100.0f) + gt;
+    out[g] = convert_float4(i) * fmin(x, y) + fmax(x, 0.0f) + (x < y ? x : y);
+}
+
 // Components written one by one, one of them from another.
 __kernel void components(__global float4 *out, __global const float4 *in) {
     size_t g = get_global_id(0);
