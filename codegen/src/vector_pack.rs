@@ -156,6 +156,8 @@ struct Packer<'a> {
     stores: Vec<(Vec<Inst>, NodeId)>,
     /// Vectors emitted, by node.
     vectors: Vec<Option<Value>>,
+    /// Gathers emitted: the vector and its lanes (`shuffle_gathers`).
+    gathers: Vec<(Value, Vec<Value>)>,
 }
 
 /// Packs the explicit vectors of `func` (see the module's documentation) when that saves
@@ -226,6 +228,7 @@ impl<'a> Packer<'a> {
             edges: Vec::new(),
             stores: Vec::new(),
             vectors: Vec::new(),
+            gathers: Vec::new(),
         }
     }
 
@@ -419,7 +422,31 @@ impl<'a> Packer<'a> {
                 return id;
             }
         }
+        // Loads of consecutive addresses in another order (a swizzle of a vector element):
+        // the element is loaded as a vector, which turns this gather into a shuffle.
+        if let Some(sorted) = self.sorted_loads(lanes) {
+            self.build(sorted);
+        }
         self.add(Node::Gather(lanes.to_vec()), vt)
+    }
+
+    /// `lanes` in address order if they are loads off one base, in another order.
+    fn sorted_loads(&self, lanes: &[Value]) -> Option<Vec<Value>> {
+        let mut by_offset: Vec<(i64, Value)> = Vec::new();
+        for &v in lanes {
+            let inst = self.def_inst(v)?;
+            match self.func.dfg.insts[inst] {
+                InstructionData::Load {
+                    opcode: Opcode::Load,
+                    offset,
+                    ..
+                } => by_offset.push((i64::from(offset), v)),
+                _ => return None,
+            }
+        }
+        by_offset.sort_by_key(|&(o, _)| o);
+        let sorted: Vec<Value> = by_offset.into_iter().map(|(_, v)| v).collect();
+        (sorted != lanes && !self.memo.contains_key(&sorted)).then_some(sorted)
     }
 
     /// The bits of `lanes` if every one is a constant.
@@ -815,6 +842,66 @@ impl<'a> Packer<'a> {
                 self.func.layout.remove_inst(inst);
             }
         }
+        self.shuffle_gathers();
+    }
+
+    /// Turns each gather whose lanes all turned out to be lanes of one or two vectors (a
+    /// swizzle such as `x.wzyx`, or halves of two vectors) into one shuffle.
+    fn shuffle_gathers(&mut self) {
+        for (x, lanes) in std::mem::take(&mut self.gathers) {
+            let dfg = &self.func.dfg;
+            let vt = dfg.value_type(x);
+            let size = vt.lane_bits() as usize / 8;
+            let mut sources: Vec<Value> = Vec::new();
+            let mut mask = Vec::with_capacity(16);
+            for &lane in &lanes {
+                let lane = dfg.resolve_aliases(lane);
+                let Some(inst) = dfg.value_def(lane).inst() else {
+                    break;
+                };
+                let InstructionData::BinaryImm8 {
+                    opcode: Opcode::Extractlane,
+                    arg,
+                    imm,
+                } = dfg.insts[inst]
+                else {
+                    break;
+                };
+                if dfg.value_type(arg) != vt {
+                    break;
+                }
+                let source = match sources.iter().position(|&v| v == arg) {
+                    Some(i) => i,
+                    None if sources.len() < 2 => {
+                        sources.push(arg);
+                        sources.len() - 1
+                    }
+                    None => break,
+                };
+                let first = source * 16 + usize::from(imm) * size;
+                mask.extend((first..first + size).map(|b| b as u8));
+            }
+            if mask.len() != 16 {
+                continue;
+            }
+            let Some(def) = dfg.value_def(x).inst() else {
+                continue;
+            };
+            let mask = self.func.dfg.immediates.push(ConstantData::from(mask));
+            let little = MemFlagsData::new().with_endianness(Endianness::Little);
+            let mut pos = FuncCursor::new(self.func).at_inst(def);
+            let bytes: Vec<Value> = sources
+                .iter()
+                .map(|&v| pos.ins().bitcast(types::I8X16, little, v))
+                .collect();
+            let shuffled = pos
+                .ins()
+                .shuffle(bytes[0], *bytes.get(1).unwrap_or(&bytes[0]), mask);
+            let back = pos.ins().bitcast(vt, little, shuffled);
+            self.func.dfg.detach_inst_results(def);
+            self.func.layout.remove_inst(def);
+            self.func.dfg.change_to_alias(x, back);
+        }
     }
 
     /// The Op and Load nodes, each after the Op and Load nodes it uses.
@@ -1073,6 +1160,7 @@ impl<'a> Packer<'a> {
                 for (k, &lane) in lanes.iter().enumerate().skip(1) {
                     x = pos.ins().insertlane(x, lane, k as u8);
                 }
+                self.gathers.push((x, lanes));
                 x
             }
             _ => unreachable!("operations, loads and parameters are emitted first"),

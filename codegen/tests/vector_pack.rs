@@ -65,7 +65,7 @@ fn output(p: &Program, kernel: &str, local: u64) -> Vec<u8> {
 /// (kernel, what its optimised IR has when it is packed). `shifts_int4` (per-lane shift
 /// amounts) and `compares_float4` keep part of their arithmetic scalar, so how they run is
 /// not asserted; `partial_float4` must stay with the work-items.
-const KERNELS: [(&str, Option<&str>); 9] = [
+const KERNELS: [(&str, Option<&str>); 10] = [
     ("chains_float4", Some("fma.f32x4")),
     ("rounds_uint4", Some("i32x4")),
     ("doubles", Some("bitselect")),
@@ -73,6 +73,7 @@ const KERNELS: [(&str, Option<&str>); 9] = [
     ("shifts_int4", None),
     ("barrier_float4", Some("f32x4")),
     ("compares_float4", None),
+    ("swizzles_float4", Some("shuffle")),
     ("components", None),
     ("partial_float4", None),
 ];

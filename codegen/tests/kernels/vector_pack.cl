@@ -76,6 +76,15 @@ __kernel void compares_float4(__global float4 *out, __global const float4 *in) {
     out[g] = convert_float4(i) * fmin(x, y) + fmax(x, 0.0f) + (x < y ? x : y);
 }
 
+// Swizzles and halves of two vectors.
+__kernel void swizzles_float4(__global float4 *out, __global const float4 *in) {
+    size_t g = get_global_id(0);
+    float4 x = in[g], y = in[g + 1];
+    float4 a = x.wzyx * y + (float4)(x.xy, y.zw);
+    float8 w = (float8)(x, y);
+    out[g] = a + w.s4567 * w.s0123.yxwz;
+}
+
 // Components written one by one, one of them from another.
 __kernel void components(__global float4 *out, __global const float4 *in) {
     size_t g = get_global_id(0);
