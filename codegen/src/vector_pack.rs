@@ -110,6 +110,10 @@ fn is_shift(op: Opcode) -> bool {
 
 type NodeId = usize;
 
+/// Builds of the pack graph before packing gives up (see `pack`): each is linear in the
+/// function's size.
+const MAX_TRIES: usize = 32;
+
 enum Node {
     /// Every lane the same value.
     Splat(Value),
@@ -163,8 +167,10 @@ struct Packer<'a> {
 /// Packs the explicit vectors of `func` (see the module's documentation) when that saves
 /// instructions; returns what it did, or what it would have done with `dry_run`.
 pub(crate) fn pack(func: &mut Function, dry_run: bool) -> Packing {
-    // Each try forbids the groups whose early users stayed scalar, so it ends.
+    // Each try forbids the groups whose early users stayed scalar, which may leave others'
+    // users scalar in turn; a chain of such groups longer than the tries packs nothing.
     let mut forbidden = HashSet::new();
+    let mut tries = 0;
     let mut p = loop {
         let mut p = Packer::new(func, std::mem::take(&mut forbidden));
         p.seed();
@@ -172,21 +178,24 @@ pub(crate) fn pack(func: &mut Function, dry_run: bool) -> Packing {
         if violations.is_empty() {
             break p;
         }
+        tries += 1;
+        if tries == MAX_TRIES {
+            return Packing::default();
+        }
         forbidden = std::mem::take(&mut p.forbidden);
         forbidden.extend(violations);
     };
     let (gain, packing) = p.assess();
-    if gain > 0 && packing.packed > 0 && !dry_run {
-        p.emit();
-        packing
-    } else if dry_run {
-        packing
-    } else {
-        Packing {
+    if gain <= 0 || packing.packed == 0 {
+        return Packing {
             packed: 0,
             scalar: packing.packed + packing.scalar,
-        }
+        };
     }
+    if !dry_run {
+        p.emit();
+    }
+    packing
 }
 
 impl<'a> Packer<'a> {
