@@ -26,6 +26,7 @@ use std::collections::{HashMap, HashSet};
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::dominator_tree::DominatorTree;
 use cranelift_codegen::flowgraph::ControlFlowGraph;
+use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{
     types, Block, BlockArg, BlockCall, ConstantData, Endianness, Function, Inst, InstBuilder,
     InstructionData, MemFlagsData, Opcode, Type, Value, ValueDef,
@@ -642,7 +643,13 @@ impl<'a> Packer<'a> {
         {
             return None;
         }
-        // Compares of one condition; conversions between lanes of one width.
+        // Compares of one condition (one Cranelift lowers for vectors); conversions between
+        // lanes of one width.
+        if let InstructionData::FloatCompare { cond, .. } = data {
+            if matches!(cond, FloatCC::OrderedNotEqual | FloatCC::UnorderedOrEqual) {
+                return None;
+            }
+        }
         let same_cond = insts.iter().all(|&i| match (dfg.insts[i], data) {
             (
                 InstructionData::FloatCompare { cond: a, .. },

@@ -275,19 +275,23 @@ pub(crate) fn build(
     // 3× faster; where it takes part (nbody's `float4` positions beside its scalar
     // arithmetic) the work-items' vectors win (66 against 169 ms). Kernels the work-item
     // vectoriser refuses get whatever packing saves.
+    // Packed, a kernel keeps its unpacked copy as the fallback should the JIT refuse a vector
+    // instruction.
     let pack = |func: &mut ir::Function, why: crate::Vectorization| {
-        if options.vectorize
-            && options.pack_vectors
-            && crate::vector_pack::pack(func, false).packed > 0
-        {
-            crate::Vectorization::ExplicitVectors
-        } else {
-            why
+        if options.vectorize && options.pack_vectors {
+            let unpacked = func.clone();
+            if crate::vector_pack::pack(func, false).packed > 0 {
+                return (crate::Vectorization::ExplicitVectors, Some(unpacked));
+            }
         }
+        (why, None)
     };
-    if let Some(item_loop) = item_loop {
-        shape.vectorization = if !options.vectorize {
-            crate::Vectorization::Scalar("vectorisation is off".into())
+    let (vectorization, fallback) = if let Some(item_loop) = item_loop {
+        if !options.vectorize {
+            (
+                crate::Vectorization::Scalar("vectorisation is off".into()),
+                None,
+            )
         } else if options.pack_vectors
             && crate::vector_pack::pack(func, true).coverage() >= PACKED_OVER_WORK_ITEMS
         {
@@ -300,17 +304,21 @@ pub(crate) fn build(
             match crate::vectorize::vectorize(func, &item_loop) {
                 Ok(vector_latch) => {
                     bounded_latches.push(vector_latch);
-                    shape.scalar_fallback = Some(scalar);
-                    crate::Vectorization::Vectorized {
-                        lanes: crate::vectorize::LANES as u32,
-                    }
+                    (
+                        crate::Vectorization::Vectorized {
+                            lanes: crate::vectorize::LANES as u32,
+                        },
+                        Some(scalar),
+                    )
                 }
                 Err(why) => pack(func, crate::Vectorization::Scalar(why.into())),
             }
-        };
+        }
     } else {
-        shape.vectorization = pack(func, shape.vectorization.clone());
-    }
+        pack(func, shape.vectorization.clone())
+    };
+    shape.vectorization = vectorization;
+    shape.scalar_fallback = fallback;
     if options.stop_checks {
         crate::watchdog::insert_stop_checks(func, &bounded_latches);
         if let Some(scalar) = shape.scalar_fallback.as_mut() {
