@@ -38,6 +38,8 @@ use cranelift_codegen::loop_analysis::LoopAnalysis;
 pub(crate) struct Packing {
     /// Scalar instructions (operations, loads, stores) now done by vector ones.
     pub packed: usize,
+    /// Of those, arithmetic (not loads or stores).
+    pub packed_arithmetic: usize,
     /// Pure scalar arithmetic on vectorisable types left as it was.
     pub scalar: usize,
 }
@@ -190,6 +192,7 @@ pub(crate) fn pack(func: &mut Function, dry_run: bool) -> Packing {
     if gain <= 0 || packing.packed == 0 {
         return Packing {
             packed: 0,
+            packed_arithmetic: 0,
             scalar: packing.packed + packing.scalar,
         };
     }
@@ -727,6 +730,7 @@ impl<'a> Packer<'a> {
     fn assess(&self) -> (i64, Packing) {
         let mut gain = 0i64;
         let mut packed = 0;
+        let mut packed_arithmetic = 0;
         for node in &self.nodes {
             match node {
                 Node::Op { insts, amount, .. } => {
@@ -740,6 +744,7 @@ impl<'a> Packer<'a> {
                     };
                     gain += lanes - cost;
                     packed += insts.len();
+                    packed_arithmetic += insts.len();
                 }
                 Node::Load { insts } => {
                     gain += insts.len() as i64 - 1;
@@ -801,7 +806,14 @@ impl<'a> Packer<'a> {
                 }
             }
         }
-        (gain, Packing { packed, scalar })
+        (
+            gain,
+            Packing {
+                packed,
+                packed_arithmetic,
+                scalar,
+            },
+        )
     }
 
     /// Whether `user` disappears into a vector: a packed lane, a packed store, or a branch
