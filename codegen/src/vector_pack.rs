@@ -26,12 +26,13 @@ use std::collections::{HashMap, HashSet};
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::dominator_tree::DominatorTree;
 use cranelift_codegen::flowgraph::ControlFlowGraph;
-use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{
     types, Block, BlockArg, BlockCall, ConstantData, Endianness, Function, Inst, InstBuilder,
     InstructionData, MemFlagsData, Opcode, Type, Value, ValueDef,
 };
 use cranelift_codegen::loop_analysis::LoopAnalysis;
+
+use crate::vectorize::{lane_wise, vector_float_condition};
 
 /// What packing did to a function.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -60,41 +61,17 @@ fn lanes_of(t: Type) -> Option<usize> {
     }
 }
 
-/// Lane-wise operations packed (all lowered by Cranelift on x86-64 for f32x4, i32x4 and
-/// f64x2, except `imul` on f64 lanes, which no group has).
+/// Operations packed: the work-item vectoriser's lane-wise ones (lowered by Cranelift for
+/// f32x4, i32x4 and f64x2), shifts and rotations by one amount, compares, selects, and
+/// conversions between 32-bit lanes.
 fn packable_opcode(op: Opcode) -> bool {
     use Opcode::*;
-    matches!(
-        op,
-        Fadd | Fsub
-            | Fmul
-            | Fdiv
-            | Fma
-            | Fneg
-            | Fabs
-            | Sqrt
-            | Fmin
-            | Fmax
-            | Iadd
-            | Isub
-            | Imul
-            | Band
-            | Bor
-            | Bxor
-            | Bnot
-            | Ishl
-            | Ushr
-            | Sshr
-            | Rotl
-            | Rotr
-            | Fcmp
-            | Icmp
-            | Select
-            | FcvtFromSint
-            | FcvtFromUint
-            | FcvtToSintSat
-            | FcvtToUintSat
-    )
+    lane_wise(op)
+        || is_shift(op)
+        || matches!(
+            op,
+            Fcmp | Icmp | Select | FcvtFromSint | FcvtFromUint | FcvtToSintSat | FcvtToUintSat
+        )
 }
 
 /// Compares give booleans (`i8` 0/1) as scalars and masks (all ones or zeros per lane) as
@@ -649,7 +626,7 @@ impl<'a> Packer<'a> {
         // Compares of one condition (one Cranelift lowers for vectors); conversions between
         // lanes of one width.
         if let InstructionData::FloatCompare { cond, .. } = data {
-            if matches!(cond, FloatCC::OrderedNotEqual | FloatCC::UnorderedOrEqual) {
+            if !vector_float_condition(cond) {
                 return None;
             }
         }

@@ -52,7 +52,7 @@ pub(super) fn vectorisable_type(t: Type) -> bool {
 /// SSE4.1 the host has; a host without it makes the JIT refuse and the kernel is rebuilt
 /// scalar, see kernel.rs). `fma` is one VFMADD on f32x4 with native FMA and a call of
 /// `ferrocl_fmaf` per lane without, as the scalar form is, so its lanes match it bit for bit.
-pub(super) fn lane_wise(op: Opcode) -> bool {
+pub(crate) fn lane_wise(op: Opcode) -> bool {
     use Opcode::*;
     matches!(
         op,
@@ -85,7 +85,7 @@ pub(super) fn lane_wise(op: Opcode) -> bool {
 }
 
 /// Vector compares the x86-64 backend lowers directly.
-pub(super) fn vector_float_condition(cc: FloatCC) -> bool {
+pub(crate) fn vector_float_condition(cc: FloatCC) -> bool {
     matches!(
         cc,
         FloatCC::Equal

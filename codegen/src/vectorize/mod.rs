@@ -67,6 +67,7 @@ mod rewrite;
 mod transpose;
 
 use analysis::*;
+pub(crate) use analysis::{lane_wise, vector_float_condition};
 use rewrite::*;
 
 /// Adds the vector loop in front of `lp` (which stays as the loop over the remaining
