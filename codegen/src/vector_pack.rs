@@ -62,15 +62,22 @@ fn lanes_of(t: Type) -> Option<usize> {
 }
 
 /// Operations packed: the work-item vectoriser's lane-wise ones (lowered by Cranelift for
-/// f32x4, i32x4 and f64x2), shifts and rotations by one amount, compares, selects, and
-/// conversions between 32-bit lanes.
+/// f32x4, i32x4 and f64x2), shifts and rotations by one amount, compares, selects, bit
+/// selects, and conversions and bitcasts between lanes of one width.
 fn packable_opcode(op: Opcode) -> bool {
     use Opcode::*;
     lane_wise(op)
         || is_shift(op)
         || matches!(
             op,
-            Fcmp | Icmp | Select | FcvtFromSint | FcvtFromUint | FcvtToSintSat | FcvtToUintSat
+            Fcmp | Icmp
+                | Select
+                | Bitselect
+                | Bitcast
+                | FcvtFromSint
+                | FcvtFromUint
+                | FcvtToSintSat
+                | FcvtToUintSat
         )
 }
 
@@ -619,6 +626,10 @@ impl<'a> Packer<'a> {
                     | InstructionData::Ternary { .. }
                     | InstructionData::FloatCompare { .. }
                     | InstructionData::IntCompare { .. }
+                    | InstructionData::LoadNoOffset {
+                        opcode: Opcode::Bitcast,
+                        ..
+                    }
             )
         {
             return None;
@@ -649,6 +660,7 @@ impl<'a> Packer<'a> {
                 | Opcode::FcvtFromUint
                 | Opcode::FcvtToSintSat
                 | Opcode::FcvtToUintSat
+                | Opcode::Bitcast
         );
         if !same_cond || (conversion && result.bits() != operand.bits()) {
             return None;
@@ -1117,6 +1129,13 @@ impl<'a> Packer<'a> {
                 opcode,
                 args: [operands[0], operands[1], operands[2]],
             },
+            InstructionData::LoadNoOffset {
+                opcode: Opcode::Bitcast,
+                ..
+            } => {
+                let little = MemFlagsData::new().with_endianness(Endianness::Little);
+                return pos.ins().bitcast(vt, little, operands[0]);
+            }
             InstructionData::FloatCompare { opcode, cond, .. } => InstructionData::FloatCompare {
                 opcode,
                 cond,

@@ -74,7 +74,8 @@ __kernel void compares_float4(__global float4 *out, __global const float4 *in) {
     float4 m = select(x, y, gt) + clamp(x, -0.5f, 0.5f) + step(0.25f, y);
     // islessgreater is an ordered not-equal, which Cranelift has no vector form of.
     int4 i = convert_int4(m * 100.0f) + gt + islessgreater(x, y) + isequal(x, y);
-    out[g] = convert_float4(i) * fmin(x, y) + fmax(x, 0.0f) + (x < y ? x : y);
+    float4 b = bitselect(x, y, as_float4(as_uint4(x) & 0x80000000u));
+    out[g] = convert_float4(i) * fmin(x, y) + fmax(x, 0.0f) + (x < y ? x : y) + b;
 }
 
 // Swizzles and halves of two vectors.
