@@ -257,7 +257,7 @@ mod tests {
         let data_layout = format!("--data-layout={}", super::super::opencl_c::OPT_DATA_LAYOUT);
         let passes = format!("-passes={}", super::super::opencl_c::OPT_PASSES);
         for source in kernels {
-            let mut args = crate::tests::CLANG_O0_ARGS.to_vec();
+            let mut args = crate::tests::clang_o0_args();
             args.extend(["-x", "cl", "-", "-o", "-"]);
             let bitcode = crate::tests::tool("clang-15", &args, source.as_bytes());
             let by_process =

@@ -638,12 +638,13 @@ mod tests {
         String::from_utf8_lossy(bytes.expect("the frame was sent")).into_owned()
     }
 
-    use crate::tests::CLANG_O0_ARGS as CLANG_ARGS;
+    use crate::tests::clang_o0_args;
 
     fn clang(name: &str, input: &Path, output: &Path) -> Reply {
         let path = clang_path();
         let mut items: Vec<&[u8]> = vec![b"clang", path.as_bytes()];
-        items.extend(CLANG_ARGS.iter().map(|a| a.as_bytes()));
+        let args = clang_o0_args();
+        items.extend(args.iter().map(|a| a.as_bytes()));
         items.extend([
             input.as_os_str().as_bytes(),
             b"-o",
@@ -670,7 +671,7 @@ mod tests {
             assert_eq!(text(compiled.frame(b'D')), "", "{source}");
             let bitcode = compiled.frame(b'B').expect("bitcode");
             let input_text = input.to_str().expect("UTF-8 path");
-            let mut args: Vec<&str> = CLANG_ARGS.to_vec();
+            let mut args: Vec<&str> = clang_o0_args();
             args.extend([input_text, "-o", "-"]);
             assert_eq!(
                 bitcode,

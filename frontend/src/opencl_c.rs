@@ -14,6 +14,19 @@ const OPT: &str = "opt-15";
 const LLVM_SPIRV: &str = "llvm-spirv-15";
 /// The recipe's programs, looked up on PATH (the program cache keys on their builds).
 pub const OPENCL_C_TOOLS: [&str; 3] = [CLANG, OPT, LLVM_SPIRV];
+/// clang's options for the unoptimised SPIR module every build starts from (after
+/// `-cl-std=`, before `-S`/`-c` and the build's own options).
+pub(crate) const CLANG_O0_OPTIONS: [&str; 9] = [
+    "-target",
+    "spir64",
+    "-O0",
+    "-Xclang",
+    "-disable-O0-optnone",
+    "-emit-llvm",
+    "-Xclang",
+    "-finclude-default-header",
+    "-fno-color-diagnostics",
+];
 pub(crate) const OPT_PASSES: &str = "sroa,early-cse,instcombine,simplifycfg,loop-mssa(licm),gvn,\
 loop(indvars,loop-unroll-full),instcombine,simplifycfg,gvn,instcombine";
 /// clang-15's spir64 data layout plus the native integer widths (`n8:16:32:64`) it leaves out:
@@ -822,22 +835,8 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
     // clang's arguments after its name; textual IR or bitcode.
     let clang_args = |output: &Path, textual: bool| -> Vec<OsString> {
         let mut words: Vec<OsString> = vec![format!("-cl-std={std}").into()];
-        words.extend(
-            [
-                "-target",
-                "spir64",
-                "-O0",
-                "-Xclang",
-                "-disable-O0-optnone",
-                "-emit-llvm",
-                if textual { "-S" } else { "-c" },
-                "-Xclang",
-                "-finclude-default-header",
-                "-fno-color-diagnostics",
-                "-Xclang",
-            ]
-            .map(OsString::from),
-        );
+        words.extend(CLANG_O0_OPTIONS.map(OsString::from));
+        words.extend([if textual { "-S" } else { "-c" }, "-Xclang"].map(OsString::from));
         words.push(cl_ext_option(extensions).into());
         words.extend(args.iter().map(OsString::from));
         words.extend(["-MD".into(), "-MF".into(), deps.clone().into_os_string()]);

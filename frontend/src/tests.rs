@@ -309,19 +309,12 @@ fn malformed_instructions_give_their_word_offset() {
 
 /// clang-15's arguments for the `-O0` bitcode the recipe starts from (OpenCL C 2.0), before
 /// the input and output: what the tests of the tools compare against the processes.
-pub(crate) const CLANG_O0_ARGS: [&str; 11] = [
-    "-cl-std=CL2.0",
-    "-target",
-    "spir64",
-    "-O0",
-    "-Xclang",
-    "-disable-O0-optnone",
-    "-emit-llvm",
-    "-Xclang",
-    "-finclude-default-header",
-    "-fno-color-diagnostics",
-    "-c",
-];
+pub(crate) fn clang_o0_args() -> Vec<&'static str> {
+    let mut args = vec!["-cl-std=CL2.0"];
+    args.extend(crate::opencl_c::CLANG_O0_OPTIONS);
+    args.push("-c");
+    args
+}
 
 /// `program args...` with `input` on its stdin: its stdout; panics unless it succeeds.
 pub(crate) fn tool(program: &str, args: &[&str], input: &[u8]) -> Vec<u8> {
