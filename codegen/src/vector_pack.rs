@@ -97,7 +97,7 @@ fn is_shift(op: Opcode) -> bool {
 
 type NodeId = usize;
 
-/// Builds of the pack graph before packing gives up (see `pack`): each is linear in the
+/// Builds of the pack graph before packing gives up (see `plan`): each is linear in the
 /// function's size.
 const MAX_TRIES: usize = 32;
 
@@ -151,43 +151,72 @@ struct Packer<'a> {
     gathers: Vec<(Value, Vec<Value>)>,
 }
 
-/// Packs the explicit vectors of `func` (see the module's documentation) when that saves
-/// instructions; returns what it did, or what it would have done with `dry_run`.
-pub(crate) fn pack(func: &mut Function, dry_run: bool) -> Packing {
+/// What packing the explicit vectors of `func` (see the module's documentation) would do,
+/// ready to be applied: nothing when it would not save instructions.
+pub(crate) struct Plan<'a> {
+    /// None when nothing is to be packed.
+    packer: Option<Packer<'a>>,
+    packing: Packing,
+}
+
+impl Plan<'_> {
+    pub(crate) fn packing(&self) -> Packing {
+        self.packing
+    }
+
+    /// The function as it is before packing.
+    pub(crate) fn unpacked(&self) -> Option<Function> {
+        self.packer.as_ref().map(|p| p.func.clone())
+    }
+
+    /// Packs, and returns what was packed.
+    pub(crate) fn apply(self) -> Packing {
+        if let Some(mut packer) = self.packer {
+            packer.emit();
+        }
+        self.packing
+    }
+}
+
+pub(crate) fn plan(func: &mut Function) -> Plan<'_> {
     // Each try forbids the groups whose early users stayed scalar, which may leave others'
     // users scalar in turn; a chain of such groups longer than the tries packs nothing.
-    let mut forbidden = HashSet::new();
+    let mut p = Packer::new(func);
     let mut tries = 0;
-    let mut p = loop {
-        let mut p = Packer::new(func, std::mem::take(&mut forbidden));
+    loop {
         p.seed();
         let violations = p.violations();
         if violations.is_empty() {
-            break p;
+            break;
         }
         tries += 1;
         if tries == MAX_TRIES {
-            return Packing::default();
+            return Plan {
+                packer: None,
+                packing: Packing::default(),
+            };
         }
-        forbidden = std::mem::take(&mut p.forbidden);
-        forbidden.extend(violations);
-    };
+        p.forbid(violations);
+    }
     let (gain, packing) = p.assess();
     if gain <= 0 || packing.packed == 0 {
-        return Packing {
-            packed: 0,
-            packed_arithmetic: 0,
-            scalar: packing.packed + packing.scalar,
+        return Plan {
+            packer: None,
+            packing: Packing {
+                packed: 0,
+                packed_arithmetic: 0,
+                scalar: packing.packed + packing.scalar,
+            },
         };
     }
-    if !dry_run {
-        p.emit();
+    Plan {
+        packer: Some(p),
+        packing,
     }
-    packing
 }
 
 impl<'a> Packer<'a> {
-    fn new(func: &'a mut Function, forbidden: HashSet<Vec<Value>>) -> Self {
+    fn new(func: &'a mut Function) -> Self {
         let mut position = HashMap::new();
         let mut users: HashMap<Value, Vec<Inst>> = HashMap::new();
         let mut preds: HashMap<Block, Vec<Inst>> = HashMap::new();
@@ -221,12 +250,25 @@ impl<'a> Packer<'a> {
             owned: HashSet::new(),
             packed_params: HashSet::new(),
             early: Vec::new(),
-            forbidden,
+            forbidden: HashSet::new(),
             edges: Vec::new(),
             stores: Vec::new(),
             vectors: Vec::new(),
             gathers: Vec::new(),
         }
+    }
+
+    /// Forgets the pack graph, to build it again without the `groups`.
+    fn forbid(&mut self, groups: Vec<Vec<Value>>) {
+        self.forbidden.extend(groups);
+        self.nodes.clear();
+        self.node_type.clear();
+        self.memo.clear();
+        self.owned.clear();
+        self.packed_params.clear();
+        self.early.clear();
+        self.edges.clear();
+        self.stores.clear();
     }
 
     fn ty(&self, v: Value) -> Type {
@@ -351,7 +393,10 @@ impl<'a> Packer<'a> {
             return None;
         }
         let operand = self.ty(self.func.dfg.inst_args(inst)[0]);
-        (lanes_of(operand) == Some(n)).then(|| operand.as_int().by(n as u32))?
+        if lanes_of(operand) != Some(n) {
+            return None;
+        }
+        operand.as_int().by(n as u32)
     }
 
     fn build_new(&mut self, lanes: &[Value], vt: Type) -> NodeId {
@@ -722,14 +767,12 @@ impl<'a> Packer<'a> {
         let mut packed_arithmetic = 0;
         for node in &self.nodes {
             match node {
-                Node::Op { insts, amount, .. } => {
+                Node::Op { insts, .. } => {
                     let lanes = insts.len() as i64;
-                    let op = self.func.dfg.insts[insts[0]].opcode();
                     // A rotation is three vector instructions.
-                    let cost = if amount.is_some() && matches!(op, Opcode::Rotl | Opcode::Rotr) {
-                        3
-                    } else {
-                        1
+                    let cost = match self.func.dfg.insts[insts[0]].opcode() {
+                        Opcode::Rotl | Opcode::Rotr => 3,
+                        _ => 1,
                     };
                     gain += lanes - cost;
                     packed += insts.len();
@@ -748,7 +791,13 @@ impl<'a> Packer<'a> {
             gain += insts.len() as i64 - 1;
             packed += insts.len();
         }
-        // Every lane still used by scalar code needs an extract.
+        // Every lane still used by scalar code needs an extract. Users that disappear into
+        // vectors: packed lanes, packed stores, and branches (their packed arguments go as
+        // vectors; the others stay).
+        let packed_users: HashSet<Inst> = (self.owned.iter().copied())
+            .chain(self.stores.iter().flat_map(|(s, _)| s.iter().copied()))
+            .chain(self.edges.iter().map(|e| e.1))
+            .collect();
         for node in &self.nodes {
             let values: Vec<Value> = match node {
                 Node::Op { insts, .. } | Node::Load { insts } => insts
@@ -762,7 +811,7 @@ impl<'a> Packer<'a> {
                 if self
                     .users
                     .get(&v)
-                    .is_some_and(|us| us.iter().any(|u| !self.is_packed_user(*u)))
+                    .is_some_and(|us| us.iter().any(|u| !packed_users.contains(u)))
                 {
                     gain -= 1;
                 }
@@ -803,14 +852,6 @@ impl<'a> Packer<'a> {
                 scalar,
             },
         )
-    }
-
-    /// Whether `user` disappears into a vector: a packed lane, a packed store, or a branch
-    /// (its packed arguments go as vectors; the others stay).
-    fn is_packed_user(&self, user: Inst) -> bool {
-        self.owned.contains(&user)
-            || self.stores.iter().any(|(s, _)| s.contains(&user))
-            || self.edges.iter().any(|e| e.1 == user)
     }
 
     /// Emits every node's vector, rewires the lanes and the packed parameters, and replaces

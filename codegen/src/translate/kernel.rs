@@ -277,48 +277,43 @@ pub(crate) fn build(
     // vectoriser refuses get whatever packing saves. A kernel that only moves vectors (a
     // float16 copy) keeps the work-items' vectors too: they need no registers either way, and
     // four work-items share each loop iteration (copy_float16 15.0 against 16.8 ms packed).
-    // Packed, a kernel keeps its unpacked copy as the fallback should the JIT refuse a vector
-    // instruction.
-    let pack = |func: &mut ir::Function, why: crate::Vectorization| {
-        if options.vectorize && options.pack_vectors {
-            let unpacked = func.clone();
-            if crate::vector_pack::pack(func, false).packed > 0 {
-                return (crate::Vectorization::ExplicitVectors, Some(unpacked));
-            }
-        }
-        (why, None)
-    };
-    let (vectorization, fallback) = if let Some(item_loop) = item_loop {
-        if !options.vectorize {
-            (
-                crate::Vectorization::Scalar("vectorisation is off".into()),
-                None,
-            )
-        } else if options.pack_vectors && {
-            let trial = crate::vector_pack::pack(func, true);
-            trial.packed_arithmetic > 0 && trial.coverage() >= PACKED_OVER_WORK_ITEMS
-        } {
-            pack(
-                func,
-                crate::Vectorization::Scalar("no vector arithmetic".into()),
-            )
-        } else {
-            let scalar = func.clone();
-            match crate::vectorize::vectorize(func, &item_loop) {
-                Ok(vector_latch) => {
-                    bounded_latches.push(vector_latch);
-                    (
-                        crate::Vectorization::Vectorized {
-                            lanes: crate::vectorize::LANES as u32,
-                        },
-                        Some(scalar),
-                    )
+    let packs = options.vectorize && options.pack_vectors;
+    let (vectorization, fallback) = match item_loop {
+        Some(_) if !options.vectorize => (
+            crate::Vectorization::Scalar("vectorisation is off".into()),
+            None,
+        ),
+        Some(item_loop) => {
+            let plan = packs.then(|| crate::vector_pack::plan(func));
+            let planned = plan
+                .as_ref()
+                .map(crate::vector_pack::Plan::packing)
+                .unwrap_or_default();
+            if planned.packed_arithmetic > 0 && planned.coverage() >= PACKED_OVER_WORK_ITEMS {
+                apply_packing(plan.expect("planned"))
+            } else {
+                drop(plan);
+                let scalar = func.clone();
+                match crate::vectorize::vectorize(func, &item_loop) {
+                    Ok(vector_latch) => {
+                        bounded_latches.push(vector_latch);
+                        (
+                            crate::Vectorization::Vectorized {
+                                lanes: crate::vectorize::LANES as u32,
+                            },
+                            Some(scalar),
+                        )
+                    }
+                    // A refusal leaves `func` as it was, so it packs as planned.
+                    Err(_) if planned.packed > 0 => apply_packing(crate::vector_pack::plan(func)),
+                    Err(why) => (crate::Vectorization::Scalar(why.into()), None),
                 }
-                Err(why) => pack(func, crate::Vectorization::Scalar(why.into())),
             }
         }
-    } else {
-        pack(func, shape.vectorization.clone())
+        None => match packs.then(|| crate::vector_pack::plan(func)) {
+            Some(plan) if plan.packing().packed > 0 => apply_packing(plan),
+            _ => (shape.vectorization.clone(), None),
+        },
     };
     shape.vectorization = vectorization;
     shape.scalar_fallback = fallback;
@@ -330,6 +325,14 @@ pub(crate) fn build(
         }
     }
     Ok(shape)
+}
+
+/// Packs as `plan` says: the kernel's vectors as SIMD, and its unpacked copy as the fallback
+/// should the JIT refuse a vector instruction.
+fn apply_packing(plan: crate::vector_pack::Plan) -> (crate::Vectorization, Option<ir::Function>) {
+    let unpacked = plan.unpacked();
+    plan.apply();
+    (crate::Vectorization::ExplicitVectors, unpacked)
 }
 
 /// The share of a kernel's vectorisable arithmetic (`vector_pack::Packing::coverage`) from
