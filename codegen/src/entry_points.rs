@@ -154,16 +154,16 @@ impl EntryPoint {
             }
             EntryPoint::Memmove => (vec![types::I64; 3], vec![types::I64]),
             EntryPoint::ClockNs => (vec![], vec![types::I64]),
-            // (group, site, address, object start, object end, global id x, y, z)
+            // (group, site, address, size, object start, object end, global id x, y, z)
             EntryPoint::CheckedFault => {
                 let mut params = vec![types::I64, types::I32];
-                params.extend([types::I64; 6]);
+                params.extend([types::I64; 7]);
                 (params, vec![])
             }
-            // (group, site, address, size, local memory, sp, fp, &global id) -> failed
+            // (group, site, address, size, local memory, &table, count | writes) -> failed
             EntryPoint::CheckedLookup => {
                 let mut params = vec![types::I64, types::I32];
-                params.extend([types::I64; 6]);
+                params.extend([types::I64; 5]);
                 (params, vec![types::I32])
             }
         }

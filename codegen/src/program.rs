@@ -7,6 +7,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cranelift_jit::JITModule;
+use cranelift_module::Module as _;
 use ferrocl_frontend::{KernelInfo, Module, PrintfFormat};
 
 use crate::abi::{ArgSlot, GroupInfo, WorkGroupFn};
@@ -167,9 +168,12 @@ pub struct Program {
     kernels: Vec<Kernel>,
     /// Bytes of program-scope `__global` variables (CL_PROGRAM_BUILD_GLOBAL_VARIABLE_TOTAL_SIZE).
     pub global_variable_bytes: u64,
-    /// `[start, end)` of every program-scope variable's memory: where checked kernels may
-    /// reach through pointers of unknown object ([`crate::CheckedLaunch`]).
+    /// `[start, end)` of every program-scope `__global` variable's memory: where checked
+    /// kernels may reach through pointers of unknown object ([`crate::CheckedLaunch`]).
     pub data_regions: Vec<(u64, u64)>,
+    /// `[start, end)` of every program-scope `__constant` variable's memory: read-only pages,
+    /// which checked kernels may read but never write.
+    pub constant_regions: Vec<(u64, u64)>,
     /// Kernels with image or sampler arguments are built again for each set of formats and
     /// samplers a launch binds ([`Program::specialized`]); the module and options they come
     /// from, and the builds made so far.
@@ -187,12 +191,23 @@ impl Program {
         kernels: Vec<Kernel>,
         jit: JITModule,
         global_variable_bytes: u64,
-        data_regions: Vec<(u64, u64)>,
+        data: impl IntoIterator<Item = cranelift_module::DataId>,
     ) -> Self {
+        let (mut data_regions, mut constant_regions) = (Vec::new(), Vec::new());
+        for id in data {
+            let (ptr, size) = jit.get_finalized_data(id);
+            let region = (ptr as u64, ptr as u64 + size as u64);
+            if jit.declarations().get_data_decl(id).writable {
+                data_regions.push(region);
+            } else {
+                constant_regions.push(region);
+            }
+        }
         Program {
             kernels,
             global_variable_bytes,
             data_regions,
+            constant_regions,
             specializer: None,
             jit: Mutex::new(Some(jit)),
             serialized: None,

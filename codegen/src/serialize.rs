@@ -477,7 +477,13 @@ fn encode_kernel(w: &mut Writer, k: &Kernel) -> Result<(), String> {
     }
     w.bool(*checked);
     w.len(check_sites.len())?;
-    for CheckSite { kind, size, object } in check_sites {
+    for CheckSite {
+        kind,
+        size,
+        object,
+        candidates,
+    } in check_sites
+    {
         w.u8(match kind {
             CheckKind::Read => 0,
             CheckKind::Write => 1,
@@ -487,6 +493,7 @@ fn encode_kernel(w: &mut Writer, k: &Kernel) -> Result<(), String> {
         });
         w.u64(*size);
         w.str(object)?;
+        w.u32(*candidates);
     }
     Ok(())
 }
@@ -687,6 +694,7 @@ fn decode_kernel(r: &mut Reader) -> Read<KernelMeta> {
             kind,
             size: r.u64()?,
             object: r.string()?,
+            candidates: r.u32()?,
         })
     })?;
     Ok(KernelMeta {
@@ -1016,19 +1024,12 @@ fn link(image: Image, options: &BuildOptions) -> Result<Program, BuildError> {
             .with_spill_mem_size(m.spill_mem_size)
         })
         .collect();
-    let data_regions = data_ids
-        .into_iter()
-        .map(|id| {
-            let (ptr, size) = jit.get_finalized_data(id);
-            (ptr as u64, ptr as u64 + size as u64)
-        })
-        .collect();
     let jit = loading.0.take().expect("set above");
     Ok(Program::new(
         kernels,
         jit,
         image.global_variable_bytes,
-        data_regions,
+        data_ids,
     ))
 }
 

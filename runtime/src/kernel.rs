@@ -556,10 +556,11 @@ impl Kernel {
                 ])
                 .into_iter()
                 .map(|a| (a.base() as u64, (a.base() + a.size()) as u64));
-            buffers
+            let regions = buffers
                 .chain(allocations)
                 .chain(self.built.code.data_regions.iter().copied())
-                .collect()
+                .collect();
+            (regions, self.built.code.constant_regions.clone())
         });
         let launch = Launch {
             work_dim: work_dim as u32,
@@ -606,8 +607,8 @@ pub struct KernelLaunch {
     device: Arc<Device>,
     launch: Launch,
     block: ArgBlock,
-    /// Checked kernels: the memory their pointers of unknown object may reach.
-    checked_regions: Option<Vec<(u64, u64)>>,
+    /// Checked kernels: the regions and the read-only (`__constant`) regions of the launch.
+    checked_regions: Option<(Vec<(u64, u64)>, Vec<(u64, u64)>)>,
     /// The memory objects the argument block points into.
     _keep_alive: Vec<Arc<Mem>>,
     /// The SVM allocations it reaches: a free during the launch is deferred until it ends.
@@ -634,12 +635,12 @@ impl KernelLaunch {
         launch.stop = watch.as_ref().map(crate::watchdog::Watch::stop_word);
         // A checked kernel's fault stops the launch through the same word (a new one without
         // a watchdog).
-        let checked = self.checked_regions.clone().map(|regions| {
+        let checked = self.checked_regions.clone().map(|(regions, read_only)| {
             let stop = launch
                 .stop
                 .get_or_insert_with(|| Arc::new(AtomicU32::new(0)))
                 .clone();
-            Box::new(CheckedLaunch::new(regions, stop))
+            Box::new(CheckedLaunch::new(regions, read_only, stop))
         });
         launch.checked = checked
             .as_ref()

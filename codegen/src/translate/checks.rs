@@ -3,11 +3,14 @@
 //! failed check and leave the work-group function. Nothing here emits code unless
 //! `BuildOptions::checked` is set.
 //!
-//! An access through a pointer whose object provenance.rs found is checked inline against that
-//! object's bytes `[lo, hi)`: a kernel argument's bounds come from the argument block (the
-//! runtime writes them at launch), a variable's from its address and type. Other accesses call
-//! `checked_lookup`, which accepts any memory of the launch — weaker, but such pointers are
-//! rare in kernels (loaded from memory, made from integers).
+//! An access through a pointer whose candidate objects provenance.rs found is checked inline
+//! against each candidate's bytes `[lo, hi)` and passes if it lies inside one: a kernel
+//! argument's bounds come from the argument block (the runtime writes them at launch), a
+//! variable's from its address and type. A write never passes on a `__constant` object. Other
+//! accesses call `checked_lookup` with the bytes of every private variable whose address is
+//! taken (a table built at the access): the work-group function's stack frame also holds
+//! spill slots, saved registers and the checker's own limits, so only the variables in it are
+//! private memory a pointer may reach.
 
 use std::rc::Rc;
 
@@ -21,27 +24,68 @@ use crate::checked::{CheckKind, CheckSite};
 use crate::entry_points::EntryPoint;
 use crate::program::BuildError;
 
-/// The bytes `[lo, hi)` of the object a pointer points into, and how the report names it.
+/// The bytes `[lo, hi)` of one object a pointer may point into, and how the report names it.
 #[derive(Clone)]
-pub(crate) struct Bounds {
+pub(crate) struct Object {
     pub(crate) lo: Value,
     pub(crate) hi: Value,
-    pub(crate) object: Rc<str>,
+    pub(crate) name: Rc<str>,
+    /// False for `__constant` data, which lives in read-only pages.
+    pub(crate) writable: bool,
+}
+
+/// The objects a pointer may point into (one of them): never empty.
+#[derive(Clone)]
+pub(crate) struct Bounds(pub(crate) Vec<Object>);
+
+impl Bounds {
+    pub(crate) fn one(object: Object) -> Self {
+        Bounds(vec![object])
+    }
+
+    /// How the report names the candidates.
+    fn name(&self) -> String {
+        let names: Vec<&str> = self.0.iter().map(|o| &*o.name).collect();
+        names.join(" or ")
+    }
+}
+
+/// A private variable whose address is taken: where its bytes are, so that a check through a
+/// pointer of unknown object can accept exactly the variables' bytes (see the module comment).
+#[derive(Clone, Copy)]
+pub(crate) enum PrivateObject {
+    /// A stack slot of the work-group function, its address rounded up to `align`.
+    Slot {
+        slot: ir::StackSlot,
+        align: u64,
+        size: u64,
+    },
+    /// Kernels with barriers: `offset` in the work-item's frame, rounded up to `align`.
+    Frame { offset: u64, align: u64, size: u64 },
 }
 
 impl Translator<'_, '_, '_> {
-    /// The bounds of the object `ptr` points into, where translation knows it.
+    /// The objects `ptr` may point into, where translation knows them all.
     pub(crate) fn bounds_of(&mut self, ptr: Word) -> Result<Option<Bounds>, BuildError> {
-        let Some(origin) = self.frame().origins.get(&ptr).copied() else {
+        let Some(origins) = self.frame().origins.get(&ptr).cloned() else {
             return Ok(None);
         };
-        match origin {
-            Origin::Param(i) => Ok(self.frame().param_bounds.get(i).cloned().flatten()),
-            Origin::Variable(var) => self.variable_bounds(var),
+        let mut objects = Vec::with_capacity(origins.len());
+        for origin in origins {
+            let bounds = match origin {
+                Origin::Param(i) => self.frame().param_bounds.get(i).cloned().flatten(),
+                Origin::Variable(var) => self.variable_bounds(var)?.map(Bounds::one),
+            };
+            // One candidate whose bytes are unknown makes the whole pointer unknown.
+            let Some(bounds) = bounds else {
+                return Ok(None);
+            };
+            objects.extend(bounds.0);
         }
+        Ok(Some(Bounds(objects)))
     }
 
-    fn variable_bounds(&mut self, var: Word) -> Result<Option<Bounds>, BuildError> {
+    fn variable_bounds(&mut self, var: Word) -> Result<Option<Object>, BuildError> {
         if matches!(
             self.frame().vars.get(&var),
             Some(VarStorage::Promoted { .. })
@@ -59,20 +103,28 @@ impl Translator<'_, '_, '_> {
         };
         let lo = self.value(var)?.scalar()?;
         let hi = self.b.ins().iadd_imm_s(lo, size as i64);
-        let kind = match storage {
+        // The variable's own storage class decides where it lives (module.rs lays out
+        // UniformConstant variables in read-only data).
+        let declared = self
+            .m
+            .global(var)
+            .and_then(|g| g.storage_class(0).ok())
+            .unwrap_or(storage);
+        let kind = match declared {
             StorageClass::Function => "private variable",
             StorageClass::Workgroup => "__local variable",
             StorageClass::UniformConstant => "__constant variable",
             _ => "program-scope variable",
         };
-        let object = match self.m.name(var) {
+        let name = match self.m.name(var) {
             Some(name) if !name.is_empty() => format!("{kind} '{name}'"),
             _ => format!("{kind} %{var}"),
         };
-        Ok(Some(Bounds {
+        Ok(Some(Object {
             lo,
             hi,
-            object: object.into(),
+            name: name.into(),
+            writable: declared != StorageClass::UniformConstant,
         }))
     }
 
@@ -92,8 +144,9 @@ impl Translator<'_, '_, '_> {
         for &arg in args {
             let b = self.bounds_of(arg)?.filter(|b| {
                 !callee_has_barrier
-                    || (self.prologue_values.contains(&b.lo)
-                        && self.prologue_values.contains(&b.hi))
+                    || b.0.iter().all(|o| {
+                        self.prologue_values.contains(&o.lo) && self.prologue_values.contains(&o.hi)
+                    })
             });
             bounds.push(b);
         }
@@ -101,12 +154,13 @@ impl Translator<'_, '_, '_> {
     }
 
     /// A new check site of this kernel; its index.
-    fn check_site(&mut self, kind: CheckKind, size: u64, object: &str) -> Value {
+    fn check_site(&mut self, kind: CheckKind, size: u64, object: &str, candidates: usize) -> Value {
         let index = self.check_sites.len();
         self.check_sites.push(CheckSite {
             kind,
             size,
             object: object.to_owned(),
+            candidates: candidates as u32,
         });
         self.b.ins().iconst(types::I32, index as i64)
     }
@@ -134,10 +188,12 @@ impl Translator<'_, '_, '_> {
         Ok(())
     }
 
+    /// `size` is the i64 byte count of the access (0 for other checks).
     fn report_fault(
         &mut self,
         site: Value,
         address: Value,
+        size: Value,
         lo: Value,
         hi: Value,
     ) -> Result<(), BuildError> {
@@ -145,7 +201,7 @@ impl Translator<'_, '_, '_> {
         let group = self.wi.group;
         self.call_entry(
             EntryPoint::CheckedFault,
-            &[group, site, address, lo, hi, gid[0], gid[1], gid[2]],
+            &[group, site, address, size, lo, hi, gid[0], gid[1], gid[2]],
         )?;
         Ok(())
     }
@@ -180,7 +236,8 @@ impl Translator<'_, '_, '_> {
         self.check_span(ptr, addr, size, 0, kind)
     }
 
-    /// `size` is the i64 byte count; `report_size` what the report says (0: run-time).
+    /// `size` is the i64 byte count; `report_size` what the site records (0: known at run
+    /// time only, and the fault carries it).
     fn check_span(
         &mut self,
         ptr: Word,
@@ -189,21 +246,38 @@ impl Translator<'_, '_, '_> {
         report_size: u64,
         kind: CheckKind,
     ) -> Result<(), BuildError> {
+        let writes = kind != CheckKind::Read;
         match self.bounds_of(ptr)? {
             Some(bounds) => {
-                // One subtraction and one compare per access: `addr - lo` wraps to a huge
-                // offset below the object, and the limit depends on the object alone, so it is
-                // computed once per object (Cranelift hoists it out of loops). An object
-                // smaller than the access makes the limit wrap: `too_small` catches that.
-                let span = self.b.ins().isub(bounds.hi, bounds.lo);
-                let limit = self.b.ins().isub(span, size);
-                let too_small = self.b.ins().icmp(IntCC::UnsignedGreaterThan, limit, span);
-                let offset = self.b.ins().isub(addr, bounds.lo);
-                let beyond = self.b.ins().icmp(IntCC::UnsignedGreaterThan, offset, limit);
-                let failed = self.b.ins().bor(beyond, too_small);
+                // The access passes if it lies inside one candidate: a write only inside a
+                // writable one. With no candidate left it fails every time.
+                let mut failed: Option<Value> = None;
+                for object in bounds.0.iter().filter(|o| o.writable || !writes) {
+                    // One subtraction and one compare per access and object: `addr - lo`
+                    // wraps to a huge offset below the object, and the limit depends on the
+                    // object alone, so it is computed once per object (Cranelift hoists it out
+                    // of loops). An object smaller than the access makes the limit wrap:
+                    // `too_small` catches that.
+                    let span = self.b.ins().isub(object.hi, object.lo);
+                    let limit = self.b.ins().isub(span, size);
+                    let too_small = self.b.ins().icmp(IntCC::UnsignedGreaterThan, limit, span);
+                    let offset = self.b.ins().isub(addr, object.lo);
+                    let beyond = self.b.ins().icmp(IntCC::UnsignedGreaterThan, offset, limit);
+                    let outside = self.b.ins().bor(beyond, too_small);
+                    failed = Some(match failed {
+                        Some(f) => self.b.ins().band(f, outside),
+                        None => outside,
+                    });
+                }
+                let failed = match failed {
+                    Some(f) => f,
+                    None => self.b.ins().iconst(types::I8, 1),
+                };
+                let first = bounds.0[0].clone();
+                let name = bounds.name();
                 self.fail_if(failed, |t| {
-                    let site = t.check_site(kind, report_size, &bounds.object);
-                    t.report_fault(site, addr, bounds.lo, bounds.hi)
+                    let site = t.check_site(kind, report_size, &name, bounds.0.len());
+                    t.report_fault(site, addr, size, first.lo, first.hi)
                 })
             }
             None => {
@@ -211,27 +285,58 @@ impl Translator<'_, '_, '_> {
                     Some(name) if !name.is_empty() => format!("pointer '{name}'"),
                     _ => format!("pointer %{ptr}"),
                 };
-                let site = self.check_site(kind, report_size, &object);
-                let gid = self.global_id_now();
+                let site = self.check_site(kind, report_size, &object, 1);
+                // The work-item's global id, then [lo, hi) of each private variable.
+                let private = self.private_objects.clone();
                 let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
                     ir::StackSlotKind::ExplicitSlot,
-                    24,
+                    (24 + 16 * private.len()) as u32,
                     3,
                 ));
+                let gid = self.global_id_now();
                 for (d, v) in gid.iter().enumerate() {
                     self.b.ins().stack_store(types::I64, *v, slot, 8 * d as i32);
                 }
-                let gid_addr = self.b.ins().stack_addr(types::I64, slot, 0);
-                let sp = self.b.ins().get_stack_pointer(types::I64);
-                let fp = self.b.ins().get_frame_pointer(types::I64);
+                for (i, object) in private.iter().enumerate() {
+                    let (lo, bytes) = self.private_object_address(*object)?;
+                    let hi = self.b.ins().iadd_imm_s(lo, bytes as i64);
+                    let at = 24 + 16 * i as i32;
+                    self.b.ins().stack_store(types::I64, lo, slot, at);
+                    self.b.ins().stack_store(types::I64, hi, slot, at + 8);
+                }
+                let table = self.b.ins().stack_addr(types::I64, slot, 0);
+                let count = private.len() as i64 | if writes { 1 << 32 } else { 0 };
+                let count = self.b.ins().iconst(types::I64, count);
                 let (group, local_mem) = (self.wi.group, self.wi.local_mem);
                 let failed = self.call_entry(
                     EntryPoint::CheckedLookup,
-                    &[group, site, addr, size, local_mem, sp, fp, gid_addr],
+                    &[group, site, addr, size, local_mem, table, count],
                 )?[0];
                 self.fail_if(failed, |_| Ok(()))
             }
         }
+    }
+
+    /// The address of private variable `object` here, and its size.
+    fn private_object_address(
+        &mut self,
+        object: PrivateObject,
+    ) -> Result<(Value, u64), BuildError> {
+        Ok(match object {
+            PrivateObject::Slot { slot, align, size } => {
+                let addr = self.b.ins().stack_addr(types::I64, slot, 0);
+                (self.align_up(addr, align), size)
+            }
+            PrivateObject::Frame {
+                offset,
+                align,
+                size,
+            } => {
+                let base = self.frame_base()?;
+                let addr = self.b.ins().iadd_imm_s(base, offset as i64);
+                (self.align_up(addr, align), size)
+            }
+        })
     }
 
     /// Checks that divisor `d` of integer division `op` is not zero (checked mode only).
@@ -241,9 +346,9 @@ impl Translator<'_, '_, '_> {
         }
         let zero = self.b.ins().icmp_imm_s(IntCC::Equal, d, 0);
         self.fail_if(zero, |t| {
-            let site = t.check_site(CheckKind::DivisionByZero, 0, &format!("Op{op:?}"));
+            let site = t.check_site(CheckKind::DivisionByZero, 0, &format!("Op{op:?}"), 1);
             let none = t.b.ins().iconst(types::I64, 0);
-            t.report_fault(site, none, none, none)
+            t.report_fault(site, none, none, none, none)
         })
     }
 }

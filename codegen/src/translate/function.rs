@@ -61,7 +61,7 @@ pub(crate) struct Frame<'m> {
     pub(crate) function: Function<'m>,
     /// Checked mode: the object each pointer points into (provenance.rs), and the bounds of
     /// the objects the caller passed for the parameters (checks.rs).
-    pub(crate) origins: HashMap<Word, super::provenance::Origin>,
+    pub(crate) origins: HashMap<Word, super::provenance::Origins>,
     pub(crate) param_bounds: Vec<Option<super::checks::Bounds>>,
 }
 
@@ -94,6 +94,9 @@ pub(crate) struct Translator<'m, 'b, 'e> {
     pub(crate) call_param_bounds: Vec<Option<super::checks::Bounds>>,
     /// Checked mode: the bounds of the kernel's arguments, loaded in the prologue.
     pub(crate) kernel_arg_bounds: Vec<Option<super::checks::Bounds>>,
+    /// Checked mode: every private variable whose address is taken, translated so far; what
+    /// a pointer of unknown object may reach in private memory.
+    pub(crate) private_objects: Vec<super::checks::PrivateObject>,
     /// Specialised builds: what is known of the image arguments (format, whether they have
     /// mip levels), by the value holding their descriptor address (image.rs).
     pub(crate) known_images: HashMap<Value, crate::ImageKey>,
@@ -349,7 +352,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         Ok(())
     }
 
-    fn frame_base(&self) -> Result<Value, BuildError> {
+    pub(crate) fn frame_base(&self) -> Result<Value, BuildError> {
         self.barrier
             .as_ref()
             .map(|b| b.frame_base)
@@ -386,7 +389,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
 
     /// `addr` rounded up to a multiple of `align` (a power of two); unchanged up to 16, the
     /// alignment of stack slots and frames.
-    fn align_up(&mut self, addr: Value, align: u64) -> Value {
+    pub(crate) fn align_up(&mut self, addr: Value, align: u64) -> Value {
         if align <= 16 {
             return addr;
         }
@@ -1102,6 +1105,14 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             self.private_bytes += size;
             self.frame().vars.insert(id, VarStorage::Memory);
             self.frame().frame_vars.insert(id, (offset, align));
+            if self.options.checked {
+                self.private_objects
+                    .push(super::checks::PrivateObject::Frame {
+                        offset,
+                        align,
+                        size,
+                    });
+            }
             if let Some(init) = init {
                 let addr = self.value(id)?.scalar()?;
                 self.store_val(pointee, addr, &init)?;
@@ -1150,6 +1161,10 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             ));
             let addr = self.b.ins().stack_addr(ir::types::I64, slot, 0);
             let addr = self.align_up(addr, align);
+            if self.options.checked {
+                self.private_objects
+                    .push(super::checks::PrivateObject::Slot { slot, align, size });
+            }
             self.frame().vars.insert(id, VarStorage::Memory);
             self.frame().values.insert(id, Val::S(addr));
             if let Some(init) = init {

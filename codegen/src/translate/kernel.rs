@@ -166,6 +166,7 @@ pub(crate) fn build(
         check_sites: Vec::new(),
         call_param_bounds: Vec::new(),
         kernel_arg_bounds: Vec::new(),
+        private_objects: Vec::new(),
         known_images: HashMap::new(),
         known_samplers: HashMap::new(),
     };
@@ -199,11 +200,13 @@ pub(crate) fn build(
             Some(name) if !name.is_empty() => format!("argument '{name}'"),
             _ => format!("argument {}", t.kernel_arg_bounds.len()),
         };
-        t.kernel_arg_bounds.push(Some(super::checks::Bounds {
-            lo,
-            hi,
-            object: object.into(),
-        }));
+        t.kernel_arg_bounds
+            .push(Some(super::checks::Bounds::one(super::checks::Object {
+                lo,
+                hi,
+                name: object.into(),
+                writable: true,
+            })));
     }
     // Scalar and vector values are loaded once per work-group.
     for ((param, slot), (info, arg)) in f
@@ -225,8 +228,6 @@ pub(crate) fn build(
         }
     }
     let mut item_loop = None;
-    // Latches of loops that run at most once per work-item (watchdog.rs leaves them unchecked).
-    let mut bounded_latches = Vec::new();
     let (frame_size, barrier_schedule) = if kernel.uses_barrier {
         let (resume_points, size) = expanded_size(m, kernel.function, &mut HashMap::new());
         // Spin loops need fair rounds: every waiting work-item gets its turn in each one (the
@@ -243,9 +244,7 @@ pub(crate) fn build(
             (frame_size, crate::BarrierSchedule::Dynamic)
         }
     } else {
-        let (lp, latches) = build_plain(&mut t, kernel, &pending_args)?;
-        item_loop = Some(lp);
-        bounded_latches.extend(latches);
+        item_loop = Some(build_plain(&mut t, kernel, &pending_args)?);
         (0, crate::BarrierSchedule::None)
     };
     t.b.seal_all_blocks();
@@ -295,15 +294,12 @@ pub(crate) fn build(
                 drop(plan);
                 let scalar = func.clone();
                 match crate::vectorize::vectorize(func, &item_loop) {
-                    Ok(vector_latch) => {
-                        bounded_latches.push(vector_latch);
-                        (
-                            crate::Vectorization::Vectorized {
-                                lanes: crate::vectorize::LANES as u32,
-                            },
-                            Some(scalar),
-                        )
-                    }
+                    Ok(_) => (
+                        crate::Vectorization::Vectorized {
+                            lanes: crate::vectorize::LANES as u32,
+                        },
+                        Some(scalar),
+                    ),
                     // A refusal leaves `func` as it was, so it packs as planned.
                     Err(_) if planned.packed > 0 => apply_packing(crate::vector_pack::plan(func)),
                     Err(why) => (crate::Vectorization::Scalar(why.into()), None),
@@ -318,10 +314,11 @@ pub(crate) fn build(
     shape.vectorization = vectorization;
     shape.scalar_fallback = fallback;
     if options.stop_checks {
-        crate::watchdog::insert_stop_checks(func, &bounded_latches);
+        // Every loop head, the work-item loops' too: their counters live in the stack frame,
+        // where an unchecked out-of-bounds private write can turn one into an endless loop.
+        crate::watchdog::insert_stop_checks(func);
         if let Some(scalar) = shape.scalar_fallback.as_mut() {
-            // The vector latch is not in the scalar copy: the others are what it needs.
-            crate::watchdog::insert_stop_checks(scalar, &bounded_latches);
+            crate::watchdog::insert_stop_checks(scalar);
         }
     }
     Ok(shape)
@@ -396,7 +393,7 @@ fn build_plain(
     t: &mut Translator,
     kernel: &KernelInfo,
     args: &[Arg],
-) -> Result<(crate::vectorize::ItemLoop, [ir::Block; 3]), BuildError> {
+) -> Result<crate::vectorize::ItemLoop, BuildError> {
     let (heads, latches) = item_loops(t);
     let mut values = Vec::with_capacity(args.len());
     for a in args {
@@ -421,15 +418,12 @@ fn build_plain(
     close_item_loops(t, heads, latches, exit);
     t.b.switch_to_block(exit);
     t.b.ins().return_(&[]);
-    Ok((
-        crate::vectorize::ItemLoop {
-            head: heads[0],
-            latch: latches[0],
-            exit: latches[1],
-            local_size: t.wi.local_size[0],
-        },
-        latches,
-    ))
+    Ok(crate::vectorize::ItemLoop {
+        head: heads[0],
+        latch: latches[0],
+        exit: latches[1],
+        local_size: t.wi.local_size[0],
+    })
 }
 
 /// Budget for specialised region loops: (resume points + 1) × instructions of the kernel with
@@ -785,13 +779,14 @@ fn report_divergence(
         object: "this work-item stopped at a different barrier than work-item 0 of its \
                  group, or one of the two returned"
             .to_owned(),
+        candidates: 1,
     });
     let site = t.b.ins().iconst(types::I32, site as i64);
     let none = t.b.ins().iconst(types::I64, 0);
     let group = t.wi.group;
     t.call_entry(
         crate::entry_points::EntryPoint::CheckedFault,
-        &[group, site, none, none, none, gid[0], gid[1], gid[2]],
+        &[group, site, none, none, none, none, gid[0], gid[1], gid[2]],
     )?;
     t.b.ins().return_(&[]);
     t.b.switch_to_block(cont);

@@ -600,18 +600,11 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
             },
         )
         .collect();
-    let data_regions = env
-        .data
-        .values()
-        .map(|&data| {
-            let (ptr, size) = env.jit.get_finalized_data(data);
-            (ptr as u64, ptr as u64 + size as u64)
-        })
-        .collect();
+    let data: Vec<_> = env.data.values().copied().collect();
     let serialized = env.recording.take().map(|recording| {
         crate::serialize::encode(&env.jit, &recording, &kernels, env.global_variable_bytes)
     });
-    let mut program = Program::new(kernels, env.jit, env.global_variable_bytes, data_regions);
+    let mut program = Program::new(kernels, env.jit, env.global_variable_bytes, data);
     program.serialized = serialized;
     Ok(program)
 }
