@@ -306,6 +306,7 @@ impl<'m> Checker<'m> {
                 for i in 0..count - 1 {
                     self.expect_type(inst, 2 + i, rt, "OpenCL.std", &format!("operand {i}"));
                 }
+                self.expect_writable(inst, 2 + count - 1, &format!("the out-parameter of {op:?}"));
                 let Some(pointee) =
                     self.expect_pointer(inst, 2 + count - 1, "OpenCL.std", "out-parameter")
                 else {
@@ -360,6 +361,7 @@ impl<'m> Checker<'m> {
                 }
                 self.expect_int_scalar(inst, 3, "OpenCL.std", "vstoren offset");
                 self.expect_pointer(inst, 4, "OpenCL.std", "vstoren p");
+                self.expect_writable(inst, 4, "vstoren p");
             }
             ArgRule::HalfLoad => {
                 let vector = op != Cl::vload_half;
@@ -400,6 +402,7 @@ impl<'m> Checker<'m> {
                 }
                 self.expect_int_scalar(inst, 3, "OpenCL.std", &format!("{op:?} offset"));
                 self.expect_half_pointer(inst, 4, op);
+                self.expect_writable(inst, 4, &format!("{op:?} p"));
             }
         }
     }

@@ -21,6 +21,7 @@ impl<'m> Checker<'m> {
                 }
             }
             Store => {
+                self.expect_writable(inst, 0, "OpStore Pointer");
                 if let Some(pointee) = self.expect_pointer(inst, 0, "Memory", "Pointer") {
                     self.expect_type(
                         inst,
@@ -43,6 +44,7 @@ impl<'m> Checker<'m> {
                     if *storage != StorageClass::Function {
                         self.report(inst, format!("SPIR-V Memory: a variable inside a function must have Function storage, found {storage:?}"));
                     }
+                    self.variable_storage_matches_type(inst, *storage);
                     if inst.operands.len() > 1 {
                         self.expect_type(inst, 1, *pointee, "Memory", "Initializer");
                     }
@@ -54,6 +56,7 @@ impl<'m> Checker<'m> {
                 self.access_chain(inst, rt)
             }
             CopyMemory | CopyMemorySized => {
+                self.expect_writable(inst, 0, &format!("Op{op:?} Target"));
                 let a = self.expect_pointer(inst, 0, "Memory", "Target");
                 let b = self.expect_pointer(inst, 1, "Memory", "Source");
                 if let (Some(a), Some(b), CopyMemory) = (a, b, op) {
@@ -157,6 +160,42 @@ impl<'m> Checker<'m> {
                 self.type_name(ty)
             );
             self.report(inst, rule);
+        }
+    }
+
+    /// An `OpVariable`'s Storage Class operand must be its result type's storage class
+    /// (SPIR-V 3.32.8 OpVariable): codegen places the variable by the operand, and every
+    /// access follows the type, so a mismatch would let a store land in read-only data.
+    pub(super) fn variable_storage_matches_type(
+        &mut self,
+        inst: &Instruction,
+        typed: StorageClass,
+    ) {
+        if let Some(Operand::StorageClass(declared)) = inst.operands.first() {
+            if *declared != typed {
+                let rule = format!(
+                    "SPIR-V Memory: OpVariable's Storage Class operand ({declared:?}) must be the \
+                     same as the Storage Class of its result type ({typed:?})"
+                );
+                self.report(inst, rule);
+            }
+        }
+    }
+
+    /// Operand `i`, a pointer the instruction writes through, must not point to read-only
+    /// memory: `UniformConstant` (OpenCL's `__constant`, laid out in read-only pages) or
+    /// `Input` (the built-in variables).
+    pub(super) fn expect_writable(&mut self, inst: &Instruction, i: usize, what: &str) {
+        let Some(t) = self.operand_type(inst, i) else {
+            return;
+        };
+        if let Some(Type::Pointer { storage, .. }) = self.ty(t) {
+            if matches!(storage, StorageClass::UniformConstant | StorageClass::Input) {
+                let rule = format!(
+                    "SPIR-V Memory: {what} points to {storage:?} storage, which is read-only"
+                );
+                self.report(inst, rule);
+            }
         }
     }
 

@@ -340,6 +340,7 @@ impl<'m> Checker<'m> {
             }
             Op::Variable => match self.ty(rt) {
                 Some(Type::Pointer { storage, pointee }) => {
+                    self.variable_storage_matches_type(inst, *storage);
                     let limit = match storage {
                         StorageClass::Workgroup => Some(MAX_LOCAL_VARIABLE_BYTES),
                         StorageClass::CrossWorkgroup | StorageClass::UniformConstant => {

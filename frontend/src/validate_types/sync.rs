@@ -408,6 +408,9 @@ impl<'m> Checker<'m> {
             self.report(inst, rule);
             return;
         }
+        if op == Op::SubgroupBlockWriteINTEL {
+            self.expect_writable(inst, 0, "OpSubgroupBlockWriteINTEL Ptr");
+        }
         let data_ty = match data {
             Some(i) => match self.operand_type(inst, i) {
                 Some(t) => t,
