@@ -234,9 +234,11 @@ impl Sender {
     }
 }
 
-/// The frame that ends a request's reply, and the one that carries a request.
+/// The frame that ends a request's reply, the one that carries a request, and the one that
+/// acknowledges it: a server that ends before it is no error of the request's.
 const FRAME_DONE: u8 = 0;
 const FRAME_REQUEST: u8 = 1;
+const FRAME_TAKEN: u8 = 2;
 
 /// One frame on the server's socket, either way: its kind, its length, its bytes.
 fn frame(kind: u8, bytes: &[u8]) -> Vec<u8> {
@@ -298,10 +300,170 @@ extern "C" fn end_server_at_exit() {
 /// `PR_SET_PDEATHSIG` is not used, as it fires when the forking thread ends), or when the
 /// libraries end it, and a later request forks a new one. Builds on several threads at once
 /// get a server each, up to [`MAX_SERVERS`].
+///
+/// An idle server can die (the out-of-memory killer's natural pick, or anything that ends
+/// stray processes), and the application can close its socket's descriptor, whose number
+/// then names whatever the application opens next: a server is checked before it is given a
+/// request ([`Server::can_take_request`]), its descriptor is closed only while it still is
+/// its socket, and its process is signalled only while it is this process's unreaped child.
 struct Server {
     pid: libc::pid_t,
-    /// Requests go out and replies come back on it.
-    socket: std::fs::File,
+    /// Requests go out and replies come back on it; None once closed or given up.
+    socket: Option<std::fs::File>,
+    /// The socket's device and inode, which no other open file shares.
+    identity: (u64, u64),
+    process: Process,
+}
+
+/// What is known of a server's process.
+#[derive(Clone, Copy)]
+enum Process {
+    /// Not waited for yet: the pid is still this process's child, no other process's.
+    Unreaped,
+    /// Waited for, with this status; the pid may now be another process's.
+    Reaped(c_int),
+    /// Waited for elsewhere (the application waited for any child, or ignores SIGCHLD).
+    Lost,
+}
+
+/// The device and inode of an open descriptor.
+fn identity(fd: c_int) -> Option<(u64, u64)> {
+    let mut stat = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat writes a `stat` into the buffer when it returns 0, and only reads `fd`.
+    unsafe {
+        if libc::fstat(fd, stat.as_mut_ptr()) != 0 {
+            return None;
+        }
+        let stat = stat.assume_init();
+        Some((stat.st_dev, stat.st_ino))
+    }
+}
+
+impl Server {
+    fn new(pid: libc::pid_t, socket: std::fs::File) -> Server {
+        use std::os::fd::AsRawFd;
+        Server {
+            pid,
+            // A socket just made always has one; (0, 0) then only makes it never ours.
+            identity: identity(socket.as_raw_fd()).unwrap_or((0, 0)),
+            socket: Some(socket),
+            process: Process::Unreaped,
+        }
+    }
+
+    /// The socket, while its descriptor still is the socket this server was made with.
+    fn socket(&mut self) -> Option<&mut std::fs::File> {
+        use std::os::fd::AsRawFd;
+        let socket = self.socket.as_mut()?;
+        (identity(socket.as_raw_fd()) == Some(self.identity)).then_some(socket)
+    }
+
+    /// Closes the socket if its descriptor is still ours; otherwise forgets it, as the number
+    /// is the application's now. Closing it ends an idle server (it reads the end).
+    fn close_socket(&mut self) {
+        let ours = self.socket().is_some();
+        if let Some(socket) = self.socket.take() {
+            if ours {
+                drop(socket);
+            } else {
+                std::mem::forget(socket);
+            }
+        }
+    }
+
+    /// Whether the process has ended (waiting for it if so); true once it is no longer ours.
+    fn has_ended(&mut self) -> bool {
+        if !matches!(self.process, Process::Unreaped) {
+            return true;
+        }
+        let mut status: c_int = 0;
+        loop {
+            // SAFETY: waitpid without blocking on this process's own child, not waited for.
+            let r = unsafe { libc::waitpid(self.pid, &mut status, libc::WNOHANG) };
+            if r == 0 {
+                return false;
+            }
+            if r == self.pid {
+                self.process = Process::Reaped(status);
+                return true;
+            }
+            if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                self.process = Process::Lost;
+                return true;
+            }
+        }
+    }
+
+    /// Whether an idle server can take a request: its descriptor is still its socket, its
+    /// process runs, and nothing is to be read (an idle server sends nothing, so a readable
+    /// socket is one it closed).
+    fn can_take_request(&mut self) -> bool {
+        use std::os::fd::AsRawFd;
+        let Some(fd) = self.socket().map(|s| s.as_raw_fd()) else {
+            return false;
+        };
+        if self.has_ended() {
+            return false;
+        }
+        let mut poll = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        loop {
+            // SAFETY: polls one descriptor of this process without waiting.
+            let r = unsafe { libc::poll(&mut poll, 1, 0) };
+            if r >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                return r == 0;
+            }
+        }
+    }
+
+    /// Ends the server: closes its socket, gives the process `grace` to end by itself (it
+    /// ends on reading the socket's end, or is ending when it closed the socket), then kills
+    /// it, and waits for it. Its wait status, None when another waited for it.
+    fn end(mut self, grace: std::time::Duration) -> Option<c_int> {
+        self.close_socket();
+        let deadline = std::time::Instant::now() + grace;
+        let mut pause = std::time::Duration::from_micros(50);
+        while !self.has_ended() {
+            if std::time::Instant::now() >= deadline {
+                // Just seen running and not waited for: the pid is still this child's.
+                // SAFETY: kill sends a signal and touches no memory.
+                unsafe { libc::kill(self.pid, libc::SIGKILL) };
+                let mut status: c_int = 0;
+                let waited = loop {
+                    // SAFETY: waits for this process's own child, killed just now.
+                    let r = unsafe { libc::waitpid(self.pid, &mut status, 0) };
+                    if r >= 0
+                        || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted
+                    {
+                        break r == self.pid;
+                    }
+                };
+                self.process = if waited {
+                    Process::Reaped(status)
+                } else {
+                    Process::Lost
+                };
+                break;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(std::time::Duration::from_millis(10));
+        }
+        match self.process {
+            Process::Reaped(status) => Some(status),
+            Process::Unreaped | Process::Lost => None,
+        }
+    }
+}
+
+impl Drop for Server {
+    /// Closes the socket only: the pool of a forked child of this process drops the parent's
+    /// servers, which are not its children to wait for.
+    fn drop(&mut self) {
+        self.close_socket();
+    }
 }
 
 /// At most this many servers (and never more than the CPUs): each holds clang's working
@@ -324,9 +486,24 @@ static POOL: Mutex<Pool> = Mutex::new(Pool {
 });
 static SERVER_FREED: std::sync::Condvar = std::sync::Condvar::new();
 
-/// An idle server, or a new one while there are fewer than the limit, else the next one a
-/// build hands back. None when no server can be started.
+/// A live idle server, or a new one while there are fewer than the limit, else the next one
+/// a build hands back. Idle servers that died or lost their socket are ended on the way.
+/// None when no server can be started.
 fn take_server() -> Option<Server> {
+    loop {
+        let (mut server, idle) = take_or_start()?;
+        if !idle || server.can_take_request() {
+            return Some(server);
+        }
+        // Killed, or cut off by the application closing the descriptor: whatever is left of
+        // it is of no use, and not worth waiting for.
+        server.end(std::time::Duration::ZERO);
+        give_back(None);
+    }
+}
+
+/// An idle server (true) or a new one (false): see [`take_server`].
+fn take_or_start() -> Option<(Server, bool)> {
     let limit = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(MAX_SERVERS);
@@ -340,7 +517,7 @@ fn take_server() -> Option<Server> {
             pool.owner = std::process::id();
         }
         if let Some(server) = pool.idle.pop() {
-            return Some(server);
+            return Some((server, true));
         }
         if pool.started < limit {
             pool.started += 1;
@@ -349,7 +526,7 @@ fn take_server() -> Option<Server> {
             if server.is_none() {
                 give_back(None);
             }
-            return server;
+            return server.map(|s| (s, false));
         }
         pool = SERVER_FREED.wait(pool).unwrap_or_else(|e| e.into_inner());
     }
@@ -368,6 +545,8 @@ fn give_back(server: Option<Server>) {
 /// Runs `handler` on `request` in the server process with the libraries (see [`Server`]), so
 /// that what they do to a process on input they refuse (the translator's exit(), LLVM's fatal
 /// errors, a crash) ends the server and becomes a build error, as with the tools' processes.
+/// A server that ended before it took the request (killed between the check and the request)
+/// is no error of the request's: it goes to a new server once more.
 /// `stderr` names a file that takes the server's stderr for this request; relative paths in
 /// the request are taken from this process's working directory. None when the tools are not
 /// available or no server can be started.
@@ -376,62 +555,110 @@ pub(crate) fn in_server(
     request: &[u8],
     handler: Handler,
 ) -> Option<Reply> {
+    let message = request_frame(stderr, request, handler);
+    let mut last = None;
+    for _ in 0..2 {
+        match exchange(take_server()?, &message, stderr) {
+            Exchange::Replied(reply, server) => {
+                give_back(Some(server));
+                return Some(reply);
+            }
+            Exchange::Died { reply, taken } => {
+                give_back(None);
+                if taken {
+                    return Some(reply);
+                }
+                last = Some(reply);
+            }
+        }
+    }
+    last
+}
+
+/// The frame that asks a server to run `handler` on `request` (see [`serve`]).
+fn request_frame(stderr: &std::path::Path, request: &[u8], handler: Handler) -> Vec<u8> {
     use std::os::unix::ffi::OsStrExt;
-    let mut running = take_server()?;
     let cwd = std::env::current_dir().unwrap_or_default();
     // The server is a fork of this process: the handler's address is the same there.
     let handler_address = (handler as usize).to_le_bytes();
-    let message = pack(&[
-        &handler_address,
-        request,
-        stderr.as_os_str().as_bytes(),
-        cwd.as_os_str().as_bytes(),
-    ]);
-    let sent = send_all(&running.socket, &frame(FRAME_REQUEST, &message));
-    let mut frames = Vec::new();
-    let finished = sent && read_reply(&mut running.socket, &mut frames);
-    if finished {
-        give_back(Some(running));
-        return Some(Reply {
-            frames,
-            ended: Ok(()),
-        });
-    }
-    // The server died during the request: its status and what it printed are the error.
-    let dead = running;
-    give_back(None);
-    drop(dead.socket);
-    let mut status: c_int = 0;
-    // SAFETY: waits for the server this process forked, retrying when a signal interrupts.
-    let waited = loop {
-        let r = unsafe { libc::waitpid(dead.pid, &mut status, 0) };
-        if r >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            break r >= 0;
-        }
-    };
-    let how = if !waited {
-        "it ended".to_owned()
-    } else if libc::WIFSIGNALED(status) {
-        format!("killed by signal {}", libc::WTERMSIG(status))
-    } else if libc::WEXITSTATUS(status) == LIBRARY_EXIT {
-        "the library called exit()".to_owned()
-    } else {
-        format!("exit status {}", libc::WEXITSTATUS(status))
-    };
-    let printed = std::fs::read_to_string(stderr).unwrap_or_default();
-    Some(Reply {
-        frames,
-        ended: Err(format!("{printed}error: the LLVM tools failed ({how})\n")),
-    })
+    frame(
+        FRAME_REQUEST,
+        &pack(&[
+            &handler_address,
+            request,
+            stderr.as_os_str().as_bytes(),
+            cwd.as_os_str().as_bytes(),
+        ]),
+    )
 }
 
-/// Reads a reply's frames up to its end; false when the socket ends first.
-fn read_reply(socket: &mut std::fs::File, frames: &mut Vec<(u8, Vec<u8>)>) -> bool {
-    while let Some((kind, bytes)) = read_frame(socket) {
-        if kind == FRAME_DONE {
-            return true;
+/// How one request to one server went.
+enum Exchange {
+    /// The whole reply, and the server, ready for another request.
+    Replied(Reply, Server),
+    /// The server died (and was waited for): the frames it sent and the error; whether it
+    /// had taken the request, which it acknowledges before running anything.
+    Died { reply: Reply, taken: bool },
+}
+
+/// Sends `message` (a request frame) to `server` and reads the reply.
+fn exchange(mut server: Server, message: &[u8], stderr: &std::path::Path) -> Exchange {
+    let mut frames = Vec::new();
+    let mut taken = false;
+    if let Some(socket) = server.socket() {
+        if send_all(socket, message) && read_reply(socket, &mut frames, &mut taken) {
+            return Exchange::Replied(
+                Reply {
+                    frames,
+                    ended: Ok(()),
+                },
+                server,
+            );
         }
-        frames.push((kind, bytes));
+    }
+    // The socket's end means the process is ending; the grace only matters for a server
+    // that is somehow still running without it.
+    let status = server.end(std::time::Duration::from_secs(2));
+    let how = match status {
+        None => "it ended".to_owned(),
+        Some(status) if libc::WIFSIGNALED(status) => {
+            format!("killed by signal {}", libc::WTERMSIG(status))
+        }
+        Some(status) if libc::WEXITSTATUS(status) == LIBRARY_EXIT => {
+            "the library called exit()".to_owned()
+        }
+        Some(status) => format!("exit status {}", libc::WEXITSTATUS(status)),
+    };
+    let ended = if taken {
+        // Its status and what it printed are the error.
+        let printed = std::fs::read_to_string(stderr).unwrap_or_default();
+        format!("{printed}error: the LLVM tools failed ({how})\n")
+    } else {
+        // It never opened the stderr file: what is there is not this request's.
+        format!("error: the LLVM server ended before it took the request ({how})\n")
+    };
+    Exchange::Died {
+        reply: Reply {
+            frames,
+            ended: Err(ended),
+        },
+        taken,
+    }
+}
+
+/// Reads a reply's frames up to its end; false when the socket ends first. `taken` is set
+/// when the server acknowledged the request.
+fn read_reply(
+    socket: &mut std::fs::File,
+    frames: &mut Vec<(u8, Vec<u8>)>,
+    taken: &mut bool,
+) -> bool {
+    while let Some((kind, bytes)) = read_frame(socket) {
+        match kind {
+            FRAME_DONE => return true,
+            FRAME_TAKEN => *taken = true,
+            _ => frames.push((kind, bytes)),
+        }
     }
     false
 }
@@ -531,7 +758,7 @@ fn start_server() -> Option<Server> {
     if pid < 0 {
         return None;
     }
-    Some(Server { pid, socket: ours })
+    Some(Server::new(pid, ours))
 }
 
 /// The server's loop: each request's stderr file and working directory set, its handler run
@@ -554,6 +781,7 @@ fn serve(tools: &Tools, mut socket: std::fs::File) {
         // SAFETY: the address is that of a `Handler` of the process this server was forked
         // from (in_server), whose code is mapped at the same addresses here.
         let handler: Handler = unsafe { std::mem::transmute(usize::from_le_bytes(handler)) };
+        out.send(FRAME_TAKEN, b"");
         let stderr = std::path::Path::new(std::ffi::OsStr::from_bytes(stderr));
         if let Ok(file) = std::fs::File::create(stderr) {
             use std::os::fd::AsRawFd;
@@ -785,6 +1013,75 @@ mod tests {
         let module = "target triple = \"spir64-unknown-unknown\"\n";
         let again = request("after-panic", &[b"translate", b"-all", module.as_bytes()]);
         assert!(again.frame(b'S').is_some());
+    }
+
+    /// A server killed while idle is seen dead before it is given a request; one given a
+    /// request anyway never took it (so in_server sends it to another), with how it ended.
+    #[test]
+    fn a_killed_server_is_noticed() {
+        assert!(super::available(), "the LLVM libraries must load here");
+        let mut idle = super::start_server().expect("a server starts");
+        assert!(idle.can_take_request());
+        // SAFETY: kill sends a signal to this process's child, not waited for yet.
+        assert_eq!(unsafe { libc::kill(idle.pid, libc::SIGKILL) }, 0);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while idle.can_take_request() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the kill is never seen"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let status = idle
+            .end(std::time::Duration::ZERO)
+            .expect("waited for here");
+        assert!(libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGKILL);
+
+        let unchecked = super::start_server().expect("a server starts");
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::kill(unchecked.pid, libc::SIGKILL) }, 0);
+        let stderr = scratch("killed.err", "not this request's\n");
+        let module = "target triple = \"spir64-unknown-unknown\"\n";
+        let request = pack(&[b"translate", b"-all", module.as_bytes()]);
+        let message = super::request_frame(&stderr, &request, test_handler);
+        let super::Exchange::Died { reply, taken } = super::exchange(unchecked, &message, &stderr)
+        else {
+            panic!("a killed server replied");
+        };
+        assert!(!taken);
+        assert_eq!(
+            reply.ended,
+            Err(
+                "error: the LLVM server ended before it took the request (killed by signal 9)\n"
+                    .to_owned()
+            )
+        );
+    }
+
+    /// A server whose descriptor the application closed and reused (dup2 does both at once,
+    /// so that no other test's file takes the number between) is not used, and its end leaves
+    /// the descriptor, now the application's file, open.
+    #[test]
+    fn a_reused_descriptor_is_left_alone() {
+        use std::io::Read;
+        use std::os::fd::{AsRawFd, FromRawFd};
+        assert!(super::available(), "the LLVM libraries must load here");
+        let mut server = super::start_server().expect("a server starts");
+        let fd = server.socket().expect("its socket").as_raw_fd();
+        let path = scratch("reused", "the application's file\n");
+        let file = std::fs::File::open(&path).expect("open");
+        // SAFETY: dup2 replaces the server's socket by the file, as the application would.
+        assert_eq!(unsafe { libc::dup2(file.as_raw_fd(), fd) }, fd);
+        drop(file);
+        assert!(!server.can_take_request());
+        server.end(std::time::Duration::ZERO);
+        // SAFETY: the descriptor is the file's now, owned by this test from here on.
+        let mut reused = unsafe { std::fs::File::from_raw_fd(fd) };
+        let mut text = String::new();
+        reused
+            .read_to_string(&mut text)
+            .expect("the file is still open");
+        assert_eq!(text, "the application's file\n");
     }
 
     #[test]
