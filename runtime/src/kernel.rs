@@ -482,6 +482,14 @@ impl Kernel {
                 return Err(CL_INVALID_GLOBAL_OFFSET);
             }
         }
+        // Work-items and work-groups are counted in size_t (the executor, linear ids): a range
+        // whose count does not fit would run until the watchdog stops it, or forever.
+        let work_items = global
+            .iter()
+            .try_fold(1usize, |count, &size| count.checked_mul(size));
+        if work_items.is_none() && !global.contains(&0) {
+            return Err(CL_INVALID_GLOBAL_WORK_SIZE);
+        }
         let limits = self.limits(device);
         let local = resolve_local_size(&limits, work_dim, global, local)?;
         // `max_items` counts the frame budget but never drops below 1: a kernel whose single
