@@ -1,6 +1,7 @@
 //! The smaller gaps of issue #35 through the real loader: launches whose work-item count does not
 //! fit in `size_t` (clEnqueueNDRangeKernel, clCommandNDRangeKernelKHR and
-//! clGetKernelSuggestedLocalWorkSizeKHR share the check).
+//! clGetKernelSuggestedLocalWorkSizeKHR share the check), and SVM/USM copies and fills whose
+//! size wraps the address space.
 //!
 //! The watchdog is on in this binary (set before the driver reads its settings): a launch the
 //! driver wrongly accepts is stopped instead of holding the workers forever.
@@ -32,6 +33,33 @@ extern "C" {
         wait: *const cl_event,
         ev: *mut cl_event,
     ) -> cl_int;
+    fn clEnqueueSVMMemcpy(
+        q: cl_command_queue,
+        blocking: cl_bool,
+        dst: *mut c_void,
+        src: *const c_void,
+        size: usize,
+        n: cl_uint,
+        wait: *const cl_event,
+        ev: *mut cl_event,
+    ) -> cl_int;
+    fn clEnqueueSVMMemFill(
+        q: cl_command_queue,
+        dst: *mut c_void,
+        pattern: *const c_void,
+        pattern_size: usize,
+        size: usize,
+        n: cl_uint,
+        wait: *const cl_event,
+        ev: *mut cl_event,
+    ) -> cl_int;
+    fn clSVMAlloc(
+        c: cl_context,
+        flags: cl_svm_mem_flags,
+        size: usize,
+        align: cl_uint,
+    ) -> *mut c_void;
+    fn clSVMFree(c: cl_context, p: *mut c_void);
 }
 
 /// The context, with the watchdog on (set before the driver reads its settings).
@@ -233,4 +261,189 @@ fn a_recorded_launch_beyond_size_t_is_an_invalid_global_work_size() {
         CL_SUCCESS,
         "clReleaseCommandBufferKHR",
     );
+}
+
+/// A size that, added to any pointer above 16, passes the end of the address space.
+const WRAPPING: usize = usize::MAX - 15;
+
+#[test]
+fn an_svm_or_usm_copy_whose_size_wraps_is_an_invalid_value() {
+    let env = env();
+    // SAFETY: a valid context; 4 KiB of coarse-grain SVM.
+    let svm = unsafe { clSVMAlloc(env.context.get(), CL_MEM_READ_WRITE, 4096, 0) };
+    assert!(!svm.is_null(), "clSVMAlloc");
+    let host = vec![0u8; 4096];
+    let host = host.as_ptr() as *mut c_void;
+    let copies = [
+        (svm, svm.wrapping_add(2048)),
+        (svm.wrapping_add(2048), svm),
+        (svm, host),
+        (host, svm),
+    ];
+    for (dst, src) in copies {
+        for size in [WRAPPING, usize::MAX] {
+            // SAFETY: a valid queue; the driver must refuse the size before touching memory.
+            let status = unsafe {
+                clEnqueueSVMMemcpy(
+                    env.queue.get(),
+                    CL_TRUE,
+                    dst,
+                    src,
+                    size,
+                    0,
+                    null(),
+                    null_mut(),
+                )
+            };
+            expect(
+                status,
+                CL_INVALID_VALUE,
+                &format!("clEnqueueSVMMemcpy({dst:?}, {src:?}, {size:#x})"),
+            );
+        }
+    }
+    type Memcpy = unsafe extern "C" fn(
+        cl_command_queue,
+        cl_bool,
+        *mut c_void,
+        *const c_void,
+        usize,
+        cl_uint,
+        *const cl_event,
+        *mut cl_event,
+    ) -> cl_int;
+    type HostAlloc = unsafe extern "C" fn(
+        cl_context,
+        *const cl_mem_properties_intel,
+        usize,
+        cl_uint,
+        *mut cl_int,
+    ) -> *mut c_void;
+    type Free = unsafe extern "C" fn(cl_context, *mut c_void) -> cl_int;
+    // SAFETY: the extension's signatures.
+    let (memcpy, host_alloc, free) = unsafe {
+        (
+            entry::<Memcpy>("clEnqueueMemcpyINTEL"),
+            entry::<HostAlloc>("clHostMemAllocINTEL"),
+            entry::<Free>("clMemFreeINTEL"),
+        )
+    };
+    let mut err = 0;
+    // SAFETY: a valid context; 4 KiB of host USM.
+    let usm = unsafe { host_alloc(env.context.get(), null(), 4096, 0, &mut err) };
+    expect(err, CL_SUCCESS, "clHostMemAllocINTEL");
+    for (dst, src) in [(usm, usm.wrapping_add(2048)), (usm, host), (host, usm)] {
+        // SAFETY: as above.
+        let status = unsafe {
+            memcpy(
+                env.queue.get(),
+                CL_TRUE,
+                dst,
+                src,
+                WRAPPING,
+                0,
+                null(),
+                null_mut(),
+            )
+        };
+        expect(
+            status,
+            CL_INVALID_VALUE,
+            &format!("clEnqueueMemcpyINTEL({dst:?}, {src:?}, {WRAPPING:#x})"),
+        );
+    }
+    // An overlap is still an overlap.
+    // SAFETY: both ranges inside the allocation.
+    let status = unsafe {
+        clEnqueueSVMMemcpy(
+            env.queue.get(),
+            CL_TRUE,
+            svm,
+            svm.wrapping_add(8),
+            64,
+            0,
+            null(),
+            null_mut(),
+        )
+    };
+    expect(
+        status,
+        CL_MEM_COPY_OVERLAP,
+        "clEnqueueSVMMemcpy(overlapping)",
+    );
+    // SAFETY: allocations made above, no command pending.
+    unsafe {
+        expect(free(env.context.get(), usm), CL_SUCCESS, "clMemFreeINTEL");
+        clSVMFree(env.context.get(), svm);
+    }
+}
+
+#[test]
+fn an_svm_or_usm_fill_whose_size_wraps_is_an_invalid_value() {
+    let env = env();
+    type Fill = unsafe extern "C" fn(
+        cl_command_queue,
+        *mut c_void,
+        *const c_void,
+        usize,
+        usize,
+        cl_uint,
+        *const cl_event,
+        *mut cl_event,
+    ) -> cl_int;
+    type Memset = unsafe extern "C" fn(
+        cl_command_queue,
+        *mut c_void,
+        cl_int,
+        usize,
+        cl_uint,
+        *const cl_event,
+        *mut cl_event,
+    ) -> cl_int;
+    // SAFETY: the extension's signatures.
+    let (fill, memset) = unsafe {
+        (
+            entry::<Fill>("clEnqueueMemFillINTEL"),
+            entry::<Memset>("clEnqueueMemsetINTEL"),
+        )
+    };
+    // Host memory, which fine-grain system SVM lets a command reach. Every command waits for
+    // a gate that then fails, so one wrongly accepted never runs.
+    let host = vec![0u32; 1024];
+    let host = host.as_ptr() as *mut c_void;
+    let gate = cl3::event::create_user_event(env.context.get()).expect("clCreateUserEvent");
+    let pattern = 0u32;
+    let pattern_ptr = (&pattern as *const u32).cast();
+    let queue = env.queue.get();
+    // Multiples of the 4-byte pattern, past the end of the address space from `host`.
+    let size = WRAPPING & !3;
+    // SAFETY: a valid queue, a gate event, a 4-byte pattern; the driver must refuse the size
+    // before touching memory.
+    let statuses = unsafe {
+        [
+            (
+                "clEnqueueSVMMemFill",
+                clEnqueueSVMMemFill(queue, host, pattern_ptr, 4, size, 1, &gate, null_mut()),
+            ),
+            (
+                "clEnqueueMemFillINTEL",
+                fill(queue, host, pattern_ptr, 4, size, 1, &gate, null_mut()),
+            ),
+            (
+                "clEnqueueMemsetINTEL",
+                memset(queue, host, 0, size, 1, &gate, null_mut()),
+            ),
+        ]
+    };
+    cl3::event::set_user_event_status(gate, -1).expect("clSetUserEventStatus");
+    check(cl(env.queue.finish()), "clFinish");
+    // SAFETY: the gate made above.
+    let _ = unsafe { cl3::event::release_event(gate) };
+    for (what, status) in statuses {
+        expect(
+            status,
+            CL_INVALID_VALUE,
+            &format!("{what}(host, {size:#x})"),
+        );
+    }
 }

@@ -716,7 +716,12 @@ impl Command {
         size: usize,
     ) -> CLResult<Self> {
         let (d, s) = (dst.0, src.0);
-        let overlap = s < d.saturating_add(size) && d < s.saturating_add(size);
+        // A range past the end of the address space is no memory at all; the overlap test
+        // below would otherwise call it an overlap.
+        if d.checked_add(size).is_none() || s.checked_add(size).is_none() {
+            return Err(CL_INVALID_VALUE);
+        }
+        let overlap = s < d + size && d < s + size;
         if size > 0 && overlap {
             return Err(CL_MEM_COPY_OVERLAP);
         }
@@ -745,6 +750,11 @@ impl Command {
     ) -> CLResult<Self> {
         let n = pattern.len();
         if !valid_pattern_size(n) || !dst.0.is_multiple_of(n) || !size.is_multiple_of(n) {
+            return Err(CL_INVALID_VALUE);
+        }
+        // Host memory outside every allocation (fine-grain system SVM, USM memset of a host
+        // pointer) is not checked against an allocation's end: the range must at least exist.
+        if dst.0.checked_add(size).is_none() {
             return Err(CL_INVALID_VALUE);
         }
         let keep = context.svm.resolve(context.svm_level(), dst.0, size)?;
