@@ -352,3 +352,75 @@ fn the_cache_stays_within_its_bound() {
         "not cached",
     );
 }
+
+/// Builds in a child that must finish within a minute and within 4 GiB of address space: a
+/// cache read that blocks would hang it, one that never ends would exhaust the machine.
+fn bounded_build(cache: &Path, options: &str, expect: i32) -> (String, String) {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = child_command(cache, options, expect, &[]);
+    cmd.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe; the closure runs in the forked child before exec
+    // and touches nothing of the parent.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 4 << 30,
+                rlim_max: 4 << 30,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().expect("spawn a child");
+    let start = std::time::Instant::now();
+    while child.try_wait().expect("wait for the child").is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            let out = child.wait_with_output().expect("the child's output");
+            panic!(
+                "the build did not finish within 60 s\n--- stderr ---\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child_result(child.wait_with_output().expect("the child's output"))
+}
+
+#[test]
+fn an_entry_that_is_a_fifo_or_a_link_to_dev_zero_is_a_miss() {
+    let dir = TempDir::new("not-a-file");
+    let cache = dir.0.join("cache");
+    let options = format!("{} -DX=1", header_dir(&dir, 2));
+    build(&cache, &options, 3, &[]);
+    for kind in ["v1", "code-v1"] {
+        for bad in ["fifo", "link"] {
+            let entry = entries_of(&cache, kind).pop().expect("an entry");
+            std::fs::remove_file(&entry).unwrap();
+            if bad == "fifo" {
+                let path = std::ffi::CString::new(entry.as_os_str().as_encoded_bytes()).unwrap();
+                // SAFETY: a NUL-terminated path.
+                assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o644) }, 0);
+            } else {
+                std::os::unix::fs::symlink("/dev/zero", &entry).unwrap();
+            }
+            let (log, _) = bounded_build(&cache, &options, 3);
+            let why = "not a regular file within the cache's size bound; removed";
+            let line = match kind {
+                "v1" => "info: OpenCL C compiled (",
+                _ => "info: machine code compiled (",
+            };
+            assert!(
+                log.lines().any(|l| l.starts_with(line) && l.contains(why)),
+                "{kind} {bad}: not a miss because {why}:\n{log}"
+            );
+            // Built again and stored in its place.
+            let meta = std::fs::symlink_metadata(&entry).expect("the entry is stored again");
+            assert!(meta.file_type().is_file(), "{kind} {bad}: {meta:?}");
+            assert_hit(&build(&cache, &options, 3, &[]).0);
+        }
+    }
+}

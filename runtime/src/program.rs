@@ -860,10 +860,11 @@ impl<'a> CodeCache<'a> {
         spec_values: &HashMap<u32, Vec<u8>>,
     ) -> Result<(ferrocl_codegen::Program, String), String> {
         let read_start = std::time::Instant::now();
-        let entry =
-            crate::program_cache::lookup_code(self.dir, &self.key).map_err(|m| m.to_string())?;
-        let read = read_start.elapsed();
         let settings = &config.settings;
+        let entry =
+            crate::program_cache::lookup_code(self.dir, &self.key, settings.cache_max_bytes)
+                .map_err(|m| m.to_string())?;
+        let read = read_start.elapsed();
         let refused = entry.capabilities.iter().any(|&c| {
             ferrocl_frontend::spirv::Capability::from_u32(c)
                 .is_none_or(|c| !config.allows_capability(c))

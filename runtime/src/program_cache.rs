@@ -15,8 +15,9 @@
 //! the recipe or the code generator.
 
 use std::hash::Hasher;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
@@ -233,6 +234,9 @@ pub enum Miss {
     Absent,
     /// The entry could not be read back whole (truncated, corrupted): it is removed.
     Corrupt,
+    /// The entry's name held no regular file of at most the cache's size bound (a FIFO, a
+    /// device, a symbolic link, something huge): it is removed unread.
+    NotAnEntry,
     /// An included file changed or disappeared since the entry was made.
     Changed(PathBuf),
 }
@@ -242,6 +246,10 @@ impl std::fmt::Display for Miss {
         match self {
             Miss::Absent => write!(f, "not cached"),
             Miss::Corrupt => write!(f, "the cache entry was damaged; removed"),
+            Miss::NotAnEntry => write!(
+                f,
+                "the cache entry was not a regular file within the cache's size bound; removed"
+            ),
             Miss::Changed(p) => write!(f, "{} changed since it was cached", p.display()),
         }
     }
@@ -257,13 +265,57 @@ fn contents_digest(path: &Path) -> io::Result<Digest> {
     Ok(Digest::of(&[&std::fs::read(path)?]))
 }
 
-/// Reads the cached build for `key`, if there is one whose included files are unchanged.
-/// A hit marks the entry recently used (its modification time) for the size bound.
-pub fn lookup(dir: &Path, key: &Key) -> Result<Entry, Miss> {
-    let path = key.path(dir);
-    let Ok(bytes) = std::fs::read(&path) else {
-        return Err(Miss::Absent);
+/// The bytes of the entry file at `path` and the open file, read without blocking and without
+/// following a symbolic link: anyone who can write the cache directory could put a FIFO there
+/// (a read that never returns) or a link to `/dev/zero` (one that never ends), so only a
+/// regular file of at most `max_bytes` — no real entry outgrows the bound, the store after it
+/// evicts — is read; anything else there is removed.
+fn read_entry(path: &Path, max_bytes: u64) -> Result<(std::fs::File, Vec<u8>), Miss> {
+    let not_an_entry = || {
+        let _ = std::fs::remove_file(path);
+        Miss::NotAnEntry
     };
+    let opened = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path);
+    let mut file = match opened {
+        Ok(file) => file,
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(not_an_entry()),
+        Err(_) => return Err(Miss::Absent),
+    };
+    // The descriptor's own status: the name may have been swapped since the open.
+    let meta = file.metadata().map_err(|_| Miss::Absent)?;
+    if !meta.file_type().is_file() || meta.len() > max_bytes {
+        return Err(not_an_entry());
+    }
+    let mut bytes = Vec::new();
+    if bytes.try_reserve_exact(meta.len() as usize).is_err() {
+        return Err(Miss::Absent);
+    }
+    // A file that grows while it is read stops at the bound plus one byte, which fails the
+    // size check as any file over the bound does.
+    match (&mut file)
+        .take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+    {
+        Ok(_) if bytes.len() as u64 <= max_bytes => Ok((file, bytes)),
+        Ok(_) => Err(not_an_entry()),
+        Err(_) => Err(Miss::Absent),
+    }
+}
+
+/// Marks the entry read through `file` recently used (its modification time) for the size
+/// bound. A read-only cache still hits.
+fn mark_used(file: &std::fs::File) {
+    let _ = file.set_modified(SystemTime::now());
+}
+
+/// Reads the cached build for `key`, if there is one whose included files are unchanged and
+/// whose entry is within `max_bytes`. A hit marks the entry recently used.
+pub fn lookup(dir: &Path, key: &Key, max_bytes: u64) -> Result<Entry, Miss> {
+    let path = key.path(dir);
+    let (file, bytes) = read_entry(&path, max_bytes)?;
     let Some((material, deps, entry)) = decode(&bytes) else {
         let _ = std::fs::remove_file(&path);
         return Err(Miss::Corrupt);
@@ -278,10 +330,7 @@ pub fn lookup(dir: &Path, key: &Key) -> Result<Entry, Miss> {
             return Err(Miss::Changed(dep.path));
         }
     }
-    // Least recently used first: a hit refreshes the entry. A read-only cache still hits.
-    if let Ok(file) = std::fs::File::options().append(true).open(&path) {
-        let _ = file.set_modified(SystemTime::now());
-    }
+    mark_used(&file);
     Ok(entry)
 }
 
@@ -648,12 +697,11 @@ fn decode_code(bytes: &[u8]) -> Option<(&[u8], CodeEntry)> {
     ))
 }
 
-/// Reads the machine-code entry for `key`; a hit marks it recently used.
-pub fn lookup_code(dir: &Path, key: &CodeKey) -> Result<CodeEntry, Miss> {
+/// Reads the machine-code entry for `key` if it is within `max_bytes`; a hit marks it
+/// recently used.
+pub fn lookup_code(dir: &Path, key: &CodeKey, max_bytes: u64) -> Result<CodeEntry, Miss> {
     let path = key.path(dir);
-    let Ok(bytes) = std::fs::read(&path) else {
-        return Err(Miss::Absent);
-    };
+    let (file, bytes) = read_entry(&path, max_bytes)?;
     let Some((material, entry)) = decode_code(&bytes) else {
         let _ = std::fs::remove_file(&path);
         return Err(Miss::Corrupt);
@@ -661,9 +709,7 @@ pub fn lookup_code(dir: &Path, key: &CodeKey) -> Result<CodeEntry, Miss> {
     if material != key.material {
         return Err(Miss::Absent);
     }
-    if let Ok(file) = std::fs::File::options().append(true).open(&path) {
-        let _ = file.set_modified(SystemTime::now());
-    }
+    mark_used(&file);
     Ok(entry)
 }
 
@@ -723,7 +769,7 @@ pub fn build_opencl_c(
         });
     };
     let key = Key::new(request);
-    let miss = match lookup(dir, &key) {
+    let miss = match lookup(dir, &key, settings.cache_max_bytes) {
         Ok(entry) => {
             let mut log = entry.log;
             if info {
@@ -785,6 +831,9 @@ pub fn build_opencl_c(
 mod tests {
     use super::*;
 
+    /// A size bound no entry of these tests reaches.
+    const BOUND: u64 = 1 << 30;
+
     struct TempDir(PathBuf);
     impl TempDir {
         fn new(tag: &str) -> TempDir {
@@ -830,7 +879,7 @@ mod tests {
     fn a_stored_entry_is_found_with_the_same_key_only() {
         let dir = TempDir::new("key");
         let key = Key::new(&request("kernel void k() {}", "-cl-std=CL3.0", &["a"]));
-        assert_eq!(lookup(&dir.0, &key), Err(Miss::Absent));
+        assert_eq!(lookup(&dir.0, &key, BOUND), Err(Miss::Absent));
         store(
             &dir.0,
             &key,
@@ -841,21 +890,21 @@ mod tests {
             1 << 20,
         )
         .unwrap();
-        assert_eq!(lookup(&dir.0, &key), Ok(entry(b"spirv")));
+        assert_eq!(lookup(&dir.0, &key, BOUND), Ok(entry(b"spirv")));
         // Options clang never sees do not change the key; those it sees do.
         let same = Key::new(&request(
             "kernel void k() {}",
             "-cl-std=CL3.0 -cl-uniform-work-group-size -cl-denorms-are-zero",
             &["a"],
         ));
-        assert_eq!(lookup(&dir.0, &same), Ok(entry(b"spirv")));
+        assert_eq!(lookup(&dir.0, &same, BOUND), Ok(entry(b"spirv")));
         for other in [
             request("kernel void k() {}", "-cl-std=CL3.0 -DX", &["a"]),
             request("kernel void k() {}", "-cl-std=CL1.2", &["a"]),
             request("kernel void k() {}", "-cl-std=CL3.0", &["a", "b"]),
             request("kernel void k() { }", "-cl-std=CL3.0", &["a"]),
         ] {
-            assert_eq!(lookup(&dir.0, &Key::new(&other)), Err(Miss::Absent));
+            assert_eq!(lookup(&dir.0, &Key::new(&other), BOUND), Err(Miss::Absent));
         }
         // A relative include directory makes the working directory part of the key; an
         // absolute one does not.
@@ -873,7 +922,10 @@ mod tests {
             headers: &headers,
             ..request("kernel void k() {}", "-cl-std=CL3.0", &["a"])
         };
-        assert_eq!(lookup(&dir.0, &Key::new(&with_header)), Err(Miss::Absent));
+        assert_eq!(
+            lookup(&dir.0, &Key::new(&with_header), BOUND),
+            Err(Miss::Absent)
+        );
     }
 
     #[test]
@@ -892,11 +944,17 @@ mod tests {
             1 << 20,
         )
         .unwrap();
-        assert!(lookup(&dir.0, &key).is_ok());
+        assert!(lookup(&dir.0, &key, BOUND).is_ok());
         std::fs::write(&header, "#define N 2\n").unwrap();
-        assert_eq!(lookup(&dir.0, &key), Err(Miss::Changed(header.clone())));
+        assert_eq!(
+            lookup(&dir.0, &key, BOUND),
+            Err(Miss::Changed(header.clone()))
+        );
         std::fs::remove_file(&header).unwrap();
-        assert_eq!(lookup(&dir.0, &key), Err(Miss::Changed(header.clone())));
+        assert_eq!(
+            lookup(&dir.0, &key, BOUND),
+            Err(Miss::Changed(header.clone()))
+        );
         // A file written after the build began is not trusted: no entry is made.
         std::fs::write(&header, "#define N 3\n").unwrap();
         let before = SystemTime::now() - std::time::Duration::from_secs(60);
@@ -931,8 +989,36 @@ mod tests {
             assert!(decode(&bad).is_none(), "byte {i} changed");
         }
         std::fs::write(&path, &good[..good.len() / 2]).unwrap();
-        assert_eq!(lookup(&dir.0, &key), Err(Miss::Corrupt));
+        assert_eq!(lookup(&dir.0, &key, BOUND), Err(Miss::Corrupt));
         assert!(!path.exists(), "a damaged entry is removed");
+    }
+
+    #[test]
+    fn only_a_regular_file_within_the_bound_is_read() {
+        let dir = TempDir::new("not-a-file");
+        let key = Key::new(&request("kernel void k() {}", "", &[]));
+        let path = key.path(&dir.0);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        let fifo = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+        assert_eq!(lookup(&dir.0, &key, BOUND), Err(Miss::NotAnEntry));
+        assert!(
+            std::fs::symlink_metadata(&path).is_err(),
+            "the FIFO is removed"
+        );
+        std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+        assert_eq!(lookup(&dir.0, &key, BOUND), Err(Miss::NotAnEntry));
+        assert!(
+            std::fs::symlink_metadata(&path).is_err(),
+            "the link is removed"
+        );
+        // A whole entry over the bound is not read either.
+        store(&dir.0, &key, &[], None, started(), &entry(b"spirv"), BOUND).unwrap();
+        let len = std::fs::metadata(&path).unwrap().len();
+        assert_eq!(lookup(&dir.0, &key, len - 1), Err(Miss::NotAnEntry));
+        store(&dir.0, &key, &[], None, started(), &entry(b"spirv"), BOUND).unwrap();
+        assert_eq!(lookup(&dir.0, &key, len), Ok(entry(b"spirv")));
     }
 
     #[test]
@@ -949,7 +1035,7 @@ mod tests {
             })
         };
         let key = key_of(b"spirv", "optimize=true", "x86_64", &none);
-        assert_eq!(lookup_code(&dir.0, &key), Err(Miss::Absent));
+        assert_eq!(lookup_code(&dir.0, &key, BOUND), Err(Miss::Absent));
         let entry = CodeEntry {
             program: b"serialized program".to_vec(),
             warnings: "warning: kept\n".into(),
@@ -958,7 +1044,7 @@ mod tests {
             all_devices_scope: false,
         };
         store_code(&dir.0, &key, &entry, 1 << 20).unwrap();
-        assert_eq!(lookup_code(&dir.0, &key), Ok(entry.clone()));
+        assert_eq!(lookup_code(&dir.0, &key, BOUND), Ok(entry.clone()));
         // Each part of the key makes another entry.
         for other in [
             key_of(b"spirv.", "optimize=true", "x86_64", &none),
@@ -966,7 +1052,7 @@ mod tests {
             key_of(b"spirv", "optimize=true", "x86_64 has_avx512f=1", &none),
             key_of(b"spirv", "optimize=true", "x86_64", &one),
         ] {
-            assert_eq!(lookup_code(&dir.0, &other), Err(Miss::Absent));
+            assert_eq!(lookup_code(&dir.0, &other, BOUND), Err(Miss::Absent));
         }
         let path = key.path(&dir.0);
         let good = std::fs::read(&path).unwrap();
@@ -979,7 +1065,7 @@ mod tests {
             assert!(decode_code(&bad).is_none(), "byte {i} changed");
         }
         std::fs::write(&path, &good[..good.len() - 1]).unwrap();
-        assert_eq!(lookup_code(&dir.0, &key), Err(Miss::Corrupt));
+        assert_eq!(lookup_code(&dir.0, &key, BOUND), Err(Miss::Corrupt));
         assert!(!path.exists(), "a damaged entry is removed");
     }
 
@@ -1026,8 +1112,8 @@ mod tests {
             .set_modified(old)
             .unwrap();
         evict(&dir.0, spirv_only + 500);
-        assert!(lookup(&dir.0, &source).is_ok());
-        assert_eq!(lookup_code(&dir.0, &code), Err(Miss::Absent));
+        assert!(lookup(&dir.0, &source, BOUND).is_ok());
+        assert_eq!(lookup_code(&dir.0, &code, BOUND), Err(Miss::Absent));
     }
 
     #[test]
@@ -1051,16 +1137,16 @@ mod tests {
         }
         let one = size(&dir.0) / 10;
         // Using entry 0 makes it the most recent.
-        assert!(lookup(&dir.0, &keys[0]).is_ok());
+        assert!(lookup(&dir.0, &keys[0], BOUND).is_ok());
         evict(&dir.0, one * 5);
         assert!(size(&dir.0) <= one * 5 / 10 * 9);
-        assert!(lookup(&dir.0, &keys[0]).is_ok(), "used last, kept");
+        assert!(lookup(&dir.0, &keys[0], BOUND).is_ok(), "used last, kept");
         // 4.5 entries' worth is left: entry 0 and the three used before it.
         for key in &keys[1..7] {
-            assert_eq!(lookup(&dir.0, key), Err(Miss::Absent));
+            assert_eq!(lookup(&dir.0, key, BOUND), Err(Miss::Absent));
         }
         for key in &keys[7..] {
-            assert!(lookup(&dir.0, key).is_ok());
+            assert!(lookup(&dir.0, key, BOUND).is_ok());
         }
     }
 }
