@@ -17,11 +17,36 @@ use crate::options::BuildOptions;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BuildError {
     pub log: String,
+    /// The build stopped because memory ran out (the JIT could not map memory for code or
+    /// data), not because of the program: the runtime answers `CL_OUT_OF_HOST_MEMORY`.
+    pub out_of_memory: bool,
 }
 
 impl BuildError {
     pub fn new(log: impl Into<String>) -> Self {
-        BuildError { log: log.into() }
+        BuildError {
+            log: log.into(),
+            out_of_memory: false,
+        }
+    }
+
+    /// The build ran out of host memory during `step`.
+    pub fn out_of_memory(step: &str) -> Self {
+        BuildError {
+            log: format!("error: out of host memory: {step}\n"),
+            out_of_memory: true,
+        }
+    }
+
+    /// A failure of the JIT module during `step` (a build-log line `problem: step: error`), or,
+    /// when the module could not allocate, the build running out of host memory.
+    pub fn jit(problem: &str, step: &str, e: &cranelift_module::ModuleError) -> Self {
+        match e {
+            cranelift_module::ModuleError::Allocation { .. } => {
+                BuildError::out_of_memory(&format!("{step}: {e}"))
+            }
+            _ => BuildError::new(format!("{problem}: {step}: {e}\n")),
+        }
     }
 }
 

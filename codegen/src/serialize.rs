@@ -954,6 +954,14 @@ fn link(image: Image, options: &BuildOptions) -> Result<Program, BuildError> {
             "internal: loading a serialized program, {what}: {e}\n"
         ))
     };
+    // The steps that allocate the JIT's memory, where running out of it is no damage.
+    let loading_failed = |what: &str, e: &cranelift_module::ModuleError| {
+        BuildError::jit(
+            "internal",
+            &format!("loading a serialized program, {what}"),
+            e,
+        )
+    };
     let mut loading = Loading(Some(crate::translate::new_jit(options)?));
     let jit = loading.0.as_mut().expect("set above");
     // Declared in the original order, so the ids the relocations name are the same. Imports
@@ -985,17 +993,17 @@ fn link(image: Image, options: &BuildOptions) -> Result<Program, BuildError> {
             desc.write_data_addr(offset, gv, addend);
         }
         jit.define_data(d.id, &desc)
-            .map_err(|e| internal("defining data", &e))?;
+            .map_err(|e| loading_failed("defining data", &e))?;
         data_ids.push(d.id);
     }
     let mut metas = Vec::new();
     for (f, meta) in image.kernels {
         jit.define_function_bytes(f.id, f.alignment, &f.bytes, &f.relocs)
-            .map_err(|e| internal(&meta.info.name, &e))?;
+            .map_err(|e| loading_failed(&meta.info.name, &e))?;
         metas.push((f.id, meta));
     }
     jit.finalize_definitions()
-        .map_err(|e| internal("linking", &e))?;
+        .map_err(|e| loading_failed("linking", &e))?;
     let kernels = metas
         .into_iter()
         .map(|(id, m)| {

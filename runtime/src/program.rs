@@ -152,8 +152,52 @@ impl Drop for HeaderDir {
 }
 
 /// A build step's result: the SPIR-V, the code when built, and the log (warnings only), or
-/// the SPIR-V known so far and the log saying why it failed.
-type StepResult = Result<(Vec<u8>, Option<Built>, String), (Option<Vec<u8>>, String)>;
+/// the SPIR-V known so far and why it failed.
+type StepResult = Result<(Vec<u8>, Option<Built>, String), (Option<Vec<u8>>, StepFailure)>;
+
+/// Why a build step failed: the build log saying so, and whether host memory ran out midway
+/// (the JIT could not map memory), which the API reports as `CL_OUT_OF_HOST_MEMORY` rather
+/// than as a failed build.
+struct StepFailure {
+    log: String,
+    out_of_memory: bool,
+}
+
+impl From<String> for StepFailure {
+    fn from(log: String) -> StepFailure {
+        StepFailure {
+            log,
+            out_of_memory: false,
+        }
+    }
+}
+
+impl From<ferrocl_codegen::BuildError> for StepFailure {
+    fn from(e: ferrocl_codegen::BuildError) -> StepFailure {
+        StepFailure {
+            log: e.log,
+            out_of_memory: e.out_of_memory,
+        }
+    }
+}
+
+impl StepFailure {
+    /// The same failure with `log` before its own.
+    fn after(self, log: &str) -> StepFailure {
+        StepFailure {
+            log: format!("{log}{}", self.log),
+            ..self
+        }
+    }
+
+    fn outcome(&self) -> BuildOutcome {
+        if self.out_of_memory {
+            BuildOutcome::OutOfHostMemory
+        } else {
+            BuildOutcome::Failed
+        }
+    }
+}
 
 /// A successful build: the machine code and the options it was built with.
 pub struct Built {
@@ -195,6 +239,8 @@ crate::cl_object!(Program, Program, CL_INVALID_PROGRAM);
 pub enum BuildOutcome {
     Ok,
     Failed,
+    /// Failed because host memory ran out midway; the build log says where.
+    OutOfHostMemory,
 }
 
 impl Program {
@@ -391,13 +437,14 @@ impl Program {
                 st.built = built.map(Arc::new);
                 BuildOutcome::Ok
             }
-            Err((spirv, log)) => {
+            Err((spirv, failure)) => {
                 if spirv.is_some() {
                     st.spirv = spirv;
                 }
                 st.status = CL_BUILD_ERROR;
-                st.log = log;
-                BuildOutcome::Failed
+                let outcome = failure.outcome();
+                st.log = failure.log;
+                outcome
             }
         }
     }
@@ -426,7 +473,7 @@ impl Program {
         let source_is_c = matches!(self.source, Source::OpenClC(_));
         let result = self
             .to_spirv(options, known, &[], None)
-            .map_err(|log| (None, log))
+            .map_err(|log| (None, log.into()))
             .and_then(|from_source| {
                 let code = build_for_device(
                     &self.context.devices[0].config,
@@ -446,7 +493,7 @@ impl Program {
                         }),
                         from_source.log + &warnings,
                     )),
-                    Err(log) => Err((Some(spirv), from_source.log + &log)),
+                    Err(failure) => Err((Some(spirv), failure.after(&from_source.log))),
                 }
             });
         Ok(self.finish(result, CL_PROGRAM_BINARY_TYPE_EXECUTABLE, uniform))
@@ -473,12 +520,12 @@ impl Program {
                 headers,
                 header_dir.as_ref().map(|d| d.0.as_path()),
             )
-            .map_err(|log| (None, log))
+            .map_err(|log| (None, log.into()))
             .and_then(|from_source| {
                 let spirv = from_source.spirv;
                 match ferrocl_frontend::parse_specialized(&spirv, &self.spec_values()) {
                     Ok(module) => Ok((spirv, None, from_source.log + &warnings_log(&module))),
-                    Err(e) => Err((Some(spirv), from_source.log + &e.log())),
+                    Err(e) => Err((Some(spirv), (from_source.log + &e.log()).into())),
                 }
             });
         Ok(self.finish(result, CL_PROGRAM_BINARY_TYPE_COMPILED_OBJECT, uniform))
@@ -541,7 +588,7 @@ impl Program {
             .collect();
         let linked = ferrocl_frontend::link(&refs, link_options.create_library);
         let result = match linked {
-            Err(e) => Err(e.log()),
+            Err(e) => Err(StepFailure::from(e.log())),
             Ok(linked) => {
                 st.spirv = Some(linked.spirv.clone());
                 if link_options.create_library {
@@ -576,10 +623,11 @@ impl Program {
                 });
                 BuildOutcome::Ok
             }
-            Err(log) => {
+            Err(failure) => {
                 st.status = CL_BUILD_ERROR;
-                st.log = log;
-                BuildOutcome::Failed
+                let outcome = failure.outcome();
+                st.log = failure.log;
+                outcome
             }
         };
         drop(st);
@@ -669,7 +717,7 @@ fn build_for_device(
     spec_values: &HashMap<u32, Vec<u8>>,
     parsed: &ParsedOptions,
     from_source: Option<&crate::program_cache::SourceBuild>,
-) -> Result<(ferrocl_codegen::Program, String), String> {
+) -> Result<(ferrocl_codegen::Program, String), StepFailure> {
     let start = std::time::Instant::now();
     let settings = &config.settings;
     let info = settings.log >= LogLevel::Info;
@@ -709,8 +757,8 @@ fn build_for_device(
     let warnings = warnings_log(&module);
     let frontend = start.elapsed();
     options.serializable = cache.is_some();
-    let (mut code, codegen) =
-        build_module(config, spirv, &module, options).map_err(|log| warnings.clone() + &log)?;
+    let (mut code, codegen) = build_module(config, spirv, &module, options)
+        .map_err(|failure| failure.after(&warnings))?;
     let mut steps = format!(
         "frontend {:.2} ms, codegen {:.2} ms",
         ms(frontend),
@@ -880,6 +928,14 @@ impl<'a> CodeCache<'a> {
                 .map_err(|e| ferrocl_codegen::BuildError::new(e.log()))
         });
         let code = ferrocl_codegen::Program::load(&entry.program, options, parse).map_err(|e| {
+            // Memory running out says nothing of the entry: it stays, and the compile that
+            // follows reports the shortage if it lasts.
+            if e.out_of_memory {
+                return format!(
+                    "the cached machine code could not be loaded: {}",
+                    e.log.trim_end()
+                );
+            }
             crate::program_cache::remove_code(self.dir, &self.key);
             format!(
                 "the cached machine code could not be loaded; removed: {}",
@@ -956,15 +1012,15 @@ fn build_module(
     spirv: &[u8],
     module: &ferrocl_frontend::Module,
     mut options: BuildOptions,
-) -> Result<(ferrocl_codegen::Program, std::time::Duration), String> {
+) -> Result<(ferrocl_codegen::Program, std::time::Duration), StepFailure> {
     static PROGRAMS: AtomicUsize = AtomicUsize::new(0);
     let settings = &config.settings;
     let unresolved = ferrocl_frontend::unresolved_imports(module);
     if !unresolved.is_empty() {
-        return Err(unresolved.concat());
+        return Err(unresolved.concat().into());
     }
     if let Some(refused) = refusals(config, module) {
-        return Err(refused);
+        return Err(refused.into());
     }
     if let Some(dir) = &settings.dump_dir {
         let dir = dir.join(format!(
@@ -988,10 +1044,10 @@ fn build_module(
         .filter_map(|k| crate::kernel::check_work_group_attributes(k, config).err())
         .collect();
     if !unlaunchable.is_empty() {
-        return Err(unlaunchable);
+        return Err(unlaunchable.into());
     }
     let codegen_start = std::time::Instant::now();
-    let code = ferrocl_codegen::compile(module, &options).map_err(|e| e.log)?;
+    let code = ferrocl_codegen::compile(module, &options)?;
     Ok((code, codegen_start.elapsed()))
 }
 

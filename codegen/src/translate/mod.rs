@@ -317,7 +317,14 @@ fn define_module_data(m: &Module, env: &mut ModuleEnv) -> Result<(), BuildError>
             BuildError::new(format!("error: program-scope variable %{id} has no size\n"))
         })?;
         let align = m.align_of(pointee).unwrap_or(16).max(1);
-        let mut bytes = Vec::with_capacity(size as usize);
+        // Sized by the module's declarations, not by its length (a few words declare 64 MiB),
+        // so the runtime's headroom check before the build does not cover it.
+        let out_of_memory =
+            || BuildError::out_of_memory(&format!("program-scope variable %{id} of {size} bytes"));
+        let mut bytes = Vec::new();
+        bytes
+            .try_reserve_exact(size as usize)
+            .map_err(|_| out_of_memory())?;
         let mut relocs = Vec::new();
         if let Some(init) = inst.optional_id(1) {
             constant_bytes(m, init, &mut bytes, &mut relocs)?;
@@ -334,7 +341,11 @@ fn define_module_data(m: &Module, env: &mut ModuleEnv) -> Result<(), BuildError>
             relocs: Vec::new(),
         };
         if env.recording.is_some() {
-            recorded.bytes = bytes.clone();
+            recorded
+                .bytes
+                .try_reserve_exact(bytes.len())
+                .map_err(|_| out_of_memory())?;
+            recorded.bytes.extend_from_slice(&bytes);
         }
         desc.define(bytes.into_boxed_slice());
         desc.set_align(align);
@@ -354,7 +365,7 @@ fn define_module_data(m: &Module, env: &mut ModuleEnv) -> Result<(), BuildError>
         }
         env.jit
             .define_data(data, &desc)
-            .map_err(|e| BuildError::new(format!("internal: defining data of %{id}: {e}\n")))?;
+            .map_err(|e| BuildError::jit("internal", &format!("defining data of %{id}"), &e))?;
     }
     Ok(())
 }
@@ -539,10 +550,8 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
         env.jit
             .define_function_bytes(id, code.alignment, &code.bytes, &code.relocs)
             .map_err(|e| {
-                BuildError::new(format!(
-                    "error: the JIT could not load kernel \"{}\": {e}\n",
-                    kernel.name
-                ))
+                let step = format!("the JIT could not load kernel \"{}\"", kernel.name);
+                BuildError::jit("error", &step, &e)
             })?;
         if let Some(recording) = &mut env.recording {
             recording.functions.push(crate::serialize::FunctionDef {
@@ -564,7 +573,7 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
     }
     env.jit
         .finalize_definitions()
-        .map_err(|e| BuildError::new(format!("error: linking JIT code failed: {e}\n")))?;
+        .map_err(|e| BuildError::jit("error", "linking JIT code failed", &e))?;
     let kernels: Vec<Kernel> = built
         .into_iter()
         .map(

@@ -187,6 +187,7 @@ pub unsafe extern "C" fn clBuildProgram(
             match r? {
                 BuildOutcome::Ok => Ok(()),
                 BuildOutcome::Failed => Err(CL_BUILD_PROGRAM_FAILURE),
+                BuildOutcome::OutOfHostMemory => Err(CL_OUT_OF_HOST_MEMORY),
             }
         }
     })
@@ -238,6 +239,7 @@ pub unsafe extern "C" fn clCompileProgram(
             match r? {
                 BuildOutcome::Ok => Ok(()),
                 BuildOutcome::Failed => Err(CL_COMPILE_PROGRAM_FAILURE),
+                BuildOutcome::OutOfHostMemory => Err(CL_OUT_OF_HOST_MEMORY),
             }
         }
     })
@@ -276,6 +278,11 @@ pub unsafe extern "C" fn clLinkProgram(
             }
             let opts = options_str(options)?;
             let (prog, o) = Program::link(ctx, &inputs, opts)?;
+            // Only a failed link returns its program; this error drops it, before the
+            // callback could see it.
+            if o == BuildOutcome::OutOfHostMemory {
+                return Err(CL_OUT_OF_HOST_MEMORY);
+            }
             notify(pfn_notify, &prog, user_data);
             outcome = Some(o);
             Ok(new_handle(prog))
