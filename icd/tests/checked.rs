@@ -93,6 +93,13 @@ kernel void two_barriers(global int *out, int split) {
     out[lid] += 1;
 }
 
+// The check sits in a branch the work-items take differently: in the vectorised kernel only
+// the lanes that take it may fail it.
+kernel void masked_scatter(global int *out, global const int *index) {
+    int gid = get_global_id(0);
+    if (gid % 3 == 0) out[index[gid]] = gid;
+}
+
 static void put(global float *p, int i, float v) { p[i] = v; }
 
 kernel void scale(global const float *in, global float *out, float k) {
@@ -322,6 +329,37 @@ fn correct_kernels_compute_what_they_do_unchecked() {
     }
 }
 
+#[test]
+fn checks_in_varying_branches_see_only_the_lanes_that_take_them() {
+    let Some(f) = Fixture::new() else { return };
+    const N: usize = 64;
+    let k = f.kernel("masked_scatter");
+    let out = f.env.buffer_filled(N, -1i32);
+    // Work-items that skip the store point far out of bounds: they must not fail.
+    let index: Vec<i32> = (0..N as i32)
+        .map(|g| if g % 3 == 0 { g } else { 1 << 20 })
+        .collect();
+    let index_buf = f.env.buffer(&index);
+    arg_buf(&k, 0, &out);
+    arg_buf(&k, 1, &index_buf);
+    assert_eq!(launch(&f.env, &k, N, 16), COMPLETE);
+    let got = f.env.read(&out, N);
+    for (g, v) in got.iter().enumerate() {
+        let want = if g % 3 == 0 { g as i32 } else { -1 };
+        assert_eq!(*v, want, "out[{g}]");
+    }
+    // One that takes it does: nothing lands beyond the buffer, the launch fails.
+    let mut wild = index.clone();
+    wild[33] = N as i32;
+    let guard = f.env.buffer_filled(2 * N, 7i32);
+    let sub = sub_buffer(&guard, N);
+    let wild_buf = f.env.buffer(&wild);
+    arg_buf(&k, 0, &sub);
+    arg_buf(&k, 1, &wild_buf);
+    assert_eq!(launch(&f.env, &k, N, 16), FAILED);
+    assert!(f.env.read(&guard, 2 * N)[N..].iter().all(|&v| v == 7));
+}
+
 const CHILD: &str = "FERROCL_CHECKED_TEST_CHILD";
 
 #[test]
@@ -333,7 +371,7 @@ fn ferrocl_checked_on_checks_every_program_and_reports_on_stderr() {
             .args([name, "--exact", "--nocapture", "--test-threads=1"])
             .env(CHILD, name)
             .env("FERROCL_CHECKED", "on")
-            .env_remove("FERROCL_LOG")
+            .env("FERROCL_LOG", "debug")
             .output()
             .expect("run the test binary as a child");
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -342,11 +380,21 @@ fn ferrocl_checked_on_checks_every_program_and_reports_on_stderr() {
         if !stdout.contains("1 passed") || Env::new().other_icd {
             return;
         }
+        assert!(
+            stderr
+                .lines()
+                .any(|l| l.contains("kernel shift_write:") && l.contains("vectorised")),
+            "checked shift_write is not vectorised:\n{stderr}"
+        );
         for want in [
             "ferrocl: checked mode: kernel 'shift_write', work-item (63, 0, 0): write of 4 bytes at offset 256 of argument 'out' (256 bytes) is out of bounds",
             "kernel 'divide', work-item (",
             "integer division by zero in OpSDiv",
             "kernel 'divergent_barrier', work-item (4, 0, 0): divergent barrier",
+            // Checked kernels are vectorised, and a vector check reports its own lane.
+            "kernel shift_write: 10 SPIR-V instructions",
+            "kernel 'masked_scatter', work-item (33, 0, 0): write of 4 bytes at offset 256 of \
+             argument 'out' (256 bytes) is out of bounds",
         ] {
             assert!(stderr.contains(want), "no {want:?} in stderr:\n{stderr}");
         }
@@ -380,4 +428,14 @@ fn ferrocl_checked_on_checks_every_program_and_reports_on_stderr() {
     arg_buf(&k, 0, &out);
     arg(&k, 1, &4i32);
     assert_eq!(launch(&env, &k, 8, 8), FAILED);
+    let k = check(
+        cl(Kernel::create(&program, "masked_scatter")),
+        "clCreateKernel",
+    );
+    let mut index: Vec<i32> = (0..64).collect();
+    index[33] = 64;
+    let index = env.buffer(&index);
+    arg_buf(&k, 0, &out);
+    arg_buf(&k, 1, &index);
+    assert_eq!(launch(&env, &k, 64, 64), FAILED);
 }

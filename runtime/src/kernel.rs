@@ -605,6 +605,9 @@ impl Kernel {
     }
 }
 
+/// `[start, end)` of memory a checked kernel may reach ([`CheckedLaunch`]).
+type Region = (u64, u64);
+
 /// A launch checked and packed at enqueue time (arguments as they were then), run by the queue
 /// as [`crate::command::Command::Kernel`].
 pub struct KernelLaunch {
@@ -616,7 +619,7 @@ pub struct KernelLaunch {
     launch: Launch,
     block: ArgBlock,
     /// Checked kernels: the regions and the read-only (`__constant`) regions of the launch.
-    checked_regions: Option<(Vec<(u64, u64)>, Vec<(u64, u64)>)>,
+    checked_regions: Option<(Vec<Region>, Vec<Region>)>,
     /// The memory objects the argument block points into.
     _keep_alive: Vec<Arc<Mem>>,
     /// The SVM allocations it reaches: a free during the launch is deferred until it ends.

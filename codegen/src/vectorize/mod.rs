@@ -63,6 +63,7 @@ pub(crate) type Refusal = &'static str;
 
 mod analysis;
 mod contiguity;
+mod guards;
 mod rewrite;
 mod transpose;
 
@@ -96,6 +97,9 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<Block, Refus
     if func.dfg.block_params(lp.head).len() != 1 {
         return Err("the work-item loop head is not as kernel.rs builds it");
     }
+    // Checked mode's checks become straight-line markers (guards.rs); `func` is a copy that
+    // is dropped on a refusal, so they are put back only on success.
+    let guards = guards::take_out(func, lp);
     let body = body_blocks(func, lp);
     let size: usize = body
         .iter()
@@ -306,6 +310,7 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<Block, Refus
         loops: loop_plans,
         active: None,
         transposes: Default::default(),
+        guards: guards.iter().map(|(&marker, g)| (marker, g.fail)).collect(),
     };
     // check(x): four more work-items? Then the vector body, else the scalar loop for the rest.
     let head_copy = v.blocks[&lp.head];
@@ -411,6 +416,7 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<Block, Refus
         .filter(|&b| b != lp.latch && b != tail && !body_set.contains(&b))
         .filter_map(|b| v.func.layout.last_inst(b))
         .collect();
+    guards::put_back(v.func, &guards);
     let dfg = &mut v.func.dfg;
     for last in entries {
         for call in

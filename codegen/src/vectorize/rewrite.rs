@@ -29,6 +29,8 @@ pub(super) struct Vectoriser<'a> {
     pub(super) active: Option<Value>,
     /// Loads and stores of whole vector elements (transpose.rs).
     pub(super) transposes: super::transpose::Groups,
+    /// Checked mode's guard markers, with the fail block each stands for (guards.rs).
+    pub(super) guards: HashMap<ir::Inst, Block>,
 }
 
 impl Vectoriser<'_> {
@@ -708,6 +710,10 @@ impl Vectoriser<'_> {
     }
 
     pub(super) fn instruction(&mut self, inst: ir::Inst) -> Result<(), Refusal> {
+        if let Some(&fail) = self.guards.get(&inst) {
+            self.guard(inst, fail);
+            return Ok(());
+        }
         let data = self.func.dfg.insts[inst];
         let op = data.opcode();
         if op.is_branch() {

@@ -1,0 +1,183 @@
+//! Checked mode's guards in vectorised kernels. Each check (translate/checks.rs) branches to a
+//! cold block that reports the fault and returns from the work-group function. To the
+//! vectoriser such a branch would be a varying branch out of the work-item loop, which it
+//! refuses; yet a guard needs no masking: no lane continues past a failed check.
+//!
+//! So before the analysis each guard `brif failed, fail, cont` becomes `trapnz failed,
+//! GUARD_TRAP; jump cont`, straight-line code for every pass; the vector copy turns the marker
+//! into "does any active lane fail?" and, if one does, a cold dispatch to the lowest failing
+//! lane's copy of the fail block (its report, with that lane's address, bounds and work-item
+//! id), which returns. Vector stores after the guard thus happen only when every lane passed,
+//! as in scalar code, and no lane's work is done twice. The scalar loop (the leftover
+//! work-items, and the kernel when vectorisation is refused) gets its branches back.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::cursor::{Cursor, FuncCursor};
+use cranelift_codegen::ir::{self, Block, Function, InstBuilder, InstructionData, TrapCode, Value};
+
+use super::analysis::Form;
+use super::rewrite::Vectoriser;
+use super::{ItemLoop, LANES};
+
+/// The trap code of the marker: never executed (every marker is replaced again).
+const GUARD_TRAP: TrapCode = TrapCode::unwrap_user(0x47);
+
+/// One check taken out of the body: the marker stands where the branch was.
+pub(super) struct Guard {
+    /// The block the check ends.
+    block: Block,
+    /// The original `brif`, out of the layout while the marker stands in for it.
+    brif: ir::Inst,
+    /// The marker's `trapnz` and `jump`.
+    marker: [ir::Inst; 2],
+    /// The cold block that reports the fault and returns.
+    pub(super) fail: Block,
+}
+
+/// The guards of `body`, by marker `trapnz`.
+pub(super) type Guards = HashMap<ir::Inst, Guard>;
+
+/// Whether `block` is a check's fail block: cold, ending in a return, entered without
+/// arguments.
+fn is_fail_block(func: &Function, block: Block) -> bool {
+    func.layout.is_cold(block)
+        && func
+            .layout
+            .last_inst(block)
+            .is_some_and(|i| func.dfg.insts[i].opcode() == ir::Opcode::Return)
+        && func.dfg.num_block_params(block) == 0
+}
+
+/// Replaces every guard of the work-item loop's body by its marker.
+pub(super) fn take_out(func: &mut Function, lp: &ItemLoop) -> Guards {
+    let mut guards = Guards::new();
+    for block in super::analysis::body_blocks(func, lp) {
+        let Some(brif) = func.layout.last_inst(block) else {
+            continue;
+        };
+        let InstructionData::Brif { arg, blocks, .. } = func.dfg.insts[brif] else {
+            continue;
+        };
+        let pool = &func.dfg.value_lists;
+        let fail = blocks[0].block(pool);
+        if !is_fail_block(func, fail) || blocks[0].args(pool).next().is_some() {
+            continue;
+        }
+        let cont = blocks[1];
+        let cont_block = cont.block(&func.dfg.value_lists);
+        let cont_args: Vec<ir::BlockArg> = cont.args(&func.dfg.value_lists).collect();
+        func.layout.remove_inst(brif);
+        let mut pos = FuncCursor::new(func).at_bottom(block);
+        let trap = pos.ins().trapnz(arg, GUARD_TRAP);
+        let jump = pos.ins().jump(cont_block, &cont_args);
+        guards.insert(
+            trap,
+            Guard {
+                block,
+                brif,
+                marker: [trap, jump],
+                fail,
+            },
+        );
+    }
+    guards
+}
+
+/// Gives the scalar body its branches back.
+pub(super) fn put_back(func: &mut Function, guards: &Guards) {
+    for guard in guards.values() {
+        for inst in guard.marker {
+            func.layout.remove_inst(inst);
+        }
+        func.layout.append_inst(guard.brif, guard.block);
+    }
+}
+
+impl Vectoriser<'_> {
+    /// The vector form of guard `marker`: continue when no active lane fails, else report the
+    /// lowest failing lane and return.
+    pub(super) fn guard(&mut self, marker: ir::Inst, fail: Block) {
+        let cond = self
+            .func
+            .dfg
+            .resolve_aliases(self.func.dfg.inst_args(marker)[0]);
+        // Which lanes fail (i8 each), and whether any does.
+        let fails: [Value; 4] = match (self.form(cond), self.active) {
+            (Form::Mask(m), active) => {
+                let m = match active {
+                    Some(a) => self.cursor().ins().band(m, a),
+                    None => m,
+                };
+                let mut l = [cond; 4];
+                for (k, lane) in l.iter_mut().enumerate() {
+                    *lane = self.lane_on(m, k as u8);
+                }
+                l
+            }
+            (_, active) => {
+                let mut l = self.lanes(cond);
+                if let Some(a) = active {
+                    for (k, lane) in l.iter_mut().enumerate() {
+                        let on = self.lane_on(a, k as u8);
+                        *lane = self.cursor().ins().band(*lane, on);
+                    }
+                }
+                l
+            }
+        };
+        let mut any = fails[0];
+        for &f in &fails[1..] {
+            any = self.cursor().ins().bor(any, f);
+        }
+        let dispatch = self.new_cold_block();
+        let cont = self.new_block();
+        self.cursor().ins().brif(any, dispatch, &[], cont, &[]);
+        self.current = dispatch;
+        for (lane, &fails_here) in fails.iter().enumerate() {
+            if lane + 1 < LANES as usize {
+                let report = self.new_cold_block();
+                let next = self.new_cold_block();
+                self.cursor().ins().brif(fails_here, report, &[], next, &[]);
+                self.current = report;
+                self.fail_block_for_lane(fail, lane);
+                self.current = next;
+            } else {
+                // Some lane failed, and not the ones before.
+                self.fail_block_for_lane(fail, lane);
+            }
+        }
+        self.current = cont;
+    }
+
+    fn new_cold_block(&mut self) -> Block {
+        let b = self.new_block();
+        self.func.layout.set_cold(b);
+        b
+    }
+
+    /// `fail`'s instructions (its report and return) on lane `lane`'s values.
+    fn fail_block_for_lane(&mut self, fail: Block, lane: usize) {
+        let insts: Vec<ir::Inst> = self.func.layout.block_insts(fail).collect();
+        let mut local: HashMap<Value, Value> = HashMap::new();
+        for inst in insts {
+            let ctrl = self.func.dfg.ctrl_typevar(inst);
+            let raw: Vec<Value> = self
+                .func
+                .dfg
+                .inst_values(inst)
+                .map(|v| self.func.dfg.resolve_aliases(v))
+                .collect();
+            let args: Vec<Value> = raw
+                .into_iter()
+                .map(|v| match local.get(&v) {
+                    Some(&mine) => mine,
+                    None => self.lanes(v)[lane],
+                })
+                .collect();
+            let old = self.func.dfg.inst_results(inst).to_vec();
+            let new = self.clone_with(inst, ctrl, &args);
+            local.extend(old.into_iter().zip(new));
+        }
+    }
+}
