@@ -24,8 +24,8 @@ use cranelift_module::{
     DataDescription, DataId, FuncId, Linkage, Module as _, ModuleReloc, ModuleRelocTarget,
 };
 use ferrocl_frontend::{
-    AccessQualifier, AddressQualifier, ArgKind, KernelArg, KernelInfo, PrintfArg, PrintfConversion,
-    PrintfFormat, PrintfPiece, TypeQualifiers,
+    AccessQualifier, AddressQualifier, ArgKind, ImageType, KernelArg, KernelInfo, PrintfArg,
+    PrintfConversion, PrintfFormat, PrintfPiece, TypeQualifiers,
 };
 
 use crate::abi::WorkGroupFn;
@@ -392,6 +392,32 @@ fn access_of(code: u8) -> Read<AccessQualifier> {
     })
 }
 
+/// The image types in their stored order; an image argument's code is its index, or the
+/// number of types for none.
+const IMAGE_TYPES: [ImageType; 8] = [
+    ImageType::Image1d,
+    ImageType::Image1dArray,
+    ImageType::Image1dBuffer,
+    ImageType::Image2d,
+    ImageType::Image2dArray,
+    ImageType::Image2dDepth,
+    ImageType::Image2dArrayDepth,
+    ImageType::Image3d,
+];
+
+fn image_type_code(t: Option<ImageType>) -> u8 {
+    let index = t.and_then(|t| IMAGE_TYPES.iter().position(|&known| known == t));
+    index.unwrap_or(IMAGE_TYPES.len()) as u8
+}
+
+fn image_type_of(code: u8) -> Read<Option<ImageType>> {
+    match IMAGE_TYPES.get(usize::from(code)) {
+        Some(&t) => Ok(Some(t)),
+        None if usize::from(code) == IMAGE_TYPES.len() => Ok(None),
+        None => Err(format!("image type {code}")),
+    }
+}
+
 fn encode_kernel(w: &mut Writer, k: &Kernel) -> Result<(), String> {
     // Destructured, so that a new field cannot be forgotten here (the argument slots are
     // recomputed on load from the signature).
@@ -538,9 +564,10 @@ fn encode_info(w: &mut Writer, info: &KernelInfo) -> Result<(), String> {
                 w.usize(*align);
             }
             ArgKind::Sampler => w.u8(3),
-            ArgKind::Image { access } => {
+            ArgKind::Image { access, image_type } => {
                 w.u8(4);
                 w.u8(access_code(*access));
+                w.u8(image_type_code(*image_type));
             }
         }
         w.u8(address_code(*address));
@@ -585,6 +612,7 @@ fn decode_info(r: &mut Reader) -> Read<KernelInfo> {
             3 => ArgKind::Sampler,
             4 => ArgKind::Image {
                 access: access_of(r.u8()?)?,
+                image_type: image_type_of(r.u8()?)?,
             },
             k => return Err(format!("argument kind {k}")),
         };

@@ -33,7 +33,7 @@ pub use diagnostics::{Diagnostic, FrontendError};
 pub use link::{itanium_name, link, provided_by_device, unresolved_imports, Linked, SpecValues};
 pub use metadata::{
     is_barrier_or_collective, stops_work_items, synchronises_work_group, AccessQualifier,
-    AddressQualifier, ArgKind, KernelArg, KernelInfo, TypeQualifiers,
+    AddressQualifier, ArgKind, ImageType, KernelArg, KernelInfo, TypeQualifiers,
 };
 pub use module::{Module, Type, TypeId};
 pub use opencl_c::{

@@ -14,8 +14,45 @@ pub enum ArgKind {
     Value { size: usize, align: usize },
     /// A `sampler_t`.
     Sampler,
-    /// An image object.
-    Image { access: AccessQualifier },
+    /// An image object of the declared type: None for an image type OpenCL C has not (a cube
+    /// map, a 3D array), which no image object fits.
+    Image {
+        access: AccessQualifier,
+        image_type: Option<ImageType>,
+    },
+}
+
+/// The OpenCL C image types: what an image argument declares, and so which image objects
+/// `clSetKernelArg` may give it (an image of that `cl_mem_object_type`, a depth type taking
+/// exactly the `CL_DEPTH` images).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImageType {
+    Image1d,
+    Image1dArray,
+    Image1dBuffer,
+    Image2d,
+    Image2dArray,
+    Image2dDepth,
+    Image2dArrayDepth,
+    Image3d,
+}
+
+impl ImageType {
+    /// The type of an `OpTypeImage` of `dim`, `arrayed` and `depth`, if OpenCL C has one.
+    fn of(dim: spirv::Dim, arrayed: bool, depth: bool) -> Option<ImageType> {
+        use spirv::Dim;
+        Some(match (dim, arrayed, depth) {
+            (Dim::Dim1D, false, false) => ImageType::Image1d,
+            (Dim::Dim1D, true, false) => ImageType::Image1dArray,
+            (Dim::DimBuffer, false, false) => ImageType::Image1dBuffer,
+            (Dim::Dim2D, false, false) => ImageType::Image2d,
+            (Dim::Dim2D, true, false) => ImageType::Image2dArray,
+            (Dim::Dim2D, false, true) => ImageType::Image2dDepth,
+            (Dim::Dim2D, true, true) => ImageType::Image2dArrayDepth,
+            (Dim::Dim3D, false, false) => ImageType::Image3d,
+            _ => return None,
+        })
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -293,13 +330,19 @@ fn describe_arg(m: &Module, pid: u32, ty: u32) -> Result<KernelArg, String> {
             )),
         },
         Type::Sampler => Ok(plain(ArgKind::Sampler, AddressQualifier::Private)),
-        Type::Image { access, .. } => {
+        Type::Image {
+            dim,
+            arrayed,
+            depth,
+            access,
+        } => {
             let access = match access {
                 Some(spirv::AccessQualifier::ReadOnly) | None => AccessQualifier::ReadOnly,
                 Some(spirv::AccessQualifier::WriteOnly) => AccessQualifier::WriteOnly,
                 Some(spirv::AccessQualifier::ReadWrite) => AccessQualifier::ReadWrite,
             };
-            let mut a = plain(ArgKind::Image { access }, AddressQualifier::Global);
+            let image_type = ImageType::of(*dim, *arrayed, *depth);
+            let mut a = plain(ArgKind::Image { access, image_type }, AddressQualifier::Global);
             a.access = access;
             Ok(a)
         }

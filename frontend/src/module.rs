@@ -57,6 +57,8 @@ pub enum Type {
     Image {
         dim: spirv::Dim,
         arrayed: bool,
+        /// Depth operand 1: a depth image (`image2d_depth_t`, `image2d_array_depth_t`).
+        depth: bool,
         access: Option<spirv::AccessQualifier>,
     },
     Sampler,

@@ -399,6 +399,7 @@ fn decode_type(m: &Module, inst: &dr::Instruction) -> Option<Type> {
             let Operand::Dim(dim) = inst.operands.get(1)? else {
                 return None;
             };
+            let depth = literal_operand(inst, 2)? == 1;
             let arrayed = literal_operand(inst, 3)? != 0;
             let access = match inst.operands.get(7) {
                 Some(Operand::AccessQualifier(a)) => Some(*a),
@@ -407,6 +408,7 @@ fn decode_type(m: &Module, inst: &dr::Instruction) -> Option<Type> {
             Type::Image {
                 dim: *dim,
                 arrayed,
+                depth,
                 access,
             }
         }

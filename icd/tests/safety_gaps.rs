@@ -1,7 +1,7 @@
 //! The smaller gaps of issue #35 through the real loader: launches whose work-item count does not
 //! fit in `size_t` (clEnqueueNDRangeKernel, clCommandNDRangeKernelKHR and
-//! clGetKernelSuggestedLocalWorkSizeKHR share the check), and SVM/USM copies and fills whose
-//! size wraps the address space.
+//! clGetKernelSuggestedLocalWorkSizeKHR share the check), images of another type than the kernel
+//! argument declares, and SVM/USM copies and fills whose size wraps the address space.
 //!
 //! The watchdog is on in this binary (set before the driver reads its settings): a launch the
 //! driver wrongly accepts is stopped instead of holding the workers forever.
@@ -33,6 +33,16 @@ extern "C" {
         wait: *const cl_event,
         ev: *mut cl_event,
     ) -> cl_int;
+    fn clCreateImage(
+        c: cl_context,
+        f: cl_mem_flags,
+        fmt: *const cl_image_format,
+        desc: *const cl_image_desc,
+        host: *mut c_void,
+        err: *mut cl_int,
+    ) -> cl_mem;
+    fn clReleaseMemObject(m: cl_mem) -> cl_int;
+    fn clSetKernelArg(k: cl_kernel, i: cl_uint, size: usize, v: *const c_void) -> cl_int;
     fn clEnqueueSVMMemcpy(
         q: cl_command_queue,
         blocking: cl_bool,
@@ -62,11 +72,12 @@ extern "C" {
     fn clSVMFree(c: cl_context, p: *mut c_void);
 }
 
-/// The context, with the watchdog on (set before the driver reads its settings).
+/// The context, with the watchdog and images on (set before the driver reads its settings).
 fn env() -> Env {
     static SETTINGS: Once = Once::new();
     SETTINGS.call_once(|| {
         std::env::set_var("FERROCL_KERNEL_TIMEOUT", "10");
+        std::env::set_var("FERROCL_IMAGES", "on");
     });
     Env::new()
 }
@@ -261,6 +272,142 @@ fn a_recorded_launch_beyond_size_t_is_an_invalid_global_work_size() {
         CL_SUCCESS,
         "clReleaseCommandBufferKHR",
     );
+}
+
+/// Kernels taking each image type (as `read_only` images, so any image's flags fit).
+const IMAGE_KERNELS: &str = r#"
+#pragma OPENCL EXTENSION cl_khr_depth_images : enable
+kernel void take_2d(read_only image2d_t i, global int *o) { o[0] = get_image_width(i); }
+kernel void take_3d(read_only image3d_t i, global int *o) { o[0] = get_image_width(i); }
+kernel void take_2d_array(read_only image2d_array_t i, global int *o) { o[0] = get_image_width(i); }
+kernel void take_1d(read_only image1d_t i, global int *o) { o[0] = get_image_width(i); }
+kernel void take_1d_array(read_only image1d_array_t i, global int *o) { o[0] = get_image_width(i); }
+kernel void take_1d_buffer(read_only image1d_buffer_t i, global int *o) { o[0] = get_image_width(i); }
+kernel void take_2d_depth(read_only image2d_depth_t i, global int *o) { o[0] = get_image_width(i); }
+kernel void take_2d_array_depth(read_only image2d_array_depth_t i, global int *o) { o[0] = get_image_width(i); }
+"#;
+
+/// The kernels of IMAGE_KERNELS and the image type and channel order each one takes.
+const IMAGE_ARGUMENTS: [(&str, cl_mem_object_type, cl_channel_order); 8] = [
+    ("take_2d", CL_MEM_OBJECT_IMAGE2D, CL_RGBA),
+    ("take_3d", CL_MEM_OBJECT_IMAGE3D, CL_RGBA),
+    ("take_2d_array", CL_MEM_OBJECT_IMAGE2D_ARRAY, CL_RGBA),
+    ("take_1d", CL_MEM_OBJECT_IMAGE1D, CL_RGBA),
+    ("take_1d_array", CL_MEM_OBJECT_IMAGE1D_ARRAY, CL_RGBA),
+    ("take_1d_buffer", CL_MEM_OBJECT_IMAGE1D_BUFFER, CL_RGBA),
+    ("take_2d_depth", CL_MEM_OBJECT_IMAGE2D, CL_DEPTH),
+    ("take_2d_array_depth", CL_MEM_OBJECT_IMAGE2D_ARRAY, CL_DEPTH),
+];
+
+/// A read-write 4×4(×4) image of `image_type` and `order` (float channels), 1D buffers over
+/// `buffer`.
+fn image(
+    env: &Env,
+    image_type: cl_mem_object_type,
+    order: cl_channel_order,
+    buffer: cl_mem,
+) -> cl_mem {
+    let format = cl_image_format {
+        image_channel_order: order,
+        image_channel_data_type: CL_FLOAT,
+    };
+    let two_d = image_type != CL_MEM_OBJECT_IMAGE1D
+        && image_type != CL_MEM_OBJECT_IMAGE1D_ARRAY
+        && image_type != CL_MEM_OBJECT_IMAGE1D_BUFFER;
+    let arrayed =
+        image_type == CL_MEM_OBJECT_IMAGE1D_ARRAY || image_type == CL_MEM_OBJECT_IMAGE2D_ARRAY;
+    let desc = cl_image_desc {
+        image_type,
+        image_width: 4,
+        image_height: if two_d { 4 } else { 1 },
+        image_depth: if image_type == CL_MEM_OBJECT_IMAGE3D {
+            4
+        } else {
+            1
+        },
+        image_array_size: if arrayed { 4 } else { 1 },
+        image_row_pitch: 0,
+        image_slice_pitch: 0,
+        num_mip_levels: 0,
+        num_samples: 0,
+        buffer: if image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER {
+            buffer
+        } else {
+            null_mut()
+        },
+    };
+    let mut err = 0;
+    // SAFETY: a valid context, format and description; no host pointer.
+    let m = unsafe {
+        clCreateImage(
+            env.context.get(),
+            CL_MEM_READ_WRITE,
+            &format,
+            &desc,
+            null_mut(),
+            &mut err,
+        )
+    };
+    expect(
+        err,
+        CL_SUCCESS,
+        &format!("clCreateImage({image_type:#x}, {order:#x})"),
+    );
+    m
+}
+
+#[test]
+fn an_image_of_another_type_than_the_argument_is_refused() {
+    let env = env();
+    if env.other_icd {
+        return;
+    }
+    let extensions = check(cl(env.device.extensions()), "CL_DEVICE_EXTENSIONS");
+    let depth = extensions.contains("cl_khr_depth_images");
+    let program = env.program_from_source(IMAGE_KERNELS, "");
+    let backing = env.buffer_filled(64, 0f32);
+    // (index in IMAGE_ARGUMENTS, image)
+    let images: Vec<(usize, cl_mem)> = IMAGE_ARGUMENTS
+        .iter()
+        .enumerate()
+        .filter(|(_, (_, _, order))| depth || *order != CL_DEPTH)
+        .map(|(i, &(_, ty, order))| (i, image(&env, ty, order, backing.get())))
+        .collect();
+    let out = env.buffer_filled(1, 0i32);
+    for (kernel_index, &(name, _, order)) in IMAGE_ARGUMENTS.iter().enumerate() {
+        if !depth && order == CL_DEPTH {
+            continue;
+        }
+        let k = check(cl(Kernel::create(&program, name)), "clCreateKernel");
+        arg_buf(&k, 1, &out);
+        for &(image_index, img) in &images {
+            // SAFETY: a valid kernel; the value points at a cl_mem.
+            let status = unsafe {
+                clSetKernelArg(
+                    k.get(),
+                    0,
+                    std::mem::size_of::<cl_mem>(),
+                    (&img as *const cl_mem).cast(),
+                )
+            };
+            let (_, img_ty, img_order) = IMAGE_ARGUMENTS[image_index];
+            let what = format!("{name} given an image {img_ty:#x} of order {img_order:#x}");
+            if image_index == kernel_index {
+                expect(status, CL_SUCCESS, &what);
+                // The matching image runs and the kernel sees its width.
+                env.run(&k, &[1], None, None);
+                assert_eq!(env.read(&out, 1)[0], 4, "{what}");
+            } else {
+                // API spec, clSetKernelArg: "the memory object is not valid for the kernel
+                // argument specified by arg_index".
+                expect(status, CL_INVALID_MEM_OBJECT, &what);
+            }
+        }
+    }
+    for (_, img) in images {
+        // SAFETY: an image made above.
+        unsafe { clReleaseMemObject(img) };
+    }
 }
 
 /// A size that, added to any pointer above 16, passes the end of the address space.

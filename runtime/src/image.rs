@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use ferrocl_frontend::ImageType;
 use opencl_sys::*;
 
 use crate::context::Context;
@@ -539,6 +540,27 @@ impl ImageDesc {
     /// Whether the image has more than one mip level.
     pub fn is_mipmapped(&self) -> bool {
         self.num_mip_levels > 1
+    }
+
+    /// Whether a kernel argument declared as `declared` (None: an image type OpenCL C has not)
+    /// may take this image: the same object type, and a depth type exactly for a depth
+    /// channel order. The kernel reads and writes the image as its argument's type says.
+    pub fn fits_argument(&self, declared: Option<ImageType>) -> bool {
+        // cl_khr_gl_depth_images' CL_DEPTH_STENCIL, which opencl-sys does not name.
+        const CL_DEPTH_STENCIL: cl_channel_order = 0x10BE;
+        let depth = matches!(self.format.order, CL_DEPTH | CL_DEPTH_STENCIL);
+        let own = match (self.image_type, depth) {
+            (CL_MEM_OBJECT_IMAGE1D, false) => ImageType::Image1d,
+            (CL_MEM_OBJECT_IMAGE1D_ARRAY, false) => ImageType::Image1dArray,
+            (CL_MEM_OBJECT_IMAGE1D_BUFFER, false) => ImageType::Image1dBuffer,
+            (CL_MEM_OBJECT_IMAGE2D, false) => ImageType::Image2d,
+            (CL_MEM_OBJECT_IMAGE2D_ARRAY, false) => ImageType::Image2dArray,
+            (CL_MEM_OBJECT_IMAGE2D, true) => ImageType::Image2dDepth,
+            (CL_MEM_OBJECT_IMAGE2D_ARRAY, true) => ImageType::Image2dArrayDepth,
+            (CL_MEM_OBJECT_IMAGE3D, false) => ImageType::Image3d,
+            _ => return false,
+        };
+        declared == Some(own)
     }
 
     /// How many mip levels the image has (1 for an image without mipmaps).

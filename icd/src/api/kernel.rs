@@ -162,7 +162,7 @@ pub(crate) unsafe fn arg_value(
                 }
                 ArgValue::Sampler(s.descriptor())
             }
-            ArgKind::Image { access } => {
+            ArgKind::Image { access, image_type } => {
                 if arg_size != std::mem::size_of::<cl_mem>() {
                     return Err(CL_INVALID_ARG_SIZE);
                 }
@@ -173,7 +173,12 @@ pub(crate) unsafe fn arg_value(
                 if !Arc::ptr_eq(&m.context, &k.program.context) {
                     return Err(CL_INVALID_MEM_OBJECT);
                 }
-                m.expect_image()?;
+                // An image of another type than declared ("not valid for the kernel argument",
+                // API spec): a 3D image for an image2d_t, an RGBA image for an
+                // image2d_depth_t, ...
+                if !m.expect_image()?.fits_argument(*image_type) {
+                    return Err(CL_INVALID_MEM_OBJECT);
+                }
                 // A read-only argument cannot take a write-only image, nor the reverse.
                 let refused = match access {
                     AccessQualifier::ReadOnly => CL_MEM_WRITE_ONLY,
