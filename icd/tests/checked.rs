@@ -93,6 +93,12 @@ kernel void two_barriers(global int *out, int split) {
     out[lid] += 1;
 }
 
+// Consecutive work-items write downwards: the vector check's first and last lanes swap roles.
+kernel void reverse_write(global int *out, int n) {
+    int gid = get_global_id(0);
+    out[n - 1 - gid] = gid;
+}
+
 // The check sits in a branch the work-items take differently: in the vectorised kernel only
 // the lanes that take it may fail it.
 kernel void masked_scatter(global int *out, global const int *index) {
@@ -327,6 +333,26 @@ fn correct_kernels_compute_what_they_do_unchecked() {
     for i in 0..N {
         assert_eq!(got[i], input[i] * 3.0, "out[{i}]");
     }
+}
+
+#[test]
+fn descending_accesses_are_bounded_at_both_ends() {
+    let Some(f) = Fixture::new() else { return };
+    const N: usize = 64;
+    let parent = f.env.buffer_filled(2 * N, 0x5a5a_5a5ai32);
+    let out = sub_buffer(&parent, N);
+    let k = f.kernel("reverse_write");
+    arg_buf(&k, 0, &out);
+    arg(&k, 1, &(N as i32));
+    assert_eq!(launch(&f.env, &k, N, 16), COMPLETE);
+    let got = f.env.read(&parent, N);
+    assert_eq!(got, (0..N as i32).rev().collect::<Vec<_>>());
+    // Work-item 0 writes one past the end; work-item 63 one before the start.
+    for n in [N as i32 + 1, N as i32 - 1] {
+        arg(&k, 1, &n);
+        assert_eq!(launch(&f.env, &k, N, 16), FAILED, "n = {n}");
+    }
+    assert!(f.env.read(&parent, 2 * N)[N..].iter().all(|&v| v == 0x5a5a_5a5a));
 }
 
 #[test]

@@ -14,6 +14,7 @@
 use std::collections::HashMap;
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
+use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{self, Block, Function, InstBuilder, InstructionData, TrapCode, Value};
 
 use super::analysis::Form;
@@ -126,10 +127,21 @@ impl Vectoriser<'_> {
                 l
             }
         };
-        let mut any = fails[0];
-        for &f in &fails[1..] {
-            any = self.cursor().ins().bor(any, f);
-        }
+        let any = match self
+            .active
+            .is_none()
+            .then(|| self.any_outside(cond))
+            .flatten()
+        {
+            Some(any) => any,
+            None => {
+                let mut any = fails[0];
+                for &f in &fails[1..] {
+                    any = self.cursor().ins().bor(any, f);
+                }
+                any
+            }
+        };
         let dispatch = self.new_cold_block();
         let cont = self.new_block();
         self.cursor().ins().brif(any, dispatch, &[], cont, &[]);
@@ -148,6 +160,58 @@ impl Vectoriser<'_> {
             }
         }
         self.current = cont;
+    }
+
+    /// Whether any lane of a bounds check fails, from its first and last lane only: a check
+    /// is `offset >u limit` (or several joined by `bor`), and when the offsets of the lanes
+    /// are affine (consecutive elements, `base + lane * stride`) the lanes in between lie
+    /// between those two. Two compares instead of one per lane; the lanes' own compares are
+    /// then used only by the cold report, where Cranelift places them. None for other shapes,
+    /// and for strides large enough for `base + 3 * stride` to wrap around.
+    fn any_outside(&mut self, cond: Value) -> Option<Value> {
+        if let Form::Uniform(u) = self.form(cond) {
+            return Some(u);
+        }
+        let inst = self.func.dfg.value_def(cond).inst()?;
+        match self.func.dfg.insts[inst] {
+            InstructionData::Binary {
+                opcode: ir::Opcode::Bor,
+                args,
+            } => {
+                let a = self.any_outside(self.func.dfg.resolve_aliases(args[0]))?;
+                let b = self.any_outside(self.func.dfg.resolve_aliases(args[1]))?;
+                Some(self.cursor().ins().bor(a, b))
+            }
+            InstructionData::IntCompare {
+                cond: IntCC::UnsignedGreaterThan,
+                args,
+                ..
+            } => {
+                let (offset, limit) = (
+                    self.func.dfg.resolve_aliases(args[0]),
+                    self.func.dfg.resolve_aliases(args[1]),
+                );
+                let (Form::Affine { base, stride }, Form::Uniform(limit)) =
+                    (self.form(offset), self.form(limit))
+                else {
+                    return None;
+                };
+                if stride.unsigned_abs() > 1 << 32 {
+                    return None;
+                }
+                let last = self.cursor().ins().iadd_imm_s(base, stride * (LANES - 1));
+                let first_out = self
+                    .cursor()
+                    .ins()
+                    .icmp(IntCC::UnsignedGreaterThan, base, limit);
+                let last_out = self
+                    .cursor()
+                    .ins()
+                    .icmp(IntCC::UnsignedGreaterThan, last, limit);
+                Some(self.cursor().ins().bor(first_out, last_out))
+            }
+            _ => None,
+        }
     }
 
     fn new_cold_block(&mut self) -> Block {
