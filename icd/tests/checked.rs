@@ -352,7 +352,9 @@ fn descending_accesses_are_bounded_at_both_ends() {
         arg(&k, 1, &n);
         assert_eq!(launch(&f.env, &k, N, 16), FAILED, "n = {n}");
     }
-    assert!(f.env.read(&parent, 2 * N)[N..].iter().all(|&v| v == 0x5a5a_5a5a));
+    assert!(f.env.read(&parent, 2 * N)[N..]
+        .iter()
+        .all(|&v| v == 0x5a5a_5a5a));
 }
 
 #[test]
