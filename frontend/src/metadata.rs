@@ -342,7 +342,10 @@ fn describe_arg(m: &Module, pid: u32, ty: u32) -> Result<KernelArg, String> {
                 Some(spirv::AccessQualifier::ReadWrite) => AccessQualifier::ReadWrite,
             };
             let image_type = ImageType::of(*dim, *arrayed, *depth);
-            let mut a = plain(ArgKind::Image { access, image_type }, AddressQualifier::Global);
+            let mut a = plain(
+                ArgKind::Image { access, image_type },
+                AddressQualifier::Global,
+            );
             a.access = access;
             Ok(a)
         }
