@@ -165,9 +165,13 @@ pub(super) fn varying_values(
                 let data = &func.dfg.insts[inst];
                 let op = data.opcode();
                 let results = func.dfg.inst_results(inst);
-                // Each work-item gets its own result from calls (clock reads) and atomics.
-                let own_result =
-                    op.is_call() || matches!(op, Opcode::AtomicRmw | Opcode::AtomicCas);
+                // Each work-item gets its own result from calls (clock reads) and atomics, and
+                // its own private memory (private.rs).
+                let own_result = op.is_call()
+                    || matches!(
+                        op,
+                        Opcode::AtomicRmw | Opcode::AtomicCas | Opcode::StackAddr
+                    );
                 let from_varying = func
                     .dfg
                     .inst_values(inst)

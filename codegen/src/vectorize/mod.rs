@@ -30,11 +30,11 @@
 //!
 //! OpenCL lets the work-items of a group interleave in any way between barriers, and the lanes
 //! run one program in lockstep, so a load from a uniform address is read once for the four,
-//! and per-lane side effects happen in lane order. Control flow must stay uniform: a branch on
-//! a varying condition (work-items diverging) keeps the kernel scalar, as do private stack
-//! slots (each work-item needs its own), as do atomics on local memory (plain read-modify-write
-//! sequences, atomic only one work-item at a time), as does anything this module does not
-//! recognise.
+//! and per-lane side effects happen in lane order. Private arrays on the stack get one copy per
+//! lane (private.rs). Control flow must stay uniform: a branch on a varying condition
+//! (work-items diverging) keeps the kernel scalar, as do atomics on local memory (plain
+//! read-modify-write sequences, atomic only one work-item at a time), as does anything this
+//! module does not recognise.
 
 use std::collections::{HashMap, HashSet};
 
@@ -64,6 +64,7 @@ pub(crate) type Refusal = &'static str;
 mod analysis;
 mod contiguity;
 mod guards;
+mod private;
 mod rewrite;
 mod transpose;
 
@@ -132,6 +133,7 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<Block, Refus
             "atomics on local memory (read-modify-write sequences one work-item at a time)",
         );
     }
+    private::check_budget(func, &body)?;
     let body_set: HashSet<Block> = body.iter().copied().collect();
     // The body is entered only at the head, and only from outside the loop and the latch.
     for block in func.layout.blocks() {
@@ -311,6 +313,7 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<Block, Refus
         active: None,
         transposes: Default::default(),
         guards: guards.iter().map(|(&marker, g)| (marker, g.fail)).collect(),
+        lane_slots: HashMap::new(),
     };
     // check(x): four more work-items? Then the vector body, else the scalar loop for the rest.
     let head_copy = v.blocks[&lp.head];

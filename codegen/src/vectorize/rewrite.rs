@@ -31,6 +31,9 @@ pub(super) struct Vectoriser<'a> {
     pub(super) transposes: super::transpose::Groups,
     /// Checked mode's guard markers, with the fail block each stands for (guards.rs).
     pub(super) guards: HashMap<ir::Inst, Block>,
+    /// Each private stack slot the body uses, and its copy with room for every lane
+    /// (private.rs), with the distance between the lanes' copies.
+    pub(super) lane_slots: HashMap<ir::StackSlot, (ir::StackSlot, i64)>,
 }
 
 impl Vectoriser<'_> {
@@ -724,8 +727,15 @@ impl Vectoriser<'_> {
             self.uniform(inst);
             return Ok(());
         }
-        if matches!(op, Opcode::StackAddr | Opcode::DynamicStackAddr) {
-            return Err("private memory on the stack (each work-item needs its own)");
+        match op {
+            Opcode::StackAddr => {
+                self.private_address(inst);
+                return Ok(());
+            }
+            Opcode::DynamicStackAddr => {
+                return Err("dynamically sized private memory on the stack");
+            }
+            _ => {}
         }
         let side_effects =
             op.is_call() || op.can_store() || matches!(op, Opcode::AtomicRmw | Opcode::AtomicCas);

@@ -1,6 +1,6 @@
 // Kernels for the work-item vectoriser (vectorize.rs): each runs with and without it and the
-// results must agree bit for bit. Most are shapes it takes (uniform control flow); some it
-// must leave scalar (divergence, private arrays).
+// results must agree bit for bit. Most are shapes it takes (uniform control flow, private
+// arrays with a copy per lane); some it must leave scalar (divergence it cannot mask).
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #pragma OPENCL EXTENSION cl_khr_fp16 : enable
 
@@ -156,6 +156,56 @@ __kernel void private_array(__global const int *a, __global int *out) {
     for (int k = 0; k < 8; k++)
         t[k] = a[(i + k) % 64];
     out[i] = t[a[i] & 7];
+}
+
+// An MD5-style round loop over a private 16-word block: uniform indices (the round's word),
+// a varying one (a word chosen by the data), words written back.
+__kernel void md5_block(__global const uint *a, __global uint *out) {
+    size_t i = get_global_id(0);
+    uint w[16];
+    for (int k = 0; k < 16; k++)
+        w[k] = a[(i + 3 * k) % 64] ^ (uint)k;
+    w[a[i] & 15] += 0x9e3779b9u;
+    uint x = 0x67452301u, y = 0xefcdab89u, z = 0x98badcfeu, v = 0x10325476u;
+    for (int r = 0; r < 64; r++) {
+        uint f, g;
+        if (r < 16) { f = (y & z) | (~y & v); g = r; }
+        else if (r < 32) { f = (v & y) | (~v & z); g = (5 * r + 1) & 15; }
+        else if (r < 48) { f = y ^ z ^ v; g = (3 * r + 5) & 15; }
+        else { f = z ^ (y | ~v); g = (7 * r) & 15; }
+        uint t = v;
+        v = z;
+        z = y;
+        y = y + rotate(x + f + w[g] + (uint)r * 0x5a827999u, (uint)(r % 7 + 4));
+        x = t;
+        w[g] ^= y;
+    }
+    out[i] = x ^ y ^ z ^ v ^ w[a[i] >> 28];
+}
+
+// Private memory written under a branch the work-items take differently, bytes and 64-bit
+// elements at varying indices, and a private struct copied whole.
+typedef struct { uint a; ulong b; uchar c[3]; } Record;
+
+__kernel void private_mixed(__global const uint *a, __global uint *out) {
+    size_t i = get_global_id(0);
+    uint t[4] = {1, 2, 3, 4};
+    if (a[i] & 1)
+        t[a[i] & 3] = a[i];
+    uchar bytes[24];
+    for (int k = 0; k < 24; k++)
+        bytes[k] = (uchar)(a[(i + k) % 64] >> (k % 4 * 8));
+    bytes[a[i] % 24] ^= 0x5a;
+    ulong q[5];
+    for (int k = 0; k < 5; k++)
+        q[k] = ((ulong)a[(i + k) % 64] << 32) | t[k & 3];
+    Record r1 = {a[i], q[a[i] % 5], {bytes[0], bytes[a[i] % 24], bytes[23]}};
+    Record r2 = r1;
+    r2.c[a[i] % 3] += 1;
+    uint s = t[0] + 3 * t[1] + 5 * t[2] + 7 * t[3];
+    for (int k = 0; k < 24; k++)
+        s = s * 31 + bytes[k];
+    out[i] = s ^ (uint)(q[(a[i] >> 8) % 5] >> 7) ^ r2.a ^ (uint)r2.b ^ r2.c[0] ^ r2.c[1] ^ r2.c[2];
 }
 
 // Varying branches made straight-line code: a bounds check around loads and stores (inactive
