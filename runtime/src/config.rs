@@ -563,6 +563,20 @@ impl DeviceConfig {
             .join(" ")
     }
 
+    /// `CL_DEVICE_OPENCL_C_NUMERIC_VERSION_KHR`: cl_khr_extended_versioning requires its major
+    /// and minor to be those of `CL_DEVICE_OPENCL_C_VERSION` (API spec 4.2, the clGetDeviceInfo
+    /// table), so it is read from that string rather than kept beside it, where the two could
+    /// drift apart. The extension's answer when there is no version information is 0.0.0.
+    pub fn opencl_c_numeric_version(&self) -> cl_version {
+        let number = self
+            .opencl_c_version
+            .strip_prefix("OpenCL C ")
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|n| n.split_once('.'))
+            .and_then(|(major, minor)| Some((major.parse().ok()?, minor.parse().ok()?)));
+        number.map_or(0, |(major, minor)| make_version(major, minor, 0))
+    }
+
     pub fn extension_string(&self) -> String {
         self.extensions
             .iter()
@@ -695,6 +709,20 @@ mod tests {
         assert_eq!(make_version(3, 0, 0), 0xC00000);
         assert!(c.max_mem_alloc_size <= c.global_mem_size.max(128 << 20));
         assert!(c.global_mem_cache_size >= 4096 && c.global_mem_cacheline_size.is_power_of_two());
+    }
+
+    #[test]
+    fn opencl_c_numeric_version_is_the_version_string_s() {
+        let mut c = DeviceConfig::detect(&Settings::parse(|_| None, |_| {}), 2);
+        assert_eq!(c.opencl_c_numeric_version(), make_version(1, 2, 0));
+        assert!(c
+            .opencl_c_all_versions
+            .iter()
+            .any(|v| v.version == c.opencl_c_numeric_version()));
+        c.opencl_c_version = "OpenCL C 3.1 Ferrocl";
+        assert_eq!(c.opencl_c_numeric_version(), make_version(3, 1, 0));
+        c.opencl_c_version = "";
+        assert_eq!(c.opencl_c_numeric_version(), 0);
     }
 
     #[test]

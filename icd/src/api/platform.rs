@@ -268,6 +268,10 @@ fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_NUMERIC_VERSION => v(c.numeric_version),
         CL_DEVICE_OPENCL_C_VERSION => s(c.opencl_c_version),
         CL_DEVICE_OPENCL_C_ALL_VERSIONS => name_versions(&c.opencl_c_all_versions),
+        // cl_khr_extended_versioning's one query that OpenCL 3.0 did not make core (ALL_VERSIONS
+        // took its place, API spec 4.2): the numeric form of CL_DEVICE_OPENCL_C_VERSION, not
+        // the newest version in ALL_VERSIONS; the extension says its queries are always there.
+        CL_DEVICE_OPENCL_C_NUMERIC_VERSION_KHR => v(c.opencl_c_numeric_version()),
         CL_DEVICE_OPENCL_C_FEATURES => name_versions(&c.opencl_c_features),
         CL_DEVICE_EXTENSIONS => s(&c.extension_string()),
         CL_DEVICE_EXTENSIONS_WITH_VERSION => name_versions(&c.extensions),
