@@ -13,22 +13,30 @@
 //! a bool, while SPIR-V wants an integer. It becomes the `OpBranchConditional` it means: to the
 //! case of literal 1 when true, of literal 0 when false, the default where a case is missing.
 //!
+//! `OpPhi` naming one parent more than once: LLVM's phi has an entry per CFG edge, so a
+//! `switch` whose several cases go straight to one block (instcombine and simplifycfg make
+//! them of cases that only pick a value already computed, as darktable's blendop.cl does)
+//! lists the switch's block once per case, always with the same value, as LLVM requires.
+//! llvm-spirv-15 copies the entries, while SPIR-V wants exactly one per parent block (3.49.17,
+//! OpPhi). The repeats of an earlier (value, parent) pair are dropped; a parent named with two
+//! different values means nothing and is left for the validator to refuse.
+//!
 //! Imports under a stand-in name: built-ins that llvm-spirv-15 would mistranslate by their
 //! real name go through it under another (the `cl_khr_extended_async_copies` copies, see
 //! `opencl_c.rs`); their `OpName` and `LinkageAttributes` get the real name back, so that the
 //! module imports what any other compiler's module would.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use spirv::{Decoration, Op};
 
 use crate::locations::{literal_string, HEADER_WORDS};
 use crate::words::{has_result_type, instructions};
 
-/// `words` with both repairs applied, in one pass: every scalar-condition `OpSelect` on vectors
-/// gets a splatted condition (its bool vector type added after `OpTypeBool` when missing), and
-/// every `OpSwitch` on a bool becomes an `OpBranchConditional`. A module with neither comes
-/// back unchanged.
+/// `words` with the three repairs applied, in one pass: every scalar-condition `OpSelect` on
+/// vectors gets a splatted condition (its bool vector type added after `OpTypeBool` when
+/// missing), every `OpSwitch` on a bool becomes an `OpBranchConditional`, and every `OpPhi`
+/// loses its repeated (value, parent) pairs. A module with none of them comes back unchanged.
 pub(crate) fn repair_llvm_spirv_15(words: &[u32]) -> Vec<u32> {
     let insts = instructions(words);
     let mut bool_type: Option<(u32, usize)> = None;
@@ -49,10 +57,9 @@ pub(crate) fn repair_llvm_spirv_15(words: &[u32]) -> Vec<u32> {
             types.insert(w[2], w[1]);
         }
     }
-    let Some((bool_id, after_bool)) = bool_type else {
-        return words.to_vec();
-    };
-    let is_bool = |id: u32| types.get(&id) == Some(&bool_id);
+    let bool_id = bool_type.map(|(id, _)| id);
+    let after_bool = bool_type.map(|(_, at)| at);
+    let is_bool = |id: u32| bool_id.is_some_and(|b| types.get(&id) == Some(&b));
     // The width of a select to splat, if it is one.
     let splat_width = |w: &[u32]| {
         (w[0] & 0xffff == Op::Select as u32 && w.len() == 6 && is_bool(w[3]))
@@ -65,10 +72,11 @@ pub(crate) fn repair_llvm_spirv_15(words: &[u32]) -> Vec<u32> {
             && (w.len() - 3).is_multiple_of(2)
             && is_bool(w[1])
     };
-    if !insts
-        .iter()
-        .any(|i| splat_width(i.words).is_some() || is_bool_switch(i.words))
-    {
+    if !insts.iter().any(|i| {
+        splat_width(i.words).is_some()
+            || is_bool_switch(i.words)
+            || phi_without_repeats(i.words).is_some()
+    }) {
         return words.to_vec();
     }
     let mut bound = words[3];
@@ -80,7 +88,7 @@ pub(crate) fn repair_llvm_spirv_15(words: &[u32]) -> Vec<u32> {
     let mut end = HEADER_WORDS;
     for inst in &insts {
         let w = inst.words;
-        if let Some(width) = splat_width(w) {
+        if let (Some(width), Some(bool_id)) = (splat_width(w), bool_id) {
             let ty = *vectors.entry((bool_id, width)).or_insert_with(|| {
                 new_types.extend([(4 << 16) | Op::TypeVector as u32, bound, bool_id, width]);
                 bound += 1;
@@ -109,11 +117,13 @@ pub(crate) fn repair_llvm_spirv_15(words: &[u32]) -> Vec<u32> {
                 target(1),
                 target(0),
             ]);
+        } else if let Some(phi) = phi_without_repeats(w) {
+            out.extend(phi);
         } else {
             out.extend_from_slice(w);
         }
         end = inst.at + w.len();
-        if end == after_bool {
+        if Some(end) == after_bool {
             types_at = out.len();
         }
     }
@@ -121,6 +131,29 @@ pub(crate) fn repair_llvm_spirv_15(words: &[u32]) -> Vec<u32> {
     out[3] = bound;
     out.splice(types_at..types_at, new_types);
     out
+}
+
+/// The `OpPhi` `w` with each (value, parent) pair kept once, in its first place, when it
+/// repeats one; None for any other instruction.
+fn phi_without_repeats(w: &[u32]) -> Option<Vec<u32>> {
+    if w[0] & 0xffff != Op::Phi as u32 || w.len() < 3 || !(w.len() - 3).is_multiple_of(2) {
+        return None;
+    }
+    let mut seen = HashSet::new();
+    let kept: Vec<&[u32]> = w[3..]
+        .chunks_exact(2)
+        .filter(|pair| seen.insert((pair[0], pair[1])))
+        .collect();
+    if 3 + 2 * kept.len() == w.len() {
+        return None;
+    }
+    let mut phi = vec![
+        (((3 + 2 * kept.len()) as u32) << 16) | Op::Phi as u32,
+        w[1],
+        w[2],
+    ];
+    phi.extend(kept.concat());
+    Some(phi)
 }
 
 /// `words` with every `OpName` and `LinkageAttributes` string equal to a `from` of `renames`
@@ -174,4 +207,100 @@ pub(crate) fn rename_imports(words: &[u32], renames: &[(String, String)]) -> Vec
     }
     out.extend_from_slice(&words[end..]);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use rspirv::binary::Assemble;
+    use rspirv::dr::{Builder, Operand};
+    use spirv::{AddressingModel, Capability, ExecutionModel, FunctionControl, MemoryModel};
+    use spirv::{Op, StorageClass};
+
+    use super::repair_llvm_spirv_15;
+    use crate::words::instructions;
+
+    /// `kernel void k(global uint *out, uint sel)` as llvm-spirv-15 writes a switch whose cases
+    /// 0, 1 and 2 branch straight to the merge block: its phi names the switch's block once per
+    /// case, with the values `repeated` gives (the default comes through a block of its own).
+    fn switch_module(repeated: [u32; 3]) -> (Vec<u32>, u32) {
+        let mut b = Builder::new();
+        b.set_version(1, 0);
+        b.capability(Capability::Addresses);
+        b.capability(Capability::Kernel);
+        b.capability(Capability::Int64);
+        b.memory_model(AddressingModel::Physical64, MemoryModel::OpenCL);
+        let void = b.type_void();
+        let uint = b.type_int(32, 0);
+        let ptr = b.type_pointer(None, StorageClass::CrossWorkgroup, uint);
+        let fn_ty = b.type_function(void, vec![ptr, uint]);
+        let seven = b.constant_bit32(uint, 7);
+        let nine = b.constant_bit32(uint, 9);
+        let k = b
+            .begin_function(void, None, FunctionControl::NONE, fn_ty)
+            .unwrap();
+        let out = b.function_parameter(ptr).unwrap();
+        let sel = b.function_parameter(uint).unwrap();
+        let (entry, default, merge) = (b.id(), b.id(), b.id());
+        b.begin_block(Some(entry)).unwrap();
+        let cases = (0..3).map(|n| (Operand::LiteralBit32(n), merge));
+        b.switch(sel, default, cases).unwrap();
+        b.begin_block(Some(default)).unwrap();
+        b.branch(merge).unwrap();
+        b.begin_block(Some(merge)).unwrap();
+        let value = |v: u32| [sel, seven, nine][v as usize];
+        let mut incoming = vec![(seven, default)];
+        incoming.extend(repeated.iter().map(|&v| (value(v), entry)));
+        let phi = b.phi(uint, None, incoming).unwrap();
+        b.store(out, phi, None, []).unwrap();
+        b.ret().unwrap();
+        b.end_function().unwrap();
+        b.entry_point(ExecutionModel::Kernel, k, "k", []);
+        (b.module().assemble(), entry)
+    }
+
+    fn bytes(words: &[u32]) -> Vec<u8> {
+        words.iter().flat_map(|w| w.to_le_bytes()).collect()
+    }
+
+    /// The frontend's log for `words`, which it must refuse.
+    fn refusal(words: &[u32]) -> String {
+        match crate::parse(&bytes(words)) {
+            Ok(_) => panic!("the module was accepted"),
+            Err(e) => e.log(),
+        }
+    }
+
+    fn phi_operands(words: &[u32]) -> Vec<u32> {
+        let insts = instructions(words);
+        let phi = insts.iter().find(|i| i.op == Op::Phi as u32).unwrap();
+        phi.words[3..].to_vec()
+    }
+
+    #[test]
+    fn a_phi_keeps_one_entry_for_a_parent_named_with_one_value_repeatedly() {
+        let (words, entry) = switch_module([0, 0, 0]);
+        let log = refusal(&words);
+        assert!(log.contains("OpPhi names parent"), "{log}");
+        let repaired = repair_llvm_spirv_15(&words);
+        let kept = phi_operands(&repaired);
+        assert_eq!(kept.len(), 4, "{kept:?}");
+        assert_eq!(kept[3], entry);
+        assert_eq!(repaired.len(), words.len() - 4);
+        if let Err(e) = crate::parse(&bytes(&repaired)) {
+            panic!("{}", e.log());
+        }
+        // Nothing left to repair: the same words again.
+        assert_eq!(repair_llvm_spirv_15(&repaired), repaired);
+    }
+
+    #[test]
+    fn a_phi_naming_a_parent_with_two_values_stays_refused() {
+        // The first and third entries for the switch's block agree and merge; the second
+        // differs, which no repair can decide.
+        let (words, _) = switch_module([0, 1, 0]);
+        let repaired = repair_llvm_spirv_15(&words);
+        assert_eq!(phi_operands(&repaired).len(), 6);
+        let log = refusal(&repaired);
+        assert!(log.contains("OpPhi names parent"), "{log}");
+    }
 }
