@@ -6,6 +6,7 @@
 
 mod cfg;
 mod diagnostics;
+mod hints;
 mod legacy;
 mod library_recipe;
 mod link;

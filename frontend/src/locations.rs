@@ -16,7 +16,8 @@ pub(crate) const HEADER_WORDS: usize = 5;
 /// The result of the pre-pass over the words.
 pub(crate) struct Scan {
     /// The words rspirv loads: the header and every instruction except the module-scope
-    /// `OpExtInst`s of debug/non-semantic sets (rspirv refuses instructions outside blocks).
+    /// `OpExtInst`s of debug/non-semantic sets (rspirv refuses instructions outside blocks)
+    /// and the alias hints of `SPV_INTEL_memory_access_aliasing` (hints.rs).
     pub words: Vec<u32>,
     /// Original word offset and opcode of each instruction kept in `words`, in order.
     pub kept: Vec<(usize, u16)>,
@@ -27,7 +28,8 @@ pub(crate) struct Scan {
 
 /// Checks that every instruction's word count is non-zero and stays inside the buffer, and sets
 /// aside module-scope debug-info `OpExtInst`s (OpenCL.DebugInfo.100, NonSemantic.*), which carry
-/// no semantics (env 3.8: such modules must be accepted).
+/// no semantics (env 3.8: such modules must be accepted), and takes out the alias hints of
+/// `SPV_INTEL_memory_access_aliasing` (declarations, decorations, memory operands: hints.rs).
 pub(crate) fn scan(words: &[u32]) -> Result<Scan, FrontendError> {
     let mut out = Scan {
         words: Vec::with_capacity(words.len()),
@@ -87,7 +89,19 @@ pub(crate) fn scan(words: &[u32]) -> Result<Scan, FrontendError> {
                 at += count;
                 continue;
             }
+            op if (crate::hints::is_alias_declaration(op) && !in_function)
+                || crate::hints::is_alias_decoration(inst) =>
+            {
+                at += count;
+                continue;
+            }
             _ => {}
+        }
+        if let Some(stripped) = crate::hints::without_alias_operands(inst) {
+            out.words.extend(stripped);
+            out.kept.push((at, opcode));
+            at += count;
+            continue;
         }
         out.words.extend_from_slice(inst);
         out.kept.push((at, opcode));

@@ -87,6 +87,12 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     Capability::NamedBarrier,
     // Lod operands on OpImageWrite (cl_khr_mipmap_image_writes).
     Capability::ImageMipmap,
+    // SPV_INTEL_memory_access_aliasing (DPC++): alias scopes on loads, stores and calls are
+    // hints; the parser sets their declarations aside and codegen skips the memory operands.
+    Capability::MemoryAccessAliasingINTEL,
+    // SPV_INTEL_fp_fast_math_mode (DPC++): the AllowContract/AllowReassoc bits of
+    // FPFastMathMode are permissions, not requests; codegen keeps every operation exact.
+    Capability::FPFastMathModeINTEL,
 ];
 
 /// Extensions that make a capability of CAPABILITY_MIN_VERSION available before that version.
@@ -138,6 +144,9 @@ pub const SUPPORTED_EXTENSIONS: &[&str] = &[
     "SPV_KHR_subgroup_rotate",
     "SPV_KHR_uniform_group_instructions",
     "SPV_INTEL_subgroups",
+    // Hints DPC++ writes (see the capabilities above).
+    "SPV_INTEL_memory_access_aliasing",
+    "SPV_INTEL_fp_fast_math_mode",
 ];
 
 /// Most `OpNamedBarrierInitialize` instructions a module may hold: each makes one named
