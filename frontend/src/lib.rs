@@ -10,6 +10,7 @@ mod hints;
 mod legacy;
 mod library_recipe;
 mod link;
+mod llvm_intrinsics;
 mod llvm_passes;
 mod llvm_tools;
 mod locations;

@@ -14,6 +14,7 @@ use rspirv::dr::{self, Instruction, Operand};
 use spirv::{Decoration, LinkageType, Op, Word};
 
 use crate::diagnostics::FrontendError;
+use crate::llvm_intrinsics::is_llvm_intrinsic;
 use crate::module::Module;
 use crate::parse::parse_specialized;
 
@@ -361,9 +362,11 @@ impl Merger {
         }
         if !create_library {
             for (name, input) in &unresolved {
-                problems.push(format!(
-                    "link: unresolved import \"{name}\" (declared in input program {input}, exported by no input)"
-                ));
+                problems.push(if is_llvm_intrinsic(name) {
+                    format!("link: unresolved import {name}: an LLVM intrinsic Ferrocl does not provide (declared in input program {input})")
+                } else {
+                    format!("link: unresolved import \"{name}\" (declared in input program {input}, exported by no input)")
+                });
             }
         }
         if !problems.is_empty() {
@@ -477,6 +480,12 @@ pub fn unresolved_imports(m: &Module) -> Vec<String> {
             };
             if m.has_decoration(*target, Decoration::BuiltIn) || provided_by_device(name) {
                 return None;
+            }
+            if is_llvm_intrinsic(name) {
+                // No program can export it: linking would not help.
+                return Some(format!(
+                    "error: link: unresolved import {name}: an LLVM intrinsic Ferrocl does not provide (function %{target}); the SPIR-V translator left it as an imported function\n"
+                ));
             }
             let what = if m.function_raw(*target).is_some() {
                 "function"

@@ -30,7 +30,10 @@ pub(crate) struct Scan {
 /// aside module-scope debug-info `OpExtInst`s (OpenCL.DebugInfo.100, NonSemantic.*), which carry
 /// no semantics (env 3.8: such modules must be accepted), and takes out the alias hints of
 /// `SPV_INTEL_memory_access_aliasing` (declarations, decorations, memory operands: hints.rs).
-pub(crate) fn scan(words: &[u32]) -> Result<Scan, FrontendError> {
+///
+/// `origins`, when the words were rewritten (llvm_intrinsics.rs), holds each instruction's word
+/// offset in the module as given, which diagnostics report.
+pub(crate) fn scan(words: &[u32], origins: Option<&[usize]>) -> Result<Scan, FrontendError> {
     let mut out = Scan {
         words: Vec::with_capacity(words.len()),
         kept: Vec::new(),
@@ -40,13 +43,16 @@ pub(crate) fn scan(words: &[u32]) -> Result<Scan, FrontendError> {
     let mut debug_sets: HashSet<Word> = HashSet::new();
     let mut in_function = false;
     let mut at = HEADER_WORDS;
+    let mut index = 0;
     while at < words.len() {
+        let given = origins.and_then(|o| o.get(index)).copied().unwrap_or(at);
+        index += 1;
         let count = (words[at] >> 16) as usize;
         let opcode = (words[at] & 0xffff) as u16;
         if count == 0 {
             return Err(header_problem(
                 format!("SPIR-V 2.3: instruction (opcode {opcode}) has word count 0"),
-                at,
+                given,
             ));
         }
         if at + count > words.len() {
@@ -55,7 +61,7 @@ pub(crate) fn scan(words: &[u32]) -> Result<Scan, FrontendError> {
                     "SPIR-V 2.3: instruction (opcode {opcode}) has word count {count}, past the end of the module ({} words)",
                     words.len()
                 ),
-                at,
+                given,
             ));
         }
         let inst = &words[at..at + count];
@@ -71,7 +77,7 @@ pub(crate) fn scan(words: &[u32]) -> Result<Scan, FrontendError> {
                         "SPIR-V 2.2.1: the literal string of Op{:?} is not NUL-terminated inside the instruction",
                         op.unwrap_or(Op::Nop)
                     ),
-                    at,
+                    given,
                 ));
             }
         }
@@ -99,12 +105,12 @@ pub(crate) fn scan(words: &[u32]) -> Result<Scan, FrontendError> {
         }
         if let Some(stripped) = crate::hints::without_alias_operands(inst) {
             out.words.extend(stripped);
-            out.kept.push((at, opcode));
+            out.kept.push((given, opcode));
             at += count;
             continue;
         }
         out.words.extend_from_slice(inst);
-        out.kept.push((at, opcode));
+        out.kept.push((given, opcode));
         at += count;
     }
     Ok(out)

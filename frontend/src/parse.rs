@@ -84,7 +84,11 @@ pub fn parse_specialized(
     let words = specialize::freeze(words, values)?;
     let words = execution_modes_by_value(words);
     let (words, warnings) = crate::legacy::builtins_as_input(words);
-    let scan = scan(&words)?;
+    let (words, origins) = match crate::llvm_intrinsics::resolve(&words) {
+        Some((words, origins)) => (words, Some(origins)),
+        None => (words, None),
+    };
+    let scan = scan(&words, origins.as_deref())?;
     let raw = catch_unwind(AssertUnwindSafe(|| dr::load_words(&scan.words)))
         .map_err(|_| FrontendError::invalid("SPIR-V binary is malformed (parser rejected it)", ""))?
         .map_err(|e| malformed(&e, &scan))?;
