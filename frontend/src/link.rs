@@ -66,6 +66,15 @@ struct Symbol {
     kind: LinkageType,
 }
 
+/// An import resolved to an export of another function type that differs only in pointee
+/// types (resolved type ids).
+struct Adapter {
+    import_ret: Word,
+    export_ret: Word,
+    import_params: Vec<Word>,
+    export_params: Vec<Word>,
+}
+
 #[derive(Default)]
 struct Merger {
     out: dr::Module,
@@ -335,9 +344,129 @@ impl Merger {
         Ok(())
     }
 
+    /// The (return type, parameter types) of function type `ty`, resolved.
+    fn signature(&self, ty: Word) -> Option<(Word, Vec<Word>)> {
+        let def = self.out.types_global_values.iter().find(|i| {
+            i.class.opcode == Op::TypeFunction && i.result_id == Some(self.resolve(ty))
+        })?;
+        let mut ids = def.operands.iter().map(|o| match o {
+            Operand::IdRef(id) => Some(self.resolve(*id)),
+            _ => None,
+        });
+        let ret = ids.next()??;
+        Some((ret, ids.collect::<Option<Vec<_>>>()?))
+    }
+
+    fn is_function_type(&self, ty: Option<Word>) -> bool {
+        ty.and_then(|t| self.signature(t)).is_some()
+    }
+
+    /// The storage class of pointer type `ty`.
+    fn pointer_storage(&self, ty: Word) -> Option<&Operand> {
+        self.out
+            .types_global_values
+            .iter()
+            .find(|i| i.class.opcode == Op::TypePointer && i.result_id == Some(ty))?
+            .operands
+            .first()
+    }
+
+    /// How calls to an import of function type `import` reach an export of function type
+    /// `export`, when the two differ only in the pointee types of pointers (parameters and
+    /// result) of one storage class each.
+    fn pointer_compatible(&self, import: Word, export: Word) -> Option<Adapter> {
+        let (import_ret, import_params) = self.signature(import)?;
+        let (export_ret, export_params) = self.signature(export)?;
+        let fits = |i: Word, e: Word| {
+            i == e
+                || self
+                    .pointer_storage(i)
+                    .is_some_and(|s| self.pointer_storage(e) == Some(s))
+        };
+        let same_shape = import_params.len() == export_params.len()
+            && fits(import_ret, export_ret)
+            && import_params
+                .iter()
+                .zip(&export_params)
+                .all(|(&i, &e)| fits(i, e));
+        same_shape.then_some(Adapter {
+            import_ret,
+            export_ret,
+            import_params,
+            export_params,
+        })
+    }
+
+    fn fresh_id(&mut self) -> Result<Word, FrontendError> {
+        let id = self.next_id;
+        if id >= 0x0400_0000 {
+            return Err(link_error(
+                "the linked module would exceed the id bound 2^26",
+            ));
+        }
+        self.next_id += 1;
+        Ok(id)
+    }
+
+    /// `insts` with each call to an adapted import passing its pointers as the export's
+    /// parameter types and taking its pointer result back as the import's: `OpBitcast`s
+    /// around the call (the callee reads its parameters with its own types).
+    fn adapt_calls(
+        &mut self,
+        insts: Vec<Instruction>,
+        adapters: &HashMap<Word, Adapter>,
+    ) -> Result<Vec<Instruction>, FrontendError> {
+        let mut out = Vec::with_capacity(insts.len());
+        for mut inst in insts {
+            let callee = match (inst.class.opcode, inst.operands.first()) {
+                (Op::FunctionCall, Some(Operand::IdRef(f))) => *f,
+                _ => {
+                    out.push(inst);
+                    continue;
+                }
+            };
+            let Some(a) = adapters.get(&callee) else {
+                out.push(inst);
+                continue;
+            };
+            for (k, (&i, &e)) in a.import_params.iter().zip(&a.export_params).enumerate() {
+                let Some(Operand::IdRef(arg)) = inst.operands.get(k + 1).cloned() else {
+                    continue;
+                };
+                if i != e {
+                    let cast = self.fresh_id()?;
+                    out.push(Instruction::new(
+                        Op::Bitcast,
+                        Some(e),
+                        Some(cast),
+                        vec![Operand::IdRef(arg)],
+                    ));
+                    inst.operands[k + 1] = Operand::IdRef(cast);
+                }
+            }
+            match inst.result_id {
+                Some(result) if a.import_ret != a.export_ret => {
+                    let returned = self.fresh_id()?;
+                    inst.result_type = Some(a.export_ret);
+                    inst.result_id = Some(returned);
+                    out.push(inst);
+                    out.push(Instruction::new(
+                        Op::Bitcast,
+                        Some(a.import_ret),
+                        Some(result),
+                        vec![Operand::IdRef(returned)],
+                    ));
+                }
+                _ => out.push(inst),
+            }
+        }
+        Ok(out)
+    }
+
     fn finish(mut self, create_library: bool) -> Result<Linked, FrontendError> {
         let mut unresolved = Vec::new();
         let mut problems = Vec::new();
+        let mut adapters: HashMap<Word, Adapter> = HashMap::new();
         for (name, import) in std::mem::take(&mut self.imports) {
             if self.builtins.contains(&import.id) || provided_by_device(&name) {
                 continue;
@@ -351,11 +480,23 @@ impl Merger {
                 self.symbol_types.get(&export.id).map(|&t| self.resolve(t)),
             );
             if it != et {
-                problems.push(format!(
-                    "link: import of \"{name}\" in input program {} (%{}) does not have the type of its export in input program {} (%{})",
-                    import.input, import.id, export.input, export.id
-                ));
-                continue;
+                // Under LLVM's opaque pointers one function is declared with whatever pointee
+                // each module's front end saw (oneMKL's fp16 modf exports f(struct{half}*,
+                // half*, half*), kernels import f(struct{half}*, struct{half}*,
+                // struct{half}*)): pointers match by storage class, and the calls get bitcasts.
+                match it.zip(et).and_then(|(i, e)| self.pointer_compatible(i, e)) {
+                    Some(adapter) => {
+                        adapters.insert(import.id, adapter);
+                    }
+                    None => {
+                        problems.push(format!(
+                            "link: import of \"{name}\" in input program {} (%{}) does not have the type of its export in input program {} (%{}){}",
+                            import.input, import.id, export.input, export.id,
+                            if self.is_function_type(it) { " (pointer parameters and results may differ in pointee type, not in storage class)" } else { "" }
+                        ));
+                        continue;
+                    }
+                }
             }
             self.replace.insert(import.id, export.id);
             self.removed.insert(import.id);
@@ -400,6 +541,14 @@ impl Merger {
         for f in &mut out.functions {
             for b in &mut f.blocks {
                 b.instructions.retain(|i| !is_debug(i, &self.debug_sets));
+            }
+        }
+        if !adapters.is_empty() {
+            for f in &mut out.functions {
+                for b in &mut f.blocks {
+                    let insts = std::mem::take(&mut b.instructions);
+                    b.instructions = self.adapt_calls(insts, &adapters)?;
+                }
             }
         }
         // Merged duplicates leave repeated decorations and names behind.
