@@ -134,6 +134,7 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<Block, Refus
         );
     }
     private::check_budget(func, &body)?;
+    let interleaved = private::interleave_word_slots(func, &body);
     let body_set: HashSet<Block> = body.iter().copied().collect();
     // The body is entered only at the head, and only from outside the loop and the latch.
     for block in func.layout.blocks() {
@@ -314,6 +315,7 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<Block, Refus
         transposes: Default::default(),
         guards: guards.iter().map(|(&marker, g)| (marker, g.fail)).collect(),
         lane_slots: HashMap::new(),
+        interleaved,
     };
     // check(x): four more work-items? Then the vector body, else the scalar loop for the rest.
     let head_copy = v.blocks[&lp.head];

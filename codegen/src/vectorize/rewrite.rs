@@ -34,6 +34,8 @@ pub(super) struct Vectoriser<'a> {
     /// Each private stack slot the body uses, and its copy with room for every lane
     /// (private.rs), with the distance between the lanes' copies.
     pub(super) lane_slots: HashMap<ir::StackSlot, (ir::StackSlot, i64)>,
+    /// Private slots already laid out with the lanes' words interleaved (private.rs).
+    pub(super) interleaved: HashSet<ir::StackSlot>,
 }
 
 impl Vectoriser<'_> {
