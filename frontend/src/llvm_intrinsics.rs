@@ -116,8 +116,8 @@ pub(crate) fn resolve(words: &[u32]) -> Option<(Vec<u32>, Vec<usize>)> {
     if insts.last().map_or(HEADER_WORDS, |i| i.at + i.words.len()) != words.len() {
         return None;
     }
-    // Imports by target id: (name, decoration offset).
-    let mut imports: HashMap<u32, (String, usize)> = HashMap::new();
+    // Imports of intrinsics by target id: (intrinsic, decoration offset).
+    let mut imports: HashMap<u32, (Intrinsic, usize)> = HashMap::new();
     for i in &insts {
         let w = i.words;
         if i.op == Op::Decorate as u32
@@ -125,9 +125,8 @@ pub(crate) fn resolve(words: &[u32]) -> Option<(Vec<u32>, Vec<usize>)> {
             && w[2] == Decoration::LinkageAttributes as u32
             && w.last() == Some(&(LinkageType::Import as u32))
         {
-            let name = literal_string(&w[3..]);
-            if intrinsic(&name).is_some() {
-                imports.insert(w[1], (name, i.at));
+            if let Some(intrinsic) = intrinsic(&literal_string(&w[3..])) {
+                imports.insert(w[1], (intrinsic, i.at));
             }
         }
     }
@@ -171,13 +170,13 @@ pub(crate) fn resolve(words: &[u32]) -> Option<(Vec<u32>, Vec<usize>)> {
                     j += 1;
                 }
                 let declaration = j < insts.len() && insts[j].op == Op::FunctionEnd as u32;
-                if let (true, Some((name, decoration_at))) = (declaration, imports.get(&w[2])) {
-                    let intrinsic = intrinsic(name).expect("only intrinsics are kept");
+                if let (true, Some(&(intrinsic, decoration_at))) = (declaration, imports.get(&w[2]))
+                {
                     found.push(Import {
                         intrinsic,
                         at: i.at,
                         end: insts[j].at + insts[j].words.len(),
-                        decoration_at: *decoration_at,
+                        decoration_at,
                         result_type: w[1],
                         params,
                     });
@@ -410,6 +409,8 @@ impl<'w> Rewriter<'w> {
             definitions.push((f.at, out));
         }
         let declared = |at: usize| found.iter().any(|f| f.at <= at && at < f.end);
+        let defined: std::collections::HashSet<u32> =
+            found.iter().map(|f| self.words[f.at + 2]).collect();
         let first_function = insts
             .iter()
             .find(|i| i.op == Op::Function as u32)
@@ -436,10 +437,15 @@ impl<'w> Rewriter<'w> {
             if i.at == first_function {
                 push_all(&mut out, &mut origins, &constants, i.at);
             }
-            if found.iter().any(|f| f.decoration_at == i.at) {
-                if i.at == found[0].decoration_at {
-                    push_all(&mut out, &mut origins, &decorations, i.at);
-                }
+            // Every linkage decoration of a function given a body goes (a module may repeat
+            // one); the new decorations take the place of the first import's.
+            if i.at == found[0].decoration_at {
+                push_all(&mut out, &mut origins, &decorations, i.at);
+            }
+            let linkage = i.op == Op::Decorate as u32
+                && w.len() >= 3
+                && w[2] == Decoration::LinkageAttributes as u32;
+            if linkage && defined.contains(&w[1]) {
                 continue;
             }
             if declared(i.at) {
@@ -465,9 +471,6 @@ impl<'w> Rewriter<'w> {
             }
             out.extend_from_slice(w);
             origins.push(i.at);
-        }
-        if first_function == self.words.len() {
-            push_all(&mut out, &mut origins, &constants, first_function);
         }
         for (at, definition) in definitions {
             push_all(&mut out, &mut origins, &definition, at);
