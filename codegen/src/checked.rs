@@ -31,6 +31,9 @@ pub enum CheckKind {
     DivisionByZero,
     /// A barrier that not every work-item of the group reached.
     DivergentBarrier,
+    /// An operand outside what the instruction allows (a broadcast from a local id outside
+    /// the work-group).
+    InvalidOperand,
 }
 
 /// One place in a kernel where a check can fail, for the report.
@@ -80,6 +83,7 @@ impl Fault {
             CheckKind::DivisionByZero => {
                 return format!("{at}: integer division by zero in {}", site.object)
             }
+            CheckKind::InvalidOperand => return format!("{at}: {}", site.object),
             CheckKind::DivergentBarrier => {
                 return format!(
                 "{at}: divergent barrier: {} (not every work-item of the work-group reached it)",

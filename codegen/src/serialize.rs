@@ -516,6 +516,7 @@ fn encode_kernel(w: &mut Writer, k: &Kernel) -> Result<(), String> {
             CheckKind::Atomic => 2,
             CheckKind::DivisionByZero => 3,
             CheckKind::DivergentBarrier => 4,
+            CheckKind::InvalidOperand => 5,
         });
         w.u64(*size);
         w.str(object)?;
@@ -716,6 +717,7 @@ fn decode_kernel(r: &mut Reader) -> Read<KernelMeta> {
             2 => CheckKind::Atomic,
             3 => CheckKind::DivisionByZero,
             4 => CheckKind::DivergentBarrier,
+            5 => CheckKind::InvalidOperand,
             k => return Err(format!("check kind {k}")),
         };
         Ok(CheckSite {

@@ -58,6 +58,14 @@ kernel void constant_through_integer(global int *o, int write, int i) {
     o[get_global_id(0)] = p[i];
 }
 
+// A broadcast whose local id lies outside the work-group (found by the fuzz target: a mutated
+// constant made it (1, 2^40), which read far outside the group's work-item frames).
+kernel void broadcast_from(global int *o, ulong y) {
+    int v = (int)get_local_id(0) * 3 + 5;
+    o[get_global_id(1) * get_global_size(0) + get_global_id(0)] =
+        work_group_broadcast(v, (size_t)1, (size_t)y);
+}
+
 typedef struct { int a[5]; } Five;
 
 kernel void struct_copy(global Five *dst, global const Five *src, int shift) {
@@ -218,6 +226,61 @@ fn writes_into_constant_data_are_faults_not_crashes() {
         arg(&k, 1, &0i32);
         arg(&k, 2, &4i32);
         assert_eq!(launch(&env, &k, 8, 8), FAILED, "{options}: read past");
+    }
+}
+
+#[test]
+fn a_broadcast_from_outside_the_group_is_a_fault_not_a_crash() {
+    let env = Env::new();
+    if env.other_icd {
+        return;
+    }
+    for checked in [true, false] {
+        let options = if checked { CHECKED } else { "-cl-std=CL3.0" };
+        let program = env.program_from_source(SOURCE, options);
+        let k = kernel(&program, "broadcast_from");
+        let out = env.buffer_filled(16, -1i32);
+        arg_buf(&k, 0, &out);
+        // In the group: the value of work-item (1, 0).
+        arg(&k, 1, &0u64);
+        // SAFETY: the sizes outlive the call; the arguments are set.
+        let r = unsafe {
+            env.queue.enqueue_nd_range_kernel(
+                k.get(),
+                2,
+                ptr::null(),
+                [4usize, 4].as_ptr(),
+                [4usize, 4].as_ptr(),
+                &[],
+            )
+        };
+        check(cl(r), "clEnqueueNDRangeKernel");
+        check(cl(env.queue.finish()), "clFinish");
+        assert_eq!(env.read(&out, 16), vec![8; 16], "{options}");
+        for y in [4u64, 1 << 40] {
+            arg(&k, 1, &y);
+            // SAFETY: as above.
+            let r = unsafe {
+                env.queue.enqueue_nd_range_kernel(
+                    k.get(),
+                    2,
+                    ptr::null(),
+                    [4usize, 4].as_ptr(),
+                    [4usize, 4].as_ptr(),
+                    &[],
+                )
+            };
+            let event = check(cl(r), "clEnqueueNDRangeKernel");
+            check(cl(env.queue.finish()), "clFinish");
+            let status = check(cl(event.command_execution_status()), "status").0;
+            if checked {
+                assert_eq!(status, FAILED, "y = {y}");
+            } else {
+                // Undefined, but never a read outside the group: work-item 0's value.
+                assert_eq!(status, COMPLETE, "y = {y}");
+                assert_eq!(env.read(&out, 16), vec![5; 16], "y = {y}");
+            }
+        }
     }
 }
 

@@ -339,6 +339,19 @@ impl Translator<'_, '_, '_> {
         })
     }
 
+    /// Reports `what` (checked mode only) when `bad` (an i8) is set: an operand outside what
+    /// the instruction allows.
+    pub(crate) fn check_operand(&mut self, bad: Value, what: &str) -> Result<(), BuildError> {
+        if !self.options.checked {
+            return Ok(());
+        }
+        self.fail_if(bad, |t| {
+            let site = t.check_site(CheckKind::InvalidOperand, 0, what, 1);
+            let none = t.b.ins().iconst(types::I64, 0);
+            t.report_fault(site, none, none, none, none)
+        })
+    }
+
     /// Checks that divisor `d` of integer division `op` is not zero (checked mode only).
     pub(crate) fn check_divisor(&mut self, op: Op, d: Value) -> Result<(), BuildError> {
         if !self.options.checked {

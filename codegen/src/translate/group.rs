@@ -452,6 +452,22 @@ impl Translator<'_, '_, '_> {
             let row = self.b.ins().iadd(row, x1);
             let lin = self.b.ins().imul(row, ls[0]);
             let lin = self.b.ins().iadd(lin, x0);
+            // A local id outside the group is undefined (OpenCL C 6.15.15); it must not read
+            // outside the group's work-item frames: checked mode reports it, and otherwise
+            // work-item 0's value is taken.
+            let outside = [x0, x1, x2]
+                .iter()
+                .zip(ls)
+                .map(|(&x, l)| self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, x, l))
+                .collect::<Vec<_>>();
+            let outside = outside[1..]
+                .iter()
+                .fold(outside[0], |acc, &o| self.b.ins().bor(acc, o));
+            self.check_operand(
+                outside,
+                "work_group_broadcast from a local id outside the work-group",
+            )?;
+            let lin = self.b.ins().select(outside, zero, lin);
             // Work-item 0 copies the value out: in a loop it stores its next contribution
             // before the others resume and read.
             let any = self.b.ins().bor(lid[0], lid[1]);
