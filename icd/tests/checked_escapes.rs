@@ -80,10 +80,21 @@ const FAILED: cl_int = opencl3::error_codes::CL_OUT_OF_RESOURCES;
 /// Enqueues `kernel` over `global` work-items in groups of `local`, waits, and returns the
 /// command's status.
 fn launch(env: &Env, kernel: &Kernel, global: usize, local: usize) -> cl_int {
+    launch_nd(env, kernel, &[global], &[local])
+}
+
+/// As [`launch`], in as many dimensions as `global` has.
+fn launch_nd(env: &Env, kernel: &Kernel, global: &[usize], local: &[usize]) -> cl_int {
     // SAFETY: the sizes outlive the call; the arguments were set by the caller.
     let r = unsafe {
-        env.queue
-            .enqueue_nd_range_kernel(kernel.get(), 1, ptr::null(), &global, &local, &[])
+        env.queue.enqueue_nd_range_kernel(
+            kernel.get(),
+            global.len() as u32,
+            ptr::null(),
+            global.as_ptr(),
+            local.as_ptr(),
+            &[],
+        )
     };
     let event = check(cl(r), "clEnqueueNDRangeKernel");
     check(cl(env.queue.finish()), "clFinish");
@@ -243,36 +254,11 @@ fn a_broadcast_from_outside_the_group_is_a_fault_not_a_crash() {
         arg_buf(&k, 0, &out);
         // In the group: the value of work-item (1, 0).
         arg(&k, 1, &0u64);
-        // SAFETY: the sizes outlive the call; the arguments are set.
-        let r = unsafe {
-            env.queue.enqueue_nd_range_kernel(
-                k.get(),
-                2,
-                ptr::null(),
-                [4usize, 4].as_ptr(),
-                [4usize, 4].as_ptr(),
-                &[],
-            )
-        };
-        check(cl(r), "clEnqueueNDRangeKernel");
-        check(cl(env.queue.finish()), "clFinish");
+        assert_eq!(launch_nd(&env, &k, &[4, 4], &[4, 4]), COMPLETE, "{options}");
         assert_eq!(env.read(&out, 16), vec![8; 16], "{options}");
         for y in [4u64, 1 << 40] {
             arg(&k, 1, &y);
-            // SAFETY: as above.
-            let r = unsafe {
-                env.queue.enqueue_nd_range_kernel(
-                    k.get(),
-                    2,
-                    ptr::null(),
-                    [4usize, 4].as_ptr(),
-                    [4usize, 4].as_ptr(),
-                    &[],
-                )
-            };
-            let event = check(cl(r), "clEnqueueNDRangeKernel");
-            check(cl(env.queue.finish()), "clFinish");
-            let status = check(cl(event.command_execution_status()), "status").0;
+            let status = launch_nd(&env, &k, &[4, 4], &[4, 4]);
             if checked {
                 assert_eq!(status, FAILED, "y = {y}");
             } else {
