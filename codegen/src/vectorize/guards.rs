@@ -103,49 +103,32 @@ impl Vectoriser<'_> {
             .func
             .dfg
             .resolve_aliases(self.func.dfg.inst_args(marker)[0]);
-        // Which lanes fail (i8 each), and whether any does.
-        let fails: [Value; 4] = match (self.form(cond), self.active) {
-            (Form::Mask(m), active) => {
-                let m = match active {
-                    Some(a) => self.cursor().ins().band(m, a),
-                    None => m,
-                };
-                let mut l = [cond; 4];
-                for (k, lane) in l.iter_mut().enumerate() {
-                    *lane = self.lane_on(m, k as u8);
-                }
-                l
-            }
-            (_, active) => {
-                let mut l = self.lanes(cond);
-                if let Some(a) = active {
-                    for (k, lane) in l.iter_mut().enumerate() {
-                        let on = self.lane_on(a, k as u8);
-                        *lane = self.cursor().ins().band(*lane, on);
-                    }
-                }
-                l
-            }
-        };
-        let any = match self
+        // Whether any active lane fails: from the first and last lane where the check allows,
+        // so the lanes' own flags are computed only on the cold path; else from those flags.
+        let fast = self
             .active
             .is_none()
             .then(|| self.any_outside(cond))
-            .flatten()
-        {
-            Some(any) => any,
+            .flatten();
+        let dispatch = self.new_cold_block();
+        let cont = self.new_block();
+        let fails = match fast {
+            Some(any) => {
+                self.cursor().ins().brif(any, dispatch, &[], cont, &[]);
+                self.current = dispatch;
+                self.failing_lanes(cond)
+            }
             None => {
+                let fails = self.failing_lanes(cond);
                 let mut any = fails[0];
                 for &f in &fails[1..] {
                     any = self.cursor().ins().bor(any, f);
                 }
-                any
+                self.cursor().ins().brif(any, dispatch, &[], cont, &[]);
+                self.current = dispatch;
+                fails
             }
         };
-        let dispatch = self.new_cold_block();
-        let cont = self.new_block();
-        self.cursor().ins().brif(any, dispatch, &[], cont, &[]);
-        self.current = dispatch;
         for (lane, &fails_here) in fails.iter().enumerate() {
             if lane + 1 < LANES as usize {
                 let report = self.new_cold_block();
@@ -211,6 +194,29 @@ impl Vectoriser<'_> {
                 Some(self.cursor().ins().bor(first_out, last_out))
             }
             _ => None,
+        }
+    }
+
+    /// Which active lanes fail check `cond` (an i8 per lane).
+    fn failing_lanes(&mut self, cond: Value) -> [Value; 4] {
+        match (self.form(cond), self.active) {
+            (Form::Mask(m), active) => {
+                let m = match active {
+                    Some(a) => self.cursor().ins().band(m, a),
+                    None => m,
+                };
+                [0u8, 1, 2, 3].map(|k| self.lane_on(m, k))
+            }
+            (_, active) => {
+                let mut l = self.lanes(cond);
+                if let Some(a) = active {
+                    for (k, lane) in l.iter_mut().enumerate() {
+                        let on = self.lane_on(a, k as u8);
+                        *lane = self.cursor().ins().band(*lane, on);
+                    }
+                }
+                l
+            }
         }
     }
 
