@@ -294,7 +294,7 @@ pub(crate) fn build(
                 drop(plan);
                 let scalar = func.clone();
                 match crate::vectorize::vectorize(func, &item_loop) {
-                    Ok(_) => (
+                    Ok(()) => (
                         crate::Vectorization::Vectorized {
                             lanes: crate::vectorize::LANES as u32,
                         },

@@ -73,13 +73,12 @@ pub(crate) use analysis::{lane_wise, vector_float_condition};
 use rewrite::*;
 
 /// Adds the vector loop in front of `lp` (which stays as the loop over the remaining
-/// work-items) and returns the vector loop's latch, or says why not and leaves `func`
-/// unchanged.
-pub(crate) fn vectorize(func: &mut Function, lp: &ItemLoop) -> Result<Block, Refusal> {
+/// work-items), or says why not and leaves `func` unchanged.
+pub(crate) fn vectorize(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal> {
     let mut work = func.clone();
-    let latch = vectorize_in_place(&mut work, lp)?;
+    vectorize_in_place(&mut work, lp)?;
     *func = work;
-    Ok(latch)
+    Ok(())
 }
 
 /// Bodies beyond this many instructions stay scalar: the vector loop is a second copy of the
@@ -94,7 +93,7 @@ pub(crate) fn vectorize(func: &mut Function, lp: &ItemLoop) -> Result<Block, Ref
 /// limit lets such kernels vectorise and keeps build_big-sized ones within the target.
 const MAX_VECTORISED_INSTRUCTIONS: usize = 16_000;
 
-fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<Block, Refusal> {
+fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal> {
     if func.dfg.block_params(lp.head).len() != 1 {
         return Err("the work-item loop head is not as kernel.rs builds it");
     }
@@ -432,5 +431,5 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<Block, Refus
             }
         }
     }
-    Ok(vector_latch)
+    Ok(())
 }
