@@ -272,23 +272,7 @@ fn a_broadcast_from_outside_the_group_is_a_fault_not_a_crash() {
 
 /// Assembles `text` and builds it: Ok, or the build log.
 fn build_spirv(env: &Env, name: &str, text: &str) -> Result<(), String> {
-    let dir = std::env::temp_dir();
-    let (asm, spv) = (
-        dir.join(format!("ferrocl-{name}-{}.spvasm", std::process::id())),
-        dir.join(format!("ferrocl-{name}-{}.spv", std::process::id())),
-    );
-    std::fs::write(&asm, text).expect("write the assembly");
-    let st = Command::new("spirv-as")
-        .args(["--target-env", "spv1.0"])
-        .arg(&asm)
-        .arg("-o")
-        .arg(&spv)
-        .status()
-        .expect("spirv-as (spirv-tools) is installed");
-    assert!(st.success(), "spirv-as {name}");
-    let il = std::fs::read(&spv).expect("read the assembled module");
-    let _ = std::fs::remove_file(&asm);
-    let _ = std::fs::remove_file(&spv);
+    let il = common::assemble_text(name, text, "1.0");
     let program = check(
         cl(Program::create_from_il(&env.context, &il)),
         "clCreateProgramWithIL",

@@ -20,35 +20,11 @@ use opencl3::program::build_program;
 use opencl3::types::{cl_context, cl_program};
 use opencl_sys::CL_SUCCESS;
 
-/// Assembles SPIR-V assembly `text` with spirv-as for SPIR-V `version` ("1.0", "1.4").
-fn assemble_text(name: &str, text: &str, version: &str) -> Vec<u8> {
-    static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let out = std::env::temp_dir().join(format!(
-        "ferrocl-sycl-{}-{n}-{name}.spv",
-        std::process::id()
-    ));
-    let source = out.with_extension("spvasm");
-    std::fs::write(&source, text).expect("write .spvasm");
-    let st = std::process::Command::new("spirv-as")
-        .args(["--target-env", &format!("spv{version}")])
-        .arg(&source)
-        .arg("-o")
-        .arg(&out)
-        .status()
-        .expect("spirv-as (spirv-tools) is installed");
-    assert!(st.success(), "spirv-as {name}");
-    let words = std::fs::read(&out).expect("assembled module");
-    let _ = std::fs::remove_file(out);
-    let _ = std::fs::remove_file(source);
-    words
-}
-
 /// Assembles `icd/tests/data/<name>.spvasm`.
 fn assemble(name: &str, version: &str) -> Vec<u8> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("tests/data/{name}.spvasm"));
     let text = std::fs::read_to_string(path).expect("read .spvasm");
-    assemble_text(name, &text, version)
+    common::assemble_text(name, &text, version)
 }
 
 fn ferrocl_only(env: &Env) -> bool {

@@ -592,3 +592,26 @@ pub fn ulp_error(got: f32, exact: f64) -> f64 {
     };
     ((got as f64) - exact).abs() / ulp
 }
+
+/// SPIR-V assembly `text` assembled by `spirv-as` for SPIR-V `version` ("1.0"…); `name` only
+/// tells the files of concurrent tests apart.
+pub fn assemble_text(name: &str, text: &str, version: &str) -> Vec<u8> {
+    static COUNT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out =
+        std::env::temp_dir().join(format!("ferrocl-asm-{}-{n}-{name}.spv", std::process::id()));
+    let source = out.with_extension("spvasm");
+    std::fs::write(&source, text).expect("write .spvasm");
+    let st = std::process::Command::new("spirv-as")
+        .args(["--target-env", &format!("spv{version}")])
+        .arg(&source)
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .expect("spirv-as (spirv-tools) is installed");
+    assert!(st.success(), "spirv-as {name}");
+    let words = std::fs::read(&out).expect("assembled module");
+    let _ = std::fs::remove_file(out);
+    let _ = std::fs::remove_file(source);
+    words
+}
