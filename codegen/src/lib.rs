@@ -6,6 +6,7 @@
 //! [`BuildOptions`], and gets back a [`Program`] whose kernels it calls through [`Kernel::run_group`].
 
 mod abi;
+mod backend;
 mod checked;
 mod entry_points;
 mod options;
@@ -22,7 +23,7 @@ pub use abi::{
     SUB_GROUP_SIZE,
 };
 pub use checked::{CheckKind, CheckSite, CheckedLaunch, Fault};
-pub use options::{BuildOptions, ImageKey, Specialization};
+pub use options::{Backend, BuildOptions, ImageKey, Specialization, Target};
 
 /// Private memory one work-item of a kernel may use on the stack (the sum of its
 /// function-storage variables kept in memory; a kernel with barriers keeps them in its heap

@@ -51,6 +51,68 @@ pub struct BuildOptions {
     /// Keep the program in serialized form for the program cache
     /// ([`crate::Program::take_serialized`]).
     pub serializable: bool,
+    /// Which code generator makes the machine code (see [`Backend`]).
+    pub backend: Backend,
+    /// The CPU the code is for: how wide the wide backend's vectors are.
+    pub target: Target,
+}
+
+/// The code generator behind the compile pipeline's last step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Backend {
+    /// Cranelift: builds in milliseconds; vectors of 128 bits (4 work-items per vector).
+    #[default]
+    Cranelift,
+    /// LLVM's code generator in the LLVM server (backend/): vectors as wide as
+    /// [`Target::vector_bits`]. A kernel it refuses is made by Cranelift, with the reason in
+    /// the build's debug log.
+    Wide,
+}
+
+/// What the code generator may assume of the CPU. Chosen by the runtime from the host
+/// ([`Target::host`]); part of the machine-code cache key, so code never reaches a CPU it was
+/// not made for.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Target {
+    /// The widest vector register the code may use, in bits: 512 with AVX-512 (F, BW, DQ, VL),
+    /// 256 with AVX2 and FMA, else 128.
+    pub vector_bits: u32,
+}
+
+impl Target {
+    /// The machine this process runs on.
+    pub fn host() -> Target {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let avx512 = std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("avx512bw")
+                && std::arch::is_x86_feature_detected!("avx512dq")
+                && std::arch::is_x86_feature_detected!("avx512vl");
+            let avx2 = std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma");
+            let vector_bits = if avx512 {
+                512
+            } else if avx2 {
+                256
+            } else {
+                128
+            };
+            Target { vector_bits }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        Target { vector_bits: 128 }
+    }
+
+    /// How many 32-bit lanes one vector register holds.
+    pub fn lanes32(&self) -> u32 {
+        self.vector_bits / 32
+    }
+}
+
+impl Default for Target {
+    fn default() -> Self {
+        Target::host()
+    }
 }
 
 impl BuildOptions {
@@ -79,7 +141,15 @@ impl BuildOptions {
             specialize,
             threads: _,
             serializable: _,
+            backend,
+            target,
         } = self;
+        // Cranelift's code is the same on every x86-64 CPU this driver runs on; the wide
+        // backend's is made for this CPU (its width and, in the LLVM server, its features).
+        let target = match backend {
+            Backend::Cranelift => String::new(),
+            Backend::Wide => format!(" target={target:?}"),
+        };
         format!(
             "optimize={optimize} mad_enable={mad_enable} fast_relaxed_math={fast_relaxed_math} \
              unsafe_math_optimizations={unsafe_math_optimizations} \
@@ -89,7 +159,7 @@ impl BuildOptions {
              uniform_work_group_size={uniform_work_group_size} round_to_zero={round_to_zero} \
              sub_groups={sub_groups} vectorize={vectorize} pack_vectors={pack_vectors} \
              stop_checks={stop_checks} \
-             checked={checked} specialize={specialize:?}"
+             checked={checked} specialize={specialize:?} backend={backend:?}{target}"
         )
     }
 }
@@ -116,6 +186,8 @@ impl Default for BuildOptions {
             specialize: None,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             serializable: false,
+            backend: Backend::Cranelift,
+            target: Target::host(),
         }
     }
 }
