@@ -293,10 +293,11 @@ pub(crate) fn build(
             } else {
                 drop(plan);
                 let scalar = func.clone();
-                match crate::vectorize::vectorize(func, &item_loop) {
+                let lanes = crate::vectorize::lanes_for(options);
+                match crate::vectorize::vectorize(func, &item_loop, lanes) {
                     Ok(()) => (
                         crate::Vectorization::Vectorized {
-                            lanes: crate::vectorize::LANES as u32,
+                            lanes: lanes as u32,
                         },
                         Some(scalar),
                     ),

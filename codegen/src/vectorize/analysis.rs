@@ -11,7 +11,7 @@ use cranelift_codegen::ir::{
 use super::*;
 
 /// How a varying value (or a uniform one) lives in the vector loop.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(super) enum Form {
     Uniform(Value),
     Affine {
@@ -28,9 +28,11 @@ pub(super) enum Form {
     },
     Vector(Value),
     Mask(Value),
-    /// Doubles as two f64x2: lanes 0 and 1, then 2 and 3.
+    /// Doubles as two vectors of half the lanes each (f64x2 at four lanes): the low lanes,
+    /// then the high ones.
     Pair([Value; 2]),
-    Lanes([Value; 4]),
+    /// One scalar per lane.
+    Lanes(Vec<Value>),
 }
 
 /// How a block parameter is passed in the vector loop.

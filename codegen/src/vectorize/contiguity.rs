@@ -19,7 +19,6 @@ use cranelift_codegen::ir::{
 
 use super::analysis::*;
 use super::rewrite::Vectoriser;
-use super::LANES;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Widen {
@@ -192,7 +191,7 @@ impl Vectoriser<'_> {
     fn first_lane(&mut self, v: Value) -> (Value, Value) {
         let x = self.vector(v);
         let first = match self.form(v) {
-            Form::Lanes(l) => l[0],
+            Form::Lanes(ref l) => l[0],
             _ => self.cursor().ins().extractlane(x, 0),
         };
         (first, x)
@@ -206,18 +205,19 @@ impl Vectoriser<'_> {
             return self.consecutive_64(part, &terms);
         }
         let (p0, p) = self.first_lane(part);
-        let first = self.cursor().ins().splat(types::I32X4, p0);
-        let mut bytes = Vec::with_capacity(16);
-        for k in 0..LANES as i32 {
+        let vt = self.mask_ty();
+        let first = self.cursor().ins().splat(vt, p0);
+        let mut bytes = Vec::with_capacity(4 * self.n);
+        for k in 0..self.n as i32 {
             bytes.extend_from_slice(&k.to_le_bytes());
         }
         let c = self.func.dfg.constants.insert(ConstantData::from(bytes));
-        let steps = self.cursor().ins().vconst(types::I32X4, c);
+        let steps = self.cursor().ins().vconst(vt, c);
         let want = self.cursor().ins().iadd(first, steps);
         let same = self.cursor().ins().icmp(IntCC::Equal, p, want);
         let all = self.cursor().ins().vall_true(same);
         let i0 = self.add_terms(p0, &terms);
-        let span = LANES - 1;
+        let span = self.n as i64 - 1;
         let no_wrap = if ix.widen == Widen::Sign {
             let last = i64::from(i32::MAX) - span;
             self.cursor()
@@ -276,9 +276,9 @@ impl Vectoriser<'_> {
             fast = self.cursor().ins().band(fast, all);
         }
         let result = self.func.dfg.inst_results(inst).first().copied();
-        let vt = result.map(|r| self.ty(r).by(LANES as u32).expect("32-bit lanes"));
+        let vt = result.map(|r| self.wide(self.ty(r)));
         let saved_active = self.active.take();
-        let saved_form = self.forms.get(&ix.addr).copied();
+        let saved_form = self.forms.get(&ix.addr).cloned();
         let v = self.diamond(
             fast,
             vt,

@@ -19,7 +19,7 @@ use cranelift_codegen::ir::{self, Block, Function, InstBuilder, InstructionData,
 
 use super::analysis::Form;
 use super::rewrite::Vectoriser;
-use super::{ItemLoop, LANES};
+use super::ItemLoop;
 
 /// The trap code of the marker: never executed (every marker is replaced again).
 const GUARD_TRAP: TrapCode = TrapCode::unwrap_user(0x47);
@@ -130,7 +130,7 @@ impl Vectoriser<'_> {
             }
         };
         for (lane, &fails_here) in fails.iter().enumerate() {
-            if lane + 1 < LANES as usize {
+            if lane + 1 < self.n {
                 let report = self.new_cold_block();
                 let next = self.new_cold_block();
                 self.cursor().ins().brif(fails_here, report, &[], next, &[]);
@@ -182,7 +182,8 @@ impl Vectoriser<'_> {
                 if stride.unsigned_abs() > 1 << 32 {
                     return None;
                 }
-                let last = self.cursor().ins().iadd_imm_s(base, stride * (LANES - 1));
+                let span = stride * (self.n as i64 - 1);
+                let last = self.cursor().ins().iadd_imm_s(base, span);
                 let first_out = self
                     .cursor()
                     .ins()
@@ -198,14 +199,14 @@ impl Vectoriser<'_> {
     }
 
     /// Which active lanes fail check `cond` (an i8 per lane).
-    fn failing_lanes(&mut self, cond: Value) -> [Value; 4] {
+    fn failing_lanes(&mut self, cond: Value) -> Vec<Value> {
         match (self.form(cond), self.active) {
             (Form::Mask(m), active) => {
                 let m = match active {
                     Some(a) => self.cursor().ins().band(m, a),
                     None => m,
                 };
-                [0u8, 1, 2, 3].map(|k| self.lane_on(m, k))
+                (0..self.n as u8).map(|k| self.lane_on(m, k)).collect()
             }
             (_, active) => {
                 let mut l = self.lanes(cond);

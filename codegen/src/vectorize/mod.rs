@@ -42,9 +42,25 @@ use cranelift_codegen::ir::{
     self, types, Block, BlockArg, Function, InstBuilder, InstructionData, Value,
 };
 
-/// Work-items per vector iteration: the 32-bit lanes of a 128-bit vector (the widest Cranelift
-/// lowers on x86-64), and the sub-group size (abi.rs).
-pub(crate) const LANES: i64 = 4;
+/// Work-items per vector iteration for Cranelift: the 32-bit lanes of a 128-bit vector (the
+/// widest Cranelift lowers on x86-64), and the sub-group size (abi.rs). The wide backend takes
+/// as many as the target's vectors hold ([`crate::Target::lanes32`]).
+pub(crate) const CRANELIFT_LANES: usize = 4;
+
+/// Work-items per vector iteration for a build with `options`: Cranelift's 4, or for the wide
+/// backend one per 32-bit lane of the target's vectors (8 with AVX2, 16 with AVX-512).
+/// Sub-groups stay 4 work-items either way (their collectives are barrier points, which keep a
+/// kernel out of the vector loop), so a kernel sees the same sub-groups on both backends.
+pub(crate) fn lanes_for(options: &crate::BuildOptions) -> usize {
+    match options.backend {
+        crate::Backend::Cranelift => CRANELIFT_LANES,
+        crate::Backend::Wide => match options.target.lanes32() {
+            16.. => 16,
+            8..=15 => 8,
+            _ => CRANELIFT_LANES,
+        },
+    }
+}
 
 /// The x work-item loop of a work-group function, as kernel.rs builds it.
 pub(crate) struct ItemLoop {
@@ -72,11 +88,13 @@ use analysis::*;
 pub(crate) use analysis::{lane_wise, vector_float_condition};
 use rewrite::*;
 
-/// Adds the vector loop in front of `lp` (which stays as the loop over the remaining
-/// work-items), or says why not and leaves `func` unchanged.
-pub(crate) fn vectorize(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal> {
+/// Adds the vector loop of `lanes` work-items per iteration (4, 8 or 16) in front of `lp`
+/// (which stays as the loop over the remaining work-items), or says why not and leaves
+/// `func` unchanged.
+pub(crate) fn vectorize(func: &mut Function, lp: &ItemLoop, lanes: usize) -> Result<(), Refusal> {
+    debug_assert!(matches!(lanes, 4 | 8 | 16));
     let mut work = func.clone();
-    vectorize_in_place(&mut work, lp)?;
+    vectorize_in_place(&mut work, lp, lanes)?;
     *func = work;
     Ok(())
 }
@@ -93,7 +111,7 @@ pub(crate) fn vectorize(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusa
 /// limit lets such kernels vectorise and keeps build_big-sized ones within the target.
 const MAX_VECTORISED_INSTRUCTIONS: usize = 16_000;
 
-fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal> {
+fn vectorize_in_place(func: &mut Function, lp: &ItemLoop, n: usize) -> Result<(), Refusal> {
     if func.dfg.block_params(lp.head).len() != 1 {
         return Err("the work-item loop head is not as kernel.rs builds it");
     }
@@ -133,7 +151,7 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal>
         );
     }
     private::check_budget(func, &body)?;
-    let interleaved = private::interleave_word_slots(func, &body);
+    let interleaved = private::interleave_word_slots(func, &body, n);
     let body_set: HashSet<Block> = body.iter().copied().collect();
     // The body is entered only at the head, and only from outside the loop and the latch.
     for block in func.layout.blocks() {
@@ -263,15 +281,16 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal>
                     ParamForm::Uniform
                 } else if vectorisable_type(t) {
                     func.dfg
-                        .append_block_param(copy, t.by(LANES as u32).expect("32-bit lanes"));
+                        .append_block_param(copy, t.by(n as u32).expect("32-bit lanes"));
                     ParamForm::Vector
                 } else if t == types::F64 {
+                    let half = types::F64.by(n as u32 / 2).expect("double lanes");
                     for _ in 0..2 {
-                        func.dfg.append_block_param(copy, types::F64X2);
+                        func.dfg.append_block_param(copy, half);
                     }
                     ParamForm::Pair
                 } else {
-                    for _ in 0..LANES {
+                    for _ in 0..n {
                         func.dfg.append_block_param(copy, t);
                     }
                     ParamForm::Lanes
@@ -315,10 +334,11 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal>
         guards: guards.iter().map(|(&marker, g)| (marker, g.fail)).collect(),
         lane_slots: HashMap::new(),
         interleaved,
+        n,
     };
     // check(x): four more work-items? Then the vector body, else the scalar loop for the rest.
     let head_copy = v.blocks[&lp.head];
-    let next = v.cursor().ins().iadd_imm_s(check_x, LANES);
+    let next = v.cursor().ins().iadd_imm_s(check_x, n as i64);
     let fits = v.cursor().ins().icmp(
         ir::condcodes::IntCC::UnsignedLessThanOrEqual,
         next,
@@ -365,11 +385,7 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal>
                         Form::Pair([lo, next.next().expect("a parameter")])
                     }
                     ParamForm::Lanes => {
-                        let mut l = [p; 4];
-                        for lane in &mut l {
-                            *lane = next.next().expect("a parameter");
-                        }
-                        Form::Lanes(l)
+                        Form::Lanes((0..n).map(|_| next.next().expect("a parameter")).collect())
                     }
                 };
                 v.forms.insert(p, f);
@@ -379,7 +395,8 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal>
             // A masked loop outside any branch region, entered here by every lane.
             let all = {
                 let ones = v.cursor().ins().iconst(types::I32, -1);
-                v.cursor().ins().splat(types::I32X4, ones)
+                let mt = v.mask_ty();
+                v.cursor().ins().splat(mt, ones)
             };
             v.emit_loop(block, all)?;
             let exit = v.loops[&block].exit;
@@ -408,7 +425,7 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop) -> Result<(), Refusal>
         }
     }
     v.current = vector_latch;
-    let next = v.cursor().ins().iadd_imm_s(x, LANES);
+    let next = v.cursor().ins().iadd_imm_s(x, n as i64);
     v.cursor().ins().jump(check, &[BlockArg::Value(next)]);
 
     // Enter the vector loop where the scalar loop was entered (not from its latch, nor from

@@ -13,9 +13,10 @@
 //! components of its `uint4` words) is *interleaved* instead: word `w` of lane `k` lives at
 //! `slot + 16 * w + 4 * k`, so the lanes' copies of one word are one vector and an access at a
 //! uniform index is one vector load or store. [`interleave_word_slots`] rewrites the body for
-//! it before the vectoriser runs: the slot becomes four times as large and every byte offset
-//! added to its address is scaled by four, which is also a valid layout for the scalar loop
-//! (lane 0's words); the vector copy then gives the slot's address the stride 4.
+//! it before the vectoriser runs: the slot becomes a lane count times as large and every byte
+//! offset added to its address is scaled by that count, which is also a valid layout for the
+//! scalar loop (lane 0's words); the vector copy then gives the slot's address the stride 4.
+//! (At four lanes, word `w` of lane `k` is at `16 * w + 4 * k`; at `n` lanes, `4n * w + 4k`.)
 //!
 //! Without this, a kernel with a private array stayed scalar: the hashing kernels of a
 //! password-recovery tool ("private memory on the stack (each work-item needs its own)"). With
@@ -31,7 +32,7 @@ use cranelift_codegen::ir::{
 
 use super::analysis::Form;
 use super::rewrite::Vectoriser;
-use super::{Refusal, LANES};
+use super::Refusal;
 
 /// At most this many bytes of private stack slots per work-item are copied per lane: four
 /// copies of more would take a good part of a worker's stack (codegen's
@@ -70,7 +71,7 @@ impl Vectoriser<'_> {
             return twin;
         }
         if self.interleaved.contains(&slot) {
-            // Already four lanes wide, one word apart.
+            // Already a word per lane, one word apart.
             self.lane_slots.insert(slot, (slot, 4));
             return (slot, 4);
         }
@@ -78,7 +79,7 @@ impl Vectoriser<'_> {
         let stride = lane_stride(data.size);
         let twin = ir::StackSlotData::new(
             ir::StackSlotKind::ExplicitSlot,
-            (stride * LANES) as u32,
+            (stride * self.n as i64) as u32,
             data.align_shift.max(4),
         );
         let twin = (self.func.create_sized_stack_slot(twin), stride);
@@ -106,7 +107,11 @@ impl Vectoriser<'_> {
 
 /// Interleaves every private slot of `body` that is accessed only as aligned 32-bit words
 /// (see the module comment); returns those slots.
-pub(super) fn interleave_word_slots(func: &mut Function, body: &[Block]) -> HashSet<ir::StackSlot> {
+pub(super) fn interleave_word_slots(
+    func: &mut Function,
+    body: &[Block],
+    lanes: usize,
+) -> HashSet<ir::StackSlot> {
     let mut addresses: HashMap<ir::StackSlot, Vec<ir::Inst>> = HashMap::new();
     for &b in body {
         for inst in func.layout.block_insts(b) {
@@ -121,10 +126,10 @@ pub(super) fn interleave_word_slots(func: &mut Function, body: &[Block]) -> Hash
     let uses = uses_of(func);
     let mut done = HashSet::new();
     for (slot, roots) in addresses {
-        let Some(plan) = word_plan(func, &uses, &roots) else {
+        let Some(plan) = word_plan(func, &uses, &roots, lanes) else {
             continue;
         };
-        apply(func, slot, &plan);
+        apply(func, slot, &plan, lanes);
         done.insert(slot);
     }
     done
@@ -161,6 +166,7 @@ fn word_plan(
     func: &Function,
     uses: &HashMap<Value, Vec<(ir::Inst, usize)>>,
     roots: &[ir::Inst],
+    lanes: usize,
 ) -> Option<WordPlan> {
     let mut plan = WordPlan {
         roots: roots.to_vec(),
@@ -232,7 +238,7 @@ fn word_plan(
         }
     }
     // Four times the offsets must still fit the immediates.
-    let fits = |imm: i64| i32::try_from(imm * 4).is_ok();
+    let fits = |imm: i64| i32::try_from(imm * lanes as i64).is_ok();
     for &inst in plan.scaled_immediates.iter().chain(&plan.roots) {
         let imm = match func.dfg.insts[inst] {
             InstructionData::Load { offset, .. } | InstructionData::Store { offset, .. } => {
@@ -294,26 +300,26 @@ fn multiple_of_four(func: &Function, v: Value, depth: u32) -> bool {
     }
 }
 
-/// Four times `offset` (word_plan checked that it fits).
-fn scaled_offset(offset: ir::immediates::Offset32) -> ir::immediates::Offset32 {
-    let scaled = i32::try_from(i64::from(offset) * 4).unwrap_or(i32::MAX);
+/// `lanes` times `offset` (word_plan checked that it fits).
+fn scaled_offset(offset: ir::immediates::Offset32, lanes: usize) -> ir::immediates::Offset32 {
+    let scaled = i32::try_from(i64::from(offset) * lanes as i64).unwrap_or(i32::MAX);
     ir::immediates::Offset32::new(scaled)
 }
 
-/// Makes `slot` four times as large and scales its addressing by four.
-fn apply(func: &mut Function, slot: ir::StackSlot, plan: &WordPlan) {
+/// Makes `slot` `lanes` times as large and scales its addressing by `lanes` (a power of two).
+fn apply(func: &mut Function, slot: ir::StackSlot, plan: &WordPlan, lanes: usize) {
     let data = &mut func.sized_stack_slots[slot];
-    data.size = data.size.next_multiple_of(4) * LANES as u32;
+    data.size = data.size.next_multiple_of(4) * lanes as u32;
     data.align_shift = data.align_shift.max(4);
     for &inst in &plan.roots {
         if let InstructionData::StackAddr { offset, .. } = &mut func.dfg.insts[inst] {
-            *offset = scaled_offset(*offset);
+            *offset = scaled_offset(*offset, lanes);
         }
     }
     for &inst in &plan.scaled_immediates {
         match &mut func.dfg.insts[inst] {
             InstructionData::Load { offset, .. } | InstructionData::Store { offset, .. } => {
-                *offset = scaled_offset(*offset);
+                *offset = scaled_offset(*offset, lanes);
             }
             _ => {}
         }
@@ -321,7 +327,7 @@ fn apply(func: &mut Function, slot: ir::StackSlot, plan: &WordPlan) {
     for &(inst, index) in &plan.scaled_operands {
         let y = func.dfg.resolve_aliases(func.dfg.inst_args(inst)[index]);
         let mut pos = FuncCursor::new(func).at_inst(inst);
-        let scaled = pos.ins().ishl_imm_u(y, 2);
+        let scaled = pos.ins().ishl_imm_u(y, i64::from(lanes.trailing_zeros()));
         func.dfg.inst_args_mut(inst)[index] = scaled;
     }
 }

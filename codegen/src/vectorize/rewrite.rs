@@ -36,6 +36,9 @@ pub(super) struct Vectoriser<'a> {
     pub(super) lane_slots: HashMap<ir::StackSlot, (ir::StackSlot, i64)>,
     /// Private slots already laid out with the lanes' words interleaved (private.rs).
     pub(super) interleaved: HashSet<ir::StackSlot>,
+    /// Work-items per vector iteration (4 for Cranelift's 128-bit vectors; 8 or 16 for the
+    /// wide backend).
+    pub(super) n: usize,
 }
 
 impl Vectoriser<'_> {
@@ -49,23 +52,38 @@ impl Vectoriser<'_> {
 
     pub(super) fn form(&self, v: Value) -> Form {
         let v = self.func.dfg.resolve_aliases(v);
-        self.forms.get(&v).copied().unwrap_or(Form::Uniform(v))
+        self.forms.get(&v).cloned().unwrap_or(Form::Uniform(v))
+    }
+
+    /// Scalar type `t` with one lane per work-item.
+    pub(super) fn wide(&self, t: Type) -> Type {
+        t.by(self.n as u32).expect("32-bit lanes")
+    }
+
+    /// The type of each half of a `Pair` (f64x2 at four lanes).
+    pub(super) fn pair_ty(&self) -> Type {
+        types::F64.by(self.n as u32 / 2).expect("double lanes")
+    }
+
+    /// The type of a lane mask (i32x4 at four lanes).
+    pub(super) fn mask_ty(&self) -> Type {
+        types::I32.by(self.n as u32).expect("32-bit lanes")
     }
 
     pub(super) fn is_uniform(&self, v: Value) -> bool {
         matches!(self.form(v), Form::Uniform(_))
     }
 
-    /// `v` (of scalar type `t`) as one vector of `t` × 4.
+    /// `v` (of scalar type `t`) as one vector of `t` × lanes.
     pub(super) fn vector(&mut self, v: Value) -> Value {
         let t = self.ty(v);
-        let vt = t.by(LANES as u32).expect("32-bit lanes");
+        let vt = self.wide(t);
         match self.form(v) {
             Form::Uniform(u) => match self.constant_bits(u) {
                 // One `vconst` rather than a constant and its splat: the vector copy of a
                 // large unrolled body is smaller for the JIT to optimise.
                 Some(bits) => {
-                    let bytes: Vec<u8> = (0..LANES).flat_map(|_| bits.to_le_bytes()).collect();
+                    let bytes: Vec<u8> = (0..self.n).flat_map(|_| bits.to_le_bytes()).collect();
                     let c = self.func.dfg.constants.insert(ConstantData::from(bytes));
                     self.cursor().ins().vconst(vt, c)
                 }
@@ -74,8 +92,8 @@ impl Vectoriser<'_> {
             Form::Vector(x) | Form::Mask(x) => x,
             Form::Affine { base, stride } => {
                 let splat = self.cursor().ins().splat(vt, base);
-                let mut bytes = Vec::with_capacity(16);
-                for k in 0..LANES {
+                let mut bytes = Vec::with_capacity(4 * self.n);
+                for k in 0..self.n as i64 {
                     bytes.extend_from_slice(&((stride.wrapping_mul(k)) as i32).to_le_bytes());
                 }
                 let c = self.func.dfg.constants.insert(ConstantData::from(bytes));
@@ -95,7 +113,7 @@ impl Vectoriser<'_> {
 
     /// The lanes of a `Guarded` value whatever its guard says: its defining instruction once
     /// per lane, on its operands' (exact) lanes.
-    pub(super) fn exact_lanes(&mut self, v: Value) -> [Value; 4] {
+    pub(super) fn exact_lanes(&mut self, v: Value) -> Vec<Value> {
         let inst = self
             .func
             .dfg
@@ -104,24 +122,26 @@ impl Vectoriser<'_> {
             .expect("guarded values are instruction results");
         let ctrl = self.func.dfg.ctrl_typevar(inst);
         let arg_lanes = self.args_as(inst, Self::lanes);
-        self.clone_per_lane(inst, ctrl, &arg_lanes)[0]
+        self.clone_per_lane(inst, ctrl, &arg_lanes).swap_remove(0)
     }
 
-    /// `v` as four scalars.
-    pub(super) fn lanes(&mut self, v: Value) -> [Value; 4] {
+    /// `v` as one scalar per lane.
+    pub(super) fn lanes(&mut self, v: Value) -> Vec<Value> {
+        let n = self.n;
         match self.form(v) {
-            Form::Uniform(u) => [u; 4],
+            Form::Uniform(u) => vec![u; n],
             Form::Lanes(l) => l,
             Form::Guarded { .. } => self.exact_lanes(v),
             Form::Pair(p) => {
-                let mut l = [p[0]; 4];
+                let mut l = vec![p[0]; n];
+                let half = n / 2;
                 for (k, lane) in l.iter_mut().enumerate() {
-                    *lane = self.cursor().ins().extractlane(p[k / 2], (k % 2) as u8);
+                    *lane = self.cursor().ins().extractlane(p[k / half], (k % half) as u8);
                 }
                 l
             }
             Form::Affine { base, stride } => {
-                let mut l = [base; 4];
+                let mut l = vec![base; n];
                 for (k, lane) in l.iter_mut().enumerate().skip(1) {
                     *lane = self
                         .cursor()
@@ -131,7 +151,7 @@ impl Vectoriser<'_> {
                 l
             }
             Form::Vector(x) => {
-                let mut l = [x; 4];
+                let mut l = vec![x; n];
                 for (k, lane) in l.iter_mut().enumerate() {
                     *lane = self.cursor().ins().extractlane(x, k as u8);
                 }
@@ -139,7 +159,7 @@ impl Vectoriser<'_> {
             }
             Form::Mask(m) => {
                 // Booleans are i8 0/1.
-                let mut l = [m; 4];
+                let mut l = vec![m; n];
                 for (k, lane) in l.iter_mut().enumerate() {
                     let bits = self.cursor().ins().extractlane(m, k as u8);
                     let bit = self.cursor().ins().band_imm_s(bits, 1);
@@ -166,24 +186,35 @@ impl Vectoriser<'_> {
         }
     }
 
-    /// Double `v` as two f64x2 (lanes 0-1, 2-3).
+    /// Double `v` as two vectors of half the lanes (low lanes, high lanes).
     pub(super) fn pair(&mut self, v: Value) -> [Value; 2] {
+        let pt = self.pair_ty();
         match self.form(v) {
             Form::Pair(p) => p,
             Form::Uniform(u) => {
-                let x = self.cursor().ins().splat(types::F64X2, u);
+                let x = self.cursor().ins().splat(pt, u);
                 [x, x]
             }
             _ => {
                 let l = self.lanes(v);
-                let mut out = [l[0]; 2];
-                for (h, half) in out.iter_mut().enumerate() {
-                    let x = self.cursor().ins().scalar_to_vector(types::F64X2, l[2 * h]);
-                    *half = self.cursor().ins().insertlane(x, l[2 * h + 1], 1);
-                }
-                out
+                self.pair_from_lanes(&l)
             }
         }
+    }
+
+    /// Doubles `l` (one per lane) as the two halves of a `Pair`.
+    pub(super) fn pair_from_lanes(&mut self, l: &[Value]) -> [Value; 2] {
+        let pt = self.pair_ty();
+        let half = self.n / 2;
+        let mut out = [l[0]; 2];
+        for (h, part) in out.iter_mut().enumerate() {
+            let mut x = self.cursor().ins().scalar_to_vector(pt, l[half * h]);
+            for k in 1..half {
+                x = self.cursor().ins().insertlane(x, l[half * h + k], k as u8);
+            }
+            *part = x;
+        }
+        out
     }
 
     /// Lane-wise double arithmetic on the two halves.
@@ -192,9 +223,10 @@ impl Vectoriser<'_> {
         let pairs = self.args_as(inst, Self::pair);
         let mut out = [result; 2];
         for (h, half) in out.iter_mut().enumerate() {
+            let pt = self.pair_ty();
             let new = self.clone_with(
                 inst,
-                types::F64X2,
+                pt,
                 &pairs.iter().map(|a| a[h]).collect::<Vec<_>>(),
             );
             *half = new[0];
@@ -202,23 +234,24 @@ impl Vectoriser<'_> {
         self.define(result, Form::Pair(out));
     }
 
-    /// Boolean `v` (i8 0/1) as an i32x4 mask.
+    /// Boolean `v` (i8 0/1) as a mask of 32-bit lanes.
     pub(super) fn mask_of(&mut self, v: Value) -> Value {
+        let mt = self.mask_ty();
         match self.form(v) {
             Form::Mask(m) => m,
             Form::Uniform(u) => {
                 let wide = self.cursor().ins().uextend(types::I32, u);
                 let all = self.cursor().ins().ineg(wide);
-                self.cursor().ins().splat(types::I32X4, all)
+                self.cursor().ins().splat(mt, all)
             }
             _ => {
                 let l = self.lanes(v);
-                let mut lanes = [l[0]; 4];
+                let mut lanes = l.clone();
                 for (k, &b) in l.iter().enumerate() {
                     let wide = self.cursor().ins().uextend(types::I32, b);
                     lanes[k] = self.cursor().ins().ineg(wide);
                 }
-                let mut x = self.cursor().ins().scalar_to_vector(types::I32X4, lanes[0]);
+                let mut x = self.cursor().ins().scalar_to_vector(mt, lanes[0]);
                 for (k, &lane) in lanes.iter().enumerate().skip(1) {
                     x = self.cursor().ins().insertlane(x, lane, k as u8);
                 }
@@ -229,7 +262,7 @@ impl Vectoriser<'_> {
 
     /// A vector of `mask`'s lanes reinterpreted as `vt` (for `bitselect` on floats).
     pub(super) fn mask_as(&mut self, mask: Value, vt: Type) -> Value {
-        if vt == types::I32X4 {
+        if vt == self.mask_ty() {
             return mask;
         }
         let little = MemFlagsData::new().with_endianness(Endianness::Little);
@@ -283,21 +316,22 @@ impl Vectoriser<'_> {
         args.into_iter().map(|a| to(self, a)).collect()
     }
 
-    /// `inst` once per lane on its arguments' lanes: the four lanes of each result.
+    /// `inst` once per lane on its arguments' lanes: the lanes of each result.
     pub(super) fn clone_per_lane(
         &mut self,
         inst: ir::Inst,
         ctrl: Type,
-        arg_lanes: &[[Value; 4]],
-    ) -> Vec<[Value; 4]> {
-        let mut out: Vec<[Value; 4]> = self
+        arg_lanes: &[Vec<Value>],
+    ) -> Vec<Vec<Value>> {
+        let n = self.n;
+        let mut out: Vec<Vec<Value>> = self
             .func
             .dfg
             .inst_results(inst)
             .iter()
-            .map(|&r| [r; 4])
+            .map(|&r| vec![r; n])
             .collect();
-        for lane in 0..LANES as usize {
+        for lane in 0..n {
             let args: Vec<Value> = arg_lanes.iter().map(|a| a[lane]).collect();
             for (r, new) in out.iter_mut().zip(self.clone_with(inst, ctrl, &args)) {
                 r[lane] = new;
@@ -348,10 +382,10 @@ impl Vectoriser<'_> {
         }
     }
 
-    /// A lane-wise pure operation on f32x4 / i32x4.
+    /// A lane-wise pure operation on vectors of 32-bit lanes.
     pub(super) fn lane_wise_vector(&mut self, inst: ir::Inst) {
         let result = self.func.dfg.inst_results(inst)[0];
-        let vt = self.ty(result).by(LANES as u32).expect("32-bit lanes");
+        let vt = self.wide(self.ty(result));
         let vectors = self.args_as(inst, Self::vector);
         let new = self.clone_with(inst, vt, &vectors);
         self.define(result, Form::Vector(new[0]));
@@ -524,7 +558,7 @@ impl Vectoriser<'_> {
         match self.func.dfg.insts[inst] {
             InstructionData::Load { flags, offset, .. } => {
                 let t = self.ty(self.func.dfg.inst_results(inst)[0]);
-                let vt = t.by(LANES as u32).expect("32-bit lanes");
+                let vt = self.wide(t);
                 let flags = vector_access_flags(self.func.dfg.mem_flags[flags]);
                 Some(self.cursor().ins().load(vt, flags, base, offset))
             }
@@ -586,7 +620,7 @@ impl Vectoriser<'_> {
         let v = match guard {
             None => self.vector_access(inst, base),
             Some(g) => {
-                let vt = result.map(|r| self.ty(r).by(LANES as u32).expect("32-bit lanes"));
+                let vt = result.map(|r| self.wide(self.ty(r)));
                 self.diamond(
                     g,
                     vt,
@@ -869,8 +903,8 @@ impl Vectoriser<'_> {
         let arg_lanes = self.args_as(inst, Self::lanes);
         let old = self.func.dfg.inst_results(inst).to_vec();
         let types: Vec<Type> = old.iter().map(|&r| self.ty(r)).collect();
-        let mut results: Vec<Vec<Value>> = vec![Vec::with_capacity(4); old.len()];
-        for lane in 0..LANES as u8 {
+        let mut results: Vec<Vec<Value>> = vec![Vec::with_capacity(self.n); old.len()];
+        for lane in 0..self.n as u8 {
             let lane_args: Vec<Value> = arg_lanes.iter().map(|l| l[lane as usize]).collect();
             let on = self.lane_on(active, lane);
             let got = self.guarded(on, &types, &mut |v: &mut Self| {
@@ -881,7 +915,7 @@ impl Vectoriser<'_> {
             }
         }
         for (o, l) in old.into_iter().zip(results) {
-            self.define(o, Form::Lanes([l[0], l[1], l[2], l[3]]));
+            self.define(o, Form::Lanes(l));
         }
     }
 
@@ -937,7 +971,7 @@ impl Vectoriser<'_> {
             all = self.cursor().ins().band(all, g);
         }
         let result = self.func.dfg.inst_results(inst).first().copied();
-        let vt = result.map(|r| self.ty(r).by(LANES as u32).expect("32-bit lanes"));
+        let vt = result.map(|r| self.wide(self.ty(r)));
         let saved = self.active.take();
         let v = self.diamond(
             all,
@@ -969,7 +1003,7 @@ impl Vectoriser<'_> {
             }
             let t = self.ty(p);
             if vectorisable_type(t) {
-                let vt = t.by(LANES as u32).expect("32-bit lanes");
+                let vt = self.wide(t);
                 let mut v = self.vector(args[0]);
                 for (m, a) in incoming.iter().skip(1).map(|(m, a)| (*m, a[i])) {
                     let x = self.vector(a);
@@ -1031,7 +1065,7 @@ impl Vectoriser<'_> {
     /// `acc` with the lanes of `mask` replaced by those of value `new` (of scalar type `t`).
     pub(super) fn blend(&mut self, mask: Value, new: Value, acc: Form, t: Type) -> Form {
         if vectorisable_type(t) {
-            let vt = t.by(LANES as u32).expect("32-bit lanes");
+            let vt = self.wide(t);
             let x = self.vector(new);
             let Form::Vector(old) = acc else {
                 unreachable!("32-bit accumulators are vectors")
@@ -1054,10 +1088,10 @@ impl Vectoriser<'_> {
     /// A zero accumulator of scalar type `t` (Vector for 32-bit lanes, else Lanes).
     pub(super) fn zero_form(&mut self, t: Type) -> Form {
         if vectorisable_type(t) {
-            Form::Vector(self.zero(t.by(LANES as u32).expect("32-bit lanes")))
+            Form::Vector(self.zero(self.wide(t)))
         } else {
             let z = self.zero(t);
-            Form::Lanes([z; 4])
+            Form::Lanes(vec![z; self.n])
         }
     }
 
@@ -1065,9 +1099,9 @@ impl Vectoriser<'_> {
     pub(super) fn form_args(forms: &[Form]) -> Vec<BlockArg> {
         let mut out = Vec::new();
         for f in forms {
-            match *f {
-                Form::Vector(v) | Form::Mask(v) | Form::Uniform(v) => out.push(BlockArg::Value(v)),
-                Form::Lanes(l) => out.extend(l.map(BlockArg::Value)),
+            match f {
+                Form::Vector(v) | Form::Mask(v) | Form::Uniform(v) => out.push(BlockArg::Value(*v)),
+                Form::Lanes(l) => out.extend(l.iter().map(|&v| BlockArg::Value(v))),
                 Form::Affine { .. } | Form::Guarded { .. } | Form::Pair(_) => {
                     unreachable!("carried values are vectors or lanes")
                 }
@@ -1091,13 +1125,13 @@ impl Vectoriser<'_> {
             .iter()
             .map(|&t| {
                 if vectorisable_type(t) {
-                    let vt = t.by(LANES as u32).expect("32-bit lanes");
+                    let vt = self.wide(t);
                     Form::Vector(self.func.dfg.append_block_param(block, vt))
                 } else {
-                    let l: Vec<Value> = (0..LANES)
+                    let l: Vec<Value> = (0..self.n)
                         .map(|_| self.func.dfg.append_block_param(block, t))
                         .collect();
-                    Form::Lanes([l[0], l[1], l[2], l[3]])
+                    Form::Lanes(l)
                 }
             })
             .collect()
@@ -1135,18 +1169,19 @@ impl Vectoriser<'_> {
             let z = self.zero_form(t);
             entry_forms.push(z);
         }
-        let none = self.zero(types::I32X4);
+        let mt = self.mask_ty();
+        let none = self.zero(mt);
         entry_forms.push(Form::Mask(none));
         let args = Self::form_args(&entry_forms);
         self.cursor().ins().jump(head, &args);
 
         self.current = head;
         let param_forms = self.form_params(head, &param_types);
-        let active = self.func.dfg.append_block_param(head, types::I32X4);
+        let active = self.func.dfg.append_block_param(head, mt);
         let mut accs = self.form_params(head, &carried_types);
-        let mut left = self.func.dfg.append_block_param(head, types::I32X4);
+        let mut left = self.func.dfg.append_block_param(head, mt);
         for (&p, f) in params.iter().zip(&param_forms) {
-            self.define(p, *f);
+            self.define(p, f.clone());
         }
 
         let mut incoming: HashMap<Block, Vec<(Value, Vec<Value>)>> = HashMap::new();
@@ -1182,7 +1217,8 @@ impl Vectoriser<'_> {
                     let values: Vec<Value> =
                         a.iter().copied().chain(live_outs.iter().copied()).collect();
                     for (i, v) in values.into_iter().enumerate() {
-                        accs[i] = self.blend(em, v, accs[i], carried_types[i]);
+                        let acc = std::mem::replace(&mut accs[i], Form::Uniform(v));
+                        accs[i] = self.blend(em, v, acc, carried_types[i]);
                     }
                 } else if blocks.contains(&t) {
                     incoming.entry(t).or_default().push((em, a));
@@ -1195,11 +1231,11 @@ impl Vectoriser<'_> {
         let after = self.new_block();
         let (cont, next) = match back {
             Some((m, a)) => (m, a),
-            None => (self.zero(types::I32X4), params.clone()),
+            None => (self.zero(mt), params.clone()),
         };
         let mut next_forms: Vec<Form> = next.iter().map(|&v| self.carried(v)).collect();
         next_forms.push(Form::Mask(cont));
-        next_forms.extend(accs.iter().copied());
+        next_forms.extend(accs.iter().cloned());
         next_forms.push(Form::Mask(left));
         let next_args = Self::form_args(&next_forms);
         let again = self.cursor().ins().vany_true(cont);
@@ -1219,7 +1255,8 @@ impl Vectoriser<'_> {
         let term = self.func.layout.last_inst(entry).ok_or("an empty block")?;
         let all = {
             let ones = self.cursor().ins().iconst(types::I32, -1);
-            self.cursor().ins().splat(types::I32X4, ones)
+            let mt = self.mask_ty();
+            self.cursor().ins().splat(mt, ones)
         };
         let mut incoming: HashMap<Block, Vec<(Value, Vec<Value>)>> = HashMap::new();
         for (t, m, a) in self.edges(term, all)? {
@@ -1304,7 +1341,7 @@ impl Vectoriser<'_> {
                 opcode: Opcode::Select,
                 ..
             } if vectorisable_type(t) => {
-                let vt = t.by(LANES as u32).expect("32-bit lanes");
+                let vt = self.wide(t);
                 let (x, y) = (self.vector(args[1]), self.vector(args[2]));
                 let v = if let Form::Uniform(c) = self.form(args[0]) {
                     self.cursor().ins().select(c, x, y)
@@ -1349,7 +1386,8 @@ impl Vectoriser<'_> {
                 let m = self.mask_of(args[0]);
                 let v = if op == Opcode::Uextend {
                     let one = self.cursor().ins().iconst(types::I32, 1);
-                    let ones = self.cursor().ins().splat(types::I32X4, one);
+                    let mt = self.mask_ty();
+                    let ones = self.cursor().ins().splat(mt, one);
                     self.cursor().ins().band(m, ones)
                 } else {
                     m
@@ -1364,7 +1402,7 @@ impl Vectoriser<'_> {
                     | Opcode::FcvtToUintSat),
                 ..
             } if vectorisable_type(t) && arg_ty.is_some_and(vectorisable_type) => {
-                let vt = t.by(LANES as u32).expect("32-bit lanes");
+                let vt = self.wide(t);
                 let a = self.vector(args[0]);
                 let v = match op {
                     Opcode::FcvtFromSint => self.cursor().ins().fcvt_from_sint(vt, a),
@@ -1378,7 +1416,7 @@ impl Vectoriser<'_> {
                 opcode: Opcode::Bitcast,
                 ..
             } if vectorisable_type(t) && arg_ty.is_some_and(vectorisable_type) => {
-                let vt = t.by(LANES as u32).expect("32-bit lanes");
+                let vt = self.wide(t);
                 let a = self.vector(args[0]);
                 let little = MemFlagsData::new().with_endianness(Endianness::Little);
                 let v = self.cursor().ins().bitcast(vt, little, a);
@@ -1407,6 +1445,20 @@ impl Vectoriser<'_> {
             InstructionData::Unary {
                 opcode: Opcode::Fpromote,
                 ..
+            } if t == types::F64 && arg_ty == Some(types::F32) && self.n > 4 => {
+                // CLIF has no wider `fvpromote_low`: lane by lane, which the wide backend's
+                // optimiser turns back into whole-register conversions.
+                let l = self.lanes(args[0]);
+                let wide: Vec<Value> = l
+                    .iter()
+                    .map(|&x| self.cursor().ins().fpromote(types::F64, x))
+                    .collect();
+                let p = self.pair_from_lanes(&wide);
+                self.define(result, Form::Pair(p));
+            }
+            InstructionData::Unary {
+                opcode: Opcode::Fpromote,
+                ..
             } if t == types::F64 && arg_ty == Some(types::F32) => {
                 let v = self.vector(args[0]);
                 let lo = self.cursor().ins().fvpromote_low(v);
@@ -1416,6 +1468,22 @@ impl Vectoriser<'_> {
                 self.define(result, Form::Pair([lo, hi]));
             }
             // double → float: both halves narrowed, their low pairs joined.
+            InstructionData::Unary {
+                opcode: Opcode::Fdemote,
+                ..
+            } if t == types::F32 && arg_ty == Some(types::F64) && self.n > 4 => {
+                let l = self.lanes(args[0]);
+                let narrow: Vec<Value> = l
+                    .iter()
+                    .map(|&x| self.cursor().ins().fdemote(types::F32, x))
+                    .collect();
+                let vt = self.wide(types::F32);
+                let mut v = self.cursor().ins().scalar_to_vector(vt, narrow[0]);
+                for (k, &x) in narrow.iter().enumerate().skip(1) {
+                    v = self.cursor().ins().insertlane(v, x, k as u8);
+                }
+                self.define(result, Form::Vector(v));
+            }
             InstructionData::Unary {
                 opcode: Opcode::Fdemote,
                 ..

@@ -25,7 +25,6 @@ use cranelift_codegen::ir::{
 
 use super::analysis::*;
 use super::rewrite::*;
-use super::*;
 
 /// How far past a group's first member its other members are looked for (bounds the scan in
 /// long unrolled blocks).
@@ -70,6 +69,11 @@ impl Vectoriser<'_> {
     /// the group's accesses are emitted at its first load or last store, the other members
     /// emit nothing. `active`: the lanes that take the block (inside a varying branch).
     pub(super) fn transposed(&mut self, inst: ir::Inst, active: Option<Value>) -> bool {
+        if self.n != 4 {
+            // The rows and 4×4 transposes below are 128-bit shapes; wider iterations take
+            // the members one lane at a time, which the wide backend's optimiser combines.
+            return false;
+        }
         let g = match self.transposes.by_member.get(&inst) {
             Some(&g) => g,
             None => match self.find_group(inst) {
@@ -228,7 +232,7 @@ impl Vectoriser<'_> {
         };
         let vector_types: Vec<Type> = results
             .iter()
-            .map(|&r| self.ty(r).by(LANES as u32).expect("32-bit lanes"))
+            .map(|&r| self.wide(self.ty(r)))
             .collect();
         let values = match cond {
             None => {
@@ -317,7 +321,7 @@ impl Vectoriser<'_> {
                 .zip(components)
                 .map(|(&m, c)| {
                     let r = self.func.dfg.inst_results(m)[0];
-                    let vt = self.ty(r).by(LANES as u32).expect("32-bit lanes");
+                    let vt = self.wide(self.ty(r));
                     self.cursor().ins().bitcast(vt, little, c)
                 })
                 .collect()
