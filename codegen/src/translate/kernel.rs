@@ -295,6 +295,9 @@ pub(crate) fn build(
                 let scalar = func.clone();
                 let lanes = crate::vectorize::lanes_for(options);
                 match crate::vectorize::vectorize(func, &item_loop, lanes) {
+                    Ok(()) if cfg!(debug_assertions) && verify_failed(func) => {
+                        panic!("the vectoriser made CLIF the verifier refuses")
+                    }
                     Ok(()) => (
                         crate::Vectorization::Vectorized {
                             lanes: lanes as u32,
@@ -1055,4 +1058,21 @@ fn build_rounds(
     t.patch_point_ranks(&ranks)?;
     t.barrier = None;
     Ok(frame_size)
+}
+
+/// Debug builds check the vectoriser's output with Cranelift's verifier: the wide backend
+/// takes it as it is, and Cranelift's own check would only turn a mistake into a quiet scalar
+/// fallback.
+fn verify_failed(func: &ir::Function) -> bool {
+    let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
+    match cranelift_codegen::verify_function(func, &flags) {
+        Ok(()) => false,
+        Err(errors) => {
+            eprintln!(
+                "{}",
+                cranelift_codegen::print_errors::pretty_verifier_error(func, None, errors)
+            );
+            true
+        }
+    }
 }
