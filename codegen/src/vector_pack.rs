@@ -61,6 +61,21 @@ fn lanes_of(t: Type) -> Option<usize> {
     }
 }
 
+/// Whether `n` lanes of `t` make a vector this build packs: 128 bits (what Cranelift lowers)
+/// up to the target's `vector_bits` (the wide backend's), a power of two.
+fn packs(t: Type, n: usize, vector_bits: u32) -> bool {
+    lanes_of(t).is_some_and(|narrow| {
+        let bits = n as u64 * u64::from(t.bits());
+        n >= narrow && n.is_power_of_two() && bits <= u64::from(vector_bits.max(128))
+    })
+}
+
+/// The most lanes of `t` one vector holds at `vector_bits`.
+fn max_lanes(t: Type, vector_bits: u32) -> Option<usize> {
+    let narrow = lanes_of(t)?;
+    Some((vector_bits.max(128) / t.bits()).max(narrow as u32) as usize)
+}
+
 /// Operations packed: the work-item vectoriser's lane-wise ones (lowered by Cranelift for
 /// f32x4, i32x4 and f64x2), shifts and rotations by one amount, compares, selects, bit
 /// selects, and conversions and bitcasts between lanes of one width.
@@ -149,6 +164,9 @@ struct Packer<'a> {
     vectors: Vec<Option<Value>>,
     /// Gathers emitted: the vector and its lanes (`shuffle_gathers`).
     gathers: Vec<(Value, Vec<Value>)>,
+    /// The widest vector packed, in bits: 128 for Cranelift, the target's for the wide
+    /// backend.
+    vector_bits: u32,
 }
 
 /// What packing the explicit vectors of `func` (see the module's documentation) would do,
@@ -178,10 +196,11 @@ impl Plan<'_> {
     }
 }
 
-pub(crate) fn plan(func: &mut Function) -> Plan<'_> {
+/// `vector_bits`: the widest vector to pack into (128 for Cranelift).
+pub(crate) fn plan(func: &mut Function, vector_bits: u32) -> Plan<'_> {
     // Each try forbids the groups whose early users stayed scalar, which may leave others'
     // users scalar in turn; a chain of such groups longer than the tries packs nothing.
-    let mut p = Packer::new(func);
+    let mut p = Packer::new(func, vector_bits);
     let mut tries = 0;
     loop {
         p.seed();
@@ -216,7 +235,7 @@ pub(crate) fn plan(func: &mut Function) -> Plan<'_> {
 }
 
 impl<'a> Packer<'a> {
-    fn new(func: &'a mut Function) -> Self {
+    fn new(func: &'a mut Function, vector_bits: u32) -> Self {
         let mut position = HashMap::new();
         let mut users: HashMap<Value, Vec<Inst>> = HashMap::new();
         let mut preds: HashMap<Block, Vec<Inst>> = HashMap::new();
@@ -255,6 +274,7 @@ impl<'a> Packer<'a> {
             stores: Vec::new(),
             vectors: Vec::new(),
             gathers: Vec::new(),
+            vector_bits,
         }
     }
 
@@ -294,7 +314,7 @@ impl<'a> Packer<'a> {
                 continue;
             }
             let params = self.func.dfg.block_params(block).to_vec();
-            for group in consecutive_groups(&params, |v| self.ty(v)) {
+            for group in consecutive_groups(&params, |v| self.ty(v), self.vector_bits) {
                 self.build(group);
             }
         }
@@ -332,7 +352,7 @@ impl<'a> Packer<'a> {
             return None;
         }
         let t = dfg.value_type(data0);
-        let lanes = lanes_of(t)?;
+        let lanes = max_lanes(t, self.vector_bits)?;
         let size = i64::from(t.bytes());
         let (mut group, mut data) = (vec![insts[0]], vec![data0]);
         for &inst in &insts[1..] {
@@ -353,7 +373,18 @@ impl<'a> Packer<'a> {
                 _ => {}
             }
         }
-        (group.len() == lanes).then_some((group, data))
+        // The widest vector the run of stores fills (a `uint4` store packs at 128 bits
+        // whatever the target's width).
+        let mut n = lanes;
+        while n > group.len() {
+            n /= 2;
+        }
+        if !packs(t, n, self.vector_bits) {
+            return None;
+        }
+        group.truncate(n);
+        data.truncate(n);
+        Some((group, data))
     }
 
     fn add(&mut self, node: Node, t: Type) -> NodeId {
@@ -385,7 +416,7 @@ impl<'a> Packer<'a> {
     fn group_type(&self, lanes: &[Value]) -> Option<Type> {
         let t = self.ty(lanes[0]);
         let n = lanes.len();
-        if lanes_of(t) == Some(n) {
+        if packs(t, n, self.vector_bits) {
             return t.by(n as u32);
         }
         let inst = self.def_inst(lanes[0])?;
@@ -393,7 +424,7 @@ impl<'a> Packer<'a> {
             return None;
         }
         let operand = self.ty(self.func.dfg.inst_args(inst)[0]);
-        if lanes_of(operand) != Some(n) {
+        if !packs(operand, n, self.vector_bits) {
             return None;
         }
         operand.as_int().by(n as u32)
@@ -909,6 +940,11 @@ impl<'a> Packer<'a> {
         for (x, lanes) in std::mem::take(&mut self.gathers) {
             let dfg = &self.func.dfg;
             let vt = dfg.value_type(x);
+            if vt.bits() != 128 {
+                // `shuffle` is a 16-byte operation; wider gathers stay lane by lane, which
+                // the wide backend's optimiser turns into its own shuffles.
+                continue;
+            }
             let size = vt.lane_bits() as usize / 8;
             let mut sources: Vec<Value> = Vec::new();
             let mut mask = Vec::with_capacity(16);
@@ -1233,14 +1269,27 @@ impl<'a> Packer<'a> {
     }
 }
 
-/// Runs of `lanes_of` consecutive values of one packable type, in order.
-fn consecutive_groups(values: &[Value], ty: impl Fn(Value) -> Type) -> Vec<Vec<Value>> {
+/// Runs of consecutive values of one packable type, in order, each as many as the widest
+/// vector they fill holds.
+fn consecutive_groups(
+    values: &[Value],
+    ty: impl Fn(Value) -> Type,
+    vector_bits: u32,
+) -> Vec<Vec<Value>> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < values.len() {
         let t = ty(values[i]);
-        match lanes_of(t) {
-            Some(n) if i + n <= values.len() && values[i..i + n].iter().all(|&v| ty(v) == t) => {
+        let run = values[i..].iter().take_while(|&&v| ty(v) == t).count();
+        let fits = max_lanes(t, vector_bits).map(|max| {
+            let mut n = max;
+            while n > run {
+                n /= 2;
+            }
+            n
+        });
+        match fits {
+            Some(n) if packs(t, n, vector_bits) => {
                 out.push(values[i..i + n].to_vec());
                 i += n;
             }

@@ -277,13 +277,19 @@ pub(crate) fn build(
     // float16 copy) keeps the work-items' vectors too: they need no registers either way, and
     // four work-items share each loop iteration (copy_float16 15.0 against 16.8 ms packed).
     let packs = options.vectorize && options.pack_vectors;
+    // Explicit vectors pack up to the backend's width: 128 bits for Cranelift, the target's
+    // for the wide backend.
+    let pack_bits = match options.backend {
+        crate::Backend::Cranelift => 128,
+        crate::Backend::Wide => options.target.vector_bits,
+    };
     let (vectorization, fallback) = match item_loop {
         Some(_) if !options.vectorize => (
             crate::Vectorization::Scalar("vectorisation is off".into()),
             None,
         ),
         Some(item_loop) => {
-            let plan = packs.then(|| crate::vector_pack::plan(func));
+            let plan = packs.then(|| crate::vector_pack::plan(func, pack_bits));
             let planned = plan
                 .as_ref()
                 .map(crate::vector_pack::Plan::packing)
@@ -305,12 +311,14 @@ pub(crate) fn build(
                         Some(scalar),
                     ),
                     // A refusal leaves `func` as it was, so it packs as planned.
-                    Err(_) if planned.packed > 0 => apply_packing(crate::vector_pack::plan(func)),
+                    Err(_) if planned.packed > 0 => {
+                        apply_packing(crate::vector_pack::plan(func, pack_bits))
+                    }
                     Err(why) => (crate::Vectorization::Scalar(why.into()), None),
                 }
             }
         }
-        None => match packs.then(|| crate::vector_pack::plan(func)) {
+        None => match packs.then(|| crate::vector_pack::plan(func, pack_bits)) {
             Some(plan) if plan.packing().packed > 0 => apply_packing(plan),
             _ => (shape.vectorization.clone(), None),
         },
