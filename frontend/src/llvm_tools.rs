@@ -714,6 +714,8 @@ fn start_server() -> Option<Server> {
     let tools = api()?.lock().unwrap_or_else(|e| e.into_inner());
     // Held across the fork, so that no thread of this process is inside the passes then.
     let passes = crate::llvm_passes::lock()?;
+    // The wide backend's functions are looked up here, so that the server finds them loaded.
+    crate::llvm_codegen::preload();
     let (ours, theirs) = socket_pair()?;
     // SAFETY: fflush(NULL) flushes every stdio stream, so that a server that exits through
     // the C library has no copy of unwritten output to write twice.
