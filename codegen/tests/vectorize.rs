@@ -389,6 +389,19 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
             );
             vec![o, t]
         }
+        "nested_divergent" => {
+            let mut r = Rng(28);
+            let v: Vec<u32> = (0..N).map(|_| (r.next() % 5000) as u32).collect();
+            let (mut a, mut o) = (bytes_of(&v), vec![0u8; 4 * N]);
+            run(
+                p,
+                kernel,
+                &mut [Arg::Buf(&mut a), Arg::Buf(&mut o)],
+                global1,
+                local,
+            );
+            vec![o]
+        }
         "nested_loops" => {
             let mut r = Rng(27);
             let v: Vec<u32> = (0..N).map(|_| (r.next() % 5000) as u32).collect();
@@ -505,7 +518,7 @@ fn modes_sizes_offsets(modes: &[i32]) -> Vec<(i32, i32, i32)> {
     v
 }
 
-const KERNELS: [&str; 30] = [
+const KERNELS: [&str; 31] = [
     "vadd",
     "triad_uint",
     "int_index",
@@ -530,6 +543,7 @@ const KERNELS: [&str; 30] = [
     "mandel",
     "collatz",
     "nested_loops",
+    "nested_divergent",
     "clamped_loads",
     "minmax_uint",
     "clamped_stores",

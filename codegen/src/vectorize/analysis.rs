@@ -284,9 +284,80 @@ pub(super) struct LoopPlan {
     pub(super) live_outs: Vec<Value>,
 }
 
+/// A natural loop of the work-item loop's body.
+pub(super) struct NaturalLoop {
+    /// The header and every block that reaches a latch without passing the header.
+    pub(super) blocks: HashSet<Block>,
+    /// The blocks that branch back to the header.
+    pub(super) latches: Vec<Block>,
+}
+
+/// The natural loops of `body` (in layout order, so a back edge goes to an earlier block), by
+/// header.
+pub(super) fn natural_loops(func: &Function, body: &[Block]) -> HashMap<Block, NaturalLoop> {
+    let order: HashMap<Block, usize> = body.iter().enumerate().map(|(i, &b)| (b, i)).collect();
+    let mut preds: HashMap<Block, Vec<Block>> = HashMap::new();
+    let mut latches: HashMap<Block, Vec<Block>> = HashMap::new();
+    for &b in body {
+        for s in successors(func, b) {
+            preds.entry(s).or_default().push(b);
+            if order.get(&s).is_some_and(|&o| o <= order[&b]) {
+                latches.entry(s).or_default().push(b);
+            }
+        }
+    }
+    latches
+        .into_iter()
+        .map(|(header, sources)| {
+            let mut set: HashSet<Block> = HashSet::from([header]);
+            let mut stack = sources.clone();
+            while let Some(b) = stack.pop() {
+                if set.insert(b) {
+                    stack.extend(preds.get(&b).into_iter().flatten().copied());
+                }
+            }
+            (
+                header,
+                NaturalLoop {
+                    blocks: set,
+                    latches: sources,
+                },
+            )
+        })
+        .collect()
+}
+
+/// Whether the lanes may leave loop `header` at different times: a varying branch in its own
+/// blocks. Branches inside loops nested in it do not count — a nested loop the lanes leave at
+/// different times runs masked and ends with every lane at its exit.
+pub(super) fn loop_diverges(
+    func: &Function,
+    header: Block,
+    loops: &HashMap<Block, NaturalLoop>,
+    varying: &HashSet<Value>,
+) -> bool {
+    let own = &loops[&header].blocks;
+    let nested: HashSet<Block> = loops
+        .iter()
+        .filter(|(&h, _)| h != header && own.contains(&h))
+        .flat_map(|(_, l)| l.blocks.iter().copied())
+        .collect();
+    own.iter().filter(|b| !nested.contains(b)).any(|&b| {
+        func.layout
+            .last_inst(b)
+            .is_some_and(|t| match func.dfg.insts[t] {
+                InstructionData::Brif { arg, .. } | InstructionData::BranchTable { arg, .. } => {
+                    varying.contains(&func.dfg.resolve_aliases(arg))
+                }
+                _ => false,
+            })
+    })
+}
+
 /// The natural loops of the body (by header), each with what keeps it from being run under a
-/// mask, if anything: one back edge, one exit block entered only from the loop, no loop
-/// inside, and only the header's values (or the exit's parameters) used after it.
+/// mask, if anything: one back edge, one exit block entered only from the loop, and only the
+/// header's values (or the exit's parameters) used after it. Loops inside it must be run under
+/// a mask too (the caller checks their plans).
 pub(super) fn find_loops(
     func: &Function,
     lp: &ItemLoop,
@@ -299,36 +370,25 @@ pub(super) fn find_loops(
             preds.entry(s).or_default().push(b);
         }
     }
-    let mut latches: HashMap<Block, Vec<Block>> = HashMap::new();
-    for &b in body {
-        for s in successors(func, b) {
-            if order.get(&s).is_some_and(|&o| o <= order[&b]) {
-                latches.entry(s).or_default().push(b);
-            }
-        }
-    }
     let mut loops = HashMap::new();
-    for (&header, sources) in &latches {
-        // The loop: the header and whatever reaches a latch without passing the header.
-        let mut set: HashSet<Block> = HashSet::from([header]);
-        let mut stack = sources.clone();
-        while let Some(b) = stack.pop() {
-            if set.insert(b) {
-                stack.extend(preds.get(&b).into_iter().flatten().copied());
-            }
-        }
+    let natural = natural_loops(func, body);
+    for (
+        &header,
+        NaturalLoop {
+            blocks: set,
+            latches: sources,
+        },
+    ) in &natural
+    {
         let plan = (|| {
             if sources.len() != 1 {
                 return Err("a loop with several back edges");
-            }
-            if latches.keys().any(|&h| h != header && set.contains(&h)) {
-                return Err("a loop inside a loop the work-items run differently");
             }
             if preds[&header].iter().filter(|p| !set.contains(p)).count() != 1 {
                 return Err("a loop entered from several places");
             }
             let mut exits = HashSet::new();
-            for &b in &set {
+            for &b in set {
                 for s in successors(func, b) {
                     if !set.contains(&s) {
                         exits.insert(s);

@@ -173,39 +173,32 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop, n: usize) -> Result<()
     // blocks inside and at the join of such a branch vary (lanes arrive by different edges),
     // which can make more branches vary.
     let loops = find_loops(func, lp, &body);
+    let natural = natural_loops(func, &body);
     let mut forced = HashSet::new();
     let (varying, regions, masked) = loop {
         let varying = varying_values(func, lp, &body, &forced);
         // Loops the lanes may leave at different times: a varying branch inside.
         let mut masked = HashSet::new();
         for (&header, plan) in &loops {
-            let blocks: Vec<Block> = match plan {
-                Ok(l) => l.blocks.clone(),
-                Err(_) => {
-                    // Its blocks, as far as the plan got: any block reaching back to it.
-                    body.iter()
-                        .copied()
-                        .filter(|&b| successors(func, b).contains(&header))
-                        .collect()
-                }
-            };
-            let diverges = blocks.iter().any(|&b| {
-                func.layout
-                    .last_inst(b)
-                    .is_some_and(|t| match func.dfg.insts[t] {
-                        InstructionData::Brif { arg, .. }
-                        | InstructionData::BranchTable { arg, .. } => {
-                            varying.contains(&func.dfg.resolve_aliases(arg))
-                        }
-                        _ => false,
-                    })
-            });
-            if diverges {
+            if loop_diverges(func, header, &natural, &varying) {
                 match plan {
                     Ok(_) => {
                         masked.insert(header);
                     }
                     Err(why) => return Err(why),
+                }
+            }
+        }
+        // Inside a loop the lanes run differently, every loop runs under the mask too (its
+        // iterations are those of the lanes active when it starts).
+        let outer: Vec<Block> = masked.iter().copied().collect();
+        for h in outer {
+            for &inner in natural.keys() {
+                if inner != h && natural[&h].blocks.contains(&inner) {
+                    if let Err(why) = &loops[&inner] {
+                        return Err(why);
+                    }
+                    masked.insert(inner);
                 }
             }
         }
@@ -245,10 +238,16 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop, n: usize) -> Result<()
     let mut joins: HashSet<Block> = regions.values().map(|r| r.join).collect();
     // Loops outside any branch region: the header's copy enters the masked loop, which ends
     // by jumping to the exit's copy with its parameters merged.
+    // (Loops nested in another masked loop are emitted by it.)
+    let nested: HashSet<Block> = loop_plans
+        .iter()
+        .flat_map(|(&h, l)| l.blocks.iter().copied().filter(move |&b| b != h))
+        .filter(|b| loop_plans.contains_key(b))
+        .collect();
     let top_level: Vec<Block> = loop_plans
         .keys()
         .copied()
-        .filter(|h| !inside.contains(h))
+        .filter(|h| !inside.contains(h) && !nested.contains(h))
         .collect();
     for h in &top_level {
         let l = &loop_plans[h];

@@ -136,7 +136,10 @@ impl Vectoriser<'_> {
                 let mut l = vec![p[0]; n];
                 let half = n / 2;
                 for (k, lane) in l.iter_mut().enumerate() {
-                    *lane = self.cursor().ins().extractlane(p[k / half], (k % half) as u8);
+                    *lane = self
+                        .cursor()
+                        .ins()
+                        .extractlane(p[k / half], (k % half) as u8);
                 }
                 l
             }
@@ -224,11 +227,7 @@ impl Vectoriser<'_> {
         let mut out = [result; 2];
         for (h, half) in out.iter_mut().enumerate() {
             let pt = self.pair_ty();
-            let new = self.clone_with(
-                inst,
-                pt,
-                &pairs.iter().map(|a| a[h]).collect::<Vec<_>>(),
-            );
+            let new = self.clone_with(inst, pt, &pairs.iter().map(|a| a[h]).collect::<Vec<_>>());
             *half = new[0];
         }
         self.define(result, Form::Pair(out));
@@ -1187,7 +1186,36 @@ impl Vectoriser<'_> {
         let mut incoming: HashMap<Block, Vec<(Value, Vec<Value>)>> = HashMap::new();
         let mut back: Option<(Value, Vec<Value>)> = None;
         let saved = self.active;
+        // Blocks of loops nested in this one, emitted by their own (recursive) `emit_loop`.
+        let mut in_nested: HashSet<Block> = HashSet::new();
         for &block in &blocks {
+            if in_nested.contains(&block) {
+                continue;
+            }
+            if block != header && self.loops.contains_key(&block) {
+                let edges = incoming.remove(&block).unwrap_or_default();
+                let Some(first) = edges.first() else {
+                    continue; // no lane can reach it
+                };
+                let mut m = first.0;
+                for (e, _) in edges.iter().skip(1) {
+                    m = self.cursor().ins().bor(m, *e);
+                }
+                self.merge_params(block, &edges);
+                let inner_exit = {
+                    let l = &self.loops[&block];
+                    in_nested.extend(l.blocks.iter().copied());
+                    l.exit
+                };
+                if inner_exit == self.latch || !blocks.contains(&inner_exit) {
+                    return Err("a loop inside a loop leaves both");
+                }
+                self.active = None;
+                let left = self.emit_loop(block, m)?;
+                let params = self.func.dfg.block_params(inner_exit).to_vec();
+                incoming.entry(inner_exit).or_default().push((left, params));
+                continue;
+            }
             let m = if block == header {
                 active
             } else {

@@ -230,10 +230,7 @@ impl Vectoriser<'_> {
                 .map(|&m| self.func.dfg.inst_results(m)[0])
                 .collect()
         };
-        let vector_types: Vec<Type> = results
-            .iter()
-            .map(|&r| self.wide(self.ty(r)))
-            .collect();
+        let vector_types: Vec<Type> = results.iter().map(|&r| self.wide(self.ty(r))).collect();
         let values = match cond {
             None => {
                 let values = self.group_access(g);

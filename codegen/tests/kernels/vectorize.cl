@@ -337,6 +337,24 @@ __kernel void nested_loops(__global const uint *in, __global uint *out, uint rou
     out[i] = acc;
 }
 
+// A loop the work-items run differently inside another they also run differently (the trip
+// counts of both vary), and a uniform loop inside such a loop: all run under masks.
+__kernel void nested_divergent(__global const uint *in, __global uint *out) {
+    size_t i = get_global_id(0);
+    uint acc = 0;
+    uint n = in[i] % 7;
+    for (uint r = 0; r < n; r++) {
+        uint x = in[i] + r;
+        while (x > 3) {
+            x = x / 3 + (x & 1);
+            acc += x;
+        }
+        for (uint k = 0; k < 3; k++)
+            acc = acc * 31u + k;
+    }
+    out[i] = acc;
+}
+
 // Whole vector elements per work-item (vectorize/transpose.rs): the four lanes' elements are
 // loaded as k 16-byte rows and transposed into one vector per component; stores the reverse.
 // size_t indices are affine, uint ones are checked at run time (Guarded).
