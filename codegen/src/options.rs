@@ -55,6 +55,10 @@ pub struct BuildOptions {
     pub backend: Backend,
     /// The CPU the code is for: how wide the wide backend's vectors are.
     pub target: Target,
+    /// The runtime may ask for a kernel's wide build later ([`crate::Program::specialized`]
+    /// with [`Specialization::backend`] wide): the program keeps what that build needs.
+    /// Changes no code.
+    pub tiered: bool,
 }
 
 /// The code generator behind the compile pipeline's last step.
@@ -143,6 +147,7 @@ impl BuildOptions {
             serializable: _,
             backend,
             target,
+            tiered: _,
         } = self;
         // Cranelift's code is the same on every x86-64 CPU this driver runs on; the wide
         // backend's is made for this CPU (its width and, in the LLVM server, its features).
@@ -188,6 +193,7 @@ impl Default for BuildOptions {
             serializable: false,
             backend: Backend::Cranelift,
             target: Target::host(),
+            tiered: false,
         }
     }
 }
@@ -203,6 +209,9 @@ pub struct Specialization {
     /// (argument index, sampler record) of sampler arguments: its pattern and lod clamps
     /// become constants.
     pub samplers: Vec<(usize, crate::SamplerDescriptor)>,
+    /// The backend of this build: [`Backend::Wide`] is the tiered runtime's second build of a
+    /// kernel that has run long enough (see [`BuildOptions::tiered`]).
+    pub backend: Backend,
 }
 
 /// What a specialised build knows of an image argument.

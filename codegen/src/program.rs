@@ -267,6 +267,7 @@ impl Program {
         let options = BuildOptions {
             specialize: Some(spec.clone()),
             serializable: false,
+            backend: spec.backend,
             ..sp.options.clone()
         };
         let module = sp.module.get_or_init(|| match &sp.parse {
@@ -320,8 +321,12 @@ impl Program {
         }
     }
 
-    /// A kernel takes images or samplers, and this build is not a specialisation itself.
+    /// A kernel takes images or samplers, or the runtime may tier kernels up, and this build
+    /// is not a specialisation itself.
     fn needs_specializer(&self, options: &BuildOptions) -> bool {
+        if options.tiered && options.specialize.is_none() {
+            return true;
+        }
         let has_images = self.kernels.iter().any(|k| {
             k.info.args.iter().any(|a| {
                 matches!(

@@ -163,6 +163,7 @@ fn a_program_kernels_specialise_is_made_again_from_its_module() {
             },
         )],
         samplers: Vec::new(),
+        backend: ferrocl_codegen::Backend::Cranelift,
     };
     let (specialised, built) = loaded
         .specialized(&spec)
