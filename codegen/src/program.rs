@@ -103,6 +103,10 @@ pub struct Kernel {
     /// kernel's own stack slots (`CL_KERNEL_SPILL_MEM_SIZE_INTEL`); 0 when every value lived
     /// in registers.
     pub spill_mem_size: usize,
+    /// The code generator that made the machine code.
+    pub(crate) backend: crate::Backend,
+    /// The wide backend was asked for and refused this kernel: why (Cranelift made it).
+    pub(crate) wide_refusal: Option<String>,
     pub(crate) entry: WorkGroupFn,
 }
 
@@ -161,6 +165,8 @@ impl Kernel {
             checked,
             check_sites,
             spill_mem_size: 0,
+            backend: crate::Backend::Cranelift,
+            wide_refusal: None,
             entry,
         }
     }
@@ -168,6 +174,23 @@ impl Kernel {
     pub(crate) fn with_spill_mem_size(mut self, bytes: usize) -> Self {
         self.spill_mem_size = bytes;
         self
+    }
+
+    pub(crate) fn with_backend(mut self, backend: crate::Backend, refusal: Option<String>) -> Self {
+        self.backend = backend;
+        self.wide_refusal = refusal;
+        self
+    }
+
+    /// The code generator that made this kernel's machine code.
+    pub fn backend(&self) -> crate::Backend {
+        self.backend
+    }
+
+    /// Why the wide backend, asked for, did not make this kernel (Cranelift did); None when
+    /// it was not asked for or made it.
+    pub fn wide_refusal(&self) -> Option<&str> {
+        self.wide_refusal.as_deref()
     }
 
     /// Runs every work-item of one work-group.

@@ -30,15 +30,16 @@ use ferrocl_frontend::{
 
 use crate::abi::WorkGroupFn;
 use crate::checked::{CheckKind, CheckSite};
-use crate::options::BuildOptions;
+use crate::options::{Backend, BuildOptions};
 use crate::program::{BarrierSchedule, BuildError, Kernel, ModuleSource, Program, Vectorization};
 
 /// The Cranelift release the code generator is built with (the workspace pins every Cranelift
 /// crate to it; a test checks the pin).
 pub const CRANELIFT_VERSION: &str = "0.135.8";
 
-/// First bytes of a serialized program; a new layout gets a new number.
-const MAGIC: &[u8] = b"ferrocl program image 1\n";
+/// First bytes of a serialized program; a new layout gets a new number (2: each kernel's
+/// backend and the wide backend's refusal).
+const MAGIC: &[u8] = b"ferrocl program image 2\n";
 
 /// A program-scope data object as it was defined: its bytes before relocation, and for each
 /// address in it (offset, target object, addend).
@@ -67,8 +68,32 @@ pub(crate) struct Recording {
 
 /// Everything besides the module and the build options that decides the machine code: the
 /// Cranelift release, the target triple, and the shared and ISA flags of the JIT's target as
-/// Cranelift sees this CPU (`cranelift_native`) for `options`. Part of the program cache's key.
+/// Cranelift sees this CPU (`cranelift_native`) for `options`; with the wide backend also
+/// LLVM's release and the CPU and features it compiles for. Part of the program cache's key.
 pub fn code_identity(options: &BuildOptions) -> Result<&'static str, BuildError> {
+    let cranelift = cranelift_identity(options)?;
+    if options.backend == Backend::Cranelift {
+        return Ok(cranelift);
+    }
+    // One leaked string per (optimised, width) a process builds with: a handful at most.
+    type Identities = Vec<((bool, u32), &'static str)>;
+    static WIDE: std::sync::Mutex<Identities> = std::sync::Mutex::new(Vec::new());
+    let key = (
+        crate::translate::optimizes(options),
+        options.target.vector_bits,
+    );
+    let mut wide = WIDE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, identity)) = wide.iter().find(|(k, _)| *k == key) {
+        return Ok(identity);
+    }
+    // Without LLVM every kernel is Cranelift's, which the first part identifies.
+    let llvm = ferrocl_frontend::wide_code_identity(key.1).unwrap_or_else(|| "no llvm\n".into());
+    let identity: &'static str = Box::leak(format!("{cranelift}{llvm}").into_boxed_str());
+    wide.push((key, identity));
+    Ok(identity)
+}
+
+fn cranelift_identity(options: &BuildOptions) -> Result<&'static str, BuildError> {
     static IDENTITY: [OnceLock<Result<String, BuildError>>; 2] = [OnceLock::new(), OnceLock::new()];
     let optimized = crate::translate::optimizes(options);
     IDENTITY[usize::from(optimized)]
@@ -435,6 +460,8 @@ fn encode_kernel(w: &mut Writer, k: &Kernel) -> Result<(), String> {
         checked,
         check_sites,
         spill_mem_size,
+        backend,
+        wide_refusal,
         entry: _,
     } = k;
     encode_info(w, info)?;
@@ -459,6 +486,11 @@ fn encode_kernel(w: &mut Writer, k: &Kernel) -> Result<(), String> {
         }
         Vectorization::ExplicitVectors => w.u8(2),
     }
+    w.u8(match backend {
+        Backend::Cranelift => 0,
+        Backend::Wide => 1,
+    });
+    w.opt_str(wide_refusal.as_deref())?;
     w.len(printf_formats.len())?;
     for f in printf_formats {
         w.len(f.pieces.len())?;
@@ -657,6 +689,8 @@ struct KernelMeta {
     spill_mem_size: usize,
     barrier_schedule: BarrierSchedule,
     vectorization: Vectorization,
+    backend: Backend,
+    wide_refusal: Option<String>,
     printf_formats: Vec<PrintfFormat>,
     checked: bool,
     check_sites: Vec<CheckSite>,
@@ -681,6 +715,12 @@ fn decode_kernel(r: &mut Reader) -> Read<KernelMeta> {
         2 => Vectorization::ExplicitVectors,
         v => return Err(format!("vectorization {v}")),
     };
+    let backend = match r.u8()? {
+        0 => Backend::Cranelift,
+        1 => Backend::Wide,
+        b => return Err(format!("backend {b}")),
+    };
+    let wide_refusal = r.opt_string()?;
     let printf_formats = r.list(|r| {
         let pieces = r.list(|r| {
             Ok(match r.u8()? {
@@ -736,6 +776,8 @@ fn decode_kernel(r: &mut Reader) -> Read<KernelMeta> {
         spill_mem_size,
         barrier_schedule,
         vectorization,
+        backend,
+        wide_refusal,
         printf_formats,
         checked,
         check_sites,
@@ -865,6 +907,11 @@ fn check_links(image: &Image) -> Read<()> {
     let symbols: HashSet<String> = crate::entry_points::jit_symbols()
         .into_iter()
         .map(|(name, _)| name)
+        .chain(
+            crate::backend::object::llvm_symbols()
+                .into_iter()
+                .map(|(name, _)| name.to_owned()),
+        )
         .collect();
     let defined_once = |ids: &mut dyn Iterator<Item = usize>, decls: &[Linkage], what: &str| {
         let mut defined = vec![false; decls.len()];
@@ -1060,6 +1107,7 @@ fn link(image: Image, options: &BuildOptions) -> Result<Program, BuildError> {
                 entry,
             )
             .with_spill_mem_size(m.spill_mem_size)
+            .with_backend(m.backend, m.wide_refusal)
         })
         .collect();
     let jit = loading.0.take().expect("set above");

@@ -28,7 +28,7 @@ fn parser(spirv: Vec<u8>) -> ferrocl_codegen::ModuleSource {
 fn serializable() -> BuildOptions {
     BuildOptions {
         serializable: true,
-        ..BuildOptions::default()
+        ..default_options()
     }
 }
 

@@ -5,7 +5,7 @@
 mod common;
 
 use common::*;
-use ferrocl_codegen::{compile, BuildOptions, Program, Vectorization};
+use ferrocl_codegen::{BuildOptions, Program, Vectorization};
 
 const N: usize = 256;
 
@@ -18,7 +18,7 @@ fn build(recipe: Recipe, vectorize: bool, dump: Option<&std::path::Path>) -> Pro
             std::env::var_os("FERROCL_TEST_DUMP")
                 .map(|d| std::path::Path::new(&d).join(format!("{recipe:?}-{vectorize}")))
         }),
-        ..BuildOptions::default()
+        ..default_options()
     };
     compile(&module, &options).unwrap_or_else(|e| panic!("codegen: {e}"))
 }
@@ -132,7 +132,7 @@ fn explicit_vectors_run_as_simd_where_they_are_the_arithmetic() {
         &module,
         &BuildOptions {
             pack_vectors: false,
-            ..BuildOptions::default()
+            ..default_options()
         },
     )
     .unwrap_or_else(|e| panic!("codegen: {e}"));

@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use ferrocl_codegen::{compile, BuildOptions, GroupInfo, Program, Vectorization};
+use ferrocl_codegen::{BuildOptions, GroupInfo, Program, Vectorization};
 
 fn build(recipe: Recipe, vectorize: bool) -> Program {
     let spirv = spirv_from_c("vectorize.cl", recipe, common::CL1_2);
@@ -15,7 +15,7 @@ fn build(recipe: Recipe, vectorize: bool) -> Program {
         vectorize,
         dump_dir: std::env::var_os("FERROCL_TEST_DUMP")
             .map(|d| std::path::Path::new(&d).join(format!("{recipe:?}-{vectorize}"))),
-        ..BuildOptions::default()
+        ..default_options()
     };
     compile(&module, &options).unwrap_or_else(|e| panic!("codegen: {e}"))
 }
@@ -760,7 +760,7 @@ fn whole_elements_are_transposed_and_agree_bit_for_bit() {
                 // The transposes are what is tested here: the packing of explicit vectors
                 // would take these kernels (tests/vector_pack.rs).
                 pack_vectors: false,
-                ..BuildOptions::default()
+                ..default_options()
             },
         )
         .unwrap_or_else(|e| panic!("codegen: {e}"));
@@ -824,7 +824,7 @@ fn clamped_indices_get_a_vector_access_when_contiguous() {
         let module = ferrocl_frontend::parse(&spirv).unwrap_or_else(|e| panic!("frontend: {e}"));
         let options = BuildOptions {
             dump_dir: Some(dir.clone()),
-            ..BuildOptions::default()
+            ..default_options()
         };
         let p = compile(&module, &options).unwrap_or_else(|e| panic!("codegen: {e}"));
         for (kernel, want_loads, want_stores) in expected {

@@ -830,6 +830,7 @@ fn codegen_options(config: &DeviceConfig, parsed: &ParsedOptions) -> BuildOption
     options.threads = settings.threads;
     // -cl-opt-disable asks for the plain translation.
     options.vectorize = settings.vectorize && options.optimize;
+    options.backend = settings.backend;
     // The runtime hands every launch a stop word, so kernels read it only when a deadline can
     // set it: without a timeout they carry no check.
     options.stop_checks = settings.kernel_timeout.is_some();
@@ -1065,12 +1066,17 @@ pub(crate) fn log_kernel_shape(settings: &Settings, k: &ferrocl_codegen::Kernel,
         settings,
         LogLevel::Debug,
         format_args!(
-            "kernel {}{what}: {} SPIR-V instructions, {} argument bytes, {} bytes of __local variables, {} private bytes, {} frame bytes per work-item, barrier schedule {:?}, {}",
+            "kernel {}{what}: {} SPIR-V instructions, {} argument bytes, {} bytes of __local variables, {} private bytes, {} frame bytes per work-item, barrier schedule {:?}, {}{}",
             k.info.name, k.instruction_count, k.args_size, k.static_local_mem_size, k.private_mem_size, k.work_item_frame_size, k.barrier_schedule,
             match &k.vectorization {
                 ferrocl_codegen::Vectorization::Vectorized { lanes } => format!("vectorised ({lanes} work-items per iteration)"),
                 ferrocl_codegen::Vectorization::Scalar(why) => format!("scalar ({why})"),
                 ferrocl_codegen::Vectorization::ExplicitVectors => "one work-item at a time, its vectors in SIMD registers".to_owned(),
+            },
+            match (k.backend(), k.wide_refusal()) {
+                (ferrocl_codegen::Backend::Wide, _) => ", code by the wide backend (LLVM)".to_owned(),
+                (ferrocl_codegen::Backend::Cranelift, Some(why)) => format!(", code by Cranelift (the wide backend refused it: {why})"),
+                (ferrocl_codegen::Backend::Cranelift, None) => ", code by Cranelift".to_owned(),
             }
         ),
     );

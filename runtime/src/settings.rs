@@ -89,6 +89,17 @@ pub const VARIABLES: &[Variable] = &[
         effect: "on: kernels without barriers run four work-items at a time in vector lanes where their control flow allows (the log's debug level says which); off: one work-item at a time",
     },
     Variable {
+        name: "FERROCL_BACKEND",
+        values: "cranelift, wide",
+        default: "cranelift",
+        effect: "the code generator of kernels: cranelift: Cranelift (builds in milliseconds, \
+                 vectors of 128 bits); wide: LLVM 15's code generator in the LLVM server, with \
+                 vectors as wide as the CPU's (256 bits with AVX2, 512 with AVX-512: 8 or 16 \
+                 work-items per vector), the same results bit for bit; a kernel it refuses \
+                 (or every kernel, where libLLVM-15 or the server is not available) is built by \
+                 Cranelift, with the reason at the log's debug level",
+    },
+    Variable {
         name: "FERROCL_SVM",
         values: "on/off (also 1/0, true/false, yes/no), coarse",
         default: "on",
@@ -125,7 +136,7 @@ pub const VARIABLES: &[Variable] = &[
         values: "a directory",
         default: "unset (no dumps)",
         effect: "per built program (DIR/program-N/): input.spv, <kernel>.clif, \
-                 <kernel>.opt.clif and <kernel>.s (machine code)",
+                 <kernel>.opt.clif and <kernel>.s (Cranelift's machine code) or <kernel>.ll (the wide backend's LLVM IR)",
     },
     Variable {
         name: "FERROCL_CACHE",
@@ -213,6 +224,8 @@ pub struct Settings {
     pub sub_groups: bool,
     pub fp16: bool,
     pub vectorize: bool,
+    /// `FERROCL_BACKEND`: the code generator of kernels.
+    pub backend: ferrocl_codegen::Backend,
     pub svm: crate::svm::SvmLevel,
     /// `FERROCL_IMAGES`: images and samplers, on the host and in kernels.
     pub images: bool,
@@ -340,6 +353,10 @@ impl Settings {
             _ => LogLevel::Warn,
         };
         let llvm_server = pick("FERROCL_LLVM", &["server", "process"], "server") == "server";
+        let backend = match pick("FERROCL_BACKEND", &["cranelift", "wide"], "cranelift").as_str() {
+            "wide" => ferrocl_codegen::Backend::Wide,
+            _ => ferrocl_codegen::Backend::Cranelift,
+        };
         let threads = match lookup("FERROCL_THREADS") {
             None => default_threads,
             Some(raw) => match raw.trim().parse::<usize>() {
@@ -417,6 +434,7 @@ impl Settings {
             sub_groups,
             fp16,
             vectorize,
+            backend,
             svm,
             images,
             dump_dir,
@@ -639,6 +657,20 @@ mod tests {
             ("FERROCL_PROFILE", "full"),
         ]);
         assert_eq!(w.len(), 2, "{w:?}");
+    }
+
+    #[test]
+    fn backend_is_cranelift_unless_wide_is_asked() {
+        assert_eq!(parse(&[]).0.backend, ferrocl_codegen::Backend::Cranelift);
+        let (s, w) = parse(&[("FERROCL_BACKEND", " Wide ")]);
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(s.backend, ferrocl_codegen::Backend::Wide);
+        let (s, w) = parse(&[("FERROCL_BACKEND", "llvm")]);
+        assert_eq!(s.backend, ferrocl_codegen::Backend::Cranelift);
+        assert_eq!(
+            w,
+            ["FERROCL_BACKEND=\"llvm\" is not one of cranelift, wide; using cranelift"]
+        );
     }
 
     #[test]

@@ -34,7 +34,7 @@ use cranelift_codegen::ir::{self, types, AbiParam, UserFuncName};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::FunctionBuilderContext;
 use cranelift_jit::{JITBuilder, JITModule};
-use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module as _, ModuleReloc};
+use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module as _};
 use ferrocl_frontend::spirv::{Op, StorageClass, Word};
 use ferrocl_frontend::{KernelInfo, Module, Type};
 
@@ -182,6 +182,11 @@ pub(crate) fn libcall_symbol(libcall: ir::LibCall) -> String {
 pub(crate) fn new_jit(options: &BuildOptions) -> Result<JITModule, BuildError> {
     let mut builder = JITBuilder::with_isa(new_isa(options)?, Box::new(libcall_symbol));
     for (name, ptr) in crate::entry_points::jit_symbols() {
+        builder.symbol(name, ptr);
+    }
+    // What LLVM's code (the wide backend) may call besides: registered for every program, so
+    // that a cached wide program links in any build.
+    for (name, ptr) in crate::backend::object::llvm_symbols() {
         builder.symbol(name, ptr);
     }
     Ok(JITModule::new(builder))
@@ -524,12 +529,12 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
             (*id, func, fallback.take())
         })
         .collect();
-    let compiled = compile_functions(env.jit.isa(), jobs, options);
+    let compiled = crate::backend::compile_functions(env.jit.isa(), jobs, options);
     let mut built = Vec::new();
     for ((id, _, _, (kernel, slots, args_size, static_local, mut shape)), code) in
         translated.into_iter().zip(compiled)
     {
-        let code = code.map_err(|e| {
+        let mut code = code.map_err(|e| {
             BuildError::new(format!(
                 "error: the JIT could not compile kernel \"{}\": {e}\n",
                 kernel.name
@@ -541,12 +546,28 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
             shape.vectorization =
                 Vectorization::Scalar("the JIT could not lower its vector code".into());
         }
-        if let Some((opt_clif, asm)) = &code.dumps {
-            dump(options, &kernel.name, "opt.clif", opt_clif);
-            if let Some(asm) = asm {
-                dump(options, &kernel.name, "s", asm);
-            }
+        for (suffix, text) in &code.dumps {
+            dump(options, &kernel.name, suffix, text);
         }
+        // Functions LLVM's code calls that no kernel named: declared now, as imports the
+        // JIT resolves among its symbols (new_jit).
+        let imports = std::mem::take(&mut code.imports);
+        crate::backend::object::LoadedFunction::declare_imports(
+            &mut code.relocs,
+            &imports,
+            |name| {
+                let sig = env.jit.make_signature();
+                env.jit
+                    .declare_function(name, Linkage::Import, &sig)
+                    .map_err(|e| format!("declaring {name}: {e}"))
+            },
+        )
+        .map_err(|e| {
+            BuildError::new(format!(
+                "internal: linking kernel \"{}\": {e}\n",
+                kernel.name
+            ))
+        })?;
         env.jit
             .define_function_bytes(id, code.alignment, &code.bytes, &code.relocs)
             .map_err(|e| {
@@ -569,6 +590,7 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
             static_local,
             shape,
             code.spill_bytes,
+            (code.backend, code.wide_refusal),
         ));
     }
     env.jit
@@ -577,7 +599,7 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
     let kernels: Vec<Kernel> = built
         .into_iter()
         .map(
-            |(id, info, slots, args_size, static_local, shape, spill_bytes)| {
+            |(id, info, slots, args_size, static_local, shape, spill_bytes, backend)| {
                 let code = env.jit.get_finalized_function(id);
                 // SAFETY: `code` was compiled from a function with signature (i64, i64, i64) -> ()
                 // in the host's default calling convention, which is `WorkGroupFn`'s ABI.
@@ -606,6 +628,7 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
                     entry,
                 )
                 .with_spill_mem_size(spill_bytes)
+                .with_backend(backend.0, backend.1)
             },
         )
         .collect();
@@ -616,130 +639,6 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
     let mut program = Program::new(kernels, env.jit, env.global_variable_bytes, data);
     program.serialized = serialized;
     Ok(program)
-}
-
-/// A kernel's machine code, ready to be defined in the JIT module.
-struct CompiledFunction {
-    bytes: Vec<u8>,
-    alignment: u64,
-    relocs: Vec<ModuleReloc>,
-    /// The scalar fallback was compiled: the vectorised function was not lowerable.
-    scalar_fallback: bool,
-    /// `Kernel::spill_mem_size`.
-    spill_bytes: usize,
-    /// With a dump directory: the optimised IR and the disassembly.
-    dumps: Option<(String, Option<String>)>,
-}
-
-/// Compiles each (function id, function, scalar fallback) with `isa`, on up to
-/// `options.threads` threads when there are several; results in the order of `jobs`.
-fn compile_functions(
-    isa: &dyn cranelift_codegen::isa::TargetIsa,
-    jobs: Vec<(FuncId, ir::Function, Option<ir::Function>)>,
-    options: &BuildOptions,
-) -> Vec<Result<CompiledFunction, String>> {
-    let threads = options.threads.clamp(1, jobs.len().max(1));
-    if threads == 1 {
-        return jobs
-            .into_iter()
-            .map(|(id, f, fallback)| compile_function(isa, id, f, fallback, options))
-            .collect();
-    }
-    let n = jobs.len();
-    let jobs: Vec<std::sync::Mutex<Option<_>>> = jobs
-        .into_iter()
-        .map(|j| std::sync::Mutex::new(Some(j)))
-        .collect();
-    let results: Vec<std::sync::Mutex<Option<Result<CompiledFunction, String>>>> =
-        (0..n).map(|_| std::sync::Mutex::new(None)).collect();
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..threads {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(slot) = jobs.get(i) else { break };
-                let job = slot.lock().unwrap_or_else(|p| p.into_inner()).take();
-                let Some((id, f, fallback)) = job else {
-                    continue;
-                };
-                // A panic in Cranelift stays a build error of this kernel (the caller's
-                // catch_unwind only sees this thread's).
-                let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    compile_function(isa, id, f, fallback, options)
-                }))
-                .unwrap_or_else(|panic| {
-                    Err(format!(
-                        "internal: the code generator failed: {}",
-                        panic
-                            .downcast_ref::<String>()
-                            .map(String::as_str)
-                            .or_else(|| panic.downcast_ref::<&str>().copied())
-                            .unwrap_or("unknown panic")
-                    ))
-                });
-                *results[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(result);
-            });
-        }
-    });
-    results
-        .into_iter()
-        .map(|r| {
-            r.into_inner()
-                .unwrap_or_else(|p| p.into_inner())
-                .unwrap_or_else(|| Err("internal: a kernel was not compiled".into()))
-        })
-        .collect()
-}
-
-/// Cranelift's compilation of one kernel function, falling back to its scalar version when
-/// the vectorised one cannot be lowered.
-fn compile_function(
-    isa: &dyn cranelift_codegen::isa::TargetIsa,
-    id: FuncId,
-    func: ir::Function,
-    fallback: Option<ir::Function>,
-    options: &BuildOptions,
-) -> Result<CompiledFunction, String> {
-    let dumping = options.dump_dir.is_some();
-    let mut scalar_fallback = false;
-    let mut ctx = cranelift_codegen::Context::for_function(func);
-    ctx.set_disasm(dumping);
-    let mut plane = cranelift_codegen::control::ControlPlane::default();
-    if let Err(e) = ctx.compile(isa, &mut plane) {
-        let Some(scalar) = fallback else {
-            return Err(format!("{:?}", e.inner));
-        };
-        ctx = cranelift_codegen::Context::for_function(scalar);
-        ctx.set_disasm(dumping);
-        ctx.compile(isa, &mut plane)
-            .map_err(|e| format!("{:?}", e.inner))?;
-        scalar_fallback = true;
-    }
-    let code = ctx
-        .compiled_code()
-        .ok_or_else(|| "internal: no compiled code".to_owned())?;
-    let relocs = code
-        .buffer
-        .relocs()
-        .iter()
-        .map(|r| ModuleReloc::from_mach_reloc(r, &ctx.func, id))
-        .collect();
-    // The frame below the frame pointer less the function's own stack slots: what the
-    // register allocator and the ABI put there.
-    let frame = code
-        .buffer
-        .frame_layout()
-        .map_or(0, |l| l.frame_to_fp_offset);
-    let slots: u32 = ctx.func.sized_stack_slots.values().map(|s| s.size).sum();
-    let spill_bytes = frame.saturating_sub(slots) as usize;
-    Ok(CompiledFunction {
-        spill_bytes,
-        bytes: code.code_buffer().to_vec(),
-        alignment: code.buffer.alignment as u64,
-        relocs,
-        scalar_fallback,
-        dumps: dumping.then(|| (ctx.func.display().to_string(), code.vcode.clone())),
-    })
 }
 
 /// Writes one dump file of a kernel (IR or machine code) into `options.dump_dir`; failing to

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use ferrocl_codegen::{compile, BuildOptions, GroupInfo, Program};
+use ferrocl_codegen::{Backend, BuildError, BuildOptions, GroupInfo, Program};
 
 #[derive(Clone, Copy, Debug)]
 pub enum Recipe {
@@ -112,6 +112,60 @@ pub fn spirv_from_c(source: &str, recipe: Recipe, language: Language) -> Vec<u8>
     .unwrap_or_else(|log| panic!("{source} ({recipe:?}, {language:?}):\n{log}"))
 }
 
+/// The backend the kernel tests build with: `FERROCL_TEST_BACKEND=wide` runs them with the
+/// wide backend (LLVM), anything else or nothing with Cranelift. The same tests, the same
+/// expected results: the backends must agree bit for bit.
+pub fn test_backend() -> Backend {
+    match std::env::var("FERROCL_TEST_BACKEND").as_deref() {
+        Ok("wide") => Backend::Wide,
+        _ => Backend::Cranelift,
+    }
+}
+
+/// `BuildOptions::default()` with the [`test_backend`].
+pub fn default_options() -> BuildOptions {
+    BuildOptions {
+        backend: test_backend(),
+        ..BuildOptions::default()
+    }
+}
+
+/// `ferrocl_codegen::compile`, and with `FERROCL_TEST_BACKEND_LOG=<file>` one line per kernel
+/// appended there: the build's milliseconds, the backend asked for and the one that made the
+/// kernel, the kernel's name, and the wide backend's refusal if any (to count how many
+/// kernels the wide backend takes, and why it refuses the others).
+pub fn compile(
+    module: &ferrocl_frontend::Module,
+    options: &BuildOptions,
+) -> Result<Program, BuildError> {
+    let start = std::time::Instant::now();
+    let program = ferrocl_codegen::compile(module, options)?;
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    if let Ok(path) = std::env::var("FERROCL_TEST_BACKEND_LOG") {
+        use std::io::Write;
+        let mut lines = String::new();
+        let kernels = program.kernels().len().max(1) as f64;
+        for k in program.kernels() {
+            let refusal = k.wide_refusal().unwrap_or("").replace('\n', " ");
+            lines.push_str(&format!(
+                "{:.2}\t{:?}\t{:?}\t{}\t{refusal}\n",
+                ms / kernels,
+                options.backend,
+                k.backend(),
+                k.info.name
+            ));
+        }
+        if let Ok(mut file) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = file.write_all(lines.as_bytes());
+        }
+    }
+    Ok(program)
+}
+
 /// Assembles `tests/spvasm/<name>` with spirv-as for SPIR-V `version` ("1.0".."1.6") and checks
 /// it with `spirv-val --target-env <val_env>` (e.g. "opencl2.1"; None where spirv-val does not
 /// accept the feature for any OpenCL environment, said at the call).
@@ -157,7 +211,7 @@ pub fn spirv_from_asm_text(text: &str) -> Vec<u8> {
 /// The codegen error of a module that must not build (the frontend accepts it).
 pub fn codegen_error(spirv: &[u8]) -> String {
     let module = ferrocl_frontend::parse(spirv).unwrap_or_else(|e| panic!("frontend: {e}"));
-    match compile(&module, &BuildOptions::default()) {
+    match compile(&module, &default_options()) {
         Ok(_) => panic!("the module built"),
         Err(e) => e.to_string(),
     }
@@ -165,7 +219,7 @@ pub fn codegen_error(spirv: &[u8]) -> String {
 
 pub fn build_spirv(spirv: &[u8]) -> Program {
     let module = ferrocl_frontend::parse(spirv).unwrap_or_else(|e| panic!("frontend: {e}"));
-    compile(&module, &BuildOptions::default()).unwrap_or_else(|e| panic!("codegen: {e}"))
+    compile(&module, &default_options()).unwrap_or_else(|e| panic!("codegen: {e}"))
 }
 
 /// A kernel argument: a buffer (passed as its address) or bytes passed by value.

@@ -299,7 +299,7 @@ fn mutated_modules_build_or_fail_cleanly() {
                     continue;
                 };
                 let result = std::panic::catch_unwind(|| {
-                    compile(&module, &BuildOptions::default()).map(|_| ())
+                    compile(&module, &default_options()).map(|_| ())
                 });
                 match result {
                     Ok(Ok(())) => built += 1,

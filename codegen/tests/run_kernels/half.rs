@@ -96,7 +96,7 @@ fn half_memory_program(recipe: Recipe, round_to_zero: bool) -> Program {
         .unwrap_or_else(|e| panic!("frontend: {e}"));
     let options = BuildOptions {
         round_to_zero,
-        ..BuildOptions::default()
+        ..default_options()
     };
     compile(&module, &options).unwrap_or_else(|e| panic!("codegen: {e}"))
 }

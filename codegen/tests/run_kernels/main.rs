@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
-use ferrocl_codegen::{
-    compile, BarrierSchedule, BuildOptions, GroupInfo, Program, PRINTF_BUFFER_HEADER,
-};
+use ferrocl_codegen::{BarrierSchedule, BuildOptions, GroupInfo, Program, PRINTF_BUFFER_HEADER};
 use ferrocl_frontend::{PrintfArg, PrintfConversion, PrintfPiece};
 
 #[path = "../common/mod.rs"]
@@ -23,7 +21,7 @@ mod math;
 mod printf;
 mod sub_groups;
 
-use common::{Language, Recipe, CL1_2};
+use common::{compile, default_options, Language, Recipe, CL1_2};
 
 fn out_dir() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("codegen-spirv");
@@ -100,7 +98,7 @@ fn build(source: &str, recipe: Recipe) -> Program {
 fn build_with(source: &str, recipe: Recipe, language: Language) -> Program {
     let module = ferrocl_frontend::parse(&common::spirv_from_c(source, recipe, language))
         .unwrap_or_else(|e| panic!("frontend: {e}"));
-    compile(&module, &BuildOptions::default()).unwrap_or_else(|e| panic!("codegen: {e}"))
+    compile(&module, &default_options()).unwrap_or_else(|e| panic!("codegen: {e}"))
 }
 
 /// Argument block builder following the kernel's `ArgSlot` layout.

@@ -754,17 +754,17 @@ fn sub_group_module(inst: &str) -> Vec<u8> {
 fn sub_group_misuse_fails_with_a_log() {
     let off = BuildOptions {
         sub_groups: false,
-        ..BuildOptions::default()
+        ..default_options()
     };
     for (inst, options, expect) in [
         (
             "OpGroupNonUniformIAdd %uint %uint_2 Reduce %x",
-            BuildOptions::default(),
+            default_options(),
             "execution scope 2 is not supported (only Subgroup)",
         ),
         (
             "OpGroupNonUniformIAdd %uint %uint_3 ClusteredReduce %x %uint_3",
-            BuildOptions::default(),
+            default_options(),
             "ClusterSize 3 must be a power of two",
         ),
         (
@@ -774,12 +774,12 @@ fn sub_group_misuse_fails_with_a_log() {
         ),
         (
             "OpGroupNonUniformFAdd %uint %uint_3 Reduce %x",
-            BuildOptions::default(),
+            default_options(),
             "is not the scalar type this instruction combines",
         ),
         (
             "OpGroupNonUniformLogicalAnd %uint %uint_3 Reduce %x",
-            BuildOptions::default(),
+            default_options(),
             "is not the scalar type this instruction combines",
         ),
         (
@@ -812,7 +812,7 @@ fn clusters_larger_than_the_sub_group_build_and_cover_it() {
             "OpGroupNonUniformIAdd %uint %uint_3 ClusteredReduce %x {cluster}"
         )))
         .unwrap_or_else(|e| panic!("frontend: {e}"));
-        let p = compile(&module, &BuildOptions::default()).unwrap_or_else(|e| panic!("{}", e.log));
+        let p = compile(&module, &default_options()).unwrap_or_else(|e| panic!("{}", e.log));
         // Every work-item reads out[0] (5) before any stores the sum (they meet at the
         // reduction): one sub-group of 4 sums 20, clusters of 2 sum 10.
         let mut out = [5u32];
