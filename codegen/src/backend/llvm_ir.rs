@@ -348,9 +348,13 @@ impl<'a> Translator<'a> {
 
     /// Declares intrinsic `name` and calls it; `ret` is its return type.
     fn call_intrinsic(&mut self, name: &str, ret: &str, args: &[String]) -> String {
+        // The type of a typed operand: a vector type ends at its `>`, others at a space.
         let params: Vec<&str> = args
             .iter()
-            .map(|a| a.rsplit_once(' ').map_or(a.as_str(), |(t, _)| t))
+            .map(|a| match a.strip_prefix('<') {
+                Some(rest) => &a[..rest.find('>').map_or(a.len(), |i| i + 2)],
+                None => a.split_once(' ').map_or(a.as_str(), |(t, _)| t),
+            })
             .collect();
         self.intrinsics.insert(
             name.to_owned(),
@@ -2122,8 +2126,18 @@ mod tests {
         b.ins().return_(&rs);
         b.seal_all_blocks();
         b.finalize(frontend_config());
-        let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
-        cranelift_codegen::verify_function(&func, &flags)
+        let mut flags = cranelift_codegen::settings::builder();
+        cranelift_codegen::settings::Configurable::set(
+            &mut flags,
+            "preserve_frame_pointers",
+            "true",
+        )
+        .expect("flag");
+        let isa = cranelift_native::builder()
+            .expect("host ISA")
+            .finish(cranelift_codegen::settings::Flags::new(flags))
+            .expect("host ISA");
+        cranelift_codegen::verify_function(&func, isa.as_ref())
             .unwrap_or_else(|e| panic!("CLIF does not verify: {e}\n{}", func.display()));
         func
     }
@@ -2257,5 +2271,307 @@ mod tests {
             });
             accept(&f, &format!("float ops on {t}"));
         }
+    }
+
+    /// Stores `values` one after the other at `out`; no return values.
+    fn sink(b: &mut FunctionBuilder, out: Value, values: &[Value]) -> Vec<Value> {
+        let mut offset = 0;
+        for &v in values {
+            b.ins().store(flags(), v, out, offset);
+            offset += b.func.dfg.value_type(v).bytes() as i32;
+        }
+        Vec::new()
+    }
+
+    fn flags() -> MemFlagsData {
+        MemFlagsData::new()
+    }
+
+    #[test]
+    fn conversions_at_every_width() {
+        let f = build(
+            &[types::I32, types::F32, types::F64, types::I64],
+            &[],
+            |b, p| {
+                let (i, x, d) = (p[0], p[1], p[2]);
+                let w = b.ins().sextend(types::I64, i);
+                let u = b.ins().uextend(types::I64, i);
+                let w = b.ins().iadd(w, u);
+                let n = b.ins().ireduce(types::I16, w);
+                let pd = b.ins().fpromote(types::F64, x);
+                let dd = b.ins().fdemote(types::F32, d);
+                let t1 = b.ins().fcvt_to_sint(types::I64, d);
+                let t2 = b.ins().fcvt_to_uint(types::I32, x);
+                let t3 = b.ins().fcvt_to_sint(types::I32, x);
+                let t4 = b.ins().fcvt_to_uint(types::I64, d);
+                let bits = b.ins().bitcast(types::I32, flags(), dd);
+                sink(b, p[3], &[n, pd, t1, t2, t3, t4, bits])
+            },
+        );
+        accept(&f, "scalar conversions");
+        for lanes in [1u32, 4, 8, 16] {
+            let by = |t: Type| if lanes == 1 { t } else { t.by(lanes).unwrap() };
+            let (i32t, i64t, f32t, f64t) = (
+                by(types::I32),
+                by(types::I64),
+                by(types::F32),
+                by(types::F64),
+            );
+            let f = build(&[i32t, f32t, i64t, f64t, types::I64], &[], |b, p| {
+                let (i, x, l, d) = (p[0], p[1], p[2], p[3]);
+                let s = b.ins().fcvt_from_sint(f64t, l);
+                let us = b.ins().fcvt_from_uint(f32t, i);
+                let s2 = b.ins().fcvt_from_sint(f32t, i);
+                let u2 = b.ins().fcvt_from_uint(f64t, l);
+                let c1 = b.ins().fcvt_to_sint_sat(i32t, x);
+                let c2 = b.ins().fcvt_to_uint_sat(i64t, d);
+                let c3 = b.ins().fcvt_to_uint_sat(i32t, x);
+                let c4 = b.ins().fcvt_to_sint_sat(i64t, d);
+                let bits = b.ins().bitcast(i32t, flags(), us);
+                sink(b, p[4], &[s, us, s2, u2, c1, c2, c3, c4, bits])
+            });
+            accept(&f, &format!("conversions at {lanes} lanes"));
+        }
+        // i128 as the frontend uses it (wide saturating arithmetic).
+        let f = build(&[types::I64, types::I64], &[types::I64], |b, p| {
+            let x = b.ins().sextend(types::I128, p[0]);
+            let y = b.ins().uextend(types::I128, p[1]);
+            let s = b.ins().iadd(x, y);
+            let m = b.ins().imul(s, y);
+            let (lo, hi) = b.ins().isplit(m);
+            let c = b.ins().icmp(IntCC::SignedGreaterThan, m, s);
+            let lo = b.ins().select(c, lo, hi);
+            let j = b.ins().iconcat(lo, hi);
+            let sh = b.ins().sshr_imm(j, 3);
+            vec![b.ins().ireduce(types::I64, sh)]
+        });
+        accept(&f, "i128");
+    }
+
+    #[test]
+    fn lane_operations_at_every_width() {
+        for lanes in [4u32, 8, 16] {
+            let v32 = types::I32.by(lanes).unwrap();
+            let v16 = types::I16.by(lanes * 2).unwrap();
+            let f32v = types::F32.by(lanes).unwrap();
+            let f = build(&[v32, v32, types::I32, f32v, types::I64], &[], |b, p| {
+                let (x, y, s, fx) = (p[0], p[1], p[2], p[3]);
+                let sp = b.ins().splat(v32, s);
+                let x = b.ins().insertlane(x, s, 1);
+                let e = b.ins().extractlane(x, (lanes - 1) as u8);
+                let sv = b.ins().scalar_to_vector(v32, e);
+                let x = b.ins().iadd(x, sv);
+                let x = b.ins().iadd(x, sp);
+                // CLIF narrows from at most 8 lanes and widens to at most 16.
+                let (n, w) = if lanes <= 8 {
+                    let n = b.ins().snarrow(x, y);
+                    let un = b.ins().unarrow(x, y);
+                    let uun = b.ins().uunarrow(y, x);
+                    let n = b.ins().iadd(n, un);
+                    let n = b.ins().iadd(n, uun);
+                    let wl = b.ins().swiden_low(n);
+                    let wh = b.ins().uwiden_high(n);
+                    let w = b.ins().iadd_pairwise(wl, wh);
+                    let wl2 = b.ins().uwiden_low(n);
+                    let wh2 = b.ins().swiden_high(n);
+                    let w = b.ins().iadd(w, wl2);
+                    (n, b.ins().iadd(w, wh2))
+                } else {
+                    let n = b
+                        .ins()
+                        .bitcast(v16, flags().with_endianness(Endianness::Little), x);
+                    (n, b.ins().iadd_pairwise(x, y))
+                };
+                let any = b.ins().vany_true(w);
+                let all = b.ins().vall_true(w);
+                let hb = b.ins().vhigh_bits(types::I8, w);
+                let r = b.ins().iadd(any, all);
+                let r = b.ins().iadd(r, hb);
+                let m = b.ins().icmp(IntCC::UnsignedLessThan, w, x);
+                let bl = b.ins().blendv(m, w, y);
+                sink(b, p[4], &[n, bl, r, fx])
+            });
+            accept(&f, &format!("lane operations at {lanes} lanes"));
+        }
+        // The 128-bit-only ones.
+        let t = types::I8X16;
+        let f = build(&[t, t, types::F32X4, types::I64], &[], |b, p| {
+            let mask: Vec<u8> = (0..16u8).map(|i| (i * 5) % 32).collect();
+            let imm = b.func.dfg.immediates.push(mask.into());
+            let s = b.ins().shuffle(p[0], p[1], imm);
+            let s = b.ins().swizzle(s, p[1]);
+            let s = b.ins().x86_pshufb(s, p[0]);
+            let m = b.ins().x86_pmaddubsw(s, p[1]);
+            let c = b.ins().x86_cvtt2dq(types::I32X4, p[2]);
+            let q = b.ins().sqmul_round_sat(m, m);
+            let q2 = b.ins().x86_pmulhrsw(q, m);
+            let pd = b.ins().fvpromote_low(p[2]);
+            let dm = b.ins().fvdemote(pd);
+            let pd2 = b.ins().x86_cvtt2dq(types::I32X4, pd);
+            sink(b, p[3], &[s, m, c, q2, dm, pd2])
+        });
+        accept(&f, "128-bit lane operations");
+    }
+
+    #[test]
+    fn memory_atomics_calls_and_control() {
+        let f = build(
+            &[types::I64, types::I64, types::I32],
+            &[types::I64, types::F32],
+            |b, p| {
+                let (ptr, fp, idx) = (p[0], p[1], p[2]);
+                let slot = b.create_sized_stack_slot(ir::StackSlotData::new(
+                    ir::StackSlotKind::ExplicitSlot,
+                    64,
+                    6,
+                ));
+                let aligned = MemFlagsData::new().with_aligned();
+                let v = b.ins().load(types::F32X16, flags(), ptr, 4);
+                b.ins().stack_store(types::I64, v, slot, 0);
+                let w = b.ins().stack_load(types::I64, types::F32X16, slot, 0);
+                b.ins().store(aligned, w, ptr, 64);
+                let a = b.ins().uload8(types::I32, flags(), ptr, 1);
+                let c = b.ins().sload16(types::I64, flags(), ptr, 2);
+                let d = b.ins().uload32(flags(), ptr, 8);
+                let e = b.ins().sload8x8(flags(), ptr, 16);
+                b.ins().store(flags(), e, ptr, 32);
+                b.ins().istore8(flags(), a, ptr, 3);
+                b.ins().istore16(flags(), c, ptr, 5);
+                b.ins().istore32(flags(), d, ptr, 7);
+                let x = b
+                    .ins()
+                    .atomic_rmw(types::I32, flags(), AtomicRmwOp::Smax, ptr, a);
+                let x2 = b
+                    .ins()
+                    .atomic_rmw(types::I64, flags(), AtomicRmwOp::Nand, ptr, c);
+                let y = b.ins().atomic_cas(flags(), ptr, x, a);
+                let z = b.ins().atomic_load(types::I64, flags(), ptr);
+                b.ins().atomic_store(flags(), y, ptr);
+                b.ins().fence();
+                let sa = b.ins().stack_addr(types::I64, slot, 8);
+                let z = b.ins().iadd(z, sa);
+                let z = b.ins().iadd(z, x2);
+                // Calls: a user function, a libcall, an indirect call.
+                let mut sig = ir::Signature::new(CallConv::SystemV);
+                sig.params.push(AbiParam::new(types::I32).uext());
+                sig.returns.push(AbiParam::new(types::I64));
+                sig.returns.push(AbiParam::new(types::F32));
+                let sigref = b.import_signature(sig.clone());
+                let name = b.func.declare_imported_user_function(ir::UserExternalName {
+                    namespace: 0,
+                    index: 7,
+                });
+                let callee = b.import_function(ir::ExtFuncData {
+                    name: ExternalName::user(name),
+                    signature: sigref,
+                    colocated: false,
+                    patchable: false,
+                });
+                let call = b.ins().call(callee, &[idx]);
+                let (r0, r1) = (b.inst_results(call)[0], b.inst_results(call)[1]);
+                let ind = b.ins().call_indirect(sigref, fp, &[idx]);
+                let r2 = b.inst_results(ind)[0];
+                let fa = b.ins().func_addr(types::I64, callee);
+                let mut lsig = ir::Signature::new(CallConv::SystemV);
+                lsig.params.push(AbiParam::new(types::F32));
+                lsig.returns.push(AbiParam::new(types::F32));
+                let lsigref = b.import_signature(lsig);
+                let floorf = b.import_function(ir::ExtFuncData {
+                    name: ExternalName::LibCall(ir::LibCall::FloorF32),
+                    signature: lsigref,
+                    colocated: false,
+                    patchable: false,
+                });
+                let fl = b.ins().call(floorf, &[r1]);
+                let fl = b.inst_results(fl)[0];
+                let data = b.func.declare_imported_user_function(ir::UserExternalName {
+                    namespace: 1,
+                    index: 3,
+                });
+                let gv = b.create_global_value(GlobalValueData::Symbol {
+                    name: ExternalName::user(data),
+                    offset: ir::immediates::Imm64::new(16),
+                    colocated: false,
+                    tls: false,
+                });
+                let gv2 = b.create_global_value(GlobalValueData::IAddImm {
+                    base: gv,
+                    offset: ir::immediates::Imm64::new(8),
+                    global_type: types::I64,
+                });
+                let sv = b.ins().symbol_value(types::I64, gv2);
+                let sum = b.ins().iadd(r0, r2);
+                let sum = b.ins().iadd(sum, fa);
+                let sum = b.ins().iadd(sum, sv);
+                let sum = b.ins().iadd(sum, z);
+                // Control: a loop whose brif enters one block twice with different arguments, a
+                // br_table, division traps and a conditional trap.
+                let head = b.create_block();
+                let body = b.create_block();
+                let exit = b.create_block();
+                b.append_block_param(head, types::I64);
+                b.append_block_param(body, types::I64);
+                b.append_block_param(exit, types::I64);
+                b.ins().jump(head, &[sum.into()]);
+                b.switch_to_block(head);
+                let h = b.block_params(head)[0];
+                let one = b.ins().iconst(types::I64, 1);
+                let h1 = b.ins().iadd(h, one);
+                b.ins().brif(idx, body, &[h.into()], body, &[h1.into()]);
+                b.switch_to_block(body);
+                let bv = b.block_params(body)[0];
+                let q = b.ins().udiv(bv, sum);
+                let q = b.ins().sdiv(q, bv);
+                let q = b.ins().srem(q, sum);
+                let q = b.ins().urem(q, bv);
+                b.ins().trapnz(q, ir::TrapCode::unwrap_user(1));
+                let jt = ir::JumpTableData::new(
+                    b.func.dfg.block_call(exit, &[bv.into()]),
+                    &[
+                        b.func.dfg.block_call(head, &[q.into()]),
+                        b.func.dfg.block_call(exit, &[q.into()]),
+                        b.func.dfg.block_call(exit, &[bv.into()]),
+                    ],
+                );
+                let jt = b.create_jump_table(jt);
+                b.ins().br_table(idx, jt);
+                b.switch_to_block(exit);
+                let out = b.block_params(exit)[0];
+                let fp2 = b.ins().get_frame_pointer(types::I64);
+                let sp = b.ins().get_stack_pointer(types::I64);
+                let d = b.ins().isub(fp2, sp);
+                let out = b.ins().iadd(out, d);
+                vec![out, fl]
+            },
+        );
+        let ir = accept(&f, "memory, atomics, calls and control");
+        for needle in [
+            "declare { i64, float } @__ferrocl_u0_7(i32 zeroext) nounwind",
+            "@__ferrocl_u1_3 = external global i8",
+            "declare float @ferrocl_floorf(float) nounwind",
+            "getelementptr i8, ptr @__ferrocl_u1_3, i64 24",
+            "alloca [64 x i8], align 64",
+        ] {
+            assert!(ir.contains(needle), "{needle:?} not in\n{ir}");
+        }
+    }
+
+    #[test]
+    fn what_cannot_be_lowered_is_refused_with_the_instruction() {
+        let f = build(&[types::I64], &[types::I64], |b, p| {
+            let r = b.ins().get_return_address(types::I64);
+            vec![b.ins().iadd(r, p[0])]
+        });
+        let e = translate(&f, "f").unwrap_err();
+        assert!(
+            e.contains("`get_return_address` (v1)"),
+            "unexpected refusal: {e}"
+        );
+        let f = build(
+            &[types::I64],
+            &[types::I64, types::I64, types::I64],
+            |_, p| vec![p[0], p[0], p[0]],
+        );
+        assert!(translate(&f, "f").unwrap_err().contains("3 return values"));
     }
 }
