@@ -2574,4 +2574,464 @@ mod tests {
         );
         assert!(translate(&f, "f").unwrap_err().contains("3 return values"));
     }
+
+    // ---- bit-for-bit comparison with Cranelift ----------------------------------------------
+
+    /// A function `(in: i64, out: i64)` that loads operands of `operands`' types one after
+    /// the other from `in`, computes `body` and stores the results one after the other at
+    /// `out`; with the byte sizes of one row of input and output.
+    fn pure_fn(
+        operands: &[Type],
+        body: impl FnOnce(&mut FunctionBuilder, &[Value]) -> Vec<Value>,
+    ) -> (ir::Function, usize, usize) {
+        let mut out_bytes = 0;
+        let in_bytes = operands.iter().map(|t| t.bytes() as usize).sum();
+        let f = build(&[types::I64, types::I64], &[], |b, p| {
+            let mut offset = 0;
+            let mut xs = Vec::new();
+            for &t in operands {
+                xs.push(b.ins().load(t, flags(), p[0], offset));
+                offset += t.bytes() as i32;
+            }
+            let rs = body(b, &xs);
+            out_bytes = rs
+                .iter()
+                .map(|&v| b.func.dfg.value_type(v).bytes() as usize)
+                .sum();
+            sink(b, p[1], &rs)
+        });
+        (f, in_bytes, out_bytes)
+    }
+
+    /// A deterministic generator of operands rich in edge cases.
+    struct Inputs(u64);
+
+    impl Inputs {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        /// One lane of type `lane`, little-endian.
+        fn lane(&mut self, lane: Type, out: &mut Vec<u8>) {
+            let r = self.next();
+            let pick = (r >> 32) as usize;
+            let bits: u64 = match lane {
+                types::F32 => {
+                    const SPECIAL: [u32; 20] = [
+                        0,
+                        0x8000_0000,
+                        0x3f80_0000,
+                        0xbf80_0000,
+                        0x3fc0_0000,
+                        0x4020_0000,
+                        0xc020_0000,
+                        0x7f80_0000,
+                        0xff80_0000,
+                        0x7fc0_0000,
+                        0x7fc1_2345,
+                        0x7f80_0001,
+                        0xffc0_0001,
+                        0x7f7f_ffff,
+                        0x0000_0001,
+                        0x4f32_d05e,
+                        0xcf00_0000,
+                        0x4f00_0000,
+                        0x5f00_0000,
+                        0xbf33_3333,
+                    ];
+                    if r & 1 == 0 {
+                        u64::from(SPECIAL[pick % SPECIAL.len()])
+                    } else {
+                        // Mostly moderate magnitudes, where rounding happens.
+                        u64::from((r >> 8) as u32 & 0x8fff_ffff | 0x3000_0000)
+                    }
+                }
+                types::F64 => {
+                    const SPECIAL: [u64; 16] = [
+                        0,
+                        0x8000_0000_0000_0000,
+                        0x3ff0_0000_0000_0000,
+                        0xbff8_0000_0000_0000,
+                        0x4004_0000_0000_0000,
+                        0x7ff0_0000_0000_0000,
+                        0xfff0_0000_0000_0000,
+                        0x7ff8_0000_0000_0000,
+                        0x7ff8_0000_0012_3456,
+                        0x7ff0_0000_0000_0001,
+                        0xfff8_0000_0000_0001,
+                        0x0000_0000_0000_0001,
+                        0x41e0_0000_0000_0000,
+                        0xc1e0_0000_0020_0000,
+                        0x43e0_0000_0000_0000,
+                        0x41ef_ffff_ffe0_0000,
+                    ];
+                    if r & 1 == 0 {
+                        SPECIAL[pick % SPECIAL.len()]
+                    } else {
+                        (r >> 3) & 0x8fff_ffff_ffff_ffff | 0x3000_0000_0000_0000
+                    }
+                }
+                _ => {
+                    let w = lane.bits();
+                    let special = [
+                        0u64,
+                        1,
+                        u64::MAX,
+                        1 << (w - 1),
+                        (1 << (w - 1)) - 1,
+                        2,
+                        u64::from(w),
+                        u64::from(w) + 3,
+                        0x80,
+                        0x7f,
+                    ];
+                    if r & 1 == 0 {
+                        special[pick % special.len()]
+                    } else {
+                        self.next()
+                    }
+                }
+            };
+            out.extend_from_slice(&bits.to_le_bytes()[..lane.bytes() as usize]);
+        }
+
+        fn row(&mut self, operands: &[Type]) -> Vec<u8> {
+            let mut row = Vec::new();
+            for &t in operands {
+                for _ in 0..t.lane_count() {
+                    self.lane(t.lane_type(), &mut row);
+                }
+            }
+            row
+        }
+    }
+
+    /// Runs `pure_fn(operands, body)` on `ROWS` generated rows under Cranelift's JIT and,
+    /// translated, under lli-15; the outputs must be identical bytes.
+    fn same_results(
+        what: &str,
+        operands: &[Type],
+        body: impl FnOnce(&mut FunctionBuilder, &[Value]) -> Vec<Value>,
+    ) {
+        const ROWS: usize = 256;
+        let Some(lli) = tool("lli-15") else { return };
+        let (func, in_bytes, out_bytes) = pure_fn(operands, body);
+        let mut gen = Inputs(0x9e37_79b9_7f4a_7c15 ^ what.len() as u64);
+        let input: Vec<u8> = (0..ROWS).flat_map(|_| gen.row(operands)).collect();
+
+        use cranelift_module::Module as _;
+        let mut jit = crate::translate::new_jit(&crate::BuildOptions::default()).expect("JIT");
+        let id = jit
+            .declare_function("f", cranelift_module::Linkage::Export, &func.signature)
+            .expect("declare");
+        let mut ctx = cranelift_codegen::Context::for_function(func.clone());
+        jit.define_function(id, &mut ctx)
+            .unwrap_or_else(|e| panic!("{what}: Cranelift: {e:?}\n{}", func.display()));
+        jit.finalize_definitions().expect("finalize");
+        let code = jit.get_finalized_function(id);
+        // SAFETY: compiled from a System V function of signature (i64, i64) -> () that reads
+        // `in_bytes` at its first argument and writes `out_bytes` at its second.
+        let kernel = unsafe { std::mem::transmute::<*const u8, extern "C" fn(u64, u64)>(code) };
+        let mut expected = vec![0u8; ROWS * out_bytes];
+        for r in 0..ROWS {
+            kernel(
+                input[r * in_bytes..].as_ptr() as u64,
+                expected[r * out_bytes..].as_mut_ptr() as u64,
+            );
+        }
+
+        let ir = translate(&func, "f").unwrap_or_else(|e| panic!("{what}: refused: {e}"));
+        let bytes: String = input.iter().map(|b| format!("\\{b:02X}")).collect();
+        let total = ROWS * out_bytes;
+        let harness = format!(
+            r#"
+@input = global [{n} x i8] c"{bytes}", align 64
+@output = global [{total} x i8] zeroinitializer, align 64
+declare i64 @write(i32, ptr, i64)
+define i32 @main() {{
+entry:
+  br label %loop
+loop:
+  %r = phi i64 [ 0, %entry ], [ %r1, %loop ]
+  %io = mul i64 %r, {in_bytes}
+  %oo = mul i64 %r, {out_bytes}
+  %ip = getelementptr i8, ptr @input, i64 %io
+  %op = getelementptr i8, ptr @output, i64 %oo
+  %ii = ptrtoint ptr %ip to i64
+  %oi = ptrtoint ptr %op to i64
+  call void @f(i64 %ii, i64 %oi)
+  %r1 = add i64 %r, 1
+  %done = icmp eq i64 %r1, {ROWS}
+  br i1 %done, label %end, label %loop
+end:
+  %w = call i64 @write(i32 1, ptr @output, i64 {total})
+  ret i32 0
+}}
+"#,
+            n = input.len()
+        );
+        let module = format!("{ir}{harness}");
+        let file = temp_file("ll");
+        std::fs::write(&file, &module).expect("write IR");
+        let got = run(Command::new(lli).arg("-O2").arg(&file), what, &ir);
+        let _ = std::fs::remove_file(&file);
+        assert_eq!(got.len(), expected.len(), "{what}: output size");
+        if got != expected {
+            let row = (0..ROWS)
+                .find(|r| {
+                    got[r * out_bytes..][..out_bytes] != expected[r * out_bytes..][..out_bytes]
+                })
+                .unwrap_or(0);
+            let at = |v: &[u8]| format!("{:02x?}", &v[row * out_bytes..][..out_bytes]);
+            panic!(
+                "{what}: LLVM and Cranelift differ at row {row}\ninput     {:02x?}\nCranelift {}\nLLVM      {}\n{}\n{ir}",
+                &input[row * in_bytes..][..in_bytes],
+                at(&expected),
+                at(&got),
+                func.display()
+            );
+        }
+    }
+
+    const INT_CCS: [IntCC; 10] = [
+        IntCC::Equal,
+        IntCC::NotEqual,
+        IntCC::SignedLessThan,
+        IntCC::SignedGreaterThanOrEqual,
+        IntCC::SignedGreaterThan,
+        IntCC::SignedLessThanOrEqual,
+        IntCC::UnsignedLessThan,
+        IntCC::UnsignedGreaterThanOrEqual,
+        IntCC::UnsignedGreaterThan,
+        IntCC::UnsignedLessThanOrEqual,
+    ];
+
+    const FLOAT_CCS: [FloatCC; 14] = [
+        FloatCC::Ordered,
+        FloatCC::Unordered,
+        FloatCC::Equal,
+        FloatCC::NotEqual,
+        FloatCC::OrderedNotEqual,
+        FloatCC::UnorderedOrEqual,
+        FloatCC::LessThan,
+        FloatCC::LessThanOrEqual,
+        FloatCC::GreaterThan,
+        FloatCC::GreaterThanOrEqual,
+        FloatCC::UnorderedOrLessThan,
+        FloatCC::UnorderedOrLessThanOrEqual,
+        FloatCC::UnorderedOrGreaterThan,
+        FloatCC::UnorderedOrGreaterThanOrEqual,
+    ];
+
+    #[test]
+    fn scalar_integers_match_cranelift() {
+        for t in [types::I8, types::I16, types::I32, types::I64] {
+            same_results(&format!("scalar {t}"), &[t, t, types::I32], |b, p| {
+                let (x, y, s) = (p[0], p[1], p[2]);
+                let mut rs = vec![
+                    b.ins().iadd(x, y),
+                    b.ins().isub(x, y),
+                    b.ins().imul(x, y),
+                    b.ins().umulhi(x, y),
+                    b.ins().smulhi(x, y),
+                    b.ins().smin(x, y),
+                    b.ins().smax(x, y),
+                    b.ins().umin(x, y),
+                    b.ins().umax(x, y),
+                    b.ins().band_not(x, y),
+                    b.ins().bnot(x),
+                    b.ins().ineg(x),
+                    b.ins().iabs(x),
+                    b.ins().ishl(x, s),
+                    b.ins().ushr(x, s),
+                    b.ins().sshr(x, y),
+                    b.ins().rotl(x, s),
+                    b.ins().rotr(x, y),
+                    b.ins().popcnt(x),
+                    b.ins().clz(x),
+                    b.ins().ctz(x),
+                    b.ins().cls(x),
+                    b.ins().bitrev(x),
+                ];
+                if t.bits() > 8 {
+                    rs.push(b.ins().bswap(x));
+                }
+                // Divisors that do not trap: nonzero, and positive for sdiv; srem gets -1.
+                let one = b.ins().iconst(t, 1);
+                let d = b.ins().bor(y, one);
+                let max = b.ins().iconst(t, ((1u64 << (t.bits() - 1)) - 1) as i64);
+                let pd = b.ins().band(d, max);
+                rs.push(b.ins().udiv(x, d));
+                rs.push(b.ins().urem(x, d));
+                rs.push(b.ins().sdiv(x, pd));
+                rs.push(b.ins().srem(x, d));
+                for cc in INT_CCS {
+                    rs.push(b.ins().icmp(cc, x, y));
+                }
+                rs.push(b.ins().select(s, x, y));
+                let c = b.ins().icmp(IntCC::SignedLessThan, x, y);
+                let m = b.ins().bmask(t, c);
+                rs.push(b.ins().bitselect(m, x, y));
+                rs
+            });
+        }
+    }
+
+    #[test]
+    fn vector_integers_match_cranelift() {
+        for t in [types::I8X16, types::I16X8, types::I32X4, types::I64X2] {
+            same_results(&format!("vector {t}"), &[t, t, types::I32], |b, p| {
+                let (x, y, s) = (p[0], p[1], p[2]);
+                let e = b.ins().extractlane(y, 0);
+                let mut rs = vec![
+                    b.ins().iadd(x, y),
+                    b.ins().isub(x, y),
+                    b.ins().band_not(x, y),
+                    b.ins().bnot(x),
+                    b.ins().ineg(x),
+                    b.ins().iabs(x),
+                    b.ins().ishl(x, s),
+                    b.ins().ushr(x, s),
+                    b.ins().sshr(x, s),
+                    b.ins().vany_true(x),
+                    b.ins().vall_true(x),
+                    b.ins().vhigh_bits(types::I32, x),
+                    b.ins().select(s, x, y),
+                    b.ins().extractlane(x, 1),
+                    b.ins().insertlane(x, e, 0),
+                ];
+                if t != types::I64X2 {
+                    rs.extend([
+                        b.ins().smin(x, y),
+                        b.ins().smax(x, y),
+                        b.ins().umin(x, y),
+                        b.ins().umax(x, y),
+                    ]);
+                }
+                if t != types::I8X16 {
+                    rs.push(b.ins().imul(x, y));
+                }
+                if t.lane_bits() <= 16 {
+                    rs.extend([
+                        b.ins().uadd_sat(x, y),
+                        b.ins().sadd_sat(x, y),
+                        b.ins().usub_sat(x, y),
+                        b.ins().ssub_sat(x, y),
+                        b.ins().avg_round(x, y),
+                    ]);
+                }
+                for cc in INT_CCS {
+                    let m = b.ins().icmp(cc, x, y);
+                    rs.push(b.ins().bitselect(m, x, y));
+                }
+                rs
+            });
+        }
+    }
+
+    #[test]
+    fn floats_match_cranelift() {
+        for t in [types::F32, types::F64, types::F32X4, types::F64X2] {
+            same_results(&format!("floats {t}"), &[t, t, t], |b, p| {
+                let (x, y, z) = (p[0], p[1], p[2]);
+                let mut rs = vec![
+                    b.ins().fadd(x, y),
+                    b.ins().fsub(x, y),
+                    b.ins().fmul(x, y),
+                    b.ins().fdiv(x, y),
+                    b.ins().sqrt(x),
+                    b.ins().fma(x, y, z),
+                    b.ins().fneg(x),
+                    b.ins().fabs(x),
+                    b.ins().floor(x),
+                    b.ins().ceil(x),
+                    b.ins().trunc(x),
+                    b.ins().nearest(x),
+                    b.ins().fmin(x, y),
+                    b.ins().fmax(x, y),
+                    b.ins().fmin(y, x),
+                    b.ins().fmax(y, x),
+                ];
+                for cc in FLOAT_CCS {
+                    // Cranelift's x86-64 backend lowers these two for scalars only.
+                    let unlowered = [FloatCC::UnorderedOrEqual, FloatCC::OrderedNotEqual];
+                    if !(t.is_vector() && unlowered.contains(&cc)) {
+                        rs.push(b.ins().fcmp(cc, x, y));
+                    }
+                }
+                // Cranelift's x86-64 backend converts no i64x2 to or from floats.
+                if t != types::F64X2 {
+                    let it = int_shape(t);
+                    rs.push(b.ins().fcvt_to_sint_sat(it, x));
+                    rs.push(b.ins().fcvt_to_uint_sat(it, x));
+                    let xi = b.ins().bitcast(it, flags(), x);
+                    rs.push(b.ins().fcvt_from_sint(t, xi));
+                    rs.push(b.ins().fcvt_from_uint(t, xi));
+                }
+                if !t.is_vector() {
+                    // Cranelift's x86-64 backend lowers fcopysign for scalars only.
+                    rs.push(b.ins().fcopysign(x, y));
+                    let i32s = b.ins().fcvt_to_sint_sat(types::I32, x);
+                    rs.push(b.ins().fcvt_from_sint(t, i32s));
+                    let other = if t == types::F32 {
+                        types::F64
+                    } else {
+                        types::F32
+                    };
+                    rs.push(if t == types::F32 {
+                        b.ins().fpromote(other, x)
+                    } else {
+                        b.ins().fdemote(other, x)
+                    });
+                }
+                rs
+            });
+        }
+    }
+
+    #[test]
+    fn lane_operations_match_cranelift() {
+        same_results(
+            "lanes",
+            &[
+                types::I8X16,
+                types::I8X16,
+                types::I16X8,
+                types::I32X4,
+                types::F32X4,
+                types::F64X2,
+            ],
+            |b, p| {
+                let (a, bb, h, w, f, d) = (p[0], p[1], p[2], p[3], p[4], p[5]);
+                let mask: Vec<u8> = (0..16u8).map(|i| (i * 7 + 3) % 32).collect();
+                let imm = b.func.dfg.immediates.push(mask.into());
+                let lane = b.ins().extractlane(w, 2);
+                vec![
+                    b.ins().shuffle(a, bb, imm),
+                    b.ins().swizzle(a, bb),
+                    b.ins().snarrow(w, w),
+                    b.ins().unarrow(w, w),
+                    b.ins().snarrow(h, h),
+                    b.ins().unarrow(h, h),
+                    b.ins().swiden_low(a),
+                    b.ins().swiden_high(h),
+                    b.ins().uwiden_low(h),
+                    b.ins().uwiden_high(a),
+                    b.ins().iadd_pairwise(h, h),
+                    b.ins().iadd_pairwise(w, w),
+                    b.ins().sqmul_round_sat(h, h),
+                    b.ins().x86_pmulhrsw(h, h),
+                    b.ins().fvpromote_low(f),
+                    b.ins().fvdemote(d),
+                    b.ins().x86_cvtt2dq(types::I32X4, f),
+                    b.ins().splat(types::I32X4, lane),
+                    b.ins().scalar_to_vector(types::I32X4, lane),
+                    b.ins().blendv(w, w, w),
+                ]
+            },
+        );
+    }
 }
