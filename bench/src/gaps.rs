@@ -127,14 +127,14 @@ pub fn specs() -> Vec<Spec> {
 
 /// MD5's per-step additive constants: floor(|sin(i + 1)| · 2³²), computed here rather than
 /// copied, so a mistyped constant in `md5x4.cl` shows as a wrong result.
-fn md5_k() -> [u32; 64] {
+pub(crate) fn md5_k() -> [u32; 64] {
     std::array::from_fn(|i| ((i as f64 + 1.0).sin().abs() * 4_294_967_296.0) as u32)
 }
 
-const MD5_INIT: [u32; 4] = [0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476];
+pub(crate) const MD5_INIT: [u32; 4] = [0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476];
 
 /// The MD5 compression of one 16-word block into the state `init`.
-fn md5_block(init: [u32; 4], m: &[u32; 16], k: &[u32; 64]) -> [u32; 4] {
+pub(crate) fn md5_block(init: [u32; 4], m: &[u32; 16], k: &[u32; 64]) -> [u32; 4] {
     const S: [[u32; 4]; 4] = [
         [7, 12, 17, 22],
         [5, 9, 14, 20],

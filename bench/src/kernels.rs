@@ -280,6 +280,7 @@ pub fn all() -> Vec<Spec> {
     ]
     .into_iter()
     .chain(crate::gaps::specs())
+    .chain(crate::patterns::specs())
     .collect()
 }
 

@@ -6,6 +6,7 @@ mod cl;
 mod gaps;
 mod images;
 mod kernels;
+mod patterns;
 mod probe;
 mod report;
 mod spirv;
