@@ -2,13 +2,13 @@
 //! timestamps. Command events belong to a queue; user events are set by the application.
 
 use std::sync::atomic::{AtomicI32, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, Weak};
 
 use opencl_sys::*;
 
 use crate::context::Context;
 use crate::object::{now_ns, Base, CLResult, Tag};
-use crate::queue::Queue;
+use crate::queue::{Queue, Scheduled};
 
 pub type EventCallback = unsafe extern "C" fn(cl_event, cl_int, *mut std::ffi::c_void);
 
@@ -37,6 +37,9 @@ pub struct Event {
     /// `state.status` once it is terminal (complete or an error), for waiters that poll
     /// before they sleep; CL_QUEUED (never terminal) until then.
     terminal: AtomicI32,
+    /// The command of an out-of-order queue this event belongs to, for a waiter that runs it
+    /// itself (`Queue::help`).
+    pub(crate) scheduled: OnceLock<Weak<Scheduled>>,
 }
 crate::cl_object!(Event, Event, CL_INVALID_EVENT);
 
@@ -73,6 +76,7 @@ impl Event {
             }),
             cv: Condvar::new(),
             terminal: AtomicI32::new(CL_QUEUED),
+            scheduled: OnceLock::new(),
         })
     }
 
@@ -90,6 +94,7 @@ impl Event {
             }),
             cv: Condvar::new(),
             terminal: AtomicI32::new(CL_QUEUED),
+            scheduled: OnceLock::new(),
         })
     }
 
@@ -103,6 +108,16 @@ impl Event {
 
     pub fn status(&self) -> cl_int {
         self.lock().status
+    }
+
+    /// Complete or failed.
+    pub(crate) fn is_terminal(&self) -> bool {
+        self.terminal.load(Ordering::Acquire) <= CL_COMPLETE
+    }
+
+    /// The application registered a status callback that has not been called yet.
+    pub(crate) fn has_callbacks(&self) -> bool {
+        !self.lock().callbacks.is_empty()
     }
 
     /// Moves the event to `status` (a lower value: submitted → running → complete, or a
@@ -168,8 +183,15 @@ impl Event {
         Ok(())
     }
 
-    /// Blocks until the event is complete or failed; returns the final status.
+    /// Blocks until the event is complete or failed; returns the final status. A command's
+    /// event is first helped along: the commands of its queue up to it that are ready run on
+    /// this thread (`Queue::help`), as far as their order allows.
     pub fn wait(&self) -> cl_int {
+        if let Some(queue) = &self.queue {
+            if !self.is_terminal() {
+                queue.help(self);
+            }
+        }
         let terminal = poll_briefly(|| {
             let t = self.terminal.load(Ordering::Acquire);
             (t <= CL_COMPLETE).then_some(t)

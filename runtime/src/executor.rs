@@ -10,6 +10,12 @@
 //! before it takes a new one). Within a job each worker streams through a contiguous part of
 //! the chunks and then helps with the others' (as rayon's splitting did). A throttled job is
 //! limited to a share of the workers.
+//!
+//! A thread that waits for a command may run it itself ([`on_calling_thread`]): an application
+//! thread blocked in `clFinish` does not then depend on a queue thread or a worker being
+//! scheduled (on a loaded machine that costs a scheduler round trip per command). It runs with
+//! the workers' floating-point environment, on a stack as large as theirs, and runs small
+//! launches' work-groups itself instead of handing them to the pool.
 
 use std::alloc::Layout;
 use std::any::Any;
@@ -269,6 +275,7 @@ impl WorkerPool {
                 // PRIVATE_STACK_LIMIT); the reservation is virtual until touched.
                 .stack_size(ferrocl_codegen::KERNEL_THREAD_STACK_BYTES)
                 .spawn(move || {
+                    enter_kernel_thread();
                     start(i);
                     work(&shared, i)
                 })?;
@@ -524,8 +531,8 @@ fn read_mxcsr() -> u32 {
 }
 
 fn write_mxcsr(v: u32) {
-    // SAFETY: ldmxcsr loads a value read from MXCSR with only the rounding-control bits
-    // changed (no reserved bits set), which cannot fault.
+    // SAFETY: ldmxcsr loads a value read from MXCSR (possibly with only the rounding-control
+    // bits changed) or KERNEL_MXCSR: no reserved bits set, so it cannot fault.
     unsafe { std::arch::asm!("ldmxcsr [{}]", in(reg) &v, options(nostack)) };
 }
 
@@ -647,15 +654,181 @@ pub fn run_ndrange<K: GroupRunner>(
             Ok(())
         })
     };
-    if groups == 1 {
+    let items: usize = l.global[..l.work_dim as usize].iter().product();
+    if groups == 1 || (RUNS_SMALL_LAUNCHES.get() && items <= SMALL_LAUNCH_ITEMS) {
         // Nothing to share: handing one group to the pool and waiting for it only adds a
-        // cross-thread round trip to every small launch.
-        run_groups(0, 1)
+        // cross-thread round trip to every small launch. A thread that waits for the launch
+        // (on_calling_thread) runs a few groups itself for the same reason.
+        run_groups(0, groups)
     } else {
         let per = groups_per_chunk(groups, pool.threads());
         pool.run(groups.div_ceil(per), hints, &|c| {
             run_groups(c * per, ((c + 1) * per).min(groups))
         })
+    }
+}
+
+/// The MXCSR every thread that runs kernels has: all exceptions masked, round to nearest, no
+/// flush-to-zero or denormals-are-zero (codegen flushes f32 denormals per operation when the
+/// device says so, and doubles keep theirs). `Launch::round_to_zero` changes the rounding
+/// control per launch (RoundingGuard).
+const KERNEL_MXCSR: u32 = 0x1f80;
+
+/// Launches of at most this many work-items run all their groups on a thread that waits for
+/// them ([`on_calling_thread`]) instead of on the pool: a few µs of work, less than a hand-over
+/// to the workers and back costs on a loaded machine.
+pub const SMALL_LAUNCH_ITEMS: usize = 1024;
+
+thread_local! {
+    /// The thread runs on a stack of at least KERNEL_THREAD_STACK_BYTES: a worker, a queue's
+    /// thread, or a thread inside [`on_calling_thread`].
+    static ON_KERNEL_STACK: Cell<bool> = const { Cell::new(false) };
+    /// Inside [`on_calling_thread`]: small launches run here, not on the pool.
+    static RUNS_SMALL_LAUNCHES: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Called first by every thread the runtime starts to run commands or kernels (workers, queue
+/// threads): it has a kernel-sized stack, and the kernels' floating-point environment, whatever
+/// the thread that started it had (an application built with fast-math sets FTZ/DAZ in its
+/// threads, which new threads inherit).
+pub(crate) fn enter_kernel_thread() {
+    ON_KERNEL_STACK.set(true);
+    write_mxcsr(KERNEL_MXCSR);
+}
+
+/// Runs `f` on the calling thread as a worker would: with the workers' MXCSR (the caller's is
+/// restored after), on a stack of KERNEL_THREAD_STACK_BYTES (a mapped one the thread switches
+/// to when it is not a runtime thread: an application thread may have 8 MiB of stack or less,
+/// and a kernel may keep 16 MiB of private memory on it), and running small launches itself.
+/// None, without calling `f`, when this cannot be had (no memory for a stack, or the thread's
+/// thread-locals are already destroyed: a call from an `atexit` handler): the caller then
+/// leaves the work to the runtime's threads. A panic in `f` is resumed here.
+pub(crate) fn on_calling_thread<R>(f: impl FnOnce() -> R) -> Option<R> {
+    if !crate::live_thread::thread_locals_alive() {
+        return None;
+    }
+    let saved = read_mxcsr();
+    let small = RUNS_SMALL_LAUNCHES.replace(true);
+    write_mxcsr(KERNEL_MXCSR);
+    let out = if ON_KERNEL_STACK.get() {
+        Some(std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)))
+    } else {
+        KernelStack::take().map(|stack| {
+            let mut f = Some(f);
+            let mut out = None;
+            let mut body = || {
+                ON_KERNEL_STACK.set(true);
+                let f = f.take().expect("called once");
+                out = Some(std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
+                ON_KERNEL_STACK.set(false);
+            };
+            // SAFETY: the stack is mapped, unused by anyone else until given back below, and
+            // `body` catches every panic, so nothing unwinds through the switch.
+            unsafe { switch_stack(stack.top(), &mut body) };
+            stack.give_back();
+            out.expect("the body ran")
+        })
+    };
+    RUNS_SMALL_LAUNCHES.set(small);
+    write_mxcsr(saved);
+    out.map(|r| r.unwrap_or_else(|payload| std::panic::resume_unwind(payload)))
+}
+
+/// A mapped stack of KERNEL_THREAD_STACK_BYTES below `STACK_HEADROOM` bytes of zeros, above a
+/// guard page, for [`on_calling_thread`]. Pages are committed when touched; a few stacks are
+/// kept for the next calls.
+struct KernelStack {
+    base: usize,
+    len: usize,
+}
+
+/// Zeros above the first frame: an unwinder or debugger walking out of the switched-to stack
+/// reads a null return address there and stops.
+const STACK_HEADROOM: usize = 4096;
+const GUARD: usize = 4096;
+static SPARE_STACKS: Mutex<Vec<KernelStack>> = Mutex::new(Vec::new());
+
+impl KernelStack {
+    fn take() -> Option<KernelStack> {
+        if let Some(s) = SPARE_STACKS.lock().unwrap_or_else(|p| p.into_inner()).pop() {
+            return Some(s);
+        }
+        let len = GUARD + ferrocl_codegen::KERNEL_THREAD_STACK_BYTES + STACK_HEADROOM;
+        // SAFETY: a new private anonymous mapping; no existing memory is affected.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return None;
+        }
+        let stack = KernelStack {
+            base: p as usize,
+            len,
+        };
+        // SAFETY: the first page of the mapping just made; an overflow faults there instead of
+        // writing below the stack.
+        if unsafe { libc::mprotect(p, GUARD, libc::PROT_NONE) } != 0 {
+            return None; // dropped: unmapped
+        }
+        Some(stack)
+    }
+
+    /// The initial stack pointer: 16-byte aligned, below the headroom.
+    fn top(&self) -> *mut u8 {
+        (self.base + self.len - STACK_HEADROOM) as *mut u8
+    }
+
+    fn give_back(self) {
+        let mut spare = SPARE_STACKS.lock().unwrap_or_else(|p| p.into_inner());
+        if spare.len() < 4 {
+            spare.push(self);
+        }
+    }
+}
+
+impl Drop for KernelStack {
+    fn drop(&mut self) {
+        // SAFETY: the whole mapping made in `take`, no longer in use.
+        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
+    }
+}
+
+/// Calls `body` with the stack pointer at `top`, then switches back.
+///
+/// # Safety
+/// `top` is the 16-byte aligned end of a mapped stack nobody else uses, large enough for
+/// `body`; `body` must not unwind.
+#[inline(never)]
+unsafe fn switch_stack(top: *mut u8, body: &mut dyn FnMut()) {
+    extern "C" fn trampoline(body: *mut u8) {
+        // SAFETY: `switch_stack` passes a pointer to its live `&mut dyn FnMut()`.
+        unsafe { (*body.cast::<&mut dyn FnMut()>())() }
+    }
+    debug_assert_eq!(top as usize % 16, 0);
+    let mut body = body;
+    // SAFETY: r12 is callee-saved, so it holds the old stack pointer across the call; the new
+    // stack is aligned as the ABI wants at a call; `trampoline` is an ordinary C-ABI function
+    // (every caller-saved register is declared clobbered) that returns normally (a panic
+    // escaping an extern "C" function aborts).
+    unsafe {
+        std::arch::asm!(
+            "mov r12, rsp",
+            "mov rsp, {top}",
+            "call {trampoline}",
+            "mov rsp, r12",
+            top = in(reg) top,
+            trampoline = sym trampoline,
+            in("rdi") (&mut body as *mut &mut dyn FnMut()).cast::<u8>(),
+            out("r12") _,
+            clobber_abi("C"),
+        );
     }
 }
 
@@ -676,6 +849,90 @@ mod tests {
             assert_eq!(third.to_bits(), 0x3eaa_aaaa); // nearest would be 0x3eaaaaab
         }
         assert_eq!(read_mxcsr(), before);
+    }
+
+    /// Fills and sums `n` bytes of its own frame.
+    #[inline(never)]
+    fn deep<const N: usize>() -> u64 {
+        let mut a = [0u8; N];
+        for (i, b) in a.iter_mut().enumerate().step_by(4096) {
+            *b = i as u8 | 1;
+        }
+        std::hint::black_box(&mut a);
+        a.iter().map(|&b| b as u64).sum()
+    }
+
+    #[test]
+    fn a_calling_thread_runs_with_the_workers_stack_and_mxcsr() {
+        const FTZ_DAZ: u32 = (1 << 15) | (1 << 6);
+        // A thread with a small stack (1 MiB) and an application's fast-math MXCSR.
+        let caller = std::thread::Builder::new().stack_size(1 << 20).spawn(|| {
+            let mine = read_mxcsr() | FTZ_DAZ;
+            write_mxcsr(mine);
+            let inside = on_calling_thread(|| {
+                let mxcsr = read_mxcsr();
+                // 12 MiB of frame: far beyond this thread's own stack.
+                let sum = deep::<{ 12 << 20 }>();
+                // Nested use stays on the same stack.
+                let nested = on_calling_thread(|| ON_KERNEL_STACK.get()).unwrap();
+                (mxcsr, sum, RUNS_SMALL_LAUNCHES.get(), nested)
+            });
+            let after = (
+                read_mxcsr(),
+                RUNS_SMALL_LAUNCHES.get(),
+                ON_KERNEL_STACK.get(),
+            );
+            // A panic reaches the caller, on its own stack again.
+            let caught = std::panic::catch_unwind(|| on_calling_thread(|| panic!("in a kernel")));
+            (mine, inside, after, caught.is_err(), read_mxcsr())
+        });
+        let (mine, inside, after, panicked, last) = caller.unwrap().join().unwrap();
+        let (mxcsr, sum, small, nested) = inside.expect("a stack could be mapped");
+        assert_eq!(mxcsr, KERNEL_MXCSR);
+        assert_eq!(sum, (12 << 20) / 4096);
+        assert!(small && nested);
+        assert_eq!(after, (mine, false, false));
+        assert!(panicked);
+        assert_eq!(last, mine);
+    }
+
+    #[test]
+    fn a_calling_thread_runs_small_launches_itself() {
+        // A pool whose one worker never gets to it: the groups run on the calling thread.
+        let pool = WorkerPool::new("test-worker", 1, |_| {}).unwrap();
+        let l = Launch {
+            work_dim: 1,
+            offset: [0, 0, 0],
+            global: [64, 1, 1],
+            local: [16, 1, 1],
+            arena_size: 16,
+            frames_size: 0,
+            round_to_zero: false,
+            printf_buffer: 0,
+            stop: None,
+            checked: 0,
+        };
+        struct Here(
+            std::thread::ThreadId,
+            std::sync::Mutex<Vec<std::thread::ThreadId>>,
+        );
+        impl GroupRunner for Here {
+            unsafe fn run_group(&self, _: *const u8, _: &GroupInfo, _: *mut u8) {
+                self.1.lock().unwrap().push(std::thread::current().id());
+            }
+        }
+        let r = Here(std::thread::current().id(), Default::default());
+        let block = ArgBlock::new(8);
+        let ran = on_calling_thread(|| run_ndrange(&pool, JobHints::default(), &r, &block, &l));
+        assert_eq!(ran, Some(Ok(())));
+        assert_eq!(*r.1.lock().unwrap(), vec![r.0; 4]);
+        // Outside, four groups go to the pool.
+        r.1.lock().unwrap().clear();
+        assert_eq!(
+            run_ndrange(&pool, JobHints::default(), &r, &block, &l),
+            Ok(())
+        );
+        assert!(r.1.lock().unwrap().iter().all(|t| *t != r.0));
     }
 
     #[test]

@@ -1,14 +1,24 @@
-//! Command queues. An in-order queue has a worker thread fed by a channel that waits for each
-//! command's event wait list, runs the command ([`crate::command::Command`]) and completes its
-//! event, in submission order. An out-of-order queue runs each command as soon as its wait list
-//! (and the barriers and markers before it, as the spec orders them) is complete, on a few runner
-//! threads of its own, so independent commands run at the same time and share the device's
-//! workers (crate::executor). A drop guard marks the event failed if a command panics, so no
-//! waiter hangs.
+//! Command queues. An in-order queue has a thread that runs its commands in submission order:
+//! it waits for each command's event wait list, runs the command
+//! ([`crate::command::Command`]) and completes its event. An out-of-order queue runs each
+//! command as soon as its wait list (and the barriers and markers before it, as the spec orders
+//! them) is complete, on a few runner threads of its own, so independent commands run at the
+//! same time and share the device's workers (crate::executor). A drop guard marks the event
+//! failed if a command panics, so no waiter hangs.
+//!
+//! A thread that waits for a command's event (`clFinish`, `clWaitForEvents`, a blocking read or
+//! map) runs the commands it waits for itself when they are ready ([`Queue::help`]): in an
+//! in-order queue the commands at the front up to the awaited one, one at a time as the queue's
+//! thread would (the two take turns through `Line::running`); in an out-of-order queue the
+//! awaited command once its dependencies ended, taken from its runners. Its wait then does not
+//! depend on another thread being scheduled. Commands whose event has application callbacks,
+//! and SVM frees with a callback, are left to the queue's threads: an application may hold a
+//! lock around its wait that its callback takes.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 
 use opencl_sys::*;
 
@@ -44,7 +54,7 @@ crate::cl_object!(Queue, Queue, CL_INVALID_COMMAND_QUEUE);
 
 enum Mode {
     InOrder {
-        sender: Mutex<Sender<Pending>>,
+        line: Arc<Line>,
         /// The most recently enqueued command's event: clFinish waits for it. Weak, because
         /// events hold their queue (a strong reference here would be a cycle); a pending
         /// command holds its event, so a dead Weak means that command already finished.
@@ -66,13 +76,110 @@ struct Order {
     barrier: Weak<Event>,
 }
 
+/// The commands of an in-order queue not yet taken, shared by its thread and the threads that
+/// wait for them.
+struct Line {
+    state: Mutex<LineState>,
+    /// The queue's thread sleeps here.
+    wake: Condvar,
+    /// Bumped at every enqueue: the queue's thread polls it for a while before it sleeps.
+    enqueued: AtomicU64,
+}
+
+struct LineState {
+    pending: VecDeque<Pending>,
+    /// A thread (the queue's or a waiter) took a command and has not finished it: the next
+    /// waits, whoever takes it.
+    running: bool,
+    /// The queue's thread is asleep on `Line::wake`.
+    sleeping: bool,
+    /// The queue is gone: its thread ends once `pending` is empty.
+    closed: bool,
+}
+
+impl Line {
+    fn lock(&self) -> MutexGuard<'_, LineState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The front command, taken by the calling thread.
+    fn take_front(state: &mut LineState) -> Option<Pending> {
+        if state.running {
+            return None;
+        }
+        let cmd = state.pending.pop_front()?;
+        state.running = true;
+        Some(cmd)
+    }
+
+    /// The command taken last is over; wakes the queue's thread for the rest if it sleeps.
+    fn release(&self) {
+        let mut state = self.lock();
+        state.running = false;
+        if state.sleeping && !state.pending.is_empty() {
+            self.wake.notify_one();
+        }
+    }
+
+    /// Runs the front commands on this thread while they are ready, up to `target`
+    /// (`Queue::help`).
+    fn run_until(&self, target: &Event) {
+        loop {
+            let cmd = {
+                let mut state = self.lock();
+                // Checked under the lock: a thread that finished `target` completed its event
+                // before it released `running`, so nothing after `target` runs here.
+                if target.is_terminal() || !state.pending.front().is_some_and(Pending::ready) {
+                    return;
+                }
+                match Line::take_front(&mut state) {
+                    Some(cmd) => cmd,
+                    None => return,
+                }
+            };
+            let last = std::ptr::eq(Arc::as_ptr(&cmd.event), target);
+            let Pending { event, wait, work } = cmd;
+            execute(&event, wait_all(&wait), work);
+            drop((event, wait));
+            self.release();
+            if last {
+                return;
+            }
+        }
+    }
+}
+
+impl Pending {
+    /// Whether a waiting thread may run it now: its wait list is over, and it calls nothing of
+    /// the application's (see the module comment).
+    fn ready(&self) -> bool {
+        self.wait.iter().all(|e| e.is_terminal()) && helpable(&self.event)
+    }
+}
+
+/// Whether a waiting thread may run the command of `event` (its dependencies aside).
+fn helpable(event: &Event) -> bool {
+    event.command_type != CL_COMMAND_SVM_FREE as cl_command_type && !event.has_callbacks()
+}
+
 /// A command of an out-of-order queue waiting for its dependencies.
-struct Scheduled {
+pub(crate) struct Scheduled {
     pending: Mutex<Option<(Arc<Event>, Work)>>,
     /// Dependencies not yet ended, plus one held by the enqueue until all are registered.
     remaining: AtomicUsize,
     /// An event of its wait list failed.
     failed: AtomicBool,
+}
+
+impl Scheduled {
+    /// How its wait list ended, once `remaining` is 0.
+    fn waited(&self) -> CLResult<()> {
+        if self.failed.load(Ordering::Acquire) {
+            Err(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+        } else {
+            Ok(())
+        }
+    }
 }
 
 enum RunnerMessage {
@@ -126,7 +233,10 @@ impl Runners {
             // A launch of one work-group runs on this thread (executor::run_ndrange), with the
             // kernel's private memory on its stack.
             .stack_size(ferrocl_codegen::KERNEL_THREAD_STACK_BYTES)
-            .spawn(move || run_ready(&receiver, &idle, &waiting));
+            .spawn(move || {
+                crate::executor::enter_kernel_thread();
+                run_ready(&receiver, &idle, &waiting)
+            });
         if spawned.is_err() {
             // The runners already there will take the command.
             self.started.fetch_sub(1, Ordering::AcqRel);
@@ -150,12 +260,7 @@ fn run_ready(receiver: &Mutex<Receiver<RunnerMessage>>, idle: &AtomicUsize, wait
             .unwrap_or_else(|p| p.into_inner())
             .take();
         if let Some((event, work)) = taken {
-            let waited = if command.failed.load(Ordering::Acquire) {
-                Err(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
-            } else {
-                Ok(())
-            };
-            execute(&event, waited, work);
+            execute(&event, command.waited(), work);
         }
     }
 }
@@ -190,22 +295,42 @@ fn execute(event: &Arc<Event>, waited: CLResult<()>, work: Work) {
     event.set_status(status);
 }
 
-/// The next command: polled for a short while after the last one (an application waiting for
-/// each command enqueues the next right away), then waited for asleep.
-fn next_command(rx: &Receiver<Pending>) -> Option<Pending> {
-    use std::sync::mpsc::TryRecvError;
-    // Some(Some(command)), or Some(None) once the queue is gone.
-    let polled = crate::event::poll_briefly(|| match rx.try_recv() {
-        Ok(cmd) => Some(Some(cmd)),
-        Err(TryRecvError::Disconnected) => Some(None),
-        Err(TryRecvError::Empty) => None,
-    });
-    polled.unwrap_or_else(|| rx.recv().ok())
-}
-
-fn in_order_worker(rx: Receiver<Pending>) {
-    while let Some(cmd) = next_command(&rx) {
-        execute(&cmd.event, wait_all(&cmd.wait), cmd.work);
+/// The life of an in-order queue's thread: take the front command when no waiting thread runs
+/// one, run it, until the queue is gone. After a command of its own it polls a short while for
+/// the next (an application that does not wait enqueues the next right away) before it
+/// sleeps; woken for a command a waiter took, it sleeps again at once.
+fn in_order_worker(line: Arc<Line>) {
+    crate::executor::enter_kernel_thread();
+    let mut ran = false;
+    loop {
+        let cmd = {
+            let mut state = line.lock();
+            loop {
+                if let Some(cmd) = Line::take_front(&mut state) {
+                    break cmd;
+                }
+                if state.closed && state.pending.is_empty() {
+                    return;
+                }
+                if std::mem::take(&mut ran) && !state.running {
+                    let seen = line.enqueued.load(Ordering::Acquire);
+                    drop(state);
+                    let _ = crate::event::poll_briefly(|| {
+                        (line.enqueued.load(Ordering::Acquire) != seen).then_some(())
+                    });
+                    state = line.lock();
+                    continue;
+                }
+                state.sleeping = true;
+                state = line.wake.wait(state).unwrap_or_else(|p| p.into_inner());
+                state.sleeping = false;
+            }
+        };
+        let Pending { event, wait, work } = cmd;
+        execute(&event, wait_all(&wait), work);
+        drop((event, wait));
+        line.release();
+        ran = true;
     }
 }
 
@@ -240,16 +365,26 @@ impl Queue {
                 }),
             }
         } else {
-            let (tx, rx) = channel();
+            let line = Arc::new(Line {
+                state: Mutex::new(LineState {
+                    pending: VecDeque::new(),
+                    running: false,
+                    sleeping: false,
+                    closed: false,
+                }),
+                wake: Condvar::new(),
+                enqueued: AtomicU64::new(0),
+            });
+            let for_thread = line.clone();
             std::thread::Builder::new()
                 .name("ferrocl-queue".into())
                 // A launch of one work-group runs on this thread (executor::run_ndrange), with
                 // the kernel's private memory on its stack.
                 .stack_size(ferrocl_codegen::KERNEL_THREAD_STACK_BYTES)
-                .spawn(move || in_order_worker(rx))
+                .spawn(move || in_order_worker(for_thread))
                 .map_err(|_| CL_OUT_OF_HOST_MEMORY)?;
             Mode::InOrder {
-                sender: Mutex::new(tx),
+                line,
                 last: Mutex::new(Weak::new()),
             }
         };
@@ -293,18 +428,20 @@ impl Queue {
         let event = Event::new_command(self, command_type);
         event.set_status(CL_SUBMITTED);
         match &self.mode {
-            Mode::InOrder { sender, last } => {
+            Mode::InOrder { line, last } => {
                 let mut last = last.lock().unwrap_or_else(|p| p.into_inner());
                 let cmd = Pending {
                     event: event.clone(),
                     wait,
                     work,
                 };
-                sender
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .send(cmd)
-                    .map_err(|_| CL_OUT_OF_RESOURCES)?;
+                let mut state = line.lock();
+                state.pending.push_back(cmd);
+                line.enqueued.fetch_add(1, Ordering::Release);
+                if state.sleeping && !state.running {
+                    line.wake.notify_one();
+                }
+                drop(state);
                 *last = Arc::downgrade(&event);
             }
             Mode::OutOfOrder { order, runners } => {
@@ -331,6 +468,7 @@ impl Queue {
                     remaining: AtomicUsize::new(wait.len() + ordered_after.len() + 1),
                     failed: AtomicBool::new(false),
                 });
+                let _ = event.scheduled.set(Arc::downgrade(&command));
                 // A failed wait-list event fails the command (spec); the implicit order only
                 // orders it.
                 for (dependency, fails) in wait
@@ -351,6 +489,43 @@ impl Queue {
             }
         }
         Ok(event)
+    }
+
+    /// Runs what `target` (an event of this queue, not yet over) waits for on the calling
+    /// thread, as far as it is ready (see the module comment): the caller then waits for the
+    /// event as usual, which is over unless a command was not ready or another thread runs
+    /// one.
+    pub(crate) fn help(&self, target: &Event) {
+        match &self.mode {
+            Mode::InOrder { line, .. } => {
+                let front_ready = {
+                    let state = line.lock();
+                    !state.running && state.pending.front().is_some_and(Pending::ready)
+                };
+                if front_ready {
+                    let _ = crate::executor::on_calling_thread(|| line.run_until(target));
+                }
+            }
+            Mode::OutOfOrder { .. } => {
+                let Some(command) = target.scheduled.get().and_then(Weak::upgrade) else {
+                    return;
+                };
+                if command.remaining.load(Ordering::Acquire) != 0 || !helpable(target) {
+                    return;
+                }
+                let _ = crate::executor::on_calling_thread(|| {
+                    // Taken here, it is skipped by the runner its message reaches.
+                    let taken = command
+                        .pending
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .take();
+                    if let Some((event, work)) = taken {
+                        execute(&event, command.waited(), work);
+                    }
+                });
+            }
+        }
     }
 
     /// Waits until every command enqueued so far has finished.
@@ -381,10 +556,16 @@ impl Queue {
 impl Drop for Queue {
     fn drop(&mut self) {
         // Every command holds its event and every event its queue: nothing is pending now.
-        if let Mode::OutOfOrder { runners, .. } = &self.mode {
-            let sender = runners.sender.lock().unwrap_or_else(|p| p.into_inner());
-            for _ in 0..runners.started.load(Ordering::Acquire) {
-                let _ = sender.send(RunnerMessage::Quit);
+        match &self.mode {
+            Mode::OutOfOrder { runners, .. } => {
+                let sender = runners.sender.lock().unwrap_or_else(|p| p.into_inner());
+                for _ in 0..runners.started.load(Ordering::Acquire) {
+                    let _ = sender.send(RunnerMessage::Quit);
+                }
+            }
+            Mode::InOrder { line, .. } => {
+                line.lock().closed = true;
+                line.wake.notify_one();
             }
         }
     }
