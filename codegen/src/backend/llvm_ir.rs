@@ -1635,12 +1635,12 @@ impl Translator<'_> {
                 ));
             }
             (Insertlane, InstructionData::TernaryImm8 { imm, .. }) => {
-                let lane = u8::from(*imm);
+                let lane = *imm;
                 let b = self.tv(args[1])?;
                 self.emit(format!("{r} = insertelement {ty} {a}, {b}, i64 {lane}"));
             }
             (Extractlane, InstructionData::BinaryImm8 { imm, .. }) => {
-                let lane = u8::from(*imm);
+                let lane = *imm;
                 self.emit(format!("{r} = extractelement {ty} {a}, i64 {lane}"));
             }
             (Shuffle, InstructionData::Shuffle { imm, .. }) => {
@@ -2342,7 +2342,7 @@ mod tests {
             let c = b.ins().icmp(IntCC::SignedGreaterThan, m, s);
             let lo = b.ins().select(c, lo, hi);
             let j = b.ins().iconcat(lo, hi);
-            let sh = b.ins().sshr_imm(j, 3);
+            let sh = b.ins().sshr_imm_u(j, 3);
             vec![b.ins().ireduce(types::I64, sh)]
         });
         accept(&f, "i128");
