@@ -302,35 +302,35 @@ fn execute(event: &Arc<Event>, waited: CLResult<()>, work: Work) {
 fn in_order_worker(line: Arc<Line>) {
     crate::executor::enter_kernel_thread();
     let mut ran = false;
+    let mut state = line.lock();
     loop {
-        let cmd = {
-            let mut state = line.lock();
-            loop {
-                if let Some(cmd) = Line::take_front(&mut state) {
-                    break cmd;
-                }
-                if state.closed && state.pending.is_empty() {
-                    return;
-                }
-                if std::mem::take(&mut ran) && !state.running {
-                    let seen = line.enqueued.load(Ordering::Acquire);
-                    drop(state);
-                    let _ = crate::event::poll_briefly(|| {
-                        (line.enqueued.load(Ordering::Acquire) != seen).then_some(())
-                    });
-                    state = line.lock();
-                    continue;
-                }
-                state.sleeping = true;
-                state = line.wake.wait(state).unwrap_or_else(|p| p.into_inner());
-                state.sleeping = false;
-            }
-        };
-        let Pending { event, wait, work } = cmd;
-        execute(&event, wait_all(&wait), work);
-        drop((event, wait));
-        line.release();
-        ran = true;
+        if let Some(cmd) = Line::take_front(&mut state) {
+            drop(state);
+            let Pending { event, wait, work } = cmd;
+            execute(&event, wait_all(&wait), work);
+            drop((event, wait));
+            // Released and the next taken under one lock: an application enqueueing without
+            // waiting contends for it with every command.
+            state = line.lock();
+            state.running = false;
+            ran = true;
+            continue;
+        }
+        if state.closed && state.pending.is_empty() {
+            return;
+        }
+        if std::mem::take(&mut ran) && !state.running {
+            let seen = line.enqueued.load(Ordering::Acquire);
+            drop(state);
+            let _ = crate::event::poll_briefly(|| {
+                (line.enqueued.load(Ordering::Acquire) != seen).then_some(())
+            });
+            state = line.lock();
+            continue;
+        }
+        state.sleeping = true;
+        state = line.wake.wait(state).unwrap_or_else(|p| p.into_inner());
+        state.sleeping = false;
     }
 }
 
