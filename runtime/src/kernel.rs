@@ -590,8 +590,15 @@ impl Kernel {
                 code.info.name, launch.offset, launch.global, launch.local
             ),
         );
-        let specialized = self.specialize(&values);
+        // Image kernels run their per-format build; others their wide build once tiering made
+        // it.
+        let specialized = self
+            .specialize(&values)
+            .or_else(|| self.built.tiers.wide(self.index));
+        let tiered = specialized.is_none()
+            && cfg.settings.backend == crate::settings::BackendSetting::Tiered;
         Ok(KernelLaunch {
+            tiered,
             built: self.built.clone(),
             index: self.index,
             specialized,
@@ -611,6 +618,9 @@ type Region = (u64, u64);
 /// A launch checked and packed at enqueue time (arguments as they were then), run by the queue
 /// as [`crate::command::Command::Kernel`].
 pub struct KernelLaunch {
+    /// The launch runs Cranelift's code of a tiered kernel: its run time counts toward the
+    /// wide build (tiering.rs).
+    tiered: bool,
     built: Arc<Built>,
     index: usize,
     /// The kernel built for this launch's image formats and samplers, if it has any.
@@ -656,7 +666,11 @@ impl KernelLaunch {
         launch.checked = checked
             .as_ref()
             .map_or(0, |c| &**c as *const CheckedLaunch as u64);
+        let started = self.tiered.then(std::time::Instant::now);
         let ran = run_ndrange(&self.device.pool, hints, kernel, &self.block, &launch);
+        if let Some(started) = started {
+            crate::tiering::ran(&self.built, self.index, started.elapsed(), settings);
+        }
         if let Some(fault) = checked.as_ref().and_then(|c| c.fault()) {
             if let Some(printf) = printf {
                 write_stdout(&printf.render(&kernel.printf_formats));

@@ -26,6 +26,7 @@ pub mod sampler;
 pub mod sampling;
 pub mod settings;
 pub mod svm;
+pub mod tiering;
 pub mod topology;
 pub mod watchdog;
 

@@ -206,6 +206,24 @@ pub struct Built {
     /// Launches need uniform work-groups (see `ParsedOptions::requires_uniform_work_groups`;
     /// a linked program needs them when any input does).
     pub uniform_work_groups: bool,
+    /// Each kernel's second tier (tiering.rs).
+    pub tiers: crate::tiering::Tiers,
+}
+
+impl Built {
+    pub fn new(
+        code: ferrocl_codegen::Program,
+        options: ParsedOptions,
+        uniform_work_groups: bool,
+    ) -> Built {
+        let tiers = crate::tiering::Tiers::new(code.kernels().len());
+        Built {
+            code,
+            options,
+            uniform_work_groups,
+            tiers,
+        }
+    }
 }
 
 struct BuildState {
@@ -486,11 +504,7 @@ impl Program {
                 match code {
                     Ok((code, warnings)) => Ok((
                         spirv,
-                        Some(Built {
-                            code,
-                            options: parsed,
-                            uniform_work_groups: uniform,
-                        }),
+                        Some(Built::new(code, parsed, uniform)),
                         from_source.log + &warnings,
                     )),
                     Err(failure) => Err((Some(spirv), failure.after(&from_source.log))),
@@ -614,13 +628,7 @@ impl Program {
                 } else {
                     CL_PROGRAM_BINARY_TYPE_EXECUTABLE
                 } as cl_program_binary_type;
-                st.built = code.map(|code| {
-                    Arc::new(Built {
-                        code,
-                        options: parsed,
-                        uniform_work_groups: uniform,
-                    })
-                });
+                st.built = code.map(|code| Arc::new(Built::new(code, parsed, uniform)));
                 BuildOutcome::Ok
             }
             Err(failure) => {
@@ -830,7 +838,13 @@ fn codegen_options(config: &DeviceConfig, parsed: &ParsedOptions) -> BuildOption
     options.threads = settings.threads;
     // -cl-opt-disable asks for the plain translation.
     options.vectorize = settings.vectorize && options.optimize;
-    options.backend = settings.backend;
+    // Tiered: Cranelift now, and the program keeps its module for the wide build of the
+    // kernels that turn out to be hot (tiering.rs).
+    (options.backend, options.tiered) = match settings.backend {
+        crate::settings::BackendSetting::Tiered => (ferrocl_codegen::Backend::Cranelift, true),
+        crate::settings::BackendSetting::Cranelift => (ferrocl_codegen::Backend::Cranelift, false),
+        crate::settings::BackendSetting::Wide => (ferrocl_codegen::Backend::Wide, false),
+    };
     // The runtime hands every launch a stop word, so kernels read it only when a deadline can
     // set it: without a timeout they carry no check.
     options.stop_checks = settings.kernel_timeout.is_some();

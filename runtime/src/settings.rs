@@ -90,14 +90,24 @@ pub const VARIABLES: &[Variable] = &[
     },
     Variable {
         name: "FERROCL_BACKEND",
-        values: "cranelift, wide",
-        default: "cranelift",
-        effect: "the code generator of kernels: cranelift: Cranelift (builds in milliseconds, \
-                 vectors of 128 bits); wide: LLVM 15's code generator in the LLVM server, with \
-                 vectors as wide as the CPU's (256 bits with AVX2, 512 with AVX-512: 8 or 16 \
-                 work-items per vector), the same results bit for bit; a kernel it refuses \
-                 (or every kernel, where libLLVM-15 or the server is not available) is built by \
+        values: "tiered, cranelift, wide",
+        default: "tiered",
+        effect: "the code generator of kernels: cranelift: Cranelift alone (builds in \
+                 milliseconds, vectors of 128 bits); wide: LLVM 15's code generator in the LLVM \
+                 server from the first launch, with vectors as wide as the CPU's (256 bits with \
+                 AVX2, 512 with AVX-512: 8 or 16 work-items per vector), the same results bit \
+                 for bit; tiered: Cranelift first, and a kernel that has run for \
+                 FERROCL_TIER_UP_AFTER is rebuilt by the wide backend on a background thread, \
+                 later launches running the wide code. A kernel the wide backend refuses (or \
+                 every kernel, where libLLVM-15 or the server is not available) stays on \
                  Cranelift, with the reason at the log's debug level",
+    },
+    Variable {
+        name: "FERROCL_TIER_UP_AFTER",
+        values: "seconds (a positive number, fractions allowed)",
+        default: "0.05",
+        effect: "with FERROCL_BACKEND=tiered: the run time after which a kernel (all its launches \
+                 together) is rebuilt by the wide backend",
     },
     Variable {
         name: "FERROCL_SVM",
@@ -213,6 +223,21 @@ pub enum LogLevel {
 }
 
 /// The settings in force for the process.
+/// `FERROCL_BACKEND`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BackendSetting {
+    /// Cranelift first, the wide backend for kernels that run long enough (tiering.rs).
+    Tiered,
+    Cranelift,
+    Wide,
+}
+
+/// A kernel's launches must have run this long together before it is rebuilt wide: long
+/// enough that a program's one-off kernels (setup, tests, a single small launch) never pay for
+/// an LLVM build, short enough that a kernel an application runs in a loop switches within
+/// its first launches. Measured: see tiering.rs.
+pub const DEFAULT_TIER_UP_AFTER: Duration = Duration::from_millis(50);
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Settings {
     pub threads: usize,
@@ -225,7 +250,9 @@ pub struct Settings {
     pub fp16: bool,
     pub vectorize: bool,
     /// `FERROCL_BACKEND`: the code generator of kernels.
-    pub backend: ferrocl_codegen::Backend,
+    pub backend: BackendSetting,
+    /// `FERROCL_TIER_UP_AFTER`: run time after which a tiered kernel gets wide code.
+    pub tier_up_after: Duration,
     pub svm: crate::svm::SvmLevel,
     /// `FERROCL_IMAGES`: images and samplers, on the host and in kernels.
     pub images: bool,
@@ -353,10 +380,30 @@ impl Settings {
             _ => LogLevel::Warn,
         };
         let llvm_server = pick("FERROCL_LLVM", &["server", "process"], "server") == "server";
-        let backend = match pick("FERROCL_BACKEND", &["cranelift", "wide"], "cranelift").as_str() {
-            "wide" => ferrocl_codegen::Backend::Wide,
-            _ => ferrocl_codegen::Backend::Cranelift,
+        let backend = match pick(
+            "FERROCL_BACKEND",
+            &["tiered", "cranelift", "wide"],
+            "tiered",
+        )
+        .as_str()
+        {
+            "wide" => BackendSetting::Wide,
+            "cranelift" => BackendSetting::Cranelift,
+            _ => BackendSetting::Tiered,
         };
+        let tier_up_after = lookup("FERROCL_TIER_UP_AFTER")
+            .map(|raw| {
+                let seconds = raw.trim().parse::<f64>().ok().filter(|s| *s > 0.0);
+                seconds
+                    .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                    .unwrap_or_else(|| {
+                        warn(format!(
+                            "FERROCL_TIER_UP_AFTER={raw:?} is not a positive number of seconds; using 0.05"
+                        ));
+                        DEFAULT_TIER_UP_AFTER
+                    })
+            })
+            .unwrap_or(DEFAULT_TIER_UP_AFTER);
         let threads = match lookup("FERROCL_THREADS") {
             None => default_threads,
             Some(raw) => match raw.trim().parse::<usize>() {
@@ -435,6 +482,7 @@ impl Settings {
             fp16,
             vectorize,
             backend,
+            tier_up_after,
             svm,
             images,
             dump_dir,
@@ -660,16 +708,31 @@ mod tests {
     }
 
     #[test]
-    fn backend_is_cranelift_unless_wide_is_asked() {
-        assert_eq!(parse(&[]).0.backend, ferrocl_codegen::Backend::Cranelift);
+    fn backend_is_tiered_unless_another_is_asked() {
+        assert_eq!(parse(&[]).0.backend, BackendSetting::Tiered);
+        assert_eq!(parse(&[]).0.tier_up_after, DEFAULT_TIER_UP_AFTER);
         let (s, w) = parse(&[("FERROCL_BACKEND", " Wide ")]);
         assert!(w.is_empty(), "{w:?}");
-        assert_eq!(s.backend, ferrocl_codegen::Backend::Wide);
-        let (s, w) = parse(&[("FERROCL_BACKEND", "llvm")]);
-        assert_eq!(s.backend, ferrocl_codegen::Backend::Cranelift);
+        assert_eq!(s.backend, BackendSetting::Wide);
+        let (s, w) = parse(&[
+            ("FERROCL_BACKEND", "cranelift"),
+            ("FERROCL_TIER_UP_AFTER", "2.5"),
+        ]);
+        assert!(w.is_empty(), "{w:?}");
+        assert_eq!(s.backend, BackendSetting::Cranelift);
+        assert_eq!(s.tier_up_after, Duration::from_millis(2500));
+        let (s, w) = parse(&[
+            ("FERROCL_BACKEND", "llvm"),
+            ("FERROCL_TIER_UP_AFTER", "soon"),
+        ]);
+        assert_eq!(s.backend, BackendSetting::Tiered);
+        assert_eq!(s.tier_up_after, DEFAULT_TIER_UP_AFTER);
         assert_eq!(
             w,
-            ["FERROCL_BACKEND=\"llvm\" is not one of cranelift, wide; using cranelift"]
+            [
+                "FERROCL_BACKEND=\"llvm\" is not one of tiered, cranelift, wide; using tiered",
+                "FERROCL_TIER_UP_AFTER=\"soon\" is not a positive number of seconds; using 0.05"
+            ]
         );
     }
 
