@@ -120,7 +120,13 @@ fn explicit_vectors_run_as_simd_where_they_are_the_arithmetic() {
                 assert!(clif.contains(t), "{kernel}: no {t} in\n{clif}");
             }
             ("partial_float4", None) => {
-                assert_eq!(how, Vectorization::Vectorized { lanes: 4 }, "{kernel}")
+                assert_eq!(
+                    how,
+                    Vectorization::Vectorized {
+                        lanes: vector_lanes()
+                    },
+                    "{kernel}"
+                )
             }
             _ => {}
         }
@@ -141,7 +147,9 @@ fn explicit_vectors_run_as_simd_where_they_are_the_arithmetic() {
             .kernel("chains_float4")
             .expect("kernel")
             .vectorization,
-        Vectorization::Vectorized { lanes: 4 }
+        Vectorization::Vectorized {
+            lanes: vector_lanes()
+        }
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

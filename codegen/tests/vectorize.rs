@@ -632,7 +632,9 @@ fn wrapping_32_bit_indices_take_the_per_lane_path() {
         let p = build(recipe, true);
         assert_eq!(
             p.kernel(kernel).expect("kernel").vectorization,
-            Vectorization::Vectorized { lanes: 4 }
+            Vectorization::Vectorized {
+                lanes: vector_lanes()
+            }
         );
         let mut out = vec![0u8; 4 * 16];
         let mut in_ptr = Arg::Val((region as u64).to_ne_bytes().to_vec());
@@ -667,7 +669,13 @@ fn uniform_kernels_are_vectorised_divergent_ones_are_not() {
                     "too large: a vector copy would double its build time".into()
                 )
             ),
-            _ => assert_eq!(v, Vectorization::Vectorized { lanes: 4 }, "{kernel}"),
+            _ => assert_eq!(
+                v,
+                Vectorization::Vectorized {
+                    lanes: vector_lanes()
+                },
+                "{kernel}"
+            ),
         }
     }
 }
@@ -769,7 +777,9 @@ fn whole_elements_are_transposed_and_agree_bit_for_bit() {
             if let Recipe::Optimized = recipe {
                 assert_eq!(
                     vector.kernel(kernel).expect("kernel").vectorization,
-                    Vectorization::Vectorized { lanes: 4 },
+                    Vectorization::Vectorized {
+                        lanes: vector_lanes()
+                    },
                     "{kernel}"
                 );
                 let clif = std::fs::read_to_string(dir.join(format!("{kernel}.opt.clif")))
@@ -830,7 +840,9 @@ fn clamped_indices_get_a_vector_access_when_contiguous() {
         for (kernel, want_loads, want_stores) in expected {
             assert_eq!(
                 p.kernel(kernel).expect("kernel").vectorization,
-                Vectorization::Vectorized { lanes: 4 },
+                Vectorization::Vectorized {
+                    lanes: vector_lanes()
+                },
                 "{recipe:?} {kernel}"
             );
             let read = |suffix: &str| {

@@ -130,6 +130,15 @@ pub fn default_options() -> BuildOptions {
     }
 }
 
+/// Work-items per vector iteration of a vectorised kernel with the [`test_backend`]: four in
+/// Cranelift's 128-bit vectors, the target's 32-bit lanes with the wide backend.
+pub fn vector_lanes() -> u32 {
+    match test_backend() {
+        Backend::Cranelift => 4,
+        Backend::Wide => ferrocl_codegen::Target::host().lanes32(),
+    }
+}
+
 /// `ferrocl_codegen::compile`, and with `FERROCL_TEST_BACKEND_LOG=<file>` one line per kernel
 /// appended there: the build's milliseconds, the backend asked for and the one that made the
 /// kernel, the kernel's name, and the wide backend's refusal if any (to count how many
