@@ -782,13 +782,18 @@ fn whole_elements_are_transposed_and_agree_bit_for_bit() {
                     },
                     "{kernel}"
                 );
-                let clif = std::fs::read_to_string(dir.join(format!("{kernel}.opt.clif")))
-                    .unwrap_or_else(|e| panic!("{kernel}: the IR dump: {e}"));
-                assert_eq!(
-                    clif.matches(" = shuffle ").count(),
-                    shuffles,
-                    "{kernel}: shuffles of the transposed accesses"
-                );
+                // The rows and 4×4 transposes are 128-bit shapes: wider iterations take the
+                // elements lane by lane (vectorize/transpose.rs), for the wide backend's
+                // optimiser to combine, so only their results are compared.
+                if vector_lanes() == 4 {
+                    let clif = std::fs::read_to_string(dir.join(format!("{kernel}.opt.clif")))
+                        .unwrap_or_else(|e| panic!("{kernel}: the IR dump: {e}"));
+                    assert_eq!(
+                        clif.matches(" = shuffle ").count(),
+                        shuffles,
+                        "{kernel}: shuffles of the transposed accesses"
+                    );
+                }
             }
             for local in [[1, 1], [3, 1], [4, 1], [7, 1], [8, 1], [64, 1], [65, 1]] {
                 let (v, s) = (
@@ -849,21 +854,37 @@ fn clamped_indices_get_a_vector_access_when_contiguous() {
                 std::fs::read_to_string(dir.join(format!("{kernel}.{suffix}")))
                     .unwrap_or_else(|e| panic!("{recipe:?} {kernel}: {suffix} dump: {e}"))
             };
-            let (ir, asm) = (read("clif"), read("s"));
+            let n = vector_lanes();
+            let ir = read("clif");
             let loads = ir
                 .lines()
-                .filter(|l| l.contains("= load.f32x4") || l.contains("= load.i32x4"))
-                .count();
-            let stores = asm
-                .lines()
                 .filter(|l| {
-                    let l = l.trim_start().trim_start_matches('v');
-                    ["movups %xmm", "movdqu %xmm"]
-                        .iter()
-                        .any(|m| l.starts_with(m))
-                        && l.contains('(')
+                    l.contains(&format!("= load.f32x{n}")) || l.contains(&format!("= load.i32x{n}"))
                 })
                 .count();
+            // Cranelift's machine code, or the wide backend's LLVM IR (its stores as the
+            // translation left them).
+            let stores = if n == 4 {
+                read("s")
+                    .lines()
+                    .filter(|l| {
+                        let l = l.trim_start().trim_start_matches('v');
+                        ["movups %xmm", "movdqu %xmm"]
+                            .iter()
+                            .any(|m| l.starts_with(m))
+                            && l.contains('(')
+                    })
+                    .count()
+            } else {
+                read("ll")
+                    .lines()
+                    .filter(|l| {
+                        let l = l.trim_start();
+                        l.starts_with(&format!("store <{n} x float>"))
+                            || l.starts_with(&format!("store <{n} x i32>"))
+                    })
+                    .count()
+            };
             assert!(
                 loads >= want_loads && stores >= want_stores,
                 "{recipe:?} {kernel}: {loads} vector loads, {stores} vector stores, \

@@ -19,7 +19,7 @@ pub(super) enum Form {
         stride: i64,
     },
     /// base + lane × stride when `exact_if` (an i8) holds: a 32-bit index widened to 64 bits
-    /// is linear only if the four lanes do not wrap around in 32 bits, which is checked where
+    /// is linear only if the lanes do not wrap around in 32 bits, which is checked where
     /// it matters (contiguous accesses); otherwise the lanes are recomputed one by one.
     Guarded {
         base: Value,
@@ -40,7 +40,7 @@ pub(super) enum Form {
 pub(super) enum ParamForm {
     Uniform,
     Vector,
-    /// A double as two f64x2 (the form its lane-wise arithmetic takes), not four scalars
+    /// A double as two f64x2 (the form its lane-wise arithmetic takes), not a scalar per lane
     /// rebuilt into pairs on every iteration.
     Pair,
     Lanes,

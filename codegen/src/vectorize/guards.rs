@@ -150,7 +150,7 @@ impl Vectoriser<'_> {
     /// are affine (consecutive elements, `base + lane * stride`) the lanes in between lie
     /// between those two. Two compares instead of one per lane; the lanes' own compares are
     /// then used only by the cold report, where Cranelift places them. None for other shapes,
-    /// and for strides large enough for `base + 3 * stride` to wrap around.
+    /// and for strides large enough for `base + (lanes - 1) * stride` to wrap around.
     fn any_outside(&mut self, cond: Value) -> Option<Value> {
         if let Form::Uniform(u) = self.form(cond) {
             return Some(u);

@@ -470,9 +470,9 @@ impl Vectoriser<'_> {
                 if sa == 0 {
                     return Some(Form::Affine { base, stride: 0 });
                 }
-                // The lanes a, a + s, …, a + 3s stay in range (no 32-bit wrap) when a is far
-                // enough from the end the stride moves toward.
-                let span = 3 * sa;
+                // The lanes a, a + s, …, a + (n - 1)s stay in range (no 32-bit wrap) when a is
+                // far enough from the end the stride moves toward.
+                let span = (self.n as i64 - 1).saturating_mul(sa);
                 let (lo, hi) = if signed {
                     (i64::from(i32::MIN), i64::from(i32::MAX))
                 } else {
@@ -512,7 +512,7 @@ impl Vectoriser<'_> {
         })
     }
 
-    /// A contiguous 32-bit access at `addr`: (base, guard) when the four lanes' addresses are
+    /// A contiguous 32-bit access at `addr`: (base, guard) when the lanes' addresses are
     /// base + lane × size (if `guard`, when it holds).
     pub(super) fn contiguous(&self, t: Type, addr: Value) -> Option<(Value, Option<Value>)> {
         if !vectorisable_type(t) {
@@ -1094,7 +1094,7 @@ impl Vectoriser<'_> {
         }
     }
 
-    /// The block arguments that pass `forms` (Vector: one value, Lanes: four).
+    /// The block arguments that pass `forms` (Vector: one value, Lanes: one per lane).
     pub(super) fn form_args(forms: &[Form]) -> Vec<BlockArg> {
         let mut out = Vec::new();
         for f in forms {
