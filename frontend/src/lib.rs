@@ -33,8 +33,8 @@ mod words;
 
 pub use cfg::Cfg;
 pub use diagnostics::{Diagnostic, FrontendError};
-pub use llvm_codegen::{compile_object, wide_backend_available, wide_code_identity};
 pub use link::{itanium_name, link, provided_by_device, unresolved_imports, Linked, SpecValues};
+pub use llvm_codegen::{compile_object, wide_backend_available, wide_code_identity};
 pub use metadata::{
     is_barrier_or_collective, stops_work_items, synchronises_work_group, AccessQualifier,
     AddressQualifier, ArgKind, ImageType, KernelArg, KernelInfo, TypeQualifiers,

@@ -46,4 +46,3 @@ pub(super) fn compile(
         dumps,
     })
 }
-

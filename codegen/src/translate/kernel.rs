@@ -267,6 +267,7 @@ pub(crate) fn build(
     };
     let frontend_config = t.env.jit.isa().frontend_config();
     t.b.finalize(frontend_config);
+    let isa = t.env.jit.isa();
     // Explicit vectors as SIMD within each work-item (vector_pack.rs), or four work-items per
     // vector (vectorize/). Packing wins where it takes (nearly) all the body's arithmetic:
     // the loop-carried values of `peak_float4` fill 8 registers packed against 32 spread
@@ -301,7 +302,7 @@ pub(crate) fn build(
                 let scalar = func.clone();
                 let lanes = crate::vectorize::lanes_for(options);
                 match crate::vectorize::vectorize(func, &item_loop, lanes) {
-                    Ok(()) if cfg!(debug_assertions) && verify_failed(func) => {
+                    Ok(()) if cfg!(debug_assertions) && verify_failed(func, isa) => {
                         panic!("the vectoriser made CLIF the verifier refuses")
                     }
                     Ok(()) => (
@@ -1071,9 +1072,8 @@ fn build_rounds(
 /// Debug builds check the vectoriser's output with Cranelift's verifier: the wide backend
 /// takes it as it is, and Cranelift's own check would only turn a mistake into a quiet scalar
 /// fallback.
-fn verify_failed(func: &ir::Function) -> bool {
-    let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
-    match cranelift_codegen::verify_function(func, &flags) {
+fn verify_failed(func: &ir::Function, isa: &dyn cranelift_codegen::isa::TargetIsa) -> bool {
+    match cranelift_codegen::verify_function(func, isa) {
         Ok(()) => false,
         Err(errors) => {
             eprintln!(

@@ -298,9 +298,8 @@ fn mutated_modules_build_or_fail_cleanly() {
                 let Ok(module) = ferrocl_frontend::parse(&m) else {
                     continue;
                 };
-                let result = std::panic::catch_unwind(|| {
-                    compile(&module, &default_options()).map(|_| ())
-                });
+                let result =
+                    std::panic::catch_unwind(|| compile(&module, &default_options()).map(|_| ()));
                 match result {
                     Ok(Ok(())) => built += 1,
                     Ok(Err(e)) => {
