@@ -529,16 +529,7 @@ impl DeviceConfig {
             ],
             il_versions,
             extensions: extensions(settings),
-            // char short int long float double half
-            vector_widths: [
-                16,
-                8,
-                4,
-                2,
-                4,
-                if settings.fp64 { 2 } else { 0 },
-                if settings.fp16 { 8 } else { 0 },
-            ],
+            vector_widths: vector_widths(settings),
             queue_properties: (CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
                 as cl_command_queue_properties,
             device_version: "OpenCL 3.0 Ferrocl",
@@ -682,6 +673,28 @@ impl DeviceConfig {
     }
 }
 
+/// Preferred and native vector widths (char short int long float double half): a vector
+/// register of the code kernels end up running — the CPU's full width with the wide backend
+/// (tiered or from the start: 512 bits with AVX-512, 256 with AVX2), 128 bits with Cranelift
+/// alone. Applications size their own vectors from these (a password cracker's `Vec:16`), and
+/// the packer turns such vectors into whole registers.
+fn vector_widths(settings: &Settings) -> [cl_uint; 7] {
+    let bits = match settings.backend {
+        crate::settings::BackendSetting::Cranelift => 128,
+        _ => ferrocl_codegen::Target::host().vector_bits,
+    };
+    let lanes = |lane_bits: u32| bits / lane_bits;
+    [
+        lanes(8),
+        lanes(16),
+        lanes(32),
+        lanes(64),
+        lanes(32),
+        if settings.fp64 { lanes(64) } else { 0 },
+        if settings.fp16 { lanes(16) } else { 0 },
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -803,6 +816,19 @@ mod tests {
             .any(|e| e.contains("fp64")));
         assert_eq!(no_fp64.double_fp_config, 0);
         assert_eq!(no_fp64.vector_widths[5], 0);
+        let bits = ferrocl_codegen::Target::host().vector_bits;
+        assert_eq!(
+            full.vector_widths,
+            [bits / 8, bits / 16, bits / 32, bits / 64, bits / 32, bits / 64, bits / 16]
+        );
+        let cranelift = DeviceConfig::detect(
+            &Settings::parse(
+                |k| (k == "FERROCL_BACKEND").then(|| "cranelift".to_owned()),
+                |_| {},
+            ),
+            2,
+        );
+        assert_eq!(cranelift.vector_widths, [16, 8, 4, 2, 4, 2, 8]);
         assert!(!no_fp64.allows_capability(ferrocl_frontend::spirv::Capability::Float64));
         assert!(
             !no_fp64.allows_capability(ferrocl_frontend::spirv::Capability::AtomicFloat64AddEXT)
