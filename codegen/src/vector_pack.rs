@@ -167,6 +167,8 @@ struct Packer<'a> {
     /// The widest vector packed, in bits: 128 for Cranelift, the target's for the wide
     /// backend.
     vector_bits: u32,
+    /// The components of each OpenCL vector result (see `plan`).
+    vector_results: Vec<Vec<Value>>,
 }
 
 /// What packing the explicit vectors of `func` (see the module's documentation) would do,
@@ -196,11 +198,17 @@ impl Plan<'_> {
     }
 }
 
-/// `vector_bits`: the widest vector to pack into (128 for Cranelift).
-pub(crate) fn plan(func: &mut Function, vector_bits: u32) -> Plan<'_> {
+/// `vector_bits`: the widest vector to pack into (128 for Cranelift); `vector_results`: the
+/// components of the kernel's OpenCL vector values, as translation made them (more seeds).
+pub(crate) fn plan<'a>(
+    func: &'a mut Function,
+    vector_bits: u32,
+    vector_results: &[Vec<Value>],
+) -> Plan<'a> {
     // Each try forbids the groups whose early users stayed scalar, which may leave others'
     // users scalar in turn; a chain of such groups longer than the tries packs nothing.
     let mut p = Packer::new(func, vector_bits);
+    p.vector_results = vector_results.to_vec();
     let mut tries = 0;
     loop {
         p.seed();
@@ -275,6 +283,7 @@ impl<'a> Packer<'a> {
             vectors: Vec::new(),
             gathers: Vec::new(),
             vector_bits,
+            vector_results: Vec::new(),
         }
     }
 
@@ -318,6 +327,26 @@ impl<'a> Packer<'a> {
                 self.build(group);
             }
         }
+        // OpenCL vector results whose components are still instruction results of the body
+        // (the translation's values; a later pass may have removed some).
+        let results = std::mem::take(&mut self.vector_results);
+        for lanes in &results {
+            let lanes: Vec<Value> = lanes
+                .iter()
+                .map(|&v| self.func.dfg.resolve_aliases(v))
+                .collect();
+            let live = lanes.iter().all(|&v| {
+                self.def_inst(v)
+                    .is_some_and(|i| self.func.layout.inst_block(i).is_some())
+            });
+            if !live {
+                continue;
+            }
+            for group in consecutive_groups(&lanes, |v| self.ty(v), self.vector_bits) {
+                self.build(group);
+            }
+        }
+        self.vector_results = results;
         for &block in &blocks {
             let insts: Vec<Inst> = self.func.layout.block_insts(block).collect();
             let mut i = 0;

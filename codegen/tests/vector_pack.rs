@@ -47,6 +47,7 @@ fn output(p: &Program, kernel: &str, local: u64) -> Vec<u8> {
         "rounds_uint4" | "shifts_int4" => ("word", 16 * N),
         "doubles" | "doubles_loop" => ("double", 16 * N),
         "partial_float4" => ("float", 4 * N),
+        "compared_uint4" => ("word", 4 * N),
         _ => ("float", 16 * N),
     };
     // Four lanes per element, plus room for the neighbours the kernels read.
@@ -65,9 +66,10 @@ fn output(p: &Program, kernel: &str, local: u64) -> Vec<u8> {
 /// (kernel, what its optimised IR has when it is packed). `shifts_int4` (per-lane shift
 /// amounts) and `compares_float4` keep part of their arithmetic scalar, so how they run is
 /// not asserted; `partial_float4` must stay with the work-items.
-const KERNELS: [(&str, Option<&str>); 10] = [
+const KERNELS: [(&str, Option<&str>); 11] = [
     ("chains_float4", Some("fma.f32x4")),
     ("rounds_uint4", Some("i32x4")),
+    ("compared_uint4", Some("i32x4")),
     ("doubles", Some("bitselect")),
     ("doubles_loop", Some("f64x2")),
     ("shifts_int4", None),

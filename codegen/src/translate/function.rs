@@ -89,6 +89,10 @@ pub(crate) struct Translator<'m, 'b, 'e> {
     pub(crate) prologue_values: HashSet<Value>,
     /// Checked mode: the checks emitted so far (a fault names one by its index).
     pub(crate) check_sites: Vec<crate::checked::CheckSite>,
+    /// The components of each OpenCL vector result (4 or more scalars of one packable type):
+    /// where the packer starts from besides stores and loop-carried values (vector_pack.rs),
+    /// so a vector computed only to be compared (a hash's state against a digest) packs too.
+    pub(crate) vector_results: Vec<Vec<Value>>,
     /// Checked mode: the bounds of the arguments of the call about to be inlined, for its
     /// parameters (taken by `inline_function`).
     pub(crate) call_param_bounds: Vec<Option<super::checks::Bounds>>,
@@ -347,6 +351,18 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             let shape = self.shape_of_type(inst.result_type().unwrap_or(0))?;
             self.store_in_frame(id, &v, shape)?;
         } else {
+            if let Val::C(children) = &v {
+                let lanes: Vec<Value> = children
+                    .iter()
+                    .filter_map(|c| match c {
+                        Val::S(x) => Some(*x),
+                        Val::C(_) => None,
+                    })
+                    .collect();
+                if lanes.len() >= 4 && lanes.len() == children.len() {
+                    self.vector_results.push(lanes);
+                }
+            }
             self.frame().values.insert(id, v);
         }
         Ok(())

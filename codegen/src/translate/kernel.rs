@@ -161,6 +161,7 @@ pub(crate) fn build(
         private_bytes: 0,
         barrier: None,
         printf_formats: Vec::new(),
+        vector_results: Vec::new(),
         points: Default::default(),
         prologue_values: Default::default(),
         check_sites: Vec::new(),
@@ -267,6 +268,7 @@ pub(crate) fn build(
     };
     let frontend_config = t.env.jit.isa().frontend_config();
     t.b.finalize(frontend_config);
+    let vector_results = std::mem::take(&mut t.vector_results);
     let isa = t.env.jit.isa();
     // Explicit vectors as SIMD within each work-item (vector_pack.rs), or four work-items per
     // vector (vectorize/). Packing wins where it takes (nearly) all the body's arithmetic:
@@ -290,7 +292,7 @@ pub(crate) fn build(
             None,
         ),
         Some(item_loop) => {
-            let plan = packs.then(|| crate::vector_pack::plan(func, pack_bits));
+            let plan = packs.then(|| crate::vector_pack::plan(func, pack_bits, &vector_results));
             let planned = plan
                 .as_ref()
                 .map(crate::vector_pack::Plan::packing)
@@ -313,13 +315,13 @@ pub(crate) fn build(
                     ),
                     // A refusal leaves `func` as it was, so it packs as planned.
                     Err(_) if planned.packed > 0 => {
-                        apply_packing(crate::vector_pack::plan(func, pack_bits))
+                        apply_packing(crate::vector_pack::plan(func, pack_bits, &vector_results))
                     }
                     Err(why) => (crate::Vectorization::Scalar(why.into()), None),
                 }
             }
         }
-        None => match packs.then(|| crate::vector_pack::plan(func, pack_bits)) {
+        None => match packs.then(|| crate::vector_pack::plan(func, pack_bits, &vector_results)) {
             Some(plan) if plan.packing().packed > 0 => apply_packing(plan),
             _ => (shape.vectorization.clone(), None),
         },

@@ -31,6 +31,23 @@ __kernel void rounds_uint4(__global uint4 *out, __global const uint4 *in) {
     out[g] = a + b + c + d;
 }
 
+// A hash's state compared with a target and never stored (as a password cracker's kernels
+// do): the packer starts from the vector results translation made, not from stores.
+__kernel void compared_uint4(__global uint *out, __global const uint4 *in) {
+    size_t g = get_global_id(0);
+    uint4 a = in[g], b = in[g + 1], c = a ^ b, d = (uint4)(1, 2, 3, 4) + a;
+    for (int r = 0; r < 16; r++) {
+        uint4 f = (b & c) | (~b & d);
+        uint4 t = a + f + (uint4)(0x5a827999u);
+        a = d;
+        d = c;
+        c = rotate(b, (uint4)10);
+        b = b + rotate(t, (uint4)7) + (t >> 3);
+    }
+    uint4 h = a + b + c + d;
+    out[g] = h.x ^ h.y ^ h.z ^ h.w;
+}
+
 // double2 arithmetic.
 __kernel void doubles(__global double2 *out, __global const double2 *in) {
     size_t g = get_global_id(0);
