@@ -819,7 +819,15 @@ mod tests {
         let bits = ferrocl_codegen::Target::host().vector_bits;
         assert_eq!(
             full.vector_widths,
-            [bits / 8, bits / 16, bits / 32, bits / 64, bits / 32, bits / 64, bits / 16]
+            [
+                bits / 8,
+                bits / 16,
+                bits / 32,
+                bits / 64,
+                bits / 32,
+                bits / 64,
+                bits / 16
+            ]
         );
         let cranelift = DeviceConfig::detect(
             &Settings::parse(
