@@ -82,6 +82,7 @@ mod contiguity;
 mod guards;
 mod private;
 mod rewrite;
+mod special;
 mod transpose;
 
 use analysis::*;

@@ -1,0 +1,228 @@
+//! The vector forms of compares, selects, boolean logic on masks, conversions, bit casts, shifts
+//! and rotations by a shared amount, and float ↔ double; everything else once per lane.
+
+use cranelift_codegen::ir::{
+    self, types, Endianness, InstBuilder, InstructionData, MemFlagsData, Opcode, Value,
+};
+
+use super::analysis::*;
+use super::rewrite::Vectoriser;
+use super::Refusal;
+
+impl Vectoriser<'_> {
+    /// Compares, selects, conversions and bit casts between 32-bit lanes; everything else per
+    /// lane.
+    pub(super) fn special(&mut self, inst: ir::Inst) -> Result<(), Refusal> {
+        let data = self.func.dfg.insts[inst];
+        let result = self.func.dfg.inst_results(inst)[0];
+        let t = self.ty(result);
+        let args = self.resolved_args(inst);
+        let arg_ty = args.first().map(|&a| self.ty(a));
+        match data {
+            InstructionData::IntCompare { cond, .. } if arg_ty == Some(types::I32) => {
+                let (a, b) = (self.vector(args[0]), self.vector(args[1]));
+                let m = self.cursor().ins().icmp(cond, a, b);
+                self.define(result, Form::Mask(m));
+            }
+            InstructionData::FloatCompare { cond, .. }
+                if arg_ty == Some(types::F32) && vector_float_condition(cond) =>
+            {
+                let (a, b) = (self.vector(args[0]), self.vector(args[1]));
+                let m = self.cursor().ins().fcmp(cond, a, b);
+                self.define(result, Form::Mask(m));
+            }
+            InstructionData::Ternary {
+                opcode: Opcode::Select,
+                ..
+            } if vectorisable_type(t) => {
+                let vt = self.wide(t);
+                let (x, y) = (self.vector(args[1]), self.vector(args[2]));
+                let v = if let Form::Uniform(c) = self.form(args[0]) {
+                    self.cursor().ins().select(c, x, y)
+                } else {
+                    let m = self.mask_of(args[0]);
+                    let m = self.mask_as(m, vt);
+                    self.cursor().ins().bitselect(m, x, y)
+                };
+                self.define(result, Form::Vector(v));
+            }
+            // Boolean logic on masks (compares' results are 0/1 i8; a mask holds them as 0/-1).
+            InstructionData::Binary { opcode, .. }
+                if t == types::I8
+                    && matches!(opcode, Opcode::Band | Opcode::Bor | Opcode::Bxor)
+                    && args.iter().all(|&a| matches!(self.form(a), Form::Mask(_))) =>
+            {
+                let (a, b) = (self.mask_of(args[0]), self.mask_of(args[1]));
+                let m = match opcode {
+                    Opcode::Band => self.cursor().ins().band(a, b),
+                    Opcode::Bor => self.cursor().ins().bor(a, b),
+                    _ => self.cursor().ins().bxor(a, b),
+                };
+                self.define(result, Form::Mask(m));
+            }
+            // Logical not of a mask: `bxor b, 1`.
+            InstructionData::Binary {
+                opcode: Opcode::Bxor,
+                ..
+            } if t == types::I8
+                && matches!(self.form(args[0]), Form::Mask(_))
+                && iconst_value(self.func, args[1]) == Some(1) =>
+            {
+                let m = self.mask_of(args[0]);
+                let n = self.cursor().ins().bnot(m);
+                self.define(result, Form::Mask(n));
+            }
+            // A boolean widened to an int: 0/1 (uextend) or 0/-1 (sextend) lanes.
+            InstructionData::Unary {
+                opcode: op @ (Opcode::Uextend | Opcode::Sextend),
+                ..
+            } if t == types::I32 && matches!(self.form(args[0]), Form::Mask(_)) => {
+                let m = self.mask_of(args[0]);
+                let v = if op == Opcode::Uextend {
+                    let one = self.cursor().ins().iconst(types::I32, 1);
+                    let mt = self.mask_ty();
+                    let ones = self.cursor().ins().splat(mt, one);
+                    self.cursor().ins().band(m, ones)
+                } else {
+                    m
+                };
+                self.define(result, Form::Vector(v));
+            }
+            InstructionData::Unary {
+                opcode:
+                    op @ (Opcode::FcvtFromSint
+                    | Opcode::FcvtFromUint
+                    | Opcode::FcvtToSintSat
+                    | Opcode::FcvtToUintSat),
+                ..
+            } if vectorisable_type(t) && arg_ty.is_some_and(vectorisable_type) => {
+                let vt = self.wide(t);
+                let a = self.vector(args[0]);
+                let v = match op {
+                    Opcode::FcvtFromSint => self.cursor().ins().fcvt_from_sint(vt, a),
+                    Opcode::FcvtFromUint => self.cursor().ins().fcvt_from_uint(vt, a),
+                    Opcode::FcvtToSintSat => self.cursor().ins().fcvt_to_sint_sat(vt, a),
+                    _ => self.cursor().ins().fcvt_to_uint_sat(vt, a),
+                };
+                self.define(result, Form::Vector(v));
+            }
+            InstructionData::LoadNoOffset {
+                opcode: Opcode::Bitcast,
+                ..
+            } if vectorisable_type(t) && arg_ty.is_some_and(vectorisable_type) => {
+                let vt = self.wide(t);
+                let a = self.vector(args[0]);
+                let little = MemFlagsData::new().with_endianness(Endianness::Little);
+                let v = self.cursor().ins().bitcast(vt, little, a);
+                self.define(result, Form::Vector(v));
+            }
+            // Shifts by a shared amount.
+            InstructionData::Binary {
+                opcode: op @ (Opcode::Ishl | Opcode::Ushr | Opcode::Sshr),
+                ..
+            } if t == types::I32 && self.is_uniform(args[1]) => {
+                let a = self.vector(args[0]);
+                let Form::Uniform(amount) = self.form(args[1]) else {
+                    unreachable!("checked above")
+                };
+                let v = match op {
+                    Opcode::Ishl => self.cursor().ins().ishl(a, amount),
+                    Opcode::Ushr => self.cursor().ins().ushr(a, amount),
+                    _ => self.cursor().ins().sshr(a, amount),
+                };
+                self.define(result, Form::Vector(v));
+            }
+            InstructionData::Unary {
+                opcode: Opcode::Fpromote,
+                ..
+            } if t == types::F64 && arg_ty == Some(types::F32) && self.n > 4 => {
+                // CLIF has no wider `fvpromote_low`: lane by lane, which the wide backend's
+                // optimiser turns back into whole-register conversions.
+                let l = self.lanes(args[0]);
+                let wide: Vec<Value> = l
+                    .iter()
+                    .map(|&x| self.cursor().ins().fpromote(types::F64, x))
+                    .collect();
+                let p = self.pair_from_lanes(&wide);
+                self.define(result, Form::Pair(p));
+            }
+            // float → double at 4 lanes: the low pair of lanes, then the high pair moved down.
+            // The moves are byte shuffles (one PSHUFD / PUNPCKLQDQ) rather than a lane
+            // extracted to a general register and put back: that round trip sat on the critical
+            // path of float rsqrt, twice.
+            InstructionData::Unary {
+                opcode: Opcode::Fpromote,
+                ..
+            } if t == types::F64 && arg_ty == Some(types::F32) => {
+                let v = self.vector(args[0]);
+                let lo = self.cursor().ins().fvpromote_low(v);
+                let high_down: Vec<u8> = (8..16).chain(8..16).collect();
+                let moved = self.byte_shuffle(v, v, high_down, types::F32X4);
+                let hi = self.cursor().ins().fvpromote_low(moved);
+                self.define(result, Form::Pair([lo, hi]));
+            }
+            // double → float: both halves narrowed, their low pairs joined.
+            InstructionData::Unary {
+                opcode: Opcode::Fdemote,
+                ..
+            } if t == types::F32 && arg_ty == Some(types::F64) && self.n > 4 => {
+                let l = self.lanes(args[0]);
+                let narrow: Vec<Value> = l
+                    .iter()
+                    .map(|&x| self.cursor().ins().fdemote(types::F32, x))
+                    .collect();
+                let vt = self.wide(types::F32);
+                let v = self.vector_of_lanes(vt, &narrow);
+                self.define(result, Form::Vector(v));
+            }
+            InstructionData::Unary {
+                opcode: Opcode::Fdemote,
+                ..
+            } if t == types::F32 && arg_ty == Some(types::F64) => {
+                let [a, b] = self.pair(args[0]);
+                let lo = self.cursor().ins().fvdemote(a);
+                let hi = self.cursor().ins().fvdemote(b);
+                let low_halves: Vec<u8> = (0..8).chain(16..24).collect();
+                let v = self.byte_shuffle(lo, hi, low_halves, types::F32X4);
+                self.define(result, Form::Vector(v));
+            }
+            // Rotations by a shared amount: two shifts (amounts are taken modulo 32, so a
+            // rotation by 0 is x | x).
+            InstructionData::Binary {
+                opcode: op @ (Opcode::Rotl | Opcode::Rotr),
+                ..
+            } if t == types::I32 && self.is_uniform(args[1]) => {
+                let a = self.vector(args[0]);
+                let Form::Uniform(amount) = self.form(args[1]) else {
+                    unreachable!("checked above")
+                };
+                let amount = if self.ty(amount) == types::I32 {
+                    amount
+                } else {
+                    self.cursor().ins().ireduce(types::I32, amount)
+                };
+                let other = match self.constant_bits(amount) {
+                    Some(c) => self
+                        .cursor()
+                        .ins()
+                        .iconst(types::I32, i64::from(32 - (c & 31))),
+                    None => {
+                        let thirty_two = self.cursor().ins().iconst(types::I32, 32);
+                        self.cursor().ins().isub(thirty_two, amount)
+                    }
+                };
+                let (left, right) = if op == Opcode::Rotl {
+                    (amount, other)
+                } else {
+                    (other, amount)
+                };
+                let hi = self.cursor().ins().ishl(a, left);
+                let lo = self.cursor().ins().ushr(a, right);
+                let v = self.cursor().ins().bor(hi, lo);
+                self.define(result, Form::Vector(v));
+            }
+            _ => self.per_lane(inst),
+        }
+        Ok(())
+    }
+}
