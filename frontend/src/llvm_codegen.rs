@@ -9,6 +9,7 @@
 //! driver and from its own data, so every reference outside the function must be a 64-bit
 //! absolute address (`R_X86_64_64`), which codegen's object loader links.
 
+use crate::llvm_passes::{collect_diagnostic, Diagnostics};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::OnceLock;
 
@@ -244,29 +245,6 @@ fn serve_codegen(
     match compile_in_server(api, ir, vector_bits) {
         Ok(object) => out.send(FRAME_OBJECT, &object),
         Err(e) => out.send(FRAME_FAILED, e.as_bytes()),
-    }
-}
-
-/// Where a context's diagnostic handler writes.
-struct Diagnostics {
-    describe: unsafe extern "C" fn(Ref) -> *mut c_char,
-    dispose: unsafe extern "C" fn(*mut c_char),
-    text: String,
-}
-
-/// The context's diagnostic handler: keeps each message instead of LLVM printing it and, for
-/// errors, calling exit().
-unsafe extern "C" fn collect_diagnostic(info: Ref, sink: *mut c_void) {
-    // SAFETY: `sink` is the `Diagnostics` registered with the context, alive while the
-    // context is; the description is a message ours to dispose of.
-    unsafe {
-        let d = &mut *sink.cast::<Diagnostics>();
-        let message = (d.describe)(info);
-        if !message.is_null() {
-            d.text.push_str(&CStr::from_ptr(message).to_string_lossy());
-            d.text.push('\n');
-            (d.dispose)(message);
-        }
     }
 }
 

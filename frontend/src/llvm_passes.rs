@@ -162,17 +162,18 @@ pub(crate) fn optimise_with(
     }
 }
 
-/// Where a context's diagnostic handler writes.
-struct Diagnostics {
-    describe: unsafe extern "C" fn(Ref) -> *mut c_char,
-    dispose: unsafe extern "C" fn(*mut c_char),
-    text: String,
+/// Where a context's diagnostic handler writes (here and in llvm_codegen.rs).
+pub(crate) struct Diagnostics {
+    pub(crate) describe: unsafe extern "C" fn(Ref) -> *mut c_char,
+    pub(crate) dispose: unsafe extern "C" fn(*mut c_char),
+    pub(crate) text: String,
 }
 
-/// The context's diagnostic handler: keeps each message (warnings too) for the build log.
-unsafe extern "C" fn collect_diagnostic(info: Ref, sink: *mut c_void) {
-    // SAFETY: `sink` is the `Diagnostics` `optimise` registered, alive while its context is;
-    // the description is a message ours to dispose of.
+/// The context's diagnostic handler: keeps each message (warnings too) for the build log,
+/// instead of LLVM printing it and, for errors, calling exit().
+pub(crate) unsafe extern "C" fn collect_diagnostic(info: Ref, sink: *mut c_void) {
+    // SAFETY: `sink` is the `Diagnostics` registered with the context, alive while the
+    // context is; the description is a message ours to dispose of.
     unsafe {
         let d = &mut *sink.cast::<Diagnostics>();
         let message = (d.describe)(info);
