@@ -1,5 +1,6 @@
-//! Linker regressions from fuzzing: every module in `tests/link_inputs/` that the linker
-//! accepts on its own must link into a module the frontend accepts again.
+//! Linker regressions from fuzzing: every module in `tests/link_inputs/` must link on its own
+//! (each is a module the linker once mishandled, not one it should refuse) into a module the
+//! frontend accepts again.
 //!
 //! - `debug-import-used-as-operand.bin` (libFuzzer crash a8309877, a mutated build of
 //!   codegen/tests/kernels/conversions.cl): an instruction names the OpenCL.DebugInfo.100 import
@@ -16,16 +17,16 @@ fn linked_modules_parse_again() {
         let path = entry.unwrap().path();
         let bytes = std::fs::read(&path).unwrap();
         let none = HashMap::new();
-        if let Ok(linked) = ferrocl_frontend::link(&[(bytes.as_slice(), &none)], true) {
-            if let Err(e) = ferrocl_frontend::parse(&linked.spirv) {
-                panic!(
-                    "{}: the linked module no longer parses:\n{}",
-                    path.display(),
-                    e.log()
-                );
-            }
+        let linked = ferrocl_frontend::link(&[(bytes.as_slice(), &none)], true)
+            .unwrap_or_else(|e| panic!("{}: linking fails:\n{}", path.display(), e.log()));
+        if let Err(e) = ferrocl_frontend::parse(&linked.spirv) {
+            panic!(
+                "{}: the linked module no longer parses:\n{}",
+                path.display(),
+                e.log()
+            );
         }
         seen += 1;
     }
-    assert!(seen > 0);
+    assert!(seen > 0, "no inputs in {}", dir.display());
 }
