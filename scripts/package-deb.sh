@@ -8,7 +8,7 @@
 #   /usr/lib/<multiarch>/libferrocl.so   the driver (release build, debug info stripped)
 #   /usr/bin/ferrocl-clc                 the offline compiler (Khronos CTS --compilation-program)
 #   /etc/OpenCL/vendors/ferrocl.icd      its registration with the ocl-icd loader (a conffile)
-#   /usr/share/doc/ferrocl-opencl-icd/   README and copyright
+#   /usr/share/doc/ferrocl-opencl-icd/   README, docs/ and copyright
 # It depends on ocl-icd-libopencl1 and the OpenCL C toolchain the driver runs (clang-15,
 # llvm-15, llvm-spirv-15), provides opencl-icd like the other ICD packages, and removes
 # cleanly (dpkg -r). The build is portable (x86-64-v2 baseline, .cargo/config.toml).
@@ -40,7 +40,9 @@ strip --strip-debug "$ROOT$LIBDIR/libferrocl.so" "$ROOT/usr/bin/ferrocl-clc"
 sed "s|@LIBDIR@|$LIBDIR|g" vendors.icd >"$ROOT/etc/OpenCL/vendors/ferrocl.icd"
 chmod 644 "$ROOT/etc/OpenCL/vendors/ferrocl.icd"
 install -m 644 README.md "$ROOT$DOCDIR/README.md"
-gzip -9n "$ROOT$DOCDIR/README.md"
+install -d "$ROOT$DOCDIR/docs"
+install -m 644 docs/*.md "$ROOT$DOCDIR/docs/"
+gzip -9n "$ROOT$DOCDIR/README.md" "$ROOT$DOCDIR"/docs/*.md
 cat >"$ROOT$DOCDIR/copyright" <<EOF
 Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
 Upstream-Name: ferrocl
