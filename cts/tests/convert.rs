@@ -2,7 +2,7 @@
 //! uint and float to every integer and floating-point type with every rounding mode and
 //! saturation, on the special values and 2^20 random inputs per source type (about 3 million
 //! inputs, 10 variants each), through the loader against this workspace's libferrocl.so.
-//! The full 2^32 run is `ferrocl-cts convert --full` (README).
+//! The full 2^32 run is `ferrocl-cts convert --full` (docs/math-accuracy.md).
 
 use ferrocl_cts::{cl, convert};
 use std::path::PathBuf;
