@@ -9,7 +9,7 @@ FERROCL_PACKAGES=(
     ocl-icd-libopencl1 ocl-icd-opencl-dev opencl-headers clinfo
     clang-15 llvm-15 llvm-spirv-15 spirv-tools gcc dpkg-dev
     # clang and llvm-spirv as libraries, for OpenCL C builds without a process per tool
-    # (frontend/build.rs): their headers and a C++ compiler.
+    # (opencl-c/build.rs): their headers and a C++ compiler.
     g++ libclang-15-dev libclang-cpp15-dev llvm-15-dev libllvmspirvlib-15-dev
 )
 # PoCL is installed by default (FERROCL_WITH_POCL=0 to skip): it is the reference the test

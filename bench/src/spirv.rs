@@ -1,4 +1,4 @@
-//! OpenCL C → SPIR-V for Ferrocl at run time: the driver's own recipe (the frontend's, for the
+//! OpenCL C → SPIR-V for Ferrocl at run time: the driver's own recipe (ferrocl-opencl-c's, for the
 //! default device as `FERROCL_*` configure it), built once per kernel and run.
 
 use std::collections::HashMap;

@@ -313,7 +313,7 @@ mod tests {
         let joined = join_options(&words(&["-DNAME=a b", "-I", "/x y", "-cl-mad-enable"]));
         assert_eq!(joined, "\"-DNAME=a b\" -I \"/x y\" -cl-mad-enable");
         assert_eq!(
-            frontend::split_build_options(&joined),
+            ferrocl_runtime::opencl_c::split_build_options(&joined),
             words(&["-DNAME=a b", "-I", "/x y", "-cl-mad-enable"])
         );
     }

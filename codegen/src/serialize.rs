@@ -87,7 +87,7 @@ pub fn code_identity(options: &BuildOptions) -> Result<&'static str, BuildError>
         return Ok(identity);
     }
     // Without LLVM every kernel is Cranelift's, which the first part identifies.
-    let llvm = ferrocl_frontend::wide_code_identity(key.1).unwrap_or_else(|| "no llvm\n".into());
+    let llvm = ferrocl_opencl_c::wide_code_identity(key.1).unwrap_or_else(|| "no llvm\n".into());
     let identity: &'static str = Box::leak(format!("{cranelift}{llvm}").into_boxed_str());
     wide.push((key, identity));
     Ok(identity)

@@ -70,7 +70,7 @@ fn outputs(p: &Program) -> Vec<Vec<u8>> {
 #[test]
 fn a_simple_kernel_gets_wide_code_with_cranelift_s_results() {
     assert!(
-        ferrocl_frontend::wide_backend_available(),
+        ferrocl_opencl_c::wide_backend_available(),
         "libLLVM-15 and the LLVM server must be available here"
     );
     for recipe in RECIPES {

@@ -8,42 +8,31 @@ mod cfg;
 mod diagnostics;
 mod hints;
 mod legacy;
-mod library_recipe;
 mod link;
-mod llvm_codegen;
 mod llvm_intrinsics;
-mod llvm_passes;
-mod llvm_tools;
 mod locations;
 mod metadata;
 mod module;
-mod opencl_c;
 mod parse;
 mod printf;
-mod process_recipe;
 mod specialize;
 mod spin_loops;
-mod translator_fixes;
 mod validate;
 mod validate_dominance;
 mod validate_structure;
 mod validate_types;
 mod view;
-mod words;
+pub mod words;
 
 pub use cfg::Cfg;
 pub use diagnostics::{Diagnostic, FrontendError};
 pub use link::{itanium_name, link, provided_by_device, unresolved_imports, Linked, SpecValues};
-pub use llvm_codegen::{compile_object, wide_backend_available, wide_code_identity};
 pub use metadata::{
     is_barrier_or_collective, stops_work_items, synchronises_work_group, AccessQualifier,
     AddressQualifier, ArgKind, ImageType, KernelArg, KernelInfo, TypeQualifiers,
+    VEC_TYPE_HINT_RECORD,
 };
 pub use module::{Module, Type, TypeId};
-pub use opencl_c::{
-    compile_opencl_c, is_clang_passthrough, normalised_clang_options, opencl_c_compiler_available,
-    split_build_options, CompiledOpenClC, OpenClC, OPENCL_C_TOOLS,
-};
 pub use parse::{is_spirv, parse, parse_specialized, spec_constants};
 pub use printf::{printf_call, PrintfArg, PrintfCall, PrintfConversion, PrintfFormat, PrintfPiece};
 pub use rspirv;

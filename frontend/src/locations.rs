@@ -11,7 +11,8 @@ use spirv::{Op, Word};
 
 use crate::diagnostics::FrontendError;
 
-pub(crate) const HEADER_WORDS: usize = 5;
+/// The words of a module's header: magic, version, generator, id bound, schema.
+pub const HEADER_WORDS: usize = 5;
 
 /// The result of the pre-pass over the words.
 pub(crate) struct Scan {
@@ -138,7 +139,7 @@ pub(crate) fn header_problem(rule: String, at: usize) -> FrontendError {
 }
 
 /// A literal string's bytes up to its NUL (or the end of the words if unterminated).
-pub(crate) fn literal_string(words: &[u32]) -> String {
+pub fn literal_string(words: &[u32]) -> String {
     let bytes: Vec<u8> = words
         .iter()
         .flat_map(|w| w.to_le_bytes())

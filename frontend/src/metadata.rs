@@ -147,6 +147,12 @@ use spirv::{Decoration, ExecutionMode, FunctionParameterAttribute, Op, StorageCl
 use crate::diagnostics::FrontendError;
 use crate::module::{Module, Type};
 
+/// Prefix of the `OpModuleProcessed` strings that carry a kernel's unsigned `vec_type_hint`
+/// type (`ferrocl vec_type_hint <kernel> <type>`), written by the OpenCL C driver: SPIR-V's
+/// `VecTypeHint` has no signedness, so `uint4` would come back as `int4` in
+/// CL_KERNEL_ATTRIBUTES (CTS api kernel_attributes).
+pub const VEC_TYPE_HINT_RECORD: &str = "ferrocl vec_type_hint ";
+
 /// Reads every `OpEntryPoint Kernel` into a [`KernelInfo`].
 pub(crate) fn extract_kernels(m: &Module) -> Result<Vec<KernelInfo>, FrontendError> {
     let mut kernels = Vec::new();
@@ -260,7 +266,7 @@ pub(crate) fn extract_kernels(m: &Module) -> Result<Vec<KernelInfo>, FrontendErr
         }
         // The signedness SPIR-V's VecTypeHint cannot carry, recorded by the OpenCL C driver.
         if info.vec_type_hint.is_some() {
-            let record = format!("{}{} ", crate::opencl_c::VEC_TYPE_HINT_RECORD, info.name);
+            let record = format!("{}{} ", VEC_TYPE_HINT_RECORD, info.name);
             for inst in &m.raw.debug_module_processed {
                 if let Some(Operand::LiteralString(text)) = inst.operands.first() {
                     if let Some(ty) = text.strip_prefix(&record) {

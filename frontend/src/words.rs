@@ -1,15 +1,16 @@
 //! A SPIR-V module as its word stream, for the passes that edit a module without loading it:
 //! specialisation (specialize.rs), the legacy forms taken as what they meant (legacy.rs), the
-//! repairs of llvm-spirv-15's output (translator_fixes.rs), and the `OpModuleProcessed` records
+//! repairs of llvm-spirv-15's output (the OpenCL C driver's
+//! translator_fixes.rs, in ferrocl-opencl-c), and the `OpModuleProcessed` records
 //! the driver adds to carry what SPIR-V has no place for (an unsigned `vec_type_hint`, a
 //! program binary's type).
 
 use spirv::Op;
 
-use crate::locations::{literal_string, HEADER_WORDS};
+pub use crate::locations::{literal_string, HEADER_WORDS};
 
 /// One instruction in the word stream.
-pub(crate) struct Inst<'a> {
+pub struct Inst<'a> {
     pub at: usize,
     pub op: u32,
     pub words: &'a [u32],
@@ -17,7 +18,7 @@ pub(crate) struct Inst<'a> {
 
 /// The instructions after the header, up to the first malformed one (the frontend's scanner
 /// reports that precisely when the module is built; nothing after it can be trusted here).
-pub(crate) fn instructions(words: &[u32]) -> Vec<Inst<'_>> {
+pub fn instructions(words: &[u32]) -> Vec<Inst<'_>> {
     let mut out = Vec::new();
     let mut at = HEADER_WORDS;
     while at < words.len() {
@@ -37,7 +38,7 @@ pub(crate) fn instructions(words: &[u32]) -> Vec<Inst<'_>> {
 
 /// Whether instructions of opcode `op` have a result type as their first operand (from the
 /// SPIR-V grammar, tabulated once).
-pub(crate) fn has_result_type(op: u32) -> bool {
+pub fn has_result_type(op: u32) -> bool {
     use std::sync::OnceLock;
     static TABLE: OnceLock<Vec<bool>> = OnceLock::new();
     let table = TABLE.get_or_init(|| {

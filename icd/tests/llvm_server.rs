@@ -1,4 +1,4 @@
-//! The LLVM server that runs OpenCL C builds (frontend/src/llvm_tools.rs), through the real
+//! The LLVM server that runs OpenCL C builds (opencl-c/src/llvm_tools.rs), through the real
 //! loader, when it dies or loses its socket between builds (issue #35): the next build must
 //! still succeed, and the driver must not close a descriptor that has become the
 //! application's.

@@ -397,7 +397,7 @@ impl DeviceConfig {
         // Float `/` and `sqrt` are the IEEE instructions (divss, sqrtss) in every mode, rounded
         // in the thread's direction; flush-to-zero only touches subnormal inputs and results,
         // which CL_FP_DENORM already reports. The OpenCL C compiler keeps them exact under
-        // -cl-fp32-correctly-rounded-divide-sqrt (frontend/src/opencl_c.rs).
+        // -cl-fp32-correctly-rounded-divide-sqrt (opencl-c/src/opencl_c.rs).
         let single_fp_config = match settings.rounding {
             Rounding::NearestEven => {
                 CL_FP_INF_NAN
@@ -588,11 +588,11 @@ impl DeviceConfig {
             .collect()
     }
 
-    /// OpenCL C → SPIR-V with the frontend's recipe for this device: clang sees exactly its
-    /// extensions and features. The one call of the recipe for `clBuildProgram`, the offline
+    /// OpenCL C → SPIR-V with the OpenCL C driver's recipe for this device: clang sees exactly
+    /// its extensions and features. The one call of the recipe for `clBuildProgram`, the offline
     /// compiler, the integration tests and the benchmark.
     pub fn compile_opencl_c(&self, source: &str, options: &str) -> Result<Vec<u8>, String> {
-        ferrocl_frontend::OpenClC {
+        ferrocl_opencl_c::OpenClC {
             source,
             options,
             extensions: &self.opencl_c_extensions(),
@@ -669,7 +669,7 @@ impl DeviceConfig {
 
     /// Whether OpenCL C sources can be compiled: decided at runtime by finding clang.
     pub fn compiler_available(&self) -> bool {
-        ferrocl_frontend::opencl_c_compiler_available()
+        ferrocl_opencl_c::opencl_c_compiler_available()
     }
 }
 

@@ -47,3 +47,4 @@ const _: () = {
     send_sync::<command_buffer::MutableCommand>();
 };
 pub use ferrocl_frontend as frontend;
+pub use ferrocl_opencl_c as opencl_c;

@@ -53,12 +53,12 @@ pub fn parse_options(options: &str) -> CLResult<ParsedOptions> {
 /// [`parse_options`], with the build-log line that says which option is refused.
 ///
 /// Besides the OpenCL options, clang options that are harmless are taken (they reach clang
-/// for OpenCL C: `ferrocl_frontend::is_clang_passthrough` lists them), and two options that
+/// for OpenCL C: `ferrocl_opencl_c::is_clang_passthrough` lists them), and two options that
 /// ask for nothing Ferrocl does are accepted and ignored: `-g` (no debug information is
 /// produced) and OpenCL 1.0's `-cl-strict-aliasing`.
 fn parse_options_or_explain(options: &str) -> Result<ParsedOptions, String> {
     let mut p = ParsedOptions::default();
-    let words = ferrocl_frontend::split_build_options(options);
+    let words = ferrocl_opencl_c::split_build_options(options);
     let mut words = words.iter().map(String::as_str);
     while let Some(w) = words.next() {
         match w {
@@ -112,7 +112,7 @@ fn parse_options_or_explain(options: &str) -> Result<ParsedOptions, String> {
                 })
             }
             w if w.starts_with("-D") || w.starts_with("-I") => {}
-            w if ferrocl_frontend::is_clang_passthrough(w) => {}
+            w if ferrocl_opencl_c::is_clang_passthrough(w) => {}
             _ => return Err(format!("error: invalid build option \"{w}\"\n")),
         }
     }
@@ -672,7 +672,7 @@ impl LinkOptions {
 /// `-enable-link-options` without `-create-library`.
 pub fn parse_link_options(options: &str) -> CLResult<LinkOptions> {
     let mut o = LinkOptions::default();
-    for w in ferrocl_frontend::split_build_options(options) {
+    for w in ferrocl_opencl_c::split_build_options(options) {
         match w.as_str() {
             "-create-library" => o.create_library = true,
             "-enable-link-options" => o.enable_link_options = true,

@@ -135,7 +135,7 @@ fn toolchain() -> &'static Toolchain {
         let mut identity = Vec::new();
         let mut trees = Vec::new();
         let path = std::env::var_os("PATH").unwrap_or_default();
-        for tool in ferrocl_frontend::OPENCL_C_TOOLS {
+        for tool in ferrocl_opencl_c::OPENCL_C_TOOLS {
             let found = std::env::split_paths(&path)
                 .map(|dir| dir.join(tool))
                 .find(|p| p.is_file())
@@ -183,12 +183,12 @@ impl Key {
         put(&mut m, &toolchain().identity);
         put(
             &mut m,
-            ferrocl_frontend::normalised_clang_options(r.options).as_bytes(),
+            ferrocl_opencl_c::normalised_clang_options(r.options).as_bytes(),
         );
         put(&mut m, r.extensions.join(" ").as_bytes());
         put(&mut m, r.undefine.join(" ").as_bytes());
         // A relative -I names a directory of the working directory.
-        let words = ferrocl_frontend::split_build_options(r.options);
+        let words = ferrocl_opencl_c::split_build_options(r.options);
         let relative_include = words.iter().enumerate().any(|(i, w)| {
             let dir = match w.strip_prefix("-I") {
                 Some("") => words.get(i + 1).map_or("", String::as_str),
@@ -749,7 +749,7 @@ pub fn build_opencl_c(
     let start = std::time::Instant::now();
     let info = settings.log >= LogLevel::Info;
     let compile = || {
-        ferrocl_frontend::OpenClC {
+        ferrocl_opencl_c::OpenClC {
             source: request.source,
             options: clang_options,
             extensions: request.extensions,

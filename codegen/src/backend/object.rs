@@ -568,11 +568,11 @@ mod tests {
     /// offsets in it, the calls to the JIT's user names.
     #[test]
     fn an_llvm_object_links() {
-        if !ferrocl_frontend::wide_backend_available() {
+        if !ferrocl_opencl_c::wide_backend_available() {
             panic!("the LLVM server and libLLVM-15 must be available here");
         }
         let ir = SAMPLE_IR;
-        let object = ferrocl_frontend::compile_object(ir, 256).expect("compiles");
+        let object = ferrocl_opencl_c::compile_object(ir, 256).expect("compiles");
         let id = FuncId::from_u32(3);
         let loaded = load(&object, "sample", id).expect("links");
         let internal = loaded
@@ -598,13 +598,13 @@ mod tests {
         assert!(loaded.imports.is_empty());
         // Unknown symbol: refused.
         let unknown = ir.replace("__ferrocl_u0_5", "puts");
-        let object = ferrocl_frontend::compile_object(&unknown, 256).expect("compiles");
+        let object = ferrocl_opencl_c::compile_object(&unknown, 256).expect("compiles");
         let error = load(&object, "sample", id).err().expect("refused");
         assert!(error.contains("puts"), "{error}");
         // A writable global: refused.
         let writable =
             "@g = global i32 0\ndefine i32 @f() {\n  %v = load i32, ptr @g\n  ret i32 %v\n}\n";
-        let object = ferrocl_frontend::compile_object(writable, 256).expect("compiles");
+        let object = ferrocl_opencl_c::compile_object(writable, 256).expect("compiles");
         let error = load(&object, "f", id).err().expect("refused");
         assert!(error.contains("writable"), "{error}");
     }

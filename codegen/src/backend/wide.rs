@@ -1,5 +1,5 @@
 //! The wide backend's pipeline for one kernel function: CLIF → LLVM IR (`llvm_ir`) → an
-//! object from LLVM's code generator in the LLVM server (`ferrocl_frontend::compile_object`)
+//! object from LLVM's code generator in the LLVM server (`ferrocl_opencl_c::compile_object`)
 //! → the JIT's blob and relocations (`object`). Every step may refuse, with the reason the
 //! build's debug log shows; the caller then compiles the function with Cranelift.
 
@@ -23,7 +23,7 @@ pub(super) fn compile(
         return Err("the device rounds toward zero, and LLVM folds constants to nearest".into());
     }
     let ir = super::llvm_ir::translate(func, SYMBOL)?;
-    let object = ferrocl_frontend::compile_object(&ir, options.target.vector_bits)?;
+    let object = ferrocl_opencl_c::compile_object(&ir, options.target.vector_bits)?;
     let loaded = super::object::load(&object, SYMBOL, id)?;
     // Cranelift's measure: the frame below the frame pointer less the function's own slots.
     let spill_bytes = loaded

@@ -1,4 +1,4 @@
-//! Harness of the coverage tests: OpenCL C (the frontend's recipe, the one `clBuildProgram`
+//! Harness of the coverage tests: OpenCL C (the driver's recipe, the one `clBuildProgram`
 //! runs, with and without `-cl-opt-disable`) or hand-written SPIR-V assembly (spirv-as, checked
 //! with spirv-val) → frontend → codegen, then the work-group functions are called directly for
 //! every group of a one-dimensional NDRange on byte buffers.
@@ -89,8 +89,8 @@ pub const CL2_0: Language = Language {
     debug_info: false,
 };
 
-/// SPIR-V of `tests/kernels/<source>` in `language`, built by the frontend's OpenCL C recipe;
-/// `Recipe::O0` adds `-cl-opt-disable`.
+/// SPIR-V of `tests/kernels/<source>` in `language`, built by the OpenCL C driver
+/// (ferrocl-opencl-c); `Recipe::O0` adds `-cl-opt-disable`.
 pub fn spirv_from_c(source: &str, recipe: Recipe, language: Language) -> Vec<u8> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/kernels")
@@ -100,7 +100,7 @@ pub fn spirv_from_c(source: &str, recipe: Recipe, language: Language) -> Vec<u8>
         Recipe::O0 => format!("{} -cl-opt-disable", language.options),
         Recipe::Optimized => language.options.to_owned(),
     };
-    ferrocl_frontend::OpenClC {
+    ferrocl_opencl_c::OpenClC {
         source: &text,
         options: &options,
         extensions: language.extensions,

@@ -1,4 +1,4 @@
-//! Codegen end to end without the runtime: OpenCL C → SPIR-V (the frontend's recipe, with and
+//! Codegen end to end without the runtime: OpenCL C → SPIR-V (the driver's recipe, with and
 //! without `-cl-opt-disable`) → frontend → JIT, then the work-group functions are called
 //! directly for every group of an NDRange and results are checked against host references.
 

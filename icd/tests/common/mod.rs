@@ -29,7 +29,7 @@ pub use opencl3::platform::Platform;
 pub use opencl3::program::Program;
 pub use opencl3::types::{cl_device_id, cl_int, cl_uint, CL_BLOCKING};
 
-use ferrocl_runtime::frontend::OpenClC;
+use ferrocl_runtime::opencl_c::OpenClC;
 
 /// Name of the environment variable that swaps the driver under test for another ICD.
 pub const OTHER_ICD_VAR: &str = "FERROCL_TEST_PLATFORM_ICD";
@@ -427,7 +427,7 @@ pub fn spirv(file: &str, opt: Opt) -> Vec<u8> {
 }
 
 /// SPIR-V for `icd/tests/kernels/<file>.cl` with the given recipe and language options,
-/// built by the frontend's OpenCL C recipe (the one `clBuildProgram` runs), once per process,
+/// built by the OpenCL C driver's recipe (the one `clBuildProgram` runs), once per process,
 /// and checked with `spirv-val --target-env opencl2.1` (plain SPIR-V of the module's version
 /// with halves).
 /// `-Xclang -cl-ext=-all,+a,+b` among the options names exactly the extensions and features

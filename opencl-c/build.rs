@@ -1,12 +1,12 @@
-//! Builds `clc/llvm_tools.cpp` (clang and llvm-spirv as libraries, see src/llvm_tools.rs) into
-//! a shared object that the frontend embeds and loads on its first OpenCL C build. Where the
+//! Builds `shim/llvm_tools.cpp` (clang and llvm-spirv as libraries, see src/llvm_tools.rs) into
+//! a shared object that this crate embeds and loads on its first OpenCL C build. Where the
 //! LLVM 15 and SPIRV-LLVM-Translator development files are missing (scripts/setup.sh installs
-//! them), the frontend is built without it and runs clang and llvm-spirv as processes.
+//! them), the crate is built without it and runs clang and llvm-spirv as processes.
 
 use std::path::Path;
 use std::process::Command;
 
-const SOURCE: &str = "clc/llvm_tools.cpp";
+const SOURCE: &str = "shim/llvm_tools.cpp";
 const INCLUDE: &str = "/usr/lib/llvm-15/include";
 const LIBRARIES: &str = "/usr/lib/llvm-15/lib";
 const NEEDED: [&str; 3] = [

@@ -133,7 +133,7 @@ const LLVM_SPIRV_15_EXTENSIONS: &[&str] = &[
 /// knows; it uses none unless told. Sub-group rotation and the Intel sub-group instructions
 /// only when the device has them.
 fn spirv_ext_list(device_extensions: &[&str]) -> String {
-    let list: Vec<String> = crate::SUPPORTED_EXTENSIONS
+    let list: Vec<String> = ferrocl_frontend::SUPPORTED_EXTENSIONS
         .iter()
         .filter(|e| LLVM_SPIRV_15_EXTENSIONS.contains(e))
         .filter(|e| match **e {
@@ -961,7 +961,7 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
         .into_iter()
         .filter(|p| !p.starts_with(&dir.0))
         .collect();
-    let words = crate::is_spirv(&spirv)
+    let words = ferrocl_frontend::is_spirv(&spirv)
         .map_err(|e| format!("{log}error: llvm-spirv's output is not SPIR-V: {e}\n"))?;
     let mut words = crate::translator_fixes::repair_llvm_spirv_15(&words);
     let renames: Vec<(String, String)> = EXTENDED_ASYNC_COPIES
@@ -971,9 +971,9 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
         .collect();
     words = crate::translator_fixes::rename_imports(&words, &renames);
     for (kernel, ty) in &unsigned_hints {
-        words = crate::words::with_module_processed(
+        words = ferrocl_frontend::with_module_processed(
             &words,
-            &format!("{VEC_TYPE_HINT_RECORD}{kernel} {ty}"),
+            &format!("{}{kernel} {ty}", ferrocl_frontend::VEC_TYPE_HINT_RECORD),
         );
     }
     Ok(CompiledOpenClC {
@@ -982,11 +982,6 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
         log,
     })
 }
-
-/// Prefix of the `OpModuleProcessed` strings that carry a kernel's unsigned `vec_type_hint`
-/// type (`ferrocl vec_type_hint <kernel> <type>`): SPIR-V's `VecTypeHint` has no signedness,
-/// so `uint4` would come back as `int4` in CL_KERNEL_ATTRIBUTES (CTS api kernel_attributes).
-pub const VEC_TYPE_HINT_RECORD: &str = "ferrocl vec_type_hint ";
 
 /// The kernels of clang's textual IR whose `!vec_type_hint` is an unsigned integer type, with
 /// that type's OpenCL C name: the metadata is `!{<4 x i32> undef, i32 0}`, the last operand
@@ -1355,7 +1350,7 @@ mod tests {
             ] {
                 assert!(ops.contains(&op), "{std}: no Op{op:?}");
             }
-            crate::parse(&bytes).unwrap_or_else(|e| panic!("{std}: {}", e.log()));
+            ferrocl_frontend::parse(&bytes).unwrap_or_else(|e| panic!("{std}: {}", e.log()));
         }
         // The extension macro exists exactly where the built-ins do.
         let probe = "#ifdef cl_khr_work_group_uniform_arithmetic\n#error defined\n#endif\n\
@@ -1384,7 +1379,7 @@ mod tests {
         let r = compile_opencl_c("kernel void k(global int *p) { p[0] = 1; }", "", &[], &[]);
         if opencl_c_compiler_available() {
             let bytes = r.unwrap();
-            assert!(crate::is_spirv(&bytes).is_ok());
+            assert!(ferrocl_frontend::is_spirv(&bytes).is_ok());
             let err = compile_opencl_c("kernel void k( { }", "", &[], &[]).unwrap_err();
             assert!(err.contains("error"), "{err}");
         } else {
@@ -1409,6 +1404,6 @@ mod tests {
             }
         }";
         let bytes = compile_opencl_c(src, "", &[], &[]).unwrap_or_else(|e| panic!("{e}"));
-        crate::parse(&bytes).unwrap_or_else(|e| panic!("{}", e.log()));
+        ferrocl_frontend::parse(&bytes).unwrap_or_else(|e| panic!("{}", e.log()));
     }
 }

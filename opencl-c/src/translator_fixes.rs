@@ -30,8 +30,7 @@ use std::collections::{HashMap, HashSet};
 
 use spirv::{Decoration, Op};
 
-use crate::locations::{literal_string, HEADER_WORDS};
-use crate::words::{has_result_type, instructions};
+use ferrocl_frontend::words::{has_result_type, instructions, literal_string, HEADER_WORDS};
 
 /// `words` with the three repairs applied, in one pass: every scalar-condition `OpSelect` on
 /// vectors gets a splatted condition (its bool vector type added after `OpTypeBool` when
@@ -217,7 +216,7 @@ mod tests {
     use spirv::{Op, StorageClass};
 
     use super::repair_llvm_spirv_15;
-    use crate::words::instructions;
+    use ferrocl_frontend::words::instructions;
 
     /// `kernel void k(global uint *out, uint sel)` as llvm-spirv-15 writes a switch whose cases
     /// 0, 1 and 2 branch straight to the merge block: its phi names the switch's block once per
@@ -264,7 +263,7 @@ mod tests {
 
     /// The frontend's log for `words`, which it must refuse.
     fn refusal(words: &[u32]) -> String {
-        match crate::parse(&bytes(words)) {
+        match ferrocl_frontend::parse(&bytes(words)) {
             Ok(_) => panic!("the module was accepted"),
             Err(e) => e.log(),
         }
@@ -286,7 +285,7 @@ mod tests {
         assert_eq!(kept.len(), 4, "{kept:?}");
         assert_eq!(kept[3], entry);
         assert_eq!(repaired.len(), words.len() - 4);
-        if let Err(e) = crate::parse(&bytes(&repaired)) {
+        if let Err(e) = ferrocl_frontend::parse(&bytes(&repaired)) {
             panic!("{}", e.log());
         }
         // Nothing left to repair: the same words again.

@@ -7,7 +7,7 @@
 //! kernel, `opencl-c.h` included, is about 2 ms and llvm-spirv's 0.5 ms. A suite that builds
 //! thousands of programs (the CTS `test_c11_atomics`) is dominated by that start-up.
 //!
-//! The C interface over the two libraries is `clc/llvm_tools.cpp`, which build.rs compiles
+//! The C interface over the two libraries is `shim/llvm_tools.cpp`, which build.rs compiles
 //! into a shared object embedded here. It is loaded on the first OpenCL C build only (from a
 //! memory file, so that the ICD stays one file), so an application that never builds OpenCL C
 //! never maps clang. Where the development files were missing at build time, or
@@ -36,7 +36,7 @@ type TranslateFn = unsafe extern "C" fn(
     *mut *mut c_char,
 ) -> c_int;
 
-/// The shared object's functions (see clc/llvm_tools.cpp).
+/// The shared object's functions (see shim/llvm_tools.cpp).
 struct Api {
     clang: ClangFn,
     translate: TranslateFn,
@@ -76,7 +76,7 @@ fn load() -> Option<Api> {
     let path = format!("/proc/self/fd/{}", file.as_raw_fd());
     // Bound now, with the libraries it needs, so that each server forked from this process
     // starts with every symbol bound.
-    // SAFETY: the object is clc/llvm_tools.cpp, built with this crate; its initialisers and
+    // SAFETY: the object is shim/llvm_tools.cpp, built with this crate; its initialisers and
     // those of the libraries it needs (libclang-cpp, libLLVM, libLLVMSPIRVLib) only register
     // options, passes and targets. Once mapped, it outlives the descriptor.
     let library = unsafe {
@@ -84,7 +84,7 @@ fn load() -> Option<Api> {
     }
     .ok()?;
     drop(file);
-    // SAFETY: each symbol is the extern "C" function of that name in clc/llvm_tools.cpp,
+    // SAFETY: each symbol is the extern "C" function of that name in shim/llvm_tools.cpp,
     // whose signature is the field's type.
     unsafe {
         Some(Api {

@@ -1,6 +1,6 @@
 // clang-15 and llvm-spirv-15 run inside the driver's process: a C interface over the C++
 // libraries those two tools are built on (libclang-cpp.so.15, libLLVMSPIRVLib.so.15), for
-// frontend/src/llvm_tools.rs. Built by frontend/build.rs into a shared object that the driver
+// opencl-c/src/llvm_tools.rs. Built by opencl-c/build.rs into a shared object that the driver
 // loads on its first OpenCL C build, so that applications that never build OpenCL C never map
 // clang.
 //
