@@ -163,17 +163,15 @@ pub fn f64_to_f32(x: f64) -> f32 {
 }
 
 pub fn f16_to_f64(h: u16) -> f64 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let e = i32::from((h >> 10) & 0x1f);
-    let m = f64::from(h & 0x3ff);
-    sign * match e {
-        0x1f if m == 0.0 => f64::INFINITY,
-        // A signalling half NaN stays signalling (inputs keep it to the device).
-        0x1f if h & 0x200 == 0 => SIGNALLING_NAN,
-        0x1f => f64::NAN,
-        0 => ldexp(m, -24),
-        _ => ldexp(1024.0 + m, e - 25),
+    // A signalling half NaN stays signalling (inputs keep it to the device).
+    if h & 0x7e00 == 0x7c00 && h & 0x1ff != 0 {
+        return if h & 0x8000 != 0 {
+            -SIGNALLING_NAN
+        } else {
+            SIGNALLING_NAN
+        };
     }
+    ferrocl_testref::f16_to_f64(h)
 }
 
 /// nextafter in the half format for half values `x`, `y`.
@@ -193,32 +191,18 @@ pub fn next_half(x: f64, y: f64) -> f64 {
     f16_to_f64(if away { h + 1 } else { h - 1 })
 }
 
-/// The half nearest `x` (ties to even; NaN to a quiet NaN): the significand rounded once, in
-/// integers, from the double (the checker's inputs and references; shares no code with the
-/// driver).
+/// The half nearest `x` (ties to even; a NaN to a quiet NaN, a signalling NaN to a signalling
+/// one): the host C compiler's conversion (`ferrocl-testref`, shares no code with the driver).
 pub fn f64_to_f16(x: f64) -> u16 {
-    let sign: u16 = if x.is_sign_negative() { 0x8000 } else { 0 };
     if is_signalling(x) {
+        let sign: u16 = if x.is_sign_negative() { 0x8000 } else { 0 };
         return sign | 0x7c01;
     }
     if x.is_nan() {
+        let sign: u16 = if x.is_sign_negative() { 0x8000 } else { 0 };
         return sign | 0x7e00;
     }
-    let a = x.abs();
-    if a >= 65520.0 {
-        return sign | 0x7c00;
-    }
-    if a == 0.0 {
-        return sign;
-    }
-    // a = n · 2^q with q the half quantum at a's binade (2^-24 for subnormals).
-    let q = (ilogb(a).max(-14)) - 10;
-    let scaled = ldexp(a, -q); // exact: below 2^11, at most 53 significant bits
-    let n = scaled.floor();
-    let rem = scaled - n; // exact
-    let n = n as u64 + u64::from(rem > 0.5 || (rem == 0.5 && (n as u64) & 1 == 1));
-    // Subnormals are n itself; normals (biased exponent - 1) << 10 plus n in [2^10, 2^11].
-    sign | (((q + 24) as u64) << 10).wrapping_add(n) as u16
+    ferrocl_testref::f64_to_f16(x, ferrocl_testref::Rounding::NearestEven)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 typedef _Float16 (*trunc_df_fn)(double);
 typedef _Float16 (*trunc_sf_fn)(float);
 typedef double (*extend_hf_df_fn)(_Float16);
+typedef float (*extend_hf_sf_fn)(_Float16);
 
 static const int modes[4] = {FE_TONEAREST, FE_TOWARDZERO, FE_UPWARD, FE_DOWNWARD};
 
@@ -38,7 +39,8 @@ int ferrocl_ref_available(void) {
     void *libgcc = dlopen("libgcc_s.so.1", RTLD_NOW | RTLD_LOCAL);
     return libgcc && dlvsym(libgcc, "__truncdfhf2", "GCC_12.0.0") &&
            dlvsym(libgcc, "__truncsfhf2", "GCC_12.0.0") &&
-           dlvsym(libgcc, "__extendhfdf2", "GCC_12.0.0");
+           dlvsym(libgcc, "__extendhfdf2", "GCC_12.0.0") &&
+           dlvsym(libgcc, "__extendhfsf2", "GCC_12.0.0");
 }
 
 uint16_t ferrocl_ref_f64_to_f16(double x, int mode) {
@@ -61,6 +63,13 @@ uint16_t ferrocl_ref_f32_to_f16(float x, int mode) {
 
 double ferrocl_ref_f16_to_f64(uint16_t bits) {
     extend_hf_df_fn extend = (extend_hf_df_fn)libgcc_function("__extendhfdf2");
+    _Float16 h;
+    memcpy(&h, &bits, sizeof h);
+    return extend(h);
+}
+
+float ferrocl_ref_f16_to_f32(uint16_t bits) {
+    extend_hf_sf_fn extend = (extend_hf_sf_fn)libgcc_function("__extendhfsf2");
     _Float16 h;
     memcpy(&h, &bits, sizeof h);
     return extend(h);

@@ -3,7 +3,10 @@
 //! sets; looked up in libgcc_s.so.1, since the Rust runtime's compiler-builtins has functions of
 //! the same names that always round to nearest). Ferrocl's own half code (mathlib, codegen) is
 //! checked against these, never against a copy of itself. The inputs that probe every rounding
-//! boundary of half are here too, so that every half test sees the same ones.
+//! boundary of half are here too, so that every half test sees the same ones. [`image`] holds
+//! the image texel and sampling references.
+
+pub mod image;
 
 /// A rounding direction of IEEE 754.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +34,7 @@ extern "C" {
     fn ferrocl_ref_f64_to_f16(x: f64, mode: i32) -> u16;
     fn ferrocl_ref_f32_to_f16(x: f32, mode: i32) -> u16;
     fn ferrocl_ref_f16_to_f64(bits: u16) -> f64;
+    fn ferrocl_ref_f16_to_f32(bits: u16) -> f32;
 }
 
 /// Whether the host's libgcc has the half conversions (GCC 12 or later); without them every
@@ -57,6 +61,31 @@ pub fn f32_to_f16(x: f32, mode: Rounding) -> u16 {
 pub fn f16_to_f64(bits: u16) -> f64 {
     // SAFETY: a pure C function of its argument.
     unsafe { ferrocl_ref_f16_to_f64(bits) }
+}
+
+/// The value of half `bits` as a float (exact; a NaN quieted, with its sign and payload, as
+/// IEEE conversions return it: what `vload_half` gives).
+pub fn f16_to_f32(bits: u16) -> f32 {
+    // SAFETY: a pure C function of its argument.
+    unsafe { ferrocl_ref_f16_to_f32(bits) }
+}
+
+/// Whether half `bits` is a NaN.
+pub fn f16_is_nan(bits: u16) -> bool {
+    f16_to_f64(bits).is_nan()
+}
+
+/// The half encoding of `x`, which must be a half value (exactly representable, a NaN
+/// excepted): the inverse of [`f16_to_f64`].
+pub fn f16_bits(x: f64) -> u16 {
+    let h = f64_to_f16(x, Rounding::NearestEven);
+    assert!(x.is_nan() || f16_to_f64(h) == x, "{x} is not a half value");
+    h
+}
+
+/// `x` rounded once to the nearest half (ties to even), as a double.
+pub fn round_to_half(x: f64) -> f64 {
+    f16_to_f64(f64_to_f16(x, Rounding::NearestEven))
 }
 
 /// Every rounding boundary of half: each half, each midpoint between neighbours (ties, the
@@ -164,5 +193,13 @@ mod tests {
         assert_eq!(f16_to_f64(0x7bff), 65504.0);
         assert_eq!(f16_to_f64(0xc000), -2.0);
         assert!(f16_to_f64(0x7e00).is_nan());
+        assert_eq!(f16_to_f32(0x3555), 0.333_251_95);
+        assert_eq!(f16_to_f32(0xfc00), f32::NEG_INFINITY);
+        // A signalling NaN: quieted, sign and payload kept.
+        assert_eq!(f16_to_f32(0xfd01).to_bits(), 0xffe0_2000);
+        assert!(f16_is_nan(0x7c01) && !f16_is_nan(0x7c00));
+        assert_eq!(f16_bits(-0.5), 0xb800);
+        assert_eq!(f16_bits(-0.0), 0x8000);
+        assert_eq!(round_to_half(1.0 + 1.0 / 4096.0), 1.0);
     }
 }
