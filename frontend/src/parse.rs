@@ -15,7 +15,7 @@ use crate::locations::{header_problem, locate, scan, Scan, HEADER_WORDS};
 use crate::metadata::extract_kernels;
 use crate::module::{Module, Type};
 use crate::specialize::{self, SpecConstantInfo};
-use crate::validate::validate;
+use crate::validate::{validate, DeviceSupport};
 use crate::SUPPORTED_SPIRV_VERSIONS;
 
 const MAGIC: u32 = 0x0723_0203;
@@ -79,6 +79,15 @@ pub fn parse_specialized(
     bytes: &[u8],
     values: &HashMap<u32, Vec<u8>>,
 ) -> Result<Module, FrontendError> {
+    parse_for_device(bytes, values, &DeviceSupport::IMPLEMENTED)
+}
+
+/// [`parse_specialized`] for a device that allows what `device` says (its feature table).
+pub fn parse_for_device(
+    bytes: &[u8],
+    values: &HashMap<u32, Vec<u8>>,
+    device: &DeviceSupport,
+) -> Result<Module, FrontendError> {
     let words = is_spirv(bytes)?;
     let version = check_header(&words)?;
     let words = specialize::freeze(words, values)?;
@@ -94,7 +103,7 @@ pub fn parse_specialized(
         .map_err(|e| malformed(&e, &scan))?;
     let mut module = build_tables(raw, version, scan)?;
     module.warnings = warnings;
-    validate(&module)?;
+    validate(&module, device)?;
     module.spin_loops = crate::spin_loops::find_spin_loops(&module);
     module.kernels = extract_kernels(&module)?;
     Ok(module)

@@ -13,8 +13,10 @@ use spirv::{
 use crate::diagnostics::{Diagnostic, FrontendError};
 use crate::module::{Module, Type};
 
-/// Capabilities a module may declare on this device. The device's `cl_khr_spirv_queries`
-/// answers and feature checks derive from this one table.
+/// Capabilities the frontend and codegen implement: what a module may declare when no device
+/// narrows it ([`DeviceSupport::IMPLEMENTED`]). A device allows those of the features its
+/// settings turn on; the runtime's feature table (`runtime/src/features.rs`) sorts these into
+/// features, and its tests hold the two lists together.
 pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     Capability::Addresses,
     Capability::Linkage,
@@ -130,7 +132,8 @@ pub const SUPPORTED_EXT_INST_SETS: &[&str] = &[
     "NonSemantic.Shader.DebugInfo.100",
 ];
 
-/// SPIR-V extensions a module may declare.
+/// SPIR-V extensions the frontend implements (the runtime's feature table sorts them into
+/// features, like the capabilities).
 pub const SUPPORTED_EXTENSIONS: &[&str] = &[
     "SPV_EXT_shader_atomic_float_add",
     "SPV_EXT_shader_atomic_float_min_max",
@@ -157,12 +160,40 @@ pub const MAX_NAMED_BARRIERS: u32 = 64;
 /// Most problems listed in one build log.
 const MAX_DIAGNOSTICS: usize = 100;
 
-pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
+/// What a device lets modules declare (env 3 and 3.8): the capabilities and SPIR-V extensions
+/// of the features its settings turn on, which the runtime derives from its feature table, and
+/// for each capability the frontend implements that the device turns off, the rule (build-log
+/// text) a module declaring it breaks.
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceSupport<'a> {
+    pub capabilities: &'a [Capability],
+    pub extensions: &'a [&'a str],
+    pub turned_off: &'a [(Capability, String)],
+}
+
+impl DeviceSupport<'static> {
+    /// Everything the frontend implements: for tools and tests that build for no device.
+    pub const IMPLEMENTED: Self = DeviceSupport {
+        capabilities: SUPPORTED_CAPABILITIES,
+        extensions: SUPPORTED_EXTENSIONS,
+        turned_off: &[],
+    };
+}
+
+pub(crate) fn validate(m: &Module, device: &DeviceSupport) -> Result<(), FrontendError> {
     let mut problems = Vec::new();
 
     for inst in &m.raw.capabilities {
         if let Some(Operand::Capability(cap)) = inst.operands.first() {
-            if !SUPPORTED_CAPABILITIES.contains(cap) {
+            if let Some((_, rule)) = device.turned_off.iter().find(|(c, _)| c == cap) {
+                problems.push(Diagnostic {
+                    rule: rule.clone(),
+                    instruction: format!("OpCapability {cap:?}"),
+                    word_offset: None,
+                    source_name: None,
+                    source_line: None,
+                });
+            } else if !device.capabilities.contains(cap) {
                 problems.push(m.diag(
                     format!("env 3: capability {cap:?} is not supported by this device"),
                     inst,
@@ -204,7 +235,7 @@ pub(crate) fn validate(m: &Module) -> Result<(), FrontendError> {
     }
     for inst in &m.raw.extensions {
         if let Some(Operand::LiteralString(name)) = inst.operands.first() {
-            if !SUPPORTED_EXTENSIONS.contains(&name.as_str())
+            if !device.extensions.contains(&name.as_str())
                 && !name.starts_with("SPV_KHR_non_semantic")
             {
                 problems.push(m.diag(

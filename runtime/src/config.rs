@@ -1,9 +1,9 @@
 //! The device's capability facts: ONE table that every `clGetDeviceInfo` / `clGetPlatformInfo`
 //! answer, the build-option checks and the executor read, so what is reported is what runs.
 
-use crate::svm::SvmLevel;
 use opencl_sys::*;
 
+use crate::features::{FeatureId, FeatureSet};
 use crate::settings::{Profile, Rounding, Settings};
 
 /// `CL_MAKE_VERSION(major, minor, patch)`.
@@ -39,7 +39,7 @@ pub struct NameVersion {
 }
 
 impl NameVersion {
-    fn new(name: &str, version: cl_version) -> Self {
+    pub(crate) fn new(name: &str, version: cl_version) -> Self {
         NameVersion {
             name: name.to_owned(),
             version,
@@ -76,10 +76,7 @@ pub fn driver_uuid() -> [u8; 16] {
 /// The extensions these settings give, with the version of each spec, in the order of the
 /// feature registry.
 pub fn extensions(settings: &Settings) -> Vec<NameVersion> {
-    crate::features::enabled(settings)
-        .flat_map(|f| f.extensions)
-        .map(|e| NameVersion::new(e.name, e.version))
-        .collect()
+    FeatureSet::of(settings).extensions()
 }
 
 /// `CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR`: the frontend's table, as C strings that
@@ -89,10 +86,13 @@ pub fn spirv_extended_instruction_sets() -> &'static [std::ffi::CString] {
     SETS.get_or_init(|| c_strings(ferrocl_frontend::SUPPORTED_EXT_INST_SETS))
 }
 
-/// `CL_DEVICE_SPIRV_EXTENSIONS_KHR`: the SPIR-V extensions the frontend accepts.
+/// `CL_DEVICE_SPIRV_EXTENSIONS_KHR`: the SPIR-V extensions of the feature registry.
 pub fn spirv_extensions() -> &'static [std::ffi::CString] {
     static EXTENSIONS: std::sync::OnceLock<Vec<std::ffi::CString>> = std::sync::OnceLock::new();
-    EXTENSIONS.get_or_init(|| c_strings(ferrocl_frontend::SUPPORTED_EXTENSIONS))
+    EXTENSIONS.get_or_init(|| {
+        let names: Vec<&str> = crate::features::spirv_extensions().collect();
+        c_strings(&names)
+    })
 }
 
 fn c_strings(names: &[&str]) -> Vec<std::ffi::CString> {
@@ -171,7 +171,7 @@ const MAX_WORK_GROUP_SIZE: usize = 4096;
 /// devices only with SVM, whose memory the host shares while kernels run).
 fn atomic_capabilities(
     scopes: &[ferrocl_frontend::spirv::Scope],
-    svm: SvmLevel,
+    features: FeatureSet,
 ) -> cl_device_atomic_capabilities {
     use ferrocl_frontend::spirv::Scope;
     let mut caps = CL_DEVICE_ATOMIC_ORDER_RELAXED
@@ -182,7 +182,9 @@ fn atomic_capabilities(
             Scope::Invocation => CL_DEVICE_ATOMIC_SCOPE_WORK_ITEM,
             Scope::Workgroup => CL_DEVICE_ATOMIC_SCOPE_WORK_GROUP,
             Scope::Device => CL_DEVICE_ATOMIC_SCOPE_DEVICE,
-            Scope::CrossDevice if svm != SvmLevel::Off => CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES,
+            Scope::CrossDevice if features.has(FeatureId::SharedVirtualMemory) => {
+                CL_DEVICE_ATOMIC_SCOPE_ALL_DEVICES
+            }
             _ => 0,
         };
     }
@@ -194,6 +196,8 @@ fn atomic_capabilities(
 pub struct DeviceConfig {
     /// The `FERROCL_*` settings this device was configured with.
     pub settings: Settings,
+    /// The features these settings turn on: what the device supports is asked here, by id.
+    pub features: FeatureSet,
     /// `CL_PLATFORM_PROFILE` / `CL_DEVICE_PROFILE`.
     pub profile: &'static str,
     pub name: String,
@@ -391,8 +395,14 @@ impl DeviceConfig {
         uuid_of(&["ferrocl device", DRIVER_VERSION, &self.name, &self.vendor])
     }
 
+    /// Whether the device has feature `id`.
+    pub fn has(&self, id: FeatureId) -> bool {
+        self.features.has(id)
+    }
+
     /// The device as `settings` configure it, with `threads` workers.
     pub fn detect(settings: &Settings, threads: usize) -> Self {
+        let features = FeatureSet::of(settings);
         let flush = settings.flush_denormals;
         // Float `/` and `sqrt` are the IEEE instructions (divss, sqrtss) in every mode, rounded
         // in the thread's direction; flush-to-zero only touches subnormal inputs and results,
@@ -409,10 +419,7 @@ impl DeviceConfig {
             Rounding::TowardZero => CL_FP_INF_NAN | CL_FP_ROUND_TO_ZERO | CL_FP_FMA,
         } | CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT
             | if flush { 0 } else { CL_FP_DENORM };
-        let opencl_c_features = crate::features::enabled(settings)
-            .flat_map(|f| f.opencl_c_features)
-            .map(|&(name, version)| NameVersion::new(name, version))
-            .collect();
+        let opencl_c_features = features.opencl_c_features();
         let ram = physical_ram();
         // The spec minimum is max(1/4 of global memory, 128 MiB); a host allocation cannot
         // exceed isize::MAX.
@@ -424,6 +431,7 @@ impl DeviceConfig {
         let cache = last_level_cache();
         DeviceConfig {
             settings: settings.clone(),
+            features,
             profile: match settings.profile {
                 Profile::Full => "FULL_PROFILE",
                 Profile::Embedded => "EMBEDDED_PROFILE",
@@ -448,7 +456,7 @@ impl DeviceConfig {
             max_constant_args: 8,
             max_parameter_size: 1024,
             single_fp_config: single_fp_config as cl_device_fp_config,
-            double_fp_config: if !settings.fp64 {
+            double_fp_config: if !features.has(FeatureId::Fp64) {
                 0
             } else {
                 (CL_FP_DENORM
@@ -460,7 +468,7 @@ impl DeviceConfig {
             },
             // Halves are computed in f32 (or f64 for fma) and rounded once more in the device's
             // default direction, which keeps half denormals whatever FERROCL_FTZ says.
-            half_fp_config: if !settings.fp16 {
+            half_fp_config: if !features.has(FeatureId::Fp16) {
                 0
             } else {
                 (CL_FP_DENORM
@@ -479,29 +487,29 @@ impl DeviceConfig {
             // use the same instructions on the same memory).
             atomic_memory_capabilities: atomic_capabilities(
                 ferrocl_frontend::ATOMIC_SCOPES,
-                settings.svm,
+                features,
             ),
             atomic_fence_capabilities: atomic_capabilities(
                 ferrocl_frontend::FENCE_SCOPES,
-                settings.svm,
+                features,
             ),
             svm_capabilities: settings.svm.capabilities(),
             non_uniform_work_group_support: true,
             work_group_collective_functions: true,
             generic_address_space: true,
             max_global_variable_size: ferrocl_frontend::MAX_PROGRAM_SCOPE_VARIABLE_BYTES as usize,
-            max_num_sub_groups: if settings.sub_groups {
+            max_num_sub_groups: if features.has(FeatureId::SubGroups) {
                 MAX_WORK_GROUP_SIZE.div_ceil(ferrocl_codegen::SUB_GROUP_SIZE as usize) as u32
             } else {
                 0
             },
-            sub_group_independent_forward_progress: settings.sub_groups,
-            max_named_barriers: if settings.sub_groups {
+            sub_group_independent_forward_progress: features.has(FeatureId::SubGroups),
+            max_named_barriers: if features.has(FeatureId::SubGroupNamedBarriers) {
                 ferrocl_frontend::MAX_NAMED_BARRIERS
             } else {
                 0
             },
-            sub_group_sizes: if settings.sub_groups {
+            sub_group_sizes: if features.has(FeatureId::IntelSubGroups) {
                 vec![ferrocl_codegen::SUB_GROUP_SIZE as usize]
             } else {
                 Vec::new()
@@ -511,8 +519,8 @@ impl DeviceConfig {
             integer_dot_product_acceleration: [CL_FALSE; 6],
             kernel_clock_capabilities: CL_DEVICE_KERNEL_CLOCK_SCOPE_DEVICE_KHR
                 | CL_DEVICE_KERNEL_CLOCK_SCOPE_WORK_GROUP_KHR,
-            images: crate::features::named("image host API")
-                .is_some_and(|f| f.switch.is_on(settings))
+            images: features
+                .has(FeatureId::ImageHostApi)
                 .then(|| ImageLimits::new(max_mem_alloc_size)),
             opencl_c_version: "OpenCL C 1.2 Ferrocl",
             opencl_c_all_versions: vec![
@@ -524,12 +532,16 @@ impl DeviceConfig {
             opencl_c_features,
             fp_atomic_capabilities: [
                 ALL_FP_ATOMICS,
-                if settings.fp64 { ALL_FP_ATOMICS } else { 0 },
+                if features.has(FeatureId::Fp64) {
+                    ALL_FP_ATOMICS
+                } else {
+                    0
+                },
                 0,
             ],
             il_versions,
-            extensions: extensions(settings),
-            vector_widths: vector_widths(settings),
+            extensions: features.extensions(),
+            vector_widths: vector_widths(settings, features),
             queue_properties: (CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
                 as cl_command_queue_properties,
             device_version: "OpenCL 3.0 Ferrocl",
@@ -578,14 +590,8 @@ impl DeviceConfig {
 
     /// What clang may assume (`-cl-ext`): exactly the device's OpenCL C extensions and
     /// optional features, so sources cannot use what the device does not provide.
-    pub fn opencl_c_extensions(&self) -> Vec<&str> {
-        crate::features::enabled(&self.settings)
-            .flat_map(|f| f.extensions)
-            .filter(|e| e.opencl_c)
-            .map(|e| e.name)
-            .chain(self.opencl_c_features.iter().map(|f| f.name.as_str()))
-            .chain(self.float_atomic_macros())
-            .collect()
+    pub fn opencl_c_extensions(&self) -> Vec<&'static str> {
+        self.features.clang_extensions()
     }
 
     /// OpenCL C → SPIR-V with the OpenCL C driver's recipe for this device: clang sees exactly
@@ -606,64 +612,21 @@ impl DeviceConfig {
     /// Macros clang-15 predefines for every SPIR target that this device must not have: those
     /// of the features its settings leave off (`__IMAGE_SUPPORT__` without images).
     pub fn clang_undefines(&self) -> Vec<&'static str> {
-        crate::features::disabled(&self.settings)
-            .flat_map(|f| f.clang_defines.iter().copied())
-            .collect()
+        self.features.clang_undefines()
     }
 
-    /// The `cl_ext_float_atomics` feature macros clang needs for the builtins this device's
-    /// float atomic capabilities cover.
-    fn float_atomic_macros(&self) -> Vec<&'static str> {
-        let mut out = Vec::new();
-        for (caps, ty) in [
-            (self.fp_atomic_capabilities[0], "fp32"),
-            (self.fp_atomic_capabilities[1], "fp64"),
-        ] {
-            let names: &[(cl_bitfield, &'static str, &'static str)] = &[
-                (
-                    CL_DEVICE_GLOBAL_FP_ATOMIC_ADD_EXT,
-                    "__opencl_c_ext_fp32_global_atomic_add",
-                    "__opencl_c_ext_fp64_global_atomic_add",
-                ),
-                (
-                    CL_DEVICE_LOCAL_FP_ATOMIC_ADD_EXT,
-                    "__opencl_c_ext_fp32_local_atomic_add",
-                    "__opencl_c_ext_fp64_local_atomic_add",
-                ),
-                (
-                    CL_DEVICE_GLOBAL_FP_ATOMIC_MIN_MAX_EXT,
-                    "__opencl_c_ext_fp32_global_atomic_min_max",
-                    "__opencl_c_ext_fp64_global_atomic_min_max",
-                ),
-                (
-                    CL_DEVICE_LOCAL_FP_ATOMIC_MIN_MAX_EXT,
-                    "__opencl_c_ext_fp32_local_atomic_min_max",
-                    "__opencl_c_ext_fp64_local_atomic_min_max",
-                ),
-            ];
-            for (bit, fp32, fp64) in names {
-                if caps & bit != 0 {
-                    out.push(if ty == "fp32" { *fp32 } else { *fp64 });
-                }
-            }
-        }
-        out
-    }
-
-    /// Whether a module may declare SPIR-V capability `cap` on this device: the frontend's
-    /// table, narrowed to the features these settings turn on.
+    /// Whether a module may declare SPIR-V capability `cap` on this device: the capabilities
+    /// of the features these settings turn on.
     pub fn allows_capability(&self, cap: ferrocl_frontend::spirv::Capability) -> bool {
-        ferrocl_frontend::SUPPORTED_CAPABILITIES.contains(&cap)
-            && crate::features::owning_capability(cap)
-                .is_none_or(|f| f.switch.is_on(&self.settings))
+        self.features.allows(cap)
     }
 
     /// `CL_DEVICE_SPIRV_CAPABILITIES_KHR`: every capability a module may declare here.
     pub fn spirv_capabilities(&self) -> Vec<cl_uint> {
-        ferrocl_frontend::SUPPORTED_CAPABILITIES
-            .iter()
-            .filter(|c| self.allows_capability(**c))
-            .map(|c| *c as cl_uint)
+        self.features
+            .spirv_capabilities()
+            .into_iter()
+            .map(|c| c as cl_uint)
             .collect()
     }
 
@@ -678,7 +641,7 @@ impl DeviceConfig {
 /// (tiered or from the start: 512 bits with AVX-512, 256 with AVX2), 128 bits with Cranelift
 /// alone. Applications size their own vectors from these (a password cracker's `Vec:16`), and
 /// the packer turns such vectors into whole registers.
-fn vector_widths(settings: &Settings) -> [cl_uint; 7] {
+fn vector_widths(settings: &Settings, features: FeatureSet) -> [cl_uint; 7] {
     let bits = match settings.backend {
         crate::settings::BackendSetting::Cranelift => 128,
         _ => ferrocl_codegen::Target::host().vector_bits,
@@ -690,8 +653,16 @@ fn vector_widths(settings: &Settings) -> [cl_uint; 7] {
         lanes(32),
         lanes(64),
         lanes(32),
-        if settings.fp64 { lanes(64) } else { 0 },
-        if settings.fp16 { lanes(16) } else { 0 },
+        if features.has(FeatureId::Fp64) {
+            lanes(64)
+        } else {
+            0
+        },
+        if features.has(FeatureId::Fp16) {
+            lanes(16)
+        } else {
+            0
+        },
     ]
 }
 
@@ -885,10 +856,7 @@ mod tests {
         assert!(!off.extensions.iter().any(|e| e.name.contains("subgroup")));
         assert_eq!(off.max_num_sub_groups, 0);
         assert!(!off.sub_group_independent_forward_progress);
-        for cap in crate::features::named("sub-groups")
-            .unwrap()
-            .spirv_capabilities
-        {
+        for cap in FeatureId::SubGroups.feature().spirv_capabilities {
             assert!(!off.allows_capability(*cap), "{cap:?}");
         }
         // Work-group collectives stay.

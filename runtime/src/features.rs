@@ -1,19 +1,47 @@
-//! The device's features, one entry each: what switches it, the CL extensions and OpenCL C
-//! feature macros it brings, the SPIR-V capabilities a module may declare with it, the
-//! `clGetDeviceInfo` queries whose answers it changes, and the macros clang-15 predefines for
-//! every SPIR target that belong to it. Every answer derives from this table — the extension
-//! lists, `CL_DEVICE_OPENCL_C_FEATURES`, `CL_DEVICE_SPIRV_CAPABILITIES_KHR`, the capability gate
-//! of `clBuildProgram`, what clang may assume (`-cl-ext`, undefined macros) — in the manner of
-//! clvk's extension table, so that adding a feature is adding an entry and its implementation.
-//! `features::tests` and the loader test `config::the_feature_registry_agrees_with_the_answers`
-//! hold the table and the answers together.
+//! The device's features, one entry each under a typed [`FeatureId`]: what switches it, the CL
+//! extensions and OpenCL C feature macros it brings, the SPIR-V extensions and capabilities a
+//! module may declare with it, what else in a module needs it, the `clGetDeviceInfo` queries
+//! whose answers it changes, and what clang is told of it. Every answer derives from this table
+//! in the manner of clvk's device description — the extension lists,
+//! `CL_DEVICE_OPENCL_C_FEATURES`, the `cl_khr_spirv_queries` answers, the frontend's capability
+//! gate, the refusals of `clBuildProgram`, what clang may assume (`-cl-ext`, undefined macros),
+//! the queries zero while a feature is off — and the rest of the driver asks it by id
+//! ([`FeatureSet::has`]), never by an extension's name, so that adding a feature is adding an
+//! entry and its implementation. `features::tests` and the loader test
+//! `config::the_feature_registry_agrees_with_the_answers` hold the table and the answers
+//! together.
 
 use ferrocl_frontend::spirv::Capability;
 use opencl_sys::*;
 
-use crate::config::make_version;
+use crate::config::{make_version, NameVersion, CL_DEVICE_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT};
 use crate::settings::{Profile, Settings};
 use crate::svm::SvmLevel;
+
+/// A feature of the table, in its order: `FEATURES[id as usize].id == id`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FeatureId {
+    Core,
+    QueueHints,
+    CommandBuffers,
+    FloatAtomics,
+    IntegerDotProduct,
+    KernelClock,
+    ExtendedBitOps,
+    ExpectAssume,
+    WorkGroupUniformArithmetic,
+    ExtendedAsyncCopies,
+    Fp64,
+    Fp16,
+    EmbeddedInt64,
+    SubGroups,
+    SubGroupNamedBarriers,
+    IntelSubGroups,
+    ImageHostApi,
+    ImageKernels,
+    ImageMipmaps,
+    SharedVirtualMemory,
+}
 
 /// What turns a feature on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,18 +119,39 @@ const fn api_ext(name: &'static str) -> Extension {
     }
 }
 
+/// What a module may hold only while a feature is on, besides the capabilities it declares:
+/// the frontend finds them (`Module::first_half_value`, `Module::first_all_devices_scope`) and
+/// the program cache keeps whether a module has them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ModuleUse {
+    /// Values of half type (halves in memory, `Float16Buffer`, need nothing).
+    HalfValues,
+    /// Atomics or barriers of the all-devices (`CrossDevice`) memory scope.
+    AllDevicesScope,
+}
+
 /// One feature of the device.
 #[derive(Debug)]
 pub struct Feature {
+    pub id: FeatureId,
     pub name: &'static str,
     pub switch: Switch,
     pub extensions: &'static [Extension],
     /// `__opencl_c_*` feature macros (CL_DEVICE_OPENCL_C_FEATURES), with their versions.
     pub opencl_c_features: &'static [(&'static str, cl_version)],
+    /// SPIR-V extensions a module may declare (`CL_DEVICE_SPIRV_EXTENSIONS_KHR`). Accepted in
+    /// every configuration: an extension only names instructions, and the capabilities that
+    /// allow them are what the switch gates.
+    pub spirv_extensions: &'static [&'static str],
     /// SPIR-V capabilities a module may declare only with this feature on.
     pub spirv_capabilities: &'static [Capability],
+    /// What else in a module needs this feature on.
+    pub module_uses: &'static [ModuleUse],
     /// `clGetDeviceInfo` queries answered with zero (or nothing) while the feature is off.
     pub device_info: &'static [cl_device_info],
+    /// Feature macros clang must be told of (`-cl-ext`) that no query reports: those of
+    /// `cl_ext_float_atomics`, which the extension answers with capability bits instead.
+    pub clang_features: &'static [&'static str],
     /// Macros clang-15 predefines for every SPIR target that mean this feature: undefined
     /// while it is off.
     pub clang_defines: &'static [&'static str],
@@ -112,11 +161,26 @@ const V3: cl_version = make_version(3, 0, 0);
 const V2: cl_version = make_version(2, 0, 0);
 const V1: cl_version = make_version(1, 0, 0);
 
+/// A feature of `id` with nothing yet: the entries below fill in what they bring.
+const fn feature(id: FeatureId, name: &'static str, switch: Switch) -> Feature {
+    Feature {
+        id,
+        name,
+        switch,
+        extensions: &[],
+        opencl_c_features: &[],
+        spirv_extensions: &[],
+        spirv_capabilities: &[],
+        module_uses: &[],
+        device_info: &[],
+        clang_features: &[],
+        clang_defines: &[],
+    }
+}
+
 /// Every feature, in the order the queries list them.
 pub const FEATURES: &[Feature] = &[
     Feature {
-        name: "core",
-        switch: Switch::Always,
         extensions: &[
             api_ext("cl_khr_icd"),
             api_ext("cl_khr_il_program"),
@@ -151,31 +215,55 @@ pub const FEATURES: &[Feature] = &[
             ("__opencl_c_program_scope_global_variables", V3),
             ("__opencl_c_work_group_collective_functions", V3),
         ],
-        spirv_capabilities: &[],
-        device_info: &[],
-        clang_defines: &[],
+        spirv_extensions: &[
+            "SPV_KHR_linkonce_odr",
+            "SPV_KHR_no_integer_wrap_decoration",
+            "SPV_KHR_non_semantic_info",
+            // Hints DPC++ writes (see the capabilities below).
+            "SPV_INTEL_memory_access_aliasing",
+            "SPV_INTEL_fp_fast_math_mode",
+        ],
+        spirv_capabilities: &[
+            Capability::Addresses,
+            Capability::Linkage,
+            Capability::Kernel,
+            Capability::Vector16,
+            Capability::Int8,
+            Capability::Int16,
+            Capability::Int64,
+            // Halves in memory (vload_half/vstore_half); always available in OpenCL.
+            Capability::Float16Buffer,
+            Capability::Int64Atomics,
+            // Generic pointers (OpenCL C's generic address space; llvm-spirv also uses them
+            // for wait_group_events in OpenCL C 1.2): flat addresses, classified by address.
+            Capability::GenericPointer,
+            // Work-group collectives (and sub-group ones, which the sub-group scope gates).
+            Capability::Groups,
+            // SPIR-V 1.6 Uniform/UniformId decorations: promises code generation may ignore.
+            Capability::UniformDecoration,
+            // SPV_INTEL_memory_access_aliasing (DPC++): alias scopes on loads, stores and calls
+            // are hints; the parser sets their declarations aside.
+            Capability::MemoryAccessAliasingINTEL,
+            // SPV_INTEL_fp_fast_math_mode (DPC++): AllowContract/AllowReassoc are permissions,
+            // not requests; codegen keeps every operation exact.
+            Capability::FPFastMathModeINTEL,
+        ],
+        ..feature(FeatureId::Core, "core", Switch::Always)
     },
     Feature {
         // CL_QUEUE_PRIORITY_KHR and CL_QUEUE_THROTTLE_KHR in clCreateCommandQueueWithProperties:
         // a priority orders the jobs of queues contending for the device's workers, a low
         // throttle holds a queue's launches to half of them (queue.rs, executor.rs).
-        name: "queue hints",
-        switch: Switch::Always,
         extensions: &[
             api_ext("cl_khr_priority_hints"),
             api_ext("cl_khr_throttle_hints"),
         ],
-        opencl_c_features: &[],
-        spirv_capabilities: &[],
-        device_info: &[],
-        clang_defines: &[],
+        ..feature(FeatureId::QueueHints, "queue hints", Switch::Always)
     },
     Feature {
         // Commands recorded once and enqueued as one queue command; kernel commands whose
         // arguments, exec info and sizes change between enqueues; overlapping executions
         // (command_buffer.rs). The CTS checks for exactly these extension versions.
-        name: "command buffers",
-        switch: Switch::Always,
         extensions: &[
             Extension {
                 name: "cl_khr_command_buffer",
@@ -188,104 +276,106 @@ pub const FEATURES: &[Feature] = &[
                 opencl_c: false,
             },
         ],
-        opencl_c_features: &[],
-        spirv_capabilities: &[],
         // The required queue properties are 0 in every configuration.
         device_info: &[
             CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR,
             CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR,
             CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR,
         ],
-        clang_defines: &[],
+        ..feature(FeatureId::CommandBuffers, "command buffers", Switch::Always)
     },
     Feature {
         // Float add/min/max as compare-and-swap loops; double needs fp64 (below).
-        name: "float atomics",
-        switch: Switch::Always,
         extensions: &[ext("cl_ext_float_atomics", 1)],
-        opencl_c_features: &[],
+        spirv_extensions: &[
+            "SPV_EXT_shader_atomic_float_add",
+            "SPV_EXT_shader_atomic_float_min_max",
+        ],
         spirv_capabilities: &[
             Capability::AtomicFloat32AddEXT,
             Capability::AtomicFloat32MinMaxEXT,
         ],
-        device_info: &[],
-        clang_defines: &[],
+        // CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT: add and min/max, global and local.
+        clang_features: &[
+            "__opencl_c_ext_fp32_global_atomic_add",
+            "__opencl_c_ext_fp32_local_atomic_add",
+            "__opencl_c_ext_fp32_global_atomic_min_max",
+            "__opencl_c_ext_fp32_local_atomic_min_max",
+        ],
+        ..feature(FeatureId::FloatAtomics, "float atomics", Switch::Always)
     },
     Feature {
-        // 8-bit vector and packed inputs.
-        name: "integer dot product",
-        switch: Switch::Always,
+        // 8-bit vector and packed inputs (SPV_KHR_integer_dot_product, core in SPIR-V 1.6).
         extensions: &[ext("cl_khr_integer_dot_product", 2)],
         opencl_c_features: &[
             ("__opencl_c_integer_dot_product_input_4x8bit", V2),
             ("__opencl_c_integer_dot_product_input_4x8bit_packed", V2),
         ],
+        spirv_extensions: &["SPV_KHR_integer_dot_product"],
         spirv_capabilities: &[
             Capability::DotProduct,
             Capability::DotProductInput4x8Bit,
             Capability::DotProductInput4x8BitPacked,
         ],
-        device_info: &[],
-        clang_defines: &[],
+        ..feature(
+            FeatureId::IntegerDotProduct,
+            "integer dot product",
+            Switch::Always,
+        )
     },
     Feature {
-        // Device and work-group scope (SPV_KHR_shader_clock).
-        name: "kernel clock",
-        switch: Switch::Always,
+        // OpReadClockKHR at device and work-group scope.
         extensions: &[ext("cl_khr_kernel_clock", 1)],
         opencl_c_features: &[
             ("__opencl_c_kernel_clock_scope_device", V1),
             ("__opencl_c_kernel_clock_scope_work_group", V1),
         ],
+        spirv_extensions: &["SPV_KHR_shader_clock"],
         spirv_capabilities: &[Capability::ShaderClockKHR],
-        device_info: &[],
-        clang_defines: &[],
+        ..feature(FeatureId::KernelClock, "kernel clock", Switch::Always)
     },
     Feature {
-        // SPV_KHR_bit_instructions.
-        name: "extended bit operations",
-        switch: Switch::Always,
+        // OpBitFieldInsert/SExtract/UExtract and OpBitReverse.
         extensions: &[ext("cl_khr_extended_bit_ops", 1)],
-        opencl_c_features: &[],
+        spirv_extensions: &["SPV_KHR_bit_instructions"],
         spirv_capabilities: &[Capability::BitInstructions],
-        device_info: &[],
-        clang_defines: &[],
+        ..feature(
+            FeatureId::ExtendedBitOps,
+            "extended bit operations",
+            Switch::Always,
+        )
     },
     Feature {
-        // SPV_KHR_expect_assume (hints).
-        name: "expect and assume",
-        switch: Switch::Always,
+        // OpExpectKHR and OpAssumeTrueKHR (hints).
         extensions: &[ext("cl_khr_expect_assume", 1)],
-        opencl_c_features: &[],
+        spirv_extensions: &["SPV_KHR_expect_assume"],
         spirv_capabilities: &[Capability::ExpectAssumeKHR],
-        device_info: &[],
-        clang_defines: &[],
+        ..feature(FeatureId::ExpectAssume, "expect and assume", Switch::Always)
     },
     Feature {
-        // SPV_KHR_uniform_group_instructions; the OpenCL C built-ins are declared by the
-        // frontend for clang-15, which predates them.
-        name: "work-group uniform arithmetic",
-        switch: Switch::Always,
+        // The mul, bitwise and logical reductions and scans, at work-group (and sub-group)
+        // scope; the OpenCL C built-ins are declared by the frontend for clang-15, which
+        // predates them.
         extensions: &[ext("cl_khr_work_group_uniform_arithmetic", 1)],
-        opencl_c_features: &[],
+        spirv_extensions: &["SPV_KHR_uniform_group_instructions"],
         spirv_capabilities: &[Capability::GroupUniformArithmeticKHR],
-        device_info: &[],
-        clang_defines: &[],
+        ..feature(
+            FeatureId::WorkGroupUniformArithmetic,
+            "work-group uniform arithmetic",
+            Switch::Always,
+        )
     },
     Feature {
         // async_work_group_copy_2D2D and _3D3D: imported calls codegen turns into line copies
         // (translate/group.rs); the frontend declares them for clang-15, which predates them.
-        name: "extended async copies",
-        switch: Switch::Always,
         extensions: &[ext("cl_khr_extended_async_copies", 1)],
-        opencl_c_features: &[],
-        spirv_capabilities: &[],
-        device_info: &[],
-        clang_defines: &[],
+        ..feature(
+            FeatureId::ExtendedAsyncCopies,
+            "extended async copies",
+            Switch::Always,
+        )
     },
     Feature {
-        name: "fp64",
-        switch: Switch::Fp64,
         extensions: &[ext("cl_khr_fp64", 1)],
         opencl_c_features: &[("__opencl_c_fp64", V3)],
         spirv_capabilities: &[
@@ -297,38 +387,41 @@ pub const FEATURES: &[Feature] = &[
             CL_DEVICE_DOUBLE_FP_CONFIG,
             CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE,
             CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE,
+            CL_DEVICE_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT,
         ],
-        clang_defines: &[],
+        // CL_DEVICE_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT: add and min/max, global and local.
+        clang_features: &[
+            "__opencl_c_ext_fp64_global_atomic_add",
+            "__opencl_c_ext_fp64_local_atomic_add",
+            "__opencl_c_ext_fp64_global_atomic_min_max",
+            "__opencl_c_ext_fp64_local_atomic_min_max",
+        ],
+        ..feature(FeatureId::Fp64, "fp64", Switch::Fp64)
     },
     Feature {
         // Half values and arithmetic; halves in memory (Float16Buffer) are always there.
-        name: "fp16",
-        switch: Switch::Fp16,
         extensions: &[ext("cl_khr_fp16", 1)],
-        opencl_c_features: &[],
         spirv_capabilities: &[Capability::Float16],
+        module_uses: &[ModuleUse::HalfValues],
         device_info: &[
             CL_DEVICE_HALF_FP_CONFIG,
             CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF,
             CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF,
         ],
-        clang_defines: &[],
+        ..feature(FeatureId::Fp16, "fp16", Switch::Fp16)
     },
     Feature {
         // 64-bit integers are optional in the embedded profile; this device has them.
-        name: "embedded-profile int64",
-        switch: Switch::EmbeddedProfile,
         extensions: &[ext("cles_khr_int64", 1)],
-        opencl_c_features: &[],
-        spirv_capabilities: &[],
-        device_info: &[],
-        clang_defines: &[],
+        ..feature(
+            FeatureId::EmbeddedInt64,
+            "embedded-profile int64",
+            Switch::EmbeddedProfile,
+        )
     },
     Feature {
         // Sub-groups of 4 work-items with independent forward progress; codegen implements
         // every instruction the extensions bring (codegen/src/translate/subgroup.rs).
-        name: "sub-groups",
-        switch: Switch::SubGroups,
         extensions: &[
             ext("cl_khr_subgroups", 1),
             ext("cl_khr_subgroup_extended_types", 1),
@@ -341,7 +434,9 @@ pub const FEATURES: &[Feature] = &[
             ext("cl_khr_subgroup_rotate", 1),
         ],
         opencl_c_features: &[("__opencl_c_subgroups", V3)],
+        spirv_extensions: &["SPV_KHR_subgroup_rotate"],
         spirv_capabilities: &[
+            // Execution modes SubgroupSize and SubgroupsPerWorkgroup.
             Capability::SubgroupDispatch,
             Capability::GroupNonUniform,
             Capability::GroupNonUniformVote,
@@ -356,19 +451,20 @@ pub const FEATURES: &[Feature] = &[
             CL_DEVICE_MAX_NUM_SUB_GROUPS,
             CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS,
         ],
-        clang_defines: &[],
+        ..feature(FeatureId::SubGroups, "sub-groups", Switch::SubGroups)
     },
     Feature {
         // Barriers of some sub-groups of a work-group (SPIR-V OpNamedBarrierInitialize and
         // OpMemoryNamedBarrier; OpenCL C has no built-ins for them): gates that count the
         // whole sub-groups waiting on each barrier (codegen gates.rs).
-        name: "sub-group named barriers",
-        switch: Switch::SubGroups,
         extensions: &[ext("cl_khr_subgroup_named_barrier", 1)],
-        opencl_c_features: &[],
         spirv_capabilities: &[Capability::NamedBarrier],
         device_info: &[CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR],
-        clang_defines: &[],
+        ..feature(
+            FeatureId::SubGroupNamedBarriers,
+            "sub-group named barriers",
+            Switch::SubGroups,
+        )
     },
     Feature {
         // The Intel sub-group extensions on the same sub-groups of 4: the shuffles (exchanges,
@@ -376,30 +472,27 @@ pub const FEATURES: &[Feature] = &[
         // (block_io.rs; image types themselves need FERROCL_IMAGES), a required sub-group size
         // of 4 (other sizes fail the build) and the queries they bring. The built-ins are
         // declared by the frontend for clang-15, whose built-in table lacks them.
-        name: "Intel sub-groups",
-        switch: Switch::SubGroups,
         extensions: &[
             ext("cl_intel_subgroups", 1),
             ext("cl_intel_required_subgroup_size", 1),
             api_ext("cl_intel_spirv_subgroups"),
         ],
-        opencl_c_features: &[],
+        spirv_extensions: &["SPV_INTEL_subgroups"],
         spirv_capabilities: &[
             Capability::SubgroupShuffleINTEL,
             Capability::SubgroupBufferBlockIOINTEL,
             Capability::SubgroupImageBlockIOINTEL,
         ],
         device_info: &[CL_DEVICE_SUB_GROUP_SIZES_INTEL],
-        clang_defines: &[],
+        ..feature(
+            FeatureId::IntelSubGroups,
+            "Intel sub-groups",
+            Switch::SubGroups,
+        )
     },
     Feature {
-        // Image and sampler objects and every image command of the host API; kernels cannot
-        // use images yet (the entry below), so nothing else claims them.
-        name: "image host API",
-        switch: Switch::Images,
+        // Image and sampler objects and every image command of the host API.
         extensions: &[api_ext("cl_khr_image2d_from_buffer")],
-        opencl_c_features: &[],
-        spirv_capabilities: &[],
         device_info: &[
             CL_DEVICE_IMAGE_SUPPORT,
             CL_DEVICE_MAX_READ_IMAGE_ARGS,
@@ -416,14 +509,12 @@ pub const FEATURES: &[Feature] = &[
             CL_DEVICE_IMAGE_PITCH_ALIGNMENT,
             CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT,
         ],
-        clang_defines: &[],
+        ..feature(FeatureId::ImageHostApi, "image host API", Switch::Images)
     },
     Feature {
         // Image reads, writes, samplers and queries in kernels (codegen translate/image.rs).
-        name: "image kernels",
-        switch: Switch::Images,
-        // Without them, clGetSupportedImageFormats lists no depth formats and no 3D formats a
-        // kernel may write (`image.rs`), as the API spec's consistency rules require.
+        // Without them, clGetSupportedImageFormats lists no depth formats and no 3D or sRGB
+        // formats a kernel may write (`image.rs`), as the API spec's consistency rules require.
         extensions: &[
             ext("cl_khr_depth_images", 1),
             ext("cl_khr_3d_image_writes", 1),
@@ -443,28 +534,22 @@ pub const FEATURES: &[Feature] = &[
             Capability::SampledBuffer,
             Capability::ImageBuffer,
         ],
-        device_info: &[],
         // clang-15 defines it for every spir64 target.
         clang_defines: &["__IMAGE_SUPPORT__"],
+        ..feature(FeatureId::ImageKernels, "image kernels", Switch::Images)
     },
     Feature {
         // Images with mip levels: creation, every image command on a level, the sampler's mip
         // filter and lod range (runtime image.rs, sampler.rs), and in kernels `Lod` and `Grad`
         // operands on reads and writes and the level queries (codegen translate/image.rs).
-        name: "image mipmaps",
-        switch: Switch::Images,
         extensions: &[
             ext("cl_khr_mipmap_image", 1),
             ext("cl_khr_mipmap_image_writes", 1),
         ],
-        opencl_c_features: &[],
         spirv_capabilities: &[Capability::ImageMipmap],
-        device_info: &[],
-        clang_defines: &[],
+        ..feature(FeatureId::ImageMipmaps, "image mipmaps", Switch::Images)
     },
     Feature {
-        name: "shared virtual memory",
-        switch: Switch::Svm,
         // Version 1.1.0: any pointer value is a valid USM kernel argument.
         extensions: &[Extension {
             name: "cl_intel_unified_shared_memory",
@@ -473,7 +558,7 @@ pub const FEATURES: &[Feature] = &[
         }],
         // All-devices scope is the scope of SVM atomics shared with the host.
         opencl_c_features: &[("__opencl_c_atomic_scope_all_devices", V3)],
-        spirv_capabilities: &[],
+        module_uses: &[ModuleUse::AllDevicesScope],
         device_info: &[
             CL_DEVICE_SVM_CAPABILITIES,
             CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL,
@@ -481,9 +566,156 @@ pub const FEATURES: &[Feature] = &[
             CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL,
             CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL,
         ],
-        clang_defines: &[],
+        ..feature(
+            FeatureId::SharedVirtualMemory,
+            "shared virtual memory",
+            Switch::Svm,
+        )
     },
 ];
+
+impl FeatureId {
+    /// Its entry of the table.
+    pub fn feature(self) -> &'static Feature {
+        &FEATURES[self as usize]
+    }
+}
+
+/// The features a device has: what its settings turn on. Every question about what the device
+/// supports is asked here, by [`FeatureId`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FeatureSet(u64);
+
+impl FeatureSet {
+    /// The features `settings` turn on.
+    pub fn of(settings: &Settings) -> Self {
+        FeatureSet(
+            FEATURES
+                .iter()
+                .filter(|f| f.switch.is_on(settings))
+                .fold(0, |bits, f| bits | 1 << f.id as u32),
+        )
+    }
+
+    pub fn has(self, id: FeatureId) -> bool {
+        self.0 & 1 << id as u32 != 0
+    }
+
+    /// The features on, in table order.
+    pub fn enabled(self) -> impl Iterator<Item = &'static Feature> {
+        FEATURES.iter().filter(move |f| self.has(f.id))
+    }
+
+    /// The features off, in table order.
+    pub fn disabled(self) -> impl Iterator<Item = &'static Feature> {
+        FEATURES.iter().filter(move |f| !self.has(f.id))
+    }
+
+    /// `CL_DEVICE_EXTENSIONS(_WITH_VERSION)`, in table order.
+    pub fn extensions(self) -> Vec<NameVersion> {
+        self.enabled()
+            .flat_map(|f| f.extensions)
+            .map(|e| NameVersion::new(e.name, e.version))
+            .collect()
+    }
+
+    /// `CL_DEVICE_OPENCL_C_FEATURES`, in table order.
+    pub fn opencl_c_features(self) -> Vec<NameVersion> {
+        self.enabled()
+            .flat_map(|f| f.opencl_c_features)
+            .map(|&(name, version)| NameVersion::new(name, version))
+            .collect()
+    }
+
+    /// What clang may assume (`-cl-ext`): exactly the OpenCL C extensions and feature macros
+    /// of the features on, so sources cannot use what the device does not provide.
+    pub fn clang_extensions(self) -> Vec<&'static str> {
+        let extensions = self
+            .enabled()
+            .flat_map(|f| f.extensions)
+            .filter(|e| e.opencl_c)
+            .map(|e| e.name);
+        let features = self
+            .enabled()
+            .flat_map(|f| f.opencl_c_features)
+            .map(|(name, _)| *name);
+        let unreported = self
+            .enabled()
+            .flat_map(|f| f.clang_features.iter().copied());
+        extensions.chain(features).chain(unreported).collect()
+    }
+
+    /// Macros clang-15 predefines for every SPIR target that this device must not have: those
+    /// of the features off (`__IMAGE_SUPPORT__` without images).
+    pub fn clang_undefines(self) -> Vec<&'static str> {
+        self.disabled()
+            .flat_map(|f| f.clang_defines.iter().copied())
+            .collect()
+    }
+
+    /// Whether a module may declare SPIR-V capability `cap` here.
+    pub fn allows(self, cap: Capability) -> bool {
+        owning_capability(cap).is_some_and(|f| self.has(f.id))
+    }
+
+    /// `CL_DEVICE_SPIRV_CAPABILITIES_KHR`: every capability a module may declare here, in the
+    /// order of the frontend's list (that of the answers before this table).
+    pub fn spirv_capabilities(self) -> Vec<Capability> {
+        ferrocl_frontend::SUPPORTED_CAPABILITIES
+            .iter()
+            .copied()
+            .filter(|&c| self.allows(c))
+            .collect()
+    }
+
+    /// Capabilities of the features off, each with the build-log rule a module declaring it
+    /// breaks (the frontend's gate reports it).
+    pub fn turned_off_capabilities(self) -> Vec<(Capability, String)> {
+        self.disabled()
+            .flat_map(|f| {
+                f.spirv_capabilities.iter().map(move |&c| {
+                    (
+                        c,
+                        format!(
+                            "env 3: capability {c:?} is turned off on this device ({})",
+                            f.switch.off_by()
+                        ),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// What a module may not hold here besides capabilities, in table order.
+    pub fn refused_uses(self) -> impl Iterator<Item = ModuleUse> {
+        self.disabled().flat_map(|f| f.module_uses.iter().copied())
+    }
+
+    /// Whether a module that declares `capabilities` (SPIR-V numbers) and holds the uses `has`
+    /// says it does can run here: the check of machine code cached for a module, whose fresh
+    /// build the frontend's gate and [`FeatureSet::refused_uses`] check.
+    pub fn refuses(self, capabilities: &[u32], has: impl Fn(ModuleUse) -> bool) -> bool {
+        capabilities
+            .iter()
+            .any(|&c| Capability::from_u32(c).is_none_or(|c| !self.allows(c)))
+            || self.refused_uses().any(has)
+    }
+
+    /// The feature that answers `query` with zero while it is off, if it is off here.
+    pub fn zeroes(self, query: cl_device_info) -> bool {
+        self.disabled().any(|f| f.device_info.contains(&query))
+    }
+}
+
+/// `CL_DEVICE_SPIRV_EXTENSIONS_KHR`: the SPIR-V extensions a module may declare (in every
+/// configuration; see [`Feature::spirv_extensions`]), in the order of the frontend's list (that
+/// of the answer before this table).
+pub fn spirv_extensions() -> impl Iterator<Item = &'static str> {
+    ferrocl_frontend::SUPPORTED_EXTENSIONS
+        .iter()
+        .copied()
+        .filter(|e| FEATURES.iter().any(|f| f.spirv_extensions.contains(e)))
+}
 
 /// The features these settings turn on.
 pub fn enabled(settings: &Settings) -> impl Iterator<Item = &'static Feature> + '_ {
@@ -502,14 +734,17 @@ pub fn owning_capability(cap: Capability) -> Option<&'static Feature> {
         .find(|f| f.spirv_capabilities.contains(&cap))
 }
 
-/// The feature `name` (a `FEATURES` entry's name).
-pub fn named(name: &str) -> Option<&'static Feature> {
-    FEATURES.iter().find(|f| f.name == name)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_are_table_indices() {
+        for (i, f) in FEATURES.iter().enumerate() {
+            assert_eq!(f.id as usize, i, "{}", f.name);
+        }
+        assert!(FEATURES.len() <= 64, "FeatureSet is a 64-bit set");
+    }
 
     #[test]
     fn every_name_appears_once() {
@@ -520,6 +755,8 @@ mod tests {
                     .iter()
                     .map(|e| e.name)
                     .chain(f.opencl_c_features.iter().map(|(n, _)| *n))
+                    .chain(f.spirv_extensions.iter().copied())
+                    .chain(f.clang_features.iter().copied())
                     .chain(std::iter::once(f.name))
             })
             .collect();
@@ -537,20 +774,66 @@ mod tests {
         assert_eq!(caps.len(), count, "a capability belongs to two features");
     }
 
-    /// What an enabled feature lets a module declare, the frontend and codegen translate.
+    /// The capabilities and SPIR-V extensions of the table are those the frontend and codegen
+    /// implement: what an enabled feature lets a module declare is translated, and nothing
+    /// implemented is out of the device's reach.
     #[test]
-    fn enabled_capabilities_are_implemented() {
-        for f in FEATURES
+    fn the_table_covers_what_the_frontend_implements() {
+        let mut table: Vec<u32> = FEATURES
             .iter()
             .filter(|f| !matches!(f.switch, Switch::NotImplemented(_)))
-        {
-            for cap in f.spirv_capabilities {
-                assert!(
-                    ferrocl_frontend::SUPPORTED_CAPABILITIES.contains(cap),
-                    "{}: {cap:?} is not implemented",
-                    f.name
-                );
-            }
+            .flat_map(|f| f.spirv_capabilities.iter().map(|c| *c as u32))
+            .collect();
+        let mut implemented: Vec<u32> = ferrocl_frontend::SUPPORTED_CAPABILITIES
+            .iter()
+            .map(|c| *c as u32)
+            .collect();
+        table.sort_unstable();
+        implemented.sort_unstable();
+        assert_eq!(table, implemented);
+        let mut table: Vec<&str> = FEATURES
+            .iter()
+            .flat_map(|f| f.spirv_extensions.iter().copied())
+            .collect();
+        let mut implemented = ferrocl_frontend::SUPPORTED_EXTENSIONS.to_vec();
+        table.sort_unstable();
+        implemented.sort_unstable();
+        assert_eq!(table, implemented);
+    }
+
+    #[test]
+    fn a_feature_set_has_what_the_settings_turn_on() {
+        let all = FeatureSet::of(&Settings::parse(|_| None, |_| {}));
+        let off = FeatureSet::of(&Settings::parse(
+            |k| {
+                matches!(k, "FERROCL_SUBGROUPS" | "FERROCL_FP16" | "FERROCL_IMAGES")
+                    .then(|| "off".to_owned())
+            },
+            |_| {},
+        ));
+        for f in FEATURES {
+            let on = f.switch.is_on(&Settings::parse(|_| None, |_| {}));
+            assert_eq!(all.has(f.id), on, "{}", f.name);
         }
+        for id in [
+            FeatureId::SubGroups,
+            FeatureId::IntelSubGroups,
+            FeatureId::Fp16,
+            FeatureId::ImageKernels,
+        ] {
+            assert!(all.has(id) && !off.has(id), "{id:?}");
+        }
+        assert!(off.has(FeatureId::Fp64) && off.has(FeatureId::Core));
+        assert!(!off.allows(Capability::Float16) && off.allows(Capability::Float16Buffer));
+        assert!(off.zeroes(CL_DEVICE_HALF_FP_CONFIG) && !all.zeroes(CL_DEVICE_HALF_FP_CONFIG));
+        assert_eq!(
+            off.refused_uses().collect::<Vec<_>>(),
+            [ModuleUse::HalfValues]
+        );
+        assert!(off.refuses(&[Capability::Float16 as u32], |_| false));
+        assert!(off.refuses(&[Capability::Kernel as u32], |u| u == ModuleUse::HalfValues));
+        assert!(!off.refuses(&[Capability::Kernel as u32], |u| u
+            == ModuleUse::AllDevicesScope));
+        assert!(off.refuses(&[u32::MAX], |_| false), "an unknown capability");
     }
 }

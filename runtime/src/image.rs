@@ -14,6 +14,7 @@ use ferrocl_frontend::ImageType;
 use opencl_sys::*;
 
 use crate::context::Context;
+use crate::features::FeatureId;
 use crate::memory::{check_flags, Mem, MemKind, Rect};
 use crate::object::CLResult;
 use crate::pixel::{channel_bytes, channel_slots, is_packed, is_srgb};
@@ -126,17 +127,12 @@ pub struct KernelImageSupport {
 impl KernelImageSupport {
     /// What every device of `context` supports.
     pub fn of(context: &Context) -> Self {
-        let all = |name: &str| {
-            context
-                .devices
-                .iter()
-                .all(|d| d.config.extensions.iter().any(|e| e.name == name))
-        };
+        let all = |id: FeatureId| context.devices.iter().all(|d| d.config.has(id));
         KernelImageSupport {
-            depth: all("cl_khr_depth_images"),
-            writes_3d: all("cl_khr_3d_image_writes"),
-            writes_srgb: all("cl_khr_srgb_image_writes"),
-            mipmaps: all("cl_khr_mipmap_image"),
+            depth: all(FeatureId::ImageKernels),
+            writes_3d: all(FeatureId::ImageKernels),
+            writes_srgb: all(FeatureId::ImageKernels),
+            mipmaps: all(FeatureId::ImageMipmaps),
         }
     }
 }

@@ -380,7 +380,7 @@ impl Kernel {
 
     /// Whether `device` has sub-groups (FERROCL_SUBGROUPS=on).
     pub fn sub_groups_supported(device: &Device) -> bool {
-        device.config.settings.sub_groups
+        device.config.has(crate::features::FeatureId::SubGroups)
     }
 
     /// `CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE`: the largest sub-group of a work-group of

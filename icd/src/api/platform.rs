@@ -9,7 +9,6 @@ use ferrocl_runtime::command_buffer;
 use ferrocl_runtime::config::{self, NameVersion};
 use ferrocl_runtime::object::now_ns;
 use ferrocl_runtime::platform::{platform, Device, Partition, Platform};
-use ferrocl_runtime::svm::SvmLevel;
 use ferrocl_runtime::{CLResult, ClObject};
 use opencl_sys::*;
 
@@ -169,7 +168,17 @@ pub unsafe extern "C" fn clGetDeviceIDs(
     })
 }
 
+/// `clGetDeviceInfo`'s answer: a query the feature table lists for a feature the device has
+/// off is answered with zeros (an empty list stays empty).
 fn device_info(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
+    let mut answer = device_info_value(d, param)?;
+    if d.config.features.zeroes(param) {
+        answer.fill(0);
+    }
+    Ok(answer)
+}
+
+fn device_info_value(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
     let c = &d.config;
     let zero_u = || v(0 as cl_uint);
     Ok(match param {
@@ -520,7 +529,10 @@ fn extension_function(name: &CStr) -> *mut c_void {
             super::command_buffer::extension_function(cb).unwrap_or(std::ptr::null_mut())
         }
         // cl_intel_unified_shared_memory, while the device reports it.
-        usm if platform().devices[0].config.settings.svm != SvmLevel::Off => {
+        usm if platform().devices[0]
+            .config
+            .has(ferrocl_runtime::features::FeatureId::SharedVirtualMemory) =>
+        {
             super::usm::extension_function(usm).unwrap_or(std::ptr::null_mut())
         }
         _ => std::ptr::null_mut(),
