@@ -16,14 +16,15 @@ mod llvm_codegen;
 mod llvm_passes;
 mod llvm_tools;
 mod opencl_c;
+mod options;
 mod process_recipe;
 mod translator_fixes;
 
 pub use llvm_codegen::{compile_object, wide_backend_available, wide_code_identity};
 pub use opencl_c::{
-    compile_opencl_c, is_clang_passthrough, normalised_clang_options, opencl_c_compiler_available,
-    split_build_options, CompiledOpenClC, OpenClC, OPENCL_C_TOOLS,
+    compile_opencl_c, opencl_c_compiler_available, CompiledOpenClC, OpenClC, OPENCL_C_TOOLS,
 };
+pub use options::{split_build_options, BuildRequest, MathOptions, Preprocessor, Refused};
 
 #[cfg(test)]
 mod tests;

@@ -7,6 +7,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::options::BuildRequest;
 use crate::process_recipe::{run, run_pipeline, run_with_passes_in_process};
 
 pub(crate) const CLANG: &str = "clang-15";
@@ -67,53 +68,6 @@ pub fn opencl_c_compiler_available() -> bool {
     tool_exists(CLANG) && tool_exists(OPT) && tool_exists(LLVM_SPIRV)
 }
 
-/// Splits a build option string into words as a shell would: on whitespace outside double
-/// quotes, the quotes removed (`-DNAME="a b"` is the one word `-DNAME=a b`, `-I"dir x"` is
-/// `-Idir x`). The one tokeniser of build options: the runtime checks the words it gives and
-/// clang receives them.
-pub fn split_build_options(options: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut in_quotes = false;
-    let mut has = false;
-    for c in options.chars() {
-        match c {
-            '"' => {
-                in_quotes = !in_quotes;
-                has = true;
-            }
-            c if c.is_whitespace() && !in_quotes => {
-                if has {
-                    out.push(std::mem::take(&mut cur));
-                    has = false;
-                }
-            }
-            c => {
-                cur.push(c);
-                has = true;
-            }
-        }
-    }
-    if has {
-        out.push(cur);
-    }
-    out
-}
-
-/// Build options that are not OpenCL's but that clang takes and that change nothing the rest
-/// of Ferrocl must know: warning controls (`-Wall`, `-Wno-unused-variable`, `-Werror=…`; not
-/// the `-Wl,`/`-Wa,`/`-Wp,` forwarding options), the inline dialect (`-fgnu89-inline`,
-/// `-fno-gnu89-inline`) and `-UNAME`. They reach clang for OpenCL C and mean nothing for IL.
-/// (`-U NAME` with a separate argument is taken like `-D NAME`.)
-pub fn is_clang_passthrough(word: &str) -> bool {
-    (word.starts_with("-W")
-        && word.len() > 2
-        && !["-Wl,", "-Wa,", "-Wp,"].iter().any(|p| word.starts_with(p)))
-        || word == "-fgnu89-inline"
-        || word == "-fno-gnu89-inline"
-        || (word.starts_with("-U") && word.len() > 2)
-}
-
 /// The KHR/EXT SPIR-V extensions llvm-spirv-15 can emit (it refuses names it does not know).
 const LLVM_SPIRV_15_EXTENSIONS: &[&str] = &[
     "SPV_EXT_shader_atomic_float_add",
@@ -144,114 +98,6 @@ fn spirv_ext_list(device_extensions: &[&str]) -> String {
         .map(|e| format!("+{e}"))
         .collect();
     format!("-all,{}", list.join(","))
-}
-
-/// What a build option string asks of clang and the OpenCL C pipeline.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct ClangArgs {
-    /// `-D`, `-I`, `-w`, `-Werror`, `-cl-kernel-arg-info` and the math options, for clang.
-    args: Vec<String>,
-    /// The `-cl-std=` value (CL1.2 by default).
-    std: String,
-    /// `-cl-opt-disable`: the module goes to llvm-spirv as clang wrote it, without opt-15.
-    opt_disable: bool,
-}
-
-/// The clang arguments taken from a build option string: `-D`, `-I`, `-cl-std=`, `-w`,
-/// `-Werror`, `-cl-kernel-arg-info` pass through, and so do the math options clang-15 knows
-/// (`__FAST_RELAXED_MATH__`, fast-math flags that opt-15 may use and llvm-spirv writes as
-/// `FPFastMathMode`); other options are the runtime's business.
-///
-/// `-cl-fast-relaxed-math` and `-cl-unsafe-math-optimizations` let clang mark divisions
-/// `arcp`, and opt-15 then turns `x / 3.0f` into `x * 0x1.555556p-2f`: not correctly rounded.
-/// With `-cl-fp32-correctly-rounded-divide-sqrt` as well, clang gets the parts of those options
-/// that leave division alone (finite math, no signed zeros, mad) and the macro is defined
-/// explicitly. `-cl-denorms-are-zero` is not passed: clang-15 ignores it for spir64 (with a
-/// warning that `-Werror` would make fatal); codegen flushes instead.
-fn clang_args(options: &str) -> ClangArgs {
-    let words = split_build_options(options);
-    let has = |o: &str| words.iter().any(|w| w == o);
-    let correctly_rounded = has("-cl-fp32-correctly-rounded-divide-sqrt");
-    let keep_division =
-        correctly_rounded && (has("-cl-fast-relaxed-math") || has("-cl-unsafe-math-optimizations"));
-    let mut out = ClangArgs {
-        std: "CL1.2".to_owned(),
-        ..ClangArgs::default()
-    };
-    let args = &mut out.args;
-    let mut i = 0;
-    while i < words.len() {
-        let w = &words[i];
-        match w.as_str() {
-            "-D" | "-I" | "-U" => {
-                if let Some(v) = words.get(i + 1) {
-                    args.push(w.clone());
-                    args.push(v.clone());
-                }
-                i += 1;
-            }
-            "-w"
-            | "-Werror"
-            | "-cl-kernel-arg-info"
-            | "-cl-mad-enable"
-            | "-cl-no-signed-zeros"
-            | "-cl-finite-math-only"
-            | "-cl-single-precision-constant"
-            | "-cl-fp32-correctly-rounded-divide-sqrt" => args.push(w.clone()),
-            "-cl-fast-relaxed-math" if keep_division => args.extend(
-                [
-                    "-cl-finite-math-only",
-                    "-cl-no-signed-zeros",
-                    "-cl-mad-enable",
-                    "-D__FAST_RELAXED_MATH__=1",
-                ]
-                .map(String::from),
-            ),
-            "-cl-unsafe-math-optimizations" if keep_division => {
-                args.extend(["-cl-no-signed-zeros", "-cl-mad-enable"].map(String::from))
-            }
-            "-cl-fast-relaxed-math" | "-cl-unsafe-math-optimizations" => args.push(w.clone()),
-            "-cl-opt-disable" => out.opt_disable = true,
-            // Ferrocl's checked mode: its reports name variables and arguments, so clang
-            // keeps value names (llvm-spirv turns them into OpName).
-            "-cl-ferrocl-checked" => args.push("-fno-discard-value-names".into()),
-            _ => {
-                if let Some(s) = w.strip_prefix("-cl-std=") {
-                    out.std = s.to_owned();
-                } else if w.starts_with("-D") || w.starts_with("-I") || is_clang_passthrough(w) {
-                    args.push(w.clone());
-                }
-            }
-        }
-        i += 1;
-    }
-    out
-}
-
-/// The build options as far as they change what the recipe makes — the clang arguments, the
-/// OpenCL C version and `-cl-opt-disable`, one per line — so that options only the runtime
-/// reads (`-cl-uniform-work-group-size`, `-cl-denorms-are-zero`, …) and spelling differences
-/// (`-DX` and `-D X`) do not: the program cache's key.
-pub fn normalised_clang_options(options: &str) -> String {
-    let ClangArgs {
-        args,
-        std,
-        opt_disable,
-    } = clang_args(options);
-    let mut out = format!("-cl-std={std}\n");
-    if opt_disable {
-        out.push_str("-cl-opt-disable\n");
-    }
-    let mut words = args.iter();
-    while let Some(w) = words.next() {
-        out.push_str(w);
-        // `-D X` → `-DX`: the separate argument joins its option.
-        if matches!(w.as_str(), "-D" | "-I" | "-U") {
-            out.push_str(words.next().map_or("", String::as_str));
-        }
-        out.push('\n');
-    }
-    out
 }
 
 /// The files of a make rule as clang's `-MD` writes it (`out: a.cl /inc/b.h \` with lines
@@ -775,11 +621,9 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
     let src = dir.0.join("input.cl");
     let deps = dir.0.join("input.d");
     std::fs::write(&src, source).map_err(|e| format!("error: cannot write source: {e}\n"))?;
-    let ClangArgs {
-        mut args,
-        std,
-        opt_disable,
-    } = clang_args(options);
+    let request = BuildRequest::parse(options);
+    let mut args = request.clang_args();
+    let (std, opt_disable) = (request.clang_std(), request.opt_disable);
     if debug_info {
         args.push("-g".into());
     }
@@ -1096,26 +940,6 @@ mod tests {
     }
 
     #[test]
-    fn normalised_options_keep_what_reaches_clang() {
-        let n = normalised_clang_options;
-        assert_eq!(n("-D X=1 -I /inc"), n("-DX=1 -I/inc"));
-        assert_eq!(
-            n(""),
-            n("-cl-uniform-work-group-size -cl-denorms-are-zero -g")
-        );
-        assert_eq!(n(""), n("-cl-std=CL1.2"));
-        for differs in [
-            "-DX",
-            "-cl-std=CL3.0",
-            "-cl-opt-disable",
-            "-cl-mad-enable",
-            "-w",
-        ] {
-            assert_ne!(n(""), n(differs), "{differs}");
-        }
-    }
-
-    #[test]
     fn dependencies_are_the_included_files() {
         if !opencl_c_compiler_available() {
             return;
@@ -1139,59 +963,6 @@ mod tests {
             c.dependencies.iter().all(|d| !d.ends_with("input.cl")),
             "{:?}",
             c.dependencies
-        );
-    }
-
-    #[test]
-    fn options_split_and_filter() {
-        let c = clang_args(
-            "-D A=1 -DB=\"x y\" -I /inc -cl-std=CL3.0 -cl-mad-enable -w -cl-denorms-are-zero \
-             -cl-uniform-work-group-size",
-        );
-        assert_eq!(
-            c.args,
-            ["-D", "A=1", "-DB=x y", "-I", "/inc", "-cl-mad-enable", "-w"]
-        );
-        assert_eq!(c.std, "CL3.0");
-        assert!(!c.opt_disable);
-        assert_eq!(clang_args("").std, "CL1.2");
-        assert!(clang_args("-cl-opt-disable").opt_disable);
-    }
-
-    #[test]
-    fn math_options_reach_clang() {
-        for o in [
-            "-cl-fast-relaxed-math",
-            "-cl-unsafe-math-optimizations",
-            "-cl-finite-math-only",
-            "-cl-no-signed-zeros",
-            "-cl-mad-enable",
-            "-cl-single-precision-constant",
-            "-cl-fp32-correctly-rounded-divide-sqrt",
-        ] {
-            assert_eq!(clang_args(o).args, [o], "{o}");
-        }
-        // With correctly rounded division requested, the fast-math options lose only the
-        // reciprocal and reassociation licences.
-        let c = clang_args("-cl-fast-relaxed-math -cl-fp32-correctly-rounded-divide-sqrt");
-        assert_eq!(
-            c.args,
-            [
-                "-cl-finite-math-only",
-                "-cl-no-signed-zeros",
-                "-cl-mad-enable",
-                "-D__FAST_RELAXED_MATH__=1",
-                "-cl-fp32-correctly-rounded-divide-sqrt"
-            ]
-        );
-        let c = clang_args("-cl-fp32-correctly-rounded-divide-sqrt -cl-unsafe-math-optimizations");
-        assert_eq!(
-            c.args,
-            [
-                "-cl-fp32-correctly-rounded-divide-sqrt",
-                "-cl-no-signed-zeros",
-                "-cl-mad-enable"
-            ]
         );
     }
 

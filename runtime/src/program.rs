@@ -52,70 +52,45 @@ pub fn parse_options(options: &str) -> CLResult<ParsedOptions> {
 
 /// [`parse_options`], with the build-log line that says which option is refused.
 ///
-/// Besides the OpenCL options, clang options that are harmless are taken (they reach clang
-/// for OpenCL C: `ferrocl_opencl_c::is_clang_passthrough` lists them), and two options that
-/// ask for nothing Ferrocl does are accepted and ignored: `-g` (no debug information is
-/// produced) and OpenCL 1.0's `-cl-strict-aliasing`.
+/// The option string is parsed by the OpenCL C driver's one parser
+/// ([`ferrocl_opencl_c::BuildRequest`]), which also takes the clang options that are harmless
+/// (they reach clang for OpenCL C and mean nothing for IL) and accepts and ignores `-g`, OpenCL
+/// 1.0's `-cl-strict-aliasing` and `-cl-no-subgroup-ifp`; here it becomes codegen's options.
 fn parse_options_or_explain(options: &str) -> Result<ParsedOptions, String> {
-    let mut p = ParsedOptions::default();
-    let words = ferrocl_opencl_c::split_build_options(options);
-    let mut words = words.iter().map(String::as_str);
-    while let Some(w) = words.next() {
-        match w {
-            "-cl-opt-disable" => p.codegen.optimize = false,
-            "-cl-mad-enable" => p.codegen.mad_enable = true,
-            "-cl-fast-relaxed-math" => {
-                p.codegen.fast_relaxed_math = true;
-                p.codegen.unsafe_math_optimizations = true;
-                p.codegen.finite_math_only = true;
-                p.codegen.no_signed_zeros = true;
-                p.codegen.mad_enable = true;
-            }
-            "-cl-unsafe-math-optimizations" => {
-                p.codegen.unsafe_math_optimizations = true;
-                p.codegen.no_signed_zeros = true;
-                p.codegen.mad_enable = true;
-            }
-            "-cl-finite-math-only" => p.codegen.finite_math_only = true,
-            "-cl-no-signed-zeros" => p.codegen.no_signed_zeros = true,
-            "-cl-denorms-are-zero" => p.codegen.denorms_are_zero = true,
-            "-cl-fp32-correctly-rounded-divide-sqrt" => {
-                p.codegen.fp32_correctly_rounded_divide_sqrt = true
-            }
-            "-cl-uniform-work-group-size" => p.codegen.uniform_work_group_size = true,
-            "-cl-kernel-arg-info" => p.kernel_arg_info = true,
-            // Ferrocl's own: checked mode for this program (as FERROCL_CHECKED=on does for all).
-            "-cl-ferrocl-checked" => p.codegen.checked = true,
-            "-cl-single-precision-constant" | "-w" | "-Werror" => {}
-            // A promise that the kernels need no independent forward progress between
-            // sub-groups; Ferrocl keeps it anyway (spin loops yield, DESIGN.md), so nothing
-            // changes.
-            "-cl-no-subgroup-ifp" => {}
-            "-g" | "-cl-strict-aliasing" => {}
-            "-D" | "-I" | "-U" => {
-                if words.next().is_none() {
-                    return Err(format!("error: build option \"{w}\" needs an argument\n"));
-                }
-            }
-            w if w.starts_with("-cl-std=") => {
-                p.cl_std = Some(match &w[8..] {
-                    "CL1.0" => (1, 0),
-                    "CL1.1" => (1, 1),
-                    "CL1.2" => (1, 2),
-                    "CL3.0" => (3, 0),
-                    _ => {
-                        return Err(format!(
-                            "error: invalid build option \"{w}\": the device supports OpenCL C \
-                             1.0, 1.1, 1.2 and 3.0\n"
-                        ))
-                    }
-                })
-            }
-            w if w.starts_with("-D") || w.starts_with("-I") => {}
-            w if ferrocl_opencl_c::is_clang_passthrough(w) => {}
-            _ => return Err(format!("error: invalid build option \"{w}\"\n")),
-        }
+    let r = ferrocl_opencl_c::BuildRequest::parse(options);
+    if let Some(refused) = r.refused.first() {
+        return Err(refused.log());
     }
+    let mut p = ParsedOptions {
+        kernel_arg_info: r.kernel_arg_info,
+        ..ParsedOptions::default()
+    };
+    if let Some(std) = &r.cl_std {
+        p.cl_std = Some(match std.as_str() {
+            "CL1.0" => (1, 0),
+            "CL1.1" => (1, 1),
+            "CL1.2" => (1, 2),
+            "CL3.0" => (3, 0),
+            _ => {
+                return Err(format!(
+                    "error: invalid build option \"-cl-std={std}\": the device supports OpenCL C \
+                     1.0, 1.1, 1.2 and 3.0\n"
+                ))
+            }
+        });
+    }
+    let (m, c) = (&r.math, &mut p.codegen);
+    c.optimize = !r.opt_disable;
+    c.fast_relaxed_math = m.fast_relaxed_math;
+    c.unsafe_math_optimizations = m.unsafe_math_optimizations || m.fast_relaxed_math;
+    c.finite_math_only = m.finite_math_only || m.fast_relaxed_math;
+    c.no_signed_zeros = m.no_signed_zeros || m.unsafe_math_optimizations || m.fast_relaxed_math;
+    c.mad_enable = m.mad_enable || m.unsafe_math_optimizations || m.fast_relaxed_math;
+    c.denorms_are_zero = m.denorms_are_zero;
+    c.fp32_correctly_rounded_divide_sqrt = m.fp32_correctly_rounded_divide_sqrt;
+    c.uniform_work_group_size = r.uniform_work_group_size;
+    // Ferrocl's own: checked mode for this program (as FERROCL_CHECKED=on does for all).
+    c.checked = r.checked;
     Ok(p)
 }
 

@@ -181,22 +181,14 @@ impl Key {
         let mut m = Vec::new();
         put(&mut m, driver_identity());
         put(&mut m, &toolchain().identity);
-        put(
-            &mut m,
-            ferrocl_opencl_c::normalised_clang_options(r.options).as_bytes(),
-        );
+        let request = ferrocl_opencl_c::BuildRequest::parse(r.options);
+        put(&mut m, request.normalised().as_bytes());
         put(&mut m, r.extensions.join(" ").as_bytes());
         put(&mut m, r.undefine.join(" ").as_bytes());
         // A relative -I names a directory of the working directory.
-        let words = ferrocl_opencl_c::split_build_options(r.options);
-        let relative_include = words.iter().enumerate().any(|(i, w)| {
-            let dir = match w.strip_prefix("-I") {
-                Some("") => words.get(i + 1).map_or("", String::as_str),
-                Some(dir) => dir,
-                None => return false,
-            };
-            !dir.trim_start().starts_with('/')
-        });
+        let relative_include = request
+            .include_dirs()
+            .any(|dir| !dir.trim_start().starts_with('/'));
         if relative_include {
             if let Ok(cwd) = std::env::current_dir() {
                 put(&mut m, cwd.as_os_str().as_encoded_bytes());
