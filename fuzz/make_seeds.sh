@@ -1,36 +1,31 @@
 #!/bin/sh
 # Builds the fuzz seed corpus in fuzz/corpus/parse_compile from the OpenCL C kernels of the
-# codegen tests (clang-15 + llvm-spirv-15, at -O0 and with the optimising recipe, SPIR-V 1.0 and
-# 1.4, with and without -g; debug info only at 1.4), plus the frontend's .spvasm corpus.. Seeds are regenerated, never committed.
+# codegen and frontend tests, compiled by ferrocl-clc (the driver's own recipe, as
+# clBuildProgram runs it: optimised and with -cl-opt-disable, each also with clang's debug
+# information, OpenCL.DebugInfo.100), plus the frontend's .spvasm corpus. FERROCL_CLC names
+# the ferrocl-clc to run; by default the workspace's release build (built here if missing).
+# Seeds are regenerated, never committed.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out="$here/corpus/parse_compile"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$out"
-passes='sroa,early-cse,instcombine,simplifycfg,loop-mssa(licm),gvn,loop(indvars,loop-unroll-full),instcombine,simplifycfg,gvn,instcombine'
+clc=${FERROCL_CLC:-$here/../target/release/ferrocl-clc}
+if [ ! -x "$clc" ]; then
+    (cd "$here/.." && cargo build --release -p ferrocl-clc)
+fi
 for src in "$here"/../codegen/tests/kernels/*.cl "$here"/../frontend/tests/kernels/*.cl; do
     [ -f "$src" ] || continue
     stem=$(basename "$src" .cl)
-    # OpenCL C 1.2 where it compiles, else 3.0 with every optional feature clang knows.
-    lang="-cl-std=CL1.2"
-    clang-15 $lang -target spir64 -fsyntax-only -Xclang -finclude-default-header "$src" 2>/dev/null \
-        || lang="-cl-std=CL3.0 -Xclang -cl-ext=+all"
-    for g in "" "-g"; do
-        clang-15 $lang -target spir64 -O0 $g -emit-llvm -c -Xclang -finclude-default-header \
-            "$src" -o "$tmp/$stem-O0.bc" 2>/dev/null || { echo "skipped $stem (clang-15 failed)"; continue; }
-        clang-15 $lang -target spir64 -O0 $g -Xclang -disable-O0-optnone -emit-llvm -c \
-            -Xclang -finclude-default-header "$src" -o "$tmp/$stem-raw.bc"
-        opt-15 -passes="$passes" "$tmp/$stem-raw.bc" -o "$tmp/$stem-opt.bc"
-        for v in 1.0 1.4; do
-            # llvm-spirv-15 asserts on debug info below SPIR-V 1.4 for some kernels.
-            [ "$g" = -g ] && [ $v = 1.0 ] && continue
-            for r in O0 opt; do
-                # llvm-spirv-15 asserts on some optimised modules with debug info: skip those.
-                llvm-spirv-15 --spirv-max-version=$v "$tmp/$stem-$r.bc" \
-                    -o "$out/$stem-$r-$v${g:+-g}.spv" 2>/dev/null \
-                    || { echo "skipped $stem-$r-$v$g (llvm-spirv-15 failed)"; rm -f "$out/$stem-$r-$v${g:+-g}.spv"; }
-            done
+    for r in opt O0; do
+        opt=
+        [ $r = O0 ] && opt=-cl-opt-disable
+        for g in "" --debug-info; do
+            spv="$out/$stem-$r${g:+-g}.spv"
+            # OpenCL C 1.2 where it compiles, else 3.0. (llvm-spirv-15 refuses debug information
+            # in some optimised modules: those are skipped.)
+            "$clc" $g --source "$src" --output "$spv" -- -cl-std=CL1.2 $opt 2>/dev/null \
+                || "$clc" $g --source "$src" --output "$spv" -- -cl-std=CL3.0 $opt 2>/dev/null \
+                || { echo "skipped $stem-$r${g:+-g} (ferrocl-clc failed)"; rm -f "$spv"; }
         done
     done
 done

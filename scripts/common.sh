@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # scripts/common.sh: shared by setup.sh, test.sh and .ci/run (sourced, not run): the list of
-# system packages, installing the missing ones, and building SPIR-V from OpenCL C.
+# system packages, installing the missing ones, and building SPIR-V from OpenCL C (with
+# ferrocl-clc).
 
 FERROCL_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
@@ -58,15 +59,13 @@ ensure_rust() {
     cargo clippy --version >/dev/null 2>&1 || die "clippy missing: rustup component add clippy"
 }
 
-# spirv_from_cl IN.cl OUT.spv: the -O0 recipe of DESIGN.md, validated with spirv-val.
-# (Each command checks its status: callers may run this where `set -e` is suspended.)
+# spirv_from_cl CLC IN.cl OUT.spv: OpenCL C → SPIR-V with CLC, a ferrocl-clc binary (the
+# driver's own recipe and device feature set, as clBuildProgram compiles), validated with
+# spirv-val. (Each command checks its status: callers may run this where `set -e` is suspended.)
 spirv_from_cl() {
-    local in="$1" out="$2" bc="$2.bc"
+    local clc="$1" in="$2" out="$3"
     mkdir -p "$(dirname "$out")" || return 1
-    clang-15 -cl-std=CL1.2 -target spir64 -O0 -emit-llvm -c -Xclang -finclude-default-header \
-        "$in" -o "$bc" || return 1
-    llvm-spirv-15 --spirv-max-version=1.0 "$bc" -o "$out" || return 1
-    rm -f "$bc"
+    "$clc" --source "$in" --output "$out" -- -cl-std=CL1.2 || return 1
     spirv-val --target-env opencl2.1 "$out" || return 1
 }
 
@@ -84,11 +83,12 @@ write_icd() {
     chmod 644 "$tmp" && mv -f "$tmp" "$out"
 }
 
-# build_example OUTDIR: OUTDIR/vecadd (C, -lOpenCL) and OUTDIR/vecadd.spv from examples/.
+# build_example OUTDIR [PROFILE]: OUTDIR/vecadd (C, -lOpenCL) and OUTDIR/vecadd.spv from
+# examples/, the SPIR-V by target/PROFILE/ferrocl-clc (release by default; built already).
 build_example() {
-    local outdir="$1"
+    local outdir="$1" clc="$FERROCL_ROOT/target/${2:-release}/ferrocl-clc"
     mkdir -p "$outdir" || return 1
-    spirv_from_cl "$FERROCL_ROOT/examples/vecadd.cl" "$outdir/vecadd.spv" || return 1
+    spirv_from_cl "$clc" "$FERROCL_ROOT/examples/vecadd.cl" "$outdir/vecadd.spv" || return 1
     gcc -std=c11 -O2 -Wall -Wextra -Werror "$FERROCL_ROOT/examples/vecadd.c" \
         -o "$outdir/vecadd" -lOpenCL
 }

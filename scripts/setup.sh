@@ -33,8 +33,8 @@ fi
 "${AS_USER[@]}" cargo --version >/dev/null 2>&1 ||
     die "cargo not found: install the Rust toolchain (rustup) first"
 
-say "cargo build --release -p ferrocl-icd"
-"${AS_USER[@]}" cargo build --release -p ferrocl-icd
+say "cargo build --release -p ferrocl-icd -p ferrocl-clc"
+"${AS_USER[@]}" cargo build --release -p ferrocl-icd -p ferrocl-clc
 LIBDIR="$FERROCL_ROOT/target/release"
 
 say "registering the ICD"

@@ -40,8 +40,8 @@ step() {
 
 run_example() {
     local outdir="$FERROCL_ROOT/target/examples-debug"
-    cargo build -p ferrocl-icd || return 1
-    build_example "$outdir" || return 1
+    cargo build -p ferrocl-icd -p ferrocl-clc || return 1
+    build_example "$outdir" debug || return 1
     if [[ -n "${FERROCL_TEST_PLATFORM_ICD:-}" ]]; then
         OCL_ICD_VENDORS="$FERROCL_TEST_PLATFORM_ICD" FERROCL_EXAMPLE_ANY=1 \
             "$outdir/vecadd" "$FERROCL_ROOT/examples/vecadd.cl"

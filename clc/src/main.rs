@@ -7,13 +7,15 @@
 //!
 //! ```text
 //! ferrocl-clc --source FILE --output FILE [--cl-device-info FILE] [--mode spir-v|binary]
-//!             [-- BUILD_OPTIONS...]
+//!             [--debug-info] [-- BUILD_OPTIONS...]
 //! ```
 //!
 //! `spir-v` mode writes the module for `clCreateProgramWithIL`; `binary` mode writes a Ferrocl
 //! program binary (the same module recording the executable binary type) for
 //! `clCreateProgramWithBinary`. Exit status 0 on success; otherwise the build log on stderr
-//! and status 1 (2 for a usage error).
+//! and status 1 (2 for a usage error). `--debug-info` is clang's `-g` (OpenCL.DebugInfo.100
+//! instructions in the module; the driver accepts such modules, but `-g` as a build option
+//! produces none): for test inputs and fuzz seeds (`fuzz/make_seeds.sh`).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,7 +26,7 @@ use ferrocl_runtime::settings::Settings;
 
 const USAGE: &str = "\
 usage: ferrocl-clc --source FILE --output FILE [--cl-device-info FILE]
-                   [--mode spir-v|binary] [-- BUILD_OPTIONS...]
+                   [--mode spir-v|binary] [--debug-info] [-- BUILD_OPTIONS...]
 
 Compiles OpenCL C to SPIR-V with the Ferrocl driver's recipe and device feature set (the
 FERROCL_* settings of the environment apply, as they do to the driver). Implements the Khronos
@@ -43,6 +45,8 @@ struct Args {
     output: PathBuf,
     device_info: Option<PathBuf>,
     mode: Mode,
+    /// `--debug-info`: clang's `-g`.
+    debug_info: bool,
     /// The build options, one shell word each, as the CTS passes them after `--`.
     options: Vec<String>,
 }
@@ -59,6 +63,7 @@ enum Command {
 /// `--name=VALUE` or as the next word.
 fn parse_args(argv: &[String]) -> Result<Command, String> {
     let (mut source, mut output, mut device_info, mut mode) = (None, None, None, Mode::SpirV);
+    let mut debug_info = false;
     let mut i = 0;
     while i < argv.len() {
         let word = argv[i].as_str();
@@ -72,12 +77,18 @@ fn parse_args(argv: &[String]) -> Result<Command, String> {
                 output,
                 device_info,
                 mode,
+                debug_info,
                 options,
             }));
         }
         match word {
             "-h" | "--help" => return Ok(Command::Help),
             "--version" => return Ok(Command::Version),
+            "--debug-info" => {
+                debug_info = true;
+                i += 1;
+                continue;
+            }
             _ => {}
         }
         let (name, inline_value) = match word.split_once('=') {
@@ -123,6 +134,7 @@ fn parse_args(argv: &[String]) -> Result<Command, String> {
         output,
         device_info,
         mode,
+        debug_info,
         options: Vec::new(),
     }))
 }
@@ -216,7 +228,19 @@ fn compile(args: &Args) -> Result<(), String> {
     let source = std::fs::read(&args.source)
         .map_err(|e| format!("cannot read {}: {e}", args.source.display()))?;
     let source = String::from_utf8_lossy(&source);
-    let spirv = device.compile_opencl_c(&source, &options)?;
+    let spirv = if args.debug_info {
+        ferrocl_runtime::opencl_c::OpenClC {
+            source: &source,
+            options: &options,
+            extensions: &device.opencl_c_extensions(),
+            undefine: &device.clang_undefines(),
+            debug_info: true,
+            llvm_server: device.settings.llvm_server,
+        }
+        .compile()?
+    } else {
+        device.compile_opencl_c(&source, &options)?
+    };
     // What the driver would refuse is not written.
     frontend::parse(&spirv).map_err(|e| e.log())?;
     let bytes = match args.mode {
@@ -293,9 +317,16 @@ mod tests {
                 output: "k.spv64".into(),
                 device_info: Some("info.txt".into()),
                 mode: Mode::SpirV,
+                debug_info: false,
                 options: words(&["-cl-std=CL3.0", "-DNAME=a b"]),
             }))
         );
+        let Ok(Command::Compile(args)) =
+            parse_args(&words(&["--debug-info", "--source=a.cl", "--output=a.spv"]))
+        else {
+            panic!("not a compile")
+        };
+        assert!(args.debug_info);
         let spaced = words(&["--source", "a.cl", "--output", "a.bin", "--mode", "binary"]);
         let Ok(Command::Compile(args)) = parse_args(&spaced) else {
             panic!("not a compile")
