@@ -9,48 +9,24 @@
 #![allow(non_upper_case_globals)] // CL_sRGBA and friends are the spec's names.
 
 mod common;
+#[path = "common/images.rs"]
+mod image_helpers;
 
 use std::ffi::c_void;
-use std::ptr::{null, null_mut};
-use std::sync::Once;
+use std::ptr::null_mut;
 
 use common::*;
+use ferrocl_testref::image::{
+    border_color, decode_float as decode_f, decode_int as decode_i, encode_float as encode_f,
+    sample, texel_bytes, Addressing, Sampler,
+};
+use image_helpers::*;
 use opencl3::kernel::Kernel;
 use opencl3::memory::{Buffer, CL_MEM_READ_WRITE};
 use opencl_sys::*;
 
 #[link(name = "OpenCL")]
 extern "C" {
-    fn clCreateImage(
-        c: cl_context,
-        f: cl_mem_flags,
-        fmt: *const cl_image_format,
-        desc: *const cl_image_desc,
-        host: *mut c_void,
-        err: *mut cl_int,
-    ) -> cl_mem;
-    fn clReleaseMemObject(m: cl_mem) -> cl_int;
-    fn clEnqueueReadImage(
-        q: cl_command_queue,
-        m: cl_mem,
-        blocking: cl_bool,
-        origin: *const usize,
-        region: *const usize,
-        row: usize,
-        slice: usize,
-        ptr: *mut c_void,
-        n: cl_uint,
-        wait: *const cl_event,
-        ev: *mut cl_event,
-    ) -> cl_int;
-    fn clCreateSampler(
-        c: cl_context,
-        normalized: cl_bool,
-        addressing: cl_addressing_mode,
-        filter: cl_filter_mode,
-        err: *mut cl_int,
-    ) -> cl_sampler;
-    fn clReleaseSampler(s: cl_sampler) -> cl_int;
     fn clSetKernelArg(k: cl_kernel, i: cl_uint, size: usize, v: *const c_void) -> cl_int;
 }
 
@@ -120,13 +96,6 @@ __kernel void write3d(write_only image3d_t img) {
 }
 "#;
 
-/// The context with images on (set before the driver reads its settings).
-fn env() -> Env {
-    static ON: Once = Once::new();
-    ON.call_once(|| std::env::set_var("FERROCL_IMAGES", "on"));
-    Env::new()
-}
-
 fn image(
     env: &Env,
     flags: cl_mem_flags,
@@ -163,167 +132,20 @@ fn image(
             0
         };
     let ptr = host.map_or(null_mut(), |h| h.as_ptr() as *mut c_void);
-    let mut err = 0;
-    // SAFETY: valid context; `host` covers the image (the callers size it).
-    let m = unsafe { clCreateImage(env.context.get(), flags, &format, &desc, ptr, &mut err) };
-    assert_eq!(err, CL_SUCCESS, "clCreateImage({order:#x}, {ty:#x})");
-    m
+    create(env, flags, &format, &desc, ptr)
+        .unwrap_or_else(|e| panic!("clCreateImage({order:#x}, {ty:#x}): {e}"))
 }
 
 fn read_back(env: &Env, m: cl_mem, region: [usize; 3], bytes: usize) -> Vec<u8> {
-    let mut out = vec![0u8; bytes];
-    let origin = [0usize; 3];
-    // SAFETY: blocking read of the whole image into `out`, tightly packed.
-    let r = unsafe {
-        clEnqueueReadImage(
-            env.queue.get(),
-            m,
-            CL_TRUE,
-            origin.as_ptr(),
-            region.as_ptr(),
-            0,
-            0,
-            out.as_mut_ptr().cast(),
-            0,
-            null(),
-            null_mut(),
-        )
-    };
-    assert_eq!(r, CL_SUCCESS);
-    out
-}
-
-fn release(m: cl_mem) {
-    // SAFETY: a live handle.
-    assert_eq!(unsafe { clReleaseMemObject(m) }, CL_SUCCESS);
+    let texel = bytes / (region[0] * region[1] * region[2]);
+    read(env, m, [0; 3], region, texel)
 }
 
 fn out_buffer<T: Copy + Default>(env: &Env, n: usize) -> Buffer<T> {
     env.buffer(&vec![T::default(); n])
 }
 
-// ---- Host reference, from the environment spec, chapter 7 ----
-
-fn half_to_f32(h: u16) -> f32 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let e = i32::from((h >> 10) & 0x1f);
-    let m = f32::from(h & 0x3ff);
-    sign * match e {
-        0 => m * 2f32.powi(-24),
-        31 if m == 0.0 => f32::INFINITY,
-        31 => f32::NAN,
-        _ => (1.0 + m / 1024.0) * 2f32.powi(e - 15),
-    }
-}
-
-/// Bytes of one stored channel and the stored RGBA component indices of an order.
-fn layout(order: cl_channel_order, ty: cl_channel_type) -> (usize, &'static [usize]) {
-    let size = match ty {
-        CL_UNORM_INT8 | CL_SNORM_INT8 | CL_SIGNED_INT8 | CL_UNSIGNED_INT8 => 1,
-        CL_UNORM_INT16 | CL_SNORM_INT16 | CL_SIGNED_INT16 | CL_UNSIGNED_INT16 | CL_HALF_FLOAT => 2,
-        CL_UNORM_SHORT_565 | CL_UNORM_SHORT_555 => 2,
-        _ => 4,
-    };
-    let comps: &'static [usize] = match order {
-        CL_A => &[3],
-        CL_RG => &[0, 1],
-        CL_RA => &[0, 3],
-        CL_RGB => &[0, 1, 2],
-        // sRGBx as written: alpha in its fourth byte (the CTS's reference).
-        CL_RGBA | CL_sRGBA | CL_sRGBx => &[0, 1, 2, 3],
-        CL_BGRA | CL_sBGRA => &[2, 1, 0, 3],
-        CL_ARGB => &[3, 0, 1, 2],
-        CL_ABGR => &[3, 2, 1, 0],
-        _ => &[0],
-    };
-    (size, comps)
-}
-
-fn texel_bytes(order: cl_channel_order, ty: cl_channel_type) -> usize {
-    let (size, comps) = layout(order, ty);
-    if matches!(
-        ty,
-        CL_UNORM_SHORT_565 | CL_UNORM_SHORT_555 | CL_UNORM_INT_101010
-    ) {
-        size
-    } else {
-        size * comps.len()
-    }
-}
-
-/// 7.4 then 7.7: the float colour a read returns for one texel's bytes.
-fn decode_f(order: cl_channel_order, ty: cl_channel_type, b: &[u8]) -> [f32; 4] {
-    let (size, comps) = layout(order, ty);
-    let word = |at: usize| -> u32 {
-        let mut w = [0u8; 4];
-        w[..size].copy_from_slice(&b[at..at + size]);
-        u32::from_le_bytes(w)
-    };
-    let mut c = [0.0, 0.0, 0.0, 1.0];
-    if ty == CL_UNORM_SHORT_565 {
-        let v = word(0);
-        return [
-            ((v >> 11) & 31) as f32 / 31.0,
-            ((v >> 5) & 63) as f32 / 63.0,
-            (v & 31) as f32 / 31.0,
-            1.0,
-        ];
-    }
-    for (j, &k) in comps.iter().enumerate() {
-        let raw = word(j * size);
-        c[k] = match ty {
-            CL_UNORM_INT8 => raw as f32 / 255.0,
-            CL_UNORM_INT16 => raw as f32 / 65535.0,
-            CL_SNORM_INT8 => (raw as u8 as i8 as f32 / 127.0).max(-1.0),
-            CL_SNORM_INT16 => (raw as u16 as i16 as f32 / 32767.0).max(-1.0),
-            CL_HALF_FLOAT => half_to_f32(raw as u16),
-            _ => f32::from_bits(raw),
-        };
-    }
-    match order {
-        CL_INTENSITY => [c[0]; 4],
-        CL_LUMINANCE => [c[0], c[0], c[0], 1.0],
-        _ => c,
-    }
-}
-
-/// 7.4 then 7.7 for integer formats: (signed or unsigned) 32-bit components.
-fn decode_i(order: cl_channel_order, ty: cl_channel_type, b: &[u8]) -> [i32; 4] {
-    let (size, comps) = layout(order, ty);
-    let mut c = [0, 0, 0, 1];
-    for (j, &k) in comps.iter().enumerate() {
-        let at = j * size;
-        c[k] = match ty {
-            CL_SIGNED_INT8 => i32::from(b[at] as i8),
-            CL_UNSIGNED_INT8 => i32::from(b[at]),
-            CL_SIGNED_INT16 => i32::from(i16::from_le_bytes([b[at], b[at + 1]])),
-            CL_UNSIGNED_INT16 => i32::from(u16::from_le_bytes([b[at], b[at + 1]])),
-            _ => i32::from_le_bytes(b[at..at + 4].try_into().unwrap()),
-        };
-    }
-    c
-}
-
-/// 7.4 conversion of a float colour into the bytes a write stores (round to nearest even,
-/// saturate).
-fn encode_f(order: cl_channel_order, ty: cl_channel_type, c: [f32; 4]) -> Vec<u8> {
-    let (size, comps) = layout(order, ty);
-    let mut out = Vec::new();
-    for &k in comps {
-        let x = c[k];
-        let v: u32 = match ty {
-            CL_UNORM_INT8 => (x * 255.0).clamp(0.0, 255.0).round_ties_even() as u32,
-            CL_UNORM_INT16 => (x * 65535.0).clamp(0.0, 65535.0).round_ties_even() as u32,
-            CL_SNORM_INT8 => (x * 127.0).clamp(-128.0, 127.0).round_ties_even() as i32 as u32,
-            CL_SNORM_INT16 => {
-                (x * 32767.0).clamp(-32768.0, 32767.0).round_ties_even() as i32 as u32
-            }
-            _ => x.to_bits(),
-        };
-        out.extend_from_slice(&v.to_le_bytes()[..size]);
-    }
-    out
-}
+// ---- Host reference: `ferrocl_testref::image`, from the environment spec, chapter 7 ----
 
 fn pattern(n: usize, seed: u32) -> Vec<u8> {
     let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(12345);
@@ -631,74 +453,14 @@ fn a_copy_kernel_moves_texels_unchanged() {
     release(dst);
 }
 
-// ---- Sampling: the host sampler of 7.2-7.3 ----
+// ---- Sampling: the host sampler of 7.2-7.3 (`ferrocl_testref::image::sample`) ----
 
-#[derive(Clone, Copy, Debug)]
-struct SamplerSpec {
-    normalized: bool,
-    addressing: cl_addressing_mode,
-    linear: bool,
-}
-
-/// Texel indices and weight along one dimension of `size` for coordinate `s` (7.3), each
-/// index None when it falls in the CL_ADDRESS_CLAMP border.
-fn taps(sp: SamplerSpec, s: f32, size: usize) -> Vec<(Option<usize>, f32)> {
-    let n = size as f32;
-    let wrap = sp.normalized && sp.addressing == CL_ADDRESS_REPEAT;
-    let mirror = sp.normalized && sp.addressing == CL_ADDRESS_MIRRORED_REPEAT;
-    let u = if wrap {
-        (s - s.floor()) * n
-    } else if mirror {
-        let r = 2.0 * (0.5 * s).round_ties_even();
-        (s - r).abs() * n
-    } else if sp.normalized {
-        s * n
-    } else {
-        s
-    };
-    let fix = |i: i64| -> Option<usize> {
-        let last = size as i64 - 1;
-        if wrap {
-            Some(if i < 0 {
-                i + size as i64
-            } else if i > last {
-                i - size as i64
-            } else {
-                i
-            } as usize)
-        } else if mirror {
-            Some(i.clamp(0, last) as usize)
-        } else if sp.addressing == CL_ADDRESS_CLAMP {
-            (0..=last).contains(&i).then_some(i as usize)
-        } else {
-            Some(i.clamp(0, last) as usize)
-        }
-    };
-    if sp.linear {
-        let v = u - 0.5;
-        let i0 = v.floor() as i64;
-        let a = v - v.floor();
-        vec![(fix(i0), 1.0 - a), (fix(i0 + 1), a)]
-    } else {
-        vec![(fix(u.floor() as i64), 1.0)]
-    }
-}
-
-fn sample_ref(texels: &[[f32; 4]], sp: SamplerSpec, s: f32, t: f32) -> [f32; 4] {
-    let border_alpha = 0.0; // RGBA has alpha: the border is (0, 0, 0, 0)
-    let mut out = [0.0f32; 4];
-    for (i, wi) in taps(sp, s, W) {
-        for (j, wj) in taps(sp, t, H) {
-            let c = match (i, j) {
-                (Some(i), Some(j)) => texels[j * W + i],
-                _ => [0.0, 0.0, 0.0, border_alpha],
-            };
-            for k in 0..4 {
-                out[k] += c[k] * wi * wj;
-            }
-        }
-    }
-    out
+fn sample_ref(texels: &[[f32; 4]], sp: Sampler, s: f32, t: f32) -> [f32; 4] {
+    // RGBA has alpha: the border is (0, 0, 0, 0).
+    sample(sp, &[s, t], &[W, H], border_color(CL_RGBA), |i| {
+        texels[i[1] * W + i[0]]
+    })
+    .expect("7.2 defines every read of this test")
 }
 
 #[test]
@@ -778,9 +540,9 @@ fn sampled_reads_follow_every_addressing_mode_and_filter() {
         };
         for &addressing in modes {
             for linear in [false, true] {
-                let sp = SamplerSpec {
+                let sp = Sampler {
                     normalized: normalized_coords,
-                    addressing,
+                    addressing: Addressing::of(addressing),
                     linear,
                 };
                 let mut err = 0;

@@ -7,12 +7,15 @@
 //! driver wrongly accepts is stopped instead of holding the workers forever.
 
 mod common;
+#[path = "common/images.rs"]
+mod image_helpers;
 
 use std::ffi::{c_void, CString};
 use std::ptr::{null, null_mut};
 use std::sync::Once;
 
 use common::*;
+use image_helpers::*;
 use opencl3::kernel::Kernel;
 use opencl_sys::*;
 
@@ -33,15 +36,6 @@ extern "C" {
         wait: *const cl_event,
         ev: *mut cl_event,
     ) -> cl_int;
-    fn clCreateImage(
-        c: cl_context,
-        f: cl_mem_flags,
-        fmt: *const cl_image_format,
-        desc: *const cl_image_desc,
-        host: *mut c_void,
-        err: *mut cl_int,
-    ) -> cl_mem;
-    fn clReleaseMemObject(m: cl_mem) -> cl_int;
     fn clSetKernelArg(k: cl_kernel, i: cl_uint, size: usize, v: *const c_void) -> cl_int;
     fn clEnqueueSVMMemcpy(
         q: cl_command_queue,
@@ -336,24 +330,13 @@ fn image(
             null_mut()
         },
     };
-    let mut err = 0;
-    // SAFETY: a valid context, format and description; no host pointer.
-    let m = unsafe {
-        clCreateImage(
-            env.context.get(),
-            CL_MEM_READ_WRITE,
-            &format,
-            &desc,
-            null_mut(),
-            &mut err,
-        )
-    };
+    let m = create(env, CL_MEM_READ_WRITE, &format, &desc, null_mut());
     expect(
-        err,
+        m.err().unwrap_or(CL_SUCCESS),
         CL_SUCCESS,
         &format!("clCreateImage({image_type:#x}, {order:#x})"),
     );
-    m
+    m.unwrap()
 }
 
 #[test]
@@ -362,8 +345,8 @@ fn an_image_of_another_type_than_the_argument_is_refused() {
     if env.other_icd {
         return;
     }
-    let extensions = check(cl(env.device.extensions()), "CL_DEVICE_EXTENSIONS");
-    let depth = extensions.contains("cl_khr_depth_images");
+    let depth = env.has_extension("cl_khr_depth_images");
+    assert!(depth, "Ferrocl reports cl_khr_depth_images with images on");
     let program = env.program_from_source(IMAGE_KERNELS, "");
     let backing = env.buffer_filled(64, 0f32);
     // (index in IMAGE_ARGUMENTS, image)
@@ -405,8 +388,7 @@ fn an_image_of_another_type_than_the_argument_is_refused() {
         }
     }
     for (_, img) in images {
-        // SAFETY: an image made above.
-        unsafe { clReleaseMemObject(img) };
+        release(img);
     }
 }
 

@@ -9,6 +9,8 @@
 //!   Against another ICD the tests run where it reports the extension.
 
 mod common;
+#[path = "common/images.rs"]
+mod image_helpers;
 
 use std::ffi::CString;
 use std::ptr;
@@ -16,6 +18,7 @@ use std::ptr;
 use std::ffi::c_void;
 
 use common::*;
+use image_helpers::*;
 use opencl3::types::cl_version;
 use opencl_sys::*;
 
@@ -29,28 +32,6 @@ extern "C" {
         v: *mut c_void,
         ret: *mut usize,
     ) -> cl_int;
-    fn clCreateImage(
-        c: cl_context,
-        f: cl_mem_flags,
-        fmt: *const cl_image_format,
-        desc: *const cl_image_desc,
-        host: *mut c_void,
-        err: *mut cl_int,
-    ) -> cl_mem;
-    fn clReleaseMemObject(m: cl_mem) -> cl_int;
-    fn clEnqueueReadImage(
-        q: cl_command_queue,
-        m: cl_mem,
-        blocking: cl_bool,
-        origin: *const usize,
-        region: *const usize,
-        row: usize,
-        slice: usize,
-        ptr: *mut c_void,
-        n: cl_uint,
-        wait: *const cl_event,
-        ev: *mut cl_event,
-    ) -> cl_int;
     fn clGetKernelSubGroupInfo(
         k: cl_kernel,
         d: cl_device_id,
@@ -61,11 +42,6 @@ extern "C" {
         v: *mut c_void,
         ret: *mut usize,
     ) -> cl_int;
-}
-
-fn has_extension(env: &Env, name: &str) -> bool {
-    let extensions = check(cl(env.device.extensions()), "CL_DEVICE_EXTENSIONS");
-    extensions.split_whitespace().any(|e| e == name)
 }
 
 /// The version CL_DEVICE_EXTENSIONS_WITH_VERSION gives `name`, if listed.
@@ -346,15 +322,14 @@ fn extended_async_copies_are_reported() {
     if env.other_icd {
         return;
     }
-    assert!(has_extension(&env, ASYNC));
+    assert!(env.has_extension(ASYNC));
     assert_eq!(extension_version(&env, ASYNC), Some(VERSION_1_0_0));
 }
 
 #[test]
 fn extended_async_copies_from_the_driver() {
     let env = Env::new();
-    if !has_extension(&env, ASYNC) {
-        eprintln!("skipping: the device lacks {ASYNC}");
+    if !env.extension_or_skip(ASYNC) {
         return;
     }
     let source = std::fs::read_to_string(kernel_source("extended_async_copies")).unwrap();
@@ -367,8 +342,7 @@ fn extended_async_copies_from_the_driver() {
 #[test]
 fn extended_async_copies_from_spirv() {
     let env = Env::new();
-    if !has_extension(&env, ASYNC) {
-        eprintln!("skipping: the device lacks {ASYNC}");
+    if !env.extension_or_skip(ASYNC) {
         return;
     }
     for opt in OPTS {
@@ -407,7 +381,7 @@ kernel void gather_2d(global const int *src, global int *out) {
 #[test]
 fn extended_async_copy_without_barriers() {
     let env = Env::new();
-    if !has_extension(&env, ASYNC) {
+    if !env.extension_or_skip(ASYNC) {
         return;
     }
     let program = env.program_from_source(GATHER, "-cl-std=CL1.2");
@@ -581,7 +555,7 @@ fn intel_subgroups_are_reported() {
         "cl_intel_required_subgroup_size",
         "cl_intel_spirv_subgroups",
     ] {
-        assert!(has_extension(&env, name), "{name}");
+        assert!(env.has_extension(name), "{name}");
         assert_eq!(extension_version(&env, name), Some(VERSION_1_0_0), "{name}");
     }
     let id = env.device.id();
@@ -766,8 +740,7 @@ fn intel_program_checks(env: &Env, program: &Program, what: &str) {
 #[test]
 fn intel_subgroups_from_the_driver() {
     let env = Env::new();
-    if !has_extension(&env, INTEL) {
-        eprintln!("skipping: the device lacks {INTEL}");
+    if !env.extension_or_skip(INTEL) {
         return;
     }
     let source = std::fs::read_to_string(kernel_source("intel_subgroups")).unwrap();
@@ -780,8 +753,7 @@ fn intel_subgroups_from_the_driver() {
 #[test]
 fn intel_subgroups_from_spirv() {
     let env = Env::new();
-    if !has_extension(&env, INTEL) {
-        eprintln!("skipping: the device lacks {INTEL}");
+    if !env.extension_or_skip(INTEL) {
         return;
     }
     let language = ["-cl-std=CL1.2"];
@@ -873,7 +845,7 @@ kernel void small(global int *p) { p[get_global_id(0)] = 1; }
 #[test]
 fn intel_kernel_queries() {
     let env = Env::new();
-    if env.other_icd || !has_extension(&env, INTEL) {
+    if env.other_icd || !env.extension_or_skip(INTEL) {
         return;
     }
     let source = std::fs::read_to_string(kernel_source("intel_subgroups")).unwrap();
@@ -899,7 +871,7 @@ fn intel_kernel_queries() {
 #[test]
 fn other_required_sub_group_sizes_fail_the_build() {
     let env = Env::new();
-    if env.other_icd || !has_extension(&env, INTEL) {
+    if env.other_icd || !env.extension_or_skip(INTEL) {
         return;
     }
     for size in [1, 8, 16, 32] {
@@ -979,20 +951,15 @@ fn image_2d(
         num_samples: 0,
         buffer: ptr::null_mut(),
     };
-    let mut err = 0;
-    // SAFETY: valid context; `bytes` covers the image and is copied during the call.
-    let m = unsafe {
-        clCreateImage(
-            env.context.get(),
-            flags | CL_MEM_COPY_HOST_PTR,
-            &format,
-            &desc,
-            bytes.as_mut_ptr().cast(),
-            &mut err,
-        )
-    };
-    assert_eq!(err, CL_SUCCESS, "clCreateImage");
-    m
+    // `bytes` covers the image and is copied during the call.
+    create(
+        env,
+        flags | CL_MEM_COPY_HOST_PTR,
+        &format,
+        &desc,
+        bytes.as_mut_ptr().cast(),
+    )
+    .expect("clCreateImage")
 }
 
 /// Image block reads and writes against the host: a read is the raw uint at byte
@@ -1009,7 +976,7 @@ fn intel_image_block_reads_and_writes() {
         return;
     }
     let env = Env::new();
-    if !has_extension(&env, INTEL) || env.other_icd {
+    if env.other_icd || !env.extension_or_skip(INTEL) {
         return;
     }
     let program = env.program_from_source(IMAGE_BLOCKS, "-cl-std=CL1.2");
@@ -1047,23 +1014,10 @@ fn intel_image_block_reads_and_writes() {
             let got = env.read(&out, 12);
             let mut got_dst = vec![0u8; row * height];
             let region = [width, height, 1];
-            // SAFETY: blocking read of the whole image into `got_dst`, tightly packed.
-            let r = unsafe {
-                clEnqueueReadImage(
-                    env.queue.get(),
-                    dst_img,
-                    CL_TRUE,
-                    [0usize; 3].as_ptr(),
-                    region.as_ptr(),
-                    0,
-                    0,
-                    got_dst.as_mut_ptr().cast(),
-                    0,
-                    ptr::null(),
-                    ptr::null_mut(),
-                )
-            };
-            assert_eq!(r, CL_SUCCESS);
+            check(
+                read_into(&env, dst_img, [0; 3], region, 0, 0, &mut got_dst),
+                "clEnqueueReadImage",
+            );
             let mut want_dst = vec![0u8; row * height];
             let read = |bx: i64, r: i64| -> u32 {
                 let r = r.clamp(0, height as i64 - 1) as usize;
@@ -1097,11 +1051,9 @@ fn intel_image_block_reads_and_writes() {
                 got_dst, want_dst,
                 "esz {esz}, ({x}, {y}): the written image"
             );
-            // SAFETY: a live handle.
-            assert_eq!(unsafe { clReleaseMemObject(dst_img) }, CL_SUCCESS);
+            release(dst_img);
         }
-        // SAFETY: a live handle.
-        assert_eq!(unsafe { clReleaseMemObject(src_img) }, CL_SUCCESS);
+        release(src_img);
     }
 }
 
@@ -1128,7 +1080,7 @@ fn intel_subgroups_follow_the_sub_group_switch() {
         "cl_intel_required_subgroup_size",
         "cl_intel_spirv_subgroups",
     ] {
-        assert!(!has_extension(&env, name), "{name}");
+        assert!(!env.has_extension(name), "{name}");
         assert_eq!(extension_version(&env, name), None, "{name}");
     }
     let sizes = opencl3::device::get_device_data(env.device.id(), CL_DEVICE_SUB_GROUP_SIZES_INTEL)
@@ -1145,7 +1097,7 @@ fn intel_subgroups_follow_the_sub_group_switch() {
     assert_eq!(code, CL_BUILD_PROGRAM_FAILURE);
     assert!(log.contains("INTEL"), "{log}");
     // Named barriers go with them.
-    assert!(!has_extension(&env, NAMED));
+    assert!(!env.has_extension(NAMED));
     let count =
         opencl3::device::get_device_data(env.device.id(), CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR)
             .expect("CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR");
@@ -1176,7 +1128,7 @@ fn named_barriers_are_reported() {
     if env.other_icd {
         return;
     }
-    assert!(has_extension(&env, NAMED));
+    assert!(env.has_extension(NAMED));
     assert_eq!(extension_version(&env, NAMED), Some(VERSION_1_0_0));
     let id = env.device.id();
     let count = opencl3::device::get_device_data(id, CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR)
@@ -1197,7 +1149,7 @@ fn named_barriers_are_reported() {
 #[test]
 fn named_barriers_synchronise_their_sub_groups() {
     let env = Env::new();
-    if env.other_icd || !has_extension(&env, NAMED) {
+    if env.other_icd || !env.extension_or_skip(NAMED) {
         return;
     }
     let il = assemble("named_barriers", &named_barriers_spvasm(), "spv1.1");
@@ -1224,7 +1176,7 @@ fn named_barriers_synchronise_their_sub_groups() {
 #[test]
 fn named_barrier_modules_are_checked() {
     let env = Env::new();
-    if env.other_icd || !has_extension(&env, NAMED) {
+    if env.other_icd || !env.extension_or_skip(NAMED) {
         return;
     }
     let text = named_barriers_spvasm();
@@ -1254,7 +1206,7 @@ fn named_barrier_modules_are_checked() {
 #[test]
 fn an_unreachable_named_barrier_count_does_not_hang() {
     let env = Env::new();
-    if env.other_icd || !has_extension(&env, NAMED) {
+    if env.other_icd || !env.extension_or_skip(NAMED) {
         return;
     }
     let text = named_barriers_spvasm().replacen(

@@ -23,7 +23,6 @@ pub mod program;
 pub mod program_cache;
 pub mod queue;
 pub mod sampler;
-pub mod sampling;
 pub mod settings;
 pub mod svm;
 pub mod tiering;
