@@ -64,13 +64,7 @@ kernel void float_atomics(global atomic_float* sum, global atomic_float* lo,
 #[test]
 fn concurrent_float_atomics_are_exact() {
     let env = Env::new();
-    if !env
-        .device
-        .extensions()
-        .unwrap()
-        .contains("cl_ext_float_atomics")
-    {
-        eprintln!("not checked: the device does not report cl_ext_float_atomics");
+    if !env.extension_or_skip("cl_ext_float_atomics") {
         return;
     }
     // CL_DEVICE_{SINGLE,DOUBLE}_FP_ATOMIC_CAPABILITIES_EXT (0x4231, 0x4232): load/store, add

@@ -59,8 +59,8 @@ kernel void spaces_with_barrier(global int* out, local int* larg) {
 #[test]
 fn pointers_know_their_address_space() {
     let env = Env::new();
-    if !env.device.generic_address_space_support().unwrap_or(false) {
-        eprintln!("not checked: the device has no generic address space");
+    let generic = env.device.generic_address_space_support().unwrap_or(false);
+    if !env.feature_or_skip("the generic address space", generic) {
         return;
     }
     let program = env.program_from_source(SOURCE, "-cl-std=CL3.0");
@@ -107,8 +107,8 @@ kernel __attribute__((vec_type_hint(uint2))) void nulls(global uint* results) {
 }
 "#;
     let env = Env::new();
-    if !env.device.generic_address_space_support().unwrap_or(false) {
-        eprintln!("not checked: the device has no generic address space");
+    let generic = env.device.generic_address_space_support().unwrap_or(false);
+    if !env.feature_or_skip("the generic address space", generic) {
         return;
     }
     for options in ["-cl-std=CL3.0", "-cl-std=CL3.0 -cl-opt-disable"] {

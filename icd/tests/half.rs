@@ -33,18 +33,14 @@ impl From<Mode> for Rounding {
     }
 }
 
-/// The value of a finite half (the host C compiler's conversion, `ferrocl-testref`).
-fn half_value(h: u16) -> f64 {
-    ferrocl_testref::f16_to_f64(h)
-}
-
-/// The value of any half, infinities and NaNs included.
+/// The value of any half, infinities and NaNs included (the host C compiler's conversion,
+/// `ferrocl-testref`).
 fn half_f64(h: u16) -> f64 {
     ferrocl_testref::f16_to_f64(h)
 }
 
 fn is_nan(h: u16) -> bool {
-    h & 0x7c00 == 0x7c00 && h & 0x3ff != 0
+    ferrocl_testref::f16_is_nan(h)
 }
 
 /// `x` rounded once to half in `mode`, by the host's libgcc (`ferrocl-testref`), which shares
@@ -79,14 +75,9 @@ fn padded<T: Copy>(mut xs: Vec<T>, fill: T) -> Vec<T> {
     xs
 }
 
-/// The f32 bits of vload_half(h): exact; NaNs quiet with their payload.
+/// The f32 bits of vload_half(h): exact; NaNs quiet with their payload (`ferrocl-testref`).
 fn widened(h: u16) -> u32 {
-    let sign = u32::from(h & 0x8000) << 16;
-    if h & 0x7c00 == 0x7c00 {
-        let quiet = if h & 0x3ff != 0 { 0x0040_0000 } else { 0 };
-        return sign | 0x7f80_0000 | quiet | (u32::from(h & 0x3ff) << 13);
-    }
-    (half_value(h) as f32).to_bits()
+    ferrocl_testref::f16_to_f32(h).to_bits()
 }
 
 #[test]
@@ -222,7 +213,7 @@ fn fma_exact(a: u16, b: u16, c: u16) -> u16 {
         if h == 0x7c00 {
             65536i128 << 48
         } else {
-            units(half_value(h)) << 24
+            units(half_f64(h)) << 24
         }
     };
     let (mut lo, mut hi) = (0u16, 0x7c00u16);
@@ -251,10 +242,7 @@ fn fma_exact(a: u16, b: u16, c: u16) -> u16 {
 #[test]
 fn half_arithmetic_is_correctly_rounded() {
     let env = Env::new();
-    let d = Device::new(device_id());
-    let ext = check(cl(d.extensions()), "CL_DEVICE_EXTENSIONS");
-    if !ext.split(' ').any(|e| e == "cl_khr_fp16") {
-        eprintln!("not checked: the device under test has no cl_khr_fp16");
+    if !env.extension_or_skip("cl_khr_fp16") {
         return;
     }
     let n = 1 << 17;

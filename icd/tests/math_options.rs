@@ -16,9 +16,9 @@ fn kernel(program: &Program, name: &str) -> Kernel {
 }
 
 /// The device's fp64 and fp16 extensions are on (the defaults): the kernel file uses both.
+/// Ferrocl must report them; another ICD without them skips the test.
 fn has_fp64_and_fp16(env: &Env) -> bool {
-    let ext = check(cl(env.device.extensions()), "CL_DEVICE_EXTENSIONS");
-    ext.contains("cl_khr_fp64") && ext.contains("cl_khr_fp16")
+    env.extension_or_skip("cl_khr_fp64") && env.extension_or_skip("cl_khr_fp16")
 }
 
 /// `icd/tests/kernels/math_options.cl` built by the driver's OpenCL C compiler with `options`.
@@ -99,8 +99,7 @@ fn single_precision_constant_makes_literals_float() {
     if env.other_icd {
         return;
     }
-    let ext = check(cl(env.device.extensions()), "CL_DEVICE_EXTENSIONS");
-    if !ext.contains("cl_khr_fp64") {
+    if !env.extension_or_skip("cl_khr_fp64") {
         return; // without fp64, double literals are float anyway
     }
     assert_eq!(macros(&env, "")[1..], [8, 8]);
@@ -163,25 +162,14 @@ fn run_mad(env: &Env, program: &Program) -> (Vec<f32>, Vec<f32>, Vec<f64>) {
     (scalar, vector, double)
 }
 
-/// The value of half encoding `h`.
+/// The value of half encoding `h` (`ferrocl-testref`: the host C compiler's conversion).
 fn half_value(h: u16) -> f64 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let (e, m) = (i32::from(h >> 10 & 0x1f), f64::from(h & 0x3ff));
-    assert!(e < 31, "finite halves only");
-    sign * if e == 0 {
-        m * 2f64.powi(-24)
-    } else {
-        (1024.0 + m) * 2f64.powi(e - 25)
-    }
+    ferrocl_testref::f16_to_f64(h)
 }
 
-/// `x` rounded to the nearest half (ties to even), for |x| below 65504.
+/// `x` rounded to the nearest half (ties to even).
 fn round_to_half(x: f64) -> f64 {
-    if x == 0.0 {
-        return x;
-    }
-    let q = 2f64.powi((x.abs().log2().floor() as i32 - 10).max(-24));
-    (x / q).round_ties_even() * q
+    ferrocl_testref::round_to_half(x)
 }
 
 /// mad on halves: with `fuse` the fma rounded once, else the rounded product plus c, rounded.
@@ -231,9 +219,7 @@ fn check_half_mad(env: &Env, program: &Program, fuse: bool, what: &str) {
 
 /// The encoding of half value `x` (exactly a half).
 fn half_bits(x: f64) -> u16 {
-    (0..=0xffffu16)
-        .find(|&h| h & 0x7c00 != 0x7c00 && half_value(h) == x && (x != 0.0 || h == 0))
-        .expect("a half value")
+    ferrocl_testref::f16_bits(x)
 }
 
 #[test]

@@ -159,42 +159,15 @@ fn uniform_arithmetic_cases(half: bool) -> Vec<(Op, Kind)> {
     cases
 }
 
-// ---- half precision on the host ----
+// ---- half precision on the host: the host C compiler's conversions (`ferrocl-testref`) ----
 
 fn half_f64(h: u16) -> f64 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let e = i32::from((h >> 10) & 0x1f);
-    let m = f64::from(h & 0x3ff);
-    sign * match e {
-        0x1f if m == 0.0 => f64::INFINITY,
-        0x1f => f64::NAN,
-        0 => m * 2f64.powi(-24),
-        _ => (1024.0 + m) * 2f64.powi(e - 25),
-    }
+    ferrocl_testref::f16_to_f64(h)
 }
 
-/// `x` rounded to the nearest half, ties to even (x is not NaN).
+/// `x` rounded to the nearest half, ties to even.
 fn f64_half(x: f64) -> u16 {
-    let sign: u16 = if x.is_sign_negative() { 0x8000 } else { 0 };
-    let a = x.abs();
-    // Binary search over the ordered positive encodings; 0x7c00 stands for 65536 (the
-    // rounding threshold of the largest half, 65504, is 65520).
-    let value = |h: u16| if h == 0x7c00 { 65536.0 } else { half_f64(h) };
-    let (mut lo, mut hi) = (0u16, 0x7c00u16);
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if value(mid) <= a {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    if a >= 65536.0 {
-        return sign | 0x7c00;
-    }
-    let mid = (value(lo) + value(hi)) / 2.0;
-    let up = a > mid || (a == mid && lo & 1 == 1);
-    sign | if up { hi } else { lo }
+    ferrocl_testref::f64_to_f16(x, ferrocl_testref::Rounding::NearestEven)
 }
 
 // ---- host references ----
@@ -563,11 +536,6 @@ fn check_three(env: &Env, kernel: &Kernel, what: &str, kind: Kind, op: Op, cut: 
     }
 }
 
-fn has_extension(env: &Env, name: &str) -> bool {
-    let extensions = check(cl(env.device.extensions()), "CL_DEVICE_EXTENSIONS");
-    extensions.split_whitespace().any(|e| e == name)
-}
-
 fn build_il(env: &Env, il: &[u8]) -> Program {
     let program = check(
         cl(Program::create_from_il(&env.context, il)),
@@ -598,7 +566,7 @@ fn device_reports_uniform_arithmetic() {
     if env.other_icd {
         return;
     }
-    assert!(has_extension(&env, "cl_khr_work_group_uniform_arithmetic"));
+    assert!(env.has_extension("cl_khr_work_group_uniform_arithmetic"));
     let with_version = check(
         cl(env.device.extensions_with_version()),
         "CL_DEVICE_EXTENSIONS_WITH_VERSION",
@@ -802,7 +770,7 @@ fn uniform_arithmetic_from_spirv_assembly() {
         eprintln!("not checked: the ICD under test does not take SPIR-V");
         return;
     }
-    let half = has_extension(&env, "cl_khr_fp16");
+    let half = env.extension_or_skip("cl_khr_fp16");
     // Signedness does not exist in SPIR-V: one 32- and one 64-bit integer case per operation.
     let cases: Vec<(Op, Kind)> = uniform_arithmetic_cases(half)
         .into_iter()
@@ -810,7 +778,7 @@ fn uniform_arithmetic_from_spirv_assembly() {
         .collect();
     let mut scopes = vec![(2, usize::MAX)];
     // cl_khr_subgroups lets every group instruction take Subgroup scope (env 5.2.11).
-    if has_extension(&env, "cl_khr_subgroups") {
+    if env.extension_or_skip("cl_khr_subgroups") {
         scopes.push((3, SUB_GROUP_SIZE));
     }
     for (scope, cut) in scopes {
@@ -865,11 +833,10 @@ fn uniform_arithmetic_source(cases: &[(Op, Kind)]) -> String {
 #[test]
 fn uniform_arithmetic_from_opencl_c() {
     let env = Env::new();
-    if env.other_icd || !has_extension(&env, "cl_khr_work_group_uniform_arithmetic") {
-        eprintln!("not checked: the device lacks cl_khr_work_group_uniform_arithmetic");
+    if env.other_icd || !env.extension_or_skip("cl_khr_work_group_uniform_arithmetic") {
         return;
     }
-    let cases = uniform_arithmetic_cases(has_extension(&env, "cl_khr_fp16"));
+    let cases = uniform_arithmetic_cases(env.extension_or_skip("cl_khr_fp16"));
     let program = env.program_from_source(&uniform_arithmetic_source(&cases), "-cl-std=CL3.0");
     for &(op, kind) in &cases {
         let name = format!("{}_{}", op.cl_name(), kind.cl_name());
@@ -902,7 +869,7 @@ fn collectives_from_opencl_c_at_both_recipes() {
         eprintln!("not checked: the ICD under test has no work-group collective functions");
         return;
     }
-    let half = has_extension(&env, "cl_khr_fp16");
+    let half = env.extension_or_skip("cl_khr_fp16");
     let mut kinds = vec![
         Kind::I32,
         Kind::U32,

@@ -428,10 +428,7 @@ fn sub_groups_per_work_group_bounds_the_local_size() {
         return;
     }
     let env = Env::new();
-    let sub_groups = check(cl(env.device.extensions()), "CL_DEVICE_EXTENSIONS");
-    if !sub_groups.contains("cl_khr_subgroups") {
-        return; // FERROCL_SUBGROUPS=off
-    }
+    assert!(env.has_extension("cl_khr_subgroups"));
     let program =
         try_build_il(&env, &assemble_file("subgroup_dispatch", "spv1.3"), "").expect("builds");
     let k = kernel(&program, "fixed");

@@ -209,6 +209,31 @@ impl Env {
         }
     }
 
+    /// Whether the device reports extension `name`.
+    pub fn has_extension(&self, name: &str) -> bool {
+        let extensions = check(cl(self.device.extensions()), "CL_DEVICE_EXTENSIONS");
+        extensions.split_whitespace().any(|e| e == name)
+    }
+
+    /// For a test of extension `name`: true when the device reports it. Ferrocl reports every
+    /// extension the suite tests, so there a missing one fails the test (it must never pass
+    /// unchecked); another ICD (`FERROCL_TEST_PLATFORM_ICD`) may lack it, and the test is
+    /// skipped with a line saying so (false).
+    pub fn extension_or_skip(&self, name: &str) -> bool {
+        self.feature_or_skip(name, self.has_extension(name))
+    }
+
+    /// As `extension_or_skip`, for an optional feature the caller has queried (`what` names
+    /// it): false (skip) only on another ICD, a failure on Ferrocl.
+    pub fn feature_or_skip(&self, what: &str, present: bool) -> bool {
+        if present {
+            return true;
+        }
+        assert!(self.other_icd, "Ferrocl does not report {what}");
+        eprintln!("skipped: the device of {OTHER_ICD_VAR} lacks {what}");
+        false
+    }
+
     /// Builds `icd/tests/kernels/<file>.cl` in its language (`language_of`) with the given
     /// recipe; panics with the build log.
     pub fn program(&self, file: &str, opt: Opt) -> Program {
