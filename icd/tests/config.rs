@@ -938,15 +938,13 @@ fn on_off_settings_take_every_spelling() {
     }
 }
 
-/// The feature registry (`ferrocl_runtime::features`) and the device's answers agree, in
-/// every configuration of the switches: the extension lists with their versions, the OpenCL C
-/// features, the SPIR-V capabilities, the queries each feature changes (zero while it is off),
-/// and clang's view of OpenCL C (every extension and feature macro defined exactly when on, and
-/// the macros of features that are off, such as `__IMAGE_SUPPORT__`, undefined).
+/// The device's answers in every configuration of the switches, against the fixed expectations
+/// below (not against `ferrocl_runtime::features`, the registry the answers are derived from):
+/// the extension lists with their versions, the OpenCL C features, the SPIR-V capabilities, the
+/// queries a feature zeroes while it is off, and clang's view of OpenCL C (every extension and
+/// feature macro defined exactly when on, `__IMAGE_SUPPORT__` exactly with images).
 #[test]
 fn the_feature_registry_agrees_with_the_answers() {
-    use ferrocl_runtime::features;
-    use ferrocl_runtime::settings::Settings;
     const CONFIGS: &[&[(&str, &str)]] = &[
         &[],
         &[("FERROCL_FP64", "off")],
@@ -969,14 +967,17 @@ fn the_feature_registry_agrees_with_the_answers() {
     }
     let index: usize = std::env::var(INDEX).unwrap().parse().unwrap();
     let vars = CONFIGS[index];
-    let settings = Settings::parse(
-        |k| {
-            vars.iter()
-                .find(|(n, _)| *n == k)
-                .map(|(_, v)| v.to_string())
-        },
-        |w| panic!("{w}"),
-    );
+    let set = |var: &str, value: &str| vars.iter().any(|&(n, v)| n == var && v == value);
+    let on = |needs: Needs| match needs {
+        Needs::Nothing => true,
+        Needs::Fp64 => !set("FERROCL_FP64", "off"),
+        Needs::Fp16 => !set("FERROCL_FP16", "off"),
+        Needs::SubGroups => !set("FERROCL_SUBGROUPS", "off"),
+        Needs::Embedded => set("FERROCL_PROFILE", "embedded"),
+        Needs::Svm => !set("FERROCL_SVM", "off"),
+        Needs::Images => !set("FERROCL_IMAGES", "off"),
+    };
+    let version = |[major, minor, patch]: [u32; 3]| (major << 22) | (minor << 12) | patch;
     let d = device();
     let id = d.id();
     let raw = |param: u32| opencl3::device::get_device_data(id, param).unwrap();
@@ -990,74 +991,247 @@ fn the_feature_registry_agrees_with_the_answers() {
             })
             .collect()
     };
-    let want_extensions: Vec<(String, u32)> = features::enabled(&settings)
-        .flat_map(|f| f.extensions)
-        .map(|e| (e.name.to_owned(), e.version))
+    let sorted = |mut v: Vec<(String, u32)>| {
+        v.sort();
+        v
+    };
+    let reported = name_versions(opencl3::device::CL_DEVICE_EXTENSIONS_WITH_VERSION);
+    let want_extensions: Vec<(String, u32)> = EXPECTED_EXTENSIONS
+        .iter()
+        .filter(|e| on(e.3))
+        .map(|e| (e.0.to_owned(), version(e.1)))
         .collect();
     assert_eq!(
-        name_versions(opencl3::device::CL_DEVICE_EXTENSIONS_WITH_VERSION),
-        want_extensions
+        sorted(reported.clone()),
+        sorted(want_extensions),
+        "CL_DEVICE_EXTENSIONS_WITH_VERSION with {vars:?}"
     );
+    // The plain list names the same extensions in the same order.
     let listed = check(cl(d.extensions()), "CL_DEVICE_EXTENSIONS");
-    let names: Vec<&str> = want_extensions.iter().map(|(n, _)| n.as_str()).collect();
+    let names: Vec<&str> = reported.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(listed.split_whitespace().collect::<Vec<_>>(), names);
-    let want_features: Vec<(String, u32)> = features::enabled(&settings)
-        .flat_map(|f| f.opencl_c_features)
-        .map(|&(n, v)| (n.to_owned(), v))
+    let want_features: Vec<(String, u32)> = EXPECTED_OPENCL_C_FEATURES
+        .iter()
+        .filter(|f| on(f.2))
+        .map(|f| (f.0.to_owned(), version([f.1, 0, 0])))
         .collect();
     assert_eq!(
-        name_versions(opencl3::device::CL_DEVICE_OPENCL_C_FEATURES),
-        want_features
+        sorted(name_versions(opencl3::device::CL_DEVICE_OPENCL_C_FEATURES)),
+        sorted(want_features),
+        "CL_DEVICE_OPENCL_C_FEATURES with {vars:?}"
     );
     let capabilities: Vec<u32> = raw(opencl_sys::CL_DEVICE_SPIRV_CAPABILITIES_KHR)
         .chunks_exact(4)
         .map(|c| u32::from_ne_bytes(c.try_into().unwrap()))
         .collect();
-    for f in features::FEATURES {
-        let on = f.switch.is_on(&settings);
-        for cap in f.spirv_capabilities {
-            assert_eq!(
-                capabilities.contains(&(*cap as u32)),
-                on,
-                "{}: {cap:?}",
-                f.name
-            );
-        }
-        for &info in f.device_info {
-            let answer = raw(info);
-            assert_eq!(
-                answer.iter().any(|&b| b != 0),
-                on,
-                "{}: query {info:#x}",
-                f.name
-            );
-        }
+    for &(name, number, needs) in EXPECTED_CAPABILITIES {
+        assert_eq!(
+            capabilities.contains(&number),
+            on(needs),
+            "capability {name} ({number}) with {vars:?}"
+        );
+    }
+    for &(query, needs) in EXPECTED_NONZERO_QUERIES {
+        assert_eq!(
+            raw(query).iter().any(|&b| b != 0),
+            on(needs),
+            "query {query:#x} with {vars:?}"
+        );
     }
     // Clang's view, through the driver's OpenCL C compiler.
+    let macros = EXPECTED_EXTENSIONS
+        .iter()
+        .filter(|e| e.2)
+        .map(|e| (e.0, e.3))
+        .chain(EXPECTED_OPENCL_C_FEATURES.iter().map(|f| (f.0, f.2)))
+        .chain([("__IMAGE_SUPPORT__", Needs::Images)]);
     let mut probe = String::new();
-    for f in features::FEATURES {
-        let on = f.switch.is_on(&settings);
-        let macros = f
-            .extensions
-            .iter()
-            .filter(|e| e.opencl_c)
-            .map(|e| e.name)
-            .chain(f.opencl_c_features.iter().map(|(n, _)| *n))
-            .chain(f.clang_defines.iter().copied());
-        for m in macros {
-            let test = if on { "ifndef" } else { "ifdef" };
-            probe.push_str(&format!("#{test} {m}\n#error {m} {test}\n#endif\n"));
-        }
+    for (m, needs) in macros {
+        let test = if on(needs) { "ifndef" } else { "ifdef" };
+        probe.push_str(&format!("#{test} {m}\n#error {m} {test}\n#endif\n"));
     }
     probe.push_str("kernel void k(global int *p) { p[0] = 1; }\n");
     let env = Env::new();
     if let Err(log) = env.try_program_from_source(&probe, "-cl-std=CL3.0") {
-        panic!("clang's view differs from the registry:\n{log}");
+        panic!("clang's view differs from the expectations:\n{log}");
     }
 }
 
-/// `FERROCL_SVM=coarse` reports coarse-grain buffers only and holds applications to them:
-/// fine-grain allocations and host pointers as kernel arguments are refused.
+/// Which setting an expected answer depends on (the defaults and the settings as the README
+/// documents them: everything on, the full profile).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Needs {
+    Nothing,
+    /// Off with `FERROCL_FP64=off`.
+    Fp64,
+    /// Off with `FERROCL_FP16=off`.
+    Fp16,
+    /// Off with `FERROCL_SUBGROUPS=off`.
+    SubGroups,
+    /// Only with `FERROCL_PROFILE=embedded`.
+    Embedded,
+    /// Off with `FERROCL_SVM=off`.
+    Svm,
+    /// Off with `FERROCL_IMAGES=off`.
+    Images,
+}
+
+/// The extensions the device reports: name, version (the extension specification's), whether
+/// it is an OpenCL C language extension (its macro defined by clang), and what it needs.
+/// Fixed values written down here, not read from the feature registry the answers come from.
+#[rustfmt::skip]
+const EXPECTED_EXTENSIONS: &[(&str, [u32; 3], bool, Needs)] = &[
+    ("cl_khr_icd", [1, 0, 0], false, Needs::Nothing),
+    ("cl_khr_il_program", [1, 0, 0], false, Needs::Nothing),
+    ("cl_khr_byte_addressable_store", [1, 0, 0], true, Needs::Nothing),
+    ("cl_khr_global_int32_base_atomics", [1, 0, 0], true, Needs::Nothing),
+    ("cl_khr_global_int32_extended_atomics", [1, 0, 0], true, Needs::Nothing),
+    ("cl_khr_local_int32_base_atomics", [1, 0, 0], true, Needs::Nothing),
+    ("cl_khr_local_int32_extended_atomics", [1, 0, 0], true, Needs::Nothing),
+    ("cl_khr_int64_base_atomics", [1, 0, 0], true, Needs::Nothing),
+    ("cl_khr_int64_extended_atomics", [1, 0, 0], true, Needs::Nothing),
+    ("cl_khr_suggested_local_work_size", [1, 0, 0], false, Needs::Nothing),
+    ("cl_khr_spirv_no_integer_wrap_decoration", [1, 0, 0], false, Needs::Nothing),
+    ("cl_khr_spirv_linkonce_odr", [1, 0, 0], false, Needs::Nothing),
+    ("cl_khr_spirv_queries", [1, 0, 0], false, Needs::Nothing),
+    ("cl_khr_extended_versioning", [1, 0, 0], false, Needs::Nothing),
+    ("cl_khr_device_uuid", [1, 0, 0], false, Needs::Nothing),
+    ("cl_khr_create_command_queue", [1, 0, 0], false, Needs::Nothing),
+    ("cl_khr_priority_hints", [1, 0, 0], false, Needs::Nothing),
+    ("cl_khr_throttle_hints", [1, 0, 0], false, Needs::Nothing),
+    ("cl_khr_command_buffer", [0, 9, 8], false, Needs::Nothing),
+    ("cl_khr_command_buffer_mutable_dispatch", [0, 9, 5], false, Needs::Nothing),
+    ("cl_ext_float_atomics", [1, 0, 0], true, Needs::Nothing),
+    ("cl_khr_integer_dot_product", [2, 0, 0], true, Needs::Nothing),
+    ("cl_khr_kernel_clock", [1, 0, 0], true, Needs::Nothing),
+    ("cl_khr_extended_bit_ops", [1, 0, 0], true, Needs::Nothing),
+    ("cl_khr_expect_assume", [1, 0, 0], true, Needs::Nothing),
+    ("cl_khr_work_group_uniform_arithmetic", [1, 0, 0], true, Needs::Nothing),
+    ("cl_khr_extended_async_copies", [1, 0, 0], true, Needs::Nothing),
+    ("cl_khr_fp64", [1, 0, 0], true, Needs::Fp64),
+    ("cl_khr_fp16", [1, 0, 0], true, Needs::Fp16),
+    ("cles_khr_int64", [1, 0, 0], true, Needs::Embedded),
+    ("cl_khr_subgroups", [1, 0, 0], true, Needs::SubGroups),
+    ("cl_khr_subgroup_extended_types", [1, 0, 0], true, Needs::SubGroups),
+    ("cl_khr_subgroup_non_uniform_vote", [1, 0, 0], true, Needs::SubGroups),
+    ("cl_khr_subgroup_ballot", [1, 0, 0], true, Needs::SubGroups),
+    ("cl_khr_subgroup_non_uniform_arithmetic", [1, 0, 0], true, Needs::SubGroups),
+    ("cl_khr_subgroup_shuffle", [1, 0, 0], true, Needs::SubGroups),
+    ("cl_khr_subgroup_shuffle_relative", [1, 0, 0], true, Needs::SubGroups),
+    ("cl_khr_subgroup_clustered_reduce", [1, 0, 0], true, Needs::SubGroups),
+    ("cl_khr_subgroup_rotate", [1, 0, 0], true, Needs::SubGroups),
+    ("cl_khr_subgroup_named_barrier", [1, 0, 0], true, Needs::SubGroups),
+    ("cl_intel_subgroups", [1, 0, 0], true, Needs::SubGroups),
+    ("cl_intel_required_subgroup_size", [1, 0, 0], true, Needs::SubGroups),
+    ("cl_intel_spirv_subgroups", [1, 0, 0], false, Needs::SubGroups),
+    ("cl_khr_image2d_from_buffer", [1, 0, 0], false, Needs::Images),
+    ("cl_khr_depth_images", [1, 0, 0], true, Needs::Images),
+    ("cl_khr_3d_image_writes", [1, 0, 0], true, Needs::Images),
+    ("cl_khr_srgb_image_writes", [1, 0, 0], true, Needs::Images),
+    ("cl_khr_mipmap_image", [1, 0, 0], true, Needs::Images),
+    ("cl_khr_mipmap_image_writes", [1, 0, 0], true, Needs::Images),
+    ("cl_intel_unified_shared_memory", [1, 1, 0], false, Needs::Svm),
+];
+
+/// `CL_DEVICE_OPENCL_C_FEATURES`: name, major version, what it needs.
+#[rustfmt::skip]
+const EXPECTED_OPENCL_C_FEATURES: &[(&str, u32, Needs)] = &[
+    ("__opencl_c_int64", 3, Needs::Nothing),
+    ("__opencl_c_atomic_order_acq_rel", 3, Needs::Nothing),
+    ("__opencl_c_atomic_order_seq_cst", 3, Needs::Nothing),
+    ("__opencl_c_atomic_scope_device", 3, Needs::Nothing),
+    ("__opencl_c_generic_address_space", 3, Needs::Nothing),
+    ("__opencl_c_program_scope_global_variables", 3, Needs::Nothing),
+    ("__opencl_c_work_group_collective_functions", 3, Needs::Nothing),
+    ("__opencl_c_integer_dot_product_input_4x8bit", 2, Needs::Nothing),
+    ("__opencl_c_integer_dot_product_input_4x8bit_packed", 2, Needs::Nothing),
+    ("__opencl_c_kernel_clock_scope_device", 1, Needs::Nothing),
+    ("__opencl_c_kernel_clock_scope_work_group", 1, Needs::Nothing),
+    ("__opencl_c_fp64", 3, Needs::Fp64),
+    ("__opencl_c_subgroups", 3, Needs::SubGroups),
+    ("__opencl_c_images", 3, Needs::Images),
+    ("__opencl_c_3d_image_writes", 3, Needs::Images),
+    ("__opencl_c_read_write_images", 3, Needs::Images),
+    ("__opencl_c_atomic_scope_all_devices", 3, Needs::Svm),
+];
+
+/// SPIR-V capabilities (numbers of the SPIR-V specification) in
+/// `CL_DEVICE_SPIRV_CAPABILITIES_KHR` exactly when what they need is on.
+#[rustfmt::skip]
+const EXPECTED_CAPABILITIES: &[(&str, u32, Needs)] = &[
+    ("AtomicFloat32AddEXT", 6033, Needs::Nothing),
+    ("AtomicFloat32MinMaxEXT", 5612, Needs::Nothing),
+    ("DotProduct", 6019, Needs::Nothing),
+    ("DotProductInput4x8Bit", 6017, Needs::Nothing),
+    ("DotProductInput4x8BitPacked", 6018, Needs::Nothing),
+    ("ShaderClockKHR", 5055, Needs::Nothing),
+    ("BitInstructions", 6025, Needs::Nothing),
+    ("ExpectAssumeKHR", 5629, Needs::Nothing),
+    ("GroupUniformArithmeticKHR", 6400, Needs::Nothing),
+    ("Float64", 10, Needs::Fp64),
+    ("AtomicFloat64AddEXT", 6034, Needs::Fp64),
+    ("AtomicFloat64MinMaxEXT", 5613, Needs::Fp64),
+    ("Float16", 9, Needs::Fp16),
+    ("SubgroupDispatch", 58, Needs::SubGroups),
+    ("GroupNonUniform", 61, Needs::SubGroups),
+    ("GroupNonUniformVote", 62, Needs::SubGroups),
+    ("GroupNonUniformBallot", 64, Needs::SubGroups),
+    ("GroupNonUniformArithmetic", 63, Needs::SubGroups),
+    ("GroupNonUniformShuffle", 65, Needs::SubGroups),
+    ("GroupNonUniformShuffleRelative", 66, Needs::SubGroups),
+    ("GroupNonUniformClustered", 67, Needs::SubGroups),
+    ("GroupNonUniformRotateKHR", 6026, Needs::SubGroups),
+    ("NamedBarrier", 59, Needs::SubGroups),
+    ("SubgroupShuffleINTEL", 5568, Needs::SubGroups),
+    ("SubgroupBufferBlockIOINTEL", 5569, Needs::SubGroups),
+    ("SubgroupImageBlockIOINTEL", 5570, Needs::SubGroups),
+    ("ImageBasic", 13, Needs::Images),
+    ("ImageReadWrite", 14, Needs::Images),
+    ("LiteralSampler", 20, Needs::Images),
+    ("Sampled1D", 43, Needs::Images),
+    ("Image1D", 44, Needs::Images),
+    ("SampledBuffer", 46, Needs::Images),
+    ("ImageBuffer", 47, Needs::Images),
+    ("ImageMipmap", 15, Needs::Images),
+];
+
+/// Queries answered with zeros exactly when what they need is off.
+#[rustfmt::skip]
+const EXPECTED_NONZERO_QUERIES: &[(u32, Needs)] = &[
+    (opencl_sys::CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR, Needs::Nothing),
+    (opencl_sys::CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR, Needs::Nothing),
+    (opencl_sys::CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR, Needs::Nothing),
+    (opencl_sys::CL_DEVICE_DOUBLE_FP_CONFIG, Needs::Fp64),
+    (opencl_sys::CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE, Needs::Fp64),
+    (opencl_sys::CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE, Needs::Fp64),
+    (opencl_sys::CL_DEVICE_HALF_FP_CONFIG, Needs::Fp16),
+    (opencl_sys::CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF, Needs::Fp16),
+    (opencl_sys::CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF, Needs::Fp16),
+    (opencl_sys::CL_DEVICE_MAX_NUM_SUB_GROUPS, Needs::SubGroups),
+    (opencl_sys::CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS, Needs::SubGroups),
+    (opencl_sys::CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR, Needs::SubGroups),
+    (opencl_sys::CL_DEVICE_SUB_GROUP_SIZES_INTEL, Needs::SubGroups),
+    (opencl_sys::CL_DEVICE_IMAGE_SUPPORT, Needs::Images),
+    (opencl_sys::CL_DEVICE_MAX_READ_IMAGE_ARGS, Needs::Images),
+    (opencl_sys::CL_DEVICE_MAX_WRITE_IMAGE_ARGS, Needs::Images),
+    (opencl_sys::CL_DEVICE_MAX_READ_WRITE_IMAGE_ARGS, Needs::Images),
+    (opencl_sys::CL_DEVICE_MAX_SAMPLERS, Needs::Images),
+    (opencl_sys::CL_DEVICE_IMAGE2D_MAX_WIDTH, Needs::Images),
+    (opencl_sys::CL_DEVICE_IMAGE2D_MAX_HEIGHT, Needs::Images),
+    (opencl_sys::CL_DEVICE_IMAGE3D_MAX_WIDTH, Needs::Images),
+    (opencl_sys::CL_DEVICE_IMAGE3D_MAX_HEIGHT, Needs::Images),
+    (opencl_sys::CL_DEVICE_IMAGE3D_MAX_DEPTH, Needs::Images),
+    (opencl_sys::CL_DEVICE_IMAGE_MAX_BUFFER_SIZE, Needs::Images),
+    (opencl_sys::CL_DEVICE_IMAGE_MAX_ARRAY_SIZE, Needs::Images),
+    (opencl_sys::CL_DEVICE_IMAGE_PITCH_ALIGNMENT, Needs::Images),
+    (opencl_sys::CL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT, Needs::Images),
+    (opencl_sys::CL_DEVICE_SVM_CAPABILITIES, Needs::Svm),
+    (opencl_sys::CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL, Needs::Svm),
+    (opencl_sys::CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL, Needs::Svm),
+    (opencl_sys::CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL, Needs::Svm),
+    (opencl_sys::CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL, Needs::Svm),
+];
+
 #[test]
 fn svm_coarse_offers_coarse_grain_buffers_only() {
     use opencl_sys::*;
