@@ -117,7 +117,7 @@ fn same_f64(got: u64, want: f64) -> bool {
 }
 
 fn is_half_nan(h: u16) -> bool {
-    h & 0x7c00 == 0x7c00 && h & 0x3ff != 0
+    ferrocl_testref::f16_is_nan(h)
 }
 
 fn same_half(got: u16, want: u16) -> bool {

@@ -15,11 +15,6 @@ pub(super) enum HalfMode {
     Rtn,
 }
 
-/// Exact value of a finite half encoding (the host C compiler's conversion, `ferrocl-testref`).
-fn half_value(h: u16) -> f64 {
-    ferrocl_testref::f16_to_f64(h)
-}
-
 impl From<HalfMode> for ferrocl_testref::Rounding {
     fn from(mode: HalfMode) -> ferrocl_testref::Rounding {
         use ferrocl_testref::Rounding::*;
@@ -33,14 +28,9 @@ impl From<HalfMode> for ferrocl_testref::Rounding {
 }
 
 /// The f32 bits vload_half must produce: the exact value; infinities; NaNs quiet (as IEEE
-/// conversions return them) with the payload bits kept.
+/// conversions return them) with the payload bits kept (`ferrocl-testref`).
 fn widened_bits(h: u16) -> u32 {
-    let sign = u32::from(h & 0x8000) << 16;
-    if h & 0x7c00 == 0x7c00 {
-        let quiet = if h & 0x3ff != 0 { 0x0040_0000 } else { 0 };
-        return sign | 0x7f80_0000 | quiet | (u32::from(h & 0x3ff) << 13);
-    }
-    (half_value(h) as f32).to_bits()
+    ferrocl_testref::f16_to_f32(h).to_bits()
 }
 
 /// `x` rounded once to half in `mode`, by the host's libgcc (`ferrocl-testref`), which shares
@@ -253,7 +243,7 @@ fn half_arith_program(recipe: Recipe) -> &'static Program {
 }
 
 pub(super) fn is_half_nan(h: u16) -> bool {
-    h & 0x7c00 == 0x7c00 && h & 0x3ff != 0
+    ferrocl_testref::f16_is_nan(h)
 }
 
 /// Equal encodings, or both NaN (arithmetic may return any NaN).
@@ -261,19 +251,9 @@ fn same_half(got: u16, want: u16) -> bool {
     got == want || (is_half_nan(got) && is_half_nan(want))
 }
 
-/// Half value as f64, NaN and infinities included.
+/// Half value as f64, NaN and infinities included (`ferrocl-testref`).
 pub(super) fn half_f64(h: u16) -> f64 {
-    if h & 0x7c00 == 0x7c00 {
-        if h & 0x3ff != 0 {
-            return f64::NAN;
-        }
-        return if h & 0x8000 != 0 {
-            f64::NEG_INFINITY
-        } else {
-            f64::INFINITY
-        };
-    }
-    half_value(h)
+    ferrocl_testref::f16_to_f64(h)
 }
 
 /// Pseudo-random halves (every encoding equally likely).
@@ -314,7 +294,7 @@ fn fma_ref(a: u16, b: u16, c: u16) -> u16 {
         if h == 0x7c00 {
             65536i128 << 48
         } else {
-            units(half_value(h)) << 24
+            units(half_f64(h)) << 24
         }
     };
     let (mut lo, mut hi) = (0u16, 0x7c00u16);
