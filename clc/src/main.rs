@@ -234,6 +234,8 @@ fn compile(args: &Args) -> Result<(), String> {
             options: &options,
             extensions: &device.opencl_c_extensions(),
             undefine: &device.clang_undefines(),
+            preludes: &device.clang_preludes(),
+            spirv_extensions: &device.llvm_spirv_extensions(),
             debug_info: true,
             llvm_server: device.settings.llvm_server,
         }

@@ -22,7 +22,8 @@ mod translator_fixes;
 
 pub use llvm_codegen::{compile_object, wide_backend_available, wide_code_identity};
 pub use opencl_c::{
-    compile_opencl_c, opencl_c_compiler_available, CompiledOpenClC, OpenClC, OPENCL_C_TOOLS,
+    compile_opencl_c, opencl_c_compiler_available, CompiledOpenClC, OpenClC, Prelude,
+    OPENCL_C_TOOLS,
 };
 pub use options::{split_build_options, BuildRequest, MathOptions, Preprocessor, Refused};
 

@@ -37,16 +37,28 @@ loop(indvars,loop-unroll-full),instcombine,simplifycfg,gvn,instcombine";
 pub(crate) const OPT_DATA_LAYOUT: &str =
     "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-n8:16:32:64";
 
-/// OpenCL C extensions whose macro clang-15 does not define (it does not know their names),
-/// although it has what they bring: `cl_khr_expect_assume` is `__builtin_expect` and
-/// `__builtin_assume`, which llvm-spirv-15 translates with SPV_KHR_expect_assume.
-/// (`cl_khr_kernel_clock`, `cl_khr_work_group_uniform_arithmetic` and
-/// `cl_khr_extended_async_copies` get their macros from their preludes, with the built-ins
-/// clang-15 lacks.)
-/// `cl_khr_subgroup_named_barrier` has nothing in OpenCL C (its barriers are OpenCL C++'s and
-/// SPIR-V's), but the Khronos CTS expects its macro where the device reports it.
-const CLANG_15_MACROLESS_EXTENSIONS: &[&str] =
-    &["cl_khr_expect_assume", "cl_khr_subgroup_named_barrier"];
+/// What the recipe adds to clang-15 for a device feature it predates or half knows. The
+/// runtime's feature table names them per feature (its `clang_preludes` column) and the recipe
+/// writes the ones it is given: none is looked up by an extension's name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Prelude {
+    /// `-D<name>=1`: an OpenCL C extension whose macro clang-15 does not define (it does not
+    /// know the name) although it has what the extension brings (`cl_khr_expect_assume` is
+    /// `__builtin_expect` and `__builtin_assume`, which llvm-spirv-15 translates with
+    /// SPV_KHR_expect_assume), or that has nothing in OpenCL C but whose macro the Khronos CTS
+    /// expects where the device reports it (`cl_khr_subgroup_named_barrier`).
+    Macro(&'static str),
+    /// cl_khr_kernel_clock, device and work-group scope: [`kernel_clock_prelude`].
+    KernelClock,
+    /// cl_khr_work_group_uniform_arithmetic: [`uniform_arithmetic_prelude`].
+    WorkGroupUniformArithmetic,
+    /// cl_khr_extended_async_copies: [`extended_async_copies_prelude`].
+    ExtendedAsyncCopies,
+    /// cl_intel_subgroups and cl_intel_required_subgroup_size: [`intel_subgroups_prelude`].
+    IntelSubGroups,
+    /// Image constants clang-15's header lacks: [`images_prelude`].
+    ImageConstants,
+}
 
 /// `-cl-ext=-all,+a,+b`: everything off, then exactly `extensions` on.
 fn cl_ext_option(extensions: &[&str]) -> String {
@@ -83,18 +95,12 @@ const LLVM_SPIRV_15_EXTENSIONS: &[&str] = &[
     "SPV_INTEL_subgroups",
 ];
 
-/// llvm-spirv's `--spirv-ext` list: the SPIR-V extensions the frontend accepts that the translator
-/// knows; it uses none unless told. Sub-group rotation and the Intel sub-group instructions
-/// only when the device has them.
-fn spirv_ext_list(device_extensions: &[&str]) -> String {
-    let list: Vec<String> = ferrocl_frontend::SUPPORTED_EXTENSIONS
+/// llvm-spirv's `--spirv-ext` list: the device's SPIR-V extensions that the translator knows; it
+/// uses none unless told.
+fn spirv_ext_list(device_spirv_extensions: &[&str]) -> String {
+    let list: Vec<String> = device_spirv_extensions
         .iter()
         .filter(|e| LLVM_SPIRV_15_EXTENSIONS.contains(e))
-        .filter(|e| match **e {
-            "SPV_KHR_subgroup_rotate" => device_extensions.contains(&"cl_khr_subgroup_rotate"),
-            "SPV_INTEL_subgroups" => device_extensions.contains(&"cl_intel_subgroups"),
-            _ => true,
-        })
         .map(|e| format!("+{e}"))
         .collect();
     format!("-all,{}", list.join(","))
@@ -310,32 +316,24 @@ fn header_macros_prelude(extensions: &[&str]) -> Option<String> {
 }
 
 /// Image constants clang-15's header lacks: `CLK_UNORM_INT_101010_2` (OpenCL C 2.1, what
-/// `get_image_channel_data_type` returns for that format). None without images.
-fn images_prelude(extensions: &[&str]) -> Option<String> {
-    extensions.contains(&"__opencl_c_images").then(|| {
-        "#ifndef CLK_UNORM_INT_101010_2\n#define CLK_UNORM_INT_101010_2 0x10E0\n#endif\n".to_owned()
-    })
+/// `get_image_channel_data_type` returns for that format).
+fn images_prelude() -> String {
+    "#ifndef CLK_UNORM_INT_101010_2\n#define CLK_UNORM_INT_101010_2 0x10E0\n#endif\n".to_owned()
 }
 
-/// cl_khr_kernel_clock for clang-15, which predates it: the extension and scope macros the
-/// device's features name, and the built-in declarations (llvm-spirv-15 leaves the calls as
-/// imported functions, which codegen turns into clock reads). None without the extension.
-fn kernel_clock_prelude(extensions: &[&str]) -> Option<String> {
-    if !extensions.contains(&"cl_khr_kernel_clock") {
-        return None;
-    }
+/// cl_khr_kernel_clock for clang-15, which predates it: the extension macro, the scope macros
+/// of device and work-group scope, and the built-in declarations (llvm-spirv-15 leaves the
+/// calls as imported functions, which codegen turns into clock reads).
+fn kernel_clock_prelude() -> String {
     let mut text = String::from("#define cl_khr_kernel_clock 1\n");
     for scope in ["device", "work_group"] {
-        let feature = format!("__opencl_c_kernel_clock_scope_{scope}");
-        if extensions.contains(&feature.as_str()) {
-            text.push_str(&format!(
-                "#define {feature} 1\n\
-                 ulong __attribute__((overloadable)) clock_read_{scope}(void);\n\
-                 uint2 __attribute__((overloadable)) clock_read_hilo_{scope}(void);\n"
-            ));
-        }
+        text.push_str(&format!(
+            "#define __opencl_c_kernel_clock_scope_{scope} 1\n\
+             ulong __attribute__((overloadable)) clock_read_{scope}(void);\n\
+             uint2 __attribute__((overloadable)) clock_read_hilo_{scope}(void);\n"
+        ));
     }
-    Some(text)
+    text
 }
 
 /// cl_khr_work_group_uniform_arithmetic for clang-15, which predates it (and whose
@@ -344,17 +342,12 @@ fn kernel_clock_prelude(extensions: &[&str]) -> Option<String> {
 /// SPV_KHR_uniform_group_instructions instructions at work-group scope (Execution 2; Operation
 /// 0 Reduce, 1 InclusiveScan, 2 ExclusiveScan). Like the other work-group collectives they need
 /// OpenCL C 2.0, or 3.0 with `__opencl_c_work_group_collective_functions`; `half` only with
-/// cl_khr_fp16, `double` only with fp64. None without the extension.
-fn uniform_arithmetic_prelude(extensions: &[&str], declarations: bool) -> Option<String> {
-    if !extensions.contains(&"cl_khr_work_group_uniform_arithmetic") {
-        return None;
-    }
+/// cl_khr_fp16, `double` only with fp64.
+fn uniform_arithmetic_prelude(declarations: bool) -> String {
     if !declarations {
-        return Some(
-            "#if defined(__opencl_c_work_group_collective_functions)\n\
-             #define cl_khr_work_group_uniform_arithmetic 1\n#endif\n"
-                .to_owned(),
-        );
+        return "#if defined(__opencl_c_work_group_collective_functions)\n\
+                #define cl_khr_work_group_uniform_arithmetic 1\n#endif\n"
+            .to_owned();
     }
     let wrappers = |ty: &str, spirv: &str, op: &str| -> String {
         let mut text =
@@ -402,7 +395,7 @@ fn uniform_arithmetic_prelude(extensions: &[&str], declarations: bool) -> Option
         }
     }
     text.push_str("#endif\n");
-    Some(text)
+    text
 }
 
 /// The 2D and 3D copies of cl_khr_extended_async_copies, local ← global and global ← local:
@@ -444,11 +437,8 @@ pub(crate) fn extended_async_copy_alias(i: usize) -> String {
 
 /// cl_khr_extended_async_copies for clang-15, which predates it: the extension macro and the
 /// built-ins, each declared under an assembler name llvm-spirv-15 leaves alone
-/// ([`extended_async_copy_alias`]). None without the extension.
-fn extended_async_copies_prelude(extensions: &[&str]) -> Option<String> {
-    if !extensions.contains(&"cl_khr_extended_async_copies") {
-        return None;
-    }
+/// ([`extended_async_copy_alias`]).
+fn extended_async_copies_prelude() -> String {
     let mut text = String::from("#define cl_khr_extended_async_copies 1\n");
     for (i, (name, dst, src, _)) in EXTENDED_ASYNC_COPIES.iter().enumerate() {
         let shape = if name.ends_with("2D2D") {
@@ -465,7 +455,7 @@ fn extended_async_copies_prelude(extensions: &[&str]) -> Option<String> {
             extended_async_copy_alias(i)
         ));
     }
-    Some(text)
+    text
 }
 
 /// cl_intel_subgroups and cl_intel_required_subgroup_size for clang-15, whose built-in table
@@ -473,11 +463,8 @@ fn extended_async_copies_prelude(extensions: &[&str]) -> Option<String> {
 /// from the table): the extension macros and the shuffles, block reads and block writes with
 /// the types the extension lists, which llvm-spirv-15 turns into SPV_INTEL_subgroups
 /// instructions (`--spirv-ext=+SPV_INTEL_subgroups`). The image forms exist where image types
-/// do. (`intel_reqd_sub_group_size` is clang's own attribute.) None without the extension.
-fn intel_subgroups_prelude(extensions: &[&str], declarations: bool) -> Option<String> {
-    if !extensions.contains(&"cl_intel_subgroups") {
-        return None;
-    }
+/// do. (`intel_reqd_sub_group_size` is clang's own attribute.)
+fn intel_subgroups_prelude(declarations: bool) -> String {
     const OVLD: &str = "__attribute__((overloadable, convergent))";
     let shuffles = |ty: &str| -> String {
         format!(
@@ -487,12 +474,10 @@ fn intel_subgroups_prelude(extensions: &[&str], declarations: bool) -> Option<St
              {ty} {OVLD} intel_sub_group_shuffle_xor({ty}, uint);\n"
         )
     };
-    let mut text = String::from("#define cl_intel_subgroups 1\n");
-    if extensions.contains(&"cl_intel_required_subgroup_size") {
-        text.push_str("#define cl_intel_required_subgroup_size 1\n");
-    }
+    let mut text =
+        String::from("#define cl_intel_subgroups 1\n#define cl_intel_required_subgroup_size 1\n");
     if !declarations {
-        return Some(text);
+        return text;
     }
     for base in ["float", "int", "uint"] {
         for n in ["", "2", "3", "4", "8", "16"] {
@@ -534,7 +519,7 @@ fn intel_subgroups_prelude(extensions: &[&str], declarations: bool) -> Option<St
             ));
         }
     }
-    Some(text)
+    text
 }
 
 fn capitalised(word: &str) -> String {
@@ -549,7 +534,8 @@ fn capitalised(word: &str) -> String {
 /// `extensions` are the OpenCL C extensions and optional features clang may assume: exactly
 /// the device's, so sources cannot use what the device does not provide; `undefine` are the
 /// macros clang predefines for every SPIR target that the device lacks (`__IMAGE_SUPPORT__`
-/// without images). Both come from the runtime's feature registry.
+/// without images). A device's also come with its preludes, which [`OpenClC`] takes: here
+/// there are none, and llvm-spirv may use every SPIR-V extension the frontend reads.
 /// On success returns the module bytes (warnings are dropped); on failure the build log.
 pub fn compile_opencl_c(
     source: &str,
@@ -562,6 +548,8 @@ pub fn compile_opencl_c(
         options,
         extensions,
         undefine,
+        preludes: &[],
+        spirv_extensions: ferrocl_frontend::SUPPORTED_EXTENSIONS,
         debug_info: false,
         llvm_server: true,
     }
@@ -580,6 +568,10 @@ pub struct OpenClC<'a> {
     pub extensions: &'a [&'a str],
     /// Macros clang predefines for every SPIR target that the device lacks.
     pub undefine: &'a [&'a str],
+    /// What clang-15 lacks for the device's features, written before the source.
+    pub preludes: &'a [Prelude],
+    /// The device's SPIR-V extensions: llvm-spirv may use those it knows.
+    pub spirv_extensions: &'a [&'a str],
     /// clang's `-g`: OpenCL.DebugInfo.100 instructions in the module. The driver accepts and
     /// ignores `-g` (it keeps no debug information), so only tests of modules that carry debug
     /// instructions set this.
@@ -608,6 +600,8 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
         options,
         extensions,
         undefine,
+        preludes: device_preludes,
+        spirv_extensions,
         debug_info,
         llvm_server,
     } = *input;
@@ -632,8 +626,8 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
     args.push("-D__OPENCL_VERSION__=300".into());
     args.extend(undefine.iter().map(|m| format!("-U{m}")));
     // Extensions clang-15 predates and whose built-ins it has anyway: only the macro is missing.
-    for name in CLANG_15_MACROLESS_EXTENSIONS {
-        if extensions.contains(name) {
+    for prelude in device_preludes {
+        if let Prelude::Macro(name) = prelude {
             args.push(format!("-D{name}=1"));
         }
     }
@@ -646,24 +640,32 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
             .chain(words)
             .any(|w| source.contains(w) || options.contains(w))
     };
+    let has = |p: Prelude| device_preludes.contains(&p);
     let preludes = [
         ("header_macros.h", header_macros_prelude(extensions)),
         ("work_item.h", Some(WORK_ITEM_PRELUDE.to_owned())),
-        ("kernel_clock.h", kernel_clock_prelude(extensions)),
+        (
+            "kernel_clock.h",
+            has(Prelude::KernelClock).then(kernel_clock_prelude),
+        ),
         (
             "work_group_uniform_arithmetic.h",
-            uniform_arithmetic_prelude(extensions, mentions(&["reduce", "scan"])),
+            has(Prelude::WorkGroupUniformArithmetic)
+                .then(|| uniform_arithmetic_prelude(mentions(&["reduce", "scan"]))),
         ),
         (
             "extended_async_copies.h",
-            extended_async_copies_prelude(extensions),
+            has(Prelude::ExtendedAsyncCopies).then(extended_async_copies_prelude),
         ),
         (
             "intel_subgroups.h",
-            intel_subgroups_prelude(extensions, mentions(&["intel"])),
+            has(Prelude::IntelSubGroups).then(|| intel_subgroups_prelude(mentions(&["intel"]))),
         ),
         ("inline.h", Some(INLINE_PRELUDE.to_owned())),
-        ("images.h", images_prelude(extensions)),
+        (
+            "images.h",
+            has(Prelude::ImageConstants).then(images_prelude),
+        ),
     ];
     for (name, prelude) in preludes {
         let Some(prelude) = prelude else { continue };
@@ -708,8 +710,8 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
         cmd.arg("--spirv-max-version=1.3")
             // Source type names and qualifiers for clGetKernelArgInfo, as OpStrings.
             .arg("--preserve-ocl-kernel-arg-type-metadata-through-string")
-            // The SPIR-V extensions this frontend accepts (llvm-spirv uses none by default).
-            .arg(format!("--spirv-ext={}", spirv_ext_list(extensions)))
+            // The device's SPIR-V extensions (llvm-spirv uses none by default).
+            .arg(format!("--spirv-ext={}", spirv_ext_list(spirv_extensions)))
             .arg(input)
             .arg("-o")
             .arg(output);
@@ -724,7 +726,7 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
             &dir.0,
             opt_disable,
             read_hints,
-            &spirv_ext_list(extensions),
+            &spirv_ext_list(spirv_extensions),
             &mut log,
         )?
     } else if !read_hints {
@@ -1098,9 +1100,21 @@ mod tests {
                 d[g] = work_group_scan_exclusive_mul(d[g]);\
                 h[g] = work_group_reduce_mul(h[g]) + (half)work_group_reduce_logical_or(g > 3);\
             }";
+        // A device with the extension: its macro in -cl-ext and its prelude.
+        let build = |source: &str, options: &str, extensions: &[&str]| {
+            OpenClC {
+                source,
+                options,
+                extensions,
+                preludes: &[Prelude::WorkGroupUniformArithmetic],
+                spirv_extensions: ferrocl_frontend::SUPPORTED_EXTENSIONS,
+                llvm_server: true,
+                ..OpenClC::default()
+            }
+            .compile()
+        };
         for std in ["-cl-std=CL2.0", "-cl-std=CL3.0"] {
-            let bytes =
-                compile_opencl_c(src, std, &device, &[]).unwrap_or_else(|log| panic!("{log}"));
+            let bytes = build(src, std, &device).unwrap_or_else(|log| panic!("{log}"));
             let module = rspirv::dr::load_bytes(&bytes).expect("SPIR-V");
             let ops: Vec<spirv::Op> = module
                 .functions
@@ -1126,8 +1140,8 @@ mod tests {
         // The extension macro exists exactly where the built-ins do.
         let probe = "#ifdef cl_khr_work_group_uniform_arithmetic\n#error defined\n#endif\n\
                      kernel void k(global int *p) { p[0] = 1; }";
-        assert!(compile_opencl_c(probe, "-cl-std=CL3.0", &device, &[]).is_err());
-        assert!(compile_opencl_c(probe, "-cl-std=CL1.2", &device, &[]).is_ok());
+        assert!(build(probe, "-cl-std=CL3.0", &device).is_err());
+        assert!(build(probe, "-cl-std=CL1.2", &device).is_ok());
         assert!(compile_opencl_c(probe, "-cl-std=CL3.0", &device[1..], &[]).is_ok());
         // Where neither the source nor the options name a built-in, the declarations are left
         // out; a name in the options, or in a header, still finds them.
@@ -1137,12 +1151,12 @@ mod tests {
         let by_header =
             "#include \"total.h\"\nkernel void k(global int *p) { p[0] = TOTAL(p[0]); }";
         let options = format!("-cl-std=CL3.0 -I {}", dir.0.display());
-        compile_opencl_c(by_header, &options, &device, &[]).unwrap_or_else(|log| panic!("{log}"));
+        build(by_header, &options, &device).unwrap_or_else(|log| panic!("{log}"));
         let by_option = "kernel void k(global int *p) { p[0] = TOTAL(p[0]); }";
         let options = "-cl-std=CL3.0 -DTOTAL=work_group_reduce_mul";
-        compile_opencl_c(by_option, options, &device, &[]).unwrap_or_else(|log| panic!("{log}"));
+        build(by_option, options, &device).unwrap_or_else(|log| panic!("{log}"));
         let unnamed = "kernel void k(global int *p) { p[0] = TOTAL(p[0]); }";
-        assert!(compile_opencl_c(unnamed, "-cl-std=CL3.0", &device, &[]).is_err());
+        assert!(build(unnamed, "-cl-std=CL3.0", &device).is_err());
     }
 
     #[test]

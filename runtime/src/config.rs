@@ -603,6 +603,8 @@ impl DeviceConfig {
             options,
             extensions: &self.opencl_c_extensions(),
             undefine: &self.clang_undefines(),
+            preludes: &self.clang_preludes(),
+            spirv_extensions: &self.llvm_spirv_extensions(),
             debug_info: false,
             llvm_server: self.settings.llvm_server,
         }
@@ -613,6 +615,16 @@ impl DeviceConfig {
     /// of the features its settings leave off (`__IMAGE_SUPPORT__` without images).
     pub fn clang_undefines(&self) -> Vec<&'static str> {
         self.features.clang_undefines()
+    }
+
+    /// What the OpenCL C recipe adds to clang-15 for this device's features.
+    pub fn clang_preludes(&self) -> Vec<ferrocl_opencl_c::Prelude> {
+        self.features.clang_preludes()
+    }
+
+    /// The SPIR-V extensions llvm-spirv may use for this device: those of its features.
+    pub fn llvm_spirv_extensions(&self) -> Vec<&'static str> {
+        self.features.enabled_spirv_extensions()
     }
 
     /// Whether a module may declare SPIR-V capability `cap` on this device: the capabilities

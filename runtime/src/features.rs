@@ -12,6 +12,7 @@
 //! together.
 
 use ferrocl_frontend::spirv::Capability;
+use ferrocl_opencl_c::Prelude;
 use opencl_sys::*;
 
 use crate::config::{make_version, NameVersion, CL_DEVICE_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT};
@@ -155,6 +156,9 @@ pub struct Feature {
     /// Macros clang-15 predefines for every SPIR target that mean this feature: undefined
     /// while it is off.
     pub clang_defines: &'static [&'static str],
+    /// What the OpenCL C recipe adds to clang-15 for this feature (macros and built-ins it
+    /// lacks), while it is on.
+    pub clang_preludes: &'static [Prelude],
 }
 
 const V3: cl_version = make_version(3, 0, 0);
@@ -175,6 +179,7 @@ const fn feature(id: FeatureId, name: &'static str, switch: Switch) -> Feature {
         device_info: &[],
         clang_features: &[],
         clang_defines: &[],
+        clang_preludes: &[],
     }
 }
 
@@ -332,6 +337,7 @@ pub const FEATURES: &[Feature] = &[
         ],
         spirv_extensions: &["SPV_KHR_shader_clock"],
         spirv_capabilities: &[Capability::ShaderClockKHR],
+        clang_preludes: &[Prelude::KernelClock],
         ..feature(FeatureId::KernelClock, "kernel clock", Switch::Always)
     },
     Feature {
@@ -350,6 +356,8 @@ pub const FEATURES: &[Feature] = &[
         extensions: &[ext("cl_khr_expect_assume", 1)],
         spirv_extensions: &["SPV_KHR_expect_assume"],
         spirv_capabilities: &[Capability::ExpectAssumeKHR],
+        // clang-15 has __builtin_expect and __builtin_assume, not the macro.
+        clang_preludes: &[Prelude::Macro("cl_khr_expect_assume")],
         ..feature(FeatureId::ExpectAssume, "expect and assume", Switch::Always)
     },
     Feature {
@@ -359,6 +367,7 @@ pub const FEATURES: &[Feature] = &[
         extensions: &[ext("cl_khr_work_group_uniform_arithmetic", 1)],
         spirv_extensions: &["SPV_KHR_uniform_group_instructions"],
         spirv_capabilities: &[Capability::GroupUniformArithmeticKHR],
+        clang_preludes: &[Prelude::WorkGroupUniformArithmetic],
         ..feature(
             FeatureId::WorkGroupUniformArithmetic,
             "work-group uniform arithmetic",
@@ -369,6 +378,7 @@ pub const FEATURES: &[Feature] = &[
         // async_work_group_copy_2D2D and _3D3D: imported calls codegen turns into line copies
         // (translate/group.rs); the frontend declares them for clang-15, which predates them.
         extensions: &[ext("cl_khr_extended_async_copies", 1)],
+        clang_preludes: &[Prelude::ExtendedAsyncCopies],
         ..feature(
             FeatureId::ExtendedAsyncCopies,
             "extended async copies",
@@ -460,6 +470,8 @@ pub const FEATURES: &[Feature] = &[
         extensions: &[ext("cl_khr_subgroup_named_barrier", 1)],
         spirv_capabilities: &[Capability::NamedBarrier],
         device_info: &[CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR],
+        // Nothing in OpenCL C, but the Khronos CTS expects the macro where it is reported.
+        clang_preludes: &[Prelude::Macro("cl_khr_subgroup_named_barrier")],
         ..feature(
             FeatureId::SubGroupNamedBarriers,
             "sub-group named barriers",
@@ -484,6 +496,7 @@ pub const FEATURES: &[Feature] = &[
             Capability::SubgroupImageBlockIOINTEL,
         ],
         device_info: &[CL_DEVICE_SUB_GROUP_SIZES_INTEL],
+        clang_preludes: &[Prelude::IntelSubGroups],
         ..feature(
             FeatureId::IntelSubGroups,
             "Intel sub-groups",
@@ -536,6 +549,7 @@ pub const FEATURES: &[Feature] = &[
         ],
         // clang-15 defines it for every spir64 target.
         clang_defines: &["__IMAGE_SUPPORT__"],
+        clang_preludes: &[Prelude::ImageConstants],
         ..feature(FeatureId::ImageKernels, "image kernels", Switch::Images)
     },
     Feature {
@@ -643,6 +657,20 @@ impl FeatureSet {
             .enabled()
             .flat_map(|f| f.clang_features.iter().copied());
         extensions.chain(features).chain(unreported).collect()
+    }
+
+    /// What the OpenCL C recipe adds to clang-15 for the features on.
+    pub fn clang_preludes(self) -> Vec<Prelude> {
+        self.enabled()
+            .flat_map(|f| f.clang_preludes.iter().copied())
+            .collect()
+    }
+
+    /// The SPIR-V extensions of the features on: what llvm-spirv may use for OpenCL C.
+    pub fn enabled_spirv_extensions(self) -> Vec<&'static str> {
+        self.enabled()
+            .flat_map(|f| f.spirv_extensions.iter().copied())
+            .collect()
     }
 
     /// Macros clang-15 predefines for every SPIR target that this device must not have: those

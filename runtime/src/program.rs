@@ -349,6 +349,8 @@ impl Program {
                 let config = &self.context.devices[0].config;
                 let extensions = config.opencl_c_extensions();
                 let undefine = config.clang_undefines();
+                let preludes = config.clang_preludes();
+                let spirv_extensions = config.llvm_spirv_extensions();
                 // FERROCL_CHECKED=on: value names for the reports, as the option asks (and a
                 // cache entry of its own).
                 let options = if config.settings.checked {
@@ -362,6 +364,8 @@ impl Program {
                     options,
                     extensions: &extensions,
                     undefine: &undefine,
+                    preludes: &preludes,
+                    spirv_extensions: &spirv_extensions,
                     headers,
                 };
                 let clang_options = match header_dir {
@@ -808,7 +812,7 @@ fn codegen_options(config: &DeviceConfig, parsed: &ParsedOptions) -> BuildOption
     let mut options = parsed.codegen.clone();
     options.denorms_are_zero |= settings.flush_denormals;
     options.round_to_zero = settings.rounding == Rounding::TowardZero;
-    options.sub_groups = settings.sub_groups;
+    options.sub_groups = config.has(crate::features::FeatureId::SubGroups);
     // One Cranelift compilation per kernel at once, as many as the device has workers.
     options.threads = settings.threads;
     // -cl-opt-disable asks for the plain translation.

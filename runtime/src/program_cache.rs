@@ -162,9 +162,12 @@ pub struct Request<'a> {
     pub source: &'a str,
     /// The build options as the application gave them.
     pub options: &'a str,
-    /// The device's OpenCL C extensions and features, and the macros it undefines.
+    /// The device's OpenCL C extensions and features, the macros it undefines, the preludes
+    /// of its features and its SPIR-V extensions.
     pub extensions: &'a [&'a str],
     pub undefine: &'a [&'a str],
+    pub preludes: &'a [ferrocl_opencl_c::Prelude],
+    pub spirv_extensions: &'a [&'a str],
     /// clCompileProgram's embedded headers (name, contents).
     pub headers: &'a [(String, Vec<u8>)],
 }
@@ -185,6 +188,8 @@ impl Key {
         put(&mut m, request.normalised().as_bytes());
         put(&mut m, r.extensions.join(" ").as_bytes());
         put(&mut m, r.undefine.join(" ").as_bytes());
+        put(&mut m, format!("{:?}", r.preludes).as_bytes());
+        put(&mut m, r.spirv_extensions.join(" ").as_bytes());
         // A relative -I names a directory of the working directory.
         let relative_include = request
             .include_dirs()
@@ -746,6 +751,8 @@ pub fn build_opencl_c(
             options: clang_options,
             extensions: request.extensions,
             undefine: request.undefine,
+            preludes: request.preludes,
+            spirv_extensions: request.spirv_extensions,
             debug_info: false,
             llvm_server: settings.llvm_server,
         }
@@ -851,6 +858,8 @@ mod tests {
             options,
             extensions,
             undefine: &[],
+            preludes: &[],
+            spirv_extensions: &[],
             headers: &[],
         }
     }

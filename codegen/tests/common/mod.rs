@@ -105,6 +105,8 @@ pub fn spirv_from_c(source: &str, recipe: Recipe, language: Language) -> Vec<u8>
         options: &options,
         extensions: language.extensions,
         undefine: &[],
+        preludes: &[],
+        spirv_extensions: ferrocl_frontend::SUPPORTED_EXTENSIONS,
         debug_info: language.debug_info,
         llvm_server: true,
     }

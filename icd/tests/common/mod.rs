@@ -490,15 +490,18 @@ pub fn spirv_in(file: &str, opt: Opt, language: &[&str]) -> Vec<u8> {
     };
     let device = ferrocl_runtime::config::DeviceConfig::detect(&every_feature, 1);
     let device_extensions = device.opencl_c_extensions();
-    let extensions: Vec<&str> = match &extensions {
-        Some(list) => list.iter().map(String::as_str).collect(),
-        None => device_extensions,
+    // A list of the test's own gets none of the preludes of the device's features.
+    let (extensions, preludes): (Vec<&str>, _) = match &extensions {
+        Some(list) => (list.iter().map(String::as_str).collect(), Vec::new()),
+        None => (device_extensions, device.clang_preludes()),
     };
     let bytes = OpenClC {
         source: &source,
         options: &options,
         extensions: &extensions,
         undefine: &device.clang_undefines(),
+        preludes: &preludes,
+        spirv_extensions: &device.llvm_spirv_extensions(),
         debug_info: false,
         llvm_server: device.settings.llvm_server,
     }
