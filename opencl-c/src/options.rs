@@ -309,7 +309,16 @@ mod tests {
         );
         assert_eq!(
             r.clang_args(),
-            ["-DA=1", "-DB=x y", "-I/inc", "-UC", "-w", "-Wall", "-fgnu89-inline", "-cl-mad-enable"]
+            [
+                "-DA=1",
+                "-DB=x y",
+                "-I/inc",
+                "-UC",
+                "-w",
+                "-Wall",
+                "-fgnu89-inline",
+                "-cl-mad-enable"
+            ]
         );
         assert_eq!(r.clang_std(), "CL3.0");
         assert_eq!(r.include_dirs().collect::<Vec<_>>(), ["/inc"]);
