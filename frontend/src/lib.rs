@@ -7,6 +7,7 @@
 mod cfg;
 mod diagnostics;
 mod hints;
+mod instruction;
 mod legacy;
 mod link;
 mod llvm_intrinsics;
@@ -26,6 +27,13 @@ pub mod words;
 
 pub use cfg::Cfg;
 pub use diagnostics::{Diagnostic, FrontendError};
+pub use instruction::{
+    AccessChain, Atomic, AtomicOp, Binary, BitField, BlockIo, BranchConditional, CompositeExtract,
+    CompositeInsert, ControlBarrier, CopyMemory, ExtArgs, FunctionCall, GenericCastToPtrExplicit,
+    GroupAsyncCopy, GroupOp, ImageQuery, ImageRead, ImageWrite, IntegerDot, IntelShuffle, Load,
+    MemoryNamedBarrier, SampledImage, Select, SpecConstantOp, Store, Switch, Unary, Variable,
+    VectorExtractDynamic, VectorInsertDynamic, VectorLoad, VectorShuffle, VectorStore,
+};
 pub use link::{itanium_name, link, provided_by_device, unresolved_imports, Linked, SpecValues};
 pub use metadata::{
     is_barrier_or_collective, stops_work_items, synchronises_work_group, AccessQualifier,
@@ -33,14 +41,14 @@ pub use metadata::{
     VEC_TYPE_HINT_RECORD,
 };
 pub use module::{Module, Type, TypeId};
-pub use parse::{is_spirv, parse, parse_specialized, spec_constants};
+pub use parse::{is_spirv, parse, parse_for_device, parse_specialized, spec_constants};
 pub use printf::{printf_call, PrintfArg, PrintfCall, PrintfConversion, PrintfFormat, PrintfPiece};
 pub use rspirv;
 pub use specialize::SpecConstantInfo;
 pub use spirv;
 pub use validate::{
-    CAPABILITY_MIN_VERSION, MAX_NAMED_BARRIERS, SUPPORTED_CAPABILITIES, SUPPORTED_EXTENSIONS,
-    SUPPORTED_EXT_INST_SETS,
+    DeviceSupport, CAPABILITY_MIN_VERSION, MAX_NAMED_BARRIERS, SUPPORTED_CAPABILITIES,
+    SUPPORTED_EXTENSIONS, SUPPORTED_EXT_INST_SETS,
 };
 pub use validate_types::{
     ATOMIC_SCOPES, FENCE_SCOPES, MAX_LOCAL_VARIABLE_BYTES, MAX_PROGRAM_SCOPE_VARIABLE_BYTES,

@@ -9,6 +9,7 @@ use spirv::{Decoration, Op, StorageClass, Word};
 use crate::diagnostics::Diagnostic;
 use crate::locations::Locations;
 use crate::metadata::KernelInfo;
+use crate::view::Inst;
 
 pub type TypeId = Word;
 
@@ -207,34 +208,6 @@ impl Module {
     /// without SVM (the validator accepts the scope; CL_DEVICE_ATOMIC_*_CAPABILITIES report it
     /// only with SVM).
     pub fn first_all_devices_scope(&self) -> Option<Diagnostic> {
-        // The operand index of the memory scope: after the pointer for atomics; the first
-        // operand of OpMemoryBarrier; after the execution scope for OpControlBarrier.
-        let scope_operand = |op: Op| match op {
-            Op::MemoryBarrier => Some(0),
-            Op::ControlBarrier => Some(1),
-            Op::AtomicLoad
-            | Op::AtomicStore
-            | Op::AtomicExchange
-            | Op::AtomicCompareExchange
-            | Op::AtomicCompareExchangeWeak
-            | Op::AtomicIIncrement
-            | Op::AtomicIDecrement
-            | Op::AtomicIAdd
-            | Op::AtomicISub
-            | Op::AtomicSMin
-            | Op::AtomicUMin
-            | Op::AtomicSMax
-            | Op::AtomicUMax
-            | Op::AtomicAnd
-            | Op::AtomicOr
-            | Op::AtomicXor
-            | Op::AtomicFlagTestAndSet
-            | Op::AtomicFlagClear
-            | Op::AtomicFAddEXT
-            | Op::AtomicFMinEXT
-            | Op::AtomicFMaxEXT => Some(1),
-            _ => None,
-        };
         let constant = |id: Word| match self.global_raw(id) {
             Some(c) if c.class.opcode == Op::Constant => match c.operands.first() {
                 Some(dr::Operand::LiteralBit32(v)) => Some(*v),
@@ -247,11 +220,9 @@ impl Module {
             .iter()
             .flat_map(|f| f.blocks.iter().flat_map(|b| b.instructions.iter()))
             .find(|inst| {
-                scope_operand(inst.class.opcode)
-                    .and_then(|i| match inst.operands.get(i) {
-                        Some(dr::Operand::IdRef(id) | dr::Operand::IdScope(id)) => constant(*id),
-                        _ => None,
-                    })
+                Inst::new(inst)
+                    .memory_scope()
+                    .and_then(constant)
                     .is_some_and(|scope| scope == spirv::Scope::CrossDevice as u32)
             })
             .map(|inst| {

@@ -32,8 +32,8 @@ impl std::error::Error for ViewError {}
 pub struct Inst<'m>(&'m dr::Instruction);
 
 impl<'m> Inst<'m> {
-    #[cfg(test)]
-    fn new(inst: &'m dr::Instruction) -> Self {
+    /// The view of an rspirv instruction, for the frontend's own passes.
+    pub(crate) fn new(inst: &'m dr::Instruction) -> Self {
         Inst(inst)
     }
 

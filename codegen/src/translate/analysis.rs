@@ -21,7 +21,7 @@ pub(super) fn frame_resident_ids(
 ) -> HashSet<Word> {
     let is_barrier_point = |inst: Inst<'_>| match inst.opcode() {
         Op::FunctionCall => inst
-            .optional_id(0)
+            .callee()
             .is_some_and(|c| barrier_functions.contains(&c)),
         op => is_group_barrier(op),
     };
@@ -234,8 +234,8 @@ impl<'m> Translator<'m, '_, '_> {
         } else if op == Op::Load {
             // Only loads of a built-in variable (the work-item's ids) are pure.
             if !inst
-                .optional_id(0)
-                .is_some_and(|p| self.is_builtin_variable(p))
+                .base_pointer()
+                .is_ok_and(|p| self.is_builtin_variable(p))
             {
                 total = None;
             }
@@ -246,8 +246,8 @@ impl<'m> Translator<'m, '_, '_> {
                 | Op::PtrAccessChain
                 | Op::InBoundsPtrAccessChain
         ) && inst
-            .optional_id(0)
-            .is_some_and(|p| self.is_builtin_variable(p))
+            .base_pointer()
+            .is_ok_and(|p| self.is_builtin_variable(p))
         {
             // Pointers into built-ins are bookkeeping (builtin_ptrs), not values.
             total = None;

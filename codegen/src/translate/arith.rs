@@ -152,13 +152,13 @@ impl Translator<'_, '_, '_> {
     /// are 32-bit scalars holding four 8-bit components, lowest byte first.
     pub(crate) fn integer_dot(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let op = inst.opcode();
-        let accumulate = matches!(op, Op::SDotAccSat | Op::UDotAccSat | Op::SUDotAccSat);
         let (signed_a, signed_b) = match op {
             Op::SDot | Op::SDotAccSat => (true, true),
             Op::UDot | Op::UDotAccSat => (false, false),
             _ => (true, false),
         };
-        let packed = inst.has_packed_vector_format();
+        let dot = inst.integer_dot()?;
+        let packed = dot.packed;
         let rt = self.result_type(inst)?;
         let result_ty = match self.shape_of_type(rt)? {
             super::values::Shape::S(t) if t.is_int() => t,
@@ -180,8 +180,8 @@ impl Translator<'_, '_, '_> {
             }
             Ok(t.unpack_4x8(word))
         };
-        let a = self.operand(inst, 0)?;
-        let b = self.operand(inst, 1)?;
+        let a = self.value(dot.a)?;
+        let b = self.value(dot.b)?;
         let xs = components(self, a)?;
         let ys = components(self, b)?;
         if xs.len() != ys.len() || xs.is_empty() {
@@ -189,10 +189,9 @@ impl Translator<'_, '_, '_> {
                 "error: Op{op:?} operands differ in component count\n"
             ));
         }
-        let acc = if accumulate {
-            Some(self.scalar_operand(inst, 2)?)
-        } else {
-            None
+        let acc = match dot.accumulator {
+            Some(id) => Some(self.scalar(id)?),
+            None => None,
         };
         let r = self.dot_values(op, &xs, &ys, (signed_a, signed_b), acc, result_ty)?;
         self.define(inst, Val::S(r))
@@ -305,7 +304,7 @@ impl Translator<'_, '_, '_> {
     pub(crate) fn arith(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         use Op::*;
         let op = inst.opcode();
-        let a = self.operand(inst, 0)?;
+        let a = self.value(inst.unary()?.value)?;
         let v = match op {
             SNegate => a.map(&mut |x| Ok(self.b.ins().ineg(x)))?,
             FNegate => a.map(&mut |x| Ok(self.b.ins().fneg(x)))?,
@@ -325,13 +324,12 @@ impl Translator<'_, '_, '_> {
             BitFieldInsert | BitFieldSExtract | BitFieldUExtract => {
                 // Offset and Count are integer scalars of any width (SPV_KHR_bit_instructions);
                 // the results are undefined when Offset + Count exceeds the width.
-                let last = if op == BitFieldInsert { 3 } else { 2 };
-                let offset = self.scalar_operand(inst, last - 1)?;
-                let count = self.scalar_operand(inst, last)?;
-                let insert = if op == BitFieldInsert {
-                    Some(self.operand(inst, 1)?)
-                } else {
-                    None
+                let field = inst.bit_field()?;
+                let offset = self.scalar(field.offset)?;
+                let count = self.scalar(field.count)?;
+                let insert = match field.insert {
+                    Some(id) => Some(self.value(id)?),
+                    None => None,
                 };
                 let apply = |t: &mut Self, base: Value, ins: Option<Value>| {
                     t.bit_field(op, base, ins, offset, count)
@@ -342,7 +340,7 @@ impl Translator<'_, '_, '_> {
                 }
             }
             Dot => {
-                let b = self.operand(inst, 1)?;
+                let b = self.value(inst.binary()?.b)?;
                 let (a, b) = (self.ftz_val(&a)?, self.ftz_val(&b)?);
                 let (xs, ys) = (a.flat(), b.flat());
                 let mut acc = self.b.ins().fmul(xs[0], ys[0]);
@@ -353,7 +351,7 @@ impl Translator<'_, '_, '_> {
                 Val::S(self.ftz(acc))
             }
             IAddCarry | ISubBorrow | UMulExtended | SMulExtended => {
-                let b = self.operand(inst, 1)?;
+                let b = self.value(inst.binary()?.b)?;
                 let (xs, ys) = (a.flat(), b.flat());
                 let mut lo = Vec::new();
                 let mut hi = Vec::new();
@@ -386,7 +384,7 @@ impl Translator<'_, '_, '_> {
                 Val::C(vec![pack(lo), pack(hi)])
             }
             VectorTimesScalar => {
-                let s = self.operand(inst, 1)?;
+                let s = self.value(inst.binary()?.b)?;
                 a.zip(&s, &mut |x, y| {
                     let (x, y) = (self.ftz(x), self.ftz(y));
                     let r = self.b.ins().fmul(x, y);
@@ -394,7 +392,7 @@ impl Translator<'_, '_, '_> {
                 })?
             }
             _ => {
-                let b = self.operand(inst, 1)?;
+                let b = self.value(inst.binary()?.b)?;
                 a.zip(&b, &mut |x, y| self.binary(op, x, y))?
             }
         };
@@ -512,7 +510,8 @@ impl Translator<'_, '_, '_> {
     pub(crate) fn compare(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         use Op::*;
         let op = inst.opcode();
-        let a = self.operand(inst, 0)?;
+        let a_id = inst.unary()?.value;
+        let a = self.value(a_id)?;
         let v = match op {
             LogicalNot => a.map(&mut |x| Ok(self.b.ins().bxor_imm_s(x, 1)))?,
             Any | All => {
@@ -529,7 +528,7 @@ impl Translator<'_, '_, '_> {
             }
             IsNan => a.map(&mut |x| Ok(self.b.ins().fcmp(FloatCC::Unordered, x, x)))?,
             IsInf | IsFinite | IsNormal => {
-                let operand_ty = self.m.type_of(self.id_operand(inst, 0)?).unwrap_or(0);
+                let operand_ty = self.m.type_of(a_id).unwrap_or(0);
                 let half = self.is_half(operand_ty);
                 a.map(&mut |x| {
                     let t = self.ty_of(x);
@@ -579,8 +578,9 @@ impl Translator<'_, '_, '_> {
                 Ok(self.b.ins().icmp_imm_s(IntCC::SignedLessThan, bits, 0))
             })?,
             Select => {
-                let t = self.operand(inst, 1)?;
-                let f = self.operand(inst, 2)?;
+                let select = inst.select()?;
+                let t = self.value(select.accept)?;
+                let f = self.value(select.reject)?;
                 match (&a, &t) {
                     // A scalar condition selects whole composites.
                     (Val::S(c), Val::C(_)) => {
@@ -591,10 +591,10 @@ impl Translator<'_, '_, '_> {
                 }
             }
             PtrDiff => {
-                let b = self.operand(inst, 1)?;
+                let b = self.value(inst.binary()?.b)?;
                 let pointee_size = self
                     .m
-                    .type_of(self.id_operand(inst, 0)?)
+                    .type_of(a_id)
                     .and_then(|t| match self.m.ty(t) {
                         Some(ferrocl_frontend::Type::Pointer { pointee, .. }) => {
                             self.m.size_of(*pointee)
@@ -611,7 +611,7 @@ impl Translator<'_, '_, '_> {
                 Val::S(self.resize_int(q, rt, true))
             }
             _ => {
-                let b = self.operand(inst, 1)?;
+                let b = self.value(inst.binary()?.b)?;
                 a.zip(&b, &mut |x, y| self.compare_pair(op, x, y))?
             }
         };

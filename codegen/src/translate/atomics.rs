@@ -9,9 +9,9 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
     types, AtomicRmwOp, BlockArg, InstBuilder, MemFlagsData, TrapCode, Value,
 };
-use ferrocl_frontend::spirv::{Op, StorageClass};
-use ferrocl_frontend::Inst;
+use ferrocl_frontend::spirv::{Op, StorageClass, Word};
 use ferrocl_frontend::Type;
+use ferrocl_frontend::{Atomic, AtomicOp, Inst};
 
 use super::function::{err, Translator};
 use super::values::Val;
@@ -31,17 +31,24 @@ fn local_rmw_load_flags() -> MemFlagsData {
 }
 
 impl Translator<'_, '_, '_> {
-    /// Whether pointer operand `i` of `inst` points to work-group local memory.
-    fn points_to_local(&self, inst: Inst<'_>, i: usize) -> Result<bool, BuildError> {
-        let ptr = self.id_operand(inst, i)?;
+    /// Whether pointer `ptr` points to work-group local memory.
+    fn points_to_local(&self, ptr: Word) -> bool {
         let ty = self.m.type_of(ptr).and_then(|t| self.m.ty(t));
-        Ok(matches!(
+        matches!(
             ty,
             Some(Type::Pointer {
                 storage: StorageClass::Workgroup,
                 ..
             })
-        ))
+        )
+    }
+
+    /// The value operand of an atomic that has one (the decode reads it for those).
+    fn atomic_value(&mut self, inst: Inst<'_>, a: &Atomic) -> Result<Value, BuildError> {
+        let v = a.value.ok_or_else(|| {
+            BuildError::new(format!("internal: {} has no value\n", inst.describe()))
+        })?;
+        self.scalar(v)
     }
 
     /// Atomic operations compute on integers; float atomics (exchange, load, store) move bits.
@@ -63,16 +70,16 @@ impl Translator<'_, '_, '_> {
         }
     }
 
-    /// Checked mode: the atomic's pointer (operand 0) must reach the whole pointee.
-    fn check_atomic(&mut self, inst: Inst<'_>, addr: Value) -> Result<(), BuildError> {
-        let ptr = self.id_operand(inst, 0)?;
+    /// Checked mode: the atomic's pointer must reach the whole pointee.
+    fn check_atomic(&mut self, a: &Atomic, addr: Value) -> Result<(), BuildError> {
+        let ptr = a.pointer;
         let size = match self.m.type_of(ptr).and_then(|t| self.m.ty(t)) {
             Some(Type::Pointer { pointee, .. }) => self.m.size_of(*pointee).unwrap_or(0),
             _ => 0,
         };
-        let kind = match inst.opcode() {
-            Op::AtomicLoad => CheckKind::Read,
-            Op::AtomicStore | Op::AtomicFlagClear => CheckKind::Write,
+        let kind = match a.op {
+            AtomicOp::Load => CheckKind::Read,
+            AtomicOp::Store | AtomicOp::FlagClear => CheckKind::Write,
             _ => CheckKind::Atomic,
         };
         self.check_access(ptr, addr, size, kind)
@@ -87,14 +94,14 @@ impl Translator<'_, '_, '_> {
     }
 
     pub(crate) fn atomic(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
-        let op = inst.opcode();
-        let ptr = self.scalar_operand(inst, 0)?;
-        let local = self.points_to_local(inst, 0)?;
-        self.check_atomic(inst, ptr)?;
+        let a = inst.atomic()?;
+        let op = a.op;
+        let ptr = self.scalar(a.pointer)?;
+        let local = self.points_to_local(a.pointer);
+        self.check_atomic(&a, ptr)?;
         let flags = MemFlagsData::new();
-        if op == Op::AtomicStore {
-            // pointer, scope, semantics, value
-            let v = self.scalar_operand(inst, 3)?;
+        if op == AtomicOp::Store {
+            let v = self.atomic_value(inst, &a)?;
             let bits = self.atomic_operand(v);
             if local {
                 self.b.ins().store(flags, bits, ptr, 0);
@@ -103,7 +110,7 @@ impl Translator<'_, '_, '_> {
             }
             return Ok(());
         }
-        if op == Op::AtomicFlagClear {
+        if op == AtomicOp::FlagClear {
             let zero = self.b.ins().iconst(types::I32, 0);
             if local {
                 self.b.ins().store(flags, zero, ptr, 0);
@@ -115,21 +122,23 @@ impl Translator<'_, '_, '_> {
         let rt = self.result_type(inst)?;
         let result_ty = super::values::scalar_ir_type(self.m, rt)?;
         let ty = match op {
-            Op::AtomicFlagTestAndSet => types::I32,
+            AtomicOp::FlagTestAndSet => types::I32,
             _ => Self::atomic_int_type(result_ty),
         };
         let old = match op {
-            Op::AtomicLoad => {
+            AtomicOp::Load => {
                 if local {
                     self.b.ins().load(ty, flags, ptr, 0)
                 } else {
                     self.b.ins().atomic_load(ty, flags, ptr)
                 }
             }
-            Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => {
-                // pointer, scope, equal semantics, unequal semantics, value, comparator
-                let v = self.scalar_operand(inst, 4)?;
-                let cmp = self.scalar_operand(inst, 5)?;
+            AtomicOp::CompareExchange | AtomicOp::CompareExchangeWeak => {
+                let v = self.atomic_value(inst, &a)?;
+                let cmp = a.comparator.ok_or_else(|| {
+                    BuildError::new(format!("internal: {} has no comparator\n", inst.describe()))
+                })?;
+                let cmp = self.scalar(cmp)?;
                 let (v, cmp) = (self.atomic_operand(v), self.atomic_operand(cmp));
                 if local {
                     let cur = self.b.ins().load(ty, local_rmw_load_flags(), ptr, 0);
@@ -143,26 +152,26 @@ impl Translator<'_, '_, '_> {
             }
             _ => {
                 let (rmw, operand) = match op {
-                    Op::AtomicIIncrement => (AtomicRmwOp::Add, self.b.ins().iconst(ty, 1)),
-                    Op::AtomicIDecrement => (AtomicRmwOp::Sub, self.b.ins().iconst(ty, 1)),
-                    Op::AtomicFlagTestAndSet => (AtomicRmwOp::Xchg, self.b.ins().iconst(ty, 1)),
+                    AtomicOp::IIncrement => (AtomicRmwOp::Add, self.b.ins().iconst(ty, 1)),
+                    AtomicOp::IDecrement => (AtomicRmwOp::Sub, self.b.ins().iconst(ty, 1)),
+                    AtomicOp::FlagTestAndSet => (AtomicRmwOp::Xchg, self.b.ins().iconst(ty, 1)),
                     _ => {
-                        // pointer, scope, semantics, value
-                        let v = self.scalar_operand(inst, 3)?;
+                        let v = self.atomic_value(inst, &a)?;
                         let v = self.atomic_operand(v);
                         let rmw = match op {
-                            Op::AtomicExchange => AtomicRmwOp::Xchg,
-                            Op::AtomicIAdd => AtomicRmwOp::Add,
-                            Op::AtomicISub => AtomicRmwOp::Sub,
-                            Op::AtomicSMin => AtomicRmwOp::Smin,
-                            Op::AtomicUMin => AtomicRmwOp::Umin,
-                            Op::AtomicSMax => AtomicRmwOp::Smax,
-                            Op::AtomicUMax => AtomicRmwOp::Umax,
-                            Op::AtomicAnd => AtomicRmwOp::And,
-                            Op::AtomicOr => AtomicRmwOp::Or,
-                            Op::AtomicXor => AtomicRmwOp::Xor,
-                            other => {
-                                return err(format!("error: Op{other:?} is not supported yet\n"))
+                            AtomicOp::Exchange => AtomicRmwOp::Xchg,
+                            AtomicOp::IAdd => AtomicRmwOp::Add,
+                            AtomicOp::ISub => AtomicRmwOp::Sub,
+                            AtomicOp::SMin => AtomicRmwOp::Smin,
+                            AtomicOp::UMin => AtomicRmwOp::Umin,
+                            AtomicOp::SMax => AtomicRmwOp::Smax,
+                            AtomicOp::UMax => AtomicRmwOp::Umax,
+                            AtomicOp::And => AtomicRmwOp::And,
+                            AtomicOp::Or => AtomicRmwOp::Or,
+                            AtomicOp::Xor => AtomicRmwOp::Xor,
+                            _ => {
+                                let other = inst.opcode();
+                                return err(format!("error: Op{other:?} is not supported yet\n"));
                             }
                         };
                         (rmw, v)
@@ -175,7 +184,7 @@ impl Translator<'_, '_, '_> {
                 }
             }
         };
-        let v = if op == Op::AtomicFlagTestAndSet {
+        let v = if op == AtomicOp::FlagTestAndSet {
             // The result is a bool: whether the flag was set before.
             self.b.ins().icmp_imm_s(IntCC::NotEqual, old, 0)
         } else {
@@ -189,10 +198,11 @@ impl Translator<'_, '_, '_> {
     /// yields the other one); the addition flushes denormals like any float add here.
     pub(crate) fn atomic_float(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let op = inst.opcode();
-        let ptr = self.scalar_operand(inst, 0)?;
-        let local = self.points_to_local(inst, 0)?;
-        self.check_atomic(inst, ptr)?;
-        let v = self.scalar_operand(inst, 3)?;
+        let a = inst.atomic()?;
+        let ptr = self.scalar(a.pointer)?;
+        let local = self.points_to_local(a.pointer);
+        self.check_atomic(&a, ptr)?;
+        let v = self.atomic_value(inst, &a)?;
         let t = self.ty_of(v);
         if t != types::F32 && t != types::F64 {
             return err(format!("error: Op{op:?} on {t} is not supported\n"));

@@ -14,7 +14,7 @@ use cranelift_codegen::ir::{types, BlockArg, InstBuilder, MemFlagsData, Value};
 use ferrocl_frontend::spirv::{Op, Word};
 use ferrocl_frontend::{Inst, Type};
 
-use super::function::{err, inst_desc, Translator};
+use super::function::{err, inst_desc, required, Translator};
 use super::values::{shape, Val};
 use crate::abi::{ImageDescriptor, SUB_GROUP_SIZE};
 use crate::checked::CheckKind;
@@ -37,9 +37,9 @@ impl Translator<'_, '_, '_> {
             op,
             Op::SubgroupImageBlockReadINTEL | Op::SubgroupImageBlockWriteINTEL
         );
+        let io = inst.block_io()?;
         // The data's type: the result's for reads, the data operand's for writes.
-        let data_ty = if write {
-            let data = self.id_operand(inst, if image { 2 } else { 1 })?;
+        let data_ty = if let Some(data) = io.data {
             self.m.type_of(data).ok_or_else(|| {
                 BuildError::new(format!("error: {}: no data type\n", inst_desc(inst)))
             })?
@@ -67,16 +67,15 @@ impl Translator<'_, '_, '_> {
         };
         let size = self.b.ins().iconst(types::I64, SUB_GROUP_SIZE as i64);
         let max = self.b.ins().umin(enqueued, size);
-        let data = if write {
-            self.operand(inst, if image { 2 } else { 1 })?.flat()
-        } else {
-            Vec::new()
+        let data = match io.data {
+            Some(data) => self.value(data)?.flat(),
+            None => Vec::new(),
         };
         if image {
             return self.image_block_io(inst, elem, count, bytes, lane, &data);
         }
-        let ptr_id = self.id_operand(inst, 0)?;
-        let base = self.scalar_operand(inst, 0)?;
+        let ptr_id = io.pointer;
+        let base = self.scalar(ptr_id)?;
         let mut out = Vec::with_capacity(count);
         for k in 0..count {
             // Element lane + k * max.
@@ -102,8 +101,8 @@ impl Translator<'_, '_, '_> {
         self.define(inst, v)
     }
 
-    /// The image forms: operand 0 the image (its descriptor's address), operand 1 the
-    /// (x bytes, y row) coordinate.
+    /// The image forms: the image (its descriptor's address) and the (x bytes, y row)
+    /// coordinate.
     fn image_block_io(
         &mut self,
         inst: Inst<'_>,
@@ -113,8 +112,11 @@ impl Translator<'_, '_, '_> {
         lane: Value,
         data: &[Value],
     ) -> Result<(), BuildError> {
-        let image = self.scalar_operand(inst, 0)?;
-        let coord = self.operand(inst, 1)?.flat();
+        let io = inst.block_io()?;
+        let image = self.scalar(io.pointer)?;
+        let coord = self
+            .value(required(inst, io.coordinate, "coordinate")?)?
+            .flat();
         let [x, y] = coord[..] else {
             return err(format!(
                 "error: {}: the coordinate must be two integers\n",

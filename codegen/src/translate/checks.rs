@@ -108,7 +108,7 @@ impl Translator<'_, '_, '_> {
         let declared = self
             .m
             .global(var)
-            .and_then(|g| g.storage_class(0).ok())
+            .and_then(|g| g.variable_storage().ok())
             .unwrap_or(storage);
         let kind = match declared {
             StorageClass::Function => "private variable",

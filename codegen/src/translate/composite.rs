@@ -37,17 +37,14 @@ fn insert(v: &Val, path: &[u32], new: Val) -> Result<Val, BuildError> {
 }
 
 impl Translator<'_, '_, '_> {
-    /// The 32-bit literals from operand `start` on; other operands are skipped.
-    fn literals_from(&self, inst: Inst<'_>, start: usize) -> Vec<u32> {
-        inst.literals_from(start).filter_map(Result::ok).collect()
-    }
-
     pub(crate) fn composite(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let v = match inst.opcode() {
             Op::CompositeConstruct => {
                 let rt = self.result_type(inst)?;
-                let parts = (0..inst.operand_count())
-                    .map(|i| self.operand(inst, i))
+                let parts = inst
+                    .constituents()?
+                    .into_iter()
+                    .map(|id| self.value(id))
                     .collect::<Result<Vec<_>, _>>()?;
                 if matches!(self.m.ty(rt), Some(ferrocl_frontend::Type::Vector { .. })) {
                     // Vectors may be built from smaller vectors: flatten.
@@ -57,20 +54,23 @@ impl Translator<'_, '_, '_> {
                 }
             }
             Op::CompositeExtract => {
-                let v = self.operand(inst, 0)?;
-                extract(&v, &self.literals_from(inst, 1))?
+                let access = inst.composite_extract()?;
+                let v = self.value(access.composite)?;
+                extract(&v, &access.indexes)?
             }
             Op::CompositeInsert => {
-                let obj = self.operand(inst, 0)?;
-                let v = self.operand(inst, 1)?;
-                insert(&v, &self.literals_from(inst, 2), obj)?
+                let access = inst.composite_insert()?;
+                let obj = self.value(access.object)?;
+                let v = self.value(access.composite)?;
+                insert(&v, &access.indexes, obj)?
             }
             Op::VectorShuffle => {
-                let a = self.operand(inst, 0)?;
-                let b = self.operand(inst, 1)?;
+                let shuffle = inst.vector_shuffle()?;
+                let a = self.value(shuffle.vector1)?;
+                let b = self.value(shuffle.vector2)?;
                 let mut all: Vec<Val> = a.children()?.to_vec();
                 all.extend(b.children()?.iter().cloned());
-                let lanes = self.literals_from(inst, 2);
+                let lanes = shuffle.components;
                 let mut out = Vec::with_capacity(lanes.len());
                 for lane in lanes {
                     if lane == u32::MAX {
@@ -85,8 +85,9 @@ impl Translator<'_, '_, '_> {
                 Val::C(out)
             }
             Op::VectorExtractDynamic => {
-                let v = self.operand(inst, 0)?;
-                let idx = self.scalar_operand(inst, 1)?;
+                let dynamic = inst.vector_extract_dynamic()?;
+                let v = self.value(dynamic.vector)?;
+                let idx = self.scalar(dynamic.index)?;
                 let comps = v.flat();
                 let mut r = comps[0];
                 for (i, &c) in comps.iter().enumerate().skip(1) {
@@ -96,9 +97,10 @@ impl Translator<'_, '_, '_> {
                 Val::S(r)
             }
             Op::VectorInsertDynamic => {
-                let v = self.operand(inst, 0)?;
-                let comp = self.scalar_operand(inst, 1)?;
-                let idx = self.scalar_operand(inst, 2)?;
+                let dynamic = inst.vector_insert_dynamic()?;
+                let v = self.value(dynamic.vector)?;
+                let comp = self.scalar(dynamic.component)?;
+                let idx = self.scalar(dynamic.index)?;
                 let comps = v.flat();
                 Val::C(
                     comps
@@ -111,7 +113,7 @@ impl Translator<'_, '_, '_> {
                         .collect(),
                 )
             }
-            Op::CopyObject | Op::CopyLogical => self.operand(inst, 0)?,
+            Op::CopyObject | Op::CopyLogical => self.value(inst.unary()?.value)?,
             other => return err(format!("internal: Op{other:?} is not a composite op\n")),
         };
         self.define(inst, v)?;

@@ -19,8 +19,8 @@ impl Translator<'_, '_, '_> {
         use Op::*;
         let op = inst.opcode();
         let rt = self.result_type(inst)?;
-        let src_id = self.id_operand(inst, 0)?;
-        let a = self.operand(inst, 0)?;
+        let src_id = inst.unary()?.value;
+        let a = self.value(src_id)?;
         if op == Bitcast {
             let src_ty = self
                 .m

@@ -9,7 +9,7 @@ use cranelift_codegen::ir::{self, BlockArg, InstBuilder, Value};
 use cranelift_frontend::{FunctionBuilder, Switch, Variable};
 use cranelift_module::Module as _;
 use ferrocl_frontend::spirv::{Op, StorageClass, Word};
-use ferrocl_frontend::{Cfg, Function, Inst, Module, Type};
+use ferrocl_frontend::{AtomicOp, Cfg, Function, Inst, Module, Type};
 
 use super::analysis::{frame_resident_ids, promotable_variables, schedule_ranks};
 use super::builtins::WorkItem;
@@ -241,6 +241,15 @@ pub(crate) fn inst_desc(inst: Inst<'_>) -> String {
     inst.describe()
 }
 
+/// An operand `inst`'s opcode has but its decode leaves optional (present in valid modules).
+pub(crate) fn required(
+    inst: Inst<'_>,
+    operand: Option<Word>,
+    what: &str,
+) -> Result<Word, BuildError> {
+    operand.ok_or_else(|| BuildError::new(format!("error: {} has no {what}\n", inst.describe())))
+}
+
 impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
     pub(crate) fn frame(&mut self) -> &mut Frame<'m> {
         self.frames
@@ -248,18 +257,9 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             .expect("a frame is always active while translating")
     }
 
-    pub(crate) fn id_operand(&self, inst: Inst<'_>, i: usize) -> Result<Word, BuildError> {
-        Ok(inst.id(i)?)
-    }
-
-    /// The value of operand `i`.
-    pub(crate) fn operand(&mut self, inst: Inst<'_>, i: usize) -> Result<Val, BuildError> {
-        let id = self.id_operand(inst, i)?;
-        self.value(id)
-    }
-
-    pub(crate) fn scalar_operand(&mut self, inst: Inst<'_>, i: usize) -> Result<Value, BuildError> {
-        self.operand(inst, i)?.scalar()
+    /// The value of id `id`, which must be a scalar.
+    pub(crate) fn scalar(&mut self, id: Word) -> Result<Value, BuildError> {
+        self.value(id)?.scalar()
     }
 
     /// The value of id `id`: a local result, a constant, or a module-scope variable's address.
@@ -835,15 +835,15 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             MemoryNamedBarrier => self.memory_named_barrier(inst)?,
             ExtInst => self.ext_inst(inst)?,
             Branch => {
-                let target = self.id_operand(inst, 0)?;
-                let (block, args) = self.edge(target)?;
+                let (block, args) = self.edge(inst.branch_target()?)?;
                 self.b.ins().jump(block, &args);
                 self.emit_yields()?;
             }
             BranchConditional => {
-                let cond = self.scalar_operand(inst, 0)?;
-                let (t, targs) = self.edge(self.id_operand(inst, 1)?)?;
-                let (f, fargs) = self.edge(self.id_operand(inst, 2)?)?;
+                let b = inst.branch_conditional()?;
+                let cond = self.scalar(b.condition)?;
+                let (t, targs) = self.edge(b.true_label)?;
+                let (f, fargs) = self.edge(b.false_label)?;
                 self.b.ins().brif(cond, t, &targs, f, &fargs);
                 self.emit_yields()?;
             }
@@ -853,29 +853,30 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             }
             Return => self.return_with(None)?,
             ReturnValue => {
-                let v = self.operand(inst, 0)?;
+                let v = self.value(inst.unary()?.value)?;
                 self.return_with(Some(v))?;
             }
             // Reaching OpUnreachable is undefined behaviour; leave the function instead of
             // trapping so the host process survives.
             Unreachable | Kill => self.return_with(None)?,
             FunctionCall => {
-                let callee = self.id_operand(inst, 0)?;
-                if self.extended_async_copy(inst, callee)? {
+                let call = inst.function_call()?;
+                let callee = call.function;
+                if self.extended_async_copy(inst, &call)? {
                     return Ok(());
                 }
-                let args = (1..inst.operand_count())
-                    .map(|i| self.operand(inst, i))
+                let args = call
+                    .arguments
+                    .iter()
+                    .map(|&id| self.value(id))
                     .collect::<Result<Vec<_>, _>>()?;
                 if self.options.checked {
-                    let ids = (1..inst.operand_count())
-                        .map(|i| self.id_operand(inst, i))
-                        .collect::<Result<Vec<_>, _>>()?;
                     let callee_has_barrier = self
                         .barrier
                         .as_ref()
                         .is_some_and(|s| s.barrier_functions.contains(&callee));
-                    self.call_param_bounds = self.call_bounds(&ids, callee_has_barrier)?;
+                    self.call_param_bounds =
+                        self.call_bounds(&call.arguments, callee_has_barrier)?;
                 }
                 if let Some(v) = self.inline_function(callee, args, None)? {
                     self.define(inst, v)?;
@@ -922,13 +923,13 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             | BitFieldUExtract => self.arith(inst)?,
             // SPV_KHR_expect_assume: the expected value is the value; assumptions are hints.
             ExpectKHR => {
-                let v = self.operand(inst, 0)?;
+                let v = self.value(inst.unary()?.value)?;
                 self.define(inst, v)?;
             }
             AssumeTrueKHR => {}
             // SPIR-V 1.1: the size of the pointee in OpenCL memory layout, a constant.
             SizeOf => {
-                let ptr = self.id_operand(inst, 0)?;
+                let ptr = inst.unary()?.value;
                 let pointee = match self.m.type_of(ptr).and_then(|t| self.m.ty(t)) {
                     Some(Type::Pointer { pointee, .. }) => *pointee,
                     _ => return err("error: OpSizeOf operand is not a pointer\n"),
@@ -941,7 +942,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 self.define(inst, Val::S(v))?;
             }
             ReadClockKHR => {
-                let scope = self.constant_index(inst, 0)?;
+                let scope = self.constant_index(inst, inst.clock_scope()?)?;
                 let shape = self.shape_of_type(self.result_type(inst)?)?;
                 let v = self.read_clock(scope as u32, &shape)?;
                 self.define(inst, v)?;
@@ -990,25 +991,8 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             | PtrEqual
             | PtrNotEqual
             | PtrDiff => self.compare(inst)?,
-            AtomicLoad
-            | AtomicStore
-            | AtomicExchange
-            | AtomicCompareExchange
-            | AtomicCompareExchangeWeak
-            | AtomicIIncrement
-            | AtomicIDecrement
-            | AtomicIAdd
-            | AtomicISub
-            | AtomicSMin
-            | AtomicUMin
-            | AtomicSMax
-            | AtomicUMax
-            | AtomicAnd
-            | AtomicOr
-            | AtomicXor
-            | AtomicFlagTestAndSet
-            | AtomicFlagClear => self.atomic(inst)?,
-            AtomicFAddEXT | AtomicFMinEXT | AtomicFMaxEXT => self.atomic_float(inst)?,
+            op if AtomicOp::of(op).is_some_and(AtomicOp::is_float) => self.atomic_float(inst)?,
+            op if AtomicOp::of(op).is_some() => self.atomic(inst)?,
             GenericCastToPtrExplicit => self.generic_cast_explicit(inst)?,
             GenericPtrMemSemantics => self.generic_ptr_mem_semantics(inst)?,
             GroupAsyncCopy => self.group_async_copy(inst)?,
@@ -1047,19 +1031,13 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
     }
 
     fn switch(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
-        let selector = self.scalar_operand(inst, 0)?;
+        let switch = inst.switch()?;
+        let (default, targets) = (switch.default, switch.targets);
+        let selector = self.scalar(switch.selector)?;
         let sel_ty = self.b.func.dfg.value_type(selector);
-        let default = self.id_operand(inst, 1)?;
-        let mut targets = Vec::new();
-        let mut i = 2;
-        while i < inst.operand_count() {
-            let lit = inst
-                .literal_bits(i)
-                .map_err(|_| BuildError::new("error: OpSwitch literal is malformed\n"))?;
-            let target = self.id_operand(inst, i + 1)?;
-            targets.push((u128::from(lit), target));
-            i += 2;
-        }
+        let targets = targets
+            .into_iter()
+            .map(|(lit, target)| (u128::from(lit), target));
         let mut sw = Switch::new();
         let mut trampolines = Vec::new();
         let mut seen = HashSet::new();
@@ -1103,10 +1081,9 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         if storage != StorageClass::Function {
             return err(format!("error: function-scope OpVariable with storage class {storage:?} (env 2.2 allows only Function)\n"));
         }
-        let init = if inst.operand_count() > 1 {
-            Some(self.operand(inst, 1)?)
-        } else {
-            None
+        let init = match inst.variable()?.initializer {
+            Some(id) => Some(self.value(id)?),
+            None => None,
         };
         if self.barrier.is_some() {
             // Private variables of a kernel with barriers live in the work-item frame.

@@ -49,8 +49,9 @@ impl Translator<'_, '_, '_> {
 
     /// `OpGenericCastToPtrExplicit`: Pointer, Storage; NULL when Pointer is not in Storage.
     pub(crate) fn generic_cast_explicit(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
-        let p = self.scalar_operand(inst, 0)?;
-        let Ok(storage) = inst.storage_class(1) else {
+        let cast = inst.generic_cast_explicit()?;
+        let p = self.scalar(cast.pointer)?;
+        let Some(storage) = cast.storage else {
             return err("error: OpGenericCastToPtrExplicit without a storage class\n");
         };
         let (local, private) = self.address_space_of(p);
@@ -77,7 +78,7 @@ impl Translator<'_, '_, '_> {
     /// `OpGenericPtrMemSemantics`: the storage-class bit of the memory Pointer is in
     /// (WorkgroupMemory, CrossWorkgroupMemory; none for private memory).
     pub(crate) fn generic_ptr_mem_semantics(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
-        let p = self.scalar_operand(inst, 0)?;
+        let p = self.scalar(inst.unary()?.value)?;
         let (local, private) = self.address_space_of(p);
         let workgroup = self.b.ins().iconst(types::I32, WORKGROUP_MEMORY);
         let cross = self.b.ins().iconst(types::I32, CROSS_WORKGROUP_MEMORY);

@@ -10,10 +10,10 @@
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, Value};
 use ferrocl_frontend::spirv::{GroupOperation, Op, StorageClass, Word};
-use ferrocl_frontend::Inst;
 use ferrocl_frontend::Type;
+use ferrocl_frontend::{FunctionCall, GroupOp, Inst};
 
-use super::function::{err, frame_flags, PointKind, Translator};
+use super::function::{err, frame_flags, required, PointKind, Translator};
 use super::subgroup::{is_non_uniform_exchange, SCOPE_SUBGROUP};
 use super::values::Val;
 use crate::checked::CheckKind;
@@ -24,7 +24,8 @@ impl Translator<'_, '_, '_> {
     /// `OpGroupAsyncCopy`: Scope, Destination, Source, NumElements, Stride, Event. The stride
     /// applies to whichever side is not in Workgroup memory.
     pub(crate) fn group_async_copy(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
-        let dst_id = self.id_operand(inst, 1)?;
+        let copy = inst.group_async_copy()?;
+        let dst_id = copy.destination;
         let dst_ty = self.m.type_of(dst_id).and_then(|t| self.m.ty(t).cloned());
         let Some(Type::Pointer {
             storage: dst_storage,
@@ -37,11 +38,11 @@ impl Translator<'_, '_, '_> {
             .m
             .size_of(elem)
             .ok_or_else(|| BuildError::new("error: async copy of an unsized type\n"))?;
-        let dst = self.scalar_operand(inst, 1)?;
-        let src = self.scalar_operand(inst, 2)?;
-        let count = self.scalar_operand(inst, 3)?;
-        let stride = self.scalar_operand(inst, 4)?;
-        let event = self.operand(inst, 5)?;
+        let dst = self.scalar(copy.destination)?;
+        let src = self.scalar(copy.source)?;
+        let count = self.scalar(copy.num_elements)?;
+        let stride = self.scalar(copy.stride)?;
+        let event = self.value(copy.event)?;
         let count = self.resize_int(count, types::I64, false);
         let stride = self.resize_int(stride, types::I64, false);
         let strided_source = dst_storage == StorageClass::Workgroup;
@@ -76,7 +77,7 @@ impl Translator<'_, '_, '_> {
         let doff = self.b.ins().imul_imm_s(di, elem_size as i64);
         let s = self.b.ins().iadd(src, soff);
         let d = self.b.ins().iadd(dst, doff);
-        let src_id = self.id_operand(inst, 2)?;
+        let src_id = copy.source;
         self.check_access(src_id, s, elem_size, CheckKind::Read)?;
         self.check_access(dst_id, d, elem_size, CheckKind::Write)?;
         let v = self.load_val(elem, s)?;
@@ -104,9 +105,10 @@ impl Translator<'_, '_, '_> {
     pub(crate) fn extended_async_copy(
         &mut self,
         inst: Inst<'_>,
-        callee: Word,
+        call: &FunctionCall,
     ) -> Result<bool, BuildError> {
         let m = self.m;
+        let callee = call.function;
         if m.function(callee).is_none_or(|f| f.block_count() != 0) {
             return Ok(false);
         }
@@ -122,16 +124,17 @@ impl Translator<'_, '_, '_> {
             return Ok(false);
         };
         let params = if three_d { 13 } else { 10 };
-        if inst.operand_count() != 1 + params {
+        if call.arguments.len() != params {
             return err(format!(
                 "error: {name} takes {params} arguments, the call passes {}\n",
-                inst.operand_count().saturating_sub(1)
+                call.arguments.len()
             ));
         }
-        // Operand indices (the callee is operand 0).
+        // Argument `i` (counted from 1) of the builtin's signature.
+        let arg = |i: usize| call.arguments[i - 1];
         let (dst_i, src_i) = (1, 3);
         for i in [dst_i, src_i] {
-            let id = self.id_operand(inst, i)?;
+            let id = arg(i);
             if !matches!(
                 m.type_of(id).and_then(|t| m.ty(t)),
                 Some(Type::Pointer { .. })
@@ -140,7 +143,7 @@ impl Translator<'_, '_, '_> {
             }
         }
         let size = |t: &mut Self, i: usize| -> Result<Value, BuildError> {
-            let v = t.scalar_operand(inst, i)?;
+            let v = t.scalar(arg(i))?;
             if !t.ty_of(v).is_int() {
                 return err(format!("error: {name}: argument {i} is not an integer\n"));
             }
@@ -164,11 +167,10 @@ impl Translator<'_, '_, '_> {
             let zero = self.b.ins().iconst(types::I64, 0);
             (one, size(self, 8)?, zero, size(self, 9)?, zero)
         };
-        let event = self.operand(inst, params)?;
-        let dst_id = self.id_operand(inst, dst_i)?;
-        let src_id = self.id_operand(inst, src_i)?;
-        let dst = self.scalar_operand(inst, dst_i)?;
-        let src = self.scalar_operand(inst, src_i)?;
+        let event = self.value(arg(params))?;
+        let (dst_id, src_id) = (arg(dst_i), arg(src_i));
+        let dst = self.scalar(dst_id)?;
+        let src = self.scalar(src_id)?;
 
         // Only the work-item with local id (0, 0, 0) copies.
         let lid = self.wi.local_id;
@@ -245,14 +247,15 @@ impl Translator<'_, '_, '_> {
     }
 }
 
-/// The group operation of an `OpGroup*` collective and the operand index of its value:
-/// Reduce for all/any/broadcast, else the instruction's (Reduce or a scan).
-pub(crate) fn group_operation(inst: Inst<'_>) -> Result<(GroupOperation, usize), BuildError> {
+/// The group operation of an `OpGroup*` collective and its decoded operands: Reduce for
+/// all/any/broadcast, else the instruction's (Reduce or a scan).
+pub(crate) fn group_operation(inst: Inst<'_>) -> Result<(GroupOperation, GroupOp), BuildError> {
     let op = inst.opcode();
-    let (group_op, value_index) = match op {
-        Op::GroupAll | Op::GroupAny | Op::GroupBroadcast => (GroupOperation::Reduce, 1),
-        _ => match inst.optional_group_operation(1) {
-            Some(g) => (g, 2),
+    let g = inst.group_op()?;
+    let group_op = match op {
+        Op::GroupAll | Op::GroupAny | Op::GroupBroadcast => GroupOperation::Reduce,
+        _ => match g.operation {
+            Some(o) => o,
             None => return err(format!("error: Op{op:?} without a group operation\n")),
         },
     };
@@ -264,7 +267,7 @@ pub(crate) fn group_operation(inst: Inst<'_>) -> Result<(GroupOperation, usize),
             "error: Op{op:?}: group operation {group_op:?} is not supported\n"
         ));
     }
-    Ok((group_op, value_index))
+    Ok((group_op, g))
 }
 
 /// How a collective combines values.
@@ -399,7 +402,7 @@ impl Translator<'_, '_, '_> {
         if is_non_uniform_exchange(op) {
             return self.sub_group_non_uniform(inst);
         }
-        let scope = self.constant_index(inst, 0)?;
+        let scope = self.constant_index(inst, inst.group_op()?.scope)?;
         if scope == SCOPE_SUBGROUP {
             return self.sub_group_collective(inst);
         }
@@ -408,8 +411,8 @@ impl Translator<'_, '_, '_> {
                 "error: Op{op:?} with execution scope {scope} is not supported (only Workgroup and Subgroup)\n"
             ));
         }
-        let (group_op, value_index) = group_operation(inst)?;
-        let x = self.scalar_operand(inst, value_index)?;
+        let (group_op, g) = group_operation(inst)?;
+        let x = self.scalar(required(inst, g.value, "value")?)?;
         let t = self.ty_of(x);
         let result_ty = self.result_type(inst)?;
         // Broadcast reads one contribution; it never combines.
@@ -441,7 +444,7 @@ impl Translator<'_, '_, '_> {
         };
         let v = if op == Op::GroupBroadcast {
             // The local id is a scalar (1-D) or a vector of 2 or 3 components.
-            let id = self.operand(inst, 2)?.flat();
+            let id = self.value(required(inst, g.argument, "local id")?)?.flat();
             let mut comps = [0, 1, 2].map(|_| None);
             for (d, c) in id.iter().enumerate().take(3) {
                 comps[d] = Some(self.resize_int(*c, types::I64, false));

@@ -190,7 +190,7 @@ impl Translator<'_, '_, '_> {
     pub(crate) fn half_vector_memory(&mut self, inst: Inst<'_>, op: Cl) -> Result<(), BuildError> {
         // Literal operands (n, the rounding mode) arrive as ids or literals depending on how
         // the parser read them; both name the number.
-        let literal = |i: usize| inst.ext_literal(i);
+        let args = inst.ext_args();
         let address = |t: &mut Self, offset: Value, base: Value, stride: i64| -> Value {
             let off = t.sext_i64(offset);
             let scaled = t.b.ins().imul_imm_s(off, 2 * stride);
@@ -208,7 +208,8 @@ impl Translator<'_, '_, '_> {
                         ))
                     }
                 };
-                if op != Cl::vload_half && literal(4) != Some(n) {
+                let load = args.vector_load()?;
+                if op != Cl::vload_half && load.n != Some(n) {
                     return err(format!(
                         "error: OpenCL.std {op:?}: n does not match the result's {n} components\n"
                     ));
@@ -221,10 +222,10 @@ impl Translator<'_, '_, '_> {
                 } else {
                     n
                 };
-                let offset = self.scalar_operand(inst, 2)?;
-                let base = self.scalar_operand(inst, 3)?;
+                let (offset, ptr) = (load.offset, load.pointer);
+                let offset = self.scalar(offset)?;
+                let base = self.scalar(ptr)?;
                 let addr = address(self, offset, base, i64::from(stride));
-                let ptr = self.id_operand(inst, 3)?;
                 self.check_access(ptr, addr, 2 * u64::from(n), CheckKind::Read)?;
                 let mut lanes = (0..n as i32)
                     .map(|i| {
@@ -244,8 +245,9 @@ impl Translator<'_, '_, '_> {
                     op,
                     Cl::vstore_half_r | Cl::vstore_halfn_r | Cl::vstorea_halfn_r
                 );
+                let store = args.vector_store()?;
                 let mode = if rounded {
-                    match literal(5).and_then(FPRoundingMode::from_u32) {
+                    match store.mode.and_then(FPRoundingMode::from_u32) {
                         Some(m) => m,
                         None => {
                             return err(format!(
@@ -256,7 +258,7 @@ impl Translator<'_, '_, '_> {
                 } else {
                     self.default_half_rounding()
                 };
-                let data = self.operand(inst, 2)?;
+                let data = self.value(store.data)?;
                 let lanes = data.flat();
                 let n = lanes.len() as i64;
                 let scalar = matches!(op, Cl::vstore_half | Cl::vstore_half_r);
@@ -267,10 +269,10 @@ impl Translator<'_, '_, '_> {
                 }
                 let vector_aligned = matches!(op, Cl::vstorea_halfn | Cl::vstorea_halfn_r);
                 let stride = if vector_aligned && n == 3 { 4 } else { n };
-                let offset = self.scalar_operand(inst, 3)?;
-                let base = self.scalar_operand(inst, 4)?;
+                let (offset, ptr) = (store.offset, store.pointer);
+                let offset = self.scalar(offset)?;
+                let base = self.scalar(ptr)?;
                 let addr = address(self, offset, base, stride);
-                let ptr = self.id_operand(inst, 4)?;
                 self.check_access(ptr, addr, 2 * n as u64, CheckKind::Write)?;
                 for (i, x) in lanes.into_iter().enumerate() {
                     let bits = self.half_bits(x, mode)?;

@@ -76,7 +76,7 @@ fn barrier_functions(m: &Module) -> HashSet<Word> {
             let has = ferrocl_frontend::stops_work_items(m, id)
                 || f.instructions().any(|i| {
                     i.opcode() == Op::FunctionCall
-                        && i.optional_id(0).is_some_and(|c| with_barrier.contains(&c))
+                        && i.callee().is_some_and(|c| with_barrier.contains(&c))
                 });
             if has {
                 with_barrier.insert(id);
@@ -462,7 +462,7 @@ fn expanded_size(
             match inst.opcode() {
                 op if is_group_barrier(op) => total.0 += 1,
                 Op::FunctionCall => {
-                    if let Some(callee) = inst.optional_id(0) {
+                    if let Some(callee) = inst.callee() {
                         let (b, n) = expanded_size(m, callee, memo);
                         total = (total.0 + b, total.1 + n);
                     }

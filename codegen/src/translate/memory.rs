@@ -4,8 +4,8 @@
 
 use cranelift_codegen::ir::{self, types, InstBuilder, MemFlagsData, Value};
 use ferrocl_frontend::spirv::{Decoration, Op, StorageClass, Word};
-use ferrocl_frontend::Inst;
 use ferrocl_frontend::Type;
+use ferrocl_frontend::{Inst, SpecConstantOp};
 
 use super::function::{err, inst_desc, Translator, VarStorage};
 use super::values::{scalar_ir_type, Val};
@@ -102,7 +102,7 @@ impl Translator<'_, '_, '_> {
     }
 
     pub(crate) fn load(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
-        let ptr = self.id_operand(inst, 0)?;
+        let ptr = inst.load()?.pointer;
         let ty = self.result_type(inst)?;
         if let Some(VarStorage::Promoted { vars, shape }) = self.frame().vars.get(&ptr) {
             let (vars, shape) = (vars.clone(), shape.clone());
@@ -124,8 +124,9 @@ impl Translator<'_, '_, '_> {
     }
 
     pub(crate) fn store(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
-        let ptr = self.id_operand(inst, 0)?;
-        let v = self.operand(inst, 1)?;
+        let store = inst.store()?;
+        let ptr = store.pointer;
+        let v = self.value(store.object)?;
         if let Some(VarStorage::Promoted { vars, shape }) = self.frame().vars.get(&ptr) {
             let (vars, shape) = (vars.clone(), shape.clone());
             let mut want = Vec::new();
@@ -138,7 +139,7 @@ impl Translator<'_, '_, '_> {
         }
         let value_ty = self
             .m
-            .type_of(self.id_operand(inst, 1)?)
+            .type_of(store.object)
             .ok_or_else(|| BuildError::new("error: stored value has no type\n"))?;
         let addr = self.value(ptr)?.scalar()?;
         let size = self.m.size_of(value_ty).unwrap_or(0);
@@ -148,15 +149,14 @@ impl Translator<'_, '_, '_> {
 
     pub(crate) fn access_chain(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let m = self.m;
-        let base = self.id_operand(inst, 0)?;
-        let with_element = matches!(
-            inst.opcode(),
-            Op::PtrAccessChain | Op::InBoundsPtrAccessChain
-        );
+        let chain = inst.access_chain()?;
+        let base = chain.base;
         if self.is_builtin_variable(base) {
             // Pointer to one component of a built-in vector: `get_global_id(i)` through memory.
-            let index_pos = if with_element { 2 } else { 1 };
-            let index = self.operand(inst, index_pos)?;
+            let Some(&index) = chain.indices.first() else {
+                return err(format!("error: {} has no index\n", inst_desc(inst)));
+            };
+            let index = self.value(index)?;
             let id = inst.result_id().unwrap_or(0);
             self.frame().builtin_ptrs.insert(id, (base, index));
             return Ok(());
@@ -169,15 +169,13 @@ impl Translator<'_, '_, '_> {
         };
         let mut addr = self.value(base)?.scalar()?;
         let mut cur = pointee;
-        let mut indices = 1..inst.operand_count();
-        if with_element {
-            let i = indices.next().unwrap_or(1);
+        if let Some(element) = chain.element {
             let size = m
                 .size_of(cur)
                 .ok_or_else(|| BuildError::new("error: element type has no size\n"))?;
-            addr = self.scaled_add(inst, addr, i, size)?;
+            addr = self.scaled_add(addr, element, size)?;
         }
-        for i in indices {
+        for &i in &chain.indices {
             match m.ty(cur).cloned() {
                 Some(Type::Struct { members, .. }) => {
                     let idx = self.constant_index(inst, i)? as usize;
@@ -196,7 +194,7 @@ impl Translator<'_, '_, '_> {
                     let size = m
                         .size_of(elem)
                         .ok_or_else(|| BuildError::new("error: element type has no size\n"))?;
-                    addr = self.scaled_add(inst, addr, i, size)?;
+                    addr = self.scaled_add(addr, i, size)?;
                     cur = elem;
                 }
                 other => return err(format!("error: cannot index into {other:?}\n")),
@@ -207,14 +205,8 @@ impl Translator<'_, '_, '_> {
     }
 
     /// `addr + index * size`, with the index sign-extended to 64 bits.
-    fn scaled_add(
-        &mut self,
-        inst: Inst<'_>,
-        addr: Value,
-        operand: usize,
-        size: u64,
-    ) -> Result<Value, BuildError> {
-        let idx = self.scalar_operand(inst, operand)?;
+    fn scaled_add(&mut self, addr: Value, index: Word, size: u64) -> Result<Value, BuildError> {
+        let idx = self.scalar(index)?;
         let idx = self.sext_i64(idx);
         let scaled = self.b.ins().imul_imm_s(idx, size as i64);
         Ok(self.b.ins().iadd(addr, scaled))
@@ -229,12 +221,12 @@ impl Translator<'_, '_, '_> {
         }
     }
 
-    /// A literal integer from a constant id operand (struct indices must be constants).
-    pub(crate) fn constant_index(&self, inst: Inst<'_>, i: usize) -> Result<u64, BuildError> {
-        let id = self.id_operand(inst, i)?;
+    /// A literal integer from `inst`'s constant id operand `id` (struct indices, scopes must
+    /// be constants).
+    pub(crate) fn constant_index(&self, inst: Inst<'_>, id: Word) -> Result<u64, BuildError> {
         self.constant_u64(id).ok_or_else(|| {
             BuildError::new(format!(
-                "error: {} operand {i} must be a constant\n",
+                "error: {} operand %{id} must be a constant\n",
                 inst_desc(inst)
             ))
         })
@@ -243,17 +235,18 @@ impl Translator<'_, '_, '_> {
     pub(crate) fn constant_u64(&self, id: Word) -> Option<u64> {
         let c = self.m.global(id)?;
         match c.opcode() {
-            Op::Constant | Op::SpecConstant => c.literal_bits(0).ok(),
+            Op::Constant | Op::SpecConstant => c.constant_bits().ok(),
             Op::ConstantNull => Some(0),
             _ => None,
         }
     }
 
     pub(crate) fn copy_memory(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
-        let dst = self.scalar_operand(inst, 0)?;
-        let src = self.scalar_operand(inst, 1)?;
-        let size = if inst.opcode() == Op::CopyMemorySized {
-            let s = self.scalar_operand(inst, 2)?;
+        let copy = inst.copy_memory()?;
+        let dst = self.scalar(copy.target)?;
+        let src = self.scalar(copy.source)?;
+        let size = if let Some(size) = copy.size {
+            let s = self.scalar(size)?;
             let t = self.b.func.dfg.value_type(s);
             if t == types::I64 {
                 s
@@ -263,7 +256,7 @@ impl Translator<'_, '_, '_> {
         } else {
             let ty = self
                 .m
-                .type_of(self.id_operand(inst, 0)?)
+                .type_of(copy.target)
                 .and_then(|t| match self.m.ty(t) {
                     Some(Type::Pointer { pointee, .. }) => self.m.size_of(*pointee),
                     _ => None,
@@ -272,7 +265,7 @@ impl Translator<'_, '_, '_> {
                 ty.ok_or_else(|| BuildError::new("error: OpCopyMemory of an unsized type\n"))?;
             self.b.ins().iconst(types::I64, size as i64)
         };
-        let (dst_id, src_id) = (self.id_operand(inst, 0)?, self.id_operand(inst, 1)?);
+        let (dst_id, src_id) = (copy.target, copy.source);
         self.check_access_dynamic(dst_id, dst, size, CheckKind::Write)?;
         self.check_access_dynamic(src_id, src, size, CheckKind::Read)?;
         self.call_entry(EntryPoint::Memmove, &[dst, src, size])?;
@@ -296,7 +289,7 @@ impl Translator<'_, '_, '_> {
         match g.opcode() {
             Op::Constant | Op::SpecConstant => {
                 let t = scalar_ir_type(m, ty)?;
-                let Ok(bits) = g.literal_bits(0) else {
+                let Ok(bits) = g.constant_bits() else {
                     return err(format!("error: OpConstant %{id} has no literal\n"));
                 };
                 let half = matches!(m.ty(ty), Some(Type::Float { width: 16 }));
@@ -334,19 +327,26 @@ impl Translator<'_, '_, '_> {
             // The frontend's freezing leaves only address arithmetic over program-scope
             // variables: ConvertPtrToU, IAdd of a constant, ConvertUToPtr (all 64-bit).
             Op::SpecConstantOp => {
-                let operand = |i: usize| match g.optional_id(i) {
+                let spec = g.spec_constant_op();
+                let operand = |x: Option<Word>, i: usize| match x {
                     Some(x) => Ok(x),
                     None => err(format!(
                         "error: OpSpecConstantOp %{id} is missing operand {i}\n"
                     )),
                 };
-                let v = match g.spec_constant_opcode() {
-                    Ok(Op::ConvertPtrToU | Op::ConvertUToPtr) => {
-                        self.value(operand(1)?)?.scalar()?
-                    }
-                    Ok(Op::IAdd) => {
-                        let a = self.value(operand(1)?)?.scalar()?;
-                        let b = self.value(operand(2)?)?.scalar()?;
+                let v = match spec {
+                    Ok(SpecConstantOp {
+                        opcode: Op::ConvertPtrToU | Op::ConvertUToPtr,
+                        a,
+                        ..
+                    }) => self.scalar(operand(a, 1)?)?,
+                    Ok(SpecConstantOp {
+                        opcode: Op::IAdd,
+                        a,
+                        b,
+                    }) => {
+                        let a = self.scalar(operand(a, 1)?)?;
+                        let b = self.scalar(operand(b, 2)?)?;
                         self.b.ins().iadd(a, b)
                     }
                     _ => {
@@ -389,7 +389,7 @@ impl Translator<'_, '_, '_> {
     }
 
     fn global_variable_address(&mut self, id: Word, g: Inst<'_>) -> Result<Val, BuildError> {
-        let Ok(storage) = g.storage_class(0) else {
+        let Ok(storage) = g.variable_storage() else {
             return err("error: OpVariable without storage class\n");
         };
         match storage {

@@ -36,7 +36,7 @@ use cranelift_frontend::FunctionBuilderContext;
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{DataDescription, DataId, FuncId, Linkage, Module as _};
 use ferrocl_frontend::spirv::{Op, StorageClass, Word};
-use ferrocl_frontend::{KernelInfo, Module, Type};
+use ferrocl_frontend::{KernelInfo, Module, SpecConstantOp, Type};
 
 use crate::abi::WorkGroupFn;
 use crate::entry_points::EntryPoint;
@@ -222,13 +222,19 @@ fn address_constant(m: &Module, id: Word, depth: u32) -> Option<(Word, i64)> {
     }
     match c.opcode() {
         Op::Variable => Some((id, 0)),
-        Op::SpecConstantOp => match c.spec_constant_opcode().ok()? {
-            Op::ConvertPtrToU | Op::ConvertUToPtr => {
-                address_constant(m, c.optional_id(1)?, depth + 1)
-            }
-            Op::IAdd => {
-                let (var, off) = address_constant(m, c.optional_id(1)?, depth + 1)?;
-                let k = m.global(c.optional_id(2)?)?.literal_bits(0).ok()? as i64;
+        Op::SpecConstantOp => match c.spec_constant_op().ok()? {
+            SpecConstantOp {
+                opcode: Op::ConvertPtrToU | Op::ConvertUToPtr,
+                a,
+                ..
+            } => address_constant(m, a?, depth + 1),
+            SpecConstantOp {
+                opcode: Op::IAdd,
+                a,
+                b,
+            } => {
+                let (var, off) = address_constant(m, a?, depth + 1)?;
+                let k = m.global(b?)?.constant_bits().ok()? as i64;
                 Some((var, off.wrapping_add(k)))
             }
             _ => None,
@@ -256,7 +262,7 @@ fn constant_bytes(
     let start = out.len();
     match c.opcode() {
         Op::Constant | Op::SpecConstant => {
-            let bits = c.literal_bits(0).unwrap_or(0);
+            let bits = c.constant_bits().unwrap_or(0);
             out.extend_from_slice(&bits.to_le_bytes()[..size]);
         }
         Op::ConstantTrue | Op::SpecConstantTrue => out.push(1),
@@ -331,11 +337,11 @@ fn define_module_data(m: &Module, env: &mut ModuleEnv) -> Result<(), BuildError>
             .try_reserve_exact(size as usize)
             .map_err(|_| out_of_memory())?;
         let mut relocs = Vec::new();
-        if let Some(init) = inst.optional_id(1) {
+        if let Some(init) = inst.variable().ok().and_then(|v| v.initializer) {
             constant_bytes(m, init, &mut bytes, &mut relocs)?;
         }
         bytes.resize(size as usize, 0);
-        if inst.storage_class(0) == Ok(StorageClass::CrossWorkgroup) {
+        if inst.variable_storage() == Ok(StorageClass::CrossWorkgroup) {
             env.global_variable_bytes += size;
         }
         let mut desc = DataDescription::new();
@@ -381,7 +387,7 @@ fn layout_module_variables(m: &Module, env: &mut ModuleEnv) -> Result<(), BuildE
             continue;
         }
         let id = inst.result_id().unwrap_or(0);
-        let Ok(storage) = inst.storage_class(0) else {
+        let Ok(storage) = inst.variable_storage() else {
             continue;
         };
         if matches!(
@@ -424,7 +430,7 @@ fn kernel_local_variables(m: &Module, kernel: &KernelInfo) -> HashSet<Word> {
                 continue;
             }
             let Some(g) = m.global(id) else { continue };
-            match (g.opcode(), g.storage_class(0)) {
+            match (g.opcode(), g.variable_storage()) {
                 (Op::Variable, Ok(StorageClass::Workgroup)) => {
                     found.insert(id);
                 }

@@ -7,7 +7,7 @@ use cranelift_codegen::ir::{
     types, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Value,
 };
 use ferrocl_frontend::spirv::OpenclStd100Op as Cl;
-use ferrocl_frontend::{ExtInst, Inst, Type};
+use ferrocl_frontend::{ExtInst, Inst, Type, VectorStore};
 
 use super::function::{err, Translator};
 use super::values::Val;
@@ -18,7 +18,7 @@ use ferrocl_mathlib::{Binary, Shaped, Unary};
 
 impl Translator<'_, '_, '_> {
     pub(crate) fn ext_inst(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
-        let set = self.id_operand(inst, 0)?;
+        let set = inst.ext_set()?;
         let set_name = self.m.ext_import(set).unwrap_or("");
         if set_name != "OpenCL.std" {
             // OpenCL.DebugInfo.100 and NonSemantic.*: no semantics for execution.
@@ -60,15 +60,18 @@ impl Translator<'_, '_, '_> {
             self.check_out_parameter(inst)?;
         }
         let half_result = inst.result_type().is_some_and(|t| self.is_half(t));
-        // vloadn's last operand is the literal n, which rspirv reads as an id: leave it out.
+        // vloadn's last argument is the literal n, which rspirv reads as an id: leave it out.
+        let ext_args = inst.ext_args();
         let last = if op == Cl::vloadn {
-            inst.operand_count().min(4)
+            ext_args.len().min(2)
         } else {
-            inst.operand_count()
+            ext_args.len()
         };
-        let mut args: Vec<Val> = (2..last)
-            .filter(|&i| inst.is_id(i))
-            .map(|i| self.operand(inst, i))
+        let mut args: Vec<Val> = ext_args
+            .ids()
+            .take(last)
+            .flatten()
+            .map(|id| self.value(id))
             .collect::<Result<_, _>>()?;
         // Flush-to-zero applies to the floating-point operations, not to data movement.
         let arithmetic = !matches!(
@@ -288,7 +291,7 @@ impl Translator<'_, '_, '_> {
                 let off = self.sext_i64(offset);
                 let scaled = self.b.ins().imul_imm_s(off, esize * i64::from(count));
                 let addr = self.b.ins().iadd(base, scaled);
-                let ptr = self.id_operand(inst, 3)?;
+                let ptr = ext_args.vector_load()?.pointer;
                 let bytes = (esize * i64::from(count)) as u64;
                 self.check_access(ptr, addr, bytes, CheckKind::Read)?;
                 Val::C(
@@ -301,7 +304,7 @@ impl Translator<'_, '_, '_> {
                 )
             }
             Cl::vstoren => {
-                let Some(data_id) = inst.optional_id(2) else {
+                let Ok(VectorStore { data: data_id, .. }) = ext_args.vector_store() else {
                     return err("error: vstoren without data\n");
                 };
                 let vt = self.m.type_of(data_id).unwrap_or(0);
@@ -317,7 +320,7 @@ impl Translator<'_, '_, '_> {
                 let off = self.sext_i64(offset);
                 let scaled = self.b.ins().imul_imm_s(off, esize * count);
                 let addr = self.b.ins().iadd(base, scaled);
-                let ptr = self.id_operand(inst, 4)?;
+                let ptr = ext_args.vector_store()?.pointer;
                 self.check_access(ptr, addr, (esize * count) as u64, CheckKind::Write)?;
                 for (i, c) in data.children()?.iter().enumerate() {
                     let a = self.b.ins().iadd_imm_s(addr, esize * i as i64);
@@ -389,7 +392,7 @@ impl Translator<'_, '_, '_> {
         if !self.options.checked {
             return Ok(());
         }
-        let ptr = self.id_operand(inst, inst.operand_count() - 1)?;
+        let ptr = inst.ext_args().last_id()?;
         let size = match self.m.type_of(ptr).and_then(|t| self.m.ty(t)) {
             Some(Type::Pointer { pointee, .. }) => self.m.size_of(*pointee).unwrap_or(0),
             _ => return err("error: OpenCL.std out-parameter is not a pointer\n"),
@@ -398,9 +401,9 @@ impl Translator<'_, '_, '_> {
         self.check_access(ptr, addr, size, CheckKind::Write)
     }
 
-    /// Size of the components behind pointer operand `i` (the out-parameter of frexp & co.).
-    fn out_component_size(&self, inst: Inst<'_>, i: usize) -> Result<i64, BuildError> {
-        let Some(ptr) = inst.optional_id(i) else {
+    /// Size of the components behind the out-parameter of frexp & co. (the last argument).
+    fn out_component_size(&self, inst: Inst<'_>) -> Result<i64, BuildError> {
+        let Ok(ptr) = inst.ext_args().last_id() else {
             return err("error: OpenCL.std out-parameter is not an id\n");
         };
         let pointee = match self.m.type_of(ptr).and_then(|t| self.m.ty(t)) {
@@ -452,7 +455,7 @@ impl Translator<'_, '_, '_> {
             return arg(0)?.map(&mut |x| Ok(self.ilogb_inline(x)));
         }
         let base = arg(1)?.scalar()?;
-        let size = self.out_component_size(inst, 3)?;
+        let size = self.out_component_size(inst)?;
         let inputs = arg(0)?.flat();
         let mut results = Vec::with_capacity(inputs.len());
         for (i, x) in inputs.into_iter().enumerate() {
@@ -511,10 +514,10 @@ impl Translator<'_, '_, '_> {
             ))
         })?;
         let entry = EntryPoint::Shaped(shaped, precision);
-        // (argument index of the out-pointer, its operand index) for the pointer shapes.
-        let out: Option<(usize, usize)> = match op {
-            Cl::sincos | Cl::lgamma_r => Some((1, 3)),
-            Cl::remquo => Some((2, 4)),
+        // The argument index of the out-pointer for the pointer shapes.
+        let out: Option<usize> = match op {
+            Cl::sincos | Cl::lgamma_r => Some(1),
+            Cl::remquo => Some(2),
             Cl::pown | Cl::rootn => None,
             _ => {
                 return err(format!(
@@ -542,11 +545,11 @@ impl Translator<'_, '_, '_> {
                 ));
                 Some((self.b.ins().stack_addr(types::I64, slot, 0), 4))
             }
-            Some((arg, operand)) => Some((
+            Some(arg) => Some((
                 args.get(arg)
                     .ok_or_else(|| BuildError::new("error: missing out-parameter\n"))?
                     .scalar()?,
-                self.out_component_size(inst, operand)?,
+                self.out_component_size(inst)?,
             )),
             None => None,
         };

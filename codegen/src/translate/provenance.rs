@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 
 use ferrocl_frontend::spirv::{Op, Word};
-use ferrocl_frontend::{Function, Module, Type};
+use ferrocl_frontend::{Function, Module, Select, Type};
 
 /// The object a pointer points into.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -92,12 +92,16 @@ pub(crate) fn pointer_origins(m: &Module, f: Function<'_>) -> HashMap<Word, Orig
                 | Op::PtrCastToGeneric
                 | Op::GenericCastToPtr
                 | Op::GenericCastToPtrExplicit
-                | Op::Bitcast => match inst.id(0) {
+                | Op::Bitcast => match inst.base_pointer() {
                     Ok(base) if is_pointer(m.type_of(base)) => fact_of(&facts, base),
                     _ => Some(Fact::Unknown),
                 },
-                Op::Select => match (inst.id(1), inst.id(2)) {
-                    (Ok(a), Ok(b)) => {
+                Op::Select => match inst.select() {
+                    Ok(Select {
+                        accept: a,
+                        reject: b,
+                        ..
+                    }) => {
                         let (a, b) = (fact_of(&facts, a), fact_of(&facts, b));
                         // Both sides must be known before the select is.
                         if a.is_none() || b.is_none() {

@@ -36,12 +36,12 @@
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, BlockArg, InstBuilder, Value};
-use ferrocl_frontend::spirv::{BuiltIn, GroupOperation, Op};
+use ferrocl_frontend::spirv::{BuiltIn, GroupOperation, Op, Word};
 use ferrocl_frontend::Inst;
 use ferrocl_frontend::Type;
 
 use super::function::{
-    err, frame_flags, inst_desc, BarrierState, PointKind, Translator, SERVED_MARK_OFFSET,
+    err, frame_flags, inst_desc, required, BarrierState, PointKind, Translator, SERVED_MARK_OFFSET,
 };
 use super::group::Combine;
 use super::values::{shape, Val};
@@ -228,7 +228,8 @@ impl Translator<'_, '_, '_> {
     /// (stopping the whole group is a valid sub-group barrier: members of a sub-group resume
     /// only after all of them arrived).
     pub(crate) fn control_barrier(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
-        let kind = if self.constant_index(inst, 0)? == SCOPE_SUBGROUP {
+        let execution = inst.control_barrier()?.execution;
+        let kind = if self.constant_index(inst, execution)? == SCOPE_SUBGROUP {
             self.require_sub_groups("OpControlBarrier with Subgroup execution scope")?;
             self.points.sub_group_points = true;
             PointKind::SubGroupBarrier
@@ -250,7 +251,7 @@ impl Translator<'_, '_, '_> {
         let id = inst
             .result_id()
             .ok_or_else(|| BuildError::new("error: OpNamedBarrierInitialize without a result\n"))?;
-        let count = self.scalar_operand(inst, 0)?;
+        let count = self.scalar(inst.unary()?.value)?;
         let count = self.resize_int(count, types::I64, false);
         let handle = self.b.ins().bor_imm_s(count, i64::from(id) << 32);
         self.define(inst, Val::S(handle))
@@ -262,7 +263,7 @@ impl Translator<'_, '_, '_> {
     /// more.
     pub(crate) fn memory_named_barrier(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         self.require_sub_groups("OpMemoryNamedBarrier")?;
-        let handle = self.scalar_operand(inst, 0)?;
+        let handle = self.scalar(inst.memory_named_barrier()?.barrier)?;
         let (own, slot) = match &self.barrier {
             Some(BarrierState {
                 frame_base,
@@ -514,12 +515,12 @@ impl Translator<'_, '_, '_> {
     pub(crate) fn sub_group_collective(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let op = inst.opcode();
         self.require_sub_groups(&format!("Op{op:?} with Subgroup execution scope"))?;
-        let (group_op, value_index) = super::group::group_operation(inst)?;
-        let value = self.operand(inst, value_index)?;
+        let (group_op, g) = super::group::group_operation(inst)?;
+        let value = self.value(required(inst, g.value, "value")?)?;
         let leaves = value.flat();
         if op == Op::GroupBroadcast {
             let ex = self.exchange(&leaves, PointKind::SubGroupCollective)?;
-            let index = self.scalar_operand(inst, 2)?;
+            let index = self.scalar(required(inst, g.argument, "local id")?)?;
             return self.define_from_lane(inst, &ex, &leaves, index);
         }
         let [x] = leaves[..] else {
@@ -603,13 +604,16 @@ impl Translator<'_, '_, '_> {
     pub(crate) fn sub_group_non_uniform(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let op = inst.opcode();
         self.require_sub_groups(&format!("Op{op:?}"))?;
-        let scope = self.constant_index(inst, 0)?;
+        let g = inst.group_op()?;
+        let scope = self.constant_index(inst, g.scope)?;
         if scope != SCOPE_SUBGROUP {
             return err(format!(
                 "error: {}: execution scope {scope} is not supported (only Subgroup)\n",
                 inst_desc(inst)
             ));
         }
+        let value = || required(inst, g.value, "value");
+        let argument = || required(inst, g.argument, "second operand");
         match op {
             Op::GroupNonUniformElect => {
                 let ex = self.exchange(&[], PointKind::NonUniform)?;
@@ -619,7 +623,7 @@ impl Translator<'_, '_, '_> {
             }
             Op::GroupNonUniformAll | Op::GroupNonUniformAny => {
                 self.check_combined_type(inst)?;
-                let p = self.scalar_operand(inst, 1)?;
+                let p = self.scalar(value()?)?;
                 let ex = self.exchange(&[p], PointKind::NonUniform)?;
                 let (combine, identity) = if op == Op::GroupNonUniformAll {
                     (Combine::And, 1)
@@ -638,7 +642,7 @@ impl Translator<'_, '_, '_> {
                 self.define(inst, Val::S(r))
             }
             Op::GroupNonUniformAllEqual => {
-                let x = self.scalar_operand(inst, 1)?;
+                let x = self.scalar(value()?)?;
                 let t = self.ty_of(x);
                 let ex = self.exchange(&[x], PointKind::NonUniform)?;
                 let first = self.first_active(&ex);
@@ -659,15 +663,13 @@ impl Translator<'_, '_, '_> {
                 self.define(inst, Val::S(all))
             }
             Op::GroupNonUniformBroadcast | Op::GroupNonUniformShuffle => {
-                let value = self.operand(inst, 1)?;
-                let leaves = value.flat();
+                let leaves = self.value(value()?)?.flat();
                 let ex = self.exchange(&leaves, PointKind::NonUniform)?;
-                let index = self.scalar_operand(inst, 2)?;
+                let index = self.scalar(argument()?)?;
                 self.define_from_lane(inst, &ex, &leaves, index)
             }
             Op::GroupNonUniformBroadcastFirst => {
-                let value = self.operand(inst, 1)?;
-                let leaves = value.flat();
+                let leaves = self.value(value()?)?.flat();
                 let ex = self.exchange(&leaves, PointKind::NonUniform)?;
                 let first = self.first_active(&ex);
                 self.define_from_lane(inst, &ex, &leaves, first)
@@ -675,10 +677,9 @@ impl Translator<'_, '_, '_> {
             Op::GroupNonUniformShuffleXor
             | Op::GroupNonUniformShuffleUp
             | Op::GroupNonUniformShuffleDown => {
-                let value = self.operand(inst, 1)?;
-                let leaves = value.flat();
+                let leaves = self.value(value()?)?.flat();
                 let ex = self.exchange(&leaves, PointKind::NonUniform)?;
-                let operand = self.scalar_operand(inst, 2)?;
+                let operand = self.scalar(argument()?)?;
                 let operand = self.resize_int(operand, types::I64, false);
                 let index = match op {
                     Op::GroupNonUniformShuffleXor => self.b.ins().bxor(ex.lane.lane, operand),
@@ -688,15 +689,13 @@ impl Translator<'_, '_, '_> {
                 self.define_from_lane(inst, &ex, &leaves, index)
             }
             Op::GroupNonUniformRotateKHR => {
-                let value = self.operand(inst, 1)?;
-                let leaves = value.flat();
-                let cluster = if inst.operand_count() > 3 {
-                    self.cluster_size(inst, 3)?
-                } else {
-                    SIZE
+                let leaves = self.value(value()?)?.flat();
+                let cluster = match g.cluster_size {
+                    Some(c) => self.cluster_size(inst, c)?,
+                    None => SIZE,
                 };
                 let ex = self.exchange(&leaves, PointKind::NonUniform)?;
-                let delta = self.scalar_operand(inst, 2)?;
+                let delta = self.scalar(argument()?)?;
                 // ((lane + delta) mod cluster) within the lane's cluster.
                 let delta = self.resize_int(delta, types::I64, false);
                 let moved = self.b.ins().iadd(ex.lane.lane, delta);
@@ -706,7 +705,7 @@ impl Translator<'_, '_, '_> {
                 self.define_from_lane(inst, &ex, &leaves, index)
             }
             Op::GroupNonUniformBallot => {
-                let p = self.scalar_operand(inst, 1)?;
+                let p = self.scalar(value()?)?;
                 let ex = self.exchange(&[p], PointKind::NonUniform)?;
                 let mut bits = self.b.ins().iconst(types::I32, 0);
                 for j in 0..SIZE {
@@ -739,17 +738,15 @@ impl Translator<'_, '_, '_> {
     pub(crate) fn intel_shuffle(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let op = inst.opcode();
         self.require_sub_groups(&format!("Op{op:?}"))?;
-        let two = matches!(
-            op,
-            Op::SubgroupShuffleDownINTEL | Op::SubgroupShuffleUpINTEL
-        );
-        let first = self.operand(inst, 0)?.flat();
+        let shuffle = inst.intel_shuffle()?;
+        let two = shuffle.second.is_some();
+        let first = self.value(shuffle.data)?.flat();
         let mut leaves = first.clone();
-        if two {
-            leaves.extend(self.operand(inst, 1)?.flat());
+        if let Some(second) = shuffle.second {
+            leaves.extend(self.value(second)?.flat());
         }
         let ex = self.exchange(&leaves, PointKind::NonUniform)?;
-        let operand = self.scalar_operand(inst, if two { 2 } else { 1 })?;
+        let operand = self.scalar(shuffle.operand)?;
         let operand = self.resize_int(operand, types::I64, false);
         if !two {
             let index = if op == Op::SubgroupShuffleXorINTEL {
@@ -797,8 +794,8 @@ impl Translator<'_, '_, '_> {
     /// of the group, executing this instruction results in undefined behavior"), so it builds —
     /// programs pick the cluster size at run time among constants (the CTS does) — and acts as
     /// the whole sub-group.
-    fn cluster_size(&self, inst: Inst<'_>, index: usize) -> Result<u64, BuildError> {
-        let c = self.constant_index(inst, index)?;
+    fn cluster_size(&self, inst: Inst<'_>, cluster_size: Word) -> Result<u64, BuildError> {
+        let c = self.constant_index(inst, cluster_size)?;
         if !c.is_power_of_two() {
             return err(format!(
                 "error: {}: ClusterSize {c} must be a power of two\n",
@@ -831,7 +828,8 @@ impl Translator<'_, '_, '_> {
                 ))
             }
         };
-        let Some(group_op) = inst.optional_group_operation(1) else {
+        let g = inst.group_op()?;
+        let Some(group_op) = g.operation else {
             return err(format!(
                 "error: {} without a group operation\n",
                 inst_desc(inst)
@@ -841,7 +839,7 @@ impl Translator<'_, '_, '_> {
             GroupOperation::Reduce
             | GroupOperation::InclusiveScan
             | GroupOperation::ExclusiveScan => {
-                if inst.operand_count() > 3 {
+                if g.cluster_size.is_some() {
                     return err(format!(
                         "error: {}: ClusterSize is only allowed with ClusteredReduce\n",
                         inst_desc(inst)
@@ -849,7 +847,9 @@ impl Translator<'_, '_, '_> {
                 }
                 SIZE
             }
-            GroupOperation::ClusteredReduce => self.cluster_size(inst, 3)?,
+            GroupOperation::ClusteredReduce => {
+                self.cluster_size(inst, required(inst, g.cluster_size, "ClusterSize")?)?
+            }
             other => {
                 return err(format!(
                     "error: {}: group operation {other:?} is not supported\n",
@@ -858,7 +858,7 @@ impl Translator<'_, '_, '_> {
             }
         };
         self.check_combined_type(inst)?;
-        let x = self.scalar_operand(inst, 2)?;
+        let x = self.scalar(required(inst, g.value, "value")?)?;
         let t = self.ty_of(x);
         let ex = self.exchange(&[x], PointKind::NonUniform)?;
         let logical = matches!(
@@ -885,19 +885,15 @@ impl Translator<'_, '_, '_> {
     pub(crate) fn sub_group_local(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let op = inst.opcode();
         self.require_sub_groups(&format!("Op{op:?}"))?;
-        let scope = self.constant_index(inst, 0)?;
+        let g = inst.group_op()?;
+        let scope = self.constant_index(inst, g.scope)?;
         if scope != SCOPE_SUBGROUP {
             return err(format!(
                 "error: {}: execution scope {scope} is not supported (only Subgroup)\n",
                 inst_desc(inst)
             ));
         }
-        let value_index = if op == Op::GroupNonUniformBallotBitCount {
-            2
-        } else {
-            1
-        };
-        let ballot = self.operand(inst, value_index)?.flat();
+        let ballot = self.value(required(inst, g.value, "ballot")?)?.flat();
         let Some(&low) = ballot.first() else {
             return err(format!(
                 "error: {}: the ballot must be a uint4\n",
@@ -920,7 +916,7 @@ impl Translator<'_, '_, '_> {
                 self.b.ins().icmp_imm_s(IntCC::NotEqual, b, 0)
             }
             Op::GroupNonUniformBallotBitExtract => {
-                let index = self.scalar_operand(inst, 2)?;
+                let index = self.scalar(required(inst, g.argument, "index")?)?;
                 let index = self.resize_int(index, types::I64, false);
                 // Bits past the first component are never set in a sub-group of this size.
                 let in_range = self.b.ins().icmp_imm_s(IntCC::UnsignedLessThan, index, 32);
@@ -932,7 +928,7 @@ impl Translator<'_, '_, '_> {
                 self.b.ins().band(set, in_range)
             }
             Op::GroupNonUniformBallotBitCount => {
-                let Some(group_op) = inst.optional_group_operation(1) else {
+                let Some(group_op) = g.operation else {
                     return err(format!(
                         "error: {} without a group operation\n",
                         inst_desc(inst)

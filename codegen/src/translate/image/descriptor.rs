@@ -105,7 +105,7 @@ impl Translator<'_, '_, '_> {
         match g.opcode() {
             Op::ConstantNull => true,
             Op::Constant => {
-                let Ok(bits) = g.literal_bits(0) else {
+                let Ok(bits) = g.constant_bits() else {
                     return false;
                 };
                 let magnitude = match g.result_type().and_then(|t| self.m.ty(t)) {
@@ -120,9 +120,8 @@ impl Translator<'_, '_, '_> {
         }
     }
 
-    /// The level named by the image operands of `inst` starting at operand `i`.
-    pub(super) fn level_of(&mut self, inst: Inst<'_>, i: usize) -> Result<LevelOf, BuildError> {
-        let ops = inst.image_operands(i)?;
+    /// The level named by image operands `ops`.
+    pub(super) fn level_of(&mut self, ops: &ImageOperands) -> Result<LevelOf, BuildError> {
         if let Some((dx, dy)) = ops.grad {
             let dx = self.value(dx)?.flat();
             let dy = self.value(dy)?.flat();
@@ -173,15 +172,15 @@ impl Translator<'_, '_, '_> {
         }
     }
 
-    /// The coordinate components of operand `i`: integers, or (`float_allowed`, for sampled
-    /// reads) f32s.
+    /// The components of `inst`'s coordinate `coordinate`: integers, or (`float_allowed`, for
+    /// sampled reads) f32s.
     pub(super) fn coordinates(
         &mut self,
         inst: Inst<'_>,
-        i: usize,
+        coordinate: Word,
         float_allowed: bool,
     ) -> Result<Vec<Value>, BuildError> {
-        let leaves = self.operand(inst, i)?.flat();
+        let leaves = self.value(coordinate)?.flat();
         for &c in &leaves {
             let t = self.ty_of(c);
             if !(t.is_int() || (float_allowed && t == types::F32)) {

@@ -22,7 +22,7 @@ use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{self, types, BlockArg, Endianness, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::Switch;
 use ferrocl_frontend::spirv::{Dim, Op, Word};
-use ferrocl_frontend::{Inst, Type};
+use ferrocl_frontend::{ImageOperands, Inst, Type};
 use ferrocl_mathlib::{Binary, Precision, Unary};
 
 use super::function::{err, Translator};
@@ -293,8 +293,9 @@ impl Translator<'_, '_, '_> {
     pub(crate) fn image_instruction(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         match inst.opcode() {
             Op::SampledImage => {
-                let image = self.scalar_operand(inst, 0)?;
-                let sampler = self.scalar_operand(inst, 1)?;
+                let pair = inst.sampled_image()?;
+                let image = self.scalar(pair.image)?;
+                let sampler = self.scalar(pair.sampler)?;
                 self.define(inst, Val::C(vec![Val::S(image), Val::S(sampler)]))
             }
             Op::ImageRead => self.image_read(inst),
@@ -302,8 +303,9 @@ impl Translator<'_, '_, '_> {
             Op::ImageSampleExplicitLod => self.image_sample(inst),
             Op::ImageQuerySizeLod | Op::ImageQuerySize => self.image_query_size(inst),
             Op::ImageQueryFormat | Op::ImageQueryOrder | Op::ImageQueryLevels => {
-                self.image_shape(inst, 0)?;
-                let image = self.scalar_operand(inst, 0)?;
+                let query = inst.image_query()?;
+                self.image_shape(inst, query.image)?;
+                let image = self.scalar(query.image)?;
                 let d = self.load_desc(image);
                 let v = match inst.opcode() {
                     Op::ImageQueryFormat => d.data_type,
@@ -324,9 +326,8 @@ impl Translator<'_, '_, '_> {
         }
     }
 
-    /// The shape of image operand `i` (an image or a sampled image).
-    fn image_shape(&self, inst: Inst<'_>, i: usize) -> Result<Shape, BuildError> {
-        let id = self.id_operand(inst, i)?;
+    /// The shape of `inst`'s image operand `id` (an image or a sampled image).
+    fn image_shape(&self, inst: Inst<'_>, id: Word) -> Result<Shape, BuildError> {
         let mut ty = self.m.type_of(id).and_then(|t| self.m.ty(t));
         if let Some(Type::SampledImage { image }) = ty {
             ty = self.m.ty(*image);
@@ -337,27 +338,21 @@ impl Translator<'_, '_, '_> {
                 arrayed: *arrayed,
             }),
             _ => err(format!(
-                "error: operand {i} of {} is not an image\n",
+                "error: operand %{id} of {} is not an image\n",
                 inst.describe()
             )),
         }
     }
 
     fn image_query_size(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
-        let shape = self.image_shape(inst, 0)?;
-        let image = self.scalar_operand(inst, 0)?;
+        let query = inst.image_query()?;
+        let shape = self.image_shape(inst, query.image)?;
+        let image = self.scalar(query.image)?;
         let d = self.load_desc(image);
         // OpImageQuerySizeLod: the sizes of that level (a level outside the image, undefined,
         // answers for the nearest one).
-        let level = match inst.opcode() {
-            Op::ImageQuerySizeLod => {
-                let lod = self.id_operand(inst, 1)?;
-                if self.is_zero_constant(lod) {
-                    LevelOf::Base
-                } else {
-                    LevelOf::Lod(self.scalar_operand(inst, 1)?)
-                }
-            }
+        let level = match query.lod {
+            Some(lod) if !self.is_zero_constant(lod) => LevelOf::Lod(self.scalar(lod)?),
             _ => LevelOf::Base,
         };
         let d = self.at_level(&d, &level)?;

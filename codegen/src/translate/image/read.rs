@@ -418,11 +418,12 @@ impl Translator<'_, '_, '_> {
     }
 
     pub(super) fn image_read(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
-        let shape = self.image_shape(inst, 0)?;
-        let image = self.scalar_operand(inst, 0)?;
-        let coords = self.coordinates(inst, 1, false)?;
+        let access = inst.image_read()?;
+        let shape = self.image_shape(inst, access.image)?;
+        let image = self.scalar(access.image)?;
+        let coords = self.coordinates(inst, access.coordinate, false)?;
         let kind = self.kind_of(self.result_type(inst)?);
-        let level = self.level_of(inst, 2)?;
+        let level = self.level_of(&access.operands)?;
         let d = self.load_desc(image);
         let d = self.at_level(&d, &level)?;
         let xyz = self.clamped_texel(&d, shape, &coords)?;

@@ -6,15 +6,16 @@ impl Translator<'_, '_, '_> {
     /// `OpImageSampleExplicitLod`: a read through a sampler (7.1–7.3: normalised or not,
     /// the addressing mode, nearest or linear filtering) of the level its operands name.
     pub(super) fn image_sample(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
-        let shape = self.image_shape(inst, 0)?;
-        let pair = self.operand(inst, 0)?;
+        let access = inst.image_read()?;
+        let shape = self.image_shape(inst, access.image)?;
+        let pair = self.value(access.image)?;
         let (image, smp) = match pair.children()? {
             [Val::S(i), Val::S(s)] => (*i, *s),
             _ => return err("error: OpImageSampleExplicitLod needs a sampled image\n"),
         };
-        let coords = self.coordinates(inst, 1, true)?;
+        let coords = self.coordinates(inst, access.coordinate, true)?;
         let kind = self.kind_of(self.result_type(inst)?);
-        let level = self.level_of(inst, 2)?;
+        let level = self.level_of(&access.operands)?;
         let d = self.load_desc(image);
         let n = shape.spatial() + usize::from(shape.arrayed);
         if coords.len() < n {

@@ -4,13 +4,13 @@ use super::*;
 
 impl Translator<'_, '_, '_> {
     pub(super) fn image_write(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
-        let shape = self.image_shape(inst, 0)?;
-        let image = self.scalar_operand(inst, 0)?;
-        let coords = self.coordinates(inst, 1, false)?;
-        let texel_id = self.id_operand(inst, 2)?;
-        let kind = self.kind_of(self.m.type_of(texel_id).unwrap_or(0));
-        let texel = self.operand(inst, 2)?.flat();
-        let level = self.level_of(inst, 3)?;
+        let access = inst.image_write()?;
+        let shape = self.image_shape(inst, access.image)?;
+        let image = self.scalar(access.image)?;
+        let coords = self.coordinates(inst, access.coordinate, false)?;
+        let kind = self.kind_of(self.m.type_of(access.texel).unwrap_or(0));
+        let texel = self.value(access.texel)?.flat();
+        let level = self.level_of(&access.operands)?;
         let d = self.load_desc(image);
         // A level outside the image drops the write, as coordinates outside it do.
         let (d, level_ok) = match level {
