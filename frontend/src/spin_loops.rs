@@ -19,32 +19,12 @@ use rspirv::dr::{Function, Instruction, Operand};
 use spirv::{Op, StorageClass, Word};
 
 use crate::cfg::{immediate_dominators, reverse_post_order, Cfg};
+use crate::instruction::AtomicOp;
 use crate::module::{Module, Type};
 
 /// Atomic instructions with a result: what a work-item reads of other work-items' atomics.
 fn is_atomic_with_result(op: Op) -> bool {
-    matches!(
-        op,
-        Op::AtomicLoad
-            | Op::AtomicExchange
-            | Op::AtomicCompareExchange
-            | Op::AtomicCompareExchangeWeak
-            | Op::AtomicIIncrement
-            | Op::AtomicIDecrement
-            | Op::AtomicIAdd
-            | Op::AtomicISub
-            | Op::AtomicSMin
-            | Op::AtomicUMin
-            | Op::AtomicSMax
-            | Op::AtomicUMax
-            | Op::AtomicAnd
-            | Op::AtomicOr
-            | Op::AtomicXor
-            | Op::AtomicFlagTestAndSet
-            | Op::AtomicFAddEXT
-            | Op::AtomicFMinEXT
-            | Op::AtomicFMaxEXT
-    )
+    AtomicOp::of(op).is_some_and(AtomicOp::has_result)
 }
 
 fn callee(inst: &Instruction) -> Option<Word> {

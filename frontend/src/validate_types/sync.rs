@@ -1,6 +1,7 @@
 //! Barriers, atomics and group collectives: scopes, memory semantics, operand types.
 
 use super::*;
+use crate::instruction::AtomicOp;
 
 impl<'m> Checker<'m> {
     /// Barriers, group collectives and atomics. Whether the opcode is one of them.
@@ -50,25 +51,7 @@ impl<'m> Checker<'m> {
             | SubgroupBlockWriteINTEL
             | SubgroupImageBlockReadINTEL
             | SubgroupImageBlockWriteINTEL => self.intel_block_io(inst, rt),
-            AtomicLoad
-            | AtomicStore
-            | AtomicExchange
-            | AtomicCompareExchange
-            | AtomicCompareExchangeWeak
-            | AtomicIIncrement
-            | AtomicIDecrement
-            | AtomicIAdd
-            | AtomicISub
-            | AtomicSMin
-            | AtomicUMin
-            | AtomicSMax
-            | AtomicUMax
-            | AtomicAnd
-            | AtomicOr
-            | AtomicXor
-            | AtomicFAddEXT
-            | AtomicFMinEXT
-            | AtomicFMaxEXT => self.atomic(inst, rt),
+            op if AtomicOp::of(op).is_some_and(|a| !a.is_flag()) => self.atomic(inst, rt),
             _ => return false,
         }
         true
@@ -151,11 +134,16 @@ impl<'m> Checker<'m> {
     /// OpAtomicFAddEXT/FMinEXT/FMaxEXT with the matching AtomicFloat*EXT capability.
     pub(super) fn atomic(&mut self, inst: &Instruction, rt: Word) {
         let op = inst.class.opcode;
-        let Some(pointee) = self.expect_pointer(inst, 0, "Atomic", "Pointer") else {
+        let Some(atomic) = AtomicOp::of(op) else {
             return;
         };
-        if let Some(Type::Pointer { storage, .. }) =
-            self.operand_type(inst, 0).and_then(|t| self.ty(t))
+        let Some(pointee) = self.expect_pointer(inst, AtomicOp::POINTER, "Atomic", "Pointer")
+        else {
+            return;
+        };
+        if let Some(Type::Pointer { storage, .. }) = self
+            .operand_type(inst, AtomicOp::POINTER)
+            .and_then(|t| self.ty(t))
         {
             let generic = *storage == StorageClass::Generic
                 && self.declares(spirv::Capability::GenericPointer);
@@ -170,10 +158,7 @@ impl<'m> Checker<'m> {
             }
         }
         let int64 = self.declares(spirv::Capability::Int64Atomics);
-        let float_op = matches!(
-            op,
-            Op::AtomicFAddEXT | Op::AtomicFMinEXT | Op::AtomicFMaxEXT
-        );
+        let float_op = atomic.is_float();
         if float_op {
             // SPV_EXT_shader_atomic_float_add / _min_max: the float width needs its capability.
             use spirv::Capability::*;
@@ -230,22 +215,14 @@ impl<'m> Checker<'m> {
             );
             self.report(inst, rule);
         }
-        if let Some(scope) = self.constant_operand(inst, 1, "Memory scope") {
+        if let Some(scope) = self.constant_operand(inst, AtomicOp::SCOPE, "Memory scope") {
             if !ATOMIC_SCOPES.iter().any(|s| *s as u32 == scope) {
                 let rule = format!("env 4: atomic Scope {} is not in this device's CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES (work-group, device and all-devices scope)", scope_name(scope));
                 self.report(inst, rule);
             }
         }
-        let semantics = if matches!(
-            op,
-            Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak
-        ) {
-            2
-        } else {
-            1
-        };
-        for i in 0..semantics {
-            if let Some(sem) = self.constant_operand(inst, 2 + i, "Memory Semantics") {
+        for i in atomic.semantics_operands() {
+            if let Some(sem) = self.constant_operand(inst, i, "Memory Semantics") {
                 // Every order is supported; at most one may be named.
                 if (sem & ORDER_MASK).count_ones() > 1 {
                     let rule = format!(
@@ -256,12 +233,7 @@ impl<'m> Checker<'m> {
             }
         }
         // Value operands follow the scope and semantics.
-        let values = match op {
-            Op::AtomicLoad | Op::AtomicIIncrement | Op::AtomicIDecrement => 0..0,
-            Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => 4..6,
-            _ => 3..4,
-        };
-        for i in values {
+        for i in atomic.value_operands() {
             self.expect_type(inst, i, pointee, "Atomic", "Value");
         }
     }
