@@ -21,7 +21,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use ferrocl_runtime::config::DeviceConfig;
-use ferrocl_runtime::frontend;
 use ferrocl_runtime::settings::Settings;
 
 const USAGE: &str = "\
@@ -244,7 +243,10 @@ fn compile(args: &Args) -> Result<(), String> {
         device.compile_opencl_c(&source, &options)?
     };
     // What the driver would refuse is not written.
-    frontend::parse(&spirv).map_err(|e| e.log())?;
+    device
+        .features
+        .parse(&spirv, &Default::default())
+        .map_err(|e| e.log())?;
     let bytes = match args.mode {
         Mode::SpirV => spirv,
         Mode::Binary => ferrocl_runtime::binary::with_type(

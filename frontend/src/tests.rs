@@ -197,6 +197,45 @@ fn rejects_capabilities_the_device_lacks() {
     assert!(log.contains("capability Pipes is not supported"), "{log}");
 }
 
+/// The gate allows what the device says (the runtime's feature table): a capability it turns
+/// off is refused with the rule it gives, one it does not list as unsupported.
+#[test]
+fn the_device_decides_what_capabilities_pass() {
+    use crate::{parse_for_device, DeviceSupport};
+    let with_float64 = module(Knobs {
+        extra_capability: Some(Capability::Float64),
+        ..Knobs::default()
+    });
+    let values = std::collections::HashMap::new();
+    parse_for_device(&with_float64, &values, &DeviceSupport::IMPLEMENTED).expect("accepted");
+    let capabilities = [Capability::Addresses, Capability::Kernel, Capability::Int64];
+    let turned_off = [(Capability::Float64, "env 3: Float64 is off here".to_owned())];
+    let device = DeviceSupport {
+        capabilities: &capabilities,
+        extensions: &[],
+        turned_off: &turned_off,
+    };
+    let log = parse_for_device(&with_float64, &values, &device)
+        .err()
+        .expect("refused")
+        .log();
+    assert_eq!(
+        log,
+        "error: env 3: Float64 is off here [OpCapability Float64]\n"
+    );
+    let without = DeviceSupport {
+        turned_off: &[],
+        ..device
+    };
+    let log = parse_for_device(&with_float64, &values, &without)
+        .err()
+        .expect("refused")
+        .log();
+    assert!(log.contains("capability Float64 is not supported"), "{log}");
+    let plain = module(Knobs::default());
+    parse_for_device(&plain, &values, &device).expect("accepted");
+}
+
 #[test]
 fn rejects_signed_integer_types() {
     let log = log_of(&module(Knobs {

@@ -714,6 +714,25 @@ impl FeatureSet {
             .collect()
     }
 
+    /// Parses and validates `spirv` (specialised with `spec_values`) for a device with these
+    /// features: the frontend's gate allows the capabilities and SPIR-V extensions they bring,
+    /// and says which setting turned off a capability the frontend implements.
+    pub fn parse(
+        self,
+        spirv: &[u8],
+        spec_values: &std::collections::HashMap<u32, Vec<u8>>,
+    ) -> Result<ferrocl_frontend::Module, ferrocl_frontend::FrontendError> {
+        let capabilities = self.spirv_capabilities();
+        let extensions: Vec<&str> = spirv_extensions().collect();
+        let turned_off = self.turned_off_capabilities();
+        let device = ferrocl_frontend::DeviceSupport {
+            capabilities: &capabilities,
+            extensions: &extensions,
+            turned_off: &turned_off,
+        };
+        ferrocl_frontend::parse_for_device(spirv, spec_values, &device)
+    }
+
     /// What a module may not hold here besides capabilities, in table order.
     pub fn refused_uses(self) -> impl Iterator<Item = ModuleUse> {
         self.disabled().flat_map(|f| f.module_uses.iter().copied())
@@ -729,7 +748,7 @@ impl FeatureSet {
             || self.refused_uses().any(has)
     }
 
-    /// The feature that answers `query` with zero while it is off, if it is off here.
+    /// Whether `clGetDeviceInfo(query)` is answered with zeros here: a feature off lists it.
     pub fn zeroes(self, query: cl_device_info) -> bool {
         self.disabled().any(|f| f.device_info.contains(&query))
     }

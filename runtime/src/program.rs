@@ -11,6 +11,7 @@ use opencl_sys::*;
 
 use crate::config::DeviceConfig;
 use crate::context::Context;
+use crate::features::ModuleUse;
 use crate::object::{Base, CLResult, Tag};
 use crate::settings::{log, LogLevel, Rounding, Settings};
 
@@ -740,7 +741,10 @@ fn build_for_device(
             Err(why) => miss = Some(why),
         }
     }
-    let module = ferrocl_frontend::parse_specialized(spirv, spec_values).map_err(|e| e.log())?;
+    let module = config
+        .features
+        .parse(spirv, spec_values)
+        .map_err(|e| e.log())?;
     let warnings = warnings_log(&module);
     let frontend = start.elapsed();
     options.serializable = cache.is_some();
@@ -831,35 +835,19 @@ fn codegen_options(config: &DeviceConfig, parsed: &ParsedOptions) -> BuildOption
     options
 }
 
-/// Why the device refuses `module` under its settings (each line a build-log line), if it does:
-/// capabilities turned off, half values without fp16, the all-devices scope without SVM.
+/// Why the device refuses `module` under its settings (a build-log line), if it does: what the
+/// feature table says a module may not hold while a feature is off (half values without fp16,
+/// the all-devices scope without SVM). Capabilities turned off were refused by the frontend's
+/// gate, which the table also sets.
 fn refusals(config: &DeviceConfig, module: &ferrocl_frontend::Module) -> Option<String> {
-    let settings = &config.settings;
-    let refused: String = module
-        .capabilities()
-        .filter(|c| !config.allows_capability(*c))
-        .map(|c| {
-            let setting =
-                crate::features::owning_capability(c).map_or("the device", |f| f.switch.off_by());
-            format!(
-                "error: env 3: capability {c:?} is turned off on this device ({setting}) [OpCapability {c:?}]\n"
-            )
+    config
+        .features
+        .refused_uses()
+        .find_map(|u| match u {
+            ModuleUse::HalfValues => module.first_half_value(),
+            ModuleUse::AllDevicesScope => module.first_all_devices_scope(),
         })
-        .collect();
-    if !refused.is_empty() {
-        return Some(refused);
-    }
-    if !settings.fp16 {
-        if let Some(d) = module.first_half_value() {
-            return Some(format!("{d}\n"));
-        }
-    }
-    if settings.svm == crate::svm::SvmLevel::Off {
-        if let Some(d) = module.first_all_devices_scope() {
-            return Some(format!("{d}\n"));
-        }
-    }
-    None
+        .map(|d| format!("{d}\n"))
 }
 
 /// The machine-code half of the program cache for one build: where its entry is.
@@ -907,11 +895,10 @@ impl<'a> CodeCache<'a> {
             crate::program_cache::lookup_code(self.dir, &self.key, settings.cache_max_bytes)
                 .map_err(|m| m.to_string())?;
         let read = read_start.elapsed();
-        let refused = entry.capabilities.iter().any(|&c| {
-            ferrocl_frontend::spirv::Capability::from_u32(c)
-                .is_none_or(|c| !config.allows_capability(c))
-        }) || (entry.uses_half && !settings.fp16)
-            || (entry.all_devices_scope && settings.svm == crate::svm::SvmLevel::Off);
+        let refused = config.features.refuses(&entry.capabilities, |u| match u {
+            ModuleUse::HalfValues => entry.uses_half,
+            ModuleUse::AllDevicesScope => entry.all_devices_scope,
+        });
         if refused {
             return Err("cached for other device settings".into());
         }
