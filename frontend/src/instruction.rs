@@ -178,11 +178,21 @@ pub struct Variable {
     pub initializer: Option<Word>,
 }
 
+impl Variable {
+    pub const STORAGE: usize = 0;
+    pub const INITIALIZER: usize = 1;
+}
+
 /// `OpLoad`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Load {
     pub pointer: Word,
     pub memory_access: MemoryAccess,
+}
+
+impl Load {
+    /// Operand index of the pointer (for the validator's per-operand diagnostics).
+    pub const POINTER: usize = 0;
 }
 
 /// `OpStore`.
@@ -193,12 +203,23 @@ pub struct Store {
     pub memory_access: MemoryAccess,
 }
 
+impl Store {
+    pub const POINTER: usize = 0;
+    pub const OBJECT: usize = 1;
+}
+
 /// `OpCopyMemory` and `OpCopyMemorySized` (with its size).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CopyMemory {
     pub target: Word,
     pub source: Word,
     pub size: Option<Word>,
+}
+
+impl CopyMemory {
+    pub const TARGET: usize = 0;
+    pub const SOURCE: usize = 1;
+    pub const SIZE: usize = 2;
 }
 
 /// `Op[InBounds][Ptr]AccessChain`: the `Ptr` forms' element, then the indices.
@@ -335,12 +356,36 @@ pub struct ControlBarrier {
     pub semantics: Word,
 }
 
+impl ControlBarrier {
+    pub const EXECUTION: usize = 0;
+    pub const MEMORY: usize = 1;
+    pub const SEMANTICS: usize = 2;
+}
+
+/// `OpMemoryBarrier`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryBarrier {
+    pub memory: Word,
+    pub semantics: Word,
+}
+
+impl MemoryBarrier {
+    pub const MEMORY: usize = 0;
+    pub const SEMANTICS: usize = 1;
+}
+
 /// `OpMemoryNamedBarrier`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemoryNamedBarrier {
     pub barrier: Word,
     pub memory: Word,
     pub semantics: Word,
+}
+
+impl MemoryNamedBarrier {
+    pub const BARRIER: usize = 0;
+    pub const MEMORY: usize = 1;
+    pub const SEMANTICS: usize = 2;
 }
 
 /// `OpSubgroupShuffle[Down|Up|Xor]INTEL`: the data (`Current`/`Previous`, then `Next`/`Current`
@@ -511,9 +556,9 @@ impl<'m> Inst<'m> {
     /// `None` for other instructions.
     pub fn memory_scope(self) -> Option<Word> {
         match self.opcode() {
-            Op::MemoryBarrier => self.optional_id(0),
-            Op::ControlBarrier => self.optional_id(1),
-            op if AtomicOp::of(op).is_some() => self.optional_id(1),
+            Op::MemoryBarrier => self.optional_id(MemoryBarrier::MEMORY),
+            Op::ControlBarrier => self.optional_id(ControlBarrier::MEMORY),
+            op if AtomicOp::of(op).is_some() => self.optional_id(AtomicOp::SCOPE),
             _ => None,
         }
     }
@@ -574,15 +619,18 @@ impl<'m> Inst<'m> {
 
     pub fn variable(self) -> Result<Variable, ViewError> {
         Ok(Variable {
-            storage: self.storage_class(0)?,
-            initializer: self.id_if(self.operand_count() > 1, 1)?,
+            storage: self.storage_class(Variable::STORAGE)?,
+            initializer: self.id_if(
+                self.operand_count() > Variable::INITIALIZER,
+                Variable::INITIALIZER,
+            )?,
         })
     }
 
     /// The storage class of an `OpVariable` (a global's, whose other operands need not be
     /// read).
     pub fn variable_storage(self) -> Result<StorageClass, ViewError> {
-        self.storage_class(0)
+        self.storage_class(Variable::STORAGE)
     }
 
     /// The value of an `OpConstant` or `OpSpecConstant`, its bits zero-extended.
@@ -600,24 +648,24 @@ impl<'m> Inst<'m> {
 
     pub fn load(self) -> Result<Load, ViewError> {
         Ok(Load {
-            pointer: self.id(0)?,
-            memory_access: self.memory_access(1)?,
+            pointer: self.id(Load::POINTER)?,
+            memory_access: self.memory_access(Load::POINTER + 1)?,
         })
     }
 
     pub fn store(self) -> Result<Store, ViewError> {
         Ok(Store {
-            pointer: self.id(0)?,
-            object: self.id(1)?,
-            memory_access: self.memory_access(2)?,
+            pointer: self.id(Store::POINTER)?,
+            object: self.id(Store::OBJECT)?,
+            memory_access: self.memory_access(Store::OBJECT + 1)?,
         })
     }
 
     pub fn copy_memory(self) -> Result<CopyMemory, ViewError> {
         Ok(CopyMemory {
-            target: self.id(0)?,
-            source: self.id(1)?,
-            size: self.id_if(self.opcode() == Op::CopyMemorySized, 2)?,
+            target: self.id(CopyMemory::TARGET)?,
+            source: self.id(CopyMemory::SOURCE)?,
+            size: self.id_if(self.opcode() == Op::CopyMemorySized, CopyMemory::SIZE)?,
         })
     }
 
@@ -765,17 +813,24 @@ impl<'m> Inst<'m> {
 
     pub fn control_barrier(self) -> Result<ControlBarrier, ViewError> {
         Ok(ControlBarrier {
-            execution: self.id(0)?,
-            memory: self.id(1)?,
-            semantics: self.id(2)?,
+            execution: self.id(ControlBarrier::EXECUTION)?,
+            memory: self.id(ControlBarrier::MEMORY)?,
+            semantics: self.id(ControlBarrier::SEMANTICS)?,
+        })
+    }
+
+    pub fn memory_barrier(self) -> Result<MemoryBarrier, ViewError> {
+        Ok(MemoryBarrier {
+            memory: self.id(MemoryBarrier::MEMORY)?,
+            semantics: self.id(MemoryBarrier::SEMANTICS)?,
         })
     }
 
     pub fn memory_named_barrier(self) -> Result<MemoryNamedBarrier, ViewError> {
         Ok(MemoryNamedBarrier {
-            barrier: self.id(0)?,
-            memory: self.id(1)?,
-            semantics: self.id(2)?,
+            barrier: self.id(MemoryNamedBarrier::BARRIER)?,
+            memory: self.id(MemoryNamedBarrier::MEMORY)?,
+            semantics: self.id(MemoryNamedBarrier::SEMANTICS)?,
         })
     }
 

@@ -1,6 +1,7 @@
 //! Pointers, composites and access chains: storage classes, pointees, indices, shuffles.
 
 use super::*;
+use crate::instruction as layout;
 
 impl<'m> Checker<'m> {
     /// Loads, stores, variables, access chains and memory copies. Whether the opcode is one of them.
@@ -9,7 +10,9 @@ impl<'m> Checker<'m> {
         let op = inst.class.opcode;
         match op {
             Load => {
-                if let Some(pointee) = self.expect_pointer(inst, 0, "Memory", "Pointer") {
+                if let Some(pointee) =
+                    self.expect_pointer(inst, layout::Load::POINTER, "Memory", "Pointer")
+                {
                     if !self.same(pointee, rt) {
                         let rule = format!(
                             "SPIR-V Memory: OpLoad result type {} differs from the pointee type {}",
@@ -21,11 +24,13 @@ impl<'m> Checker<'m> {
                 }
             }
             Store => {
-                self.expect_writable(inst, 0, "OpStore Pointer");
-                if let Some(pointee) = self.expect_pointer(inst, 0, "Memory", "Pointer") {
+                self.expect_writable(inst, layout::Store::POINTER, "OpStore Pointer");
+                if let Some(pointee) =
+                    self.expect_pointer(inst, layout::Store::POINTER, "Memory", "Pointer")
+                {
                     self.expect_type(
                         inst,
-                        1,
+                        layout::Store::OBJECT,
                         pointee,
                         "Memory",
                         "OpStore Object (the pointee type)",
@@ -45,8 +50,9 @@ impl<'m> Checker<'m> {
                         self.report(inst, format!("SPIR-V Memory: a variable inside a function must have Function storage, found {storage:?}"));
                     }
                     self.variable_storage_matches_type(inst, *storage);
-                    if inst.operands.len() > 1 {
-                        self.expect_type(inst, 1, *pointee, "Memory", "Initializer");
+                    if inst.operands.len() > layout::Variable::INITIALIZER {
+                        let i = layout::Variable::INITIALIZER;
+                        self.expect_type(inst, i, *pointee, "Memory", "Initializer");
                     }
                 } else {
                     self.expect_pointer_type(inst, rt, "Memory");
@@ -56,9 +62,13 @@ impl<'m> Checker<'m> {
                 self.access_chain(inst, rt)
             }
             CopyMemory | CopyMemorySized => {
-                self.expect_writable(inst, 0, &format!("Op{op:?} Target"));
-                let a = self.expect_pointer(inst, 0, "Memory", "Target");
-                let b = self.expect_pointer(inst, 1, "Memory", "Source");
+                self.expect_writable(
+                    inst,
+                    layout::CopyMemory::TARGET,
+                    &format!("Op{op:?} Target"),
+                );
+                let a = self.expect_pointer(inst, layout::CopyMemory::TARGET, "Memory", "Target");
+                let b = self.expect_pointer(inst, layout::CopyMemory::SOURCE, "Memory", "Source");
                 if let (Some(a), Some(b), CopyMemory) = (a, b, op) {
                     if !self.same(a, b) {
                         let rule = format!(
@@ -70,7 +80,7 @@ impl<'m> Checker<'m> {
                     }
                 }
                 if op == CopyMemorySized {
-                    if let Some(t) = self.operand_type(inst, 2) {
+                    if let Some(t) = self.operand_type(inst, layout::CopyMemory::SIZE) {
                         if !matches!(self.shape(t), Some((Kind::Int(_), 1))) {
                             self.report(
                                 inst,

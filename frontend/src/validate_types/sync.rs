@@ -1,7 +1,7 @@
 //! Barriers, atomics and group collectives: scopes, memory semantics, operand types.
 
 use super::*;
-use crate::instruction::AtomicOp;
+use crate::instruction::{AtomicOp, ControlBarrier, MemoryBarrier, MemoryNamedBarrier};
 
 impl<'m> Checker<'m> {
     /// Barriers, group collectives and atomics. Whether the opcode is one of them.
@@ -84,9 +84,15 @@ impl<'m> Checker<'m> {
     pub(super) fn barrier(&mut self, inst: &Instruction) {
         let control = inst.class.opcode == Op::ControlBarrier;
         let named = inst.class.opcode == Op::MemoryNamedBarrier;
-        let base = usize::from(control || named);
+        let (memory, semantics) = if control {
+            (ControlBarrier::MEMORY, ControlBarrier::SEMANTICS)
+        } else if named {
+            (MemoryNamedBarrier::MEMORY, MemoryNamedBarrier::SEMANTICS)
+        } else {
+            (MemoryBarrier::MEMORY, MemoryBarrier::SEMANTICS)
+        };
         if named {
-            if let Some(t) = self.operand_type(inst, 0) {
+            if let Some(t) = self.operand_type(inst, MemoryNamedBarrier::BARRIER) {
                 if self.ty(t) != Some(&Type::NamedBarrier) {
                     let rule = format!(
                         "SPIR-V (barrier instructions): the Named Barrier of OpMemoryNamedBarrier must be an OpTypeNamedBarrier, found {}",
@@ -97,7 +103,8 @@ impl<'m> Checker<'m> {
             }
         }
         if control {
-            if let Some(exec) = self.constant_operand(inst, 0, "Scope for Execution") {
+            let execution = ControlBarrier::EXECUTION;
+            if let Some(exec) = self.constant_operand(inst, execution, "Scope for Execution") {
                 // env 5.2.11: Subgroup with cl_khr_subgroups (codegen refuses it when the
                 // device's sub-groups are turned off).
                 if exec != Scope::Workgroup as u32 && exec != Scope::Subgroup as u32 {
@@ -106,14 +113,14 @@ impl<'m> Checker<'m> {
                 }
             }
         }
-        if let Some(mem) = self.constant_operand(inst, base, "Scope for Memory") {
+        if let Some(mem) = self.constant_operand(inst, memory, "Scope for Memory") {
             // env 5.2.11: barriers and fences may also name Subgroup memory scope.
             if !FENCE_SCOPES.iter().any(|s| *s as u32 == mem) && mem != Scope::Subgroup as u32 {
                 let rule = format!("env 4: Scope for Memory {} is not in this device's CL_DEVICE_ATOMIC_FENCE_CAPABILITIES (work-item, work-group, device and all-devices scope)", scope_name(mem));
                 self.report(inst, rule);
             }
         }
-        if let Some(sem) = self.constant_operand(inst, base + 1, "Memory Semantics") {
+        if let Some(sem) = self.constant_operand(inst, semantics, "Memory Semantics") {
             // OpenCL C 1.2 barriers are sequentially consistent (env 4, OpenCL 1.2 rule); the
             // device's fence orders are relaxed and acquire/release.
             if sem & ORDER_MASK & !(ACQUIRE | RELEASE | ACQ_REL | SEQ_CST) != 0
