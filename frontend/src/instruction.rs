@@ -239,6 +239,10 @@ pub struct Unary {
     pub value: Word,
 }
 
+impl Unary {
+    pub const VALUE: usize = 0;
+}
+
 /// The instructions of two value operands: arithmetic, comparisons, `OpDot`,
 /// `OpVectorTimesScalar` (vector, scalar), the extended arithmetic, `OpPtrDiff`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -247,12 +251,23 @@ pub struct Binary {
     pub b: Word,
 }
 
+impl Binary {
+    pub const A: usize = 0;
+    pub const B: usize = 1;
+}
+
 /// `OpSelect`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Select {
     pub condition: Word,
     pub accept: Word,
     pub reject: Word,
+}
+
+impl Select {
+    pub const CONDITION: usize = 0;
+    pub const ACCEPT: usize = 1;
+    pub const REJECT: usize = 2;
 }
 
 /// `OpBitFieldInsert` (with its insert) and `OpBitField[SU]Extract`.
@@ -282,6 +297,11 @@ pub struct CompositeExtract {
     pub indexes: Vec<u32>,
 }
 
+impl CompositeExtract {
+    pub const COMPOSITE: usize = 0;
+    pub const FIRST_INDEX: usize = 1;
+}
+
 /// `OpCompositeInsert`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompositeInsert {
@@ -289,6 +309,12 @@ pub struct CompositeInsert {
     pub composite: Word,
     /// The literal indexes (ill-formed ones left out).
     pub indexes: Vec<u32>,
+}
+
+impl CompositeInsert {
+    pub const OBJECT: usize = 0;
+    pub const COMPOSITE: usize = 1;
+    pub const FIRST_INDEX: usize = 2;
 }
 
 /// `OpVectorShuffle`.
@@ -307,12 +333,23 @@ pub struct VectorExtractDynamic {
     pub index: Word,
 }
 
+impl VectorExtractDynamic {
+    pub const VECTOR: usize = 0;
+    pub const INDEX: usize = 1;
+}
+
 /// `OpVectorInsertDynamic`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct VectorInsertDynamic {
     pub vector: Word,
     pub component: Word,
     pub index: Word,
+}
+
+impl VectorInsertDynamic {
+    pub const VECTOR: usize = 0;
+    pub const COMPONENT: usize = 1;
+    pub const INDEX: usize = 2;
 }
 
 /// `OpGenericCastToPtrExplicit`.
@@ -683,22 +720,24 @@ impl<'m> Inst<'m> {
 
     /// See [`Unary`].
     pub fn unary(self) -> Result<Unary, ViewError> {
-        Ok(Unary { value: self.id(0)? })
+        Ok(Unary {
+            value: self.id(Unary::VALUE)?,
+        })
     }
 
     /// See [`Binary`].
     pub fn binary(self) -> Result<Binary, ViewError> {
         Ok(Binary {
-            a: self.id(0)?,
-            b: self.id(1)?,
+            a: self.id(Binary::A)?,
+            b: self.id(Binary::B)?,
         })
     }
 
     pub fn select(self) -> Result<Select, ViewError> {
         Ok(Select {
-            condition: self.id(0)?,
-            accept: self.id(1)?,
-            reject: self.id(2)?,
+            condition: self.id(Select::CONDITION)?,
+            accept: self.id(Select::ACCEPT)?,
+            reject: self.id(Select::REJECT)?,
         })
     }
 
@@ -733,16 +772,22 @@ impl<'m> Inst<'m> {
 
     pub fn composite_extract(self) -> Result<CompositeExtract, ViewError> {
         Ok(CompositeExtract {
-            composite: self.id(0)?,
-            indexes: self.literals_from(1).filter_map(Result::ok).collect(),
+            composite: self.id(CompositeExtract::COMPOSITE)?,
+            indexes: self
+                .literals_from(CompositeExtract::FIRST_INDEX)
+                .filter_map(Result::ok)
+                .collect(),
         })
     }
 
     pub fn composite_insert(self) -> Result<CompositeInsert, ViewError> {
         Ok(CompositeInsert {
-            object: self.id(0)?,
-            composite: self.id(1)?,
-            indexes: self.literals_from(2).filter_map(Result::ok).collect(),
+            object: self.id(CompositeInsert::OBJECT)?,
+            composite: self.id(CompositeInsert::COMPOSITE)?,
+            indexes: self
+                .literals_from(CompositeInsert::FIRST_INDEX)
+                .filter_map(Result::ok)
+                .collect(),
         })
     }
 
@@ -756,16 +801,16 @@ impl<'m> Inst<'m> {
 
     pub fn vector_extract_dynamic(self) -> Result<VectorExtractDynamic, ViewError> {
         Ok(VectorExtractDynamic {
-            vector: self.id(0)?,
-            index: self.id(1)?,
+            vector: self.id(VectorExtractDynamic::VECTOR)?,
+            index: self.id(VectorExtractDynamic::INDEX)?,
         })
     }
 
     pub fn vector_insert_dynamic(self) -> Result<VectorInsertDynamic, ViewError> {
         Ok(VectorInsertDynamic {
-            vector: self.id(0)?,
-            component: self.id(1)?,
-            index: self.id(2)?,
+            vector: self.id(VectorInsertDynamic::VECTOR)?,
+            component: self.id(VectorInsertDynamic::COMPONENT)?,
+            index: self.id(VectorInsertDynamic::INDEX)?,
         })
     }
 

@@ -1,6 +1,7 @@
 //! Arithmetic, comparison and conversion operands: kinds, widths and vector sizes that match.
 
 use super::*;
+use crate::instruction as layout;
 
 impl<'m> Checker<'m> {
     /// Arithmetic and bit instructions. Whether the opcode is one of them.
@@ -25,16 +26,16 @@ impl<'m> Checker<'m> {
             VectorTimesScalar => {
                 self.same_as_result(inst, rt, 1, Kind::is_float, "Arithmetic");
                 if let Some(Type::Vector { elem, .. }) = self.ty(rt) {
-                    self.expect_type(inst, 1, *elem, "Arithmetic", "Scalar");
+                    self.expect_type(inst, layout::Binary::B, *elem, "Arithmetic", "Scalar");
                 }
             }
             Dot => {
-                let a = self.operand_type(inst, 0);
+                let a = self.operand_type(inst, layout::Binary::A);
                 self.expect_kind(inst, rt, Kind::is_float, 1, "Arithmetic");
                 if let Some(a) = a {
                     match self.ty(a) {
                         Some(Type::Vector { elem, .. }) if self.same(*elem, rt) => {
-                            self.expect_type(inst, 1, a, "Arithmetic", "Vector 2")
+                            self.expect_type(inst, layout::Binary::B, a, "Arithmetic", "Vector 2")
                         }
                         _ => self.report(
                             inst,
@@ -53,8 +54,9 @@ impl<'m> Checker<'m> {
                 {
                     let member = members[0];
                     if self.shape(member).is_some_and(|(k, _)| k.is_int()) {
-                        self.expect_type(inst, 0, member, "Arithmetic", "Operand 1");
-                        self.expect_type(inst, 1, member, "Arithmetic", "Operand 2");
+                        let (a, b) = (layout::Binary::A, layout::Binary::B);
+                        self.expect_type(inst, a, member, "Arithmetic", "Operand 1");
+                        self.expect_type(inst, b, member, "Arithmetic", "Operand 2");
                     } else {
                         self.report(inst, "SPIR-V Arithmetic: result members must be integer scalars or vectors".into());
                     }
@@ -102,7 +104,7 @@ impl<'m> Checker<'m> {
             LogicalNot => self.same_as_result(inst, rt, 1, Kind::is_bool, "Relational and Logical"),
             Any | All => {
                 self.expect_kind(inst, rt, Kind::is_bool, 1, "Relational and Logical");
-                if let Some(v) = self.operand_type(inst, 0) {
+                if let Some(v) = self.operand_type(inst, layout::Unary::VALUE) {
                     if !matches!(self.shape(v), Some((Kind::Bool, n)) if n > 1) {
                         let rule = format!(
                             "SPIR-V Relational and Logical: Vector must be a vector of bool, found {}",
@@ -113,9 +115,14 @@ impl<'m> Checker<'m> {
                 }
             }
             Select => {
-                self.expect_type(inst, 1, rt, "Relational and Logical", "Object 1");
-                self.expect_type(inst, 2, rt, "Relational and Logical", "Object 2");
-                if let Some(c) = self.operand_type(inst, 0) {
+                let (condition, accept, reject) = (
+                    layout::Select::CONDITION,
+                    layout::Select::ACCEPT,
+                    layout::Select::REJECT,
+                );
+                self.expect_type(inst, accept, rt, "Relational and Logical", "Object 1");
+                self.expect_type(inst, reject, rt, "Relational and Logical", "Object 2");
+                if let Some(c) = self.operand_type(inst, condition) {
                     let ok = match (self.shape(c), self.shape(rt)) {
                         (Some((Kind::Bool, 1)), _) => true,
                         (Some((Kind::Bool, n)), Some((_, r))) => n == r,
@@ -136,7 +143,7 @@ impl<'m> Checker<'m> {
                 } else {
                     self.expect_kind(inst, rt, Kind::is_bool, 1, "Memory");
                 }
-                if let Some(a) = self.operand_type(inst, 0) {
+                if let Some(a) = self.operand_type(inst, layout::Binary::A) {
                     if !matches!(self.ty(a), Some(Type::Pointer { .. })) {
                         let rule = format!(
                             "SPIR-V Memory: Operand 1 must be a pointer, found {}",
@@ -144,7 +151,7 @@ impl<'m> Checker<'m> {
                         );
                         self.report(inst, rule);
                     }
-                    self.expect_type(inst, 1, a, "Memory", "Operand 2");
+                    self.expect_type(inst, layout::Binary::B, a, "Memory", "Operand 2");
                 }
             }
             _ => return false,
@@ -166,11 +173,11 @@ impl<'m> Checker<'m> {
             QuantizeToF16 => self.same_as_result(inst, rt, 1, Kind::is_float, "Conversion"),
             ConvertPtrToU => {
                 self.expect_kind(inst, rt, Kind::is_int, 1, "Conversion");
-                self.expect_pointer(inst, 0, "Conversion", "Pointer");
+                self.expect_pointer(inst, layout::Unary::VALUE, "Conversion", "Pointer");
             }
             ConvertUToPtr => {
                 self.expect_pointer_type(inst, rt, "Conversion");
-                if let Some(t) = self.operand_type(inst, 0) {
+                if let Some(t) = self.operand_type(inst, layout::Unary::VALUE) {
                     if !matches!(self.shape(t), Some((Kind::Int(_), 1))) {
                         let rule = format!(
                             "SPIR-V Conversion: Integer Value must be an integer scalar, found {}",
@@ -182,10 +189,10 @@ impl<'m> Checker<'m> {
             }
             PtrCastToGeneric | GenericCastToPtr | GenericCastToPtrExplicit => {
                 self.expect_pointer_type(inst, rt, "Conversion");
-                self.expect_pointer(inst, 0, "Conversion", "Pointer");
+                self.expect_pointer(inst, layout::Unary::VALUE, "Conversion", "Pointer");
             }
             GenericPtrMemSemantics => {
-                self.expect_pointer(inst, 0, "Memory", "Pointer");
+                self.expect_pointer(inst, layout::Unary::VALUE, "Memory", "Pointer");
                 if !matches!(self.ty(rt), Some(Type::Int { width: 32 })) {
                     let rule = format!(
                         "SPIR-V Memory: OpGenericPtrMemSemantics must return a 32-bit integer, found {}",

@@ -102,14 +102,20 @@ impl<'m> Checker<'m> {
         match op {
             CompositeConstruct => self.composite_construct(inst, rt),
             CompositeExtract | CompositeInsert
-                if inst.operands.len() < if op == CompositeExtract { 2 } else { 3 } =>
+                if inst.operands.len()
+                    <= if op == CompositeExtract {
+                        layout::CompositeExtract::FIRST_INDEX
+                    } else {
+                        layout::CompositeInsert::FIRST_INDEX
+                    } =>
             {
                 let rule = format!("SPIR-V Composite: Op{op:?} needs at least one index");
                 self.report(inst, rule);
             }
             CompositeExtract => {
-                if let Some(ct) = self.operand_type(inst, 0) {
-                    if let Some(t) = self.walk_literals(inst, ct, 1) {
+                if let Some(ct) = self.operand_type(inst, layout::CompositeExtract::COMPOSITE) {
+                    let first = layout::CompositeExtract::FIRST_INDEX;
+                    if let Some(t) = self.walk_literals(inst, ct, first) {
                         if !self.same(t, rt) {
                             let rule = format!(
                                 "SPIR-V Composite: result type {} differs from the extracted member type {}",
@@ -122,14 +128,16 @@ impl<'m> Checker<'m> {
                 }
             }
             CompositeInsert => {
-                self.expect_type(inst, 1, rt, "Composite", "Composite");
-                if let Some(t) = self.walk_literals(inst, rt, 2) {
-                    self.expect_type(inst, 0, t, "Composite", "Object");
+                use layout::CompositeInsert as I;
+                self.expect_type(inst, I::COMPOSITE, rt, "Composite", "Composite");
+                if let Some(t) = self.walk_literals(inst, rt, I::FIRST_INDEX) {
+                    self.expect_type(inst, I::OBJECT, t, "Composite", "Object");
                 }
             }
             VectorShuffle => self.vector_shuffle(inst, rt),
             VectorExtractDynamic => {
-                if let Some(v) = self.operand_type(inst, 0) {
+                use layout::VectorExtractDynamic as E;
+                if let Some(v) = self.operand_type(inst, E::VECTOR) {
                     match self.ty(v) {
                         Some(Type::Vector { elem, .. }) if self.same(*elem, rt) => {}
                         _ => {
@@ -142,21 +150,25 @@ impl<'m> Checker<'m> {
                         }
                     }
                 }
-                self.expect_int_scalar(inst, 1, "Composite", "Index");
+                self.expect_int_scalar(inst, E::INDEX, "Composite", "Index");
             }
             VectorInsertDynamic => {
-                self.expect_type(inst, 0, rt, "Composite", "Vector");
+                use layout::VectorInsertDynamic as I;
+                self.expect_type(inst, I::VECTOR, rt, "Composite", "Vector");
                 if let Some(Type::Vector { elem, .. }) = self.ty(rt) {
-                    self.expect_type(inst, 1, *elem, "Composite", "Component");
+                    self.expect_type(inst, I::COMPONENT, *elem, "Composite", "Component");
                 } else {
                     self.report(
                         inst,
                         "SPIR-V Composite: result type must be a vector".into(),
                     );
                 }
-                self.expect_int_scalar(inst, 2, "Composite", "Index");
+                self.expect_int_scalar(inst, I::INDEX, "Composite", "Index");
             }
-            CopyObject => self.expect_type(inst, 0, rt, "Composite", "Operand"),
+            CopyObject => {
+                let value = layout::Unary::VALUE;
+                self.expect_type(inst, value, rt, "Composite", "Operand")
+            }
             _ => return false,
         }
         true
