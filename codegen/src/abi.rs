@@ -398,6 +398,44 @@ pub(crate) static LITERAL_SAMPLERS: [SamplerDescriptor; 128] = {
     t
 };
 
+/// 8-bit normalised channels as floats (7.4: `x / 255`, `max(-1, x / 127)`, each one
+/// correctly rounded division), looked up instead of divided: a read of an RGBA8 texel is then
+/// four loads rather than four divisions. Kernels reach them through JIT symbols (a relocation),
+/// not their address as a constant, so machine code stays valid in another process
+/// (serialize.rs: the program cache); image reads of UNORM_INT8 and SNORM_INT8 formats
+/// use them (translate/image.rs).
+pub(crate) static UNORM8: [f32; 256] = {
+    let mut t = [0.0; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = i as f32 / 255.0;
+        i += 1;
+    }
+    t
+};
+pub(crate) const UNORM8_SYMBOL: &str = "ferrocl_unorm8_table";
+pub(crate) const SNORM8_SYMBOL: &str = "ferrocl_snorm8_table";
+pub(crate) static SNORM8: [f32; 256] = {
+    let mut t = [0.0; 256];
+    let mut i = 0;
+    while i < 256 {
+        let q = (i as u8 as i8) as f32 / 127.0;
+        t[i] = if q < -1.0 { -1.0 } else { q };
+        i += 1;
+    }
+    t
+};
+
+/// The driver's read-only tables kernels read, as JIT symbols (entry_points.rs registers them
+/// with every JIT module).
+pub(crate) fn table_symbols() -> [(&'static str, *const u8); 3] {
+    [
+        (UNORM8_SYMBOL, UNORM8.as_ptr().cast()),
+        (SNORM8_SYMBOL, SNORM8.as_ptr().cast()),
+        (LITERAL_SAMPLERS_SYMBOL, LITERAL_SAMPLERS.as_ptr().cast()),
+    ]
+}
+
 /// A sampler's 32-bit pattern ([`SamplerDescriptor::bits`]), the same for sampler arguments and
 /// literal samplers (`OpConstantSampler`, OpenCL C's `CLK_*` constants OR-ed together). The bit
 /// values are those of clang's `opencl-c-base.h`: bit 0 normalised coordinates, bits 1–3 the

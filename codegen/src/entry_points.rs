@@ -187,7 +187,7 @@ pub(crate) fn jit_symbols() -> Vec<(String, *const u8)> {
         crate::checked::checked_lookup as *const u8,
     ));
     symbols.extend(
-        crate::translate::table_symbols()
+        crate::abi::table_symbols()
             .into_iter()
             .map(|(name, ptr)| (name.to_owned(), ptr)),
     );

@@ -9,6 +9,7 @@ mod abi;
 mod backend;
 mod checked;
 mod entry_points;
+mod jit;
 mod options;
 mod program;
 mod serialize;

@@ -399,7 +399,7 @@ impl Drop for Program {
 /// (the backstop; the frontend's validation is the real gate).
 pub fn compile(module: &Module, options: &BuildOptions) -> Result<Program, BuildError> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        crate::translate::compile_module(module, options).map(|mut p| {
+        crate::jit::compile_module(module, options).map(|mut p| {
             p.keep_for_specialization(module, options);
             p
         })

@@ -78,10 +78,7 @@ pub fn code_identity(options: &BuildOptions) -> Result<&'static str, BuildError>
     // One leaked string per (optimised, width) a process builds with: a handful at most.
     type Identities = Vec<((bool, u32), &'static str)>;
     static WIDE: std::sync::Mutex<Identities> = std::sync::Mutex::new(Vec::new());
-    let key = (
-        crate::translate::optimizes(options),
-        options.target.vector_bits,
-    );
+    let key = (crate::jit::optimizes(options), options.target.vector_bits);
     let mut wide = WIDE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some((_, identity)) = wide.iter().find(|(k, _)| *k == key) {
         return Ok(identity);
@@ -95,10 +92,10 @@ pub fn code_identity(options: &BuildOptions) -> Result<&'static str, BuildError>
 
 fn cranelift_identity(options: &BuildOptions) -> Result<&'static str, BuildError> {
     static IDENTITY: [OnceLock<Result<String, BuildError>>; 2] = [OnceLock::new(), OnceLock::new()];
-    let optimized = crate::translate::optimizes(options);
+    let optimized = crate::jit::optimizes(options);
     IDENTITY[usize::from(optimized)]
         .get_or_init(|| {
-            let isa = crate::translate::new_isa(options)?;
+            let isa = crate::jit::new_isa(options)?;
             let mut out = format!(
                 "cranelift {CRANELIFT_VERSION} {}\n{}",
                 isa.triple(),
@@ -964,7 +961,7 @@ fn check_links(image: &Image) -> Read<()> {
                     index,
                 } => (*index as usize) < image.data.len(),
                 ModuleRelocTarget::LibCall(libcall) => {
-                    symbols.contains(&crate::translate::libcall_symbol(*libcall))
+                    symbols.contains(&crate::jit::libcall_symbol(*libcall))
                 }
                 ModuleRelocTarget::FunctionOffset(func, offset) => image
                     .kernels
@@ -1039,7 +1036,7 @@ fn link(image: Image, options: &BuildOptions) -> Result<Program, BuildError> {
             e,
         )
     };
-    let mut loading = Loading(Some(crate::translate::new_jit(options)?));
+    let mut loading = Loading(Some(crate::jit::new_jit(options)?));
     let jit = loading.0.as_mut().expect("set above");
     // Declared in the original order, so the ids the relocations name are the same. Imports
     // need no signature to be linked (only their address is used), and definitions are bytes.

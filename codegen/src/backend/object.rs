@@ -9,7 +9,7 @@
 //! itself (`FunctionOffset`), resolved by cranelift-jit against the blob's address. References
 //! outside are by name: the JIT module's user names `__ferrocl_u{namespace}_{index}` (the
 //! names `llvm_ir` gives them), Cranelift's libcalls under the names
-//! [`crate::translate::libcall_symbol`] gives, and the few functions LLVM itself calls
+//! [`crate::jit::libcall_symbol`] gives, and the few functions LLVM itself calls
 //! (`memcpy`, `fmaf`, 128-bit division …), which this module provides ([`llvm_symbols`]).
 //! Anything else — a relocation kind, a writable or unallocated section, an unknown symbol —
 //! is an error, and the kernel stays on Cranelift: never a wrong link.
@@ -342,7 +342,7 @@ fn external(name: &str) -> Result<External, String> {
     }
     if let Some(libcall) = LibCall::all_libcalls()
         .iter()
-        .find(|lc| crate::translate::libcall_symbol(**lc) == name)
+        .find(|lc| crate::jit::libcall_symbol(**lc) == name)
     {
         return Ok(External::Name(ModuleRelocTarget::LibCall(*libcall)));
     }
@@ -358,7 +358,7 @@ fn external(name: &str) -> Result<External, String> {
 }
 
 /// compiler-rt's functions LLVM calls for 128-bit division on x86-64, by name, with this
-/// crate's versions: the JIT registers them (translate's `new_jit`), so that code linked here
+/// crate's versions: the JIT registers them (jit.rs `new_jit`), so that code linked here
 /// (or loaded from the program cache) finds them. Division by zero, which the kernels'
 /// translation guards, gives 0 instead of a Rust panic.
 pub(crate) fn llvm_symbols() -> [(&'static str, *const u8); 4] {

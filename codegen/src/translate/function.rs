@@ -15,8 +15,8 @@ use super::analysis::{frame_resident_ids, promotable_variables, schedule_ranks};
 use super::builtins::WorkItem;
 use super::subgroup::is_sub_group_local;
 use super::values::{shape, Shape, Val};
-use super::ModuleEnv;
 use crate::entry_points::EntryPoint;
+use crate::jit::ModuleEnv;
 use crate::options::BuildOptions;
 use crate::program::BuildError;
 

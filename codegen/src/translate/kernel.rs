@@ -34,8 +34,8 @@ use super::function::{
     frame_flags, is_group_barrier, BarrierState, Translator, YieldRounds, RESUME_DONE,
 };
 use super::values::Val;
-use super::ModuleEnv;
 use crate::abi::{ArgSlot, GroupInfo};
+use crate::jit::ModuleEnv;
 use crate::options::BuildOptions;
 use crate::program::BuildError;
 

@@ -402,7 +402,7 @@ impl Translator<'_, '_, '_> {
                     Some(gv) => *gv,
                     None => {
                         let data = *self.env.data.get(&id).ok_or_else(|| BuildError::new("internal: program-scope variable without data\n"))?;
-                        let gv = self.env.jit_declare_data_in_func(data, self.b.func);
+                        let gv = self.env.declare_data_in_func(data, self.b.func);
                         self.data_refs.insert(id, gv);
                         gv
                     }

@@ -596,7 +596,7 @@ impl<'a> Translator<'a> {
                 let u = &self.func.params.user_named_funcs()[*r];
                 Ok(format!("__ferrocl_u{}_{}", u.namespace, u.index))
             }
-            ExternalName::LibCall(lc) => Ok(crate::translate::libcall_symbol(*lc)),
+            ExternalName::LibCall(lc) => Ok(crate::jit::libcall_symbol(*lc)),
             other => Err(format!("the external name {other:?}")),
         }
     }

@@ -699,7 +699,7 @@ fn same_results(
     let input: Vec<u8> = (0..ROWS).flat_map(|_| gen.row(operands)).collect();
 
     use cranelift_module::Module as _;
-    let mut jit = crate::translate::new_jit(&crate::BuildOptions::default()).expect("JIT");
+    let mut jit = crate::jit::new_jit(&crate::BuildOptions::default()).expect("JIT");
     let id = jit
         .declare_function("f", cranelift_module::Linkage::Export, &func.signature)
         .expect("declare");

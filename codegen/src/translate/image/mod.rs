@@ -27,7 +27,9 @@ use ferrocl_mathlib::{Binary, Precision, Unary};
 
 use super::function::{err, Translator};
 use super::values::Val;
-use crate::abi::{sampler, ImageDescriptor, MipLevel, SamplerDescriptor};
+use crate::abi::{
+    sampler, ImageDescriptor, MipLevel, SamplerDescriptor, SNORM8_SYMBOL, UNORM8_SYMBOL,
+};
 use crate::entry_points::EntryPoint;
 use crate::program::BuildError;
 
@@ -146,33 +148,6 @@ fn channel_bytes(t: u32) -> i64 {
     }
 }
 
-/// 8-bit normalised channels as floats (7.4: `x / 255`, `max(-1, x / 127)`, each one
-/// correctly rounded division), looked up instead of divided: a read of an RGBA8 texel is then
-/// four loads rather than four divisions. Kernels reach them through JIT symbols (a relocation),
-/// not their address as a constant, so machine code stays valid in another process
-/// (serialize.rs: the program cache).
-pub(crate) static UNORM8: [f32; 256] = {
-    let mut t = [0.0; 256];
-    let mut i = 0;
-    while i < 256 {
-        t[i] = i as f32 / 255.0;
-        i += 1;
-    }
-    t
-};
-pub(crate) const UNORM8_SYMBOL: &str = "ferrocl_unorm8_table";
-pub(crate) const SNORM8_SYMBOL: &str = "ferrocl_snorm8_table";
-pub(crate) static SNORM8: [f32; 256] = {
-    let mut t = [0.0; 256];
-    let mut i = 0;
-    while i < 256 {
-        let q = (i as u8 as i8) as f32 / 127.0;
-        t[i] = if q < -1.0 { -1.0 } else { q };
-        i += 1;
-    }
-    t
-};
-
 const DATA_TYPES: [u32; 16] = [
     data_type::SNORM_INT8,
     data_type::SNORM_INT16,
@@ -282,7 +257,7 @@ impl Translator<'_, '_, '_> {
             Some(gv) => *gv,
             None => {
                 let data = self.env.table(symbol)?;
-                let gv = self.env.jit_declare_data_in_func(data, self.b.func);
+                let gv = self.env.declare_data_in_func(data, self.b.func);
                 self.table_refs.insert(symbol, gv);
                 gv
             }
