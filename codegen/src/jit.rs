@@ -1,6 +1,7 @@
 //! The JIT: construction of a program's JIT module (its target ISA and flags, every symbol
 //! kernels may reference registered), and the build of a module's program in it — program-scope
-//! data declared and defined, each kernel translated (translate/), the translated functions compiled (backend/), defined, linked, and the
+//! data declared and defined, each kernel translated (translate/) in its environment
+//! (environment.rs), the translated functions compiled (backend/), defined, linked, and the
 //! program's kernels made of them. serialize.rs loads cached machine code into a module made
 //! here.
 
@@ -16,18 +17,18 @@ use ferrocl_frontend::Module;
 
 use crate::abi::WorkGroupFn;
 use crate::entry_points::EntryPoint;
+use crate::environment::AbiEnvironment;
 use crate::options::BuildOptions;
 use crate::program::{BuildError, Kernel, Program};
 use crate::translate;
 use crate::Vectorization;
 
-/// A program's JIT module while it is built: what translation declares its references in.
+/// A program's JIT module while it is built: what every kernel's environment
+/// ([`crate::environment::AbiEnvironment`]) declares its references in.
 pub(crate) struct ModuleEnv {
     pub(crate) jit: JITModule,
     /// The data of each program-scope variable (`CrossWorkgroup`, `UniformConstant`).
     pub(crate) data: HashMap<Word, DataId>,
-    /// Arena offsets of the `Workgroup` variables of the kernel being translated.
-    pub(crate) local_offsets: HashMap<Word, u64>,
     imports: HashMap<EntryPoint, FuncId>,
     /// Imported read-only tables of the driver (abi.rs), by symbol.
     tables: HashMap<&'static str, DataId>,
@@ -237,7 +238,6 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
     let mut env = ModuleEnv {
         jit: new_jit(options)?,
         data: HashMap::new(),
-        local_offsets: HashMap::new(),
         imports: HashMap::new(),
         tables: HashMap::new(),
         recording: options
@@ -264,17 +264,17 @@ pub(crate) fn compile_module(m: &Module, options: &BuildOptions) -> Result<Progr
         sig.params.extend([AbiParam::new(types::I64); 3]);
         let mut func =
             ir::Function::with_name_signature(UserFuncName::user(0, index as u32), sig.clone());
-        let (slots, args_size) = crate::abi::arg_block_layout(kernel, options.checked);
         let (local_offsets, static_local) = translate::layout_kernel_local_variables(m, kernel)?;
-        env.local_offsets = local_offsets;
+        let mut kernel_env = AbiEnvironment::new(&mut env, kernel, options, local_offsets);
         let mut shape =
-            translate::kernel::build(m, kernel, &slots, &mut env, options, &mut func, &mut fctx)
+            translate::kernel::build(m, kernel, &mut kernel_env, options, &mut func, &mut fctx)
                 .map_err(|e| {
                     BuildError::new(format!(
                         "{}kernel \"{}\" was not built\n",
                         e.log, kernel.name
                     ))
                 })?;
+        let (slots, args_size) = kernel_env.into_arg_block();
         if options.dump_dir.is_some() {
             dump(options, &kernel.name, "clif", &func.display().to_string());
         }

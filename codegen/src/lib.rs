@@ -9,6 +9,7 @@ mod abi;
 mod backend;
 mod checked;
 mod entry_points;
+mod environment;
 mod jit;
 mod options;
 mod program;

@@ -16,8 +16,8 @@ use ferrocl_frontend::{Inst, Type};
 
 use super::function::{err, inst_desc, required, Translator};
 use super::values::{shape, Val};
-use crate::abi::{ImageDescriptor, SUB_GROUP_SIZE};
 use crate::checked::CheckKind;
+use crate::environment::ImageField;
 use crate::program::BuildError;
 
 impl Translator<'_, '_, '_> {
@@ -65,7 +65,10 @@ impl Translator<'_, '_, '_> {
             let n = self.b.ins().imul(s[0], s[1]);
             self.b.ins().imul(n, s[2])
         };
-        let size = self.b.ins().iconst(types::I64, SUB_GROUP_SIZE as i64);
+        let size = self
+            .b
+            .ins()
+            .iconst(types::I64, self.env.sub_group_size() as i64);
         let max = self.b.ins().umin(enqueued, size);
         let data = match io.data {
             Some(data) => self.value(data)?.flat(),
@@ -125,21 +128,19 @@ impl Translator<'_, '_, '_> {
         };
         let t = super::values::scalar_ir_type(self.m, elem)?;
         let f = MemFlagsData::trusted().with_readonly();
-        let field = |s: &mut Self, at: i32| {
-            let v = s.b.ins().load(types::I32, f, image, at);
+        let field = |s: &mut Self, at: ImageField| {
+            let v = s.env.load_image_field(&mut s.b, f, image, at);
             s.b.ins().uextend(types::I64, v)
         };
         let pixels = self
-            .b
-            .ins()
-            .load(types::I64, f, image, ImageDescriptor::DATA);
-        let width = field(self, ImageDescriptor::WIDTH);
-        let height = field(self, ImageDescriptor::HEIGHT);
-        let element_size = field(self, ImageDescriptor::ELEMENT_SIZE);
+            .env
+            .load_image_field(&mut self.b, f, image, ImageField::Data);
+        let width = field(self, ImageField::Width);
+        let height = field(self, ImageField::Height);
+        let element_size = field(self, ImageField::ElementSize);
         let row_pitch = self
-            .b
-            .ins()
-            .load(types::I64, f, image, ImageDescriptor::ROW_PITCH);
+            .env
+            .load_image_field(&mut self.b, f, image, ImageField::RowPitch);
         let row_bytes = self.b.ins().imul(width, element_size);
         let x = self.resize_int(x, types::I64, true);
         let y = self.resize_int(y, types::I64, true);

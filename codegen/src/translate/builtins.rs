@@ -8,8 +8,8 @@ use ferrocl_frontend::Type;
 
 use super::function::{err, Translator};
 use super::values::{Shape, Val};
-use crate::abi::GroupInfo;
 use crate::entry_points::EntryPoint;
+use crate::environment::{GroupField, KernelEnvironment};
 use crate::program::BuildError;
 
 /// Per-launch values loaded once at function entry, and the current work-item's local id.
@@ -25,9 +25,9 @@ pub(crate) struct WorkItem {
     pub(crate) group_id: [Value; 3],
     pub(crate) num_groups: [Value; 3],
     pub(crate) work_dim: Value,
-    /// `GroupInfo::printf_buffer` (see abi.rs).
+    /// The launch's printf buffer (see abi.rs).
     pub(crate) printf_buffer: Value,
-    /// `GroupInfo::local_mem_size`, `frames` and `frames_size`: the group's local and
+    /// The group info's `local_mem_size`, `frames` and `frames_size`: the group's local and
     /// frame-private memory, for telling generic pointers apart.
     pub(crate) local_mem_size: Value,
     pub(crate) frames: Value,
@@ -38,30 +38,27 @@ pub(crate) struct WorkItem {
 }
 
 impl WorkItem {
-    /// Loads the `GroupInfo` fields; `local_id` is filled in by the work-item loop.
-    pub(crate) fn load(b: &mut FunctionBuilder, group: Value, local_mem: Value) -> WorkItem {
-        // `can_move`: the GroupInfo never changes during a call, so unused fields are dropped.
+    /// Loads the group info's fields; `local_id` is filled in by the work-item loop.
+    pub(crate) fn load(
+        env: &dyn KernelEnvironment,
+        b: &mut FunctionBuilder,
+        group: Value,
+        local_mem: Value,
+    ) -> WorkItem {
+        // `can_move`: the group info never changes during a call, so unused fields are dropped.
         let flags = MemFlagsData::trusted().with_readonly().with_can_move();
-        let field = |b: &mut FunctionBuilder, base: i32| -> [Value; 3] {
-            [0, 1, 2].map(|d| b.ins().load(types::I64, flags, group, base + 8 * d))
-        };
-        let global_offset = field(b, GroupInfo::GLOBAL_OFFSET);
-        let global_size = field(b, GroupInfo::GLOBAL_SIZE);
-        let local_size = field(b, GroupInfo::LOCAL_SIZE);
-        let enqueued_local_size = field(b, GroupInfo::ENQUEUED_LOCAL_SIZE);
-        let group_id = field(b, GroupInfo::GROUP_ID);
-        let num_groups = field(b, GroupInfo::NUM_GROUPS);
-        let work_dim = b.ins().load(types::I32, flags, group, GroupInfo::WORK_DIM);
-        let printf_buffer = b
-            .ins()
-            .load(types::I64, flags, group, GroupInfo::PRINTF_BUFFER);
-        let local_mem_size = b
-            .ins()
-            .load(types::I64, flags, group, GroupInfo::LOCAL_MEM_SIZE);
-        let frames = b.ins().load(types::I64, flags, group, GroupInfo::FRAMES);
-        let frames_size = b
-            .ins()
-            .load(types::I64, flags, group, GroupInfo::FRAMES_SIZE);
+        let mut field = |f: GroupField| env.load_group_field(b, flags, group, f);
+        let global_offset = [0, 1, 2].map(|d| field(GroupField::GlobalOffset(d)));
+        let global_size = [0, 1, 2].map(|d| field(GroupField::GlobalSize(d)));
+        let local_size = [0, 1, 2].map(|d| field(GroupField::LocalSize(d)));
+        let enqueued_local_size = [0, 1, 2].map(|d| field(GroupField::EnqueuedLocalSize(d)));
+        let group_id = [0, 1, 2].map(|d| field(GroupField::GroupId(d)));
+        let num_groups = [0, 1, 2].map(|d| field(GroupField::NumGroups(d)));
+        let work_dim = field(GroupField::WorkDim);
+        let printf_buffer = field(GroupField::PrintfBuffer);
+        let local_mem_size = field(GroupField::LocalMemSize);
+        let frames = field(GroupField::Frames);
+        let frames_size = field(GroupField::FramesSize);
         let base_global_id = [0, 1, 2].map(|d| {
             let start = b.ins().imul(group_id[d], enqueued_local_size[d]);
             b.ins().iadd(start, global_offset[d])

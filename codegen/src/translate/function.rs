@@ -7,7 +7,6 @@ use std::collections::{HashMap, HashSet};
 
 use cranelift_codegen::ir::{self, BlockArg, InstBuilder, Value};
 use cranelift_frontend::{FunctionBuilder, Switch, Variable};
-use cranelift_module::Module as _;
 use ferrocl_frontend::spirv::{Op, StorageClass, Word};
 use ferrocl_frontend::{AtomicOp, Cfg, Function, Inst, Module, Type};
 
@@ -16,7 +15,7 @@ use super::builtins::WorkItem;
 use super::subgroup::is_sub_group_local;
 use super::values::{shape, Shape, Val};
 use crate::entry_points::EntryPoint;
-use crate::jit::ModuleEnv;
+use crate::environment::KernelEnvironment;
 use crate::options::BuildOptions;
 use crate::program::BuildError;
 
@@ -65,17 +64,18 @@ pub(crate) struct Frame<'m> {
     pub(crate) param_bounds: Vec<Option<super::checks::Bounds>>,
 }
 
+/// Translation state of one kernel: the builder, the inlined frames, the work-item's values,
+/// barrier cutting, what translation found (printf formats, checks, vector results) and
+/// checked mode's bounds. Layouts, references to the driver and what a specialised build
+/// knows are the environment's (`env`).
 pub(crate) struct Translator<'m, 'b, 'e> {
     pub(crate) m: &'m Module,
     pub(crate) b: FunctionBuilder<'b>,
-    pub(crate) env: &'e mut ModuleEnv,
+    /// The target and runtime the kernel is translated for (environment.rs).
+    pub(crate) env: &'e mut dyn KernelEnvironment,
     pub(crate) options: &'e BuildOptions,
     pub(crate) frames: Vec<Frame<'m>>,
     pub(crate) wi: WorkItem,
-    pub(crate) func_refs: HashMap<EntryPoint, ir::FuncRef>,
-    pub(crate) data_refs: HashMap<Word, ir::GlobalValue>,
-    /// References to the driver's tables (image.rs), by symbol.
-    pub(crate) table_refs: HashMap<&'static str, ir::GlobalValue>,
     pub(crate) instruction_count: usize,
     pub(crate) private_bytes: u64,
     /// Present when the kernel has barriers.
@@ -101,12 +101,6 @@ pub(crate) struct Translator<'m, 'b, 'e> {
     /// Checked mode: every private variable whose address is taken, translated so far; what
     /// a pointer of unknown object may reach in private memory.
     pub(crate) private_objects: Vec<super::checks::PrivateObject>,
-    /// Specialised builds: what is known of the image arguments (format, whether they have
-    /// mip levels), by the value holding their descriptor address (image.rs).
-    pub(crate) known_images: HashMap<Value, crate::ImageKey>,
-    /// The records of sampler values known at build time (literal samplers; sampler arguments
-    /// of specialised builds), by the value holding their address (image.rs).
-    pub(crate) known_samplers: HashMap<Value, crate::SamplerDescriptor>,
 }
 
 /// The order in which waiting work-items resume. A work-item's frame state is the *rank* of
@@ -527,13 +521,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
 
     /// A reference to `entry` from the function being built.
     pub(crate) fn func_ref(&mut self, entry: EntryPoint) -> Result<ir::FuncRef, BuildError> {
-        if let Some(f) = self.func_refs.get(&entry) {
-            return Ok(*f);
-        }
-        let id = self.env.import(entry)?;
-        let f = self.env.jit.declare_func_in_func(id, self.b.func);
-        self.func_refs.insert(entry, f);
-        Ok(f)
+        self.env.entry_point(self.b.func, entry)
     }
 
     /// Calls `entry` with `args`; its results.

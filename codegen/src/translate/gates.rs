@@ -9,7 +9,6 @@ use cranelift_codegen::ir::{types, BlockArg, InstBuilder, Value};
 use super::function::{
     err, frame_flags, PointKind, Translator, KIND_BITS, RESUME_DONE, SERVED_MARK_OFFSET,
 };
-use crate::abi::SUB_GROUP_SIZE;
 use crate::program::BuildError;
 
 /// Marks a released work-item: any non-zero served mark lets it through its gate.
@@ -144,21 +143,22 @@ impl Translator<'_, '_, '_> {
         let handle = self.b.ins().load(types::I64, frame_flags(), own, slot);
         let needed = self.b.ins().band_imm_s(handle, 0xffff_ffff);
         let ls = self.wi.local_size;
+        let sub_group_size = self.env.sub_group_size();
         let items = self.b.ins().imul(ls[0], ls[1]);
         let items = self.b.ins().imul(items, ls[2]);
-        let groups = self.b.ins().iadd_imm_s(items, SUB_GROUP_SIZE as i64 - 1);
+        let groups = self.b.ins().iadd_imm_s(items, sub_group_size as i64 - 1);
         let groups = self
             .b
             .ins()
-            .ushr_imm_s(groups, SUB_GROUP_SIZE.trailing_zeros() as i64);
+            .ushr_imm_s(groups, sub_group_size.trailing_zeros() as i64);
 
         // Whether sub-group `sg` waits whole on this barrier; its members' frames and whether
         // each exists.
         let complete = |t: &mut Self, sg: Value| -> (Value, Vec<(Value, Value)>) {
-            let first = t.b.ins().imul_imm_s(sg, SUB_GROUP_SIZE as i64);
+            let first = t.b.ins().imul_imm_s(sg, sub_group_size as i64);
             let mut all = t.b.ins().iconst(types::I8, 1);
             let mut members = Vec::new();
-            for j in 0..SUB_GROUP_SIZE {
+            for j in 0..sub_group_size {
                 let idx = t.b.ins().iadd_imm_s(first, j as i64);
                 let exists = t.b.ins().icmp(IntCC::UnsignedLessThan, idx, items);
                 // A lane past the group's end reads the first member's frame instead.
@@ -290,7 +290,7 @@ impl Translator<'_, '_, '_> {
     /// last sub-group may be short; a missing lane names this work-item's own frame).
     fn sub_group_members(&mut self, frames: Value, stride: Value) -> Vec<(Value, Value)> {
         let lane = self.lane();
-        (0..SUB_GROUP_SIZE)
+        (0..self.env.sub_group_size())
             .map(|j| {
                 let exists =
                     self.b

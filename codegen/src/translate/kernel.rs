@@ -25,7 +25,6 @@ use std::collections::{HashMap, HashSet};
 
 use cranelift_codegen::ir::{self, condcodes::IntCC, types, BlockArg, InstBuilder, MemFlagsData};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch};
-use cranelift_module::Module as _;
 use ferrocl_frontend::spirv::{Op, Word};
 use ferrocl_frontend::{ArgKind, KernelInfo, Module, Type};
 
@@ -34,8 +33,7 @@ use super::function::{
     frame_flags, is_group_barrier, BarrierState, Translator, YieldRounds, RESUME_DONE,
 };
 use super::values::Val;
-use crate::abi::{ArgSlot, GroupInfo};
-use crate::jit::ModuleEnv;
+use crate::environment::{GroupField, KernelEnvironment};
 use crate::options::BuildOptions;
 use crate::program::BuildError;
 
@@ -91,19 +89,18 @@ fn barrier_functions(m: &Module) -> HashSet<Word> {
 pub(crate) fn build(
     m: &Module,
     kernel: &KernelInfo,
-    slots: &[ArgSlot],
-    env: &mut ModuleEnv,
+    env: &mut dyn KernelEnvironment,
     options: &BuildOptions,
     func: &mut ir::Function,
     fctx: &mut FunctionBuilderContext,
 ) -> Result<KernelShape, BuildError> {
     if let Some(size) = kernel.required_sub_group_size {
-        if size as u64 != crate::abi::SUB_GROUP_SIZE || !options.sub_groups {
+        if size as u64 != env.sub_group_size() || !options.sub_groups {
             return Err(BuildError::new(format!(
                 "error: kernel '{}' requires sub-groups of {size} work-items (execution mode SubgroupSize); {}\n",
                 kernel.name,
                 if options.sub_groups {
-                    format!("this device's sub-groups have {}", crate::abi::SUB_GROUP_SIZE)
+                    format!("this device's sub-groups have {}", env.sub_group_size())
                 } else {
                     "sub-groups are turned off on this device (FERROCL_SUBGROUPS=off)".to_owned()
                 }
@@ -125,13 +122,13 @@ pub(crate) fn build(
     b.switch_to_block(entry);
     let params = b.block_params(entry).to_vec();
     let (args_ptr, group_ptr, local_mem) = (params[0], params[1], params[2]);
-    let wi = WorkItem::load(&mut b, group_ptr, local_mem);
+    let wi = WorkItem::load(env, &mut b, group_ptr, local_mem);
     let ro = MemFlagsData::trusted().with_readonly().with_can_move();
 
     let mut pending_args = Vec::new();
-    for ((param, slot), info) in f.params().zip(slots).zip(&kernel.args) {
+    for (index, (param, info)) in f.params().zip(&kernel.args).enumerate() {
         let ty = param.result_type().unwrap_or(0);
-        let addr = b.ins().iadd_imm_s(args_ptr, slot.offset as i64);
+        let addr = env.argument_address(&mut b, args_ptr, index);
         pending_args.push(match info.kind {
             ArgKind::Local => {
                 let off = b.ins().load(types::I64, ro, addr, 0);
@@ -141,8 +138,8 @@ pub(crate) fn build(
                 Some(Type::Pointer { pointee, .. }) => Arg::ByVal { addr, ty: *pointee },
                 _ => Arg::Ready(Val::C(Vec::new())), // placeholder, loaded below with the translator
             },
-            // A sampler value is the address of its record, here the argument's slot (abi.rs
-            // `SamplerDescriptor`); a specialised build knows the record (below).
+            // A sampler value is the address of its record, here the argument's slot; a
+            // specialised build knows the record (below).
             ArgKind::Sampler => Arg::Ready(Val::S(addr)),
             _ => Arg::Ready(Val::S(b.ins().load(types::I64, ro, addr, 0))),
         });
@@ -154,9 +151,6 @@ pub(crate) fn build(
         options,
         frames: Vec::new(),
         wi,
-        func_refs: Default::default(),
-        data_refs: Default::default(),
-        table_refs: Default::default(),
         instruction_count: 0,
         private_bytes: 0,
         barrier: None,
@@ -168,29 +162,20 @@ pub(crate) fn build(
         call_param_bounds: Vec::new(),
         kernel_arg_bounds: Vec::new(),
         private_objects: Vec::new(),
-        known_images: HashMap::new(),
-        known_samplers: HashMap::new(),
     };
-    if let Some(spec) = &options.specialize {
-        for &(index, key) in &spec.images {
-            if let Some(Arg::Ready(Val::S(v))) = pending_args.get(index) {
-                t.known_images.insert(*v, key);
-            }
-        }
-        for &(index, record) in &spec.samplers {
-            if let Some(Arg::Ready(Val::S(v))) = pending_args.get(index) {
-                t.known_samplers.insert(*v, record);
-            }
+    // A specialised build knows the formats of image arguments and the records of sampler
+    // arguments.
+    for (index, arg) in pending_args.iter().enumerate() {
+        if let Arg::Ready(Val::S(v)) = arg {
+            t.env.bind_argument(index, *v);
         }
     }
     // Checked mode: each pointer argument's object, from the bounds pair the runtime wrote.
-    for (slot, info) in slots.iter().zip(&kernel.args) {
-        let Some(bounds) = slot.bounds else {
+    for (index, info) in kernel.args.iter().enumerate() {
+        let Some((lo, hi)) = t.env.argument_bounds(&mut t.b, ro, args_ptr, index) else {
             t.kernel_arg_bounds.push(None);
             continue;
         };
-        let lo = t.b.ins().load(types::I64, ro, args_ptr, bounds as i32);
-        let hi = t.b.ins().load(types::I64, ro, args_ptr, bounds as i32 + 8);
         let (lo, hi) = if info.kind == ArgKind::Local {
             (t.b.ins().iadd(local_mem, lo), t.b.ins().iadd(local_mem, hi))
         } else {
@@ -210,16 +195,16 @@ pub(crate) fn build(
             })));
     }
     // Scalar and vector values are loaded once per work-group.
-    for ((param, slot), (info, arg)) in f
+    for (index, (param, (info, arg))) in f
         .params()
-        .zip(slots)
         .zip(kernel.args.iter().zip(pending_args.iter_mut()))
+        .enumerate()
     {
         let ty = param.result_type().unwrap_or(0);
         if matches!(info.kind, ArgKind::Value { .. })
             && !matches!(m.ty(ty), Some(Type::Pointer { .. }))
         {
-            let addr = t.b.ins().iadd_imm_s(args_ptr, slot.offset as i64);
+            let addr = t.env.argument_address(&mut t.b, args_ptr, index);
             *arg = Arg::Ready(t.load_val(ty, addr)?);
         }
     }
@@ -266,10 +251,10 @@ pub(crate) fn build(
         printf_formats: std::mem::take(&mut t.printf_formats),
         check_sites: std::mem::take(&mut t.check_sites),
     };
-    let frontend_config = t.env.jit.isa().frontend_config();
+    let frontend_config = t.env.isa().frontend_config();
     t.b.finalize(frontend_config);
     let vector_results = std::mem::take(&mut t.vector_results);
-    let isa = t.env.jit.isa();
+    let isa = t.env.isa();
     // Explicit vectors as SIMD within each work-item (vector_pack.rs), or four work-items per
     // vector (vectorize/). Packing wins where it takes (nearly) all the body's arithmetic:
     // the loop-carried values of `peak_float4` fill 8 registers packed against 32 spread
@@ -475,13 +460,13 @@ fn expanded_size(
     total
 }
 
-/// The group's frames from `GroupInfo`, and the frame size as a placeholder constant (known
-/// only after translation; its instruction is patched then).
+/// The group's frames from its group info, and the frame size as a placeholder constant
+/// (known only after translation; its instruction is patched then).
 fn frames_of(t: &mut Translator, group_ptr: ir::Value) -> (ir::Value, ir::Value, ir::Inst) {
     let flags = MemFlagsData::trusted().with_readonly();
-    let frames =
-        t.b.ins()
-            .load(types::I64, flags, group_ptr, GroupInfo::FRAMES);
+    let frames = t
+        .env
+        .load_group_field(&mut t.b, flags, group_ptr, GroupField::Frames);
     let frame_size = t.b.ins().iconst(types::I64, 0);
     let inst = t.b.func.dfg.value_def(frame_size).unwrap_inst();
     (frames, frame_size, inst)

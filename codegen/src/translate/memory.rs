@@ -362,24 +362,13 @@ impl Translator<'_, '_, '_> {
                 }
                 Ok(Val::S(v))
             }
-            // A literal sampler: the address of its record in the driver's static table (a
-            // JIT symbol, so the code stays valid in another process), as sampler values are
-            // (abi.rs `SamplerDescriptor`); its record is known.
+            // A literal sampler: the address of its record (the environment's), as sampler
+            // values are; its record is known.
             Op::ConstantSampler => {
-                use crate::abi::{sampler, SamplerDescriptor, LITERAL_SAMPLERS};
                 let (address, normalized, filter) = g.constant_sampler()?;
-                let bits = sampler::bits(
-                    normalized != 0,
-                    sampler::address_from_spirv(address),
-                    sampler::filter_from_spirv(filter),
-                ) as usize
-                    & 127;
-                let table = self.literal_samplers_address()?;
                 let v = self
-                    .b
-                    .ins()
-                    .iadd_imm_s(table, (bits * SamplerDescriptor::SIZE) as i64);
-                self.known_samplers.insert(v, LITERAL_SAMPLERS[bits]);
+                    .env
+                    .literal_sampler(&mut self.b, address, normalized != 0, filter)?;
                 Ok(Val::S(v))
             }
             other => err(format!(
@@ -394,19 +383,11 @@ impl Translator<'_, '_, '_> {
         };
         match storage {
             StorageClass::Workgroup => {
-                let offset = *self.env.local_offsets.get(&id).ok_or_else(|| BuildError::new("internal: Workgroup variable without offset\n"))?;
+                let offset = self.env.local_variable_offset(id).ok_or_else(|| BuildError::new("internal: Workgroup variable without offset\n"))?;
                 Ok(Val::S(self.b.ins().iadd_imm_s(self.wi.local_mem, offset as i64)))
             }
             StorageClass::CrossWorkgroup | StorageClass::UniformConstant => {
-                let gv = match self.data_refs.get(&id) {
-                    Some(gv) => *gv,
-                    None => {
-                        let data = *self.env.data.get(&id).ok_or_else(|| BuildError::new("internal: program-scope variable without data\n"))?;
-                        let gv = self.env.declare_data_in_func(data, self.b.func);
-                        self.data_refs.insert(id, gv);
-                        gv
-                    }
-                };
+                let gv = self.env.program_variable(self.b.func, id)?;
                 Ok(Val::S(self.b.ins().symbol_value(types::I64, gv)))
             }
             StorageClass::Input => err(format!("error: built-in variable %{id} used as a pointer value (only loads and access chains are supported)\n")),

@@ -1,6 +1,6 @@
 //! `OpExtInst OpenCL.std printf`: the work-item bump-allocates a record in the launch's printf
 //! buffer with one atomic add and stores the format index and the argument bytes there (layout
-//! in abi.rs); the runtime formats the records after the launch. Returns 0, or -1 without
+//! in abi.rs, through the kernel environment); the runtime formats the records after the launch. Returns 0, or -1 without
 //! writing anything when the record does not fit.
 
 use cranelift_codegen::ir::{
@@ -9,7 +9,6 @@ use cranelift_codegen::ir::{
 
 use super::function::{err, Translator};
 use super::values::Val;
-use crate::abi::{PRINTF_BUFFER_HEADER, PRINTF_RECORD_HEADER};
 use crate::program::BuildError;
 use ferrocl_frontend::Inst;
 
@@ -36,7 +35,8 @@ impl Translator<'_, '_, '_> {
         }
         // At most 65535 operand words of at most 128 bytes each: the length fits its u32.
         let args_bytes = u64::from(call.format.args_bytes());
-        let record_len = (PRINTF_RECORD_HEADER as u64 + args_bytes).next_multiple_of(8);
+        let header = self.env.printf_record_header_bytes();
+        let record_len = (header + args_bytes).next_multiple_of(8);
 
         // Kernels with barriers translate a call once per region that reaches it: one entry
         // per distinct format keeps the table small.
@@ -55,7 +55,7 @@ impl Translator<'_, '_, '_> {
             .b
             .ins()
             .atomic_rmw(types::I64, flags, AtomicRmwOp::Add, buffer, len);
-        let capacity = self.b.ins().load(types::I64, flags, buffer, 8);
+        let capacity = self.env.printf_capacity(&mut self.b, flags, buffer);
         let end = self.b.ins().iadd(start, len);
         let fits = self
             .b
@@ -70,13 +70,13 @@ impl Translator<'_, '_, '_> {
             .brif(fits, write, &[], done, &[BlockArg::Value(full)]);
 
         self.b.switch_to_block(write);
-        let records = self.b.ins().iadd_imm_s(buffer, PRINTF_BUFFER_HEADER as i64);
+        let records = self.env.printf_records(&mut self.b, buffer);
         let record = self.b.ins().iadd(records, start);
         let len32 = self.b.ins().iconst(types::I32, record_len as i64);
-        self.b.ins().store(flags, len32, record, 0);
         let format = self.b.ins().iconst(types::I32, index);
-        self.b.ins().store(flags, format, record, 4);
-        let mut offset = PRINTF_RECORD_HEADER as i32;
+        self.env
+            .store_printf_header(&mut self.b, flags, record, len32, format);
+        let mut offset = header as i32;
         for v in leaves {
             self.b.ins().store(flags, v, record, offset);
             offset += self.ty_of(v).bytes() as i32;

@@ -2,7 +2,8 @@
 //! scope, the `OpGroup*` collectives with Subgroup scope, the `OpGroupNonUniform*`
 //! instructions and the shuffles of SPV_INTEL_subgroups.
 //!
-//! **Size.** A sub-group is [`SUB_GROUP_SIZE`] (4) work-items with consecutive linear local ids;
+//! **Size.** A sub-group is the kernel environment's sub-group size (4 for the driver, abi.rs
+//! `SUB_GROUP_SIZE`) of work-items with consecutive linear local ids;
 //! the last sub-group of a work-group holds the remainder. Four is the number of 32-bit lanes in
 //! a 128-bit Cranelift vector (the widest Cranelift lowers on x86-64; AVX-512 is out of its
 //! reach), the width at which codegen will later run work-items side by side (DESIGN.md
@@ -45,14 +46,10 @@ use super::function::{
 };
 use super::group::Combine;
 use super::values::{shape, Val};
-use crate::abi::SUB_GROUP_SIZE;
 use crate::program::BuildError;
 
 /// SPIR-V Scope Subgroup.
 pub(crate) const SCOPE_SUBGROUP: u64 = 3;
-
-const SIZE: u64 = SUB_GROUP_SIZE;
-const _: () = assert!(SIZE.is_power_of_two() && SIZE <= 32);
 
 /// Non-uniform instructions that exchange values between the work-items of a sub-group (the
 /// frontend counts them as barrier points).
@@ -114,11 +111,17 @@ impl Translator<'_, '_, '_> {
         let row = self.b.ins().iadd(row, wi.local_id[1]);
         let linear = self.b.ins().imul(row, wi.local_size[0]);
         let linear = self.b.ins().iadd(linear, wi.local_id[0]);
-        let lane = self.b.ins().band_imm_s(linear, SIZE as i64 - 1);
+        let lane = self
+            .b
+            .ins()
+            .band_imm_s(linear, self.env.sub_group_size() as i64 - 1);
         let first = self.b.ins().isub(linear, lane);
         let items = self.items(wi.local_size);
         let rest = self.b.ins().isub(items, first);
-        let size = self.b.ins().iconst(types::I64, SIZE as i64);
+        let size = self
+            .b
+            .ins()
+            .iconst(types::I64, self.env.sub_group_size() as i64);
         let count = self.b.ins().umin(rest, size);
         Lane {
             linear,
@@ -133,10 +136,15 @@ impl Translator<'_, '_, '_> {
         self.b.ins().imul(n, size[2])
     }
 
-    /// ceil(n / SIZE).
+    /// ceil(n / the sub-group size).
     fn sub_groups_in(&mut self, n: Value) -> Value {
-        let n = self.b.ins().iadd_imm_s(n, SIZE as i64 - 1);
-        self.b.ins().ushr_imm_s(n, SIZE.trailing_zeros() as i64)
+        let n = self
+            .b
+            .ins()
+            .iadd_imm_s(n, self.env.sub_group_size() as i64 - 1);
+        self.b
+            .ins()
+            .ushr_imm_s(n, self.env.sub_group_size().trailing_zeros() as i64)
     }
 
     /// The value (i64) of a sub-group built-in variable, or `None` for other built-ins.
@@ -158,7 +166,7 @@ impl Translator<'_, '_, '_> {
                         let l = self.lane();
                         self.b
                             .ins()
-                            .ushr_imm_s(l.linear, SIZE.trailing_zeros() as i64)
+                            .ushr_imm_s(l.linear, self.env.sub_group_size().trailing_zeros() as i64)
                     }
                     BuiltIn::SubgroupLocalInvocationId => self.lane().lane,
                     BuiltIn::SubgroupSize => self.lane().count,
@@ -174,7 +182,10 @@ impl Translator<'_, '_, '_> {
                         // The largest sub-group of the launch: a full one unless the enqueued
                         // work-group is smaller than that.
                         let n = self.items(wi.enqueued_local_size);
-                        let size = self.b.ins().iconst(types::I64, SIZE as i64);
+                        let size = self
+                            .b
+                            .ins()
+                            .iconst(types::I64, self.env.sub_group_size() as i64);
                         self.b.ins().umin(n, size)
                     }
                 }
@@ -208,7 +219,10 @@ impl Translator<'_, '_, '_> {
         // Ge and Gt reach up to the largest sub-group size of the dispatch (the Khronos CTS
         // expects those bits in a smaller last sub-group too), nothing beyond.
         let enqueued = self.items(self.wi.enqueued_local_size);
-        let size = self.b.ins().iconst(types::I64, SIZE as i64);
+        let size = self
+            .b
+            .ins()
+            .iconst(types::I64, self.env.sub_group_size() as i64);
         let max_size = self.b.ins().umin(enqueued, size);
         let all = self.b.ins().ishl(one, max_size);
         let all = self.b.ins().iadd_imm_s(all, -1);
@@ -288,7 +302,7 @@ impl Translator<'_, '_, '_> {
         let slot = 8 * leaves.len() as u64;
         let contribution = self.frame_alloc(slot.max(8), 8)?;
         let served = SERVED_MARK_OFFSET;
-        let snapshot = self.frame_alloc(8 + SIZE * slot, 8)?;
+        let snapshot = self.frame_alloc(8 + self.env.sub_group_size() * slot, 8)?;
         let (own, frames, stride) = {
             let state = self.barrier.as_ref().ok_or_else(|| {
                 BuildError::new("internal: sub-group exchange outside a barrier kernel\n")
@@ -331,7 +345,7 @@ impl Translator<'_, '_, '_> {
         let mine = self.b.ins().iadd_imm_s(own, snapshot as i64);
         let my_mark = self.b.ins().iadd_imm_s(lane.linear, 1);
         let mut mask = self.b.ins().iconst(types::I64, 0);
-        for j in 0..SIZE {
+        for j in 0..self.env.sub_group_size() {
             let exists = self
                 .b
                 .ins()
@@ -399,7 +413,7 @@ impl Translator<'_, '_, '_> {
             .load(types::I64, frame_flags(), own, SERVED_MARK_OFFSET);
         let mut lagging = self.b.ins().icmp_imm_s(IntCC::Equal, mark, 0);
         let mut behind_any = self.b.ins().iconst(types::I8, 0);
-        for j in 0..SIZE {
+        for j in 0..self.env.sub_group_size() {
             let exists = self
                 .b
                 .ins()
@@ -428,7 +442,10 @@ impl Translator<'_, '_, '_> {
     /// out-of-range lanes give an undefined value, never a stray read).
     fn lane_value_at(&mut self, ex: &Exchange, index: Value, leaf: usize, t: types::Type) -> Value {
         let index = self.resize_int(index, types::I64, false);
-        let last = self.b.ins().iconst(types::I64, SIZE as i64 - 1);
+        let last = self
+            .b
+            .ins()
+            .iconst(types::I64, self.env.sub_group_size() as i64 - 1);
         let index = self.b.ins().umin(index, last);
         let offset = self.b.ins().imul_imm_s(index, ex.slot);
         let addr = self.b.ins().iadd(ex.snapshot, offset);
@@ -473,7 +490,7 @@ impl Translator<'_, '_, '_> {
             .b
             .ins()
             .ushr_imm_s(ex.lane.lane, cluster.trailing_zeros() as i64);
-        for j in 0..SIZE {
+        for j in 0..self.env.sub_group_size() {
             let mut take = self.lane_active(ex, j);
             let cond = match group_op {
                 GroupOperation::InclusiveScan => Some(self.b.ins().icmp_imm_s(
@@ -540,7 +557,14 @@ impl Translator<'_, '_, '_> {
         let ty = self.result_type(inst)?;
         let identity = self.collective_identity(combine, ty, t);
         let half = self.is_half(ty);
-        let r = self.fold_lanes(&ex, combine, group_op, SIZE, (t, half), identity)?;
+        let r = self.fold_lanes(
+            &ex,
+            combine,
+            group_op,
+            self.env.sub_group_size(),
+            (t, half),
+            identity,
+        )?;
         self.define(inst, Val::S(r))
     }
 
@@ -635,7 +659,7 @@ impl Translator<'_, '_, '_> {
                     &ex,
                     combine,
                     GroupOperation::Reduce,
-                    SIZE,
+                    self.env.sub_group_size(),
                     (types::I8, false),
                     identity,
                 )?;
@@ -648,7 +672,7 @@ impl Translator<'_, '_, '_> {
                 let first = self.first_active(&ex);
                 let reference = self.lane_value_at(&ex, first, 0, t);
                 let mut all = self.b.ins().iconst(types::I8, 1);
-                for j in 0..SIZE {
+                for j in 0..self.env.sub_group_size() {
                     let v = self.lane_value(&ex, j, 0, t);
                     let same = if t.is_float() {
                         self.b.ins().fcmp(FloatCC::Equal, v, reference)
@@ -692,7 +716,7 @@ impl Translator<'_, '_, '_> {
                 let leaves = self.value(value()?)?.flat();
                 let cluster = match g.cluster_size {
                     Some(c) => self.cluster_size(inst, c)?,
-                    None => SIZE,
+                    None => self.env.sub_group_size(),
                 };
                 let ex = self.exchange(&leaves, PointKind::NonUniform)?;
                 let delta = self.scalar(argument()?)?;
@@ -708,7 +732,7 @@ impl Translator<'_, '_, '_> {
                 let p = self.scalar(value()?)?;
                 let ex = self.exchange(&[p], PointKind::NonUniform)?;
                 let mut bits = self.b.ins().iconst(types::I32, 0);
-                for j in 0..SIZE {
+                for j in 0..self.env.sub_group_size() {
                     let active = self.lane_active(&ex, j);
                     let v = self.lane_value(&ex, j, 0, types::I8);
                     let set = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0);
@@ -757,7 +781,10 @@ impl Translator<'_, '_, '_> {
             return self.define_from_lane(inst, &ex, &first, index);
         }
         let enqueued = self.items(self.wi.enqueued_local_size);
-        let size = self.b.ins().iconst(types::I64, SIZE as i64);
+        let size = self
+            .b
+            .ins()
+            .iconst(types::I64, self.env.sub_group_size() as i64);
         let max = self.b.ins().umin(enqueued, size);
         // The lane in the pair's sequence, and whether it falls in the second operand.
         let (index, second) = if op == Op::SubgroupShuffleDownINTEL {
@@ -802,7 +829,7 @@ impl Translator<'_, '_, '_> {
                 inst_desc(inst)
             ));
         }
-        Ok(c.min(SIZE))
+        Ok(c.min(self.env.sub_group_size()))
     }
 
     /// `OpGroupNonUniform{IAdd,FAdd,IMul,FMul,SMin,UMin,FMin,SMax,UMax,FMax,Bitwise*,Logical*}`.
@@ -845,7 +872,7 @@ impl Translator<'_, '_, '_> {
                         inst_desc(inst)
                     ));
                 }
-                SIZE
+                self.env.sub_group_size()
             }
             GroupOperation::ClusteredReduce => {
                 self.cluster_size(inst, required(inst, g.cluster_size, "ClusterSize")?)?
@@ -904,7 +931,10 @@ impl Translator<'_, '_, '_> {
         let lane = self.lane();
         let one = self.b.ins().iconst(types::I64, 1);
         let enqueued = self.items(self.wi.enqueued_local_size);
-        let size = self.b.ins().iconst(types::I64, SIZE as i64);
+        let size = self
+            .b
+            .ins()
+            .iconst(types::I64, self.env.sub_group_size() as i64);
         let max_size = self.b.ins().umin(enqueued, size);
         let members = self.b.ins().ishl(one, max_size);
         let members = self.b.ins().iadd_imm_s(members, -1);

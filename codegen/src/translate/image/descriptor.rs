@@ -7,48 +7,35 @@ impl Translator<'_, '_, '_> {
         let f = ro();
         // A specialised build knows the format: the switches below fold to one case.
         let known = self
-            .known_images
-            .get(&image)
+            .env
+            .known_image(image)
             .map(|k| (k.order, k.data_type, k.mipmapped));
-        let u32_field = |t: &mut Self, at: i32| {
-            let v = t.b.ins().load(types::I32, f, image, at);
+        let field =
+            |t: &mut Self, field: ImageField| t.env.load_image_field(&mut t.b, f, image, field);
+        let u32_field = |t: &mut Self, at: ImageField| {
+            let v = field(t, at);
             t.b.ins().uextend(types::I64, v)
         };
         Desc {
             image,
             single_level: known.is_some_and(|k| !k.2),
-            data: self
-                .b
-                .ins()
-                .load(types::I64, f, image, ImageDescriptor::DATA),
+            data: field(self, ImageField::Data),
             size: [
-                u32_field(self, ImageDescriptor::WIDTH),
-                u32_field(self, ImageDescriptor::HEIGHT),
-                u32_field(self, ImageDescriptor::DEPTH),
-                u32_field(self, ImageDescriptor::ARRAY_SIZE),
+                u32_field(self, ImageField::Width),
+                u32_field(self, ImageField::Height),
+                u32_field(self, ImageField::Depth),
+                u32_field(self, ImageField::ArraySize),
             ],
-            row_pitch: self
-                .b
-                .ins()
-                .load(types::I64, f, image, ImageDescriptor::ROW_PITCH),
-            slice_pitch: self
-                .b
-                .ins()
-                .load(types::I64, f, image, ImageDescriptor::SLICE_PITCH),
-            element_size: u32_field(self, ImageDescriptor::ELEMENT_SIZE),
+            row_pitch: field(self, ImageField::RowPitch),
+            slice_pitch: field(self, ImageField::SlicePitch),
+            element_size: u32_field(self, ImageField::ElementSize),
             order: match known {
                 Some((o, _, _)) => self.b.ins().iconst(types::I32, i64::from(o)),
-                None => self
-                    .b
-                    .ins()
-                    .load(types::I32, f, image, ImageDescriptor::CHANNEL_ORDER),
+                None => field(self, ImageField::ChannelOrder),
             },
             data_type: match known {
                 Some((_, t, _)) => self.b.ins().iconst(types::I32, i64::from(t)),
-                None => self
-                    .b
-                    .ins()
-                    .load(types::I32, f, image, ImageDescriptor::CHANNEL_DATA_TYPE),
+                None => field(self, ImageField::ChannelDataType),
             },
         }
     }
@@ -59,9 +46,8 @@ impl Translator<'_, '_, '_> {
             return self.b.ins().iconst(types::I64, 1);
         }
         let n = self
-            .b
-            .ins()
-            .load(types::I32, ro(), d.image, ImageDescriptor::NUM_MIP_LEVELS);
+            .env
+            .load_image_field(&mut self.b, ro(), d.image, ImageField::NumMipLevels);
         let n = self.b.ins().uextend(types::I64, n);
         let one = self.b.ins().iconst(types::I64, 1);
         self.b.ins().umax(n, one)
@@ -71,20 +57,23 @@ impl Translator<'_, '_, '_> {
     /// its format, data, sizes and pitches from the level table.
     pub(super) fn level_desc(&mut self, d: &Desc, level: Value) -> Desc {
         let f = ro();
-        let at = self.b.ins().imul_imm_s(level, MipLevel::SIZE as i64);
-        let entry = self.b.ins().iadd(d.image, at);
-        let field = |t: &mut Self, ty: types::Type, off: i32| {
-            t.b.ins().load(ty, f, entry, ImageDescriptor::LEVELS + off)
+        let entry = self.env.mip_level_entry(&mut self.b, d.image, level);
+        let field = |t: &mut Self, field: MipLevelField| {
+            t.env.load_mip_level_field(&mut t.b, f, entry, field)
         };
-        let offset = field(self, types::I64, MipLevel::OFFSET);
-        let row_pitch = field(self, types::I64, MipLevel::ROW_PITCH);
-        let slice_pitch = field(self, types::I64, MipLevel::SLICE_PITCH);
+        let offset = field(self, MipLevelField::Offset);
+        let row_pitch = field(self, MipLevelField::RowPitch);
+        let slice_pitch = field(self, MipLevelField::SlicePitch);
         let mut size = d.size;
-        for (c, off) in [MipLevel::WIDTH, MipLevel::HEIGHT, MipLevel::DEPTH]
-            .into_iter()
-            .enumerate()
+        for (c, which) in [
+            MipLevelField::Width,
+            MipLevelField::Height,
+            MipLevelField::Depth,
+        ]
+        .into_iter()
+        .enumerate()
         {
-            let v = field(self, types::I32, off);
+            let v = field(self, which);
             size[c] = self.b.ins().uextend(types::I64, v);
         }
         Desc {

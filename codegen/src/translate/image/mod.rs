@@ -1,7 +1,9 @@
 //! Image opcodes (DESIGN.md "Images"): reads, writes, sampling and queries, emitted inline
 //! following the OpenCL SPIR-V environment spec, chapter 7. An image value is the address of
-//! its [`ImageDescriptor`]; a sampler is its 32-bit pattern ([`crate::abi::sampler`]); a
-//! sampled image is the pair.
+//! its image descriptor; a sampler is the address of its record, whose 32-bit pattern
+//! ([`crate::environment::SamplerEncoding`]) holds its modes; a sampled image is the pair. Where descriptors and
+//! records keep their fields, and what a specialised build knows of them, is the kernel
+//! environment's (environment.rs).
 //!
 //! The format is known only at launch, so each access switches on the descriptor's channel
 //! data type (the conversion of 7.4) and then on its channel order (where the stored channels
@@ -27,11 +29,10 @@ use ferrocl_mathlib::{Binary, Precision, Unary};
 
 use super::function::{err, Translator};
 use super::values::Val;
-use crate::abi::{
-    sampler, ImageDescriptor, MipLevel, SamplerDescriptor, SNORM8_SYMBOL, UNORM8_SYMBOL,
-};
 use crate::entry_points::EntryPoint;
+use crate::environment::{ImageField, MipLevelField, SamplerField, Table};
 use crate::program::BuildError;
+use crate::SamplerDescriptor;
 
 mod descriptor;
 mod read;
@@ -245,26 +246,6 @@ struct SamplerVals {
 }
 
 impl Translator<'_, '_, '_> {
-    /// The address of the literal sampler table (abi.rs `LITERAL_SAMPLERS`).
-    pub(crate) fn literal_samplers_address(&mut self) -> Result<Value, BuildError> {
-        self.table_address(crate::abi::LITERAL_SAMPLERS_SYMBOL)
-    }
-
-    /// The address of the driver's table `symbol` (a relocation, resolved when the code is
-    /// loaded).
-    fn table_address(&mut self, symbol: &'static str) -> Result<Value, BuildError> {
-        let gv = match self.table_refs.get(symbol) {
-            Some(gv) => *gv,
-            None => {
-                let data = self.env.table(symbol)?;
-                let gv = self.env.declare_data_in_func(data, self.b.func);
-                self.table_refs.insert(symbol, gv);
-                gv
-            }
-        };
-        Ok(self.b.ins().symbol_value(types::I64, gv))
-    }
-
     pub(crate) fn image_instruction(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         match inst.opcode() {
             Op::SampledImage => {

@@ -254,13 +254,13 @@ impl Translator<'_, '_, '_> {
             let v = match (kind, dt) {
                 (Kind::Float, UNORM_INT8 | SNORM_INT8) => {
                     let table = if dt == UNORM_INT8 {
-                        UNORM8_SYMBOL
+                        Table::Unorm8
                     } else {
-                        SNORM8_SYMBOL
+                        Table::Snorm8
                     };
                     let raw = self.b.ins().uload8(types::I64, f, a, 0);
                     let at = self.b.ins().imul_imm_s(raw, 4);
-                    let base = self.table_address(table)?;
+                    let base = self.env.table_address(&mut self.b, table)?;
                     let at = self.b.ins().iadd(base, at);
                     // A static table: never written, valid for the process's life.
                     self.b.ins().load(types::F32, ro(), at, 0)

@@ -45,7 +45,7 @@ impl Translator<'_, '_, '_> {
 
     /// The record of sampler value `smp` (its address): constants when known, else loaded.
     fn sampler_vals(&mut self, smp: Value) -> SamplerVals {
-        if let Some(r) = self.known_samplers.get(&smp).copied() {
+        if let Some(r) = self.env.known_sampler(smp) {
             return SamplerVals {
                 bits: self.b.ins().iconst(types::I32, i64::from(r.bits)),
                 known: Some(r),
@@ -56,18 +56,15 @@ impl Translator<'_, '_, '_> {
         let f = ro();
         SamplerVals {
             bits: self
-                .b
-                .ins()
-                .load(types::I32, f, smp, SamplerDescriptor::BITS),
+                .env
+                .load_sampler_field(&mut self.b, f, smp, SamplerField::Bits),
             known: None,
             lod_min: self
-                .b
-                .ins()
-                .load(types::F32, f, smp, SamplerDescriptor::LOD_MIN),
+                .env
+                .load_sampler_field(&mut self.b, f, smp, SamplerField::LodMin),
             lod_max: self
-                .b
-                .ins()
-                .load(types::F32, f, smp, SamplerDescriptor::LOD_MAX),
+                .env
+                .load_sampler_field(&mut self.b, f, smp, SamplerField::LodMax),
         }
     }
 
@@ -81,27 +78,28 @@ impl Translator<'_, '_, '_> {
         smp: &SamplerVals,
         kind: Kind,
     ) -> Result<[Value; 4], BuildError> {
-        let normalized = self
-            .b
-            .ins()
-            .band_imm_s(smp.bits, i64::from(sampler::NORMALIZED_COORDS));
-        let address = self
-            .b
-            .ins()
-            .band_imm_s(smp.bits, i64::from(sampler::ADDRESS_MASK));
+        let normalized = self.b.ins().band_imm_s(
+            smp.bits,
+            i64::from(self.env.sampler_encoding().normalized_coords),
+        );
+        let address = self.b.ins().band_imm_s(
+            smp.bits,
+            i64::from(self.env.sampler_encoding().address_mask),
+        );
         // A literal or specialised sampler: its filter is known, only that path is emitted.
         if let Some(r) = smp.known {
-            let linear = r.bits & sampler::FILTER_LINEAR != 0 && kind == Kind::Float;
+            let linear =
+                r.bits & self.env.sampler_encoding().filter_linear != 0 && kind == Kind::Float;
             return if linear {
                 self.sample_linear(d, shape, coords, normalized, address)
             } else {
                 self.sample_nearest(d, shape, coords, normalized, address, kind)
             };
         }
-        let linear_bits = self
-            .b
-            .ins()
-            .band_imm_s(smp.bits, i64::from(sampler::FILTER_LINEAR));
+        let linear_bits = self.b.ins().band_imm_s(
+            smp.bits,
+            i64::from(self.env.sampler_encoding().filter_linear),
+        );
         // Filtering of integer images is nearest whatever the sampler says (undefined).
         let linear = if kind == Kind::Float {
             self.b.ins().icmp_imm_s(IntCC::NotEqual, linear_bits, 0)
@@ -154,10 +152,10 @@ impl Translator<'_, '_, '_> {
         if dx.len() < sp || dy.len() < sp {
             return err("error: image gradients have too few components\n");
         }
-        let normalized = self
-            .b
-            .ins()
-            .band_imm_s(smp.bits, i64::from(sampler::NORMALIZED_COORDS));
+        let normalized = self.b.ins().band_imm_s(
+            smp.bits,
+            i64::from(self.env.sampler_encoding().normalized_coords),
+        );
         let is_norm = self.b.ins().icmp_imm_s(IntCC::NotEqual, normalized, 0);
         let one = self.fconst(1.0);
         let mut lengths = [self.fconst(0.0); 2];
@@ -225,14 +223,15 @@ impl Translator<'_, '_, '_> {
         let frac = self.b.ins().fsub(l, fl);
         let mip_linear = match smp.known {
             Some(r) => {
-                let on = r.bits & sampler::MIP_FILTER_LINEAR != 0 && kind == Kind::Float;
+                let on = r.bits & self.env.sampler_encoding().mip_filter_linear != 0
+                    && kind == Kind::Float;
                 self.b.ins().iconst(types::I8, i64::from(on))
             }
             None if kind == Kind::Float => {
-                let bit = self
-                    .b
-                    .ins()
-                    .band_imm_s(smp.bits, i64::from(sampler::MIP_FILTER_LINEAR));
+                let bit = self.b.ins().band_imm_s(
+                    smp.bits,
+                    i64::from(self.env.sampler_encoding().mip_filter_linear),
+                );
                 self.b.ins().icmp_imm_s(IntCC::NotEqual, bit, 0)
             }
             None => self.b.ins().iconst(types::I8, 0),
@@ -244,7 +243,7 @@ impl Translator<'_, '_, '_> {
         if kind != Kind::Float
             || smp
                 .known
-                .is_some_and(|r| r.bits & sampler::MIP_FILTER_LINEAR == 0)
+                .is_some_and(|r| r.bits & self.env.sampler_encoding().mip_filter_linear == 0)
         {
             return Ok(t1);
         }
@@ -294,14 +293,15 @@ impl Translator<'_, '_, '_> {
         let m = self.b.ins().fsub(s, r2);
         let m = self.b.ins().fabs(m);
         let mirrored = self.b.ins().fmul(m, sizef);
-        let is_repeat =
-            self.b
-                .ins()
-                .icmp_imm_s(IntCC::Equal, address, i64::from(sampler::ADDRESS_REPEAT));
+        let is_repeat = self.b.ins().icmp_imm_s(
+            IntCC::Equal,
+            address,
+            i64::from(self.env.sampler_encoding().address_repeat),
+        );
         let is_mirror = self.b.ins().icmp_imm_s(
             IntCC::Equal,
             address,
-            i64::from(sampler::ADDRESS_MIRRORED_REPEAT),
+            i64::from(self.env.sampler_encoding().address_mirrored_repeat),
         );
         let norm = self.b.ins().select(is_repeat, repeat, scaled);
         let norm = self.b.ins().select(is_mirror, mirrored, norm);
@@ -315,10 +315,11 @@ impl Translator<'_, '_, '_> {
     fn address_index(&mut self, i: Value, size: Value, address: Value) -> (Value, Value) {
         let zero = self.b.ins().iconst(types::I64, 0);
         // Repeat wraps (7.3.2: i > size − 1 → i − size; i < 0 → i + size).
-        let is_repeat =
-            self.b
-                .ins()
-                .icmp_imm_s(IntCC::Equal, address, i64::from(sampler::ADDRESS_REPEAT));
+        let is_repeat = self.b.ins().icmp_imm_s(
+            IntCC::Equal,
+            address,
+            i64::from(self.env.sampler_encoding().address_repeat),
+        );
         let over = self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, i, size);
         let under = self.b.ins().icmp(IntCC::SignedLessThan, i, zero);
         let minus = self.b.ins().isub(i, size);
@@ -326,10 +327,11 @@ impl Translator<'_, '_, '_> {
         let wrapped = self.b.ins().select(over, minus, i);
         let wrapped = self.b.ins().select(under, plus, wrapped);
         let i = self.b.ins().select(is_repeat, wrapped, i);
-        let is_clamp =
-            self.b
-                .ins()
-                .icmp_imm_s(IntCC::Equal, address, i64::from(sampler::ADDRESS_CLAMP));
+        let is_clamp = self.b.ins().icmp_imm_s(
+            IntCC::Equal,
+            address,
+            i64::from(self.env.sampler_encoding().address_clamp),
+        );
         let out_hi = self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, i, size);
         let out_lo = self.b.ins().icmp(IntCC::SignedLessThan, i, zero);
         let outside = self.b.ins().bor(out_hi, out_lo);
