@@ -133,6 +133,34 @@ impl AtomicOp {
     }
 }
 
+/// The work-group and sub-group collectives `OpGroup*` (all, any, broadcast, the reductions
+/// and scans, and SPV_KHR_uniform_group_instructions' mul, bitwise and logical ones), declared
+/// once: the barrier analysis and the validator use this list.
+pub fn is_group_collective(op: Op) -> bool {
+    matches!(
+        op,
+        Op::GroupAll
+            | Op::GroupAny
+            | Op::GroupBroadcast
+            | Op::GroupIAdd
+            | Op::GroupFAdd
+            | Op::GroupFMin
+            | Op::GroupUMin
+            | Op::GroupSMin
+            | Op::GroupFMax
+            | Op::GroupUMax
+            | Op::GroupSMax
+            | Op::GroupIMulKHR
+            | Op::GroupFMulKHR
+            | Op::GroupBitwiseAndKHR
+            | Op::GroupBitwiseOrKHR
+            | Op::GroupBitwiseXorKHR
+            | Op::GroupLogicalAndKHR
+            | Op::GroupLogicalOrKHR
+            | Op::GroupLogicalXorKHR
+    )
+}
+
 /// `OpAtomic*`: pointer, memory scope, semantics, then by operation the unequal semantics,
 /// value and comparator of a compare-exchange or the value of the others.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -383,6 +411,14 @@ pub struct GroupOp {
     pub value: Option<Word>,
     pub argument: Option<Word>,
     pub cluster_size: Option<Word>,
+}
+
+impl GroupOp {
+    /// Operand index of the execution scope.
+    pub const SCOPE: usize = 0;
+    /// Operand index of the group operation of the instructions that have one (the value
+    /// follows it; without one, the value is here).
+    pub const OPERATION: usize = 1;
 }
 
 /// `OpControlBarrier`.
@@ -835,12 +871,12 @@ impl<'m> Inst<'m> {
     /// See [`GroupOp`]. Operands after the scope are optional here: each user asks for the
     /// ones its opcode has (the error then names the operand).
     pub fn group_op(self) -> Result<GroupOp, ViewError> {
-        let operation = self.optional_group_operation(1);
-        let first = if operation.is_some() { 2 } else { 1 };
+        let operation = self.optional_group_operation(GroupOp::OPERATION);
+        let first = GroupOp::OPERATION + usize::from(operation.is_some());
         let optional = |i: usize| (i < self.operand_count()).then_some(i);
         let id = |i: Option<usize>| i.map(|i| self.id(i)).transpose();
         Ok(GroupOp {
-            scope: self.id(0)?,
+            scope: self.id(GroupOp::SCOPE)?,
             operation,
             value: id(optional(first))?,
             argument: if operation.is_some() {

@@ -427,31 +427,9 @@ fn vec_type_hint_name(encoded: u32) -> String {
 /// `OpControlBarrier`, `OpMemoryNamedBarrier` and the `OpGroup*` collectives (work-group or
 /// sub-group scope), with those of SPV_KHR_uniform_group_instructions.
 pub fn is_barrier_or_collective(op: Op) -> bool {
-    matches!(
-        op,
-        Op::ControlBarrier
-            | Op::GroupAll
-            | Op::GroupAny
-            | Op::GroupBroadcast
-            | Op::GroupIAdd
-            | Op::GroupFAdd
-            | Op::GroupFMin
-            | Op::GroupUMin
-            | Op::GroupSMin
-            | Op::GroupFMax
-            | Op::GroupUMax
-            | Op::GroupSMax
-            | Op::GroupIMulKHR
-            | Op::GroupFMulKHR
-            | Op::GroupBitwiseAndKHR
-            | Op::GroupBitwiseOrKHR
-            | Op::GroupBitwiseXorKHR
-            | Op::GroupLogicalAndKHR
-            | Op::GroupLogicalOrKHR
-            | Op::GroupLogicalXorKHR
-            // cl_khr_subgroup_named_barrier: a barrier of some sub-groups of the work-group.
-            | Op::MemoryNamedBarrier
-    )
+    // cl_khr_subgroup_named_barrier: a barrier of some sub-groups of the work-group.
+    matches!(op, Op::ControlBarrier | Op::MemoryNamedBarrier)
+        || crate::instruction::is_group_collective(op)
 }
 
 /// Opcodes after which every work-item of the group must have arrived before any continues:

@@ -1,7 +1,9 @@
 //! Barriers, atomics and group collectives: scopes, memory semantics, operand types.
 
 use super::*;
-use crate::instruction::{AtomicOp, ControlBarrier, MemoryBarrier, MemoryNamedBarrier};
+use crate::instruction::{
+    is_group_collective, AtomicOp, ControlBarrier, GroupOp, MemoryBarrier, MemoryNamedBarrier,
+};
 
 impl<'m> Checker<'m> {
     /// Barriers, group collectives and atomics. Whether the opcode is one of them.
@@ -28,12 +30,7 @@ impl<'m> Checker<'m> {
                     }
                 }
             }
-            GroupAll | GroupAny | GroupBroadcast | GroupIAdd | GroupFAdd | GroupFMin
-            | GroupUMin | GroupSMin | GroupFMax | GroupUMax | GroupSMax | GroupIMulKHR
-            | GroupFMulKHR | GroupBitwiseAndKHR | GroupBitwiseOrKHR | GroupBitwiseXorKHR
-            | GroupLogicalAndKHR | GroupLogicalOrKHR | GroupLogicalXorKHR => {
-                self.group_collective(inst, rt)
-            }
+            op if is_group_collective(op) => self.group_collective(inst, rt),
             op if format!("{op:?}").starts_with("GroupNonUniform") => {
                 // Every <id> after the execution scope must be a value (operand_type reports
                 // it otherwise); codegen checks the types each operation takes.
@@ -255,7 +252,7 @@ impl<'m> Checker<'m> {
     pub(super) fn group_collective(&mut self, inst: &Instruction, rt: Word) {
         use Op::*;
         let op = inst.class.opcode;
-        if let Some(exec) = self.constant_operand(inst, 0, "Scope for Execution") {
+        if let Some(exec) = self.constant_operand(inst, GroupOp::SCOPE, "Scope for Execution") {
             if exec != Scope::Workgroup as u32 && exec != Scope::Subgroup as u32 {
                 let rule = format!(
                     "env 4: Scope for Execution of Op{op:?} must be Workgroup or Subgroup, found {}",
@@ -265,9 +262,9 @@ impl<'m> Checker<'m> {
             }
         }
         let value_index = match op {
-            GroupAll | GroupAny | GroupBroadcast => 1,
+            GroupAll | GroupAny | GroupBroadcast => GroupOp::OPERATION,
             _ => {
-                match inst.operands.get(1) {
+                match inst.operands.get(GroupOp::OPERATION) {
                     Some(Operand::GroupOperation(
                         GroupOperation::Reduce
                         | GroupOperation::InclusiveScan
@@ -284,7 +281,7 @@ impl<'m> Checker<'m> {
                         self.report(inst, rule);
                     }
                 }
-                2
+                GroupOp::OPERATION + 1
             }
         };
         let result_ok = match op {
