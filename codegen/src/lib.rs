@@ -10,6 +10,7 @@ mod backend;
 mod checked;
 mod entry_points;
 mod environment;
+mod error;
 mod jit;
 mod options;
 mod program;

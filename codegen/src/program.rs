@@ -3,7 +3,6 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cranelift_jit::JITModule;
@@ -13,58 +12,7 @@ use ferrocl_frontend::{KernelInfo, Module, PrintfFormat};
 use crate::abi::{ArgSlot, GroupInfo, WorkGroupFn};
 use crate::options::BuildOptions;
 
-/// Why a build failed; `log` is what `CL_PROGRAM_BUILD_LOG` shows (one line per problem).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BuildError {
-    pub log: String,
-    /// The build stopped because memory ran out (the JIT could not map memory for code or
-    /// data), not because of the program: the runtime answers `CL_OUT_OF_HOST_MEMORY`.
-    pub out_of_memory: bool,
-}
-
-impl BuildError {
-    pub fn new(log: impl Into<String>) -> Self {
-        BuildError {
-            log: log.into(),
-            out_of_memory: false,
-        }
-    }
-
-    /// The build ran out of host memory during `step`.
-    pub fn out_of_memory(step: &str) -> Self {
-        BuildError {
-            log: format!("error: out of host memory: {step}\n"),
-            out_of_memory: true,
-        }
-    }
-
-    /// A failure of the JIT module during `step` (a build-log line `problem: step: error`), or,
-    /// when the module could not allocate, the build running out of host memory.
-    pub fn jit(problem: &str, step: &str, e: &cranelift_module::ModuleError) -> Self {
-        match e {
-            cranelift_module::ModuleError::Allocation { .. } => {
-                BuildError::out_of_memory(&format!("{step}: {e}"))
-            }
-            _ => BuildError::new(format!("{problem}: {step}: {e}\n")),
-        }
-    }
-}
-
-impl fmt::Display for BuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.log)
-    }
-}
-
-impl std::error::Error for BuildError {}
-
-/// An operand the module view could not read: its message is already a build-log line that
-/// names the instruction, its result id and the operand.
-impl From<ferrocl_frontend::ViewError> for BuildError {
-    fn from(e: ferrocl_frontend::ViewError) -> Self {
-        BuildError::new(e.0)
-    }
-}
+pub use crate::error::BuildError;
 
 /// One compiled kernel. Its code lives as long as the [`Program`] that holds it.
 pub struct Kernel {

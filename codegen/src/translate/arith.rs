@@ -10,7 +10,7 @@ use ferrocl_frontend::Inst;
 use super::function::{err, Translator};
 use super::values::Val;
 use crate::entry_points::{precision_of, EntryPoint};
-use crate::program::BuildError;
+use crate::error::BuildError;
 
 impl Translator<'_, '_, '_> {
     /// `x & y`, with the zero-extension idiom for a 64-bit mask of the low 32 bits (llvm-spirv

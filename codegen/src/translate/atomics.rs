@@ -16,7 +16,7 @@ use ferrocl_frontend::{Atomic, AtomicOp, Inst};
 use super::function::{err, Translator};
 use super::values::Val;
 use crate::checked::CheckKind;
-use crate::program::BuildError;
+use crate::error::BuildError;
 
 /// The trap code that marks the load of a plain read-modify-write standing for an atomic on
 /// local memory. Such a sequence is atomic only while one work-item runs it at a time, which

@@ -18,7 +18,7 @@ use super::function::{err, inst_desc, required, Translator};
 use super::values::{shape, Val};
 use crate::checked::CheckKind;
 use crate::environment::ImageField;
-use crate::program::BuildError;
+use crate::error::BuildError;
 
 impl Translator<'_, '_, '_> {
     /// `OpSubgroupBlockReadINTEL`, `OpSubgroupBlockWriteINTEL` and their image forms.

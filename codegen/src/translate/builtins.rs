@@ -10,7 +10,7 @@ use super::function::{err, Translator};
 use super::values::{Shape, Val};
 use crate::entry_points::EntryPoint;
 use crate::environment::{GroupField, KernelEnvironment};
-use crate::program::BuildError;
+use crate::error::BuildError;
 
 /// Per-launch values loaded once at function entry, and the current work-item's local id.
 #[derive(Clone, Copy)]

@@ -22,7 +22,7 @@ use super::function::{Translator, VarStorage};
 use super::provenance::Origin;
 use crate::checked::{CheckKind, CheckSite};
 use crate::entry_points::EntryPoint;
-use crate::program::BuildError;
+use crate::error::BuildError;
 
 /// The bytes `[lo, hi)` of one object a pointer may point into, and how the report names it.
 #[derive(Clone)]

@@ -8,7 +8,7 @@ use ferrocl_frontend::Inst;
 
 use super::function::{err, Translator};
 use super::values::Val;
-use crate::program::BuildError;
+use crate::error::BuildError;
 
 fn extract(v: &Val, path: &[u32]) -> Result<Val, BuildError> {
     match path.split_first() {

@@ -12,7 +12,7 @@ use ferrocl_frontend::Type;
 
 use super::function::{err, Translator};
 use super::values::Val;
-use crate::program::BuildError;
+use crate::error::BuildError;
 
 impl Translator<'_, '_, '_> {
     pub(crate) fn convert(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {

@@ -16,8 +16,8 @@ use super::subgroup::is_sub_group_local;
 use super::values::{shape, Shape, Val};
 use crate::entry_points::EntryPoint;
 use crate::environment::KernelEnvironment;
+use crate::error::BuildError;
 use crate::options::BuildOptions;
-use crate::program::BuildError;
 
 /// Storage of a function-scope `OpVariable`.
 pub(crate) enum VarStorage {

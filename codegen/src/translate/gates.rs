@@ -9,7 +9,7 @@ use cranelift_codegen::ir::{types, BlockArg, InstBuilder, Value};
 use super::function::{
     err, frame_flags, PointKind, Translator, KIND_BITS, RESUME_DONE, SERVED_MARK_OFFSET,
 };
-use crate::program::BuildError;
+use crate::error::BuildError;
 
 /// Marks a released work-item: any non-zero served mark lets it through its gate.
 const RELEASED: i64 = 1;

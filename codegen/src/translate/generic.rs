@@ -17,7 +17,7 @@ use ferrocl_frontend::Inst;
 
 use super::function::{err, Translator};
 use super::values::Val;
-use crate::program::BuildError;
+use crate::error::BuildError;
 
 /// Memory Semantics bits `OpGenericPtrMemSemantics` answers with (SPIR-V 3.25).
 const WORKGROUP_MEMORY: i64 = 0x100;

@@ -11,7 +11,7 @@ use ferrocl_frontend::spirv::OpenclStd100Op as Cl;
 
 use super::function::{err, Translator};
 use super::values::Val;
-use crate::program::BuildError;
+use crate::error::BuildError;
 
 /// Components of a geometric operand (a scalar is a one-component vector).
 fn components(v: &Val) -> Vec<Value> {

@@ -18,7 +18,7 @@ use super::subgroup::{is_non_uniform_exchange, SCOPE_SUBGROUP};
 use super::values::Val;
 use crate::checked::CheckKind;
 use crate::entry_points::EntryPoint;
-use crate::program::BuildError;
+use crate::error::BuildError;
 
 impl Translator<'_, '_, '_> {
     /// `OpGroupAsyncCopy`: Scope, Destination, Source, NumElements, Stride, Event. The stride

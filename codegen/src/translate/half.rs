@@ -20,7 +20,7 @@ use super::function::{err, Translator};
 use super::values::Val;
 use crate::checked::CheckKind;
 use crate::entry_points::{EntryPoint, HalfSource};
-use crate::program::BuildError;
+use crate::error::BuildError;
 
 impl Translator<'_, '_, '_> {
     /// `ty` is half or a vector of half.

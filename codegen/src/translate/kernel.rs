@@ -34,8 +34,8 @@ use super::function::{
 };
 use super::values::Val;
 use crate::environment::{GroupField, KernelEnvironment};
+use crate::error::BuildError;
 use crate::options::BuildOptions;
-use crate::program::BuildError;
 
 /// What building one kernel's function found out.
 pub(crate) struct KernelShape {

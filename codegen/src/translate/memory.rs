@@ -11,7 +11,7 @@ use super::function::{err, inst_desc, Translator, VarStorage};
 use super::values::{scalar_ir_type, Val};
 use crate::checked::CheckKind;
 use crate::entry_points::EntryPoint;
-use crate::program::BuildError;
+use crate::error::BuildError;
 
 /// No `aligned` flag: OpenCL pointers may be unaligned for the access width (vloadn, packed
 /// structs) and Cranelift would fold such loads into SSE ops that fault.

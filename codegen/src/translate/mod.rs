@@ -37,7 +37,7 @@ use std::collections::{HashMap, HashSet};
 use ferrocl_frontend::spirv::{Op, StorageClass, Word};
 use ferrocl_frontend::{KernelInfo, Module, SpecConstantOp, Type};
 
-use crate::program::BuildError;
+use crate::error::BuildError;
 
 /// An address inside an initializer: `offset` in the data gets the address of `target` plus
 /// `addend` when the JIT places the data.

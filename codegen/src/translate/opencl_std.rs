@@ -13,7 +13,7 @@ use super::function::{err, Translator};
 use super::values::Val;
 use crate::checked::CheckKind;
 use crate::entry_points::{precise_form, precision_of, EntryPoint};
-use crate::program::BuildError;
+use crate::error::BuildError;
 use ferrocl_mathlib::{Binary, Shaped, Unary};
 
 impl Translator<'_, '_, '_> {

@@ -9,7 +9,7 @@ use cranelift_codegen::ir::{
 
 use super::function::{err, Translator};
 use super::values::Val;
-use crate::program::BuildError;
+use crate::error::BuildError;
 use ferrocl_frontend::Inst;
 
 impl Translator<'_, '_, '_> {

@@ -46,7 +46,7 @@ use super::function::{
 };
 use super::group::Combine;
 use super::values::{shape, Val};
-use crate::program::BuildError;
+use crate::error::BuildError;
 
 /// SPIR-V Scope Subgroup.
 pub(crate) const SCOPE_SUBGROUP: u64 = 3;

@@ -5,7 +5,7 @@ use cranelift_codegen::ir::{types, InstBuilder, Type as IrType, Value};
 use cranelift_frontend::FunctionBuilder;
 use ferrocl_frontend::{Module, Type};
 
-use crate::program::BuildError;
+use crate::error::BuildError;
 
 /// A SPIR-V value: one Cranelift value for scalars (and pointers), a list of children for
 /// vectors, arrays and structs.

@@ -31,7 +31,7 @@ use super::function::{err, Translator};
 use super::values::Val;
 use crate::entry_points::EntryPoint;
 use crate::environment::{ImageField, MipLevelField, SamplerField, Table};
-use crate::program::BuildError;
+use crate::error::BuildError;
 use crate::SamplerDescriptor;
 
 mod descriptor;

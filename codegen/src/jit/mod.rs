@@ -5,6 +5,10 @@
 //! program's kernels made of them. serialize.rs loads cached machine code into a module made
 //! here.
 
+mod environment;
+
+use environment::AbiEnvironment;
+
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::{self, types, AbiParam, UserFuncName};
@@ -17,14 +21,14 @@ use ferrocl_frontend::Module;
 
 use crate::abi::WorkGroupFn;
 use crate::entry_points::EntryPoint;
-use crate::environment::AbiEnvironment;
+use crate::error::BuildError;
 use crate::options::BuildOptions;
-use crate::program::{BuildError, Kernel, Program};
+use crate::program::{Kernel, Program};
 use crate::translate;
 use crate::Vectorization;
 
 /// A program's JIT module while it is built: what every kernel's environment
-/// ([`crate::environment::AbiEnvironment`]) declares its references in.
+/// ([`environment::AbiEnvironment`]) declares its references in.
 pub(crate) struct ModuleEnv {
     pub(crate) jit: JITModule,
     /// The data of each program-scope variable (`CrossWorkgroup`, `UniformConstant`).
