@@ -1031,6 +1031,29 @@ fn the_feature_registry_agrees_with_the_answers() {
             "capability {name} ({number}) with {vars:?}"
         );
     }
+    // An array of C string pointers into the driver.
+    let spirv_extensions: Vec<String> = raw(opencl_sys::CL_DEVICE_SPIRV_EXTENSIONS_KHR)
+        .chunks_exact(std::mem::size_of::<usize>())
+        .map(|c| {
+            let p = usize::from_ne_bytes(c.try_into().unwrap()) as *const std::ffi::c_char;
+            // SAFETY: the driver answers with pointers to strings it keeps for the process.
+            unsafe { std::ffi::CStr::from_ptr(p) }
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    let mut want_spirv: Vec<String> = EXPECTED_SPIRV_EXTENSIONS
+        .iter()
+        .filter(|e| on(e.1))
+        .map(|e| e.0.to_owned())
+        .collect();
+    want_spirv.sort();
+    let mut got_spirv = spirv_extensions.clone();
+    got_spirv.sort();
+    assert_eq!(
+        got_spirv, want_spirv,
+        "CL_DEVICE_SPIRV_EXTENSIONS_KHR with {vars:?}"
+    );
     for &(query, needs) in EXPECTED_NONZERO_QUERIES {
         assert_eq!(
             raw(query).iter().any(|&b| b != 0),
@@ -1153,6 +1176,27 @@ const EXPECTED_OPENCL_C_FEATURES: &[(&str, u32, Needs)] = &[
     ("__opencl_c_3d_image_writes", 3, Needs::Images),
     ("__opencl_c_read_write_images", 3, Needs::Images),
     ("__opencl_c_atomic_scope_all_devices", 3, Needs::Svm),
+];
+
+/// SPIR-V extensions in `CL_DEVICE_SPIRV_EXTENSIONS_KHR` exactly when the OpenCL extension or
+/// feature the environment spec ties them to is on.
+#[rustfmt::skip]
+const EXPECTED_SPIRV_EXTENSIONS: &[(&str, Needs)] = &[
+    ("SPV_KHR_linkonce_odr", Needs::Nothing),
+    ("SPV_KHR_no_integer_wrap_decoration", Needs::Nothing),
+    ("SPV_KHR_non_semantic_info", Needs::Nothing),
+    ("SPV_INTEL_memory_access_aliasing", Needs::Nothing),
+    ("SPV_INTEL_fp_fast_math_mode", Needs::Nothing),
+    ("SPV_EXT_shader_atomic_float_add", Needs::Nothing),
+    ("SPV_EXT_shader_atomic_float_min_max", Needs::Nothing),
+    ("SPV_KHR_integer_dot_product", Needs::Nothing),
+    ("SPV_KHR_shader_clock", Needs::Nothing),
+    ("SPV_KHR_bit_instructions", Needs::Nothing),
+    ("SPV_KHR_expect_assume", Needs::Nothing),
+    ("SPV_KHR_uniform_group_instructions", Needs::Nothing),
+    // cl_khr_subgroup_rotate, cl_intel_subgroups.
+    ("SPV_KHR_subgroup_rotate", Needs::SubGroups),
+    ("SPV_INTEL_subgroups", Needs::SubGroups),
 ];
 
 /// SPIR-V capabilities (numbers of the SPIR-V specification) in

@@ -86,13 +86,23 @@ pub fn spirv_extended_instruction_sets() -> &'static [std::ffi::CString] {
     SETS.get_or_init(|| c_strings(ferrocl_frontend::SUPPORTED_EXT_INST_SETS))
 }
 
-/// `CL_DEVICE_SPIRV_EXTENSIONS_KHR`: the SPIR-V extensions of the feature registry.
-pub fn spirv_extensions() -> &'static [std::ffi::CString] {
-    static EXTENSIONS: std::sync::OnceLock<Vec<std::ffi::CString>> = std::sync::OnceLock::new();
-    EXTENSIONS.get_or_init(|| {
-        let names: Vec<&str> = crate::features::spirv_extensions().collect();
-        c_strings(&names)
-    })
+/// `CL_DEVICE_SPIRV_EXTENSIONS_KHR` of a device with `features`, as C strings that live as long
+/// as the process (the query returns pointers to them): one list per feature set asked about,
+/// and a process has a handful.
+pub fn spirv_extensions(features: FeatureSet) -> &'static [std::ffi::CString] {
+    type Lists = std::sync::Mutex<Vec<(FeatureSet, &'static [std::ffi::CString])>>;
+    static LISTS: std::sync::OnceLock<Lists> = std::sync::OnceLock::new();
+    let mut lists = LISTS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some((_, list)) = lists.iter().find(|(set, _)| *set == features) {
+        return list;
+    }
+    let names: Vec<&str> = features.reported_spirv_extensions().collect();
+    let list: &'static [std::ffi::CString] = Vec::leak(c_strings(&names));
+    lists.push((features, list));
+    list
 }
 
 fn c_strings(names: &[&str]) -> Vec<std::ffi::CString> {

@@ -633,6 +633,17 @@ impl FeatureSet {
             .collect()
     }
 
+    /// `CL_DEVICE_SPIRV_EXTENSIONS_KHR`: the SPIR-V extensions of the features on, in the order
+    /// of the frontend's list. The environment spec ties each to an OpenCL extension or feature
+    /// (`SPV_KHR_subgroup_rotate` to `cl_khr_subgroup_rotate`, …), so one whose feature is off is
+    /// not reported, though a module declaring it is still read (its capabilities are gated).
+    pub fn reported_spirv_extensions(self) -> impl Iterator<Item = &'static str> {
+        ferrocl_frontend::SUPPORTED_EXTENSIONS
+            .iter()
+            .copied()
+            .filter(move |e| self.enabled().any(|f| f.spirv_extensions.contains(e)))
+    }
+
     /// `CL_DEVICE_OPENCL_C_FEATURES`, in table order.
     pub fn opencl_c_features(self) -> Vec<NameVersion> {
         self.enabled()
@@ -754,9 +765,9 @@ impl FeatureSet {
     }
 }
 
-/// `CL_DEVICE_SPIRV_EXTENSIONS_KHR`: the SPIR-V extensions a module may declare (in every
-/// configuration; see [`Feature::spirv_extensions`]), in the order of the frontend's list (that
-/// of the answer before this table).
+/// The SPIR-V extensions a module may declare, in every configuration (see
+/// [`Feature::spirv_extensions`]), in the order of the frontend's list; the device reports those
+/// of its features ([`FeatureSet::reported_spirv_extensions`]).
 pub fn spirv_extensions() -> impl Iterator<Item = &'static str> {
     ferrocl_frontend::SUPPORTED_EXTENSIONS
         .iter()

@@ -294,7 +294,7 @@ fn device_info_value(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR => {
             c_string_pointers(config::spirv_extended_instruction_sets())
         }
-        CL_DEVICE_SPIRV_EXTENSIONS_KHR => c_string_pointers(config::spirv_extensions()),
+        CL_DEVICE_SPIRV_EXTENSIONS_KHR => c_string_pointers(config::spirv_extensions(c.features)),
         CL_DEVICE_SPIRV_CAPABILITIES_KHR => arr(&c.spirv_capabilities()),
         config::CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT => v(c.fp_atomic_capabilities[0]),
         config::CL_DEVICE_DOUBLE_FP_ATOMIC_CAPABILITIES_EXT => v(c.fp_atomic_capabilities[1]),
