@@ -93,6 +93,9 @@ pub(crate) struct Translator<'m, 'b, 'e> {
     /// where the packer starts from besides stores and loop-carried values (vector_pack.rs),
     /// so a vector computed only to be compared (a hash's state against a digest) packs too.
     pub(crate) vector_results: Vec<Vec<Value>>,
+    /// The float math calls the work-item vectoriser may emit as vector code
+    /// (vectorize/math.rs), by the function reference they call.
+    pub(crate) vector_math: crate::vectorize::MathCalls,
     /// Checked mode: the bounds of the arguments of the call about to be inlined, for its
     /// parameters (taken by `inline_function`).
     pub(crate) call_param_bounds: Vec<Option<super::checks::Bounds>>,

@@ -156,6 +156,7 @@ pub(crate) fn build(
         barrier: None,
         printf_formats: Vec::new(),
         vector_results: Vec::new(),
+        vector_math: Default::default(),
         points: Default::default(),
         prologue_values: Default::default(),
         check_sites: Vec::new(),
@@ -423,6 +424,7 @@ fn build_plain(
         latch: latches[0],
         exit: latches[1],
         local_size: t.wi.local_size[0],
+        math: std::mem::take(&mut t.vector_math),
     })
 }
 

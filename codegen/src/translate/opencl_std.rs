@@ -634,7 +634,12 @@ impl Translator<'_, '_, '_> {
                 (None, Some(f)) => EntryPoint::Binary(f, precision),
                 (None, None) => unreachable!("checked above"),
             };
-            Ok(t.call_entry(entry, xs)?[0])
+            let f = t.func_ref(entry)?;
+            if let Some(math) = crate::vectorize::VectorMath::of(entry, t.options) {
+                t.vector_math.insert(f, math);
+            }
+            let call = t.b.ins().call(f, xs);
+            Ok(t.b.inst_results(call)[0])
         };
         if arity == 1 {
             args[0].map(&mut |x| call(self, &[x]))

@@ -72,6 +72,8 @@ pub(crate) struct ItemLoop {
     pub(crate) exit: Block,
     /// The work-group's x local size, defined before the loop.
     pub(crate) local_size: Value,
+    /// The body's calls of float math that have a vector form (math.rs).
+    pub(crate) math: MathCalls,
 }
 
 /// Why a kernel stays scalar.
@@ -80,6 +82,7 @@ pub(crate) type Refusal = &'static str;
 mod analysis;
 mod contiguity;
 mod guards;
+mod math;
 mod private;
 mod rewrite;
 mod special;
@@ -87,6 +90,7 @@ mod transpose;
 
 use analysis::*;
 pub(crate) use analysis::{lane_wise, vector_float_condition};
+pub(crate) use math::{MathCalls, VectorMath};
 use rewrite::*;
 
 /// Adds the vector loop of `lanes` work-items per iteration (4, 8 or 16) in front of `lp`
@@ -334,6 +338,7 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop, n: usize) -> Result<()
         guards: guards.iter().map(|(&marker, g)| (marker, g.fail)).collect(),
         lane_slots: HashMap::new(),
         interleaved,
+        math: &lp.math,
         n,
     };
     // check(x): four more work-items? Then the vector body, else the scalar loop for the rest.

@@ -36,6 +36,8 @@ pub(super) struct Vectoriser<'a> {
     pub(super) lane_slots: HashMap<ir::StackSlot, (ir::StackSlot, i64)>,
     /// Private slots already laid out with the lanes' words interleaved (private.rs).
     pub(super) interleaved: HashSet<ir::StackSlot>,
+    /// Calls of float math with a vector form (math.rs).
+    pub(super) math: &'a super::MathCalls,
     /// Work-items per vector iteration (4 for Cranelift's 128-bit vectors; 8 or 16 for the
     /// wide backend).
     pub(super) n: usize,
@@ -767,6 +769,9 @@ impl Vectoriser<'_> {
                 return Err("dynamically sized private memory on the stack");
             }
             _ => {}
+        }
+        if op == Opcode::Call && self.vector_math(inst) {
+            return Ok(());
         }
         let side_effects =
             op.is_call() || op.can_store() || matches!(op, Opcode::AtomicRmw | Opcode::AtomicCas);

@@ -2,7 +2,7 @@
 //! and rotations by a shared amount, and float ↔ double; everything else once per lane.
 
 use cranelift_codegen::ir::{
-    self, types, Endianness, InstBuilder, InstructionData, MemFlagsData, Opcode, Value,
+    self, types, Endianness, InstBuilder, InstructionData, MemFlagsData, Opcode,
 };
 
 use super::analysis::*;
@@ -132,58 +132,21 @@ impl Vectoriser<'_> {
                 };
                 self.define(result, Form::Vector(v));
             }
-            InstructionData::Unary {
-                opcode: Opcode::Fpromote,
-                ..
-            } if t == types::F64 && arg_ty == Some(types::F32) && self.n > 4 => {
-                // CLIF has no wider `fvpromote_low`: lane by lane, which the wide backend's
-                // optimiser turns back into whole-register conversions.
-                let l = self.lanes(args[0]);
-                let wide: Vec<Value> = l
-                    .iter()
-                    .map(|&x| self.cursor().ins().fpromote(types::F64, x))
-                    .collect();
-                let p = self.pair_from_lanes(&wide);
-                self.define(result, Form::Pair(p));
-            }
-            // float → double at 4 lanes: the low pair of lanes, then the high pair moved down.
-            // The moves are byte shuffles (one PSHUFD / PUNPCKLQDQ) rather than a lane
-            // extracted to a general register and put back: that round trip sat on the critical
-            // path of float rsqrt, twice.
+            // float ↔ double: math.rs's conversions of whole vectors.
             InstructionData::Unary {
                 opcode: Opcode::Fpromote,
                 ..
             } if t == types::F64 && arg_ty == Some(types::F32) => {
                 let v = self.vector(args[0]);
-                let lo = self.cursor().ins().fvpromote_low(v);
-                let high_down: Vec<u8> = (8..16).chain(8..16).collect();
-                let moved = self.byte_shuffle(v, v, high_down, types::F32X4);
-                let hi = self.cursor().ins().fvpromote_low(moved);
-                self.define(result, Form::Pair([lo, hi]));
-            }
-            // double → float: both halves narrowed, their low pairs joined.
-            InstructionData::Unary {
-                opcode: Opcode::Fdemote,
-                ..
-            } if t == types::F32 && arg_ty == Some(types::F64) && self.n > 4 => {
-                let l = self.lanes(args[0]);
-                let narrow: Vec<Value> = l
-                    .iter()
-                    .map(|&x| self.cursor().ins().fdemote(types::F32, x))
-                    .collect();
-                let vt = self.wide(types::F32);
-                let v = self.vector_of_lanes(vt, &narrow);
-                self.define(result, Form::Vector(v));
+                let p = self.promote_vector(v);
+                self.define(result, Form::Pair(p));
             }
             InstructionData::Unary {
                 opcode: Opcode::Fdemote,
                 ..
             } if t == types::F32 && arg_ty == Some(types::F64) => {
-                let [a, b] = self.pair(args[0]);
-                let lo = self.cursor().ins().fvdemote(a);
-                let hi = self.cursor().ins().fvdemote(b);
-                let low_halves: Vec<u8> = (0..8).chain(16..24).collect();
-                let v = self.byte_shuffle(lo, hi, low_halves, types::F32X4);
+                let p = self.pair(args[0]);
+                let v = self.demote_pair(p);
                 self.define(result, Form::Vector(v));
             }
             // Rotations by a shared amount: two shifts (amounts are taken modulo 32, so a

@@ -1,0 +1,517 @@
+//! Correctly rounded float math at vector speed: the vector loop's calls of `exp`, `exp2`,
+//! `exp10`, `log`, `log2`, `log10`, `sin` and `cos` on float become vector code instead of one
+//! call of mathlib (CORE-MATH) per lane.
+//!
+//! Each function is evaluated in double, on the `Pair` halves the vectoriser keeps doubles in:
+//! a range reduction with exact or once-rounded steps and a polynomial, within about 2^-50 of
+//! the exact value (the bounds are in each function's comment). Ziv's rounding test then
+//! decides each lane: the result times 1 − 2^-42 and times 1 + 2^-42, each rounded to float —
+//! if the two floats agree, every value between them, the exact result included, rounds to that
+//! float (rounding is monotone), which is therefore the correctly rounded result, CORE-MATH's
+//! bit for bit. The test needs no knowledge of where the rounding boundary lies, so it holds
+//! for results that overflow or fall among the subnormals too. Lanes that fail it (about one in
+//! 2^17 for an error bound of 2^-42 against the 2^-24 of a float), and lanes outside the
+//! function's fast domain (NaNs, infinities, arguments whose reduction is not exact), take the
+//! scalar call; a vector with no such lane skips the calls with one branch. `codegen/tests/
+//! vector_math.rs` compares every function with the scalar call, bit for bit, and the checker in
+//! `cts/` runs each on all 2^32 floats.
+//!
+//! Not under `FERROCL_ROUNDING=rtz` (the shifter constants below round to nearest), where the
+//! calls stay.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::cursor::FuncCursor;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{self, types, Endianness, InstBuilder, MemFlagsData, Type, Value};
+use ferrocl_mathlib::{Precision, Unary};
+
+use super::analysis::Form;
+use super::rewrite::Vectoriser;
+use crate::entry_points::EntryPoint;
+
+/// A float function with a vector form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum VectorMath {
+    Exp,
+    Exp2,
+    Exp10,
+    Log,
+    Log2,
+    Log10,
+    Sin,
+    Cos,
+}
+
+/// The calls of a kernel body the vectoriser may emit as vector code, by function reference.
+pub(crate) type MathCalls = HashMap<ir::FuncRef, VectorMath>;
+
+impl VectorMath {
+    /// The vector form of a call of `entry` in a build with `options`, if there is one.
+    pub(crate) fn of(entry: EntryPoint, options: &crate::BuildOptions) -> Option<Self> {
+        if options.round_to_zero {
+            return None;
+        }
+        let EntryPoint::Unary(f, Precision::F32) = entry else {
+            return None;
+        };
+        Some(match f {
+            Unary::exp => VectorMath::Exp,
+            Unary::exp2 => VectorMath::Exp2,
+            Unary::exp10 => VectorMath::Exp10,
+            Unary::log => VectorMath::Log,
+            Unary::log2 => VectorMath::Log2,
+            Unary::log10 => VectorMath::Log10,
+            Unary::sin => VectorMath::Sin,
+            Unary::cos => VectorMath::Cos,
+            _ => return None,
+        })
+    }
+}
+
+/// Relative error bound of the double results, as the rounding test assumes it.
+const TEST_EPSILON: f64 = 1.0 / (1u64 << 42) as f64;
+/// 1.5 × 2^52: added to a double below 2^51 in magnitude, leaves its nearest integer in the
+/// low bits of the sum (and the sum minus it is that integer).
+const SHIFTER: f64 = 6_755_399_441_055_744.0;
+
+/// 2^r on [-0.5, 0.5]: Chebyshev fit of degree 10 (mpmath `chebyfit`), relative error
+/// 2^-51.5 with these double coefficients; lowest degree first. (The degree-1 coefficient is
+/// the fit's, near but not equal to ln 2.)
+#[allow(clippy::approx_constant)]
+const EXP2_POLY: [f64; 11] = [
+    1.0,
+    0.69314718055995,
+    0.240_226_506_959_100_97,
+    0.055_504_108_664_447_716,
+    0.009_618_129_107_606_888,
+    0.001_333_355_823_016_507_4,
+    0.000_154_035_304_417_361_1,
+    1.525_265_726_013_954_7e-5,
+    1.32154425878863e-6,
+    1.020_869_031_221_652_3e-7,
+    7.072_585_956_347_123e-9,
+];
+
+impl Vectoriser<'_> {
+    /// Emits `inst` as vector code if it is a call of float math with a vector form and a
+    /// varying argument; false (nothing emitted) otherwise.
+    pub(super) fn vector_math(&mut self, inst: ir::Inst) -> bool {
+        let ir::InstructionData::Call { func_ref, .. } = self.func.dfg.insts[inst] else {
+            return false;
+        };
+        let Some(&f) = self.math.get(&func_ref) else {
+            return false;
+        };
+        let arg = self.func.dfg.inst_args(inst)[0];
+        if self.is_uniform(arg) {
+            return false;
+        }
+        let x = self.vector(arg);
+        let (y, domain) = match f {
+            VectorMath::Exp => self.exp_family(
+                x,
+                std::f64::consts::LOG2_E,
+                2.035_527_374_093_103_3e-17,
+                104.0,
+            ),
+            VectorMath::Exp2 => self.exp_family(x, 1.0, 0.0, 152.0),
+            VectorMath::Exp10 => self.exp_family(
+                x,
+                std::f64::consts::LOG2_10,
+                1.661_617_516_973_592e-16,
+                46.0,
+            ),
+            VectorMath::Log | VectorMath::Log2 | VectorMath::Log10 => self.log_family(x, f),
+            VectorMath::Sin => self.sin_cos(x, false),
+            VectorMath::Cos => self.sin_cos(x, true),
+        };
+        let result = self.func.dfg.inst_results(inst)[0];
+        let v = self.rounded_or_called(inst, x, y, domain);
+        self.define(result, Form::Vector(v));
+        true
+    }
+
+    /// Ziv's test on double result `y` of the lanes where `domain` holds; the lanes that fail
+    /// it, or are outside the domain, call `inst` (if active).
+    fn rounded_or_called(
+        &mut self,
+        inst: ir::Inst,
+        x: Value,
+        y: [Value; 2],
+        domain: Value,
+    ) -> Value {
+        let below = self.scale(y, 1.0 - TEST_EPSILON);
+        let above = self.scale(y, 1.0 + TEST_EPSILON);
+        let low = self.demote_pair(below);
+        let high = self.demote_pair(above);
+        let it = self.mask_ty();
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let (lb, hb) = {
+            let mut c = self.cursor();
+            (
+                c.ins().bitcast(it, little, low),
+                c.ins().bitcast(it, little, high),
+            )
+        };
+        let agree = self.cursor().ins().icmp(IntCC::Equal, lb, hb);
+        let ok = self.cursor().ins().band(agree, domain);
+        let mut retry = self.cursor().ins().bnot(ok);
+        if let Some(active) = self.active {
+            retry = self.cursor().ins().band(retry, active);
+        }
+        let any = self.cursor().ins().vany_true(retry);
+        let vt = self.wide(types::F32);
+        self.diamond(
+            any,
+            Some(vt),
+            &mut |s: &mut Self| Some(s.called_lanes(inst, x, low, retry)),
+            &mut |_| Some(low),
+        )
+        .expect("one result")
+    }
+
+    /// `fast` with the lanes where mask `retry` is on replaced by scalar call `inst` on the
+    /// lane of `x`: a loop over the lanes through stack copies of the three vectors, so a
+    /// function costs one call site whatever the lane count (16 call sites of the 16-lane
+    /// loop built 3× slower).
+    fn called_lanes(&mut self, inst: ir::Inst, x: Value, fast: Value, retry: Value) -> Value {
+        let vt = self.wide(types::F32);
+        let bytes = vt.bytes();
+        let slot = self.func.create_sized_stack_slot(ir::StackSlotData::new(
+            ir::StackSlotKind::ExplicitSlot,
+            3 * bytes,
+            bytes.trailing_zeros() as u8,
+        ));
+        let flags = MemFlagsData::trusted();
+        let (lane_loop, call, next, done) = (
+            self.func.dfg.make_block(),
+            self.func.dfg.make_block(),
+            self.func.dfg.make_block(),
+            self.func.dfg.make_block(),
+        );
+        for b in [lane_loop, call, next, done] {
+            self.func.layout.append_block(b);
+        }
+        let i = self.func.dfg.append_block_param(lane_loop, types::I64);
+        let base = {
+            let mut c = self.cursor();
+            let base = c.ins().stack_addr(types::I64, slot, 0);
+            c.ins().store(flags, x, base, 0);
+            c.ins().store(flags, fast, base, bytes as i32);
+            c.ins().store(flags, retry, base, 2 * bytes as i32);
+            let zero = c.ins().iconst(types::I64, 0);
+            c.ins().jump(lane_loop, &[ir::BlockArg::Value(zero)]);
+            base
+        };
+        self.current = lane_loop;
+        let at = {
+            let mut c = self.cursor();
+            let offset = c.ins().ishl_imm_u(i, 2);
+            let at = c.ins().iadd(base, offset);
+            let on = c.ins().load(types::I32, flags, at, 2 * bytes as i32);
+            c.ins().brif(on, call, &[], next, &[]);
+            at
+        };
+        self.current = call;
+        let xl = self.cursor().ins().load(types::F32, flags, at, 0);
+        let ctrl = self.func.dfg.ctrl_typevar(inst);
+        let r = self.clone_with(inst, ctrl, &[xl])[0];
+        {
+            let mut c = self.cursor();
+            c.ins().store(flags, r, at, bytes as i32);
+            c.ins().jump(next, &[]);
+        }
+        self.current = next;
+        let lanes = self.n as i64;
+        {
+            let mut c = self.cursor();
+            let i1 = c.ins().iadd_imm_s(i, 1);
+            let more = c.ins().icmp_imm_s(IntCC::UnsignedLessThan, i1, lanes);
+            c.ins()
+                .brif(more, lane_loop, &[ir::BlockArg::Value(i1)], done, &[]);
+        }
+        self.current = done;
+        self.cursor().ins().load(vt, flags, base, bytes as i32)
+    }
+
+    /// `exp`, `exp2`, `exp10` (of 2^(x·c), c = `c_hi` + `c_lo`), for |x| ≤ `bound` (results
+    /// from zero to beyond the float range, which the rounding test handles).
+    ///
+    /// k = nearest(x·c), r = x·c − k by two fmas (|r| ≤ 0.5; x has 24 bits, so the one
+    /// rounding leaves an error of 2^-53 on r), 2^r by [`EXP2_POLY`] (2^-51.5), and 2^k added
+    /// to its exponent: about 2^-51 in all.
+    fn exp_family(&mut self, x: Value, c_hi: f64, c_lo: f64, bound: f32) -> ([Value; 2], Value) {
+        let xd = self.promote_vector(x);
+        let shifter = self.splat_f64(SHIFTER);
+        let hi = self.splat_f64(c_hi);
+        let s = self.map(&[xd, [hi; 2], [shifter; 2]], |c, a| {
+            c.ins().fma(a[0], a[1], a[2])
+        });
+        let k = self.map(&[s, [shifter; 2]], |c, a| c.ins().fsub(a[0], a[1]));
+        let minus_k = self.map(&[k], |c, a| c.ins().fneg(a[0]));
+        let mut r = self.map(&[xd, [hi; 2], minus_k], |c, a| {
+            c.ins().fma(a[0], a[1], a[2])
+        });
+        if c_lo != 0.0 {
+            let lo = self.splat_f64(c_lo);
+            r = self.map(&[xd, [lo; 2], r], |c, a| c.ins().fma(a[0], a[1], a[2]));
+        }
+        let p = self.horner(r, &EXP2_POLY);
+        // 2^k into the exponent: the low bits of `s` hold k (plus 2^51, shifted out).
+        let (sb, pb) = (self.bits(s), self.bits(p));
+        let scaled = self.map(&[sb, pb], |c, a| {
+            let k = c.ins().ishl_imm_u(a[0], 52);
+            c.ins().iadd(a[1], k)
+        });
+        let y = self.floats(scaled);
+        let domain = self.abs_at_most(x, bound);
+        (y, domain)
+    }
+
+    /// `log`, `log2`, `log10` of a positive normal float x = 2^e·m, m in [√½, √2): with
+    /// f = m − 1 and s = f/(2 + f) (f and 2 + f exact), log(m) = 2·atanh(s) = 2s + 2s³/3 + …
+    /// to s¹⁷ (|s| ≤ 0.1716: the rest is below 2^-50 of the sum), then e·log(2) added in one
+    /// fma. About 2^-51 in all (the division and the fmas round once each).
+    fn log_family(&mut self, x: Value, f: VectorMath) -> ([Value; 2], Value) {
+        let it = self.mask_ty();
+        let vt = self.wide(types::F32);
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let (domain, m, e) = {
+            let mut c = self.cursor();
+            let splat = |c: &mut FuncCursor, v: i64| {
+                let s = c.ins().iconst(types::I32, v);
+                c.ins().splat(it, s)
+            };
+            let bits = c.ins().bitcast(it, little, x);
+            let min_normal = splat(&mut c, 0x0080_0000);
+            let offset = c.ins().isub(bits, min_normal);
+            let span = splat(&mut c, 0x7f00_0000);
+            let domain = c.ins().icmp(IntCC::UnsignedLessThan, offset, span);
+            let sqrt_half = splat(&mut c, 0x3f35_04f3);
+            let from_sqrt_half = c.ins().isub(bits, sqrt_half);
+            let e = c.ins().sshr_imm_u(from_sqrt_half, 23);
+            let e_field = c.ins().ishl_imm_u(e, 23);
+            let m_bits = c.ins().isub(bits, e_field);
+            let m = c.ins().bitcast(vt, little, m_bits);
+            let e = c.ins().fcvt_from_sint(vt, e);
+            (domain, m, e)
+        };
+        let md = self.promote_vector(m);
+        let ed = self.promote_vector(e);
+        let one = self.splat_f64(1.0);
+        let two = self.splat_f64(2.0);
+        let fm = self.map(&[md, [one; 2]], |c, a| c.ins().fsub(a[0], a[1]));
+        let s = self.map(&[fm, [two; 2]], |c, a| {
+            let d = c.ins().fadd(a[0], a[1]);
+            c.ins().fdiv(a[0], d)
+        });
+        let z = self.map(&[s], |c, a| c.ins().fmul(a[0], a[0]));
+        let atanh_tail: Vec<f64> = (1..=8).map(|j| 2.0 / f64::from(2 * j + 1)).collect();
+        let q = self.horner(z, &atanh_tail);
+        let l = self.map(&[s, z, q], |c, a| {
+            let r = c.ins().fmul(a[1], a[2]);
+            let two_s = c.ins().fadd(a[0], a[0]);
+            c.ins().fma(a[0], r, two_s)
+        });
+        let y = match f {
+            VectorMath::Log => {
+                let ln2 = self.splat_f64(std::f64::consts::LN_2);
+                self.map(&[ed, [ln2; 2], l], |c, a| c.ins().fma(a[0], a[1], a[2]))
+            }
+            VectorMath::Log2 => {
+                let inv = self.splat_f64(std::f64::consts::LOG2_E);
+                self.map(&[l, [inv; 2], ed], |c, a| c.ins().fma(a[0], a[1], a[2]))
+            }
+            _ => {
+                let inv = self.splat_f64(std::f64::consts::LOG10_E);
+                let lg2 = self.splat_f64(std::f64::consts::LOG10_2);
+                self.map(&[l, [inv; 2], ed, [lg2; 2]], |c, a| {
+                    let t = c.ins().fmul(a[0], a[1]);
+                    c.ins().fma(a[2], a[3], t)
+                })
+            }
+        };
+        (y, domain)
+    }
+
+    /// `sin` or `cos` for |x| ≤ 2^18: k = nearest(x·2/π), r = x − k·π/2 with π/2 in three
+    /// doubles (the first step is exact: x and k·p1 are multiples of 2^-52 below 2^18; the
+    /// next two round once each, relative to r), then sin(r) = r·(1 + r²·S(r²)) and cos(r) =
+    /// 1 + r²·C(r²) by their Taylor series to r¹⁵ and r¹⁴ (|r| ≤ π/4: remainders 2^-54 and
+    /// 2^-50), chosen and signed by k mod 4. Multiplying r (rather than adding r³·S) keeps the
+    /// sign of zero.
+    fn sin_cos(&mut self, x: Value, cos: bool) -> ([Value; 2], Value) {
+        let xd = self.promote_vector(x);
+        let shifter = self.splat_f64(SHIFTER);
+        let two_over_pi = self.splat_f64(std::f64::consts::FRAC_2_PI);
+        let s = self.map(&[xd, [two_over_pi; 2], [shifter; 2]], |c, a| {
+            c.ins().fma(a[0], a[1], a[2])
+        });
+        let k = self.map(&[s, [shifter; 2]], |c, a| c.ins().fsub(a[0], a[1]));
+        let minus_k = self.map(&[s, [shifter; 2]], |c, a| c.ins().fsub(a[1], a[0]));
+        // r − k·p as r + k·(−p) or r + (−k)·p, whichever multiplies by a negative constant:
+        // at k = +0 the product is then −0, so r keeps the sign of x = ±0.
+        let mut r = xd;
+        for part in [
+            std::f64::consts::FRAC_PI_2,
+            6.123_233_995_736_766e-17,
+            -1.497_384_904_859_169_8e-33,
+        ] {
+            let (factor, p) = if part > 0.0 {
+                (k, self.splat_f64(-part))
+            } else {
+                (minus_k, self.splat_f64(part))
+            };
+            r = self.map(&[factor, [p; 2], r], |c, a| c.ins().fma(a[0], a[1], a[2]));
+        }
+        let z = self.map(&[r], |c, a| c.ins().fmul(a[0], a[0]));
+        let mut factorial = 1.0f64;
+        let mut sin_terms = Vec::with_capacity(7);
+        let mut cos_terms = Vec::with_capacity(7);
+        for j in 1..=7 {
+            let sign = if j % 2 == 1 { -1.0 } else { 1.0 };
+            factorial *= f64::from(2 * j - 1) * f64::from(2 * j);
+            cos_terms.push(sign / factorial);
+            sin_terms.push(sign / (factorial * f64::from(2 * j + 1)));
+        }
+        let one = self.splat_f64(1.0);
+        let sp = self.horner(z, &sin_terms);
+        let sin_r = self.map(&[r, z, sp, [one; 2]], |c, a| {
+            let t = c.ins().fma(a[1], a[2], a[3]);
+            c.ins().fmul(a[0], t)
+        });
+        let cp = self.horner(z, &cos_terms);
+        let cos_r = self.map(&[z, cp, [one; 2]], |c, a| c.ins().fma(a[0], a[1], a[2]));
+        // Quadrant k mod 4 from the low bits of `s`; cos(x) = sin(x + π/2).
+        let sb = self.bits(s);
+        let it = self.pair_int_ty();
+        let pt = self.pair_ty();
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let y = self.map(&[sb, sin_r, cos_r], |c, a| {
+            let splat = |c: &mut FuncCursor, v: i64| {
+                let s = c.ins().iconst(types::I64, v);
+                c.ins().splat(it, s)
+            };
+            let (one, two) = (splat(c, 1), splat(c, 2));
+            let q = if cos { c.ins().iadd(a[0], one) } else { a[0] };
+            let odd = c.ins().band(q, one);
+            let odd = c.ins().icmp(IntCC::Equal, odd, one);
+            let odd = c.ins().bitcast(pt, little, odd);
+            let v = c.ins().bitselect(odd, a[2], a[1]);
+            let half_turn = c.ins().band(q, two);
+            let sign = c.ins().ishl_imm_u(half_turn, 62);
+            let vb = c.ins().bitcast(it, little, v);
+            let signed = c.ins().bxor(vb, sign);
+            c.ins().bitcast(pt, little, signed)
+        });
+        let domain = self.abs_at_most(x, 262_144.0);
+        (y, domain)
+    }
+
+    /// `f` on the halves of the pairs `args`, half by half.
+    fn map(
+        &mut self,
+        args: &[[Value; 2]],
+        f: impl Fn(&mut FuncCursor, &[Value]) -> Value,
+    ) -> [Value; 2] {
+        let mut c = self.cursor();
+        let low: Vec<Value> = args.iter().map(|a| a[0]).collect();
+        let high: Vec<Value> = args.iter().map(|a| a[1]).collect();
+        [f(&mut c, &low), f(&mut c, &high)]
+    }
+
+    /// Σ coeffs[i]·zⁱ by Horner's rule with fmas.
+    fn horner(&mut self, z: [Value; 2], coeffs: &[f64]) -> [Value; 2] {
+        let (&last, rest) = coeffs.split_last().expect("a polynomial");
+        let mut acc = [self.splat_f64(last); 2];
+        for &c in rest.iter().rev() {
+            let c = self.splat_f64(c);
+            acc = self.map(&[acc, z, [c; 2]], |cur, a| cur.ins().fma(a[0], a[1], a[2]));
+        }
+        acc
+    }
+
+    fn scale(&mut self, y: [Value; 2], by: f64) -> [Value; 2] {
+        let b = self.splat_f64(by);
+        self.map(&[y, [b; 2]], |c, a| c.ins().fmul(a[0], a[1]))
+    }
+
+    fn splat_f64(&mut self, v: f64) -> Value {
+        let pt = self.pair_ty();
+        let mut c = self.cursor();
+        let s = c.ins().f64const(v);
+        c.ins().splat(pt, s)
+    }
+
+    /// The integer type of a pair's halves (i64x2 at four lanes).
+    fn pair_int_ty(&self) -> Type {
+        types::I64.by(self.n as u32 / 2).expect("double lanes")
+    }
+
+    fn bits(&mut self, p: [Value; 2]) -> [Value; 2] {
+        let it = self.pair_int_ty();
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        self.map(&[p], |c, a| c.ins().bitcast(it, little, a[0]))
+    }
+
+    fn floats(&mut self, p: [Value; 2]) -> [Value; 2] {
+        let pt = self.pair_ty();
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        self.map(&[p], |c, a| c.ins().bitcast(pt, little, a[0]))
+    }
+
+    /// The lanes of float vector `x` with |x| ≤ `bound` (not NaN), as a mask.
+    fn abs_at_most(&mut self, x: Value, bound: f32) -> Value {
+        let vt = self.wide(types::F32);
+        let mut c = self.cursor();
+        let a = c.ins().fabs(x);
+        let b = c.ins().f32const(bound);
+        let b = c.ins().splat(vt, b);
+        c.ins().fcmp(FloatCC::LessThanOrEqual, a, b)
+    }
+
+    /// Float vector `v` as a pair of double vectors (low lanes, high lanes). At four lanes:
+    /// the low pair converted, then the high pair moved down by a byte shuffle (one PSHUFD)
+    /// and converted — a lane extracted to a general register and put back sat on the
+    /// critical path of float rsqrt, twice. CLIF has no wider `fvpromote_low`: wider, lane by
+    /// lane, which the wide backend's optimiser turns back into whole-register conversions.
+    pub(super) fn promote_vector(&mut self, v: Value) -> [Value; 2] {
+        if self.n > 4 {
+            let wide: Vec<Value> = (0..self.n as u8)
+                .map(|k| {
+                    let mut c = self.cursor();
+                    let l = c.ins().extractlane(v, k);
+                    c.ins().fpromote(types::F64, l)
+                })
+                .collect();
+            return self.pair_from_lanes(&wide);
+        }
+        let lo = self.cursor().ins().fvpromote_low(v);
+        let high_down: Vec<u8> = (8..16).chain(8..16).collect();
+        let moved = self.byte_shuffle(v, v, high_down, types::F32X4);
+        let hi = self.cursor().ins().fvpromote_low(moved);
+        [lo, hi]
+    }
+
+    /// Double pair `p` rounded to one float vector: both halves narrowed and their low lanes
+    /// joined (lane by lane beyond four lanes, as [`Self::promote_vector`]).
+    pub(super) fn demote_pair(&mut self, p: [Value; 2]) -> Value {
+        let vt = self.wide(types::F32);
+        if self.n > 4 {
+            let half = self.n / 2;
+            let narrow: Vec<Value> = (0..self.n)
+                .map(|k| {
+                    let mut c = self.cursor();
+                    let l = c.ins().extractlane(p[k / half], (k % half) as u8);
+                    c.ins().fdemote(types::F32, l)
+                })
+                .collect();
+            return self.vector_of_lanes(vt, &narrow);
+        }
+        let lo = self.cursor().ins().fvdemote(p[0]);
+        let hi = self.cursor().ins().fvdemote(p[1]);
+        let low_halves: Vec<u8> = (0..8).chain(16..24).collect();
+        self.byte_shuffle(lo, hi, low_halves, types::F32X4)
+    }
+}

@@ -1,0 +1,20 @@
+// Float math the work-item vectoriser emits as vector code (vectorize/math.rs): each function
+// over an array, and inside a branch the work-items take differently.
+#define ONE(f) \
+    kernel void f##_all(global const float* x, global float* y) { \
+        size_t i = get_global_id(0); \
+        y[i] = f(x[i]); \
+    } \
+    kernel void f##_some(global const float* x, global float* y) { \
+        size_t i = get_global_id(0); \
+        float v = x[i]; \
+        y[i] = (i & 2) ? f(v) : v * 3.0f; \
+    }
+ONE(exp)
+ONE(exp2)
+ONE(exp10)
+ONE(log)
+ONE(log2)
+ONE(log10)
+ONE(sin)
+ONE(cos)

@@ -1,0 +1,261 @@
+//! Float math emitted as vector code by the work-item vectoriser (vectorize/math.rs): every
+//! function gives bit for bit mathlib's (CORE-MATH's, correctly rounded) result on specials,
+//! the edges of each fast domain, arguments near the hard cases of each reduction (multiples
+//! of π/2, powers of two and ten, 1), every exponent, and random floats — through real kernels,
+//! vectorised, on every lane and inside a branch only some lanes take.
+
+mod common;
+
+use common::*;
+use ferrocl_codegen::{BuildOptions, Vectorization};
+use ferrocl_mathlib as ml;
+
+const FUNCTIONS: [(&str, extern "C" fn(f32) -> f32); 8] = [
+    ("exp", ml::unary::exp::f32),
+    ("exp2", ml::unary::exp2::f32),
+    ("exp10", ml::unary::exp10::f32),
+    ("log", ml::unary::log::f32),
+    ("log2", ml::unary::log2::f32),
+    ("log10", ml::unary::log10::f32),
+    ("sin", ml::unary::sin::f32),
+    ("cos", ml::unary::cos::f32),
+];
+
+/// The inputs: specials, the neighbourhoods of the values where a reduction or a domain edge
+/// lies, every exponent with edge and random mantissas, and random floats.
+fn inputs() -> Vec<f32> {
+    let mut v: Vec<f32> = vec![
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        -f32::NAN,
+        f32::MIN_POSITIVE,
+        -f32::MIN_POSITIVE,
+        f32::from_bits(1),
+        f32::from_bits(0x8000_0001),
+        f32::MAX,
+        f32::MIN,
+    ];
+    let around = |c: f32, v: &mut Vec<f32>| {
+        for d in -64i32..=64 {
+            v.push(f32::from_bits(c.to_bits().wrapping_add_signed(d)));
+        }
+    };
+    let mut centres: Vec<f32> = vec![
+        1.0, 104.0, -104.0, 152.0, -152.0, 46.0, -46.0, 88.72, 89.0, -87.34, -103.9, 128.0, -126.0,
+        -149.0, 38.53, -37.93, -45.0, 262_144.0, -262_144.0,
+    ];
+    for k in -60..=60 {
+        centres.push(2f32.powi(k));
+        centres.push((f64::from(k) * std::f64::consts::FRAC_PI_2) as f32);
+    }
+    for k in 0..=38 {
+        centres.push(10f32.powi(k));
+        centres.push(10f32.powi(-k));
+    }
+    for k in 1..2000 {
+        // Near multiples of π/2 at every scale up to the sin/cos domain edge.
+        centres.push((f64::from(k * k) * std::f64::consts::FRAC_PI_2) as f32);
+    }
+    for c in centres {
+        around(c, &mut v);
+        around(-c, &mut v);
+    }
+    let mut rng = Rng(0x0a7b_17e5);
+    for bits in (0u32..=0xff).map(|e| e << 23) {
+        for _ in 0..64 {
+            let m = rng.next() as u32 & 0x807f_ffff;
+            v.push(f32::from_bits(bits | m));
+        }
+        v.push(f32::from_bits(bits | 0x007f_ffff));
+        v.push(f32::from_bits(bits | 0x8000_0000));
+    }
+    for _ in 0..(1 << 17) {
+        v.push(f32::from_bits(rng.next() as u32));
+        // Where kernels mostly live.
+        v.push((rng.next() % 2_000_001) as f32 / 10_000.0 - 100.0);
+    }
+    // Whole vectors of 16 lanes (the widest vector loop), plus a ragged tail.
+    v.truncate(v.len() / 16 * 16);
+    v.push(0.5);
+    v
+}
+
+fn build(recipe: Recipe, denorms_are_zero: bool) -> ferrocl_codegen::Program {
+    let spirv = spirv_from_c("vector_math.cl", recipe, common::CL1_2);
+    let module = ferrocl_frontend::parse(&spirv).unwrap_or_else(|e| panic!("frontend: {e}"));
+    let options = BuildOptions {
+        vectorize: true,
+        denorms_are_zero,
+        ..default_options()
+    };
+    compile(&module, &options).unwrap_or_else(|e| panic!("codegen: {e}"))
+}
+
+fn same(a: f32, b: f32) -> bool {
+    a.to_bits() == b.to_bits() || a.is_nan() && b.is_nan()
+}
+
+/// Flush-to-zero of a float (`-cl-denorms-are-zero`): a subnormal becomes a zero of its sign.
+fn flush(x: f32) -> f32 {
+    if x.is_subnormal() {
+        0.0f32.copysign(x)
+    } else {
+        x
+    }
+}
+
+#[test]
+fn vector_math_is_bit_for_bit_mathlib() {
+    check_inputs(false);
+}
+
+/// With `-cl-denorms-are-zero` the arguments and results are flushed around the function.
+#[test]
+fn vector_math_flushes_like_the_scalar_call() {
+    check_inputs(true);
+}
+
+fn check_inputs(denorms_are_zero: bool) {
+    let x = inputs();
+    let p = build(Recipe::Optimized, denorms_are_zero);
+    for (name, function) in FUNCTIONS {
+        let reference = |x: f32| {
+            if denorms_are_zero {
+                flush(function(flush(x)))
+            } else {
+                function(x)
+            }
+        };
+        for (kernel, every_lane) in [
+            (format!("{name}_all"), true),
+            (format!("{name}_some"), false),
+        ] {
+            let k = p
+                .kernel(&kernel)
+                .unwrap_or_else(|| panic!("no kernel {kernel}"));
+            assert!(
+                matches!(k.vectorization, Vectorization::Vectorized { .. }),
+                "{kernel}: {:?}",
+                k.vectorization
+            );
+            // With FERROCL_TEST_BACKEND=wide, the 8- or 16-lane code of the wide backend.
+            assert_eq!(
+                k.backend(),
+                test_backend(),
+                "{kernel}: {:?}",
+                k.wide_refusal()
+            );
+            let mut xs = bytes_of(&x);
+            let mut ys = vec![0u8; 4 * x.len()];
+            launch(
+                &p,
+                &kernel,
+                &mut [Arg::Buf(&mut xs), Arg::Buf(&mut ys)],
+                x.len() as u64,
+                64,
+            );
+            let mut wrong = Vec::new();
+            for (i, &xi) in x.iter().enumerate() {
+                let want = if every_lane || i & 2 != 0 {
+                    reference(xi)
+                } else if denorms_are_zero {
+                    flush(flush(xi) * 3.0)
+                } else {
+                    xi * 3.0
+                };
+                let got = read_f32(&ys, i);
+                if !same(got, want) {
+                    wrong.push(format!(
+                        "{xi:e} ({:#010x}): {got:e} want {want:e}",
+                        xi.to_bits()
+                    ));
+                }
+            }
+            assert!(
+                wrong.is_empty(),
+                "{kernel}: {} of {} differ, first: {:?}",
+                wrong.len(),
+                x.len(),
+                &wrong[..wrong.len().min(8)]
+            );
+        }
+    }
+}
+
+/// Every float through each function's vector code, against CORE-MATH: the proof that the
+/// vector path is correctly rounded everywhere (minutes per function; run by hand:
+/// `cargo test --release -p ferrocl-codegen --test vector_math -- --ignored --nocapture`,
+/// `FERROCL_TEST_BACKEND=wide` for the wide backend's lanes, `VECTOR_MATH_FUNCTIONS=exp,sin`
+/// for some of them).
+#[test]
+#[ignore]
+fn every_float_is_correctly_rounded() {
+    const CHUNK: usize = 1 << 24;
+    let p = build(Recipe::Optimized, false);
+    let only = std::env::var("VECTOR_MATH_FUNCTIONS").ok();
+    for (name, function) in FUNCTIONS {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|f| f == name))
+        {
+            continue;
+        }
+        let start = std::time::Instant::now();
+        let kernel = format!("{name}_all");
+        let mut wrong = 0u64;
+        let mut first = None;
+        let mut xs = vec![0u8; 4 * CHUNK];
+        let mut ys = vec![0u8; 4 * CHUNK];
+        for chunk in 0..(1usize << 32) / CHUNK {
+            let base = (chunk * CHUNK) as u32;
+            for (i, w) in xs.chunks_exact_mut(4).enumerate() {
+                w.copy_from_slice(&(base + i as u32).to_ne_bytes());
+            }
+            launch(
+                &p,
+                &kernel,
+                &mut [Arg::Buf(&mut xs), Arg::Buf(&mut ys)],
+                CHUNK as u64,
+                64,
+            );
+            let halves: Vec<(u64, Option<u32>)> = std::thread::scope(|s| {
+                let ys = &ys;
+                let workers: Vec<_> = (0..2)
+                    .map(|t| {
+                        s.spawn(move || {
+                            let (mut n, mut first) = (0u64, None);
+                            for i in (t * CHUNK / 2)..((t + 1) * CHUNK / 2) {
+                                let x = f32::from_bits(base + i as u32);
+                                if !same(read_f32(ys, i), function(x)) {
+                                    n += 1;
+                                    first.get_or_insert(x.to_bits());
+                                }
+                            }
+                            (n, first)
+                        })
+                    })
+                    .collect();
+                workers
+                    .into_iter()
+                    .map(|w| w.join().expect("worker"))
+                    .collect()
+            });
+            for (n, f) in halves {
+                wrong += n;
+                if first.is_none() {
+                    first = f;
+                }
+            }
+        }
+        println!(
+            "{name}: 2^32 floats, {wrong} differ from CORE-MATH (first {first:#x?}), {:.0} s",
+            start.elapsed().as_secs_f64()
+        );
+        assert_eq!(wrong, 0, "{name}: first {first:#x?}");
+    }
+}
