@@ -91,6 +91,7 @@ fn build(recipe: Recipe, denorms_are_zero: bool) -> ferrocl_codegen::Program {
     let options = BuildOptions {
         vectorize: true,
         denorms_are_zero,
+        dump_dir: std::env::var_os("FERROCL_TEST_DUMP").map(std::path::PathBuf::from),
         ..default_options()
     };
     compile(&module, &options).unwrap_or_else(|e| panic!("codegen: {e}"))
@@ -181,6 +182,98 @@ fn check_inputs(denorms_are_zero: bool) {
                 "{kernel}: {} of {} differ, first: {:?}",
                 wrong.len(),
                 x.len(),
+                &wrong[..wrong.len().min(8)]
+            );
+        }
+    }
+}
+
+/// `pow` and `powr` on pairs of the inputs with exponents that matter (integers, halves,
+/// ±0, large and tiny, specials, random), both operands varying and with a shared exponent.
+#[test]
+fn vector_pow_is_bit_for_bit_mathlib() {
+    let xs = inputs();
+    let mut rng = Rng(0x9e37_79b9);
+    let exponents: Vec<f32> = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        2.0,
+        3.0,
+        -2.0,
+        0.5,
+        -0.5,
+        0.75,
+        1.0 / 3.0,
+        10.0,
+        24.0,
+        100.0,
+        -149.0,
+        1e-7,
+        1e7,
+        3e38,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+    ]
+    .into_iter()
+    .collect();
+    let ys: Vec<f32> = (0..xs.len())
+        .map(|i| match i % 4 {
+            0 => exponents[(rng.next() as usize) % exponents.len()],
+            1 => f32::from_bits(rng.next() as u32),
+            2 => (rng.next() % 2001) as f32 / 10.0 - 100.0,
+            _ => ((rng.next() % 129) as f32 - 64.0) / 2.0,
+        })
+        .collect();
+    let p = build(Recipe::Optimized, false);
+    for (name, function) in [
+        (
+            "pow",
+            ml::binary::pow::f32 as extern "C" fn(f32, f32) -> f32,
+        ),
+        ("powr", ml::binary::powr::f32),
+    ] {
+        for shared in [None, Some(0.75f32), Some(-3.0), Some(2.5)] {
+            let kernel = format!(
+                "{name}_{}",
+                if shared.is_some() { "uniform" } else { "all" }
+            );
+            let k = p
+                .kernel(&kernel)
+                .unwrap_or_else(|| panic!("no kernel {kernel}"));
+            assert!(
+                matches!(k.vectorization, Vectorization::Vectorized { .. }),
+                "{kernel}: {:?}",
+                k.vectorization
+            );
+            let mut xb = bytes_of(&xs);
+            let mut yb = bytes_of(&ys);
+            let mut zb = vec![0u8; 4 * xs.len()];
+            let mut args = match shared {
+                None => vec![Arg::Buf(&mut xb), Arg::Buf(&mut yb), Arg::Buf(&mut zb)],
+                Some(y) => vec![
+                    Arg::Buf(&mut xb),
+                    Arg::Val(bytes_of(&[y])),
+                    Arg::Buf(&mut zb),
+                ],
+            };
+            launch(&p, &kernel, &mut args, xs.len() as u64, 64);
+            drop(args);
+            let mut wrong = Vec::new();
+            for (i, &x) in xs.iter().enumerate() {
+                let y = shared.unwrap_or(ys[i]);
+                let (got, want) = (read_f32(&zb, i), function(x, y));
+                if !same(got, want) {
+                    wrong.push(format!("{name}({x:e}, {y:e}) = {got:e}, want {want:e}"));
+                }
+            }
+            assert!(
+                wrong.is_empty(),
+                "{kernel} {shared:?}: {} of {} differ, first: {:?}",
+                wrong.len(),
+                xs.len(),
                 &wrong[..wrong.len().min(8)]
             );
         }

@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use cranelift_codegen::cursor::FuncCursor;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{self, types, Endianness, InstBuilder, MemFlagsData, Type, Value};
-use ferrocl_mathlib::{Precision, Unary};
+use ferrocl_mathlib::{Binary, Precision, Unary};
 
 use super::analysis::Form;
 use super::rewrite::Vectoriser;
@@ -41,6 +41,8 @@ pub(crate) enum VectorMath {
     Log10,
     Sin,
     Cos,
+    /// `pow` and `powr` (which agree where the vector form applies: x > 0).
+    Pow,
 }
 
 /// The calls of a kernel body the vectoriser may emit as vector code, by function reference.
@@ -52,8 +54,12 @@ impl VectorMath {
         if options.round_to_zero {
             return None;
         }
-        let EntryPoint::Unary(f, Precision::F32) = entry else {
-            return None;
+        let f = match entry {
+            EntryPoint::Unary(f, Precision::F32) => f,
+            EntryPoint::Binary(Binary::pow | Binary::powr, Precision::F32) => {
+                return Some(VectorMath::Pow)
+            }
+            _ => return None,
         };
         Some(match f {
             Unary::exp => VectorMath::Exp,
@@ -71,6 +77,8 @@ impl VectorMath {
 
 /// Relative error bound of the double results, as the rounding test assumes it.
 const TEST_EPSILON: f64 = 1.0 / (1u64 << 42) as f64;
+/// The same for `pow`, whose reduction multiplies log2(x)'s error by up to 160.
+const POW_TEST_EPSILON: f64 = 1.0 / (1u64 << 40) as f64;
 /// 1.5 × 2^52: added to a double below 2^51 in magnitude, leaves its nearest integer in the
 /// low bits of the sum (and the sum minus it is that integer).
 const SHIFTER: f64 = 6_755_399_441_055_744.0;
@@ -103,11 +111,13 @@ impl Vectoriser<'_> {
         let Some(&f) = self.math.get(&func_ref) else {
             return false;
         };
-        let arg = self.func.dfg.inst_args(inst)[0];
-        if self.is_uniform(arg) {
+        let args = self.func.dfg.inst_args(inst).to_vec();
+        if args.iter().all(|&a| self.is_uniform(a)) {
             return false;
         }
-        let x = self.vector(arg);
+        let operands: Vec<Value> = args.iter().map(|&a| self.vector(a)).collect();
+        let x = operands[0];
+        let mut epsilon = TEST_EPSILON;
         let (y, domain) = match f {
             VectorMath::Exp => self.exp_family(
                 x,
@@ -125,9 +135,13 @@ impl Vectoriser<'_> {
             VectorMath::Log | VectorMath::Log2 | VectorMath::Log10 => self.log_family(x, f),
             VectorMath::Sin => self.sin_cos(x, false),
             VectorMath::Cos => self.sin_cos(x, true),
+            VectorMath::Pow => {
+                epsilon = POW_TEST_EPSILON;
+                self.pow(x, operands[1])
+            }
         };
         let result = self.func.dfg.inst_results(inst)[0];
-        let v = self.rounded_or_called(inst, x, y, domain);
+        let v = self.rounded_or_called(inst, &operands, y, domain, epsilon);
         self.define(result, Form::Vector(v));
         true
     }
@@ -137,12 +151,13 @@ impl Vectoriser<'_> {
     fn rounded_or_called(
         &mut self,
         inst: ir::Inst,
-        x: Value,
+        operands: &[Value],
         y: [Value; 2],
         domain: Value,
+        epsilon: f64,
     ) -> Value {
-        let below = self.scale(y, 1.0 - TEST_EPSILON);
-        let above = self.scale(y, 1.0 + TEST_EPSILON);
+        let below = self.scale(y, 1.0 - epsilon);
+        let above = self.scale(y, 1.0 + epsilon);
         let low = self.demote_pair(below);
         let high = self.demote_pair(above);
         let it = self.mask_ty();
@@ -165,22 +180,28 @@ impl Vectoriser<'_> {
         self.diamond(
             any,
             Some(vt),
-            &mut |s: &mut Self| Some(s.called_lanes(inst, x, low, retry)),
+            &mut |s: &mut Self| Some(s.called_lanes(inst, operands, low, retry)),
             &mut |_| Some(low),
         )
         .expect("one result")
     }
 
     /// `fast` with the lanes where mask `retry` is on replaced by scalar call `inst` on the
-    /// lane of `x`: a loop over the lanes through stack copies of the three vectors, so a
-    /// function costs one call site whatever the lane count (16 call sites of the 16-lane
-    /// loop built 3× slower).
-    fn called_lanes(&mut self, inst: ir::Inst, x: Value, fast: Value, retry: Value) -> Value {
+    /// lanes of `operands`: a loop over the lanes through stack copies of the vectors, so a
+    /// function costs one call site whatever the lane count.
+    fn called_lanes(
+        &mut self,
+        inst: ir::Inst,
+        operands: &[Value],
+        fast: Value,
+        retry: Value,
+    ) -> Value {
         let vt = self.wide(types::F32);
         let bytes = vt.bytes();
+        // [fast, retry, operands…]
         let slot = self.func.create_sized_stack_slot(ir::StackSlotData::new(
             ir::StackSlotKind::ExplicitSlot,
-            3 * bytes,
+            (2 + operands.len() as u32) * bytes,
             bytes.trailing_zeros() as u8,
         ));
         let flags = MemFlagsData::trusted();
@@ -197,9 +218,11 @@ impl Vectoriser<'_> {
         let base = {
             let mut c = self.cursor();
             let base = c.ins().stack_addr(types::I64, slot, 0);
-            c.ins().store(flags, x, base, 0);
-            c.ins().store(flags, fast, base, bytes as i32);
-            c.ins().store(flags, retry, base, 2 * bytes as i32);
+            c.ins().store(flags, fast, base, 0);
+            c.ins().store(flags, retry, base, bytes as i32);
+            for (k, &v) in operands.iter().enumerate() {
+                c.ins().store(flags, v, base, (2 + k as i32) * bytes as i32);
+            }
             let zero = c.ins().iconst(types::I64, 0);
             c.ins().jump(lane_loop, &[ir::BlockArg::Value(zero)]);
             base
@@ -209,17 +232,23 @@ impl Vectoriser<'_> {
             let mut c = self.cursor();
             let offset = c.ins().ishl_imm_u(i, 2);
             let at = c.ins().iadd(base, offset);
-            let on = c.ins().load(types::I32, flags, at, 2 * bytes as i32);
+            let on = c.ins().load(types::I32, flags, at, bytes as i32);
             c.ins().brif(on, call, &[], next, &[]);
             at
         };
         self.current = call;
-        let xl = self.cursor().ins().load(types::F32, flags, at, 0);
+        let lanes: Vec<Value> = (0..operands.len() as i32)
+            .map(|k| {
+                self.cursor()
+                    .ins()
+                    .load(types::F32, flags, at, (2 + k) * bytes as i32)
+            })
+            .collect();
         let ctrl = self.func.dfg.ctrl_typevar(inst);
-        let r = self.clone_with(inst, ctrl, &[xl])[0];
+        let r = self.clone_with(inst, ctrl, &lanes)[0];
         {
             let mut c = self.cursor();
-            c.ins().store(flags, r, at, bytes as i32);
+            c.ins().store(flags, r, at, 0);
             c.ins().jump(next, &[]);
         }
         self.current = next;
@@ -232,7 +261,7 @@ impl Vectoriser<'_> {
                 .brif(more, lane_loop, &[ir::BlockArg::Value(i1)], done, &[]);
         }
         self.current = done;
-        self.cursor().ins().load(vt, flags, base, bytes as i32)
+        self.cursor().ins().load(vt, flags, base, 0)
     }
 
     /// `exp`, `exp2`, `exp10` (of 2^(x·c), c = `c_hi` + `c_lo`), for |x| ≤ `bound` (results
@@ -243,6 +272,13 @@ impl Vectoriser<'_> {
     /// to its exponent: about 2^-51 in all.
     fn exp_family(&mut self, x: Value, c_hi: f64, c_lo: f64, bound: f32) -> ([Value; 2], Value) {
         let xd = self.promote_vector(x);
+        let y = self.exp2_times(xd, c_hi, c_lo);
+        let domain = self.abs_at_most(x, bound);
+        (y, domain)
+    }
+
+    /// 2^(x·(c_hi + c_lo)) for doubles x with |x·c| ≤ 1000 (see [`Self::exp_family`]).
+    fn exp2_times(&mut self, xd: [Value; 2], c_hi: f64, c_lo: f64) -> [Value; 2] {
         let shifter = self.splat_f64(SHIFTER);
         let hi = self.splat_f64(c_hi);
         let s = self.map(&[xd, [hi; 2], [shifter; 2]], |c, a| {
@@ -264,9 +300,29 @@ impl Vectoriser<'_> {
             let k = c.ins().ishl_imm_u(a[0], 52);
             c.ins().iadd(a[1], k)
         });
-        let y = self.floats(scaled);
-        let domain = self.abs_at_most(x, bound);
-        (y, domain)
+        self.floats(scaled)
+    }
+
+    /// `pow(x, y)` (and `powr`) for positive normal x and finite y: 2^(y·log2(x)) with
+    /// log2(x) from [`Self::log_family`] (relative error about 2^-51) and y·log2(x) clamped
+    /// to ±160 (beyond, the result overflows or rounds to zero either way). The product's
+    /// error is relative, so up to |y·log2(x)| = 160 it moves the result by at most
+    /// 160·2^-50.5 ≈ 2^-43 — hence the wider [`POW_TEST_EPSILON`] (pow has two arguments:
+    /// no exhaustive run proves this one).
+    fn pow(&mut self, x: Value, y: Value) -> ([Value; 2], Value) {
+        let (log2_x, x_domain) = self.log_family(x, VectorMath::Log2);
+        let yd = self.promote_vector(y);
+        let limit = self.splat_f64(160.0);
+        let minus_limit = self.splat_f64(-160.0);
+        let t = self.map(&[log2_x, yd, [limit; 2], [minus_limit; 2]], |c, a| {
+            let t = c.ins().fmul(a[0], a[1]);
+            let t = c.ins().fmin(t, a[2]);
+            c.ins().fmax(t, a[3])
+        });
+        let result = self.exp2_times(t, 1.0, 0.0);
+        let y_finite = self.abs_at_most(y, f32::MAX);
+        let domain = self.cursor().ins().band(x_domain, y_finite);
+        (result, domain)
     }
 
     /// `log`, `log2`, `log10` of a positive normal float x = 2^e·m, m in [√½, √2): with

@@ -18,3 +18,15 @@ ONE(log2)
 ONE(log10)
 ONE(sin)
 ONE(cos)
+
+#define TWO(f) \
+    kernel void f##_all(global const float* x, global const float* y, global float* z) { \
+        size_t i = get_global_id(0); \
+        z[i] = f(x[i], y[i]); \
+    } \
+    kernel void f##_uniform(global const float* x, float y, global float* z) { \
+        size_t i = get_global_id(0); \
+        z[i] = f(x[i], y); \
+    }
+TWO(pow)
+TWO(powr)
