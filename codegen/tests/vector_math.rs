@@ -10,7 +10,7 @@ use common::*;
 use ferrocl_codegen::{BuildOptions, Vectorization};
 use ferrocl_mathlib as ml;
 
-const FUNCTIONS: [(&str, extern "C" fn(f32) -> f32); 8] = [
+const FUNCTIONS: [(&str, extern "C" fn(f32) -> f32); 9] = [
     ("exp", ml::unary::exp::f32),
     ("exp2", ml::unary::exp2::f32),
     ("exp10", ml::unary::exp10::f32),
@@ -19,6 +19,7 @@ const FUNCTIONS: [(&str, extern "C" fn(f32) -> f32); 8] = [
     ("log10", ml::unary::log10::f32),
     ("sin", ml::unary::sin::f32),
     ("cos", ml::unary::cos::f32),
+    ("tan", ml::unary::tan::f32),
 ];
 
 /// The inputs: specials, the neighbourhoods of the values where a reduction or a domain edge

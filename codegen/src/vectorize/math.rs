@@ -41,6 +41,7 @@ pub(crate) enum VectorMath {
     Log10,
     Sin,
     Cos,
+    Tan,
     /// `pow` and `powr` (which agree where the vector form applies: x > 0).
     Pow,
 }
@@ -70,6 +71,7 @@ impl VectorMath {
             Unary::log10 => VectorMath::Log10,
             Unary::sin => VectorMath::Sin,
             Unary::cos => VectorMath::Cos,
+            Unary::tan => VectorMath::Tan,
             _ => return None,
         })
     }
@@ -133,8 +135,7 @@ impl Vectoriser<'_> {
                 46.0,
             ),
             VectorMath::Log | VectorMath::Log2 | VectorMath::Log10 => self.log_family(x, f),
-            VectorMath::Sin => self.sin_cos(x, false),
-            VectorMath::Cos => self.sin_cos(x, true),
+            VectorMath::Sin | VectorMath::Cos | VectorMath::Tan => self.trigonometric(x, f),
             VectorMath::Pow => {
                 epsilon = POW_TEST_EPSILON;
                 self.pow(x, operands[1])
@@ -391,13 +392,14 @@ impl Vectoriser<'_> {
         (y, domain)
     }
 
-    /// `sin` or `cos` for |x| ≤ 2^18: k = nearest(x·2/π), r = x − k·π/2 with π/2 in three
+    /// `sin`, `cos` or `tan` for |x| ≤ 2^18: k = nearest(x·2/π), r = x − k·π/2 with π/2 in three
     /// doubles (the first step is exact: x and k·p1 are multiples of 2^-52 below 2^18; the
     /// next two round once each, relative to r), then sin(r) = r·(1 + r²·S(r²)) and cos(r) =
     /// 1 + r²·C(r²) by their Taylor series to r¹⁵ and r¹⁴ (|r| ≤ π/4: remainders 2^-54 and
-    /// 2^-50), chosen and signed by k mod 4. Multiplying r (rather than adding r³·S) keeps the
+    /// 2^-50), chosen and signed by k mod 4 (tan: their quotient, one more rounding; near its
+    /// poles the divisor is sin(r), as accurate relative to itself as r). Multiplying r (rather than adding r³·S) keeps the
     /// sign of zero.
-    fn sin_cos(&mut self, x: Value, cos: bool) -> ([Value; 2], Value) {
+    fn trigonometric(&mut self, x: Value, f: VectorMath) -> ([Value; 2], Value) {
         let xd = self.promote_vector(x);
         let shifter = self.splat_f64(SHIFTER);
         let two_over_pi = self.splat_f64(std::f64::consts::FRAC_2_PI);
@@ -450,13 +452,28 @@ impl Vectoriser<'_> {
                 c.ins().splat(it, s)
             };
             let (one, two) = (splat(c, 1), splat(c, 2));
-            let q = if cos { c.ins().iadd(a[0], one) } else { a[0] };
-            let odd = c.ins().band(q, one);
-            let odd = c.ins().icmp(IntCC::Equal, odd, one);
-            let odd = c.ins().bitcast(pt, little, odd);
-            let v = c.ins().bitselect(odd, a[2], a[1]);
-            let half_turn = c.ins().band(q, two);
-            let sign = c.ins().ishl_imm_u(half_turn, 62);
+            let q = if f == VectorMath::Cos {
+                c.ins().iadd(a[0], one)
+            } else {
+                a[0]
+            };
+            let odd_bit = c.ins().band(q, one);
+            let odd = c.ins().icmp(IntCC::Equal, odd_bit, one);
+            let odd_f = c.ins().bitcast(pt, little, odd);
+            let v = c.ins().bitselect(odd_f, a[2], a[1]);
+            // sin and cos: negative in the second half turn; tan = sin/cos on even quadrants,
+            // −cos/sin on odd ones.
+            let sign = if f == VectorMath::Tan {
+                let den = c.ins().bitselect(odd_f, a[1], a[2]);
+                let v = c.ins().fdiv(v, den);
+                let sign = c.ins().ishl_imm_u(odd_bit, 63);
+                let vb = c.ins().bitcast(it, little, v);
+                let signed = c.ins().bxor(vb, sign);
+                return c.ins().bitcast(pt, little, signed);
+            } else {
+                let half_turn = c.ins().band(q, two);
+                c.ins().ishl_imm_u(half_turn, 62)
+            };
             let vb = c.ins().bitcast(it, little, v);
             let signed = c.ins().bxor(vb, sign);
             c.ins().bitcast(pt, little, signed)

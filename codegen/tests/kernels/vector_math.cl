@@ -18,6 +18,7 @@ ONE(log2)
 ONE(log10)
 ONE(sin)
 ONE(cos)
+ONE(tan)
 
 #define TWO(f) \
     kernel void f##_all(global const float* x, global const float* y, global float* z) { \
