@@ -15,6 +15,13 @@ pub fn f32s(bytes: &[u8]) -> Vec<f32> {
         .collect()
 }
 
+pub fn f64s(bytes: &[u8]) -> Vec<f64> {
+    bytes
+        .chunks_exact(8)
+        .map(|c| f64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+        .collect()
+}
+
 pub fn u32s(bytes: &[u8]) -> Vec<u32> {
     bytes
         .chunks_exact(4)
@@ -31,6 +38,27 @@ pub fn close_f32(
     rel: f64,
     abs: f64,
 ) -> Result<(), String> {
+    close(got, want, scale, rel, abs)
+}
+
+/// `close_f32` for double results.
+pub fn close_f64(
+    got: &[f64],
+    want: &[f64],
+    scale: &[f64],
+    rel: f64,
+    abs: f64,
+) -> Result<(), String> {
+    close(got, want, scale, rel, abs)
+}
+
+fn close<T: Copy + Into<f64>>(
+    got: &[T],
+    want: &[f64],
+    scale: &[f64],
+    rel: f64,
+    abs: f64,
+) -> Result<(), String> {
     if got.len() != want.len() {
         return Err(format!("length {} != {}", got.len(), want.len()));
     }
@@ -38,7 +66,7 @@ pub fn close_f32(
     let mut first = None;
     for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
         let tol = abs + rel * scale.get(i).copied().unwrap_or(w.abs());
-        let g = f64::from(g);
+        let g: f64 = g.into();
         if !(g - w).abs().le(&tol) {
             bad += 1;
             first.get_or_insert((i, g, w));
@@ -103,6 +131,10 @@ mod tests {
         // NaN never passes
         assert!(close_f32(&[f32::NAN], &[1.0], &[1.0], 1.0, 1.0).is_err());
         assert!(close_f32(&[1.0], &[1.0, 2.0], &[], 1.0, 1.0).is_err());
+        // double results keep their precision: 1e-12 off fails a 1e-14 tolerance
+        assert!(close_f64(&[1.0 + 1e-15], &[1.0], &[1.0], 1e-14, 0.0).is_ok());
+        assert!(close_f64(&[1.0 + 1e-12], &[1.0], &[1.0], 1e-14, 0.0).is_err());
+        assert_eq!(f64s(&bytes_of(&[-2.5f64])), [-2.5]);
     }
 
     #[test]

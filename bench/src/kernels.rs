@@ -1,7 +1,7 @@
 //! The benchmark kernels: their OpenCL C sources, problem sizes (quick and default), input data,
 //! host references and result checks, and the bytes/FLOP each launch moves for the roofline.
 
-use crate::check::{bytes_of, close_f32, equal_u32, f32s, mostly_equal_u32, u32s};
+use crate::check::{bytes_of, close_f32, close_f64, equal_u32, f32s, f64s, mostly_equal_u32, u32s};
 
 /// What a kernel measures; decides which ratio it feeds in the summary.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -191,6 +191,25 @@ pub fn all() -> Vec<Spec> {
             extra: PLAIN,
         },
         Spec {
+            name: "math_float",
+            entry: "math_float",
+            source: concat!("#define MATH_FLOAT\n", cl!("math.cl")),
+            class: Class::Compute,
+            make: math_float,
+            extra: PLAIN,
+        },
+        Spec {
+            name: "math_double",
+            entry: "math_double",
+            source: concat!("#define MATH_DOUBLE\n", cl!("math.cl")),
+            class: Class::Compute,
+            make: math_double,
+            extra: Extra {
+                requires: Some("cl_khr_fp64"),
+                ..PLAIN
+            },
+        },
+        Spec {
             name: "hash",
             entry: "hash",
             source: cl!("hash.cl"),
@@ -303,6 +322,10 @@ impl Rng {
     }
     pub(crate) fn f32s(&mut self, n: usize, lo: f32, hi: f32) -> Vec<f32> {
         (0..n).map(|_| self.f32(lo, hi)).collect()
+    }
+    /// Uniform in [lo, hi), all 53 bits of the significand random.
+    pub(crate) fn f64(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64)
     }
 }
 
@@ -651,6 +674,87 @@ fn transcendental(quick: bool) -> Case {
     }
 }
 
+/// The terms of `math.cl`'s expression for one input, in f64 (the host reference of both rows):
+/// `sin(x)·cos(2x)`, `exp(x/2)·log(1 + x²)`, `exp2(-x²)`, `log2(2 + x)`, `pow(1 + |x|, 0.75)`.
+fn math_terms(x: f64) -> [f64; 5] {
+    [
+        x.sin() * (2.0 * x).cos(),
+        (0.5 * x).exp() * (1.0 + x * x).ln(),
+        (-x * x).exp2(),
+        (2.0 + x).log2(),
+        (1.0 + x.abs()).powf(0.75),
+    ]
+}
+
+/// Reference value and error scale (1 + Σ|terms|) of `math.cl`'s expression for each input.
+fn math_reference(x: impl Iterator<Item = f64>) -> (Vec<f64>, Vec<f64>) {
+    x.map(|v| {
+        let t = math_terms(v);
+        (
+            t.iter().sum::<f64>(),
+            1.0 + t.iter().map(|t| t.abs()).sum::<f64>(),
+        )
+    })
+    .unzip()
+}
+
+/// The math rows' size; transcendental calls counted as transcendental's (a nominal 15 FLOP
+/// each, the arithmetic around them not counted): 7 per element.
+fn math_n(quick: bool) -> usize {
+    if quick {
+        MI
+    } else {
+        2 * MI
+    }
+}
+const MATH_FLOP_PER_ITEM: usize = 7 * 15;
+/// Inputs: 2 + x must stay positive for log2.
+const MATH_RANGE: (f64, f64) = (-1.5, 4.0);
+
+fn math_float(quick: bool) -> Case {
+    let n = math_n(quick);
+    let mut rng = Rng(11);
+    let x = rng.f32s(n, MATH_RANGE.0 as f32, MATH_RANGE.1 as f32);
+    let (want, scale) = math_reference(x.iter().map(|&v| f64::from(v)));
+    Case {
+        size: format!("n={}", size_label(n)),
+        bufs: vec![input(bytes_of(&x)), output(4 * n)],
+        args: vec![Arg::Buf(0), Arg::Buf(1)],
+        global: vec![n],
+        local: None,
+        output: 1,
+        // a few ulp per term (full profile: sin/cos 4, exp/log/exp2/log2 3, pow 16) plus the
+        // rounding of arguments (x², 1 + x²), as transcendental's ~34 float ulp of Σ|terms|
+        check: Box::new(move |out, _| close_f32(&f32s(out), &want, &scale, 4e-6, 0.0)),
+        bytes: (8 * n) as f64,
+        flops: (MATH_FLOP_PER_ITEM * n) as f64,
+        launches: 1,
+    }
+}
+
+fn math_double(quick: bool) -> Case {
+    let n = math_n(quick);
+    let mut rng = Rng(12);
+    let x: Vec<f64> = (0..n)
+        .map(|_| rng.f64(MATH_RANGE.0, MATH_RANGE.1))
+        .collect();
+    let (want, scale) = math_reference(x.iter().copied());
+    Case {
+        size: format!("n={}", size_label(n)),
+        bufs: vec![input(bytes_of(&x)), output(8 * n)],
+        args: vec![Arg::Buf(0), Arg::Buf(1)],
+        global: vec![n],
+        local: None,
+        output: 1,
+        // the same ulp budget in double (~45 ulp of Σ|terms|); a result computed in float
+        // precision misses it by nine orders of magnitude
+        check: Box::new(move |out, _| close_f64(&f64s(out), &want, &scale, 1e-14, 0.0)),
+        bytes: (16 * n) as f64,
+        flops: (MATH_FLOP_PER_ITEM * n) as f64,
+        launches: 1,
+    }
+}
+
 fn hash(quick: bool) -> Case {
     let n = if quick { MI } else { 8 * MI };
     let mut rng = Rng(8);
@@ -793,6 +897,42 @@ mod tests {
                     assert_eq!(g % l, 0, "{}: global not a multiple of local", spec.name);
                 }
             }
+        }
+    }
+
+    #[test]
+    fn math_checks_accept_the_reference_and_reject_float_precision() {
+        for (make, width) in [(math_float as fn(bool) -> Case, 4), (math_double, 8)] {
+            let case = make(true);
+            let x = &case.bufs[0].init.as_ref().expect("input");
+            let inputs: Vec<f64> = if width == 4 {
+                f32s(x).into_iter().map(f64::from).collect()
+            } else {
+                f64s(x)
+            };
+            assert!(inputs
+                .iter()
+                .all(|v| (MATH_RANGE.0..MATH_RANGE.1).contains(v)));
+            let (want, _) = math_reference(inputs.iter().copied());
+            let exact = if width == 4 {
+                bytes_of(&want.iter().map(|&v| v as f32).collect::<Vec<_>>())
+            } else {
+                bytes_of(&want)
+            };
+            assert!((case.check)(&exact, 1).is_ok(), "width {width}");
+            // one value off by 1e-6 relative: within float's budget, far outside double's
+            let mut off = want.clone();
+            off[7] *= 1.0 + 1e-6;
+            let off = if width == 4 {
+                bytes_of(&off.iter().map(|&v| v as f32).collect::<Vec<_>>())
+            } else {
+                bytes_of(&off)
+            };
+            assert_eq!((case.check)(&off, 1).is_ok(), width == 4, "width {width}");
+            // a NaN (a platform's log2 of a negative argument) fails both
+            let mut nan = exact.clone();
+            nan[..width].fill(0xFF);
+            assert!((case.check)(&nan, 1).is_err(), "width {width}");
         }
     }
 

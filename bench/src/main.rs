@@ -1,5 +1,6 @@
 //! `ferrocl-bench`: command line, platform selection and the measurement loop that runs each
-//! kernel on Ferrocl (SPIR-V) and PoCL (OpenCL C), alternating repetitions, checking every result.
+//! kernel on Ferrocl (SPIR-V), PoCL and Intel's CPU runtime (OpenCL C), alternating repetitions,
+//! checking every result.
 
 mod check;
 mod cl;
@@ -26,7 +27,8 @@ const USAGE: &str = "\
 usage: ferrocl-bench [options]
   --quick              small sizes, few repetitions (under a minute)
   --kernel NAME        run only kernels whose name contains NAME (repeatable, or comma-separated)
-  --platform WHICH     ferrocl | pocl | both (default both)
+  --platform WHICH     ferrocl | pocl | intel | both (ferrocl,pocl) | all (ferrocl,pocl,intel),
+                       or a comma-separated list such as ferrocl,intel (default both)
   --reps N             timed repetitions per platform (default 10, quick 3)
   --json PATH          write JSON results to PATH
   --csv PATH           write CSV results to PATH
@@ -41,8 +43,9 @@ usage: ferrocl-bench [options]
   --images             only run the image kernels (blur, NV12 -> RGBA, 3D gradient) on each platform
                        (sets FERROCL_IMAGES=on for Ferrocl)
 Ferrocl runs SPIR-V built with the driver's OpenCL C recipe (clang-15/opt-15/llvm-spirv-15);
-PoCL runs the same OpenCL C. POCL_KERNEL_CACHE=0 is set unless already set, and so is
-FERROCL_CACHE=off for SPIR-V builds (both platforms build cold). FERROCL_TIER_UP_AFTER is
+PoCL and Intel's CPU runtime (platform \"Intel(R) OpenCL\", see bench/README.md for how to
+load it) run the same OpenCL C. POCL_KERNEL_CACHE=0 is set unless already set, and so is
+FERROCL_CACHE=off for SPIR-V builds (the platforms build cold). FERROCL_TIER_UP_AFTER is
 set to 1 us unless already set, and every platform pauses 1 s between a kernel's first launch
 and its timed repetitions: Ferrocl's tiered kernels are timed on the wide code a hot kernel
 runs (FERROCL_BACKEND=cranelift times Cranelift's code).";
@@ -52,6 +55,7 @@ struct Options {
     kernels: Vec<String>,
     ferrocl: bool,
     pocl: bool,
+    intel: bool,
     reps: Option<usize>,
     json: Option<PathBuf>,
     csv: Option<PathBuf>,
@@ -71,6 +75,7 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
         kernels: Vec::new(),
         ferrocl: true,
         pocl: true,
+        intel: false,
         reps: None,
         json: None,
         csv: None,
@@ -91,12 +96,23 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
             "--kernel" => o
                 .kernels
                 .extend(value("--kernel")?.split(',').map(str::to_string)),
-            "--platform" => match value("--platform")?.to_ascii_lowercase().as_str() {
-                "ferrocl" => (o.ferrocl, o.pocl) = (true, false),
-                "pocl" => (o.ferrocl, o.pocl) = (false, true),
-                "both" => (o.ferrocl, o.pocl) = (true, true),
-                p => return Err(format!("unknown platform {p:?} (ferrocl, pocl or both)")),
-            },
+            "--platform" => {
+                (o.ferrocl, o.pocl, o.intel) = (false, false, false);
+                for p in value("--platform")?.to_ascii_lowercase().split(',') {
+                    match p.trim() {
+                        "ferrocl" => o.ferrocl = true,
+                        "pocl" => o.pocl = true,
+                        "intel" => o.intel = true,
+                        "both" => (o.ferrocl, o.pocl) = (true, true),
+                        "all" => (o.ferrocl, o.pocl, o.intel) = (true, true, true),
+                        p => {
+                            return Err(format!(
+                                "unknown platform {p:?} (ferrocl, pocl, intel, both, all, or a comma list)"
+                            ))
+                        }
+                    }
+                }
+            }
             "--reps" => {
                 let n: usize = value("--reps")?
                     .parse()
@@ -122,6 +138,31 @@ fn parse_args(args: impl Iterator<Item = String>) -> Result<Options, String> {
         }
     }
     Ok(o)
+}
+
+/// How a platform slot finds its platform, by name, among those `clGetPlatformIDs` returns.
+enum Find {
+    /// The name contains this lower-case text (case-insensitive).
+    Contains(String),
+    /// Intel's CPU runtime (`is_intel_cpu`).
+    IntelCpu,
+}
+
+impl Find {
+    fn matches(&self, name: &str) -> bool {
+        match self {
+            Find::Contains(needle) => name.to_ascii_lowercase().contains(needle.as_str()),
+            Find::IntelCpu => is_intel_cpu(name),
+        }
+    }
+}
+
+/// Whether a platform name is Intel's CPU runtime: "Intel(R) OpenCL" (oneAPI, the PyPI wheel
+/// `intel-opencl-rt`) or "Intel(R) CPU Runtime for OpenCL(TM) Applications" (older releases),
+/// not Intel's GPU ("Intel(R) OpenCL Graphics", "… HD Graphics") or FPGA-emulation platforms.
+fn is_intel_cpu(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.starts_with("intel") && n.contains("opencl") && !n.contains("graphics") && !n.contains("fpga")
 }
 
 /// A platform under test.
@@ -720,25 +761,32 @@ fn main() {
     });
     let mut plats = Vec::new();
     let mut plat_info = Vec::new();
-    let ferrocl_needle = opts.ferrocl_name.to_ascii_lowercase();
     let wanted = [
         (
             "Ferrocl",
-            ferrocl_needle.as_str(),
+            Find::Contains(opts.ferrocl_name.to_ascii_lowercase()),
             opts.ferrocl,
             !opts.ferrocl_source,
         ),
-        ("PoCL", "portable computing language", opts.pocl, false),
+        (
+            "PoCL",
+            Find::Contains("portable computing language".into()),
+            opts.pocl,
+            false,
+        ),
+        ("Intel", Find::IntelCpu, opts.intel, false),
     ];
-    for (label, needle, want, il) in wanted {
+    for (label, find, want, il) in wanted {
         if !want {
             continue;
         }
-        let Some(pi) = available
-            .iter()
-            .find(|p| p.name.to_ascii_lowercase().contains(needle))
-        else {
-            println!("{label}: platform not found through the loader, skipped");
+        let Some(pi) = available.iter().find(|p| find.matches(&p.name)) else {
+            let hint = if label == "Intel" {
+                " (bench/README.md: an intel-cpu.icd in OCL_ICD_VENDORS)"
+            } else {
+                ""
+            };
+            println!("{label}: platform not found through the loader, skipped{hint}");
             continue;
         };
         match Context::new(&api, pi.id) {
@@ -808,6 +856,7 @@ fn main() {
             "FERROCL_CACHE",
             "FERROCL_BACKEND",
             "FERROCL_TIER_UP_AFTER",
+            "LD_LIBRARY_PATH",
         ]
         .iter()
         .filter_map(|k| Some((k.to_string(), std::env::var(k).ok()?)))
@@ -875,6 +924,38 @@ mod tests {
         assert_eq!(o.kernels, ["vadd", "sgemm"]);
         assert_eq!(o.reps, Some(4));
         assert!(super::parse_args(["--platform", "x"].iter().map(|s| s.to_string())).is_err());
+        let which = |p: &str| {
+            let o = super::parse_args(["--platform", p].iter().map(|s| s.to_string())).unwrap();
+            (o.ferrocl, o.pocl, o.intel)
+        };
+        assert_eq!(which("ferrocl"), (true, false, false));
+        assert_eq!(which("both"), (true, true, false));
+        assert_eq!(which("intel"), (false, false, true));
+        assert_eq!(which("all"), (true, true, true));
+        assert_eq!(which("ferrocl,intel"), (true, false, true));
+        assert_eq!(which("Intel, PoCL"), (false, true, true));
+        let default = super::parse_args(std::iter::empty()).unwrap();
+        assert!(default.ferrocl && default.pocl && !default.intel);
+        assert!(
+            super::parse_args(["--platform", "ferrocl,x"].iter().map(|s| s.to_string())).is_err()
+        );
+    }
+
+    #[test]
+    fn intel_cpu_platform_names() {
+        assert!(super::is_intel_cpu("Intel(R) OpenCL"));
+        assert!(super::is_intel_cpu(
+            "Intel(R) CPU Runtime for OpenCL(TM) Applications"
+        ));
+        for other in [
+            "Intel(R) OpenCL Graphics",
+            "Intel(R) OpenCL HD Graphics",
+            "Intel(R) FPGA Emulation Platform for OpenCL(TM)",
+            "Portable Computing Language",
+            "Ferrocl",
+        ] {
+            assert!(!super::is_intel_cpu(other), "{other}");
+        }
     }
 
     #[test]

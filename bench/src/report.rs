@@ -1,5 +1,6 @@
 //! Results of a run and how they are shown: the terminal table with ratios and targets, and the
-//! machine-readable JSON and CSV written under `bench/results/`.
+//! machine-readable JSON and CSV written under `bench/results/`. Ratios are Ferrocl's time over
+//! PoCL's (`F/P`) and, where Intel's CPU runtime was measured, over Intel's (`F/I`).
 
 use crate::kernels::Class;
 use crate::probe::Roofline;
@@ -117,12 +118,36 @@ impl KernelResult {
 
     /// Ferrocl/PoCL ratio of median kernel times (per-launch times for launch kernels).
     pub fn kernel_ratio(&self) -> Option<f64> {
-        Some(self.get("Ferrocl")?.median_ms()? / self.get("PoCL")?.median_ms()?)
+        self.kernel_ratio_to("PoCL")
     }
 
     /// Ferrocl/PoCL ratio of build + first-launch times.
     pub fn build_ratio(&self) -> Option<f64> {
-        Some(self.get("Ferrocl")?.build_first_ms()? / self.get("PoCL")?.build_first_ms()?)
+        self.build_ratio_to("PoCL")
+    }
+
+    /// Ferrocl/Intel ratio of median kernel times.
+    pub fn kernel_ratio_intel(&self) -> Option<f64> {
+        self.kernel_ratio_to("Intel")
+    }
+
+    /// Ferrocl/Intel ratio of build + first-launch times.
+    pub fn build_ratio_intel(&self) -> Option<f64> {
+        self.build_ratio_to("Intel")
+    }
+
+    fn kernel_ratio_to(&self, other: &str) -> Option<f64> {
+        Some(self.get("Ferrocl")?.median_ms()? / self.get(other)?.median_ms()?)
+    }
+
+    fn build_ratio_to(&self, other: &str) -> Option<f64> {
+        Some(self.get("Ferrocl")?.build_first_ms()? / self.get(other)?.build_first_ms()?)
+    }
+
+    /// The rows of issue #34 (correctly rounded math at vector speed): `transcendental` and
+    /// the `math_*` kernels.
+    pub fn is_math(&self) -> bool {
+        self.name == "transcendental" || self.name.starts_with("math_")
     }
 
     /// The same for Ferrocl's second (cached) build from OpenCL C, against PoCL's cold one.
@@ -135,6 +160,14 @@ pub struct Summary {
     pub kernel_geomean: Option<f64>,
     pub kernel_max: Option<(f64, &'static str)>,
     pub build_geomean: Option<f64>,
+    /// The same three against Intel's CPU runtime (None when it was not measured).
+    pub kernel_geomean_intel: Option<f64>,
+    pub kernel_max_intel: Option<(f64, &'static str)>,
+    pub build_geomean_intel: Option<f64>,
+    /// Issue #34's rows (`KernelResult::is_math`): the worst kernel-time ratio to PoCL and to
+    /// Intel.
+    pub math_max: Option<(f64, &'static str)>,
+    pub math_max_intel: Option<(f64, &'static str)>,
     /// Ferrocl built from OpenCL C (`--ferrocl-source`): the warm (cached) build + first
     /// launch against PoCL's cold one, and the slowest warm clBuildProgram.
     pub warm_build_geomean: Option<f64>,
@@ -147,17 +180,39 @@ pub struct Summary {
     pub build_per_kilo_instruction: Option<(f64, &'static str)>,
 }
 
+/// The largest ratio with its kernel's name.
+fn worst(v: impl Iterator<Item = (f64, &'static str)>) -> Option<(f64, &'static str)> {
+    v.max_by(|a, b| a.0.total_cmp(&b.0))
+}
+
 pub fn summarise(kernels: &[KernelResult], roof: &Roofline) -> Summary {
-    let timed: Vec<(f64, &'static str)> = kernels
-        .iter()
-        .filter(|k| matches!(k.class, Class::Memory | Class::Compute))
-        .filter_map(|k| Some((k.kernel_ratio()?, k.name)))
-        .collect();
+    let timed_against = |ratio: fn(&KernelResult) -> Option<f64>| -> Vec<(f64, &'static str)> {
+        kernels
+            .iter()
+            .filter(|k| matches!(k.class, Class::Memory | Class::Compute))
+            .filter_map(|k| Some((ratio(k)?, k.name)))
+            .collect()
+    };
+    let timed = timed_against(KernelResult::kernel_ratio);
+    let timed_intel = timed_against(KernelResult::kernel_ratio_intel);
     let ratios: Vec<f64> = timed.iter().map(|r| r.0).collect();
+    let ratios_intel: Vec<f64> = timed_intel.iter().map(|r| r.0).collect();
     let builds: Vec<f64> = kernels
         .iter()
         .filter_map(KernelResult::build_ratio)
         .collect();
+    let builds_intel: Vec<f64> = kernels
+        .iter()
+        .filter_map(KernelResult::build_ratio_intel)
+        .collect();
+    let math = |ratio: fn(&KernelResult) -> Option<f64>| {
+        worst(
+            kernels
+                .iter()
+                .filter(|k| k.is_math())
+                .filter_map(|k| Some((ratio(k)?, k.name))),
+        )
+    };
     let warm: Vec<f64> = kernels
         .iter()
         .filter_map(KernelResult::warm_build_ratio)
@@ -172,7 +227,7 @@ pub fn summarise(kernels: &[KernelResult], roof: &Roofline) -> Summary {
         .filter_map(|k| Some((k.name, k.kernel_ratio()?)))
         .collect();
     let mut memory_roof = Vec::new();
-    for p in ["Ferrocl", "PoCL"] {
+    for p in ["Ferrocl", "PoCL", "Intel"] {
         let fr: Vec<f64> = kernels
             .iter()
             .filter(|k| k.class == Class::Memory)
@@ -196,8 +251,13 @@ pub fn summarise(kernels: &[KernelResult], roof: &Roofline) -> Summary {
     Summary {
         build_per_kilo_instruction,
         kernel_geomean: geomean(&ratios),
-        kernel_max: timed.iter().copied().max_by(|a, b| a.0.total_cmp(&b.0)),
+        kernel_max: worst(timed.iter().copied()),
         build_geomean: geomean(&builds),
+        kernel_geomean_intel: geomean(&ratios_intel),
+        kernel_max_intel: worst(timed_intel.iter().copied()),
+        build_geomean_intel: geomean(&builds_intel),
+        math_max: math(KernelResult::kernel_ratio),
+        math_max_intel: math(KernelResult::kernel_ratio_intel),
         warm_build_geomean: geomean(&warm),
         warm_build_max,
         launch_ratios,
@@ -220,9 +280,20 @@ fn truncate(s: &str, n: usize) -> String {
 /// The human-readable table plus summary lines.
 pub fn table(kernels: &[KernelResult], roof: &Roofline, summary: &Summary) -> String {
     let mut o = String::new();
+    // Ferrocl/Intel columns only when Intel's CPU runtime was among the platforms.
+    let intel = kernels
+        .iter()
+        .any(|k| k.results.iter().any(|r| r.platform == "Intel"));
+    let intel_columns = |kern: &str, build: &str| {
+        if intel {
+            format!(" {kern:>8} {build:>8}")
+        } else {
+            String::new()
+        }
+    };
     let _ = writeln!(
         o,
-        "{:<17} {:<8} {:<20} {:>9} {:>9} {:>9} {:>9} {:>18} {:>6} {:>8} {:>8}",
+        "{:<17} {:<8} {:<20} {:>9} {:>9} {:>9} {:>9} {:>18} {:>6} {:>8} {:>8}{}",
         "kernel",
         "platform",
         "size",
@@ -233,7 +304,8 @@ pub fn table(kernels: &[KernelResult], roof: &Roofline, summary: &Summary) -> St
         "throughput",
         "roof",
         "F/P kern",
-        "F/P b+1"
+        "F/P b+1",
+        intel_columns("F/I kern", "F/I b+1")
     );
     for k in kernels {
         for (i, r) in k.results.iter().enumerate() {
@@ -256,17 +328,21 @@ pub fn table(kernels: &[KernelResult], roof: &Roofline, summary: &Summary) -> St
                 .throughput(r)
                 .map_or("-".into(), |(v, u)| format!("{v:.2} {u}"));
             let last = i + 1 == k.results.len() && k.results.len() > 1;
-            let (kr, br) = if last {
+            let (kr, br, intel_ratios) = if last {
                 (
                     format_ratio(k.kernel_ratio()),
                     format_ratio(k.build_ratio()),
+                    intel_columns(
+                        &format_ratio(k.kernel_ratio_intel()),
+                        &format_ratio(k.build_ratio_intel()),
+                    ),
                 )
             } else {
-                (String::new(), String::new())
+                (String::new(), String::new(), String::new())
             };
             let _ = writeln!(
                 o,
-                "{:<17} {:<8} {:<20} {:>9} {:>9} {:>9} {:>9} {:>18} {:>6} {:>8} {:>8}",
+                "{:<17} {:<8} {:<20} {:>9} {:>9} {:>9} {:>9} {:>18} {:>6} {:>8} {:>8}{}",
                 name,
                 r.platform,
                 size,
@@ -277,7 +353,8 @@ pub fn table(kernels: &[KernelResult], roof: &Roofline, summary: &Summary) -> St
                 tp,
                 pct(k.roof(r, roof)),
                 kr,
-                br
+                br,
+                intel_ratios
             );
         }
         // Ferrocl's second build from OpenCL C: the program cache's row.
@@ -309,7 +386,12 @@ pub fn table(kernels: &[KernelResult], roof: &Roofline, summary: &Summary) -> St
     );
     let _ = writeln!(
         o,
-        "targets (tracked, not asserted), F/P = Ferrocl time / PoCL time:"
+        "targets (tracked, not asserted), F/P = Ferrocl time / PoCL time{}:",
+        if intel {
+            ", F/I = Ferrocl time / Intel time"
+        } else {
+            ""
+        }
     );
     let _ = writeln!(
         o,
@@ -329,6 +411,39 @@ pub fn table(kernels: &[KernelResult], roof: &Roofline, summary: &Summary) -> St
         "  build + first launch geomean   {:>8}   target <= 0.1x",
         format_ratio(summary.build_geomean)
     );
+    let named = |m: Option<(f64, &'static str)>| match m {
+        Some((r, n)) => (format_ratio(Some(r)), format!(" ({n})")),
+        None => ("-".into(), String::new()),
+    };
+    if summary.math_max.is_some() || summary.math_max_intel.is_some() {
+        let (r, which) = named(summary.math_max);
+        let _ = writeln!(
+            o,
+            "  math rows (#34), worst F/P     {r:>8}   target <= 1.0x{which}"
+        );
+    }
+    if intel {
+        let _ = writeln!(
+            o,
+            "  F/I kernel time geomean        {:>8}   (no target)",
+            format_ratio(summary.kernel_geomean_intel)
+        );
+        let (r, which) = named(summary.kernel_max_intel);
+        let _ = writeln!(
+            o,
+            "  F/I worst kernel time ratio    {r:>8}   (no target){which}"
+        );
+        let _ = writeln!(
+            o,
+            "  F/I build + first geomean      {:>8}   (no target)",
+            format_ratio(summary.build_geomean_intel)
+        );
+        let (r, which) = named(summary.math_max_intel);
+        let _ = writeln!(
+            o,
+            "  math rows (#34), worst F/I     {r:>8}   target <= 1.5x{which}"
+        );
+    }
     if summary.warm_build_geomean.is_some() {
         // With --ferrocl-source the line above compares cold builds from OpenCL C.
         let _ = writeln!(
@@ -486,7 +601,7 @@ pub fn json(info: &RunInfo, kernels: &[KernelResult], roof: &Roofline, s: &Summa
             })
             .collect();
         ks.push(format!(
-            "    {{\"name\": {}, \"class\": {}, \"size\": {}, \"bytes\": {}, \"flops\": {}, \"ratio_kernel\": {}, \"ratio_build_first\": {}, \"ratio_warm_build_first\": {},\n      \"results\": [\n{}\n      ]}}",
+            "    {{\"name\": {}, \"class\": {}, \"size\": {}, \"bytes\": {}, \"flops\": {}, \"ratio_kernel\": {}, \"ratio_build_first\": {}, \"ratio_warm_build_first\": {}, \"ratio_kernel_intel\": {}, \"ratio_build_first_intel\": {},\n      \"results\": [\n{}\n      ]}}",
             js(k.name),
             js(k.class.label()),
             js(&k.size),
@@ -495,6 +610,8 @@ pub fn json(info: &RunInfo, kernels: &[KernelResult], roof: &Roofline, s: &Summa
             jn(k.kernel_ratio()),
             jn(k.build_ratio()),
             jn(k.warm_build_ratio()),
+            jn(k.kernel_ratio_intel()),
+            jn(k.build_ratio_intel()),
             rs.join(",\n")
         ));
     }
@@ -511,7 +628,7 @@ pub fn json(info: &RunInfo, kernels: &[KernelResult], roof: &Roofline, s: &Summa
         .collect();
     let _ = writeln!(
         o,
-        "  \"summary\": {{\"kernel_ratio_geomean\": {}, \"kernel_ratio_max\": {}, \"kernel_ratio_max_kernel\": {}, \"build_first_ratio_geomean\": {}, \"warm_build_first_ratio_geomean\": {}, \"warm_build_max_ms\": {}, \"launch_ratios\": {{{}}}, \"memory_bound_min_stream_fraction\": {{{}}}}}",
+        "  \"summary\": {{\"kernel_ratio_geomean\": {}, \"kernel_ratio_max\": {}, \"kernel_ratio_max_kernel\": {}, \"build_first_ratio_geomean\": {}, \"warm_build_first_ratio_geomean\": {}, \"warm_build_max_ms\": {}, \"launch_ratios\": {{{}}}, \"memory_bound_min_stream_fraction\": {{{}}}, \"kernel_ratio_geomean_intel\": {}, \"kernel_ratio_max_intel\": {}, \"kernel_ratio_max_kernel_intel\": {}, \"build_first_ratio_geomean_intel\": {}, \"math_ratio_max\": {}, \"math_ratio_max_kernel\": {}, \"math_ratio_max_intel\": {}, \"math_ratio_max_kernel_intel\": {}}}",
         jn(s.kernel_geomean),
         jn(s.kernel_max.map(|m| m.0)),
         s.kernel_max.map_or("null".into(), |m| js(m.1)),
@@ -519,7 +636,15 @@ pub fn json(info: &RunInfo, kernels: &[KernelResult], roof: &Roofline, s: &Summa
         jn(s.warm_build_geomean),
         jn(s.warm_build_max.map(|m| m.0)),
         launch.join(", "),
-        mem.join(", ")
+        mem.join(", "),
+        jn(s.kernel_geomean_intel),
+        jn(s.kernel_max_intel.map(|m| m.0)),
+        s.kernel_max_intel.map_or("null".into(), |m| js(m.1)),
+        jn(s.build_geomean_intel),
+        jn(s.math_max.map(|m| m.0)),
+        s.math_max.map_or("null".into(), |m| js(m.1)),
+        jn(s.math_max_intel.map(|m| m.0)),
+        s.math_max_intel.map_or("null".into(), |m| js(m.1))
     );
     o.push_str("}\n");
     o
@@ -535,7 +660,7 @@ fn csv_field(s: &str) -> String {
 
 pub fn csv(info: &RunInfo, kernels: &[KernelResult], roof: &Roofline) -> String {
     let mut o = String::from(
-        "date,hostname,mode,kernel,class,size,platform,status,build_ms,first_launch_ms,median_ms,min_ms,throughput,throughput_unit,roofline_fraction,ratio_kernel,ratio_build_first,message,warm_build_ms,warm_first_launch_ms,ratio_warm_build_first\n",
+        "date,hostname,mode,kernel,class,size,platform,status,build_ms,first_launch_ms,median_ms,min_ms,throughput,throughput_unit,roofline_fraction,ratio_kernel,ratio_build_first,message,warm_build_ms,warm_first_launch_ms,ratio_warm_build_first,ratio_kernel_intel,ratio_build_first_intel\n",
     );
     let f = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v}"));
     for k in kernels {
@@ -563,6 +688,8 @@ pub fn csv(info: &RunInfo, kernels: &[KernelResult], roof: &Roofline) -> String 
                 f(r.warm_build_ms),
                 f(r.warm_first_ms),
                 f(k.warm_build_ratio().filter(|_| r.warm_build_ms.is_some())),
+                f(k.kernel_ratio_intel()),
+                f(k.build_ratio_intel()),
             ];
             let line: Vec<String> = fields.iter().map(|s| csv_field(s)).collect();
             o.push_str(&line.join(","));
@@ -682,6 +809,72 @@ mod tests {
             j.contains("\"warm_build_ms\": 2") && j.contains("\"ratio_warm_build_first\": 0.25"),
             "{j}"
         );
+    }
+
+    fn info() -> RunInfo {
+        RunInfo {
+            date: String::new(),
+            hostname: String::new(),
+            cpu: String::new(),
+            mode: "quick",
+            reps: 1,
+            platforms: Vec::new(),
+            env: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn three_platforms_ratios_to_pocl_and_to_intel() {
+        let three = |name, f: f64, p: f64, i: Status| {
+            let mut k = kernel(
+                name,
+                pr("Ferrocl", Status::Ok, &[f]),
+                pr("PoCL", Status::Ok, &[p]),
+            );
+            k.class = Class::Compute;
+            k.results.push(pr("Intel", i, &[10.0]));
+            k
+        };
+        let ks = vec![
+            three("transcendental", 20.0, 10.0, Status::Ok),
+            three("math_float", 5.0, 10.0, Status::Ok),
+            three("math_double", 30.0, 60.0, Status::Unsupported("z".into())),
+            three("vadd", 40.0, 80.0, Status::Ok),
+        ];
+        assert_eq!(ks[0].kernel_ratio(), Some(2.0));
+        assert_eq!(ks[0].kernel_ratio_intel(), Some(2.0));
+        assert_eq!(ks[1].kernel_ratio_intel(), Some(0.5));
+        assert_eq!(ks[2].kernel_ratio_intel(), None);
+        assert_eq!(ks[2].kernel_ratio(), Some(0.5));
+        assert_eq!(ks[0].build_ratio_intel(), Some(1.0));
+        let s = summarise(&ks, &roof());
+        assert_eq!(s.math_max, Some((2.0, "transcendental")));
+        assert_eq!(s.math_max_intel, Some((2.0, "transcendental")));
+        assert_eq!(s.kernel_max_intel, Some((4.0, "vadd")));
+        assert!((s.kernel_geomean_intel.unwrap() - 4f64.powf(1.0 / 3.0)).abs() < 1e-12);
+        let t = table(&ks, &roof(), &s);
+        assert!(t.contains("F/I kern") && t.contains("worst F/I"), "{t}");
+        assert!(t.contains("unsupported: z"), "{t}");
+        let j = json(&info(), &ks, &roof(), &s);
+        assert!(
+            j.contains("\"ratio_kernel_intel\": 0.5") && j.contains("\"math_ratio_max_intel\": 2"),
+            "{j}"
+        );
+        let c = csv(&info(), &ks, &roof());
+        let header = c.lines().next().unwrap().split(',').count();
+        assert!(c.lines().count() == 1 + 12, "{c}");
+        assert!(
+            c.lines().skip(1).all(|l| l.split(',').count() == header),
+            "{c}"
+        );
+        // without Intel, no F/I columns or lines
+        let two = vec![kernel(
+            "math_float",
+            pr("Ferrocl", Status::Ok, &[1.0]),
+            pr("PoCL", Status::Ok, &[1.0]),
+        )];
+        let t = table(&two, &roof(), &summarise(&two, &roof()));
+        assert!(!t.contains("F/I") && t.contains("worst F/P"), "{t}");
     }
 
     #[test]
