@@ -10,7 +10,7 @@ use common::*;
 use ferrocl_codegen::{BuildOptions, Vectorization};
 use ferrocl_mathlib as ml;
 
-const FUNCTIONS: [(&str, extern "C" fn(f32) -> f32); 9] = [
+const FUNCTIONS: [(&str, extern "C" fn(f32) -> f32); 13] = [
     ("exp", ml::unary::exp::f32),
     ("exp2", ml::unary::exp2::f32),
     ("exp10", ml::unary::exp10::f32),
@@ -20,6 +20,10 @@ const FUNCTIONS: [(&str, extern "C" fn(f32) -> f32); 9] = [
     ("sin", ml::unary::sin::f32),
     ("cos", ml::unary::cos::f32),
     ("tan", ml::unary::tan::f32),
+    ("expm1", ml::unary::expm1::f32),
+    ("log1p", ml::unary::log1p::f32),
+    ("tanh", ml::unary::tanh::f32),
+    ("atan", ml::unary::atan::f32),
 ];
 
 /// The inputs: specials, the neighbourhoods of the values where a reduction or a domain edge

@@ -42,6 +42,10 @@ pub(crate) enum VectorMath {
     Sin,
     Cos,
     Tan,
+    Expm1,
+    Log1p,
+    Tanh,
+    Atan,
     /// `pow` and `powr` (which agree where the vector form applies: x > 0).
     Pow,
 }
@@ -72,6 +76,10 @@ impl VectorMath {
             Unary::sin => VectorMath::Sin,
             Unary::cos => VectorMath::Cos,
             Unary::tan => VectorMath::Tan,
+            Unary::expm1 => VectorMath::Expm1,
+            Unary::log1p => VectorMath::Log1p,
+            Unary::tanh => VectorMath::Tanh,
+            Unary::atan => VectorMath::Atan,
             _ => return None,
         })
     }
@@ -79,6 +87,40 @@ impl VectorMath {
 
 /// Relative error bound of the double results, as the rounding test assumes it.
 const TEST_EPSILON: f64 = 1.0 / (1u64 << 42) as f64;
+/// The low part of log2(e) (the high part is `LOG2_E`).
+const LOG2_E_LO: f64 = 2.035_527_374_093_103_3e-17;
+/// √3 as a sum of two doubles.
+const SQRT3_HI: f64 = 1.732_050_807_568_877_2;
+const SQRT3_LO: f64 = 1.0035084221806903e-16;
+/// tan(π/12) = 2 − √3.
+const TAN_PI_12: f64 = 0.267_949_192_431_122_7;
+/// (2^r − 1)/r on [-0.5, 0.5]: Chebyshev fit of degree 10, relative error 2^-54; lowest
+/// degree first.
+const EXPM1_POLY: [f64; 11] = [
+    std::f64::consts::LN_2,
+    0.240_226_506_959_100_97,
+    0.0555041086648216,
+    0.009_618_129_107_606_888,
+    0.001_333_355_814_641_693_6,
+    0.000_154_035_304_417_361_1,
+    1.525_273_382_983_615e-5,
+    1.32154425878863e-6,
+    1.017_806_244_582_691e-7,
+    7.072_585_956_347_123e-9,
+    4.454_960_601_959_222_6e-10,
+];
+/// atan(√z)/√z on [0, tan²(π/12)]: Chebyshev fit of degree 8, relative error 2^-54.9.
+const ATAN_POLY: [f64; 9] = [
+    1.0,
+    -0.333_333_333_333_298_8,
+    0.199_999_999_987_140_4,
+    -0.142_857_141_011_125_32,
+    0.111_110_978_044_798_83,
+    -0.090_903_683_655_576_56,
+    0.076_793_230_452_999_75,
+    -0.064_828_026_778_432_57,
+    0.044_375_918_859_241_84,
+];
 /// The same for `pow`, whose reduction multiplies log2(x)'s error by up to 160.
 const POW_TEST_EPSILON: f64 = 1.0 / (1u64 << 40) as f64;
 /// 1.5 × 2^52: added to a double below 2^51 in magnitude, leaves its nearest integer in the
@@ -121,12 +163,7 @@ impl Vectoriser<'_> {
         let x = operands[0];
         let mut epsilon = TEST_EPSILON;
         let (y, domain) = match f {
-            VectorMath::Exp => self.exp_family(
-                x,
-                std::f64::consts::LOG2_E,
-                2.035_527_374_093_103_3e-17,
-                104.0,
-            ),
+            VectorMath::Exp => self.exp_family(x, std::f64::consts::LOG2_E, LOG2_E_LO, 104.0),
             VectorMath::Exp2 => self.exp_family(x, 1.0, 0.0, 152.0),
             VectorMath::Exp10 => self.exp_family(
                 x,
@@ -136,6 +173,14 @@ impl Vectoriser<'_> {
             ),
             VectorMath::Log | VectorMath::Log2 | VectorMath::Log10 => self.log_family(x, f),
             VectorMath::Sin | VectorMath::Cos | VectorMath::Tan => self.trigonometric(x, f),
+            VectorMath::Expm1 => {
+                let xd = self.promote_vector(x);
+                let y = self.expm1(xd);
+                (y, self.abs_at_most(x, 104.0))
+            }
+            VectorMath::Tanh => self.tanh(x),
+            VectorMath::Log1p => self.log1p(x),
+            VectorMath::Atan => self.atan(x),
             VectorMath::Pow => {
                 epsilon = POW_TEST_EPSILON;
                 self.pow(x, operands[1])
@@ -357,20 +402,8 @@ impl Vectoriser<'_> {
         let md = self.promote_vector(m);
         let ed = self.promote_vector(e);
         let one = self.splat_f64(1.0);
-        let two = self.splat_f64(2.0);
         let fm = self.map(&[md, [one; 2]], |c, a| c.ins().fsub(a[0], a[1]));
-        let s = self.map(&[fm, [two; 2]], |c, a| {
-            let d = c.ins().fadd(a[0], a[1]);
-            c.ins().fdiv(a[0], d)
-        });
-        let z = self.map(&[s], |c, a| c.ins().fmul(a[0], a[0]));
-        let atanh_tail: Vec<f64> = (1..=8).map(|j| 2.0 / f64::from(2 * j + 1)).collect();
-        let q = self.horner(z, &atanh_tail);
-        let l = self.map(&[s, z, q], |c, a| {
-            let r = c.ins().fmul(a[1], a[2]);
-            let two_s = c.ins().fadd(a[0], a[0]);
-            c.ins().fma(a[0], r, two_s)
-        });
+        let l = self.log_1_plus(fm);
         let y = match f {
             VectorMath::Log => {
                 let ln2 = self.splat_f64(std::f64::consts::LN_2);
@@ -390,6 +423,228 @@ impl Vectoriser<'_> {
             }
         };
         (y, domain)
+    }
+
+    /// log(1 + f) for f in [√½ − 1, √2 − 1] given exactly: with s = f/(2 + f) (2 + f exact),
+    /// 2·atanh(s) = 2s + 2s³/3 + … to s¹⁷ (|s| ≤ 0.1716: the rest is below 2^-50 of the sum).
+    fn log_1_plus(&mut self, fm: [Value; 2]) -> [Value; 2] {
+        let two = self.splat_f64(2.0);
+        let s = self.map(&[fm, [two; 2]], |c, a| {
+            let d = c.ins().fadd(a[0], a[1]);
+            c.ins().fdiv(a[0], d)
+        });
+        let z = self.map(&[s], |c, a| c.ins().fmul(a[0], a[0]));
+        let atanh_tail: Vec<f64> = (1..=8).map(|j| 2.0 / f64::from(2 * j + 1)).collect();
+        let q = self.horner(z, &atanh_tail);
+        self.map(&[s, z, q], |c, a| {
+            let r = c.ins().fmul(a[1], a[2]);
+            let two_s = c.ins().fadd(a[0], a[0]);
+            c.ins().fma(a[0], r, two_s)
+        })
+    }
+
+    /// e^x − 1 for doubles |x| ≤ 104 (from floats): k = nearest(x·log2 e), r = x·log2 e − k
+    /// as in [`Self::exp2_times`], 2^r − 1 = r·Q(r) (Chebyshev fit of degree 10, 2^-54), then
+    /// 2^k·(2^r − 1) + (2^k − 1) in one fma (2^k − 1 exact for |k| ≤ 53, and beyond within
+    /// 2^-53 of a result at least as large). Where k ≠ 0 the result is at least 0.29 in
+    /// magnitude and the product at most 1.4 times it, so its relative error stays about
+    /// 2^-51; at k = 0 the result is r·Q(r) itself (which keeps the sign of zero).
+    fn expm1(&mut self, xd: [Value; 2]) -> [Value; 2] {
+        let shifter = self.splat_f64(SHIFTER);
+        let hi = self.splat_f64(std::f64::consts::LOG2_E);
+        let lo = self.splat_f64(LOG2_E_LO);
+        let s = self.map(&[xd, [hi; 2], [shifter; 2]], |c, a| {
+            c.ins().fma(a[0], a[1], a[2])
+        });
+        let k = self.map(&[s, [shifter; 2]], |c, a| c.ins().fsub(a[0], a[1]));
+        let r = self.map(&[xd, [hi; 2], k, [lo; 2]], |c, a| {
+            let minus_k = c.ins().fneg(a[2]);
+            let r = c.ins().fma(a[0], a[1], minus_k);
+            c.ins().fma(a[0], a[3], r)
+        });
+        let q = self.horner(r, &EXPM1_POLY);
+        let q = self.map(&[r, q], |c, a| c.ins().fmul(a[0], a[1]));
+        let (one, zero) = (self.splat_f64(1.0), self.splat_f64(0.0));
+        let (sb, ob) = (self.bits(s), self.bits([one; 2]));
+        let two_k = self.map(&[sb, ob], |c, a| {
+            let k = c.ins().ishl_imm_u(a[0], 52);
+            c.ins().iadd(a[1], k)
+        });
+        let two_k = self.floats(two_k);
+        let pt = self.pair_ty();
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        self.map(&[two_k, q, [one; 2], k, [zero; 2]], |c, a| {
+            let minus_one = c.ins().fsub(a[0], a[2]);
+            let general = c.ins().fma(a[0], a[1], minus_one);
+            let k_zero = c.ins().fcmp(FloatCC::Equal, a[3], a[4]);
+            let k_zero = c.ins().bitcast(pt, little, k_zero);
+            c.ins().bitselect(k_zero, a[1], general)
+        })
+    }
+
+    /// tanh(x) = q/(q + 2) with q = e^(2x) − 1 ([`Self::expm1`], 2x clamped to ±104 where
+    /// tanh is ±1 in float long before): q's relative error carries over, doubled at most.
+    fn tanh(&mut self, x: Value) -> ([Value; 2], Value) {
+        let xd = self.promote_vector(x);
+        let (limit, minus_limit, two) = (
+            self.splat_f64(104.0),
+            self.splat_f64(-104.0),
+            self.splat_f64(2.0),
+        );
+        let t = self.map(&[xd, [limit; 2], [minus_limit; 2]], |c, a| {
+            let t = c.ins().fadd(a[0], a[0]);
+            let t = c.ins().fmin(t, a[1]);
+            c.ins().fmax(t, a[2])
+        });
+        let q = self.expm1(t);
+        let y = self.map(&[q, [two; 2]], |c, a| {
+            let d = c.ins().fadd(a[0], a[1]);
+            c.ins().fdiv(a[0], d)
+        });
+        (y, self.abs_at_most(x, f32::INFINITY))
+    }
+
+    /// log(1 + x) for floats x > −1: u = 1 + x is exact in double for |x| ≥ 2^-29; u = 2^e·m
+    /// with m in [√½, √2) by integer steps on its bits, then e·log 2 + log(1 + (m − 1)) as in
+    /// [`Self::log_family`]. For |x| ≤ 2^-25 the series x − x²/2 + x³/3 − x⁴/4 instead (the
+    /// rest is below 2^-100 relative).
+    fn log1p(&mut self, x: Value) -> ([Value; 2], Value) {
+        let xd = self.promote_vector(x);
+        let one = self.splat_f64(1.0);
+        let u = self.map(&[xd, [one; 2]], |c, a| c.ins().fadd(a[0], a[1]));
+        let it = self.pair_int_ty();
+        let ub = self.bits(u);
+        // t = bits(u) + (bits(1) − bits(√½)): its exponent field is e + 1023, carrying into
+        // it exactly when the significand is at least √2.
+        let (m_bits, e_bits) = {
+            let mut c = self.cursor();
+            let mut splat = |v: i64| {
+                let s = c.ins().iconst(types::I64, v);
+                c.ins().splat(it, s)
+            };
+            let offset = splat(0x3ff0_0000_0000_0000 - 0x3fe6_a09e_667f_3bcd);
+            let bias = splat(0x3ff0_0000_0000_0000);
+            let shifter_bits = splat(SHIFTER.to_bits() as i64 - 1023);
+            let mut m_bits = [ub[0]; 2];
+            let mut e_bits = [ub[0]; 2];
+            for h in 0..2 {
+                let t = c.ins().iadd(ub[h], offset);
+                let biased = c.ins().ushr_imm_u(t, 52);
+                let field = c.ins().ishl_imm_u(biased, 52);
+                let m = c.ins().isub(ub[h], field);
+                m_bits[h] = c.ins().iadd(m, bias);
+                e_bits[h] = c.ins().iadd(biased, shifter_bits);
+            }
+            (m_bits, e_bits)
+        };
+        let m = self.floats(m_bits);
+        let shifter = self.splat_f64(SHIFTER);
+        let e = self.floats(e_bits);
+        let e = self.map(&[e, [shifter; 2]], |c, a| c.ins().fsub(a[0], a[1]));
+        let fm = self.map(&[m, [one; 2]], |c, a| c.ins().fsub(a[0], a[1]));
+        let l = self.log_1_plus(fm);
+        let ln2 = self.splat_f64(std::f64::consts::LN_2);
+        let general = self.map(&[e, [ln2; 2], l], |c, a| c.ins().fma(a[0], a[1], a[2]));
+        // x·(…) rather than a constant term of 0 keeps the sign of x = ±0.
+        let series = self.horner(xd, &[1.0, -0.5, 1.0 / 3.0, -0.25]);
+        let series = self.map(&[xd, series], |c, a| c.ins().fmul(a[0], a[1]));
+        let tiny = self.splat_f64(1.0 / (1u64 << 25) as f64);
+        let pt = self.pair_ty();
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let y = self.map(&[xd, [tiny; 2], series, general], |c, a| {
+            let ax = c.ins().fabs(a[0]);
+            let small = c.ins().fcmp(FloatCC::LessThanOrEqual, ax, a[1]);
+            let small = c.ins().bitcast(pt, little, small);
+            c.ins().bitselect(small, a[2], a[3])
+        });
+        let domain = {
+            let vt = self.wide(types::F32);
+            let mut c = self.cursor();
+            let minus_one = c.ins().f32const(-1.0);
+            let minus_one = c.ins().splat(vt, minus_one);
+            let max = c.ins().f32const(f32::MAX);
+            let max = c.ins().splat(vt, max);
+            let above = c.ins().fcmp(FloatCC::GreaterThan, x, minus_one);
+            let finite = c.ins().fcmp(FloatCC::LessThanOrEqual, x, max);
+            c.ins().band(above, finite)
+        };
+        (y, domain)
+    }
+
+    /// atan(x) for every float but NaN, on a = |x| and with the sign of x put back:
+    /// a ≤ tan(π/12): a·P(a²); to 1: π/6 + atan((a√3 − 1)/(a + √3)); to 1/tan(π/12):
+    /// π/3 − atan((√3 − a)/(1 + a√3)); beyond: π/2 − atan(1/a) — each argument in
+    /// [−tan(π/12), tan(π/12)], its numerator exact or rounded once relative to itself (√3 in
+    /// two doubles; a is a float), one division. P: Chebyshev fit of degree 8 in a², 2^-54.
+    fn atan(&mut self, x: Value) -> ([Value; 2], Value) {
+        let xd = self.promote_vector(x);
+        let c = |s: &mut Self, v: f64| [s.splat_f64(v); 2];
+        let (one, minus_one) = (c(self, 1.0), c(self, -1.0));
+        let (sqrt3_hi, sqrt3_lo) = (c(self, SQRT3_HI), c(self, SQRT3_LO));
+        let (low_edge, high_edge) = (c(self, TAN_PI_12), c(self, 1.0 / TAN_PI_12));
+        let (pi6, pi3, pi2) = (
+            c(self, std::f64::consts::FRAC_PI_6),
+            c(self, std::f64::consts::FRAC_PI_3),
+            c(self, std::f64::consts::FRAC_PI_2),
+        );
+        let zero = c(self, 0.0);
+        let pt = self.pair_ty();
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        // Per case: u = ±num/den, and the base u's atan is added to.
+        let mut num = zero;
+        let mut den = zero;
+        let mut base = zero;
+        let mut negate = zero;
+        {
+            let mut cur = self.cursor();
+            for h in 0..2 {
+                let a = cur.ins().fabs(xd[h]);
+                // Case B (tan(π/12) < a ≤ 1) and C (1 < a ≤ 1/tan(π/12)) and D (beyond).
+                let num_b = cur.ins().fma(a, sqrt3_hi[h], minus_one[h]);
+                let num_b = cur.ins().fma(a, sqrt3_lo[h], num_b);
+                let den_b = cur.ins().fadd(a, sqrt3_hi[h]);
+                let num_c = cur.ins().fsub(sqrt3_hi[h], a);
+                let num_c = cur.ins().fadd(num_c, sqrt3_lo[h]);
+                let den_c = cur.ins().fma(a, sqrt3_hi[h], one[h]);
+                let is_b = cur.ins().fcmp(FloatCC::GreaterThan, a, low_edge[h]);
+                let is_c = cur.ins().fcmp(FloatCC::GreaterThan, a, one[h]);
+                let is_d = cur.ins().fcmp(FloatCC::GreaterThan, a, high_edge[h]);
+                let (is_b, is_c, is_d) = (
+                    cur.ins().bitcast(pt, little, is_b),
+                    cur.ins().bitcast(pt, little, is_c),
+                    cur.ins().bitcast(pt, little, is_d),
+                );
+                let n = cur.ins().bitselect(is_b, num_b, a);
+                let n = cur.ins().bitselect(is_c, num_c, n);
+                num[h] = cur.ins().bitselect(is_d, one[h], n);
+                let d = cur.ins().bitselect(is_b, den_b, one[h]);
+                let d = cur.ins().bitselect(is_c, den_c, d);
+                den[h] = cur.ins().bitselect(is_d, a, d);
+                let b = cur.ins().bitselect(is_b, pi6[h], zero[h]);
+                let b = cur.ins().bitselect(is_c, pi3[h], b);
+                base[h] = cur.ins().bitselect(is_d, pi2[h], b);
+                negate[h] = is_c;
+            }
+        }
+        let u = self.map(&[num, den, negate], |c, a| {
+            let u = c.ins().fdiv(a[0], a[1]);
+            let minus_u = c.ins().fneg(u);
+            c.ins().bitselect(a[2], minus_u, u)
+        });
+        let z = self.map(&[u], |c, a| c.ins().fmul(a[0], a[0]));
+        let p = self.horner(z, &ATAN_POLY);
+        let it = self.pair_int_ty();
+        let y = self.map(&[u, p, base, xd], |c, a| {
+            let y = c.ins().fma(a[0], a[1], a[2]);
+            // atan(|x|) ≥ 0: the sign of x goes into its sign bit.
+            let yb = c.ins().bitcast(it, little, y);
+            let xb = c.ins().bitcast(it, little, a[3]);
+            let sign = c.ins().ushr_imm_u(xb, 63);
+            let sign = c.ins().ishl_imm_u(sign, 63);
+            let signed = c.ins().bor(yb, sign);
+            c.ins().bitcast(pt, little, signed)
+        });
+        (y, self.abs_at_most(x, f32::INFINITY))
     }
 
     /// `sin`, `cos` or `tan` for |x| ≤ 2^18: k = nearest(x·2/π), r = x − k·π/2 with π/2 in three

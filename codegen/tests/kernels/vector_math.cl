@@ -19,6 +19,10 @@ ONE(log10)
 ONE(sin)
 ONE(cos)
 ONE(tan)
+ONE(expm1)
+ONE(log1p)
+ONE(tanh)
+ONE(atan)
 
 #define TWO(f) \
     kernel void f##_all(global const float* x, global const float* y, global float* z) { \
