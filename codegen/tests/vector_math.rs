@@ -285,6 +285,50 @@ fn vector_pow_is_bit_for_bit_mathlib() {
     }
 }
 
+/// `sincos` is sin and cos, each vectorised, the cosine stored through the pointer: on a
+/// private variable and on a float4 through a global pointer.
+#[test]
+fn vector_sincos_is_sin_and_cos() {
+    let x = inputs();
+    let x = &x[..x.len() / 4 * 4];
+    let p = build(Recipe::Optimized, false);
+    for (kernel, global) in [("sincos_all", x.len()), ("sincos4", x.len() / 4)] {
+        let k = p
+            .kernel(kernel)
+            .unwrap_or_else(|| panic!("no kernel {kernel}"));
+        assert!(
+            matches!(k.vectorization, Vectorization::Vectorized { .. }),
+            "{kernel}: {:?}",
+            k.vectorization
+        );
+        let mut xs = bytes_of(x);
+        let (mut sb, mut cb) = (vec![0u8; 4 * x.len()], vec![0u8; 4 * x.len()]);
+        launch(
+            &p,
+            kernel,
+            &mut [Arg::Buf(&mut xs), Arg::Buf(&mut sb), Arg::Buf(&mut cb)],
+            global as u64,
+            64,
+        );
+        let mut wrong = Vec::new();
+        for (i, &xi) in x.iter().enumerate() {
+            let (s, c) = (read_f32(&sb, i), read_f32(&cb, i));
+            let (ws, wc) = (ml::unary::sin::f32(xi), ml::unary::cos::f32(xi));
+            if !same(s, ws) || !same(c, wc) {
+                wrong.push(format!(
+                    "sincos({xi:e}) = {s:e}, {c:e}; want {ws:e}, {wc:e}"
+                ));
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "{kernel}: {} differ: {:?}",
+            wrong.len(),
+            &wrong[..wrong.len().min(8)]
+        );
+    }
+}
+
 /// Every float through each function's vector code, against CORE-MATH: the proof that the
 /// vector path is correctly rounded everywhere (minutes per function; run by hand:
 /// `cargo test --release -p ferrocl-codegen --test vector_math -- --ignored --nocapture`,

@@ -558,6 +558,26 @@ impl Translator<'_, '_, '_> {
             _ => vec![args[0].flat()],
         };
         let f = self.func_ref(entry)?;
+        let split_sincos = if op == Cl::sincos && !half_out && self.options.vectorize {
+            let vector_form = |t: &mut Self, f: Unary| -> Result<_, BuildError> {
+                let entry = EntryPoint::Unary(f, precision);
+                let Some(math) = crate::vectorize::VectorMath::of(entry, t.options) else {
+                    return Ok(None);
+                };
+                let r = t.func_ref(entry)?;
+                t.vector_math.insert(r, math);
+                Ok(Some(r))
+            };
+            match (
+                vector_form(self, Unary::sin)?,
+                vector_form(self, Unary::cos)?,
+            ) {
+                (Some(sin), Some(cos)) => Some((sin, cos)),
+                _ => None,
+            }
+        } else {
+            None
+        };
         let n = inputs[0].len();
         let mut results = Vec::with_capacity(n);
         for i in 0..n {
@@ -573,6 +593,18 @@ impl Translator<'_, '_, '_> {
             if let Some((base, size)) = out {
                 let addr = self.b.ins().iadd_imm_s(base, size * i as i64);
                 call_args.push(addr);
+            }
+            if let Some((sin, cos)) = split_sincos {
+                // sin and cos as two calls the work-item vectoriser emits as vector code
+                // (vectorize/math.rs); the same correctly rounded results.
+                let x = call_args[0];
+                let call = self.b.ins().call(sin, &[x]);
+                let r = self.b.inst_results(call)[0];
+                let call = self.b.ins().call(cos, &[x]);
+                let c = self.b.inst_results(call)[0];
+                self.b.ins().store(MemFlagsData::new(), c, call_args[1], 0);
+                results.push(Val::S(r));
+                continue;
             }
             let call = self.b.ins().call(f, &call_args);
             let r = self.b.inst_results(call)[0];

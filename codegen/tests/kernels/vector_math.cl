@@ -35,3 +35,15 @@ ONE(atan)
     }
 TWO(pow)
 TWO(powr)
+
+kernel void sincos_all(global const float* x, global float* s, global float* c) {
+    size_t i = get_global_id(0);
+    float cosine;
+    s[i] = sincos(x[i], &cosine);
+    c[i] = cosine;
+}
+
+kernel void sincos4(global const float4* x, global float4* s, global float4* c) {
+    size_t i = get_global_id(0);
+    s[i] = sincos(x[i], c + i);
+}
