@@ -193,7 +193,7 @@ fn check_inputs(denorms_are_zero: bool) {
     }
 }
 
-/// `pow` and `powr` on pairs of the inputs with exponents that matter (integers, halves,
+/// `pow`, `powr` and `atan2` on pairs of the inputs with exponents that matter (integers, halves,
 /// ±0, large and tiny, specials, random), both operands varying and with a shared exponent.
 #[test]
 fn vector_pow_is_bit_for_bit_mathlib() {
@@ -239,6 +239,7 @@ fn vector_pow_is_bit_for_bit_mathlib() {
             ml::binary::pow::f32 as extern "C" fn(f32, f32) -> f32,
         ),
         ("powr", ml::binary::powr::f32),
+        ("atan2", ml::binary::atan2::f32),
     ] {
         for shared in [None, Some(0.75f32), Some(-3.0), Some(2.5)] {
             let kernel = format!(
@@ -282,6 +283,74 @@ fn vector_pow_is_bit_for_bit_mathlib() {
                 &wrong[..wrong.len().min(8)]
             );
         }
+    }
+}
+
+/// `pown` with exponents of every size and both parities, on every input (either sign),
+/// varying and shared.
+#[test]
+fn vector_pown_is_bit_for_bit_mathlib() {
+    let xs = inputs();
+    let mut rng = Rng(0x51ed_2701);
+    let ns: Vec<i32> = (0..xs.len())
+        .map(|i| match i % 3 {
+            0 => (rng.next() % 41) as i32 - 20,
+            1 => (rng.next() % 401) as i32 - 200,
+            _ => rng.next() as i32,
+        })
+        .collect();
+    let p = build(Recipe::Optimized, false);
+    for shared in [
+        None,
+        Some(0),
+        Some(1),
+        Some(2),
+        Some(3),
+        Some(-3),
+        Some(24),
+        Some(-125),
+    ] {
+        let kernel = if shared.is_some() {
+            "pown_uniform"
+        } else {
+            "pown_all"
+        };
+        let k = p
+            .kernel(kernel)
+            .unwrap_or_else(|| panic!("no kernel {kernel}"));
+        assert!(
+            matches!(k.vectorization, Vectorization::Vectorized { .. }),
+            "{kernel}: {:?}",
+            k.vectorization
+        );
+        let mut xb = bytes_of(&xs);
+        let mut nb = bytes_of(&ns);
+        let mut zb = vec![0u8; 4 * xs.len()];
+        let mut args = match shared {
+            None => vec![Arg::Buf(&mut xb), Arg::Buf(&mut nb), Arg::Buf(&mut zb)],
+            Some(n) => vec![
+                Arg::Buf(&mut xb),
+                Arg::Val(bytes_of(&[n])),
+                Arg::Buf(&mut zb),
+            ],
+        };
+        launch(&p, kernel, &mut args, xs.len() as u64, 64);
+        drop(args);
+        let mut wrong = Vec::new();
+        for (i, &x) in xs.iter().enumerate() {
+            let n = shared.unwrap_or(ns[i]);
+            let (got, want) = (read_f32(&zb, i), ml::shapes::f32::pown(x, n));
+            if !same(got, want) {
+                wrong.push(format!("pown({x:e}, {n}) = {got:e}, want {want:e}"));
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "{kernel} {shared:?}: {} of {} differ, first: {:?}",
+            wrong.len(),
+            xs.len(),
+            &wrong[..wrong.len().min(8)]
+        );
     }
 }
 

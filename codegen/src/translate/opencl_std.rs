@@ -558,6 +558,9 @@ impl Translator<'_, '_, '_> {
             _ => vec![args[0].flat()],
         };
         let f = self.func_ref(entry)?;
+        if let Some(math) = crate::vectorize::VectorMath::of(entry, self.options) {
+            self.vector_math.insert(f, math);
+        }
         let split_sincos = if op == Cl::sincos && !half_out && self.options.vectorize {
             let vector_form = |t: &mut Self, f: Unary| -> Result<_, BuildError> {
                 let entry = EntryPoint::Unary(f, precision);

@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use cranelift_codegen::cursor::FuncCursor;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{self, types, Endianness, InstBuilder, MemFlagsData, Type, Value};
-use ferrocl_mathlib::{Binary, Precision, Unary};
+use ferrocl_mathlib::{Binary, Precision, Shaped, Unary};
 
 use super::analysis::Form;
 use super::rewrite::Vectoriser;
@@ -46,6 +46,8 @@ pub(crate) enum VectorMath {
     Log1p,
     Tanh,
     Atan,
+    Atan2,
+    Pown,
     /// `pow` and `powr` (which agree where the vector form applies: x > 0).
     Pow,
 }
@@ -64,6 +66,8 @@ impl VectorMath {
             EntryPoint::Binary(Binary::pow | Binary::powr, Precision::F32) => {
                 return Some(VectorMath::Pow)
             }
+            EntryPoint::Binary(Binary::atan2, Precision::F32) => return Some(VectorMath::Atan2),
+            EntryPoint::Shaped(Shaped::pown, Precision::F32) => return Some(VectorMath::Pown),
             _ => return None,
         };
         Some(match f {
@@ -181,6 +185,11 @@ impl Vectoriser<'_> {
             VectorMath::Tanh => self.tanh(x),
             VectorMath::Log1p => self.log1p(x),
             VectorMath::Atan => self.atan(x),
+            VectorMath::Atan2 => self.atan2(x, operands[1]),
+            VectorMath::Pown => {
+                epsilon = POW_TEST_EPSILON;
+                self.pown(x, operands[1])
+            }
             VectorMath::Pow => {
                 epsilon = POW_TEST_EPSILON;
                 self.pow(x, operands[1])
@@ -283,11 +292,14 @@ impl Vectoriser<'_> {
             at
         };
         self.current = call;
-        let lanes: Vec<Value> = (0..operands.len() as i32)
-            .map(|k| {
+        let lanes: Vec<Value> = operands
+            .iter()
+            .enumerate()
+            .map(|(k, &v)| {
+                let t = self.ty(v).lane_type();
                 self.cursor()
                     .ins()
-                    .load(types::F32, flags, at, (2 + k) * bytes as i32)
+                    .load(t, flags, at, (2 + k as i32) * bytes as i32)
             })
             .collect();
         let ctrl = self.func.dfg.ctrl_typevar(inst);
@@ -578,6 +590,26 @@ impl Vectoriser<'_> {
     /// two doubles; a is a float), one division. P: Chebyshev fit of degree 8 in a², 2^-54.
     fn atan(&mut self, x: Value) -> ([Value; 2], Value) {
         let xd = self.promote_vector(x);
+        let abs = self.map(&[xd], |c, a| c.ins().fabs(a[0]));
+        let t = self.atan_of_magnitude(abs);
+        let pt = self.pair_ty();
+        let it = self.pair_int_ty();
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let y = self.map(&[t, xd], |c, a| {
+            // atan(|x|) ≥ 0: the sign of x goes into its sign bit.
+            let yb = c.ins().bitcast(it, little, a[0]);
+            let xb = c.ins().bitcast(it, little, a[1]);
+            let sign = c.ins().ushr_imm_u(xb, 63);
+            let sign = c.ins().ishl_imm_u(sign, 63);
+            let signed = c.ins().bor(yb, sign);
+            c.ins().bitcast(pt, little, signed)
+        });
+        (y, self.abs_at_most(x, f32::INFINITY))
+    }
+
+    /// atan(a) for doubles a ≥ 0 (the ranges of [`Self::atan`]; the steps stay exact or
+    /// once rounded relative to their result for any double a, not only floats).
+    fn atan_of_magnitude(&mut self, abs: [Value; 2]) -> [Value; 2] {
         let c = |s: &mut Self, v: f64| [s.splat_f64(v); 2];
         let (one, minus_one) = (c(self, 1.0), c(self, -1.0));
         let (sqrt3_hi, sqrt3_lo) = (c(self, SQRT3_HI), c(self, SQRT3_LO));
@@ -598,7 +630,7 @@ impl Vectoriser<'_> {
         {
             let mut cur = self.cursor();
             for h in 0..2 {
-                let a = cur.ins().fabs(xd[h]);
+                let a = abs[h];
                 // Case B (tan(π/12) < a ≤ 1) and C (1 < a ≤ 1/tan(π/12)) and D (beyond).
                 let num_b = cur.ins().fma(a, sqrt3_hi[h], minus_one[h]);
                 let num_b = cur.ins().fma(a, sqrt3_lo[h], num_b);
@@ -633,18 +665,106 @@ impl Vectoriser<'_> {
         });
         let z = self.map(&[u], |c, a| c.ins().fmul(a[0], a[0]));
         let p = self.horner(z, &ATAN_POLY);
+        self.map(&[u, p, base], |c, a| c.ins().fma(a[0], a[1], a[2]))
+    }
+
+    /// atan2(y, x) for finite nonzero x and y: t = atan(|y|/|x|) (the quotient rounded once,
+    /// which moves atan by at most as much relative), π − t where x < 0, the sign of y put
+    /// back.
+    fn atan2(&mut self, y: Value, x: Value) -> ([Value; 2], Value) {
+        let (yd, xd) = (self.promote_vector(y), self.promote_vector(x));
+        let ratio = self.map(&[yd, xd], |c, a| {
+            let (ay, ax) = (c.ins().fabs(a[0]), c.ins().fabs(a[1]));
+            c.ins().fdiv(ay, ax)
+        });
+        let t = self.atan_of_magnitude(ratio);
+        let pi = self.splat_f64(std::f64::consts::PI);
+        let pt = self.pair_ty();
         let it = self.pair_int_ty();
-        let y = self.map(&[u, p, base, xd], |c, a| {
-            let y = c.ins().fma(a[0], a[1], a[2]);
-            // atan(|x|) ≥ 0: the sign of x goes into its sign bit.
-            let yb = c.ins().bitcast(it, little, y);
-            let xb = c.ins().bitcast(it, little, a[3]);
-            let sign = c.ins().ushr_imm_u(xb, 63);
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let result = self.map(&[t, xd, yd, [pi; 2]], |c, a| {
+            let xb = c.ins().bitcast(it, little, a[1]);
+            let zero = c.ins().iconst(types::I64, 0);
+            let zero = c.ins().splat(it, zero);
+            let x_negative = c.ins().icmp(IntCC::SignedLessThan, xb, zero);
+            let x_negative = c.ins().bitcast(pt, little, x_negative);
+            let from_pi = c.ins().fsub(a[3], a[0]);
+            let t = c.ins().bitselect(x_negative, from_pi, a[0]);
+            let tb = c.ins().bitcast(it, little, t);
+            let yb = c.ins().bitcast(it, little, a[2]);
+            let sign = c.ins().ushr_imm_u(yb, 63);
             let sign = c.ins().ishl_imm_u(sign, 63);
-            let signed = c.ins().bor(yb, sign);
+            let signed = c.ins().bor(tb, sign);
             c.ins().bitcast(pt, little, signed)
         });
-        (y, self.abs_at_most(x, f32::INFINITY))
+        let domain = {
+            let (fy, fx) = (self.abs_at_most(y, f32::MAX), self.abs_at_most(x, f32::MAX));
+            let vt = self.wide(types::F32);
+            let mut c = self.cursor();
+            let zero = c.ins().f32const(0.0);
+            let zero = c.ins().splat(vt, zero);
+            let ny = c.ins().fcmp(FloatCC::NotEqual, y, zero);
+            let nx = c.ins().fcmp(FloatCC::NotEqual, x, zero);
+            let finite = c.ins().band(fy, fx);
+            let nonzero = c.ins().band(ny, nx);
+            c.ins().band(finite, nonzero)
+        };
+        (result, domain)
+    }
+
+    /// pown(x, n) for normal x (either sign) and any n: |x|^n as [`Self::pow`] computes it
+    /// (n is exact in double), negative where x is and n is odd.
+    fn pown(&mut self, x: Value, n: Value) -> ([Value; 2], Value) {
+        let vt = self.wide(types::F32);
+        let it = self.mask_ty();
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let ax = self.cursor().ins().fabs(x);
+        let (log2_x, x_domain) = self.log_family(ax, VectorMath::Log2);
+        let nd = self.int_pair(n);
+        let limit = self.splat_f64(160.0);
+        let minus_limit = self.splat_f64(-160.0);
+        let t = self.map(&[log2_x, nd, [limit; 2], [minus_limit; 2]], |c, a| {
+            let t = c.ins().fmul(a[0], a[1]);
+            let t = c.ins().fmin(t, a[2]);
+            c.ins().fmax(t, a[3])
+        });
+        let magnitude = self.exp2_times(t, 1.0, 0.0);
+        // The sign as a float vector's sign bits (x's where n is odd), promoted with the rest.
+        let sign = {
+            let mut c = self.cursor();
+            let xb = c.ins().bitcast(it, little, x);
+            let odd = c.ins().ishl_imm_u(n, 31);
+            let sign = c.ins().band(xb, odd);
+            let one = c.ins().f32const(1.0);
+            let one = c.ins().splat(vt, one);
+            let ob = c.ins().bitcast(it, little, one);
+            let signed_one = c.ins().bor(ob, sign);
+            c.ins().bitcast(vt, little, signed_one)
+        };
+        let sign = self.promote_vector(sign);
+        let result = self.map(&[magnitude, sign], |c, a| c.ins().fmul(a[0], a[1]));
+        (result, x_domain)
+    }
+
+    /// An i32 vector as a pair of double vectors, exactly: each lane widened to 64 bits and
+    /// added to the bits of [`SHIFTER`] (which leave it as SHIFTER + n), minus SHIFTER.
+    fn int_pair(&mut self, v: Value) -> [Value; 2] {
+        let it = self.pair_int_ty();
+        let shifter = self.splat_f64(SHIFTER);
+        let wide = {
+            let mut c = self.cursor();
+            let lo = c.ins().swiden_low(v);
+            let hi = c.ins().swiden_high(v);
+            [lo, hi]
+        };
+        let bits = {
+            let mut c = self.cursor();
+            let s = c.ins().iconst(types::I64, SHIFTER.to_bits() as i64);
+            c.ins().splat(it, s)
+        };
+        let sum = self.map(&[wide, [bits; 2]], |c, a| c.ins().iadd(a[0], a[1]));
+        let sum = self.floats(sum);
+        self.map(&[sum, [shifter; 2]], |c, a| c.ins().fsub(a[0], a[1]))
     }
 
     /// `sin`, `cos` or `tan` for |x| ≤ 2^18: k = nearest(x·2/π), r = x − k·π/2 with π/2 in three

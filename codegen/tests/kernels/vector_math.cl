@@ -47,3 +47,14 @@ kernel void sincos4(global const float4* x, global float4* s, global float4* c) 
     size_t i = get_global_id(0);
     s[i] = sincos(x[i], c + i);
 }
+
+TWO(atan2)
+
+kernel void pown_all(global const float* x, global const int* n, global float* z) {
+    size_t i = get_global_id(0);
+    z[i] = pown(x[i], n[i]);
+}
+kernel void pown_uniform(global const float* x, int n, global float* z) {
+    size_t i = get_global_id(0);
+    z[i] = pown(x[i], n);
+}
