@@ -96,6 +96,10 @@ pub(crate) enum Table {
     Unorm8,
     /// 256 f32s: SNORM_INT8 channel value → float.
     Snorm8,
+    /// 2^(j/128) as double-doubles (vectorize/math_tables.rs).
+    Exp2,
+    /// log's reduction constants and their logarithms (vectorize/math_tables.rs).
+    Log,
 }
 
 /// How a sampler's pattern ([`SamplerField::Bits`]) encodes its modes: the masks and values

@@ -26,7 +26,10 @@ pub use abi::{
     SUB_GROUP_SIZE,
 };
 pub use checked::{CheckKind, CheckSite, CheckedLaunch, Fault};
-pub use options::{Backend, BuildOptions, ImageKey, Specialization, Target};
+pub use options::{
+    Backend, BuildOptions, ImageKey, Specialization, Target, MATH_FALLBACK_MARKER,
+    MATH_FALLBACK_MARKER_F64,
+};
 
 /// Private memory one work-item of a kernel may use on the stack (the sum of its
 /// function-storage variables kept in memory; a kernel with barriers keeps them in its heap

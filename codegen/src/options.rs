@@ -59,7 +59,17 @@ pub struct BuildOptions {
     /// with [`Specialization::backend`] wide): the program keeps what that build needs.
     /// Changes no code.
     pub tiered: bool,
+    /// Tests only (the runtime never sets it): the vector math's scalar fallback
+    /// (vectorize/math.rs) returns a NaN marker ([`MATH_FALLBACK_MARKER`]) instead of
+    /// calling mathlib, so a test can count the lanes that take it.
+    pub math_fallback_marker: bool,
 }
+
+/// The bits of the f32 NaN (and, widened, of the f64 NaN: [`MATH_FALLBACK_MARKER_F64`]) the
+/// vector math's fallback returns with [`BuildOptions::math_fallback_marker`]: a payload no
+/// arithmetic makes.
+pub const MATH_FALLBACK_MARKER: u32 = 0x7fc0_fa11;
+pub const MATH_FALLBACK_MARKER_F64: u64 = 0x7ff8_0000_0000_fa11;
 
 /// The code generator behind the compile pipeline's last step.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -148,6 +158,7 @@ impl BuildOptions {
             backend,
             target,
             tiered: _,
+            math_fallback_marker,
         } = self;
         // Cranelift's code is the same on every x86-64 CPU this driver runs on; the wide
         // backend's is made for this CPU (its width and, in the LLVM server, its features).
@@ -164,7 +175,13 @@ impl BuildOptions {
              uniform_work_group_size={uniform_work_group_size} round_to_zero={round_to_zero} \
              sub_groups={sub_groups} vectorize={vectorize} pack_vectors={pack_vectors} \
              stop_checks={stop_checks} \
-             checked={checked} specialize={specialize:?} backend={backend:?}{target}"
+             checked={checked} specialize={specialize:?} backend={backend:?}{target}\
+             {}",
+            if *math_fallback_marker {
+                " math_fallback_marker"
+            } else {
+                ""
+            }
         )
     }
 }
@@ -194,6 +211,7 @@ impl Default for BuildOptions {
             backend: Backend::Cranelift,
             target: Target::host(),
             tiered: false,
+            math_fallback_marker: false,
         }
     }
 }

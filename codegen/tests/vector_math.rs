@@ -7,7 +7,7 @@
 mod common;
 
 use common::*;
-use ferrocl_codegen::{BuildOptions, Vectorization};
+use ferrocl_codegen::{BuildOptions, Vectorization, MATH_FALLBACK_MARKER};
 use ferrocl_mathlib as ml;
 
 const FUNCTIONS: [(&str, extern "C" fn(f32) -> f32); 13] = [
@@ -91,10 +91,16 @@ fn inputs() -> Vec<f32> {
 }
 
 fn build(recipe: Recipe, denorms_are_zero: bool) -> ferrocl_codegen::Program {
+    build_with(recipe, denorms_are_zero, false)
+}
+
+/// With `marker`, the scalar fallback returns `MATH_FALLBACK_MARKER` (counting its lanes).
+fn build_with(recipe: Recipe, denorms_are_zero: bool, marker: bool) -> ferrocl_codegen::Program {
     let spirv = spirv_from_c("vector_math.cl", recipe, common::CL1_2);
     let module = ferrocl_frontend::parse(&spirv).unwrap_or_else(|e| panic!("frontend: {e}"));
     let options = BuildOptions {
         vectorize: true,
+        math_fallback_marker: marker,
         denorms_are_zero,
         dump_dir: std::env::var_os("FERROCL_TEST_DUMP").map(std::path::PathBuf::from),
         ..default_options()
@@ -398,6 +404,203 @@ fn vector_sincos_is_sin_and_cos() {
     }
 }
 
+/// Double inputs: specials, the edges of the fast domains, neighbourhoods of 1, of powers of
+/// two and of multiples of ln 2 / 128, every exponent with random significands, and random
+/// doubles in the ranges kernels use.
+fn double_inputs() -> Vec<f64> {
+    let mut v: Vec<f64> = vec![
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        f64::MIN_POSITIVE,
+        f64::from_bits(1),
+        f64::MAX,
+        f64::MIN,
+        -708.0,
+        709.0,
+        -708.4,
+        709.7,
+        -745.2,
+        710.0,
+    ];
+    let around = |c: f64, v: &mut Vec<f64>| {
+        for d in -40i64..=40 {
+            v.push(f64::from_bits(c.to_bits().wrapping_add_signed(d)));
+        }
+    };
+    let mut centres = vec![1.0, -708.0, 709.0, f64::MIN_POSITIVE];
+    for k in -1100..=1100 {
+        centres.push(2f64.powi(k));
+        centres.push(f64::from(k) * std::f64::consts::LN_2 / 128.0);
+    }
+    for c in centres {
+        around(c, &mut v);
+        around(-c, &mut v);
+    }
+    let mut rng = Rng(0xd0b1_e5ed);
+    for e in 0u64..=0x7ff {
+        for _ in 0..16 {
+            let m = rng.next() & 0x800f_ffff_ffff_ffff;
+            v.push(f64::from_bits(e << 52 | m));
+        }
+    }
+    for _ in 0..(1 << 17) {
+        v.push(f64::from_bits(rng.next()));
+        v.push((rng.next() % 2_000_001) as f64 / 1_000.0 - 1_000.0);
+        v.push(1.0 + ((rng.next() % 2_000_001) as f64 - 1e6) * 1e-9);
+    }
+    v.truncate(v.len() / 16 * 16);
+    v
+}
+
+#[test]
+fn double_vector_math_is_bit_for_bit_mathlib() {
+    let x = double_inputs();
+    let p = build(Recipe::Optimized, false);
+    for (name, function) in [
+        ("exp", ml::unary::exp::f64 as extern "C" fn(f64) -> f64),
+        ("log", ml::unary::log::f64),
+    ] {
+        for (kernel, every_lane) in [
+            (format!("{name}_double"), true),
+            (format!("{name}_double_some"), false),
+        ] {
+            let k = p
+                .kernel(&kernel)
+                .unwrap_or_else(|| panic!("no kernel {kernel}"));
+            assert!(
+                matches!(k.vectorization, Vectorization::Vectorized { .. }),
+                "{kernel}: {:?}",
+                k.vectorization
+            );
+            assert_eq!(
+                k.backend(),
+                test_backend(),
+                "{kernel}: {:?}",
+                k.wide_refusal()
+            );
+            let mut xs = bytes_of(&x);
+            let mut ys = vec![0u8; 8 * x.len()];
+            launch(
+                &p,
+                &kernel,
+                &mut [Arg::Buf(&mut xs), Arg::Buf(&mut ys)],
+                x.len() as u64,
+                64,
+            );
+            let mut wrong = Vec::new();
+            for (i, &xi) in x.iter().enumerate() {
+                let want = if every_lane || i & 2 != 0 {
+                    function(xi)
+                } else {
+                    xi * 3.0
+                };
+                let got = read_f64(&ys, i);
+                if got.to_bits() != want.to_bits() && !(got.is_nan() && want.is_nan()) {
+                    wrong.push(format!(
+                        "{xi:e} ({:#018x}): {got:e} want {want:e}",
+                        xi.to_bits()
+                    ));
+                }
+            }
+            assert!(
+                wrong.is_empty(),
+                "{kernel}: {} of {} differ, first: {:?}",
+                wrong.len(),
+                x.len(),
+                &wrong[..wrong.len().min(8)]
+            );
+        }
+    }
+}
+
+/// The scalar fallback is rare inside each function's fast domain: counted with the marker
+/// build on 2^20 arguments spread over the range kernels use (printed; `--nocapture`).
+#[test]
+fn fallback_is_rare_in_the_fast_domain() {
+    let p = build_with(Recipe::Optimized, false, true);
+    let mut rng = Rng(0xfa11_bac4);
+    let ranges: [(&str, f64, f64); 13] = [
+        ("exp", -100.0, 88.0),
+        ("exp2", -140.0, 127.0),
+        ("exp10", -40.0, 38.0),
+        ("log", 1e-30, 1e30),
+        ("log2", 1e-30, 1e30),
+        ("log10", 1e-30, 1e30),
+        ("sin", -1e4, 1e4),
+        ("cos", -1e4, 1e4),
+        ("tan", -1e4, 1e4),
+        ("expm1", -100.0, 88.0),
+        ("log1p", -0.999, 1e6),
+        ("tanh", -20.0, 20.0),
+        ("atan", -1e6, 1e6),
+    ];
+    for (name, low, high) in ranges {
+        let x: Vec<f32> = (0..1 << 20)
+            .map(|_| {
+                let u = (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+                // Log-uniform for the wide positive ranges, uniform otherwise.
+                if low > 0.0 {
+                    (low.ln() + u * (high.ln() - low.ln())).exp() as f32
+                } else {
+                    (low + u * (high - low)) as f32
+                }
+            })
+            .collect();
+        let mut xs = bytes_of(&x);
+        let mut ys = vec![0u8; 4 * x.len()];
+        let kernel = format!("{name}_all");
+        launch(
+            &p,
+            &kernel,
+            &mut [Arg::Buf(&mut xs), Arg::Buf(&mut ys)],
+            x.len() as u64,
+            64,
+        );
+        let fallbacks = (0..x.len())
+            .filter(|&i| read_f32(&ys, i).to_bits() == MATH_FALLBACK_MARKER)
+            .count();
+        let fraction = fallbacks as f64 / x.len() as f64;
+        println!("{name} on [{low:e}, {high:e}]: scalar fallback on {fallbacks} of 2^20 ({fraction:.1e})");
+        assert!(fraction < 1e-3, "{name}: {fallbacks} fallbacks of 2^20");
+    }
+    for (name, low, high) in [("exp", -700.0f64, 700.0f64), ("log", 1e-300, 1e300)] {
+        let x: Vec<f64> = (0..1 << 20)
+            .map(|_| {
+                let u = (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+                if low > 0.0 {
+                    (low.ln() + u * (high.ln() - low.ln())).exp()
+                } else {
+                    low + u * (high - low)
+                }
+            })
+            .collect();
+        let mut xs = bytes_of(&x);
+        let mut ys = vec![0u8; 8 * x.len()];
+        let kernel = format!("{name}_double");
+        launch(
+            &p,
+            &kernel,
+            &mut [Arg::Buf(&mut xs), Arg::Buf(&mut ys)],
+            x.len() as u64,
+            64,
+        );
+        let fallbacks = (0..x.len())
+            .filter(|&i| read_f64(&ys, i).to_bits() == ferrocl_codegen::MATH_FALLBACK_MARKER_F64)
+            .count();
+        let fraction = fallbacks as f64 / x.len() as f64;
+        println!("double {name} on [{low:e}, {high:e}]: scalar fallback on {fallbacks} of 2^20 ({fraction:.1e})");
+        assert!(
+            fraction < 1e-2,
+            "double {name}: {fallbacks} fallbacks of 2^20"
+        );
+    }
+}
+
 /// Every float through each function's vector code, against CORE-MATH: the proof that the
 /// vector path is correctly rounded everywhere (minutes per function; run by hand:
 /// `cargo test --release -p ferrocl-codegen --test vector_math -- --ignored --nocapture`,
@@ -408,6 +611,7 @@ fn vector_sincos_is_sin_and_cos() {
 fn every_float_is_correctly_rounded() {
     const CHUNK: usize = 1 << 24;
     let p = build(Recipe::Optimized, false);
+    let marked = build_with(Recipe::Optimized, false, true);
     let only = std::env::var("VECTOR_MATH_FUNCTIONS").ok();
     for (name, function) in FUNCTIONS {
         if only
@@ -420,8 +624,10 @@ fn every_float_is_correctly_rounded() {
         let kernel = format!("{name}_all");
         let mut wrong = 0u64;
         let mut first = None;
+        let mut fallbacks = 0u64;
         let mut xs = vec![0u8; 4 * CHUNK];
         let mut ys = vec![0u8; 4 * CHUNK];
+        let mut zs = vec![0u8; 4 * CHUNK];
         for chunk in 0..(1usize << 32) / CHUNK {
             let base = (chunk * CHUNK) as u32;
             for (i, w) in xs.chunks_exact_mut(4).enumerate() {
@@ -434,6 +640,17 @@ fn every_float_is_correctly_rounded() {
                 CHUNK as u64,
                 64,
             );
+            launch(
+                &marked,
+                &kernel,
+                &mut [Arg::Buf(&mut xs), Arg::Buf(&mut zs)],
+                CHUNK as u64,
+                64,
+            );
+            fallbacks += zs
+                .chunks_exact(4)
+                .filter(|w| u32::from_ne_bytes([w[0], w[1], w[2], w[3]]) == MATH_FALLBACK_MARKER)
+                .count() as u64;
             let halves: Vec<(u64, Option<u32>)> = std::thread::scope(|s| {
                 let ys = &ys;
                 let workers: Vec<_> = (0..2)
@@ -464,7 +681,9 @@ fn every_float_is_correctly_rounded() {
             }
         }
         println!(
-            "{name}: 2^32 floats, {wrong} differ from CORE-MATH (first {first:#x?}), {:.0} s",
+            "{name}: 2^32 floats, {wrong} differ from CORE-MATH (first {first:#x?}); \
+             scalar fallback on {fallbacks} ({:.2e} of all floats), {:.0} s",
+            fallbacks as f64 / 2f64.powi(32),
             start.elapsed().as_secs_f64()
         );
         assert_eq!(wrong, 0, "{name}: first {first:#x?}");

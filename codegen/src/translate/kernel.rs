@@ -425,6 +425,7 @@ fn build_plain(
         exit: latches[1],
         local_size: t.wi.local_size[0],
         math: std::mem::take(&mut t.vector_math),
+        math_fallback_marker: t.options.math_fallback_marker,
     })
 }
 

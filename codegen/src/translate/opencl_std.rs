@@ -558,17 +558,15 @@ impl Translator<'_, '_, '_> {
             _ => vec![args[0].flat()],
         };
         let f = self.func_ref(entry)?;
-        if let Some(math) = crate::vectorize::VectorMath::of(entry, self.options) {
-            self.vector_math.insert(f, math);
-        }
+        self.record_vector_math(f, entry)?;
         let split_sincos = if op == Cl::sincos && !half_out && self.options.vectorize {
             let vector_form = |t: &mut Self, f: Unary| -> Result<_, BuildError> {
                 let entry = EntryPoint::Unary(f, precision);
-                let Some(math) = crate::vectorize::VectorMath::of(entry, t.options) else {
+                if crate::vectorize::VectorMath::of(entry, t.options).is_none() {
                     return Ok(None);
-                };
+                }
                 let r = t.func_ref(entry)?;
-                t.vector_math.insert(r, math);
+                t.record_vector_math(r, entry)?;
                 Ok(Some(r))
             };
             match (
@@ -629,6 +627,35 @@ impl Translator<'_, '_, '_> {
         })
     }
 
+    /// Notes call target `f` (of `entry`) for the work-item vectoriser if it has a vector
+    /// form, with the address of the driver table that form reads.
+    fn record_vector_math(
+        &mut self,
+        f: cranelift_codegen::ir::FuncRef,
+        entry: EntryPoint,
+    ) -> Result<(), BuildError> {
+        let Some(function) = crate::vectorize::VectorMath::of(entry, self.options) else {
+            return Ok(());
+        };
+        let table = match function.table() {
+            Some(table) => {
+                let address = self.env.table_address(&mut self.b, table)?;
+                let def = self.b.func.dfg.value_def(address).inst();
+                match def.map(|i| self.b.func.dfg.insts[i]) {
+                    Some(cranelift_codegen::ir::InstructionData::UnaryGlobalValue {
+                        global_value,
+                        ..
+                    }) => Some(global_value),
+                    _ => return Ok(()),
+                }
+            }
+            None => None,
+        };
+        self.vector_math
+            .insert(f, crate::vectorize::MathCall { function, table });
+        Ok(())
+    }
+
     /// Functions implemented in ferrocl-mathlib, called per component.
     fn mathlib_call(&mut self, op: Cl, args: &[Val], half_result: bool) -> Result<Val, BuildError> {
         let precise = precise_form(op);
@@ -670,9 +697,7 @@ impl Translator<'_, '_, '_> {
                 (None, None) => unreachable!("checked above"),
             };
             let f = t.func_ref(entry)?;
-            if let Some(math) = crate::vectorize::VectorMath::of(entry, t.options) {
-                t.vector_math.insert(f, math);
-            }
+            t.record_vector_math(f, entry)?;
             let call = t.b.ins().call(f, xs);
             Ok(t.b.inst_results(call)[0])
         };

@@ -50,10 +50,22 @@ pub(crate) enum VectorMath {
     Pown,
     /// `pow` and `powr` (which agree where the vector form applies: x > 0).
     Pow,
+    /// Double `exp`.
+    ExpF64,
+    /// Double `log`.
+    LogF64,
+}
+
+/// A call the vectoriser may emit as vector code: the function, and the driver table its
+/// vector form reads (double `exp` and `log`), as a global value of the kernel.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MathCall {
+    pub(crate) function: VectorMath,
+    pub(crate) table: Option<ir::GlobalValue>,
 }
 
 /// The calls of a kernel body the vectoriser may emit as vector code, by function reference.
-pub(crate) type MathCalls = HashMap<ir::FuncRef, VectorMath>;
+pub(crate) type MathCalls = HashMap<ir::FuncRef, MathCall>;
 
 impl VectorMath {
     /// The vector form of a call of `entry` in a build with `options`, if there is one.
@@ -62,6 +74,8 @@ impl VectorMath {
             return None;
         }
         let f = match entry {
+            EntryPoint::Unary(Unary::exp, Precision::F64) => return Some(VectorMath::ExpF64),
+            EntryPoint::Unary(Unary::log, Precision::F64) => return Some(VectorMath::LogF64),
             EntryPoint::Unary(f, Precision::F32) => f,
             EntryPoint::Binary(Binary::pow | Binary::powr, Precision::F32) => {
                 return Some(VectorMath::Pow)
@@ -88,6 +102,27 @@ impl VectorMath {
         })
     }
 }
+
+impl VectorMath {
+    /// The driver table the vector form reads, if any.
+    pub(crate) fn table(self) -> Option<crate::environment::Table> {
+        match self {
+            VectorMath::ExpF64 => Some(crate::environment::Table::Exp2),
+            VectorMath::LogF64 => Some(crate::environment::Table::Log),
+            _ => None,
+        }
+    }
+}
+
+/// Relative error bound of the double-double results of the double functions, as their
+/// rounding test assumes it (their error is below 2^-68: see each).
+const DOUBLE_TEST_EPSILON: f64 = 1.0 / (1u128 << 66) as f64;
+/// 36 significant bits of ln(2)/128 (k·this is exact for |k| < 2^17), and the rest.
+const LN2_128_HI: f64 = 0.005_415_212_348_111_709;
+const LN2_128_LO: f64 = 1.286_402_311_163_834_6e-14;
+/// 42 significant bits of ln(2) (e·this is exact for |e| < 2^11), and the rest.
+const LN2_HI42: f64 = 0.693_147_180_559_890_3;
+const LN2_LO42: f64 = 5.497_923_018_708_371e-14;
 
 /// Relative error bound of the double results, as the rounding test assumes it.
 const TEST_EPSILON: f64 = 1.0 / (1u64 << 42) as f64;
@@ -156,9 +191,12 @@ impl Vectoriser<'_> {
         let ir::InstructionData::Call { func_ref, .. } = self.func.dfg.insts[inst] else {
             return false;
         };
-        let Some(&f) = self.math.get(&func_ref) else {
+        let Some(&MathCall { function: f, table }) = self.math.get(&func_ref) else {
             return false;
         };
+        if let Some(table) = table {
+            return self.vector_math_f64(inst, f, table);
+        }
         let args = self.func.dfg.inst_args(inst).to_vec();
         if args.iter().all(|&a| self.is_uniform(a)) {
             return false;
@@ -194,6 +232,8 @@ impl Vectoriser<'_> {
                 epsilon = POW_TEST_EPSILON;
                 self.pow(x, operands[1])
             }
+            // With their table: vector_math_f64.
+            VectorMath::ExpF64 | VectorMath::LogF64 => return false,
         };
         let result = self.func.dfg.inst_results(inst)[0];
         let v = self.rounded_or_called(inst, &operands, y, domain, epsilon);
@@ -302,8 +342,13 @@ impl Vectoriser<'_> {
                     .load(t, flags, at, (2 + k as i32) * bytes as i32)
             })
             .collect();
-        let ctrl = self.func.dfg.ctrl_typevar(inst);
-        let r = self.clone_with(inst, ctrl, &lanes)[0];
+        let r = if self.math_fallback_marker {
+            let marker = f32::from_bits(crate::MATH_FALLBACK_MARKER);
+            self.cursor().ins().f32const(marker)
+        } else {
+            let ctrl = self.func.dfg.ctrl_typevar(inst);
+            self.clone_with(inst, ctrl, &lanes)[0]
+        };
         {
             let mut c = self.cursor();
             c.ins().store(flags, r, at, 0);
@@ -962,4 +1007,419 @@ impl Vectoriser<'_> {
         let low_halves: Vec<u8> = (0..8).chain(16..24).collect();
         self.byte_shuffle(lo, hi, low_halves, types::F32X4)
     }
+}
+
+/// Double functions: evaluated as double-doubles (hi + lo) from a 128-entry table, decided by
+/// Ziv's test on the sum, the rest of the lanes calling mathlib.
+impl Vectoriser<'_> {
+    fn vector_math_f64(&mut self, inst: ir::Inst, f: VectorMath, table: ir::GlobalValue) -> bool {
+        let arg = self.func.dfg.inst_args(inst)[0];
+        if self.is_uniform(arg) || self.ty(arg) != types::F64 {
+            return false;
+        }
+        let x = self.pair(arg);
+        let base = self.cursor().ins().symbol_value(types::I64, table);
+        let (hi, lo, scale, domain) = match f {
+            VectorMath::ExpF64 => self.exp_f64(x, base),
+            _ => self.log_f64(x, base),
+        };
+        // Ziv: hi + (lo ∓ ε|hi|) must round to the same double.
+        let epsilon = self.splat_f64(DOUBLE_TEST_EPSILON);
+        let it = self.pair_int_ty();
+        let pt = self.pair_ty();
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let (y, retry) = {
+            let mut y = [hi[0]; 2];
+            let mut retry = [hi[0]; 2];
+            let mut c = self.cursor();
+            for h in 0..2 {
+                let magnitude = c.ins().fabs(hi[h]);
+                let e = c.ins().fmul(magnitude, epsilon);
+                let below = c.ins().fsub(lo[h], e);
+                let above = c.ins().fadd(lo[h], e);
+                let below = c.ins().fadd(hi[h], below);
+                let above = c.ins().fadd(hi[h], above);
+                let (bb, ab) = (
+                    c.ins().bitcast(it, little, below),
+                    c.ins().bitcast(it, little, above),
+                );
+                let agree = c.ins().icmp(IntCC::Equal, bb, ab);
+                let ok = c.ins().band(agree, domain[h]);
+                retry[h] = c.ins().bnot(ok);
+                y[h] = match scale {
+                    Some(s) => c.ins().fmul(below, s[h]),
+                    None => below,
+                };
+            }
+            (y, retry)
+        };
+        let retry = match self.active {
+            Some(active) => {
+                // The active mask has 32-bit lanes: widen each half to 64.
+                let (lo, hi) = {
+                    let mut c = self.cursor();
+                    (c.ins().swiden_low(active), c.ins().swiden_high(active))
+                };
+                let mut c = self.cursor();
+                [c.ins().band(retry[0], lo), c.ins().band(retry[1], hi)]
+            }
+            None => retry,
+        };
+        let any = {
+            let mut c = self.cursor();
+            let a = c.ins().vany_true(retry[0]);
+            let b = c.ins().vany_true(retry[1]);
+            c.ins().bor(a, b)
+        };
+        let result = self.func.dfg.inst_results(inst)[0];
+        let (lo_out, hi_out) = {
+            let join = self.func.dfg.make_block();
+            let slow = self.func.dfg.make_block();
+            self.func.layout.append_block(slow);
+            self.func.layout.append_block(join);
+            let r0 = self.func.dfg.append_block_param(join, pt);
+            let r1 = self.func.dfg.append_block_param(join, pt);
+            self.cursor().ins().brif(
+                any,
+                slow,
+                &[],
+                join,
+                &[ir::BlockArg::Value(y[0]), ir::BlockArg::Value(y[1])],
+            );
+            self.current = slow;
+            let fixed = self.called_pair_lanes(inst, x, y, retry);
+            self.cursor().ins().jump(
+                join,
+                &[ir::BlockArg::Value(fixed[0]), ir::BlockArg::Value(fixed[1])],
+            );
+            self.current = join;
+            (r0, r1)
+        };
+        self.define(result, Form::Pair([lo_out, hi_out]));
+        true
+    }
+
+    /// [`Self::called_lanes`] for double pairs: `fast` with the lanes where `retry` (64-bit
+    /// masks, per half) is on replaced by scalar call `inst` on the lane of `x`.
+    fn called_pair_lanes(
+        &mut self,
+        inst: ir::Inst,
+        x: [Value; 2],
+        fast: [Value; 2],
+        retry: [Value; 2],
+    ) -> [Value; 2] {
+        let pt = self.pair_ty();
+        let half = pt.bytes() as i32;
+        let slot = self.func.create_sized_stack_slot(ir::StackSlotData::new(
+            ir::StackSlotKind::ExplicitSlot,
+            6 * half as u32,
+            pt.bytes().trailing_zeros() as u8,
+        ));
+        let flags = MemFlagsData::trusted();
+        let (lane_loop, call, next, done) = (
+            self.func.dfg.make_block(),
+            self.func.dfg.make_block(),
+            self.func.dfg.make_block(),
+            self.func.dfg.make_block(),
+        );
+        for b in [lane_loop, call, next, done] {
+            self.func.layout.append_block(b);
+        }
+        let i = self.func.dfg.append_block_param(lane_loop, types::I64);
+        // [fast, retry, x], each as its two halves: lane i at 8·i.
+        let base = {
+            let mut c = self.cursor();
+            let base = c.ins().stack_addr(types::I64, slot, 0);
+            for (k, v) in [fast, retry, x].iter().enumerate() {
+                c.ins().store(flags, v[0], base, 2 * k as i32 * half);
+                c.ins().store(flags, v[1], base, (2 * k as i32 + 1) * half);
+            }
+            let zero = c.ins().iconst(types::I64, 0);
+            c.ins().jump(lane_loop, &[ir::BlockArg::Value(zero)]);
+            base
+        };
+        self.current = lane_loop;
+        let at = {
+            let mut c = self.cursor();
+            let offset = c.ins().ishl_imm_u(i, 3);
+            let at = c.ins().iadd(base, offset);
+            let on = c.ins().load(types::I64, flags, at, 2 * half);
+            c.ins().brif(on, call, &[], next, &[]);
+            at
+        };
+        self.current = call;
+        let xl = self.cursor().ins().load(types::F64, flags, at, 4 * half);
+        let r = if self.math_fallback_marker {
+            let marker = f64::from_bits(crate::MATH_FALLBACK_MARKER_F64);
+            self.cursor().ins().f64const(marker)
+        } else {
+            let ctrl = self.func.dfg.ctrl_typevar(inst);
+            self.clone_with(inst, ctrl, &[xl])[0]
+        };
+        {
+            let mut c = self.cursor();
+            c.ins().store(flags, r, at, 0);
+            c.ins().jump(next, &[]);
+        }
+        self.current = next;
+        let lanes = self.n as i64;
+        {
+            let mut c = self.cursor();
+            let i1 = c.ins().iadd_imm_s(i, 1);
+            let more = c.ins().icmp_imm_s(IntCC::UnsignedLessThan, i1, lanes);
+            c.ins()
+                .brif(more, lane_loop, &[ir::BlockArg::Value(i1)], done, &[]);
+        }
+        self.current = done;
+        let mut c = self.cursor();
+        [
+            c.ins().load(pt, flags, base, 0),
+            c.ins().load(pt, flags, base, half),
+        ]
+    }
+
+    /// Per lane of the halves of `index` (i64 lanes, scaled to bytes), the double at
+    /// `base + index + offset`, as a pair.
+    fn table_lookup(&mut self, base: Value, index: [Value; 2], offset: i32) -> [Value; 2] {
+        let pt = self.pair_ty();
+        let half = self.n / 2;
+        let flags = MemFlagsData::trusted().with_readonly();
+        let mut out = [index[0]; 2];
+        for (h, slot) in out.iter_mut().enumerate() {
+            let lanes: Vec<Value> = (0..half as u8)
+                .map(|k| {
+                    let mut c = self.cursor();
+                    let i = c.ins().extractlane(index[h], k);
+                    let a = c.ins().iadd(base, i);
+                    c.ins().load(types::F64, flags, a, offset)
+                })
+                .collect();
+            *slot = self.vector_of_lanes(pt, &lanes);
+        }
+        out
+    }
+
+    /// e^x for −708 ≤ x ≤ 709 (normal results) as hi + lo before the scale 2^k: with
+    /// kN = nearest(x·128/ln 2) = 128k + j, r = x − kN·ln(2)/128 (the first product exact:
+    /// 36 bits of ln(2)/128 times |kN| < 2^17; r_lo the rest), e^x = 2^k · 2^(j/128) · e^r,
+    /// 2^(j/128) a double-double from the table and e^r = 1 + r + q with q = r²/2 + … + r⁶/720
+    /// in double (|r| ≤ 2^-8.5: q ≤ 2^-18, rounded to 2^-71, the rest 2^-72). The leading
+    /// product T·r is split exactly by an fma. Error below 2^-68 relative.
+    #[allow(clippy::type_complexity)]
+    fn exp_f64(
+        &mut self,
+        x: [Value; 2],
+        table: Value,
+    ) -> ([Value; 2], [Value; 2], Option<[Value; 2]>, [Value; 2]) {
+        let c = |s: &mut Self, v: f64| s.splat_f64(v);
+        let (shifter, inv) = (c(self, SHIFTER), c(self, 128.0 / std::f64::consts::LN_2));
+        let (l_hi, l_lo) = (c(self, LN2_128_HI), c(self, LN2_128_LO));
+        let (one, low, high) = (c(self, 1.0), c(self, -708.0), c(self, 709.0));
+        let q_terms = [
+            c(self, 0.5),
+            c(self, 1.0 / 6.0),
+            c(self, 1.0 / 24.0),
+            c(self, 1.0 / 120.0),
+            c(self, 1.0 / 720.0),
+        ];
+        let it = self.pair_int_ty();
+        let pt = self.pair_ty();
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let mut index = [x[0]; 2];
+        let mut parts = Vec::new();
+        {
+            let mut cur = self.cursor();
+            let splat = |c: &mut FuncCursor, v: i64| {
+                let s = c.ins().iconst(types::I64, v);
+                c.ins().splat(it, s)
+            };
+            for (h, slot) in index.iter_mut().enumerate() {
+                let xh = x[h];
+                let s = cur.ins().fma(xh, inv, shifter);
+                let kn = cur.ins().fsub(s, shifter);
+                let minus_kn = cur.ins().fneg(kn);
+                let r_first = cur.ins().fma(minus_kn, l_hi, xh);
+                let r_tail = cur.ins().fmul(minus_kn, l_lo);
+                // Renormalised (fast two-sum): r·r_lo must stay below 2^-70, and the raw
+                // tail (up to 2^-36) would not.
+                let r_hi = cur.ins().fadd(r_first, r_tail);
+                let r_d = cur.ins().fsub(r_first, r_hi);
+                let r_lo = cur.ins().fadd(r_d, r_tail);
+                let sb = cur.ins().bitcast(it, little, s);
+                let mask = splat(&mut cur, 127);
+                let j = cur.ins().band(sb, mask);
+                *slot = cur.ins().ishl_imm_u(j, 4);
+                // 2^k: bits(s) − j holds 128k above the shifter's bits, which shift out.
+                let k_bits = cur.ins().isub(sb, j);
+                let k_bits = cur.ins().ishl_imm_u(k_bits, 45);
+                let one_bits = cur.ins().bitcast(it, little, one);
+                let scale = cur.ins().iadd(one_bits, k_bits);
+                let scale = cur.ins().bitcast(pt, little, scale);
+                let ge = cur.ins().fcmp(FloatCC::GreaterThanOrEqual, xh, low);
+                let le = cur.ins().fcmp(FloatCC::LessThanOrEqual, xh, high);
+                let domain = cur.ins().band(ge, le);
+                parts.push((r_hi, r_lo, scale, domain));
+            }
+        }
+        let t_hi = self.table_lookup(table, index, 0);
+        let t_lo = self.table_lookup(table, index, 8);
+        let mut hi = [x[0]; 2];
+        let mut lo = [x[0]; 2];
+        let mut scale = [x[0]; 2];
+        let mut domain = [x[0]; 2];
+        {
+            let mut cur = self.cursor();
+            for h in 0..2 {
+                let (r_hi, r_lo, s, d) = parts[h];
+                let (th, tl) = (t_hi[h], t_lo[h]);
+                let mut q = q_terms[4];
+                for &t in q_terms[..4].iter().rev() {
+                    q = cur.ins().fma(q, r_hi, t);
+                }
+                let r2 = cur.ins().fmul(r_hi, r_hi);
+                let q = cur.ins().fmul(q, r2);
+                // T·(1 + r_hi + (r_lo + q)) + T_lo·(1 + r_hi)
+                let p = cur.ins().fmul(th, r_hi);
+                let neg_p = cur.ins().fneg(p);
+                let pe = cur.ins().fma(th, r_hi, neg_p);
+                let sum = cur.ins().fadd(th, p);
+                let diff = cur.ins().fsub(th, sum);
+                let e1 = cur.ins().fadd(diff, p);
+                let rest = cur.ins().fadd(r_lo, q);
+                let t_rest = cur.ins().fmul(th, rest);
+                let one_r = cur.ins().fadd(one, r_hi);
+                let l = cur.ins().fma(tl, one_r, t_rest);
+                let l = cur.ins().fadd(l, pe);
+                let l = cur.ins().fadd(l, e1);
+                hi[h] = sum;
+                lo[h] = l;
+                scale[h] = s;
+                domain[h] = d;
+            }
+        }
+        (hi, lo, Some(scale), domain)
+    }
+
+    /// log(x) for positive normal doubles: x = 2^e·m with m in [√½, √2) (integer steps on the
+    /// bits, as float log1p does), j = m's low exponent bit and top 7 fraction bits, c ≈ 1/m
+    /// from the table
+    /// (1 next to m = 1), r = c·m − 1 as a double-double (c·m split by an fma, minus 1 exact),
+    /// |r| ≤ 2^-7; log(x) = e·ln 2 + (−log c) + log(1 + r) with −log c a double-double from
+    /// the table, log(1 + r) = r − r²/2 (r² split exactly) + r³·P(r) to r¹¹ (the rest below
+    /// 2^-70 of r) + r_lo·(1 − r); the large terms added by two-sums. Error below 2^-68
+    /// relative (where e = 0 and c ≠ 1, |log x| ≥ 2^-7).
+    #[allow(clippy::type_complexity)]
+    fn log_f64(
+        &mut self,
+        x: [Value; 2],
+        table: Value,
+    ) -> ([Value; 2], [Value; 2], Option<[Value; 2]>, [Value; 2]) {
+        let c = |s: &mut Self, v: f64| s.splat_f64(v);
+        let (one, shifter, half) = (c(self, 1.0), c(self, SHIFTER), c(self, 0.5));
+        let (ln2_hi, ln2_lo) = (c(self, LN2_HI42), c(self, LN2_LO42));
+        let (min, max) = (c(self, f64::MIN_POSITIVE), c(self, f64::MAX));
+        // log(1 + r) − r + r²/2 = r³·(1/3 − r/4 + r²/5 − … − r⁸/11).
+        let p_terms: Vec<Value> = (3..=11)
+            .map(|k| {
+                let sign = if k % 2 == 1 { 1.0 } else { -1.0 };
+                c(self, sign / f64::from(k))
+            })
+            .collect();
+        let it = self.pair_int_ty();
+        let pt = self.pair_ty();
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let mut index = [x[0]; 2];
+        let mut parts = Vec::new();
+        {
+            let mut cur = self.cursor();
+            let splat = |c: &mut FuncCursor, v: i64| {
+                let s = c.ins().iconst(types::I64, v);
+                c.ins().splat(it, s)
+            };
+            for (h, slot) in index.iter_mut().enumerate() {
+                let xh = x[h];
+                let xb = cur.ins().bitcast(it, little, xh);
+                let offset = splat(&mut cur, 0x3ff0_0000_0000_0000 - 0x3fe6_a09e_667f_3bcd);
+                let t = cur.ins().iadd(xb, offset);
+                let biased = cur.ins().ushr_imm_u(t, 52);
+                let field = cur.ins().ishl_imm_u(biased, 52);
+                let m = cur.ins().isub(xb, field);
+                let bias = splat(&mut cur, 0x3ff0_0000_0000_0000);
+                let m_bits = cur.ins().iadd(m, bias);
+                let m = cur.ins().bitcast(pt, little, m_bits);
+                let e_bits = splat(&mut cur, SHIFTER.to_bits() as i64 - 1023);
+                let e = cur.ins().iadd(biased, e_bits);
+                let e = cur.ins().bitcast(pt, little, e);
+                let e = cur.ins().fsub(e, shifter);
+                // The low exponent bit (m ≥ 1) and the top 7 fraction bits.
+                let j = cur.ins().ushr_imm_u(m_bits, 45);
+                let mask = splat(&mut cur, 255);
+                let j = cur.ins().band(j, mask);
+                // 24 bytes per entry: 8·(2j + j).
+                let j2 = cur.ins().ishl_imm_u(j, 1);
+                let j3 = cur.ins().iadd(j2, j);
+                *slot = cur.ins().ishl_imm_u(j3, 3);
+                let ge = cur.ins().fcmp(FloatCC::GreaterThanOrEqual, xh, min);
+                let le = cur.ins().fcmp(FloatCC::LessThanOrEqual, xh, max);
+                let domain = cur.ins().band(ge, le);
+                parts.push((m, e, domain));
+            }
+        }
+        let inv = self.table_lookup(table, index, 0);
+        let l_hi = self.table_lookup(table, index, 8);
+        let l_lo = self.table_lookup(table, index, 16);
+        let mut hi = [x[0]; 2];
+        let mut lo = [x[0]; 2];
+        let mut domain = [x[0]; 2];
+        {
+            let mut cur = self.cursor();
+            for h in 0..2 {
+                let (m, e, d) = parts[h];
+                let p = cur.ins().fmul(inv[h], m);
+                let neg_p = cur.ins().fneg(p);
+                let r_lo = cur.ins().fma(inv[h], m, neg_p);
+                let r = cur.ins().fsub(p, one);
+                // r − r²/2: r² exactly, then a fast two-sum (|r| ≥ r²/2).
+                let sq = cur.ins().fmul(r, r);
+                let neg_sq = cur.ins().fneg(sq);
+                let sq_e = cur.ins().fma(r, r, neg_sq);
+                let half_sq = cur.ins().fmul(sq, half);
+                let a = cur.ins().fsub(r, half_sq);
+                let a_d = cur.ins().fsub(r, a);
+                let a_e = cur.ins().fsub(a_d, half_sq);
+                let mut q = p_terms[p_terms.len() - 1];
+                for &t in p_terms[..p_terms.len() - 1].iter().rev() {
+                    q = cur.ins().fma(q, r, t);
+                }
+                let r3 = cur.ins().fmul(sq, r);
+                let tail = cur.ins().fmul(q, r3);
+                let one_minus_r = cur.ins().fsub(one, r);
+                let tail = cur.ins().fma(r_lo, one_minus_r, tail);
+                let half_sq_e = cur.ins().fmul(sq_e, half);
+                let tail = cur.ins().fsub(tail, half_sq_e);
+                // e·ln2_hi (exact) + l_hi: two-sum; then + a: two-sum.
+                let big = cur.ins().fmul(e, ln2_hi);
+                let (b, b_e) = two_sum(&mut cur, big, l_hi[h]);
+                let (s, s_e) = two_sum(&mut cur, b, a);
+                let rest = cur.ins().fma(e, ln2_lo, l_lo[h]);
+                let rest = cur.ins().fadd(rest, a_e);
+                let rest = cur.ins().fadd(rest, tail);
+                let rest = cur.ins().fadd(rest, b_e);
+                hi[h] = s;
+                lo[h] = cur.ins().fadd(rest, s_e);
+                domain[h] = d;
+            }
+        }
+        (hi, lo, None, domain)
+    }
+}
+
+/// Knuth's two-sum: s = fl(a + b) and the exact error a + b − s.
+fn two_sum(c: &mut FuncCursor, a: Value, b: Value) -> (Value, Value) {
+    let s = c.ins().fadd(a, b);
+    let bv = c.ins().fsub(s, a);
+    let av = c.ins().fsub(s, bv);
+    let be = c.ins().fsub(b, bv);
+    let ae = c.ins().fsub(a, av);
+    (s, c.ins().fadd(ae, be))
 }

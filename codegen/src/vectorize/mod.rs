@@ -74,6 +74,8 @@ pub(crate) struct ItemLoop {
     pub(crate) local_size: Value,
     /// The body's calls of float math that have a vector form (math.rs).
     pub(crate) math: MathCalls,
+    /// [`crate::BuildOptions::math_fallback_marker`].
+    pub(crate) math_fallback_marker: bool,
 }
 
 /// Why a kernel stays scalar.
@@ -83,6 +85,7 @@ mod analysis;
 mod contiguity;
 mod guards;
 mod math;
+pub(crate) mod math_tables;
 mod private;
 mod rewrite;
 mod special;
@@ -90,7 +93,7 @@ mod transpose;
 
 use analysis::*;
 pub(crate) use analysis::{lane_wise, vector_float_condition};
-pub(crate) use math::{MathCalls, VectorMath};
+pub(crate) use math::{MathCall, MathCalls, VectorMath};
 use rewrite::*;
 
 /// Adds the vector loop of `lanes` work-items per iteration (4, 8 or 16) in front of `lp`
@@ -339,6 +342,7 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop, n: usize) -> Result<()
         lane_slots: HashMap::new(),
         interleaved,
         math: &lp.math,
+        math_fallback_marker: lp.math_fallback_marker,
         n,
     };
     // check(x): four more work-items? Then the vector body, else the scalar loop for the rest.

@@ -38,6 +38,8 @@ pub(super) struct Vectoriser<'a> {
     pub(super) interleaved: HashSet<ir::StackSlot>,
     /// Calls of float math with a vector form (math.rs).
     pub(super) math: &'a super::MathCalls,
+    /// [`crate::BuildOptions::math_fallback_marker`].
+    pub(super) math_fallback_marker: bool,
     /// Work-items per vector iteration (4 for Cranelift's 128-bit vectors; 8 or 16 for the
     /// wide backend).
     pub(super) n: usize,

@@ -58,3 +58,17 @@ kernel void pown_uniform(global const float* x, int n, global float* z) {
     size_t i = get_global_id(0);
     z[i] = pown(x[i], n);
 }
+
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define ONE_DOUBLE(f) \
+    kernel void f##_double(global const double* x, global double* y) { \
+        size_t i = get_global_id(0); \
+        y[i] = f(x[i]); \
+    } \
+    kernel void f##_double_some(global const double* x, global double* y) { \
+        size_t i = get_global_id(0); \
+        double v = x[i]; \
+        y[i] = (i & 2) ? f(v) : v * 3.0; \
+    }
+ONE_DOUBLE(exp)
+ONE_DOUBLE(log)
