@@ -601,6 +601,36 @@ fn fallback_is_rare_in_the_fast_domain() {
     }
 }
 
+/// A kernel of explicit float4 arithmetic around math calls runs its work-items in vectors
+/// with the math as vector code (the packer would keep one call per component), bit for bit.
+#[test]
+fn explicit_vectors_with_math_take_the_vector_math() {
+    let x = inputs();
+    let x = &x[..x.len() / 4 * 4];
+    let p = build(Recipe::Optimized, false);
+    let k = p.kernel("packed_float4").expect("kernel");
+    assert!(
+        matches!(k.vectorization, Vectorization::Vectorized { .. }),
+        "{:?}",
+        k.vectorization
+    );
+    let mut xs = bytes_of(x);
+    let mut ys = vec![0u8; 4 * x.len()];
+    launch(
+        &p,
+        "packed_float4",
+        &mut [Arg::Buf(&mut xs), Arg::Buf(&mut ys)],
+        x.len() as u64 / 4,
+        64,
+    );
+    for (i, &v) in x.iter().enumerate() {
+        let a = v * 1.5 + 0.25;
+        let want = ml::unary::exp::f32(a) * a + ml::unary::sin::f32(v) * (v - 2.0);
+        let got = read_f32(&ys, i);
+        assert!(same(got, want), "{v:e}: {got:e} want {want:e}");
+    }
+}
+
 /// Every float through each function's vector code, against CORE-MATH: the proof that the
 /// vector path is correctly rounded everywhere (minutes per function; run by hand:
 /// `cargo test --release -p ferrocl-codegen --test vector_math -- --ignored --nocapture`,

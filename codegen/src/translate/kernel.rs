@@ -283,7 +283,12 @@ pub(crate) fn build(
                 .as_ref()
                 .map(crate::vector_pack::Plan::packing)
                 .unwrap_or_default();
-            if planned.packed_arithmetic > 0 && planned.coverage() >= PACKED_OVER_WORK_ITEMS {
+            // Math calls with a vector form (vectorize/math.rs) run as vector code only in
+            // the work-item vectoriser; packed, they stay one call per component.
+            if planned.packed_arithmetic > 0
+                && planned.coverage() >= PACKED_OVER_WORK_ITEMS
+                && item_loop.math.is_empty()
+            {
                 apply_packing(plan.expect("planned"))
             } else {
                 drop(plan);

@@ -72,3 +72,12 @@ kernel void pown_uniform(global const float* x, int n, global float* z) {
     }
 ONE_DOUBLE(exp)
 ONE_DOUBLE(log)
+
+// Explicit vectors with arithmetic around the math: the packer would take the arithmetic
+// (vector_pack.rs) and leave the calls one per component; the work-item vectoriser must win.
+kernel void packed_float4(global const float4* x, global float4* y) {
+    size_t i = get_global_id(0);
+    float4 v = x[i];
+    float4 a = v * 1.5f + 0.25f;
+    y[i] = exp(a) * a + sin(v) * (v - 2.0f);
+}
