@@ -452,6 +452,8 @@ fn double_inputs() -> Vec<f64> {
         v.push(f64::from_bits(rng.next()));
         v.push((rng.next() % 2_000_001) as f64 / 1_000.0 - 1_000.0);
         v.push(1.0 + ((rng.next() % 2_000_001) as f64 - 1e6) * 1e-9);
+        v.push((rng.next() % 2_000_001) as f64 / 1_000.0 - 1_000.0 + 0.5);
+        v.push(((rng.next() % 2_100_001) as f64 - 1_050_000.0) / 1_000.0);
     }
     v.truncate(v.len() / 16 * 16);
     v
@@ -464,6 +466,8 @@ fn double_vector_math_is_bit_for_bit_mathlib() {
     for (name, function) in [
         ("exp", ml::unary::exp::f64 as extern "C" fn(f64) -> f64),
         ("log", ml::unary::log::f64),
+        ("exp2", ml::unary::exp2::f64),
+        ("log2", ml::unary::log2::f64),
     ] {
         for (kernel, every_lane) in [
             (format!("{name}_double"), true),
@@ -568,7 +572,12 @@ fn fallback_is_rare_in_the_fast_domain() {
         println!("{name} on [{low:e}, {high:e}]: scalar fallback on {fallbacks} of 2^20 ({fraction:.1e})");
         assert!(fraction < 1e-3, "{name}: {fallbacks} fallbacks of 2^20");
     }
-    for (name, low, high) in [("exp", -700.0f64, 700.0f64), ("log", 1e-300, 1e300)] {
+    for (name, low, high) in [
+        ("exp", -700.0f64, 700.0f64),
+        ("log", 1e-300, 1e300),
+        ("exp2", -1000.0, 1000.0),
+        ("log2", 1e-300, 1e300),
+    ] {
         let x: Vec<f64> = (0..1 << 20)
             .map(|_| {
                 let u = (rng.next() >> 11) as f64 / (1u64 << 53) as f64;

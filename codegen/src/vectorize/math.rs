@@ -54,6 +54,10 @@ pub(crate) enum VectorMath {
     ExpF64,
     /// Double `log`.
     LogF64,
+    /// Double `exp2`.
+    Exp2F64,
+    /// Double `log2`.
+    Log2F64,
 }
 
 /// A call the vectoriser may emit as vector code: the function, and the driver table its
@@ -76,6 +80,8 @@ impl VectorMath {
         let f = match entry {
             EntryPoint::Unary(Unary::exp, Precision::F64) => return Some(VectorMath::ExpF64),
             EntryPoint::Unary(Unary::log, Precision::F64) => return Some(VectorMath::LogF64),
+            EntryPoint::Unary(Unary::exp2, Precision::F64) => return Some(VectorMath::Exp2F64),
+            EntryPoint::Unary(Unary::log2, Precision::F64) => return Some(VectorMath::Log2F64),
             EntryPoint::Unary(f, Precision::F32) => f,
             EntryPoint::Binary(Binary::pow | Binary::powr, Precision::F32) => {
                 return Some(VectorMath::Pow)
@@ -107,8 +113,8 @@ impl VectorMath {
     /// The driver table the vector form reads, if any.
     pub(crate) fn table(self) -> Option<crate::environment::Table> {
         match self {
-            VectorMath::ExpF64 => Some(crate::environment::Table::Exp2),
-            VectorMath::LogF64 => Some(crate::environment::Table::Log),
+            VectorMath::ExpF64 | VectorMath::Exp2F64 => Some(crate::environment::Table::Exp2),
+            VectorMath::LogF64 | VectorMath::Log2F64 => Some(crate::environment::Table::Log),
             _ => None,
         }
     }
@@ -120,6 +126,8 @@ const DOUBLE_TEST_EPSILON: f64 = 1.0 / (1u128 << 66) as f64;
 /// 36 significant bits of ln(2)/128 (k·this is exact for |k| < 2^17), and the rest.
 const LN2_128_HI: f64 = 0.005_415_212_348_111_709;
 const LN2_128_LO: f64 = 1.286_402_311_163_834_6e-14;
+/// ln(2) − the double nearest it.
+const LN2_LO53: f64 = 2.319_046_813_846_299_6e-17;
 /// 42 significant bits of ln(2) (e·this is exact for |e| < 2^11), and the rest.
 const LN2_HI42: f64 = 0.693_147_180_559_890_3;
 const LN2_LO42: f64 = 5.497_923_018_708_371e-14;
@@ -233,7 +241,9 @@ impl Vectoriser<'_> {
                 self.pow(x, operands[1])
             }
             // With their table: vector_math_f64.
-            VectorMath::ExpF64 | VectorMath::LogF64 => return false,
+            VectorMath::ExpF64 | VectorMath::LogF64 | VectorMath::Exp2F64 | VectorMath::Log2F64 => {
+                return false
+            }
         };
         let result = self.func.dfg.inst_results(inst)[0];
         let v = self.rounded_or_called(inst, &operands, y, domain, epsilon);
@@ -1020,8 +1030,32 @@ impl Vectoriser<'_> {
         let x = self.pair(arg);
         let base = self.cursor().ins().symbol_value(types::I64, table);
         let (hi, lo, scale, domain) = match f {
-            VectorMath::ExpF64 => self.exp_f64(x, base),
-            _ => self.log_f64(x, base),
+            VectorMath::ExpF64 => self.exp_f64(x, base, false),
+            VectorMath::Exp2F64 => self.exp_f64(x, base, true),
+            _ => {
+                let (hi, lo, scale, domain) = self.log_f64(x, base);
+                if f == VectorMath::Log2F64 {
+                    // × 1/ln 2 as a double-double product.
+                    let (c_hi, c_lo) = (
+                        self.splat_f64(std::f64::consts::LOG2_E),
+                        self.splat_f64(LOG2_E_LO),
+                    );
+                    let mut c = self.cursor();
+                    let mut h2 = hi;
+                    let mut l2 = lo;
+                    for h in 0..2 {
+                        let p = c.ins().fmul(hi[h], c_hi);
+                        let minus_p = c.ins().fneg(p);
+                        let pe = c.ins().fma(hi[h], c_hi, minus_p);
+                        let t = c.ins().fma(lo[h], c_hi, pe);
+                        l2[h] = c.ins().fma(hi[h], c_lo, t);
+                        h2[h] = p;
+                    }
+                    (h2, l2, scale, domain)
+                } else {
+                    (hi, lo, scale, domain)
+                }
+            }
         };
         // Ziv: hi + (lo ∓ ε|hi|) must round to the same double.
         let epsilon = self.splat_f64(DOUBLE_TEST_EPSILON);
@@ -1210,11 +1244,24 @@ impl Vectoriser<'_> {
         &mut self,
         x: [Value; 2],
         table: Value,
+        base2: bool,
     ) -> ([Value; 2], [Value; 2], Option<[Value; 2]>, [Value; 2]) {
         let c = |s: &mut Self, v: f64| s.splat_f64(v);
-        let (shifter, inv) = (c(self, SHIFTER), c(self, 128.0 / std::f64::consts::LN_2));
+        let per_unit = if base2 {
+            128.0
+        } else {
+            128.0 / std::f64::consts::LN_2
+        };
+        let (shifter, inv) = (c(self, SHIFTER), c(self, per_unit));
         let (l_hi, l_lo) = (c(self, LN2_128_HI), c(self, LN2_128_LO));
-        let (one, low, high) = (c(self, 1.0), c(self, -708.0), c(self, 709.0));
+        let (ln2, ln2_lo) = (c(self, std::f64::consts::LN_2), c(self, LN2_LO53));
+        let minus_step = c(self, -1.0 / 128.0);
+        let (low, high) = if base2 {
+            (c(self, -1022.0), c(self, 1023.0))
+        } else {
+            (c(self, -708.0), c(self, 709.0))
+        };
+        let one = c(self, 1.0);
         let q_terms = [
             c(self, 0.5),
             c(self, 1.0 / 6.0),
@@ -1237,11 +1284,21 @@ impl Vectoriser<'_> {
                 let xh = x[h];
                 let s = cur.ins().fma(xh, inv, shifter);
                 let kn = cur.ins().fsub(s, shifter);
-                let minus_kn = cur.ins().fneg(kn);
-                let r_first = cur.ins().fma(minus_kn, l_hi, xh);
-                let r_tail = cur.ins().fmul(minus_kn, l_lo);
+                let (r_first, r_tail) = if base2 {
+                    // t = x − kN/128 is exact; r = t·ln 2 as a double-double.
+                    let t = cur.ins().fma(kn, minus_step, xh);
+                    let r = cur.ins().fmul(t, ln2);
+                    let minus_r = cur.ins().fneg(r);
+                    let e = cur.ins().fma(t, ln2, minus_r);
+                    let e = cur.ins().fma(t, ln2_lo, e);
+                    (r, e)
+                } else {
+                    let minus_kn = cur.ins().fneg(kn);
+                    let r_first = cur.ins().fma(minus_kn, l_hi, xh);
+                    (r_first, cur.ins().fmul(minus_kn, l_lo))
+                };
                 // Renormalised (fast two-sum): r·r_lo must stay below 2^-70, and the raw
-                // tail (up to 2^-36) would not.
+                // tail of exp's reduction (up to 2^-36) would not.
                 let r_hi = cur.ins().fadd(r_first, r_tail);
                 let r_d = cur.ins().fsub(r_first, r_hi);
                 let r_lo = cur.ins().fadd(r_d, r_tail);

@@ -72,6 +72,8 @@ kernel void pown_uniform(global const float* x, int n, global float* z) {
     }
 ONE_DOUBLE(exp)
 ONE_DOUBLE(log)
+ONE_DOUBLE(exp2)
+ONE_DOUBLE(log2)
 
 // Explicit vectors with arithmetic around the math: the packer would take the arithmetic
 // (vector_pack.rs) and leave the calls one per component; the work-item vectoriser must win.
