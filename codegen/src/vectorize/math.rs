@@ -224,9 +224,10 @@ impl Vectoriser<'_> {
             VectorMath::Log | VectorMath::Log2 | VectorMath::Log10 => self.log_family(x, f),
             VectorMath::Sin | VectorMath::Cos | VectorMath::Tan => self.trigonometric(x, f),
             VectorMath::Expm1 => {
-                let xd = self.promote_vector(x);
+                let clamped = self.clamp_abs(x, 104.0);
+                let xd = self.promote_vector(clamped);
                 let y = self.expm1(xd);
-                (y, self.abs_at_most(x, 104.0))
+                (y, self.abs_at_most(x, f32::INFINITY))
             }
             VectorMath::Tanh => self.tanh(x),
             VectorMath::Log1p => self.log1p(x),
@@ -377,17 +378,32 @@ impl Vectoriser<'_> {
         self.cursor().ins().load(vt, flags, base, 0)
     }
 
-    /// `exp`, `exp2`, `exp10` (of 2^(x·c), c = `c_hi` + `c_lo`), for |x| ≤ `bound` (results
-    /// from zero to beyond the float range, which the rounding test handles).
+    /// `exp`, `exp2`, `exp10` (of 2^(x·c), c = `c_hi` + `c_lo`) of x clamped to |x| ≤ `bound`
+    /// (results from zero to beyond the float range, which the rounding test handles).
     ///
     /// k = nearest(x·c), r = x·c − k by two fmas (|r| ≤ 0.5; x has 24 bits, so the one
     /// rounding leaves an error of 2^-53 on r), 2^r by [`EXP2_POLY`] (2^-51.5), and 2^k added
     /// to its exponent: about 2^-51 in all.
     fn exp_family(&mut self, x: Value, c_hi: f64, c_lo: f64, bound: f32) -> ([Value; 2], Value) {
-        let xd = self.promote_vector(x);
+        let clamped = self.clamp_abs(x, bound);
+        let xd = self.promote_vector(clamped);
         let y = self.exp2_times(xd, c_hi, c_lo);
-        let domain = self.abs_at_most(x, bound);
+        let domain = self.abs_at_most(x, f32::INFINITY);
         (y, domain)
+    }
+
+    /// `x` clamped to [−bound, bound]: beyond, an exponential's float result is already
+    /// infinite or zero (or −1 for expm1), which the clamped argument's result rounds to as
+    /// well — so every argument but NaN stays in the fast domain.
+    fn clamp_abs(&mut self, x: Value, bound: f32) -> Value {
+        let vt = self.wide(types::F32);
+        let mut c = self.cursor();
+        let high = c.ins().f32const(bound);
+        let high = c.ins().splat(vt, high);
+        let low = c.ins().f32const(-bound);
+        let low = c.ins().splat(vt, low);
+        let x = c.ins().fmin(x, high);
+        c.ins().fmax(x, low)
     }
 
     /// 2^(x·(c_hi + c_lo)) for doubles x with |x·c| ≤ 1000 (see [`Self::exp_family`]).
