@@ -428,7 +428,7 @@ pub(crate) static SNORM8: [f32; 256] = {
 
 /// The driver's read-only tables kernels read, as JIT symbols (entry_points.rs registers them
 /// with every JIT module).
-pub(crate) fn table_symbols() -> [(&'static str, *const u8); 5] {
+pub(crate) fn table_symbols() -> [(&'static str, *const u8); 6] {
     [
         (UNORM8_SYMBOL, UNORM8.as_ptr().cast()),
         (SNORM8_SYMBOL, SNORM8.as_ptr().cast()),
@@ -441,11 +441,16 @@ pub(crate) fn table_symbols() -> [(&'static str, *const u8); 5] {
             LOG_256_SYMBOL,
             crate::vectorize::math_tables::LOG_256.as_ptr().cast(),
         ),
+        (
+            SIN_COS_256_SYMBOL,
+            crate::vectorize::math_tables::SIN_COS_256.as_ptr().cast(),
+        ),
     ]
 }
 /// The double vector math's tables (vectorize/math_tables.rs).
 pub(crate) const EXP2_128_SYMBOL: &str = "ferrocl_exp2_128_table";
 pub(crate) const LOG_256_SYMBOL: &str = "ferrocl_log_256_table";
+pub(crate) const SIN_COS_256_SYMBOL: &str = "ferrocl_sin_cos_256_table";
 
 /// A sampler's 32-bit pattern ([`SamplerDescriptor::bits`]), the same for sampler arguments and
 /// literal samplers (`OpConstantSampler`, OpenCL C's `CLK_*` constants OR-ed together). The bit

@@ -100,6 +100,8 @@ pub(crate) enum Table {
     Exp2,
     /// log's reduction constants and their logarithms (vectorize/math_tables.rs).
     Log,
+    /// sin and cos of jπ/128 as double-doubles (vectorize/math_tables.rs).
+    SinCos,
 }
 
 /// How a sampler's pattern ([`SamplerField::Bits`]) encodes its modes: the masks and values

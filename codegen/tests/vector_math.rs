@@ -436,6 +436,8 @@ fn double_inputs() -> Vec<f64> {
     for k in -1100..=1100 {
         centres.push(2f64.powi(k));
         centres.push(f64::from(k) * std::f64::consts::LN_2 / 128.0);
+        centres.push(f64::from(k) * std::f64::consts::PI / 128.0);
+        centres.push(f64::from(k * k) * std::f64::consts::FRAC_PI_2);
     }
     for c in centres {
         around(c, &mut v);
@@ -454,6 +456,8 @@ fn double_inputs() -> Vec<f64> {
         v.push(1.0 + ((rng.next() % 2_000_001) as f64 - 1e6) * 1e-9);
         v.push((rng.next() % 2_000_001) as f64 / 1_000.0 - 1_000.0 + 0.5);
         v.push(((rng.next() % 2_100_001) as f64 - 1_050_000.0) / 1_000.0);
+        // Up to the double sin/cos domain's edge, 2^20.
+        v.push(((rng.next() >> 11) as f64 / (1u64 << 53) as f64 - 0.5) * 2_200_000.0);
     }
     v.truncate(v.len() / 16 * 16);
     v
@@ -468,6 +472,8 @@ fn double_vector_math_is_bit_for_bit_mathlib() {
         ("log", ml::unary::log::f64),
         ("exp2", ml::unary::exp2::f64),
         ("log2", ml::unary::log2::f64),
+        ("sin", ml::unary::sin::f64),
+        ("cos", ml::unary::cos::f64),
     ] {
         for (kernel, every_lane) in [
             (format!("{name}_double"), true),
@@ -577,6 +583,8 @@ fn fallback_is_rare_in_the_fast_domain() {
         ("log", 1e-300, 1e300),
         ("exp2", -1000.0, 1000.0),
         ("log2", 1e-300, 1e300),
+        ("sin", -1e4, 1e4),
+        ("cos", -1e4, 1e4),
     ] {
         let x: Vec<f64> = (0..1 << 20)
             .map(|_| {

@@ -240,6 +240,7 @@ impl KernelEnvironment for AbiEnvironment<'_> {
             Table::Snorm8 => crate::abi::SNORM8_SYMBOL,
             Table::Exp2 => crate::abi::EXP2_128_SYMBOL,
             Table::Log => crate::abi::LOG_256_SYMBOL,
+            Table::SinCos => crate::abi::SIN_COS_256_SYMBOL,
         };
         let gv = self.table_ref(b.func, symbol)?;
         Ok(b.ins().symbol_value(types::I64, gv))

@@ -58,6 +58,10 @@ pub(crate) enum VectorMath {
     Exp2F64,
     /// Double `log2`.
     Log2F64,
+    /// Double `sin`.
+    SinF64,
+    /// Double `cos`.
+    CosF64,
 }
 
 /// A call the vectoriser may emit as vector code: the function, and the driver table its
@@ -82,6 +86,8 @@ impl VectorMath {
             EntryPoint::Unary(Unary::log, Precision::F64) => return Some(VectorMath::LogF64),
             EntryPoint::Unary(Unary::exp2, Precision::F64) => return Some(VectorMath::Exp2F64),
             EntryPoint::Unary(Unary::log2, Precision::F64) => return Some(VectorMath::Log2F64),
+            EntryPoint::Unary(Unary::sin, Precision::F64) => return Some(VectorMath::SinF64),
+            EntryPoint::Unary(Unary::cos, Precision::F64) => return Some(VectorMath::CosF64),
             EntryPoint::Unary(f, Precision::F32) => f,
             EntryPoint::Binary(Binary::pow | Binary::powr, Precision::F32) => {
                 return Some(VectorMath::Pow)
@@ -115,6 +121,7 @@ impl VectorMath {
         match self {
             VectorMath::ExpF64 | VectorMath::Exp2F64 => Some(crate::environment::Table::Exp2),
             VectorMath::LogF64 | VectorMath::Log2F64 => Some(crate::environment::Table::Log),
+            VectorMath::SinF64 | VectorMath::CosF64 => Some(crate::environment::Table::SinCos),
             _ => None,
         }
     }
@@ -242,9 +249,12 @@ impl Vectoriser<'_> {
                 self.pow(x, operands[1])
             }
             // With their table: vector_math_f64.
-            VectorMath::ExpF64 | VectorMath::LogF64 | VectorMath::Exp2F64 | VectorMath::Log2F64 => {
-                return false
-            }
+            VectorMath::ExpF64
+            | VectorMath::LogF64
+            | VectorMath::Exp2F64
+            | VectorMath::Log2F64
+            | VectorMath::SinF64
+            | VectorMath::CosF64 => return false,
         };
         let result = self.func.dfg.inst_results(inst)[0];
         let v = self.rounded_or_called(inst, &operands, y, domain, epsilon);
@@ -1048,6 +1058,8 @@ impl Vectoriser<'_> {
         let (hi, lo, scale, domain) = match f {
             VectorMath::ExpF64 => self.exp_f64(x, base, false),
             VectorMath::Exp2F64 => self.exp_f64(x, base, true),
+            VectorMath::SinF64 => self.sin_cos_f64(x, base, false),
+            VectorMath::CosF64 => self.sin_cos_f64(x, base, true),
             _ => {
                 let (hi, lo, scale, domain) = self.log_f64(x, base);
                 if f == VectorMath::Log2F64 {
@@ -1486,6 +1498,161 @@ impl Vectoriser<'_> {
         (hi, lo, None, domain)
     }
 }
+
+impl Vectoriser<'_> {
+    /// sin(x) or cos(x) for |x| ≤ 2^20: kN = nearest(x·128/π) = 256q + j, r = x − kN·π/128
+    /// with π/128 in three parts (27 and 25 bits: their products with |kN| < 2^26 are exact;
+    /// the first difference is exact, the second a two-sum, the third product rounded at
+    /// 2^-88; π/128's own error times kN is 2^-90), renormalised to a double-double;
+    /// sin(r) = r + r³·S(r²) to r⁷ and cos(r) = 1 − r²/2 (r² split exactly) + r⁴·C(r²) to r¹⁰
+    /// (|r| ≤ π/256: remainders below 2^-75); then sin(a ± r) with sin and cos of a = jπ/128
+    /// from the table, the two leading products split by fmas and joined by a two-sum.
+    /// Absolute error below 2^-86 (the reduction's; the other errors are relative); where the
+    /// result is below 2^-18 that is not enough relative to it, so those lanes call mathlib —
+    /// unless kN = 0, where r = x exactly and every error is relative.
+    #[allow(clippy::type_complexity)]
+    fn sin_cos_f64(
+        &mut self,
+        x: [Value; 2],
+        table: Value,
+        cos: bool,
+    ) -> ([Value; 2], [Value; 2], Option<[Value; 2]>, [Value; 2]) {
+        let c = |s: &mut Self, v: f64| s.splat_f64(v);
+        let (shifter, inv) = (c(self, SHIFTER), c(self, 128.0 / std::f64::consts::PI));
+        let (p1, p2, p3) = (c(self, -PI_128_1), c(self, -PI_128_2), c(self, -PI_128_3));
+        let (one, half, limit) = (c(self, 1.0), c(self, 0.5), c(self, 1_048_576.0));
+        let (small, zero) = (c(self, 1.0 / (1u64 << 18) as f64), c(self, 0.0));
+        let s_terms = [
+            c(self, -1.0 / 6.0),
+            c(self, 1.0 / 120.0),
+            c(self, -1.0 / 5040.0),
+        ];
+        let c_terms = [
+            c(self, 1.0 / 24.0),
+            c(self, -1.0 / 720.0),
+            c(self, 1.0 / 40320.0),
+            c(self, -1.0 / 3_628_800.0),
+        ];
+        let it = self.pair_int_ty();
+        let pt = self.pair_ty();
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let mut index = [x[0]; 2];
+        let mut parts = Vec::new();
+        {
+            let mut cur = self.cursor();
+            let splat = |c: &mut FuncCursor, v: i64| {
+                let s = c.ins().iconst(types::I64, v);
+                c.ins().splat(it, s)
+            };
+            for (h, slot) in index.iter_mut().enumerate() {
+                let xh = x[h];
+                let s = cur.ins().fma(xh, inv, shifter);
+                let kn = cur.ins().fsub(s, shifter);
+                let r1 = cur.ins().fma(kn, p1, xh);
+                let m2 = cur.ins().fmul(kn, p2);
+                let (r2, e2) = two_sum(&mut cur, r1, m2);
+                let m3 = cur.ins().fmul(kn, p3);
+                let tail = cur.ins().fadd(e2, m3);
+                let r_hi = cur.ins().fadd(r2, tail);
+                let d = cur.ins().fsub(r2, r_hi);
+                let r_lo = cur.ins().fadd(d, tail);
+                let sb = cur.ins().bitcast(it, little, s);
+                let mask = splat(&mut cur, 255);
+                let j = cur.ins().band(sb, mask);
+                *slot = cur.ins().ishl_imm_u(j, 5);
+                let ax = cur.ins().fabs(xh);
+                let in_range = cur.ins().fcmp(FloatCC::LessThanOrEqual, ax, limit);
+                let k_zero = cur.ins().fcmp(FloatCC::Equal, kn, zero);
+                parts.push((r_hi, r_lo, in_range, k_zero));
+            }
+        }
+        let sin_hi = self.table_lookup(table, index, 0);
+        let sin_lo = self.table_lookup(table, index, 8);
+        let cos_hi = self.table_lookup(table, index, 16);
+        let cos_lo = self.table_lookup(table, index, 24);
+        let mut hi = [x[0]; 2];
+        let mut lo = [x[0]; 2];
+        let mut domain = [x[0]; 2];
+        let mut cur = self.cursor();
+        for h in 0..2 {
+            let (r_hi, r_lo, in_range, k_zero) = parts[h];
+            let z = cur.ins().fmul(r_hi, r_hi);
+            // sin(r) = r_hi + (r_lo + r_hi·z·S(z)).
+            let mut sp = s_terms[2];
+            for &t in s_terms[..2].iter().rev() {
+                sp = cur.ins().fma(sp, z, t);
+            }
+            let rz = cur.ins().fmul(r_hi, z);
+            let sr_lo = cur.ins().fma(rz, sp, r_lo);
+            let sr_hi = r_hi;
+            // cos(r) = (1 − z/2) + (−(z error)/2 − r_hi·r_lo + z²·C(z)).
+            let minus_z = cur.ins().fneg(z);
+            let z_e = cur.ins().fma(r_hi, r_hi, minus_z);
+            let hz = cur.ins().fmul(z, half);
+            let cr_hi = cur.ins().fsub(one, hz);
+            let cd = cur.ins().fsub(one, cr_hi);
+            let c_e = cur.ins().fsub(cd, hz);
+            let mut cp = c_terms[3];
+            for &t in c_terms[..3].iter().rev() {
+                cp = cur.ins().fma(cp, z, t);
+            }
+            let z2 = cur.ins().fmul(z, z);
+            let cr_lo = cur.ins().fmul(z2, cp);
+            let hze = cur.ins().fmul(z_e, half);
+            let cr_lo = cur.ins().fsub(cr_lo, hze);
+            let cross = cur.ins().fmul(r_hi, r_lo);
+            let cr_lo = cur.ins().fsub(cr_lo, cross);
+            let cr_lo = cur.ins().fadd(cr_lo, c_e);
+            // sin(a + r) = sin a·cos r + cos a·sin r; cos(a + r) = cos a·cos r − sin a·sin r.
+            let (a_hi, a_lo, b_hi, b_lo) = if cos {
+                let nsh = cur.ins().fneg(sin_hi[h]);
+                let nsl = cur.ins().fneg(sin_lo[h]);
+                (cos_hi[h], cos_lo[h], nsh, nsl)
+            } else {
+                (sin_hi[h], sin_lo[h], cos_hi[h], cos_lo[h])
+            };
+            let q1 = cur.ins().fmul(a_hi, cr_hi);
+            let nq1 = cur.ins().fneg(q1);
+            let q1e = cur.ins().fma(a_hi, cr_hi, nq1);
+            let q2 = cur.ins().fmul(b_hi, sr_hi);
+            let nq2 = cur.ins().fneg(q2);
+            let q2e = cur.ins().fma(b_hi, sr_hi, nq2);
+            let (sum, sum_e) = two_sum(&mut cur, q1, q2);
+            let l = cur.ins().fadd(q1e, q2e);
+            let l = cur.ins().fma(a_hi, cr_lo, l);
+            let l = cur.ins().fma(a_lo, cr_hi, l);
+            let l = cur.ins().fma(b_hi, sr_lo, l);
+            let l = cur.ins().fma(b_lo, sr_hi, l);
+            let l = cur.ins().fadd(l, sum_e);
+            // sin(±0) = ±0, which the sums above make +0.
+            let (sum, l) = if cos {
+                (sum, l)
+            } else {
+                let x_zero = cur.ins().fcmp(FloatCC::Equal, x[h], zero);
+                let x_zero = cur.ins().bitcast(pt, little, x_zero);
+                // (lo = x too: hi + (lo ∓ 0) keeps −0 only if lo is −0.)
+                (
+                    cur.ins().bitselect(x_zero, x[h], sum),
+                    cur.ins().bitselect(x_zero, x[h], l),
+                )
+            };
+            hi[h] = sum;
+            lo[h] = l;
+            let magnitude = cur.ins().fabs(sum);
+            let large = cur
+                .ins()
+                .fcmp(FloatCC::GreaterThanOrEqual, magnitude, small);
+            let accurate = cur.ins().bor(large, k_zero);
+            domain[h] = cur.ins().band(in_range, accurate);
+        }
+        (hi, lo, None, domain)
+    }
+}
+
+/// π/128 as 27 + 25 bits and the rest.
+const PI_128_1: f64 = 0.024_543_692_590_668_797;
+const PI_128_2: f64 = 1.550_146_209_311_487e-11;
+const PI_128_3: f64 = 8.939_357_384_546_612e-20;
 
 /// Knuth's two-sum: s = fl(a + b) and the exact error a + b − s.
 fn two_sum(c: &mut FuncCursor, a: Value, b: Value) -> (Value, Value) {

@@ -74,6 +74,8 @@ ONE_DOUBLE(exp)
 ONE_DOUBLE(log)
 ONE_DOUBLE(exp2)
 ONE_DOUBLE(log2)
+ONE_DOUBLE(sin)
+ONE_DOUBLE(cos)
 
 // Explicit vectors with arithmetic around the math: the packer would take the arithmetic
 // (vector_pack.rs) and leave the calls one per component; the work-item vectoriser must win.
