@@ -616,6 +616,28 @@ fn fallback_is_rare_in_the_fast_domain() {
             "double {name}: {fallbacks} fallbacks of 2^20"
         );
     }
+    // Double pow: bases in [1e-3, 1e3], exponents in [-20, 20].
+    let unit = |rng: &mut Rng| (rng.next() >> 11) as f64 / (1u64 << 53) as f64;
+    let x: Vec<f64> = (0..1 << 20)
+        .map(|_| (unit(&mut rng) * 6.0 - 3.0) * std::f64::consts::LN_10)
+        .map(f64::exp)
+        .collect();
+    let y: Vec<f64> = (0..1 << 20).map(|_| unit(&mut rng) * 40.0 - 20.0).collect();
+    let (mut xb, mut yb) = (bytes_of(&x), bytes_of(&y));
+    let mut zb = vec![0u8; 8 * x.len()];
+    launch(
+        &p,
+        "pow_double",
+        &mut [Arg::Buf(&mut xb), Arg::Buf(&mut yb), Arg::Buf(&mut zb)],
+        x.len() as u64,
+        64,
+    );
+    let fallbacks = (0..x.len())
+        .filter(|&i| read_f64(&zb, i).to_bits() == ferrocl_codegen::MATH_FALLBACK_MARKER_F64)
+        .count();
+    let fraction = fallbacks as f64 / x.len() as f64;
+    println!("double pow on [1e-3, 1e3] × [-20, 20]: scalar fallback on {fallbacks} of 2^20 ({fraction:.1e})");
+    assert!(fraction < 1e-2, "double pow: {fallbacks} fallbacks of 2^20");
 }
 
 /// A kernel of explicit float4 arithmetic around math calls runs its work-items in vectors
@@ -645,6 +667,85 @@ fn explicit_vectors_with_math_take_the_vector_math() {
         let want = ml::unary::exp::f32(a) * a + ml::unary::sin::f32(v) * (v - 2.0);
         let got = read_f32(&ys, i);
         assert!(same(got, want), "{v:e}: {got:e} want {want:e}");
+    }
+}
+
+/// Double `pow` and `powr` on pairs of the double inputs with exponents that matter.
+#[test]
+fn double_vector_pow_is_bit_for_bit_mathlib() {
+    let xs = double_inputs();
+    let mut rng = Rng(0x90e5_d0b1);
+    let specials = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        2.0,
+        3.0,
+        0.5,
+        -0.5,
+        0.75,
+        1.0 / 3.0,
+        10.0,
+        100.0,
+        -1074.0,
+        1e-9,
+        1e9,
+        1e300,
+        f64::INFINITY,
+        f64::NAN,
+    ];
+    let ys: Vec<f64> = (0..xs.len())
+        .map(|i| match i % 4 {
+            0 => specials[(rng.next() as usize) % specials.len()],
+            1 => f64::from_bits(rng.next()),
+            2 => (rng.next() % 20_001) as f64 / 100.0 - 100.0,
+            _ => ((rng.next() % 129) as f64 - 64.0) / 2.0,
+        })
+        .collect();
+    let p = build(Recipe::Optimized, false);
+    for (kernel, function) in [
+        (
+            "pow_double",
+            ml::binary::pow::f64 as extern "C" fn(f64, f64) -> f64,
+        ),
+        ("powr_double", ml::binary::powr::f64),
+    ] {
+        let k = p
+            .kernel(kernel)
+            .unwrap_or_else(|| panic!("no kernel {kernel}"));
+        assert!(
+            matches!(k.vectorization, Vectorization::Vectorized { .. }),
+            "{kernel}: {:?}",
+            k.vectorization
+        );
+        let mut xb = bytes_of(&xs);
+        let mut yb = bytes_of(&ys);
+        let mut zb = vec![0u8; 8 * xs.len()];
+        launch(
+            &p,
+            kernel,
+            &mut [Arg::Buf(&mut xb), Arg::Buf(&mut yb), Arg::Buf(&mut zb)],
+            xs.len() as u64,
+            64,
+        );
+        let mut wrong = Vec::new();
+        for (i, &x) in xs.iter().enumerate() {
+            let (got, want) = (read_f64(&zb, i), function(x, ys[i]));
+            if got.to_bits() != want.to_bits() && !(got.is_nan() && want.is_nan()) {
+                wrong.push(format!(
+                    "{kernel}({x:e}, {:e}) = {got:e}, want {want:e}",
+                    ys[i]
+                ));
+            }
+        }
+        assert!(
+            wrong.is_empty(),
+            "{kernel}: {} of {} differ, first: {:?}",
+            wrong.len(),
+            xs.len(),
+            &wrong[..wrong.len().min(8)]
+        );
     }
 }
 

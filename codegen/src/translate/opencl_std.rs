@@ -637,22 +637,20 @@ impl Translator<'_, '_, '_> {
         let Some(function) = crate::vectorize::VectorMath::of(entry, self.options) else {
             return Ok(());
         };
-        let table = match function.table() {
-            Some(table) => {
-                let address = self.env.table_address(&mut self.b, table)?;
-                let def = self.b.func.dfg.value_def(address).inst();
-                match def.map(|i| self.b.func.dfg.insts[i]) {
-                    Some(cranelift_codegen::ir::InstructionData::UnaryGlobalValue {
-                        global_value,
-                        ..
-                    }) => Some(global_value),
-                    _ => return Ok(()),
-                }
+        let mut tables = [None; 2];
+        for (slot, &table) in tables.iter_mut().zip(function.tables()) {
+            let address = self.env.table_address(&mut self.b, table)?;
+            let def = self.b.func.dfg.value_def(address).inst();
+            match def.map(|i| self.b.func.dfg.insts[i]) {
+                Some(cranelift_codegen::ir::InstructionData::UnaryGlobalValue {
+                    global_value,
+                    ..
+                }) => *slot = Some(global_value),
+                _ => return Ok(()),
             }
-            None => None,
-        };
+        }
         self.vector_math
-            .insert(f, crate::vectorize::MathCall { function, table });
+            .insert(f, crate::vectorize::MathCall { function, tables });
         Ok(())
     }
 

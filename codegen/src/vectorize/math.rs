@@ -62,6 +62,8 @@ pub(crate) enum VectorMath {
     SinF64,
     /// Double `cos`.
     CosF64,
+    /// Double `pow` and `powr`.
+    PowF64,
 }
 
 /// A call the vectoriser may emit as vector code: the function, and the driver table its
@@ -69,7 +71,8 @@ pub(crate) enum VectorMath {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct MathCall {
     pub(crate) function: VectorMath,
-    pub(crate) table: Option<ir::GlobalValue>,
+    /// The tables of [`VectorMath::tables`], in that order.
+    pub(crate) tables: [Option<ir::GlobalValue>; 2],
 }
 
 /// The calls of a kernel body the vectoriser may emit as vector code, by function reference.
@@ -93,6 +96,9 @@ impl VectorMath {
                 return Some(VectorMath::Pow)
             }
             EntryPoint::Binary(Binary::atan2, Precision::F32) => return Some(VectorMath::Atan2),
+            EntryPoint::Binary(Binary::pow | Binary::powr, Precision::F64) => {
+                return Some(VectorMath::PowF64)
+            }
             EntryPoint::Shaped(Shaped::pown, Precision::F32) => return Some(VectorMath::Pown),
             _ => return None,
         };
@@ -116,13 +122,15 @@ impl VectorMath {
 }
 
 impl VectorMath {
-    /// The driver table the vector form reads, if any.
-    pub(crate) fn table(self) -> Option<crate::environment::Table> {
+    /// The driver tables the vector form reads (none for the float functions).
+    pub(crate) fn tables(self) -> &'static [crate::environment::Table] {
+        use crate::environment::Table;
         match self {
-            VectorMath::ExpF64 | VectorMath::Exp2F64 => Some(crate::environment::Table::Exp2),
-            VectorMath::LogF64 | VectorMath::Log2F64 => Some(crate::environment::Table::Log),
-            VectorMath::SinF64 | VectorMath::CosF64 => Some(crate::environment::Table::SinCos),
-            _ => None,
+            VectorMath::ExpF64 | VectorMath::Exp2F64 => &[Table::Exp2],
+            VectorMath::LogF64 | VectorMath::Log2F64 => &[Table::Log],
+            VectorMath::SinF64 | VectorMath::CosF64 => &[Table::SinCos],
+            VectorMath::PowF64 => &[Table::Log, Table::Exp2],
+            _ => &[],
         }
     }
 }
@@ -206,11 +214,15 @@ impl Vectoriser<'_> {
         let ir::InstructionData::Call { func_ref, .. } = self.func.dfg.insts[inst] else {
             return false;
         };
-        let Some(&MathCall { function: f, table }) = self.math.get(&func_ref) else {
+        let Some(&MathCall {
+            function: f,
+            tables,
+        }) = self.math.get(&func_ref)
+        else {
             return false;
         };
-        if let Some(table) = table {
-            return self.vector_math_f64(inst, f, table);
+        if tables[0].is_some() {
+            return self.vector_math_f64(inst, f, tables);
         }
         let args = self.func.dfg.inst_args(inst).to_vec();
         if args.iter().all(|&a| self.is_uniform(a)) {
@@ -254,7 +266,8 @@ impl Vectoriser<'_> {
             | VectorMath::Exp2F64
             | VectorMath::Log2F64
             | VectorMath::SinF64
-            | VectorMath::CosF64 => return false,
+            | VectorMath::CosF64
+            | VectorMath::PowF64 => return false,
         };
         let result = self.func.dfg.inst_results(inst)[0];
         let v = self.rounded_or_called(inst, &operands, y, domain, epsilon);
@@ -1048,16 +1061,36 @@ impl Vectoriser<'_> {
 /// Double functions: evaluated as double-doubles (hi + lo) from a 128-entry table, decided by
 /// Ziv's test on the sum, the rest of the lanes calling mathlib.
 impl Vectoriser<'_> {
-    fn vector_math_f64(&mut self, inst: ir::Inst, f: VectorMath, table: ir::GlobalValue) -> bool {
-        let arg = self.func.dfg.inst_args(inst)[0];
-        if self.is_uniform(arg) || self.ty(arg) != types::F64 {
+    fn vector_math_f64(
+        &mut self,
+        inst: ir::Inst,
+        f: VectorMath,
+        tables: [Option<ir::GlobalValue>; 2],
+    ) -> bool {
+        let args = self.func.dfg.inst_args(inst).to_vec();
+        if args.iter().all(|&a| self.is_uniform(a))
+            || args.iter().any(|&a| self.ty(a) != types::F64)
+        {
             return false;
         }
-        let x = self.pair(arg);
-        let base = self.cursor().ins().symbol_value(types::I64, table);
+        let operands: Vec<[Value; 2]> = args.iter().map(|&a| self.pair(a)).collect();
+        let x = operands[0];
+        let bases: Vec<Value> = tables
+            .iter()
+            .flatten()
+            .map(|&t| self.cursor().ins().symbol_value(types::I64, t))
+            .collect();
+        let base = bases[0];
+        // The rounding test's bound relative to |hi|: ε, or for pow ε·(1 + |y·log x|).
+        let mut error_scale = None;
         let (hi, lo, scale, domain) = match f {
-            VectorMath::ExpF64 => self.exp_f64(x, base, false),
-            VectorMath::Exp2F64 => self.exp_f64(x, base, true),
+            VectorMath::ExpF64 => self.exp_f64(x, None, base, false),
+            VectorMath::Exp2F64 => self.exp_f64(x, None, base, true),
+            VectorMath::PowF64 => {
+                let (hi, lo, scale, domain, t) = self.pow_f64(x, operands[1], bases[0], bases[1]);
+                error_scale = Some(t);
+                (hi, lo, scale, domain)
+            }
             VectorMath::SinF64 => self.sin_cos_f64(x, base, false),
             VectorMath::CosF64 => self.sin_cos_f64(x, base, true),
             _ => {
@@ -1097,6 +1130,10 @@ impl Vectoriser<'_> {
             for h in 0..2 {
                 let magnitude = c.ins().fabs(hi[h]);
                 let e = c.ins().fmul(magnitude, epsilon);
+                let e = match error_scale {
+                    Some(t) => c.ins().fmul(e, t[h]),
+                    None => e,
+                };
                 let below = c.ins().fsub(lo[h], e);
                 let above = c.ins().fadd(lo[h], e);
                 let below = c.ins().fadd(hi[h], below);
@@ -1149,7 +1186,7 @@ impl Vectoriser<'_> {
                 &[ir::BlockArg::Value(y[0]), ir::BlockArg::Value(y[1])],
             );
             self.current = slow;
-            let fixed = self.called_pair_lanes(inst, x, y, retry);
+            let fixed = self.called_pair_lanes(inst, &operands, y, retry);
             self.cursor().ins().jump(
                 join,
                 &[ir::BlockArg::Value(fixed[0]), ir::BlockArg::Value(fixed[1])],
@@ -1166,7 +1203,7 @@ impl Vectoriser<'_> {
     fn called_pair_lanes(
         &mut self,
         inst: ir::Inst,
-        x: [Value; 2],
+        operands: &[[Value; 2]],
         fast: [Value; 2],
         retry: [Value; 2],
     ) -> [Value; 2] {
@@ -1174,7 +1211,7 @@ impl Vectoriser<'_> {
         let half = pt.bytes() as i32;
         let slot = self.func.create_sized_stack_slot(ir::StackSlotData::new(
             ir::StackSlotKind::ExplicitSlot,
-            6 * half as u32,
+            2 * (2 + operands.len() as u32) * half as u32,
             pt.bytes().trailing_zeros() as u8,
         ));
         let flags = MemFlagsData::trusted();
@@ -1188,11 +1225,15 @@ impl Vectoriser<'_> {
             self.func.layout.append_block(b);
         }
         let i = self.func.dfg.append_block_param(lane_loop, types::I64);
-        // [fast, retry, x], each as its two halves: lane i at 8·i.
+        // [fast, retry, operands…], each as its two halves: lane i at 8·i.
         let base = {
             let mut c = self.cursor();
             let base = c.ins().stack_addr(types::I64, slot, 0);
-            for (k, v) in [fast, retry, x].iter().enumerate() {
+            let all: Vec<[Value; 2]> = [fast, retry]
+                .into_iter()
+                .chain(operands.iter().copied())
+                .collect();
+            for (k, v) in all.iter().enumerate() {
                 c.ins().store(flags, v[0], base, 2 * k as i32 * half);
                 c.ins().store(flags, v[1], base, (2 * k as i32 + 1) * half);
             }
@@ -1210,13 +1251,19 @@ impl Vectoriser<'_> {
             at
         };
         self.current = call;
-        let xl = self.cursor().ins().load(types::F64, flags, at, 4 * half);
+        let lanes: Vec<Value> = (0..operands.len() as i32)
+            .map(|k| {
+                self.cursor()
+                    .ins()
+                    .load(types::F64, flags, at, (4 + 2 * k) * half)
+            })
+            .collect();
         let r = if self.math_fallback_marker {
             let marker = f64::from_bits(crate::MATH_FALLBACK_MARKER_F64);
             self.cursor().ins().f64const(marker)
         } else {
             let ctrl = self.func.dfg.ctrl_typevar(inst);
-            self.clone_with(inst, ctrl, &[xl])[0]
+            self.clone_with(inst, ctrl, &lanes)[0]
         };
         {
             let mut c = self.cursor();
@@ -1271,6 +1318,7 @@ impl Vectoriser<'_> {
     fn exp_f64(
         &mut self,
         x: [Value; 2],
+        x_lo: Option<[Value; 2]>,
         table: Value,
         base2: bool,
     ) -> ([Value; 2], [Value; 2], Option<[Value; 2]>, [Value; 2]) {
@@ -1324,6 +1372,11 @@ impl Vectoriser<'_> {
                     let minus_kn = cur.ins().fneg(kn);
                     let r_first = cur.ins().fma(minus_kn, l_hi, xh);
                     (r_first, cur.ins().fmul(minus_kn, l_lo))
+                };
+                // The low part of a double-double argument (pow's y·log x).
+                let r_tail = match x_lo {
+                    Some(l) => cur.ins().fadd(r_tail, l[h]),
+                    None => r_tail,
                 };
                 // Renormalised (fast two-sum): r·r_lo must stay below 2^-70, and the raw
                 // tail of exp's reduction (up to 2^-36) would not.
@@ -1646,6 +1699,58 @@ impl Vectoriser<'_> {
             domain[h] = cur.ins().band(in_range, accurate);
         }
         (hi, lo, None, domain)
+    }
+}
+
+impl Vectoriser<'_> {
+    /// pow(x, y) (and powr) for positive normal x and finite y with y·log x in [−708, 709]:
+    /// log x as a double-double ([`Self::log_f64`], relative error 2^-68), t = y·log x as a
+    /// double-double (the leading product split by an fma), then e^t ([`Self::exp_f64`] with
+    /// t's low part added to its reduced argument). t's error is |t|·2^-68 absolute, which e^t
+    /// carries as a relative error: the rounding test's bound is ε·(1 + |t|), returned as the
+    /// fifth value.
+    #[allow(clippy::type_complexity)]
+    fn pow_f64(
+        &mut self,
+        x: [Value; 2],
+        y: [Value; 2],
+        log_table: Value,
+        exp_table: Value,
+    ) -> (
+        [Value; 2],
+        [Value; 2],
+        Option<[Value; 2]>,
+        [Value; 2],
+        [Value; 2],
+    ) {
+        let (l_hi, l_lo, _, x_domain) = self.log_f64(x, log_table);
+        let (max, one) = (self.splat_f64(f64::MAX), self.splat_f64(1.0));
+        let mut t_hi = x;
+        let mut t_lo = x;
+        let mut y_finite = x;
+        let mut bound = x;
+        {
+            let mut c = self.cursor();
+            for h in 0..2 {
+                let p = c.ins().fmul(y[h], l_hi[h]);
+                let minus_p = c.ins().fneg(p);
+                let pe = c.ins().fma(y[h], l_hi[h], minus_p);
+                t_lo[h] = c.ins().fma(y[h], l_lo[h], pe);
+                t_hi[h] = p;
+                let ay = c.ins().fabs(y[h]);
+                y_finite[h] = c.ins().fcmp(FloatCC::LessThanOrEqual, ay, max);
+                let at = c.ins().fabs(p);
+                bound[h] = c.ins().fadd(at, one);
+            }
+        }
+        let (hi, lo, scale, exp_domain) = self.exp_f64(t_hi, Some(t_lo), exp_table, false);
+        let mut domain = x_domain;
+        let mut c = self.cursor();
+        for h in 0..2 {
+            let d = c.ins().band(x_domain[h], exp_domain[h]);
+            domain[h] = c.ins().band(d, y_finite[h]);
+        }
+        (hi, lo, scale, domain, bound)
     }
 }
 

@@ -85,3 +85,12 @@ kernel void packed_float4(global const float4* x, global float4* y) {
     float4 a = v * 1.5f + 0.25f;
     y[i] = exp(a) * a + sin(v) * (v - 2.0f);
 }
+
+kernel void pow_double(global const double* x, global const double* y, global double* z) {
+    size_t i = get_global_id(0);
+    z[i] = pow(x[i], y[i]);
+}
+kernel void powr_double(global const double* x, global const double* y, global double* z) {
+    size_t i = get_global_id(0);
+    z[i] = powr(x[i], y[i]);
+}
