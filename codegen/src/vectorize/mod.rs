@@ -85,6 +85,7 @@ mod analysis;
 mod contiguity;
 mod guards;
 mod math;
+mod math_f64;
 pub(crate) mod math_tables;
 mod private;
 mod rewrite;
