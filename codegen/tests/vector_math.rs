@@ -749,6 +749,77 @@ fn double_vector_pow_is_bit_for_bit_mathlib() {
     }
 }
 
+/// The wide backend at 8 lanes (an AVX2 machine's width, built here for 256-bit vectors): the
+/// same code at another width, bit for bit mathlib on part of the input sets. Needs the wide
+/// backend (libLLVM-15) and AVX2; without them it says so and checks nothing else.
+#[test]
+fn eight_lane_wide_code_is_bit_for_bit_mathlib() {
+    let spirv = spirv_from_c("vector_math.cl", Recipe::Optimized, common::CL1_2);
+    let module = ferrocl_frontend::parse(&spirv).unwrap_or_else(|e| panic!("frontend: {e}"));
+    if ferrocl_codegen::Target::host().vector_bits < 256 {
+        println!("skipped: the host has no AVX2");
+        return;
+    }
+    let options = BuildOptions {
+        vectorize: true,
+        backend: ferrocl_codegen::Backend::Wide,
+        target: ferrocl_codegen::Target { vector_bits: 256 },
+        ..default_options()
+    };
+    let p = compile(&module, &options).unwrap_or_else(|e| panic!("codegen: {e}"));
+    let probe = p.kernel("exp_all").expect("kernel");
+    if probe.backend() != ferrocl_codegen::Backend::Wide {
+        println!(
+            "skipped: the wide backend refused ({:?})",
+            probe.wide_refusal()
+        );
+        return;
+    }
+    assert_eq!(probe.vectorization, Vectorization::Vectorized { lanes: 8 });
+    let x: Vec<f32> = inputs().into_iter().step_by(4).collect();
+    for (name, function) in FUNCTIONS {
+        let kernel = format!("{name}_all");
+        let mut xs = bytes_of(&x);
+        let mut ys = vec![0u8; 4 * x.len()];
+        launch(
+            &p,
+            &kernel,
+            &mut [Arg::Buf(&mut xs), Arg::Buf(&mut ys)],
+            x.len() as u64,
+            64,
+        );
+        for (i, &xi) in x.iter().enumerate() {
+            let (got, want) = (read_f32(&ys, i), function(xi));
+            assert!(same(got, want), "{kernel}({xi:e}) = {got:e}, want {want:e}");
+        }
+    }
+    let d: Vec<f64> = double_inputs().into_iter().step_by(4).collect();
+    for (name, function) in [
+        ("exp", ml::unary::exp::f64 as extern "C" fn(f64) -> f64),
+        ("log", ml::unary::log::f64),
+        ("sin", ml::unary::sin::f64),
+        ("cos", ml::unary::cos::f64),
+    ] {
+        let kernel = format!("{name}_double");
+        let mut xs = bytes_of(&d);
+        let mut ys = vec![0u8; 8 * d.len()];
+        launch(
+            &p,
+            &kernel,
+            &mut [Arg::Buf(&mut xs), Arg::Buf(&mut ys)],
+            d.len() as u64,
+            64,
+        );
+        for (i, &xi) in d.iter().enumerate() {
+            let (got, want) = (read_f64(&ys, i), function(xi));
+            assert!(
+                got.to_bits() == want.to_bits() || got.is_nan() && want.is_nan(),
+                "{kernel}({xi:e}) = {got:e}, want {want:e}"
+            );
+        }
+    }
+}
+
 /// Every float through each function's vector code, against CORE-MATH: the proof that the
 /// vector path is correctly rounded everywhere (minutes per function; run by hand:
 /// `cargo test --release -p ferrocl-codegen --test vector_math -- --ignored --nocapture`,
