@@ -35,6 +35,13 @@ extern "C" {
         value: *mut c_void,
         size_ret: *mut usize,
     ) -> cl_int;
+    fn clGetEventInfo(
+        event: cl_event,
+        param: cl_event_info,
+        size: usize,
+        value: *mut c_void,
+        size_ret: *mut usize,
+    ) -> cl_int;
     fn clGetEventProfilingInfo(
         event: cl_event,
         param: cl_profiling_info,
@@ -517,6 +524,23 @@ __kernel void rendezvous(volatile __global int *arrived, int expected, __global 
 }
 "#;
 
+fn execution_status(event: cl_event) -> cl_int {
+    let mut status: cl_int = 0;
+    // SAFETY: a live event; 4 writable bytes.
+    let e = unsafe {
+        clGetEventInfo(
+            event,
+            CL_EVENT_COMMAND_EXECUTION_STATUS,
+            4,
+            (&mut status as *mut cl_int).cast(),
+            null_mut(),
+        )
+    };
+    assert_eq!(e, CL_SUCCESS);
+    assert!(status >= 0, "the launch failed: {status}");
+    status
+}
+
 fn profile(event: cl_event, which: cl_profiling_info) -> cl_ulong {
     let mut t: cl_ulong = 0;
     // SAFETY: a completed event of a profiling queue; 8 writable bytes.
@@ -590,8 +614,17 @@ fn two_sub_devices_run_kernels_at_once_on_all_their_workers() {
             check(cl(e), "clEnqueueNDRangeKernel(sub-device)")
         })
         .collect();
-    for e in &events {
-        check(cl(e.wait()), "clWaitForEvents");
+    // Not clWaitForEvents: a thread that waits for a command may run it itself, and it runs a
+    // launch this small on its own, one group after the other, so the groups would never all
+    // meet. Flushed and polled, both launches run on their sub-devices' workers.
+    for q in [&env.queue, &second] {
+        check(cl(q.flush()), "clFlush");
+    }
+    while events
+        .iter()
+        .any(|e| execution_status(e.get()) != CL_COMPLETE)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(1));
     }
     assert_eq!(
         env.read(&missed, 1),
