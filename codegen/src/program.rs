@@ -235,21 +235,7 @@ impl Program {
         if let Some(p) = built.get(spec) {
             return Some(Ok((p.clone(), false)));
         }
-        let options = BuildOptions {
-            specialize: Some(spec.clone()),
-            serializable: false,
-            backend: spec.backend,
-            ..sp.options.clone()
-        };
-        let module = sp.module.get_or_init(|| match &sp.parse {
-            Some(parse) => parse(),
-            None => Err(BuildError::new("internal: no module to specialise\n")),
-        });
-        let module = match module {
-            Ok(m) => m,
-            Err(e) => return Some(Err(e.clone())),
-        };
-        let program = match compile(module, &options) {
+        let program = match self.build_specialization(spec, false)? {
             Ok(p) => Arc::new(p),
             Err(e) => return Some(Err(e)),
         };
@@ -260,6 +246,43 @@ impl Program {
         }
         built.insert(spec.clone(), program.clone());
         Some(Ok((program, true)))
+    }
+
+    /// The options of the specialised build `spec` of this program: what its machine code
+    /// depends on ([`BuildOptions::code_fingerprint`], [`crate::code_identity`]) and what
+    /// [`Program::load`] takes to load it from its serialized form. None when the program
+    /// keeps nothing to specialise.
+    pub fn specialization_options(&self, spec: &crate::Specialization) -> Option<BuildOptions> {
+        let sp = self.specializer.as_ref()?;
+        Some(BuildOptions {
+            specialize: Some(spec.clone()),
+            serializable: false,
+            backend: spec.backend,
+            ..sp.options.clone()
+        })
+    }
+
+    /// Builds the specialisation `spec` without keeping it among the program's builds: the
+    /// tiered runtime's wide build of a hot kernel, which it keeps itself and, with
+    /// `serializable`, stores in the program cache. None as for [`Program::specialized`].
+    pub fn build_specialization(
+        &self,
+        spec: &crate::Specialization,
+        serializable: bool,
+    ) -> Option<Result<Program, BuildError>> {
+        let sp = self.specializer.as_ref()?;
+        let options = BuildOptions {
+            serializable,
+            ..self.specialization_options(spec)?
+        };
+        let module = sp.module.get_or_init(|| match &sp.parse {
+            Some(parse) => parse(),
+            None => Err(BuildError::new("internal: no module to specialise\n")),
+        });
+        Some(match module {
+            Ok(m) => compile(m, &options),
+            Err(e) => Err(e.clone()),
+        })
     }
 
     /// Keeps what [`Program::specialized`] needs when a kernel of `module` takes images or

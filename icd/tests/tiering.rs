@@ -3,7 +3,9 @@
 //! `FERROCL_TIER_UP_AFTER`, the wide backend rebuilds it in the background and later launches
 //! run the wide code — with the same results bit for bit. Settings are read once per process,
 //! so the test re-runs this binary as a child with the variables set, its stderr (the debug
-//! log) going to a file the child reads to see when the wide code is ready.
+//! log) going to a file the child reads to see when the wide code is ready. With the program
+//! cache on, the wide build is stored, and a second process loads it at the kernel's first
+//! launch instead of building it again.
 
 mod common;
 
@@ -121,61 +123,145 @@ fn same(a: &Outputs, b: &Outputs, what: &str) {
     }
 }
 
+/// In a child: launches `mix` (on Cranelift's code first) until the log says its wide code is
+/// ready, then a few more; every launch's results equal the first's bit for bit.
+fn launch_until_wide() {
+    let env = Env::new();
+    if env.other_icd {
+        return; // the variables are Ferrocl's
+    }
+    let log = std::path::PathBuf::from(std::env::var_os(LOG).expect("log path"));
+    let program = env.program_from_source(SOURCE, "");
+    let kernel = check(cl(Kernel::create(&program, "mix")), "clCreateKernel");
+    let first = launch(&env, &kernel);
+    // The wide build (or its load) runs in the background: launches go on (on Cranelift's
+    // code) until the log says it is ready, then run it.
+    let start = Instant::now();
+    loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.contains("later launches run it") {
+            break;
+        }
+        assert!(
+            !text.contains("stays on Cranelift"),
+            "the wide build was refused:\n{text}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "no wide code after 300 s:\n{text}"
+        );
+        same(
+            &launch(&env, &kernel),
+            &first,
+            "a launch while the wide build runs",
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for _ in 0..3 {
+        same(&launch(&env, &kernel), &first, "a launch of the wide code");
+    }
+}
+
+/// A program cache of its own for a test's children, removed when dropped.
+struct CacheDir(std::path::PathBuf);
+
+impl CacheDir {
+    fn new(name: &str) -> CacheDir {
+        let dir = std::env::temp_dir().join(format!(
+            "ferrocl-tiering-cache-{}-{name}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        CacheDir(dir)
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().expect("a UTF-8 temporary directory")
+    }
+}
+
+impl Drop for CacheDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 #[test]
 fn a_hot_kernel_moves_to_wide_code_with_the_same_results() {
-    let stderr = in_child(
-        "a_hot_kernel_moves_to_wide_code_with_the_same_results",
-        &[
-            ("FERROCL_BACKEND", "tiered"),
-            // Its first launch is hot enough.
-            ("FERROCL_TIER_UP_AFTER", "0.000001"),
-            ("FERROCL_LOG", "debug"),
-        ],
-    );
-    let Some(stderr) = stderr else {
-        let env = Env::new();
-        if env.other_icd {
-            return; // the variables are Ferrocl's
-        }
-        let log = std::path::PathBuf::from(std::env::var_os(LOG).expect("log path"));
-        let program = env.program_from_source(SOURCE, "");
-        let kernel = check(cl(Kernel::create(&program, "mix")), "clCreateKernel");
-        let first = launch(&env, &kernel);
-        // The wide build runs in the background: launches go on (on Cranelift's code) until
-        // the log says it is ready, then run it.
-        let start = Instant::now();
-        loop {
-            let text = std::fs::read_to_string(&log).unwrap_or_default();
-            if text.contains("later launches run it") {
-                break;
-            }
-            assert!(
-                !text.contains("stays on Cranelift"),
-                "the wide build was refused:\n{text}"
-            );
-            assert!(
-                start.elapsed() < Duration::from_secs(300),
-                "no wide code after 300 s:\n{text}"
-            );
-            same(
-                &launch(&env, &kernel),
-                &first,
-                "a launch while the wide build runs",
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        for _ in 0..3 {
-            same(&launch(&env, &kernel), &first, "a launch of the wide code");
-        }
-        return;
+    const NAME: &str = "a_hot_kernel_moves_to_wide_code_with_the_same_results";
+    if std::env::var(CHILD).as_deref() == Ok(NAME) {
+        return launch_until_wide();
+    }
+    for cache in ["off", "on"] {
+        let dir = CacheDir::new(NAME);
+        let stderr = in_child(
+            NAME,
+            &[
+                ("FERROCL_BACKEND", "tiered"),
+                // Its first launch is hot enough.
+                ("FERROCL_TIER_UP_AFTER", "0.000001"),
+                ("FERROCL_LOG", "debug"),
+                ("FERROCL_CACHE", cache),
+                ("FERROCL_CACHE_DIR", dir.path()),
+            ],
+        )
+        .expect("the parent");
+        assert!(
+            stderr.contains("kernel mix: wide code built in"),
+            "no tier-up line (cache {cache}):\n{stderr}"
+        );
+        assert_eq!(
+            stderr.contains("stored in the program cache; later launches run it"),
+            cache == "on",
+            "the wide build is stored with the cache on only:\n{stderr}"
+        );
+        assert!(
+            stderr.contains("(wide code)") && stderr.contains("code by the wide backend"),
+            "the wide build's kernel line is missing:\n{stderr}"
+        );
+    }
+}
+
+#[test]
+fn a_later_process_loads_the_stored_wide_code_at_the_first_launch() {
+    const NAME: &str = "a_later_process_loads_the_stored_wide_code_at_the_first_launch";
+    if std::env::var(CHILD).as_deref() == Ok(NAME) {
+        return launch_until_wide();
+    }
+    let dir = CacheDir::new(NAME);
+    let run = |after: &str| {
+        in_child(
+            NAME,
+            &[
+                ("FERROCL_BACKEND", "tiered"),
+                ("FERROCL_TIER_UP_AFTER", after),
+                ("FERROCL_LOG", "debug"),
+                ("FERROCL_CACHE", "on"),
+                ("FERROCL_CACHE_DIR", dir.path()),
+            ],
+        )
+        .expect("the parent")
     };
+    let first = run("0.000001");
     assert!(
-        stderr.contains("kernel mix: wide code built in"),
-        "no tier-up line:\n{stderr}"
+        first.contains("kernel mix: wide code built in")
+            && first.contains("stored in the program cache"),
+        "the first process builds and stores the wide code:\n{first}"
+    );
+    // An hour of runs before a tier-up: only the stored build can make the code wide.
+    let second = run("3600");
+    assert!(
+        second.contains("machine code from the program cache")
+            || second.contains("program cache: hit"),
+        "the second process loads the program's machine code:\n{second}"
     );
     assert!(
-        stderr.contains("(wide code)") && stderr.contains("code by the wide backend"),
-        "the wide build's kernel line is missing:\n{stderr}"
+        second.contains("kernel mix: wide code loaded from the program cache"),
+        "the second process loads the stored wide build:\n{second}"
+    );
+    assert!(
+        !second.contains("wide code built in"),
+        "the second process built the wide code again:\n{second}"
     );
 }
 

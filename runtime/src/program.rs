@@ -13,6 +13,7 @@ use crate::config::DeviceConfig;
 use crate::context::Context;
 use crate::features::ModuleUse;
 use crate::object::{Base, CLResult, Tag};
+use crate::program_cache::CodeEntry;
 use crate::settings::{log, LogLevel, Rounding, Settings};
 
 /// What the program was created from.
@@ -191,8 +192,9 @@ impl Built {
         code: ferrocl_codegen::Program,
         options: ParsedOptions,
         uniform_work_groups: bool,
+        tier_cache: Option<crate::tiering::TierCache>,
     ) -> Built {
-        let tiers = crate::tiering::Tiers::new(code.kernels().len());
+        let tiers = crate::tiering::Tiers::new(code.kernels().len(), tier_cache);
         Built {
             code,
             options,
@@ -482,10 +484,14 @@ impl Program {
                 );
                 let spirv = from_source.spirv;
                 match code {
-                    Ok((code, warnings)) => Ok((
+                    Ok(DeviceBuild {
+                        code,
+                        log,
+                        tier_cache,
+                    }) => Ok((
                         spirv,
-                        Some(Built::new(code, parsed, uniform)),
-                        from_source.log + &warnings,
+                        Some(Built::new(code, parsed, uniform, tier_cache)),
+                        from_source.log + &log,
                     )),
                     Err(failure) => Err((Some(spirv), failure.after(&from_source.log))),
                 }
@@ -595,7 +601,7 @@ impl Program {
                         &parsed,
                         None,
                     )
-                    .map(|(code, warnings)| (Some(code), warnings))
+                    .map(|b| (Some((b.code, b.tier_cache)), b.log))
                 }
             }
         };
@@ -608,7 +614,9 @@ impl Program {
                 } else {
                     CL_PROGRAM_BINARY_TYPE_EXECUTABLE
                 } as cl_program_binary_type;
-                st.built = code.map(|code| Arc::new(Built::new(code, parsed, uniform)));
+                st.built = code.map(|(code, tier_cache)| {
+                    Arc::new(Built::new(code, parsed, uniform, tier_cache))
+                });
                 BuildOutcome::Ok
             }
             Err(failure) => {
@@ -705,7 +713,7 @@ fn build_for_device(
     spec_values: &HashMap<u32, Vec<u8>>,
     parsed: &ParsedOptions,
     from_source: Option<&crate::program_cache::SourceBuild>,
-) -> Result<(ferrocl_codegen::Program, String), StepFailure> {
+) -> Result<DeviceBuild, StepFailure> {
     let start = std::time::Instant::now();
     let settings = &config.settings;
     let info = settings.log >= LogLevel::Info;
@@ -722,7 +730,7 @@ fn build_for_device(
     let mut miss = None;
     if let Some(cache) = &cache {
         match cache.load(config, &options, spirv, spec_values) {
-            Ok((code, warnings)) => {
+            Ok((code, warnings, requirements)) => {
                 let steps = format!(
                     "machine code {:.2} ms (program cache: hit)",
                     ms(start.elapsed())
@@ -736,7 +744,11 @@ fn build_for_device(
                 } else {
                     String::new()
                 };
-                return Ok((code, note + &warnings));
+                return Ok(DeviceBuild {
+                    tier_cache: cache.tier_cache(options.tiered, requirements),
+                    code,
+                    log: note + &warnings,
+                });
             }
             Err(why) => miss = Some(why),
         }
@@ -748,6 +760,7 @@ fn build_for_device(
     let warnings = warnings_log(&module);
     let frontend = start.elapsed();
     options.serializable = cache.is_some();
+    let tiered = options.tiered;
     let (mut code, codegen) = build_module(config, spirv, &module, options)
         .map_err(|failure| failure.after(&warnings))?;
     let mut steps = format!(
@@ -756,15 +769,32 @@ fn build_for_device(
         ms(codegen)
     );
     let mut note = String::new();
+    let mut tier_cache = None;
     if let (Some(cache), Some(miss)) = (&cache, &miss) {
         steps += &format!(" (program cache: miss, {miss})");
-        let outcome = cache.store(settings, &mut code, &module, &warnings);
+        let requirements = CodeCache::requirements(&module);
+        let outcome = cache.store(settings, &mut code, &requirements, &warnings);
         if info {
             note = format!("info: machine code compiled ({miss}); {outcome}\n");
         }
+        tier_cache = cache.tier_cache(tiered, requirements);
     }
     log_built(settings, &code, from_source, &steps, start);
-    Ok((code, note + &warnings))
+    Ok(DeviceBuild {
+        code,
+        log: note + &warnings,
+        tier_cache,
+    })
+}
+
+/// What [`build_for_device`] made.
+struct DeviceBuild {
+    code: ferrocl_codegen::Program,
+    /// The build log's part: the legacy forms accepted, and the cache's line at
+    /// `FERROCL_LOG=info`.
+    log: String,
+    /// Where the tiered runtime keeps the kernels' wide builds, when it does.
+    tier_cache: Option<crate::tiering::TierCache>,
 }
 
 fn ms(d: std::time::Duration) -> f64 {
@@ -888,7 +918,7 @@ impl<'a> CodeCache<'a> {
         options: &BuildOptions,
         spirv: &[u8],
         spec_values: &HashMap<u32, Vec<u8>>,
-    ) -> Result<(ferrocl_codegen::Program, String), String> {
+    ) -> Result<(ferrocl_codegen::Program, String, CodeEntry), String> {
         let read_start = std::time::Instant::now();
         let settings = &config.settings;
         let entry =
@@ -940,7 +970,39 @@ impl<'a> CodeCache<'a> {
                 ms(read_start.elapsed() - read)
             ),
         );
-        Ok((code, entry.warnings))
+        Ok((
+            code,
+            entry.warnings,
+            CodeEntry {
+                program: Vec::new(),
+                warnings: String::new(),
+                ..entry
+            },
+        ))
+    }
+
+    /// What the device must allow for `module` to build (see [`CodeEntry`]), without a program.
+    fn requirements(module: &ferrocl_frontend::Module) -> CodeEntry {
+        CodeEntry {
+            program: Vec::new(),
+            warnings: String::new(),
+            capabilities: module.capabilities().map(|c| c as u32).collect(),
+            uses_half: module.first_half_value().is_some(),
+            all_devices_scope: module.first_all_devices_scope().is_some(),
+        }
+    }
+
+    /// Where a tiered build keeps its kernels' wide builds: beside this entry.
+    fn tier_cache(
+        &self,
+        tiered: bool,
+        requirements: CodeEntry,
+    ) -> Option<crate::tiering::TierCache> {
+        tiered.then(|| crate::tiering::TierCache {
+            dir: self.dir.to_owned(),
+            key: self.key.clone(),
+            requirements,
+        })
     }
 
     /// Stores what `code` serialized to (built from `module`, with the build log's `warnings`);
@@ -949,7 +1011,7 @@ impl<'a> CodeCache<'a> {
         &self,
         settings: &Settings,
         code: &mut ferrocl_codegen::Program,
-        module: &ferrocl_frontend::Module,
+        requirements: &CodeEntry,
         warnings: &str,
     ) -> String {
         let program = match code.take_serialized() {
@@ -957,12 +1019,10 @@ impl<'a> CodeCache<'a> {
             Some(Err(why)) => return format!("not cacheable: {why}"),
             None => return "not cacheable".into(),
         };
-        let entry = crate::program_cache::CodeEntry {
+        let entry = CodeEntry {
             program,
             warnings: warnings.to_owned(),
-            capabilities: module.capabilities().map(|c| c as u32).collect(),
-            uses_half: module.first_half_value().is_some(),
-            all_devices_scope: module.first_all_devices_scope().is_some(),
+            ..requirements.clone()
         };
         match crate::program_cache::store_code(
             self.dir,

@@ -594,6 +594,7 @@ pub struct CodeRequest<'a> {
 
 /// The key of a machine-code entry. The SPIR-V enters it as its 128-bit digest (the module can
 /// be large and would double the entry); everything else byte for byte.
+#[derive(Clone)]
 pub struct CodeKey {
     material: Vec<u8>,
     digest: Digest,
@@ -614,6 +615,20 @@ impl CodeKey {
             put(&mut m, value);
         }
         m.extend_from_slice(&Digest::of(&[r.spirv]).bytes());
+        let digest = Digest::of(&[&m]);
+        CodeKey {
+            material: m,
+            digest,
+        }
+    }
+
+    /// The key of an entry made from the same build as this key's, with `parts` (what else
+    /// its code depends on) added: the tiered runtime's wide build of one kernel.
+    pub fn derived(&self, parts: &[&[u8]]) -> CodeKey {
+        let mut m = self.material.clone();
+        for part in parts {
+            put(&mut m, part);
+        }
         let digest = Digest::of(&[&m]);
         CodeKey {
             material: m,
@@ -1052,9 +1067,18 @@ mod tests {
             key_of(b"spirv", "optimize=false", "x86_64", &none),
             key_of(b"spirv", "optimize=true", "x86_64 has_avx512f=1", &none),
             key_of(b"spirv", "optimize=true", "x86_64", &one),
+            key.derived(&[b"wide"]),
         ] {
             assert_eq!(lookup_code(&dir.0, &other, BOUND), Err(Miss::Absent));
         }
+        // A derived key is an entry of its own, different for each addition.
+        let wide = key.derived(&[b"kernel k".as_slice(), b"wide"]);
+        store_code(&dir.0, &wide, &entry, 1 << 20).unwrap();
+        assert_eq!(lookup_code(&dir.0, &wide, BOUND), Ok(entry.clone()));
+        for other in [key.derived(&[b"kernel k"]), key.derived(&[b"kernel kwide"])] {
+            assert_eq!(lookup_code(&dir.0, &other, BOUND), Err(Miss::Absent));
+        }
+        assert_eq!(lookup_code(&dir.0, &key, BOUND), Ok(entry.clone()));
         let path = key.path(&dir.0);
         let good = std::fs::read(&path).unwrap();
         for len in 0..good.len() {
