@@ -42,6 +42,16 @@ pub(crate) enum EntryPoint {
     /// Checked mode: looks up an access through a pointer of unknown object
     /// (checked.rs `checked_lookup`).
     CheckedLookup,
+    /// Pipes (pipe.rs): a reservation of packets at one end, `(pipe, write, count) -> id`.
+    PipeReserve,
+    /// `(pipe, write, id)`: the reservation is over.
+    PipeCommit,
+    /// `(pipe, write, id, index, packet, size) -> 0 or -1`: a packet of a reservation.
+    PipeReservedAccess,
+    /// `(pipe, write, packet, size) -> 0 or -1`: one packet without a reservation.
+    PipeAccess,
+    /// `(pipe, max) -> packets`: get_pipe_num_packets, or get_pipe_max_packets.
+    PipePackets,
 }
 
 fn float(precision: Precision) -> Type {
@@ -115,6 +125,11 @@ impl EntryPoint {
             EntryPoint::ClockNs => "ferrocl_clock_ns",
             EntryPoint::CheckedFault => "ferrocl_checked_fault",
             EntryPoint::CheckedLookup => "ferrocl_checked_lookup",
+            EntryPoint::PipeReserve => "ferrocl_pipe_reserve",
+            EntryPoint::PipeCommit => "ferrocl_pipe_commit",
+            EntryPoint::PipeReservedAccess => "ferrocl_pipe_reserved_access",
+            EntryPoint::PipeAccess => "ferrocl_pipe_access",
+            EntryPoint::PipePackets => "ferrocl_pipe_packets",
         }
     }
 
@@ -166,6 +181,24 @@ impl EntryPoint {
                 params.extend([types::I64; 5]);
                 (params, vec![types::I32])
             }
+            EntryPoint::PipeReserve => (vec![types::I64, types::I32, types::I32], vec![types::I64]),
+            EntryPoint::PipeCommit => (vec![types::I64, types::I32, types::I64], vec![]),
+            EntryPoint::PipeReservedAccess => (
+                vec![
+                    types::I64,
+                    types::I32,
+                    types::I64,
+                    types::I32,
+                    types::I64,
+                    types::I32,
+                ],
+                vec![types::I32],
+            ),
+            EntryPoint::PipeAccess => (
+                vec![types::I64, types::I32, types::I64, types::I32],
+                vec![types::I32],
+            ),
+            EntryPoint::PipePackets => (vec![types::I64, types::I32], vec![types::I32]),
         }
     }
 }
@@ -186,6 +219,30 @@ pub(crate) fn jit_symbols() -> Vec<(String, *const u8)> {
         EntryPoint::CheckedLookup.symbol().to_owned(),
         crate::checked::checked_lookup as *const u8,
     ));
+    use crate::pipe;
+    let pipes: [(EntryPoint, *const u8); 5] = [
+        (
+            EntryPoint::PipeReserve,
+            pipe::ferrocl_pipe_reserve as *const u8,
+        ),
+        (
+            EntryPoint::PipeCommit,
+            pipe::ferrocl_pipe_commit as *const u8,
+        ),
+        (
+            EntryPoint::PipeReservedAccess,
+            pipe::ferrocl_pipe_reserved_access as *const u8,
+        ),
+        (
+            EntryPoint::PipeAccess,
+            pipe::ferrocl_pipe_access as *const u8,
+        ),
+        (
+            EntryPoint::PipePackets,
+            pipe::ferrocl_pipe_packets as *const u8,
+        ),
+    ];
+    symbols.extend(pipes.map(|(e, ptr)| (e.symbol().to_owned(), ptr)));
     symbols.extend(
         crate::abi::table_symbols()
             .into_iter()
@@ -237,6 +294,11 @@ mod tests {
             EntryPoint::ClockNs,
             EntryPoint::CheckedFault,
             EntryPoint::CheckedLookup,
+            EntryPoint::PipeReserve,
+            EntryPoint::PipeCommit,
+            EntryPoint::PipeReservedAccess,
+            EntryPoint::PipeAccess,
+            EntryPoint::PipePackets,
         ]);
         all
     }

@@ -13,6 +13,7 @@ mod environment;
 mod error;
 mod jit;
 mod options;
+mod pipe;
 mod program;
 mod serialize;
 mod translate;
@@ -30,6 +31,7 @@ pub use options::{
     Backend, BuildOptions, ImageKey, Specialization, Target, MATH_FALLBACK_MARKER,
     MATH_FALLBACK_MARKER_F64,
 };
+pub use pipe::{Pipe, PipeEnd, INVALID_RESERVE_ID};
 
 /// Private memory one work-item of a kernel may use on the stack (the sum of its
 /// function-storage variables kept in memory; a kernel with barriers keeps them in its heap

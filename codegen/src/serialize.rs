@@ -599,6 +599,10 @@ fn encode_info(w: &mut Writer, info: &KernelInfo) -> Result<(), String> {
                 w.u8(access_code(*access));
                 w.u8(image_type_code(*image_type));
             }
+            ArgKind::Pipe { access } => {
+                w.u8(5);
+                w.u8(access_code(*access));
+            }
         }
         w.u8(address_code(*address));
         w.u8(access_code(*access));
@@ -643,6 +647,9 @@ fn decode_info(r: &mut Reader) -> Read<KernelInfo> {
             4 => ArgKind::Image {
                 access: access_of(r.u8()?)?,
                 image_type: image_type_of(r.u8()?)?,
+            },
+            5 => ArgKind::Pipe {
+                access: access_of(r.u8()?)?,
             },
             k => return Err(format!("argument kind {k}")),
         };

@@ -20,6 +20,9 @@ pub enum ArgKind {
         access: AccessQualifier,
         image_type: Option<ImageType>,
     },
+    /// A pipe (`__read_only pipe T` or `__write_only pipe T`): the application passes a pipe
+    /// object; the kernel gets the address of its memory (codegen's `Pipe`).
+    Pipe { access: AccessQualifier },
 }
 
 /// The OpenCL C image types: what an image argument declares, and so which image objects
@@ -353,6 +356,19 @@ fn describe_arg(m: &Module, pid: u32, ty: u32) -> Result<KernelArg, String> {
                 AddressQualifier::Global,
             );
             a.access = access;
+            Ok(a)
+        }
+        Type::Pipe { access } => {
+            let access = match access {
+                spirv::AccessQualifier::ReadOnly => AccessQualifier::ReadOnly,
+                spirv::AccessQualifier::WriteOnly => AccessQualifier::WriteOnly,
+                spirv::AccessQualifier::ReadWrite => {
+                    return Err("a pipe is read_only or write_only, not read_write".into())
+                }
+            };
+            let mut a = plain(ArgKind::Pipe { access }, AddressQualifier::Global);
+            a.access = access;
+            a.qualifiers.is_pipe = true;
             Ok(a)
         }
         Type::Bool => Err("bool is not allowed as a kernel argument type".into()),

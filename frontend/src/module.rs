@@ -54,7 +54,10 @@ pub enum Type {
     DeviceEvent,
     ReserveId,
     Queue,
-    Pipe,
+    /// `OpTypePipe`: a pipe argument, with the end the kernel uses.
+    Pipe {
+        access: spirv::AccessQualifier,
+    },
     Image {
         dim: spirv::Dim,
         arrayed: bool,
@@ -292,7 +295,9 @@ pub(crate) fn size_of(types: &HashMap<TypeId, Type>, id: TypeId) -> Option<u64> 
         | Type::NamedBarrier
         | Type::Sampler
         | Type::Image { .. }
-        | Type::Queue => 8,
+        | Type::Queue
+        | Type::ReserveId
+        | Type::Pipe { .. } => 8,
         _ => return None,
     })
 }

@@ -403,7 +403,10 @@ fn decode_type(m: &Module, inst: &dr::Instruction) -> Option<Type> {
         Op::TypeDeviceEvent => Type::DeviceEvent,
         Op::TypeReserveId => Type::ReserveId,
         Op::TypeQueue => Type::Queue,
-        Op::TypePipe => Type::Pipe,
+        Op::TypePipe => match inst.operands.first()? {
+            Operand::AccessQualifier(access) => Type::Pipe { access: *access },
+            _ => return None,
+        },
         Op::TypeSampler => Type::Sampler,
         Op::TypeSampledImage => Type::SampledImage {
             image: id_operand(inst, 0)?,

@@ -144,6 +144,7 @@ pub(crate) fn scalar_ir_type(m: &Module, ty: u32) -> Result<IrType, BuildError> 
             | Type::DeviceEvent
             | Type::Queue
             | Type::ReserveId
+            | Type::Pipe { .. }
             | Type::Sampler
             | Type::Image { .. },
         ) => types::I64,

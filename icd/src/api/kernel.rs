@@ -190,6 +190,9 @@ pub(crate) unsafe fn arg_value(
                 }
                 ArgValue::Image(Arc::downgrade(&m))
             }
+            // No pipe object exists yet (clCreatePipe comes with the runtime's pipes), and the
+            // frontend refuses the Pipes capability: no kernel has such an argument.
+            ArgKind::Pipe { .. } => return Err(CL_INVALID_MEM_OBJECT),
         })
     }
 }
