@@ -388,6 +388,75 @@ pub struct GenericCastToPtrExplicit {
     pub storage: Option<StorageClass>,
 }
 
+/// The end of a pipe an instruction uses, and its packets' size and alignment (operands every
+/// pipe instruction has, SPIR-V 3.52.23).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PipePacket {
+    pub pipe: Word,
+    pub write: bool,
+    pub size: Word,
+    pub alignment: Word,
+}
+
+/// `OpReadPipe`/`OpWritePipe` (one packet, no reservation) and `OpReservedReadPipe`/
+/// `OpReservedWritePipe` (packet `index` of reservation `reserve_id`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PipeAccess {
+    pub packet: PipePacket,
+    /// `(reserve id, index)` of the reserved forms.
+    pub reserved: Option<(Word, Word)>,
+    pub pointer: Word,
+}
+
+/// `OpReserveReadPipePackets`/`OpReserveWritePipePackets` and their `OpGroup` forms (the
+/// execution scope).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PipeReserve {
+    pub packet: PipePacket,
+    pub scope: Option<Word>,
+    pub num_packets: Word,
+}
+
+/// `OpCommitReadPipe`/`OpCommitWritePipe` and their `OpGroup` forms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PipeCommit {
+    pub packet: PipePacket,
+    pub scope: Option<Word>,
+    pub reserve_id: Word,
+}
+
+/// The pipe instructions that take part in a work-group or sub-group reservation: every
+/// work-item of the group meets them, as a collective.
+pub fn is_group_pipe(op: Op) -> bool {
+    matches!(
+        op,
+        Op::GroupReserveReadPipePackets
+            | Op::GroupReserveWritePipePackets
+            | Op::GroupCommitReadPipe
+            | Op::GroupCommitWritePipe
+    )
+}
+
+/// Every instruction of SPIR-V's Pipes capability that codegen translates (`OpConstantPipeStorage`
+/// and `OpCreatePipeFromPipeStorage` are PipeStorage's).
+pub fn is_pipe_instruction(op: Op) -> bool {
+    is_group_pipe(op)
+        || matches!(
+            op,
+            Op::ReadPipe
+                | Op::WritePipe
+                | Op::ReservedReadPipe
+                | Op::ReservedWritePipe
+                | Op::ReserveReadPipePackets
+                | Op::ReserveWritePipePackets
+                | Op::CommitReadPipe
+                | Op::CommitWritePipe
+                | Op::IsValidReserveId
+                | Op::GetNumPipePackets
+                | Op::GetMaxPipePackets
+        )
+}
+
 /// `OpGroupAsyncCopy`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GroupAsyncCopy {
@@ -855,6 +924,89 @@ impl<'m> Inst<'m> {
             pointer: self.id(0)?,
             storage: self.storage_class(1).ok(),
         })
+    }
+
+    /// The packet operands of a pipe instruction whose pipe is operand `first` (after an
+    /// execution scope, a reservation and index, as the opcode has them).
+    fn pipe_packet(self, first: usize, write: bool) -> Result<PipePacket, ViewError> {
+        Ok(PipePacket {
+            pipe: self.id(first)?,
+            write,
+            size: self.last_but(1)?,
+            alignment: self.last_but(0)?,
+        })
+    }
+
+    /// Operand `count - 1 - k`, an id.
+    fn last_but(self, k: usize) -> Result<Word, ViewError> {
+        let i = self
+            .operand_count()
+            .checked_sub(1 + k)
+            .ok_or_else(|| self.error("has too few operands"))?;
+        self.id(i)
+    }
+
+    /// See [`PipeAccess`].
+    pub fn pipe_access(self) -> Result<PipeAccess, ViewError> {
+        let (write, reserved) = match self.opcode() {
+            Op::ReadPipe => (false, false),
+            Op::WritePipe => (true, false),
+            Op::ReservedReadPipe => (false, true),
+            Op::ReservedWritePipe => (true, true),
+            _ => return Err(self.error("is not a pipe read or write")),
+        };
+        Ok(PipeAccess {
+            packet: self.pipe_packet(0, write)?,
+            reserved: if reserved {
+                Some((self.id(1)?, self.id(2)?))
+            } else {
+                None
+            },
+            pointer: self.id(if reserved { 3 } else { 1 })?,
+        })
+    }
+
+    /// See [`PipeReserve`].
+    pub fn pipe_reserve(self) -> Result<PipeReserve, ViewError> {
+        let (write, group) = match self.opcode() {
+            Op::ReserveReadPipePackets => (false, false),
+            Op::ReserveWritePipePackets => (true, false),
+            Op::GroupReserveReadPipePackets => (false, true),
+            Op::GroupReserveWritePipePackets => (true, true),
+            _ => return Err(self.error("is not a pipe reservation")),
+        };
+        let first = usize::from(group);
+        Ok(PipeReserve {
+            packet: self.pipe_packet(first, write)?,
+            scope: if group { Some(self.id(0)?) } else { None },
+            num_packets: self.id(first + 1)?,
+        })
+    }
+
+    /// See [`PipeCommit`].
+    pub fn pipe_commit(self) -> Result<PipeCommit, ViewError> {
+        let (write, group) = match self.opcode() {
+            Op::CommitReadPipe => (false, false),
+            Op::CommitWritePipe => (true, false),
+            Op::GroupCommitReadPipe => (false, true),
+            Op::GroupCommitWritePipe => (true, true),
+            _ => return Err(self.error("is not a pipe commit")),
+        };
+        let first = usize::from(group);
+        Ok(PipeCommit {
+            packet: self.pipe_packet(first, write)?,
+            scope: if group { Some(self.id(0)?) } else { None },
+            reserve_id: self.id(first + 1)?,
+        })
+    }
+
+    /// `OpGetNumPipePackets`/`OpGetMaxPipePackets`: the pipe's packet operands (`write` is
+    /// false: either end may ask).
+    pub fn pipe_query(self) -> Result<PipePacket, ViewError> {
+        match self.opcode() {
+            Op::GetNumPipePackets | Op::GetMaxPipePackets => self.pipe_packet(0, false),
+            _ => Err(self.error("is not a pipe query")),
+        }
     }
 
     pub fn group_async_copy(self) -> Result<GroupAsyncCopy, ViewError> {

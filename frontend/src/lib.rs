@@ -28,12 +28,13 @@ pub mod words;
 pub use cfg::Cfg;
 pub use diagnostics::{Diagnostic, FrontendError};
 pub use instruction::{
-    is_group_collective, AccessChain, Atomic, AtomicOp, Binary, BitField, BlockIo,
-    BranchConditional, CompositeExtract, CompositeInsert, ControlBarrier, CopyMemory, ExtArgs,
-    FunctionCall, GenericCastToPtrExplicit, GroupAsyncCopy, GroupOp, ImageQuery, ImageRead,
-    ImageWrite, IntegerDot, IntelShuffle, Load, MemoryBarrier, MemoryNamedBarrier, SampledImage,
-    Select, SpecConstantOp, Store, Switch, Unary, Variable, VectorExtractDynamic,
-    VectorInsertDynamic, VectorLoad, VectorShuffle, VectorStore,
+    is_group_collective, is_group_pipe, is_pipe_instruction, AccessChain, Atomic, AtomicOp, Binary,
+    BitField, BlockIo, BranchConditional, CompositeExtract, CompositeInsert, ControlBarrier,
+    CopyMemory, ExtArgs, FunctionCall, GenericCastToPtrExplicit, GroupAsyncCopy, GroupOp,
+    ImageQuery, ImageRead, ImageWrite, IntegerDot, IntelShuffle, Load, MemoryBarrier,
+    MemoryNamedBarrier, PipeAccess, PipeCommit, PipePacket, PipeReserve, SampledImage, Select,
+    SpecConstantOp, Store, Switch, Unary, Variable, VectorExtractDynamic, VectorInsertDynamic,
+    VectorLoad, VectorShuffle, VectorStore,
 };
 pub use link::{itanium_name, link, provided_by_device, unresolved_imports, Linked, SpecValues};
 pub use metadata::{

@@ -441,11 +441,13 @@ fn vec_type_hint_name(encoded: u32) -> String {
 }
 
 /// `OpControlBarrier`, `OpMemoryNamedBarrier` and the `OpGroup*` collectives (work-group or
-/// sub-group scope), with those of SPV_KHR_uniform_group_instructions.
+/// sub-group scope), with those of SPV_KHR_uniform_group_instructions and the group pipe
+/// reservations and commits.
 pub fn is_barrier_or_collective(op: Op) -> bool {
     // cl_khr_subgroup_named_barrier: a barrier of some sub-groups of the work-group.
     matches!(op, Op::ControlBarrier | Op::MemoryNamedBarrier)
         || crate::instruction::is_group_collective(op)
+        || crate::instruction::is_group_pipe(op)
 }
 
 /// Opcodes after which every work-item of the group must have arrived before any continues:

@@ -191,10 +191,13 @@ fn rejects_physical32_naming_the_rule() {
 #[test]
 fn rejects_capabilities_the_device_lacks() {
     let log = log_of(&module(Knobs {
-        extra_capability: Some(Capability::Pipes),
+        extra_capability: Some(Capability::DeviceEnqueue),
         ..Knobs::default()
     }));
-    assert!(log.contains("capability Pipes is not supported"), "{log}");
+    assert!(
+        log.contains("capability DeviceEnqueue is not supported"),
+        "{log}"
+    );
 }
 
 /// The gate allows what the device says (the runtime's feature table): a capability it turns

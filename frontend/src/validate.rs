@@ -95,6 +95,9 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     // SPV_INTEL_fp_fast_math_mode (DPC++): the AllowContract/AllowReassoc bits of
     // FPFastMathMode are permissions, not requests; codegen keeps every operation exact.
     Capability::FPFastMathModeINTEL,
+    // Pipes (__opencl_c_pipes): pipe arguments, reads and writes with and without
+    // reservations, work-group and sub-group reservations, packet queries (codegen pipe.rs).
+    Capability::Pipes,
 ];
 
 /// Extensions that make a capability of CAPABILITY_MIN_VERSION available before that version.
@@ -593,6 +596,11 @@ fn check_kernels(m: &Module) -> Vec<Diagnostic> {
                     | Type::Sampler
                     | Type::Image { .. },
                 ) => None,
+                // A pipe is read_only or write_only (OpenCL C 3.0 §6.15.16).
+                Some(Type::Pipe {
+                    access: spirv::AccessQualifier::ReadWrite,
+                }) => Some("a read_write pipe".to_owned()),
+                Some(Type::Pipe { .. }) => None,
                 Some(Type::Bool) => Some("bool".to_owned()),
                 Some(other) => Some(format!("{other:?}")),
                 None => Some(format!("%{ty}, which is not a type")),

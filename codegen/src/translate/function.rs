@@ -996,6 +996,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             | SubgroupImageBlockReadINTEL
             | SubgroupImageBlockWriteINTEL => self.block_io(inst)?,
             op if is_sub_group_local(op) => self.sub_group_local(inst)?,
+            op if ferrocl_frontend::is_pipe_instruction(op) => self.pipe_instruction(inst)?,
             op if is_group_barrier(op) && op != ControlBarrier => self.group_collective(inst)?,
             // Async copies complete synchronously (group.rs): nothing to wait for.
             GroupWaitEvents => {}

@@ -26,6 +26,7 @@ mod inline_math;
 pub(crate) mod kernel;
 mod memory;
 mod opencl_std;
+mod pipe;
 mod printf;
 mod provenance;
 mod rounding;

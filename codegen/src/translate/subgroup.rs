@@ -83,6 +83,9 @@ struct Exchange {
     /// Address of the snapshot: the active mask (u64) at 0, lane j's leaves at
     /// `8 + j * slot + 8 * leaf`.
     snapshot: Value,
+    /// The frame of the leader, the work-item that took the snapshot (in its frame) and ran
+    /// first after the point.
+    leader_frame: Value,
     slot: i64,
     mask: Value,
     lane: Lane,
@@ -95,7 +98,7 @@ impl Exchange {
 }
 
 impl Translator<'_, '_, '_> {
-    fn require_sub_groups(&self, what: &str) -> Result<(), BuildError> {
+    pub(crate) fn require_sub_groups(&self, what: &str) -> Result<(), BuildError> {
         if self.options.sub_groups {
             Ok(())
         } else {
@@ -385,14 +388,33 @@ impl Translator<'_, '_, '_> {
         self.b.ins().jump(ready, &[BlockArg::Value(mine)]);
 
         self.b.switch_to_block(ready);
-        let snapshot = self.b.block_params(ready)[0];
-        let mask = self.b.ins().load(types::I64, frame_flags(), snapshot, 0);
+        let snapshot_base = self.b.block_params(ready)[0];
+        let mask = self
+            .b
+            .ins()
+            .load(types::I64, frame_flags(), snapshot_base, 0);
+        let leader_frame = self.b.ins().iadd_imm_s(snapshot_base, -(snapshot as i64));
         Ok(Exchange {
-            snapshot,
+            snapshot: snapshot_base,
+            leader_frame,
             slot: slot as i64,
             mask,
             lane,
         })
+    }
+
+    /// A sub-group point of `kind` where nothing is exchanged but the leader: the frame of the
+    /// sub-group's leader (which resumes first, before the others it serves) and this
+    /// work-item's own frame after the point.
+    pub(crate) fn sub_group_point(
+        &mut self,
+        kind: PointKind,
+    ) -> Result<(Value, Value), BuildError> {
+        let ex = self.exchange(&[], kind)?;
+        let own = self.barrier.as_ref().map(|s| s.frame_base).ok_or_else(|| {
+            BuildError::new("internal: sub-group point outside a barrier kernel\n")
+        })?;
+        Ok((ex.leader_frame, own))
     }
 
     /// Whether this work-item (frame `own`, waiting with `state`) must not resume yet: a member

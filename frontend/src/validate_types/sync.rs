@@ -2,7 +2,8 @@
 
 use super::*;
 use crate::instruction::{
-    is_group_collective, AtomicOp, ControlBarrier, GroupOp, MemoryBarrier, MemoryNamedBarrier,
+    is_group_collective, is_pipe_instruction, AtomicOp, ControlBarrier, GroupOp, MemoryBarrier,
+    MemoryNamedBarrier,
 };
 
 impl<'m> Checker<'m> {
@@ -31,6 +32,7 @@ impl<'m> Checker<'m> {
                 }
             }
             op if is_group_collective(op) => self.group_collective(inst, rt),
+            op if is_pipe_instruction(op) => self.pipe(inst, rt),
             op if format!("{op:?}").starts_with("GroupNonUniform") => {
                 // Every <id> after the execution scope must be a value (operand_type reports
                 // it otherwise); codegen checks the types each operation takes.
@@ -52,6 +54,154 @@ impl<'m> Checker<'m> {
             _ => return false,
         }
         true
+    }
+
+    /// The pipe instructions (SPIR-V 3.52.23): the pipe operand a pipe of the end the
+    /// instruction uses, 32-bit integer packet size and alignment (constants 1 ≤ alignment ≤
+    /// size, the alignment dividing the size, when they are constants), 32-bit counts and
+    /// indices, pointers for packets, reserve ids where the instruction takes or makes one,
+    /// and the result types; the group forms' execution scope Workgroup or Subgroup.
+    fn pipe(&mut self, inst: &Instruction, rt: Word) {
+        use Op::*;
+        let op = inst.class.opcode;
+        let n = inst.operands.len();
+        let group = crate::instruction::is_group_pipe(op);
+        if op == IsValidReserveId {
+            if !matches!(self.ty(rt), Some(Type::Bool)) {
+                let rule = format!(
+                    "SPIR-V Pipe: the result of OpIsValidReserveId must be a boolean, found {}",
+                    self.type_name(rt)
+                );
+                self.report(inst, rule);
+            }
+            self.expect_reserve_id(inst, 0);
+            return;
+        }
+        if n < 3 {
+            self.report(inst, format!("SPIR-V Pipe: Op{op:?} has too few operands"));
+            return;
+        }
+        if group {
+            if let Some(exec) = self.constant_operand(inst, 0, "Scope for Execution") {
+                if exec != Scope::Workgroup as u32 && exec != Scope::Subgroup as u32 {
+                    let rule = format!(
+                        "env 4: Scope for Execution of Op{op:?} must be Workgroup or Subgroup, found {}",
+                        scope_name(exec)
+                    );
+                    self.report(inst, rule);
+                }
+            }
+        }
+        let first = usize::from(group);
+        // The end the instruction uses; the queries work at either.
+        let end = match op {
+            ReadPipe
+            | ReservedReadPipe
+            | ReserveReadPipePackets
+            | CommitReadPipe
+            | GroupReserveReadPipePackets
+            | GroupCommitReadPipe => Some(spirv::AccessQualifier::ReadOnly),
+            GetNumPipePackets | GetMaxPipePackets => None,
+            _ => Some(spirv::AccessQualifier::WriteOnly),
+        };
+        if let Some(t) = self.operand_type(inst, first) {
+            match (self.ty(t), end) {
+                (Some(Type::Pipe { access }), Some(end)) if *access != end => {
+                    let rule = format!(
+                        "SPIR-V Pipe: Op{op:?} needs a {end:?} pipe, found a {access:?} one"
+                    );
+                    self.report(inst, rule);
+                }
+                (Some(Type::Pipe { .. }), _) => {}
+                _ => {
+                    let rule = format!(
+                        "SPIR-V Pipe: the Pipe of Op{op:?} must be an OpTypePipe, found {}",
+                        self.type_name(t)
+                    );
+                    self.report(inst, rule);
+                }
+            }
+        }
+        // Packet size and alignment: the last two operands.
+        for i in [n - 2, n - 1] {
+            self.expect_int32(inst, i, "Packet Size and Packet Alignment");
+        }
+        let constant = |c: &Self, i: usize| match inst.operands.get(i) {
+            Some(Operand::IdRef(id)) => c.constant_value(*id),
+            _ => None,
+        };
+        if let (Some(size), Some(align)) = (constant(self, n - 2), constant(self, n - 1)) {
+            if align == 0 || align > size || size % align != 0 {
+                let rule = format!(
+                    "SPIR-V Pipe: Packet Alignment {align} of Op{op:?} must be at least 1, at most the Packet Size {size} and divide it"
+                );
+                self.report(inst, rule);
+            }
+        }
+        let int32_result = |c: &mut Self| {
+            if c.ty(rt) != Some(&Type::Int { width: 32 }) {
+                let rule = format!(
+                    "SPIR-V Pipe: the result of Op{op:?} must be a 32-bit integer, found {}",
+                    c.type_name(rt)
+                );
+                c.report(inst, rule);
+            }
+        };
+        match op {
+            ReadPipe | WritePipe => {
+                int32_result(self);
+                self.expect_pointer(inst, 1, "Pipe", &format!("the Pointer of Op{op:?}"));
+            }
+            ReservedReadPipe | ReservedWritePipe => {
+                int32_result(self);
+                self.expect_reserve_id(inst, 1);
+                self.expect_int32(inst, 2, "Index");
+                self.expect_pointer(inst, 3, "Pipe", &format!("the Pointer of Op{op:?}"));
+            }
+            ReserveReadPipePackets
+            | ReserveWritePipePackets
+            | GroupReserveReadPipePackets
+            | GroupReserveWritePipePackets => {
+                if self.ty(rt) != Some(&Type::ReserveId) {
+                    let rule = format!(
+                        "SPIR-V Pipe: the result of Op{op:?} must be an OpTypeReserveId, found {}",
+                        self.type_name(rt)
+                    );
+                    self.report(inst, rule);
+                }
+                self.expect_int32(inst, first + 1, "Num Packets");
+            }
+            CommitReadPipe | CommitWritePipe | GroupCommitReadPipe | GroupCommitWritePipe => {
+                self.expect_reserve_id(inst, first + 1);
+            }
+            _ => int32_result(self),
+        }
+    }
+
+    fn expect_int32(&mut self, inst: &Instruction, i: usize, what: &str) {
+        if let Some(t) = self.operand_type(inst, i) {
+            if self.shape(t) != Some((Kind::Int(32), 1)) {
+                let rule = format!(
+                    "SPIR-V Pipe: the {what} of Op{:?} must be a 32-bit integer scalar, found {}",
+                    inst.class.opcode,
+                    self.type_name(t)
+                );
+                self.report(inst, rule);
+            }
+        }
+    }
+
+    fn expect_reserve_id(&mut self, inst: &Instruction, i: usize) {
+        if let Some(t) = self.operand_type(inst, i) {
+            if self.ty(t) != Some(&Type::ReserveId) {
+                let rule = format!(
+                    "SPIR-V Pipe: the Reserve Id of Op{:?} must be an OpTypeReserveId, found {}",
+                    inst.class.opcode,
+                    self.type_name(t)
+                );
+                self.report(inst, rule);
+            }
+        }
     }
 
     /// The value of a Scope or Memory Semantics operand, which must be an integer OpConstant.
