@@ -315,13 +315,36 @@ impl Vectoriser<'_> {
         fast: Value,
         retry: Value,
     ) -> Value {
-        let vt = self.wide(types::F32);
-        let bytes = vt.bytes();
-        // [fast, retry, operands…]
+        let operands: Vec<&[Value]> = operands.iter().map(std::slice::from_ref).collect();
+        self.fallback_lanes(inst, &operands, &[fast], &[retry])[0]
+    }
+
+    /// The scalar fallback of a vector math call, for float vectors and double pairs alike:
+    /// `fast` with the lanes where `retry` is on (a mask of the lanes' width) replaced by
+    /// scalar call `inst` on those lanes of `operands`. Every value comes as its parts (one
+    /// vector, or the two halves of a pair), which are spilled in order to one stack slot —
+    /// [fast, retry, operands…] — so lane i of a value lies i lanes into it; the lane loop
+    /// tests each lane's retry word, calls and writes the result over fast's lane, and fast's
+    /// parts are read back.
+    pub(super) fn fallback_lanes(
+        &mut self,
+        inst: ir::Inst,
+        operands: &[&[Value]],
+        fast: &[Value],
+        retry: &[Value],
+    ) -> Vec<Value> {
+        let values: Vec<&[Value]> = [fast, retry]
+            .into_iter()
+            .chain(operands.iter().copied())
+            .collect();
+        let part_ty = self.ty(fast[0]);
+        let lane_ty = part_ty.lane_type();
+        // Each value's parts hold n lanes of the same width as fast's (f32 or f64).
+        let value_bytes = (self.n * lane_ty.bytes() as usize) as i32;
         let slot = self.func.create_sized_stack_slot(ir::StackSlotData::new(
             ir::StackSlotKind::ExplicitSlot,
-            (2 + operands.len() as u32) * bytes,
-            bytes.trailing_zeros() as u8,
+            values.len() as u32 * value_bytes as u32,
+            part_ty.bytes().trailing_zeros() as u8,
         ));
         let flags = MemFlagsData::trusted();
         let (lane_loop, call, next, done) = (
@@ -337,10 +360,12 @@ impl Vectoriser<'_> {
         let base = {
             let mut c = self.cursor();
             let base = c.ins().stack_addr(types::I64, slot, 0);
-            c.ins().store(flags, fast, base, 0);
-            c.ins().store(flags, retry, base, bytes as i32);
-            for (k, &v) in operands.iter().enumerate() {
-                c.ins().store(flags, v, base, (2 + k as i32) * bytes as i32);
+            for (k, parts) in values.iter().enumerate() {
+                let mut at = k as i32 * value_bytes;
+                for &part in *parts {
+                    c.ins().store(flags, part, base, at);
+                    at += c.func.dfg.value_type(part).bytes() as i32;
+                }
             }
             let zero = c.ins().iconst(types::I64, 0);
             c.ins().jump(lane_loop, &[ir::BlockArg::Value(zero)]);
@@ -349,27 +374,34 @@ impl Vectoriser<'_> {
         self.current = lane_loop;
         let at = {
             let mut c = self.cursor();
-            let offset = c.ins().ishl_imm_u(i, 2);
+            let offset = c.ins().imul_imm_s(i, i64::from(lane_ty.bytes()));
             let at = c.ins().iadd(base, offset);
-            let on = c.ins().load(types::I32, flags, at, bytes as i32);
+            let mask_ty = lane_ty.as_int();
+            let on = c.ins().load(mask_ty, flags, at, value_bytes);
             c.ins().brif(on, call, &[], next, &[]);
             at
         };
         self.current = call;
-        let lanes: Vec<Value> = operands
-            .iter()
-            .enumerate()
-            .map(|(k, &v)| {
-                let t = self.ty(v).lane_type();
-                self.cursor()
-                    .ins()
-                    .load(t, flags, at, (2 + k as i32) * bytes as i32)
-            })
-            .collect();
         let r = if self.math_fallback_marker {
-            let marker = f32::from_bits(crate::MATH_FALLBACK_MARKER);
-            self.cursor().ins().f32const(marker)
+            let mut c = self.cursor();
+            if lane_ty == types::F64 {
+                c.ins()
+                    .f64const(f64::from_bits(crate::MATH_FALLBACK_MARKER_F64))
+            } else {
+                c.ins()
+                    .f32const(f32::from_bits(crate::MATH_FALLBACK_MARKER))
+            }
         } else {
+            let lanes: Vec<Value> = operands
+                .iter()
+                .enumerate()
+                .map(|(k, parts)| {
+                    let t = self.ty(parts[0]).lane_type();
+                    self.cursor()
+                        .ins()
+                        .load(t, flags, at, (2 + k as i32) * value_bytes)
+                })
+                .collect();
             let ctrl = self.func.dfg.ctrl_typevar(inst);
             self.clone_with(inst, ctrl, &lanes)[0]
         };
@@ -388,7 +420,15 @@ impl Vectoriser<'_> {
                 .brif(more, lane_loop, &[ir::BlockArg::Value(i1)], done, &[]);
         }
         self.current = done;
-        self.cursor().ins().load(vt, flags, base, 0)
+        let mut at = 0;
+        fast.iter()
+            .map(|&part| {
+                let t = self.ty(part);
+                let v = self.cursor().ins().load(t, flags, base, at);
+                at += t.bytes() as i32;
+                v
+            })
+            .collect()
     }
 
     /// `exp`, `exp2`, `exp10` (of 2^(x·c), c = `c_hi` + `c_lo`) of x clamped to |x| ≤ `bound`

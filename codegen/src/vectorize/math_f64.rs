@@ -70,9 +70,7 @@ impl Vectoriser<'_> {
                     let mut h2 = hi;
                     let mut l2 = lo;
                     for h in 0..2 {
-                        let p = c.ins().fmul(hi[h], c_hi);
-                        let minus_p = c.ins().fneg(p);
-                        let pe = c.ins().fma(hi[h], c_hi, minus_p);
+                        let (p, pe) = two_product(&mut c, hi[h], c_hi);
                         let t = c.ins().fma(lo[h], c_hi, pe);
                         l2[h] = c.ins().fma(hi[h], c_lo, t);
                         h2[h] = p;
@@ -151,7 +149,8 @@ impl Vectoriser<'_> {
                 &[ir::BlockArg::Value(y[0]), ir::BlockArg::Value(y[1])],
             );
             self.current = slow;
-            let fixed = self.called_pair_lanes(inst, &operands, y, retry);
+            let operands: Vec<&[Value]> = operands.iter().map(|o| &o[..]).collect();
+            let fixed = self.fallback_lanes(inst, &operands, &y, &retry);
             self.cursor().ins().jump(
                 join,
                 &[ir::BlockArg::Value(fixed[0]), ir::BlockArg::Value(fixed[1])],
@@ -161,95 +160,6 @@ impl Vectoriser<'_> {
         };
         self.define(result, Form::Pair([lo_out, hi_out]));
         true
-    }
-
-    /// [`Self::called_lanes`] for double pairs: `fast` with the lanes where `retry` (64-bit
-    /// masks, per half) is on replaced by scalar call `inst` on the lane of `x`.
-    fn called_pair_lanes(
-        &mut self,
-        inst: ir::Inst,
-        operands: &[[Value; 2]],
-        fast: [Value; 2],
-        retry: [Value; 2],
-    ) -> [Value; 2] {
-        let pt = self.pair_ty();
-        let half = pt.bytes() as i32;
-        let slot = self.func.create_sized_stack_slot(ir::StackSlotData::new(
-            ir::StackSlotKind::ExplicitSlot,
-            2 * (2 + operands.len() as u32) * half as u32,
-            pt.bytes().trailing_zeros() as u8,
-        ));
-        let flags = MemFlagsData::trusted();
-        let (lane_loop, call, next, done) = (
-            self.func.dfg.make_block(),
-            self.func.dfg.make_block(),
-            self.func.dfg.make_block(),
-            self.func.dfg.make_block(),
-        );
-        for b in [lane_loop, call, next, done] {
-            self.func.layout.append_block(b);
-        }
-        let i = self.func.dfg.append_block_param(lane_loop, types::I64);
-        // [fast, retry, operands…], each as its two halves: lane i at 8·i.
-        let base = {
-            let mut c = self.cursor();
-            let base = c.ins().stack_addr(types::I64, slot, 0);
-            let all: Vec<[Value; 2]> = [fast, retry]
-                .into_iter()
-                .chain(operands.iter().copied())
-                .collect();
-            for (k, v) in all.iter().enumerate() {
-                c.ins().store(flags, v[0], base, 2 * k as i32 * half);
-                c.ins().store(flags, v[1], base, (2 * k as i32 + 1) * half);
-            }
-            let zero = c.ins().iconst(types::I64, 0);
-            c.ins().jump(lane_loop, &[ir::BlockArg::Value(zero)]);
-            base
-        };
-        self.current = lane_loop;
-        let at = {
-            let mut c = self.cursor();
-            let offset = c.ins().ishl_imm_u(i, 3);
-            let at = c.ins().iadd(base, offset);
-            let on = c.ins().load(types::I64, flags, at, 2 * half);
-            c.ins().brif(on, call, &[], next, &[]);
-            at
-        };
-        self.current = call;
-        let lanes: Vec<Value> = (0..operands.len() as i32)
-            .map(|k| {
-                self.cursor()
-                    .ins()
-                    .load(types::F64, flags, at, (4 + 2 * k) * half)
-            })
-            .collect();
-        let r = if self.math_fallback_marker {
-            let marker = f64::from_bits(crate::MATH_FALLBACK_MARKER_F64);
-            self.cursor().ins().f64const(marker)
-        } else {
-            let ctrl = self.func.dfg.ctrl_typevar(inst);
-            self.clone_with(inst, ctrl, &lanes)[0]
-        };
-        {
-            let mut c = self.cursor();
-            c.ins().store(flags, r, at, 0);
-            c.ins().jump(next, &[]);
-        }
-        self.current = next;
-        let lanes = self.n as i64;
-        {
-            let mut c = self.cursor();
-            let i1 = c.ins().iadd_imm_s(i, 1);
-            let more = c.ins().icmp_imm_s(IntCC::UnsignedLessThan, i1, lanes);
-            c.ins()
-                .brif(more, lane_loop, &[ir::BlockArg::Value(i1)], done, &[]);
-        }
-        self.current = done;
-        let mut c = self.cursor();
-        [
-            c.ins().load(pt, flags, base, 0),
-            c.ins().load(pt, flags, base, half),
-        ]
     }
 
     /// Per lane of the halves of `index` (i64 lanes, scaled to bytes), the double at
@@ -328,9 +238,7 @@ impl Vectoriser<'_> {
                 let (r_first, r_tail) = if base2 {
                     // t = x − kN/128 is exact; r = t·ln 2 as a double-double.
                     let t = cur.ins().fma(kn, minus_step, xh);
-                    let r = cur.ins().fmul(t, ln2);
-                    let minus_r = cur.ins().fneg(r);
-                    let e = cur.ins().fma(t, ln2, minus_r);
+                    let (r, e) = two_product(&mut cur, t, ln2);
                     let e = cur.ins().fma(t, ln2_lo, e);
                     (r, e)
                 } else {
@@ -382,9 +290,7 @@ impl Vectoriser<'_> {
                 let r2 = cur.ins().fmul(r_hi, r_hi);
                 let q = cur.ins().fmul(q, r2);
                 // T·(1 + r_hi + (r_lo + q)) + T_lo·(1 + r_hi)
-                let p = cur.ins().fmul(th, r_hi);
-                let neg_p = cur.ins().fneg(p);
-                let pe = cur.ins().fma(th, r_hi, neg_p);
+                let (p, pe) = two_product(&mut cur, th, r_hi);
                 let sum = cur.ins().fadd(th, p);
                 let diff = cur.ins().fsub(th, sum);
                 let e1 = cur.ins().fadd(diff, p);
@@ -478,14 +384,10 @@ impl Vectoriser<'_> {
             let mut cur = self.cursor();
             for h in 0..2 {
                 let (m, e, d) = parts[h];
-                let p = cur.ins().fmul(inv[h], m);
-                let neg_p = cur.ins().fneg(p);
-                let r_lo = cur.ins().fma(inv[h], m, neg_p);
+                let (p, r_lo) = two_product(&mut cur, inv[h], m);
                 let r = cur.ins().fsub(p, one);
                 // r − r²/2: r² exactly, then a fast two-sum (|r| ≥ r²/2).
-                let sq = cur.ins().fmul(r, r);
-                let neg_sq = cur.ins().fneg(sq);
-                let sq_e = cur.ins().fma(r, r, neg_sq);
+                let (sq, sq_e) = two_product(&mut cur, r, r);
                 let half_sq = cur.ins().fmul(sq, half);
                 let a = cur.ins().fsub(r, half_sq);
                 let a_d = cur.ins().fsub(r, a);
@@ -594,7 +496,7 @@ impl Vectoriser<'_> {
         let mut cur = self.cursor();
         for h in 0..2 {
             let (r_hi, r_lo, in_range, k_zero) = parts[h];
-            let z = cur.ins().fmul(r_hi, r_hi);
+            let (z, z_e) = two_product(&mut cur, r_hi, r_hi);
             // sin(r) = r_hi + (r_lo + r_hi·z·S(z)).
             let mut sp = s_terms[2];
             for &t in s_terms[..2].iter().rev() {
@@ -604,8 +506,6 @@ impl Vectoriser<'_> {
             let sr_lo = cur.ins().fma(rz, sp, r_lo);
             let sr_hi = r_hi;
             // cos(r) = (1 − z/2) + (−(z error)/2 − r_hi·r_lo + z²·C(z)).
-            let minus_z = cur.ins().fneg(z);
-            let z_e = cur.ins().fma(r_hi, r_hi, minus_z);
             let hz = cur.ins().fmul(z, half);
             let cr_hi = cur.ins().fsub(one, hz);
             let cd = cur.ins().fsub(one, cr_hi);
@@ -697,9 +597,7 @@ impl Vectoriser<'_> {
         {
             let mut c = self.cursor();
             for h in 0..2 {
-                let p = c.ins().fmul(y[h], l_hi[h]);
-                let minus_p = c.ins().fneg(p);
-                let pe = c.ins().fma(y[h], l_hi[h], minus_p);
+                let (p, pe) = two_product(&mut c, y[h], l_hi[h]);
                 t_lo[h] = c.ins().fma(y[h], l_lo[h], pe);
                 t_hi[h] = p;
                 let ay = c.ins().fabs(y[h]);
@@ -723,6 +621,13 @@ impl Vectoriser<'_> {
 const PI_128_1: f64 = 0.024_543_692_590_668_797;
 const PI_128_2: f64 = 1.550_146_209_311_487e-11;
 const PI_128_3: f64 = 8.939_357_384_546_612e-20;
+
+/// The exact product: p = fl(a·b) and the error a·b − p, by one fma.
+fn two_product(c: &mut FuncCursor, a: Value, b: Value) -> (Value, Value) {
+    let p = c.ins().fmul(a, b);
+    let minus_p = c.ins().fneg(p);
+    (p, c.ins().fma(a, b, minus_p))
+}
 
 /// Knuth's two-sum: s = fl(a + b) and the exact error a + b − s.
 fn two_sum(c: &mut FuncCursor, a: Value, b: Value) -> (Value, Value) {
