@@ -11,7 +11,7 @@
 //! The driver's implementation, `AbiEnvironment` (abi.rs's layouts, entry_points.rs's
 //! functions, the program's JIT module for references to them), is in jit/environment.rs.
 
-use cranelift_codegen::ir::{self, MemFlagsData, Value};
+use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, Value};
 use cranelift_codegen::isa::TargetIsa;
 use cranelift_frontend::FunctionBuilder;
 use ferrocl_frontend::spirv::Word;
@@ -206,12 +206,23 @@ pub(crate) trait KernelEnvironment {
         filter: u32,
     ) -> Result<Value, BuildError>;
 
+    /// The global value of the driver's table `table` in function `func` (declared on first
+    /// use), for code that addresses it later (the vector math the vectoriser emits).
+    fn table_global(
+        &mut self,
+        func: &mut ir::Function,
+        table: Table,
+    ) -> Result<ir::GlobalValue, BuildError>;
+
     /// The address of the driver's table `table`.
     fn table_address(
         &mut self,
         b: &mut FunctionBuilder<'_>,
         table: Table,
-    ) -> Result<Value, BuildError>;
+    ) -> Result<Value, BuildError> {
+        let gv = self.table_global(b.func, table)?;
+        Ok(b.ins().symbol_value(ir::types::I64, gv))
+    }
 
     // --- Image specialisation.
 

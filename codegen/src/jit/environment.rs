@@ -230,11 +230,11 @@ impl KernelEnvironment for AbiEnvironment<'_> {
         Ok(v)
     }
 
-    fn table_address(
+    fn table_global(
         &mut self,
-        b: &mut FunctionBuilder<'_>,
+        func: &mut ir::Function,
         table: Table,
-    ) -> Result<Value, BuildError> {
+    ) -> Result<ir::GlobalValue, BuildError> {
         let symbol = match table {
             Table::Unorm8 => crate::abi::UNORM8_SYMBOL,
             Table::Snorm8 => crate::abi::SNORM8_SYMBOL,
@@ -242,8 +242,7 @@ impl KernelEnvironment for AbiEnvironment<'_> {
             Table::Log => crate::abi::LOG_256_SYMBOL,
             Table::SinCos => crate::abi::SIN_COS_256_SYMBOL,
         };
-        let gv = self.table_ref(b.func, symbol)?;
-        Ok(b.ins().symbol_value(types::I64, gv))
+        self.table_ref(func, symbol)
     }
 
     fn bind_argument(&mut self, index: usize, v: Value) {

@@ -639,15 +639,7 @@ impl Translator<'_, '_, '_> {
         };
         let mut tables = [None; 2];
         for (slot, &table) in tables.iter_mut().zip(function.tables()) {
-            let address = self.env.table_address(&mut self.b, table)?;
-            let def = self.b.func.dfg.value_def(address).inst();
-            match def.map(|i| self.b.func.dfg.insts[i]) {
-                Some(cranelift_codegen::ir::InstructionData::UnaryGlobalValue {
-                    global_value,
-                    ..
-                }) => *slot = Some(global_value),
-                _ => return Ok(()),
-            }
+            *slot = Some(self.env.table_global(self.b.func, table)?);
         }
         self.vector_math
             .insert(f, crate::vectorize::MathCall { function, tables });
