@@ -13,6 +13,7 @@ use ferrocl_frontend::{Inst, PipePacket};
 use super::function::{err, frame_flags, PointKind, Translator};
 use super::subgroup::SCOPE_SUBGROUP;
 use super::values::Val;
+use crate::checked::CheckKind;
 use crate::entry_points::EntryPoint;
 use crate::error::BuildError;
 use crate::pipe::INVALID_RESERVE_ID;
@@ -83,6 +84,14 @@ impl Translator<'_, '_, '_> {
         let (pipe, end) = self.pipe_end(&a.packet)?;
         let size = self.packet_size(&a.packet)?;
         let pointer = self.scalar(a.pointer)?;
+        // Checked mode: a read from the pipe writes the packet, a write to it reads it.
+        let kind = if a.packet.write {
+            CheckKind::Read
+        } else {
+            CheckKind::Write
+        };
+        let bytes = self.b.ins().uextend(types::I64, size);
+        self.check_access_dynamic(a.pointer, pointer, bytes, kind)?;
         let status = match a.reserved {
             Some((id, index)) => {
                 let id = self.scalar(id)?;
