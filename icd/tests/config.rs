@@ -42,6 +42,7 @@ fn in_child(name: &str, vars: &[(&str, &str)]) -> Option<String> {
         "FERROCL_DUMP_DIR",
         "FERROCL_SVM",
         "FERROCL_IMAGES",
+        "FERROCL_PIPES",
         "FERROCL_KERNEL_TIMEOUT",
         "FERROCL_LLVM",
     ] {
@@ -855,13 +856,14 @@ fn worker_cpus() -> Vec<(String, String)> {
 /// switch controls, and no warning printed.
 #[test]
 fn on_off_settings_take_every_spelling() {
-    const SWITCHES: [&str; 6] = [
+    const SWITCHES: [&str; 7] = [
         "FERROCL_FTZ",
         "FERROCL_FP64",
         "FERROCL_FP16",
         "FERROCL_SUBGROUPS",
         "FERROCL_VECTORIZE",
         "FERROCL_PIN_THREADS",
+        "FERROCL_PIPES",
     ];
     const EXPECT: &str = "FERROCL_CONFIG_TEST_EXPECT";
     let name = "on_off_settings_take_every_spelling";
@@ -883,6 +885,9 @@ fn on_off_settings_take_every_spelling() {
             on,
             "FERROCL_SUBGROUPS"
         );
+        let pipes = opencl3::device::get_device_data(d.id(), opencl_sys::CL_DEVICE_PIPE_SUPPORT)
+            .expect("CL_DEVICE_PIPE_SUPPORT");
+        assert_eq!(pipes.iter().any(|&b| b != 0), on, "FERROCL_PIPES");
         let env = Env::new();
         let k = build(&env, "fpmode", "", "arith").expect("build");
         run_arith(&env, &k, &A, &B);
@@ -953,6 +958,7 @@ fn the_feature_registry_agrees_with_the_answers() {
         &[("FERROCL_SVM", "off")],
         &[("FERROCL_SVM", "coarse")],
         &[("FERROCL_IMAGES", "off")],
+        &[("FERROCL_PIPES", "off")],
     ];
     const INDEX: &str = "FERROCL_CONFIG_TEST_INDEX";
     let name = "the_feature_registry_agrees_with_the_answers";
@@ -976,6 +982,7 @@ fn the_feature_registry_agrees_with_the_answers() {
         Needs::Embedded => set("FERROCL_PROFILE", "embedded"),
         Needs::Svm => !set("FERROCL_SVM", "off"),
         Needs::Images => !set("FERROCL_IMAGES", "off"),
+        Needs::Pipes => !set("FERROCL_PIPES", "off"),
     };
     let version = |[major, minor, patch]: [u32; 3]| (major << 22) | (minor << 12) | patch;
     let d = device();
@@ -1097,6 +1104,8 @@ enum Needs {
     Svm,
     /// Off with `FERROCL_IMAGES=off`.
     Images,
+    /// Off with `FERROCL_PIPES=off`.
+    Pipes,
 }
 
 /// The extensions the device reports: name, version (the extension specification's), whether
@@ -1176,6 +1185,7 @@ const EXPECTED_OPENCL_C_FEATURES: &[(&str, u32, Needs)] = &[
     ("__opencl_c_3d_image_writes", 3, Needs::Images),
     ("__opencl_c_read_write_images", 3, Needs::Images),
     ("__opencl_c_atomic_scope_all_devices", 3, Needs::Svm),
+    ("__opencl_c_pipes", 3, Needs::Pipes),
 ];
 
 /// SPIR-V extensions in `CL_DEVICE_SPIRV_EXTENSIONS_KHR` exactly when the OpenCL extension or
@@ -1237,6 +1247,7 @@ const EXPECTED_CAPABILITIES: &[(&str, u32, Needs)] = &[
     ("SampledBuffer", 46, Needs::Images),
     ("ImageBuffer", 47, Needs::Images),
     ("ImageMipmap", 15, Needs::Images),
+    ("Pipes", 17, Needs::Pipes),
 ];
 
 /// Queries answered with zeros exactly when what they need is off.
@@ -1274,6 +1285,10 @@ const EXPECTED_NONZERO_QUERIES: &[(u32, Needs)] = &[
     (opencl_sys::CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL, Needs::Svm),
     (opencl_sys::CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL, Needs::Svm),
     (opencl_sys::CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL, Needs::Svm),
+    (opencl_sys::CL_DEVICE_PIPE_SUPPORT, Needs::Pipes),
+    (opencl_sys::CL_DEVICE_MAX_PIPE_ARGS, Needs::Pipes),
+    (opencl_sys::CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS, Needs::Pipes),
+    (opencl_sys::CL_DEVICE_PIPE_MAX_PACKET_SIZE, Needs::Pipes),
 ];
 
 #[test]

@@ -691,12 +691,17 @@ impl Command {
         }
     }
 
-    /// CL_INVALID_VALUE unless `ptr` came from a map of `mem` not yet unmapped.
+    /// CL_INVALID_VALUE unless `ptr` came from a map of `mem` not yet unmapped;
+    /// CL_INVALID_MEM_OBJECT for a pipe (API spec, clEnqueueUnmapMemObject).
     pub fn unmap(mem: Arc<Mem>, ptr: *mut u8) -> CLResult<Self> {
+        if mem.pipe().is_some() {
+            return Err(CL_INVALID_MEM_OBJECT);
+        }
         mem.unmap_check(ptr)?;
         Ok(Command::Unmap { mem })
     }
 
+    /// Pipes too: the API spec lets any memory object migrate.
     pub fn migrate(mems: Vec<Arc<Mem>>, flags: cl_mem_migration_flags) -> CLResult<Self> {
         if mems.is_empty() {
             return Err(CL_INVALID_VALUE);

@@ -174,6 +174,33 @@ impl ImageLimits {
     }
 }
 
+/// The pipe limits (`CL_DEVICE_PIPE_*`, `CL_DEVICE_MAX_PIPE_ARGS`) of a device with pipes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PipeLimits {
+    /// `CL_DEVICE_MAX_PIPE_ARGS`: the spec's minimum. Nothing in the driver counts pipe
+    /// arguments (each is an 8-byte address in the argument block), so a kernel with more
+    /// still runs; 16 is what a kernel may rely on.
+    pub max_pipe_args: u32,
+    /// `CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS`: reservations a work-item may hold open on one
+    /// pipe at once. A pipe's ring takes any number its capacity allows (codegen pipe.rs), but
+    /// finding an open reservation looks through the pipe's open ones, so a work-item holding
+    /// N costs N² / 2 steps: 4096 is about 12 ms on one core (160 ms unoptimised) in the
+    /// Khronos CTS `pipe_max_active_reservations`, which reserves this many in one work-item,
+    /// where 65536 took 2.6 s (56 s).
+    pub max_active_reservations: u32,
+    /// `CL_DEVICE_PIPE_MAX_PACKET_SIZE`: the spec's minimum, 1024 bytes (clCreatePipe refuses
+    /// larger packets with CL_INVALID_PIPE_SIZE).
+    pub max_packet_size: u32,
+}
+
+impl PipeLimits {
+    pub const DEVICE: PipeLimits = PipeLimits {
+        max_pipe_args: 16,
+        max_active_reservations: 4096,
+        max_packet_size: 1024,
+    };
+}
+
 /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
 const MAX_WORK_GROUP_SIZE: usize = 4096;
 
@@ -266,6 +293,8 @@ pub struct DeviceConfig {
     pub kernel_clock_capabilities: cl_bitfield,
     /// `CL_DEVICE_IMAGE_SUPPORT` and the image limits; None without images (FERROCL_IMAGES).
     pub images: Option<ImageLimits>,
+    /// `CL_DEVICE_PIPE_SUPPORT` and the pipe limits; None without pipes (FERROCL_PIPES).
+    pub pipes: Option<PipeLimits>,
     /// `CL_DEVICE_OPENCL_C_VERSION`: "OpenCL C<space>major.minor<space>vendor information"
     /// (the highest version a 3.0 device reports here is 1.2; the rest is in ALL_VERSIONS).
     pub opencl_c_version: &'static str,
@@ -532,6 +561,7 @@ impl DeviceConfig {
             images: features
                 .has(FeatureId::ImageHostApi)
                 .then(|| ImageLimits::new(max_mem_alloc_size)),
+            pipes: features.has(FeatureId::Pipes).then_some(PipeLimits::DEVICE),
             opencl_c_version: "OpenCL C 1.2 Ferrocl",
             opencl_c_all_versions: vec![
                 NameVersion::new("OpenCL C", make_version(1, 0, 0)),
@@ -760,6 +790,7 @@ mod tests {
                 "__opencl_c_integer_dot_product_input_4x8bit_packed",
                 "__opencl_c_kernel_clock_scope_device",
                 "__opencl_c_kernel_clock_scope_work_group",
+                "__opencl_c_pipes",
                 "__opencl_c_program_scope_global_variables",
                 "__opencl_c_read_write_images",
                 "__opencl_c_subgroups",
@@ -883,6 +914,33 @@ mod tests {
         }
         // Work-group collectives stay.
         assert!(off.allows_capability(Capability::Groups));
+    }
+
+    #[test]
+    fn pipes_off_removes_the_pipe_limits_and_the_capability() {
+        use ferrocl_frontend::spirv::Capability;
+        let on = DeviceConfig::detect(&Settings::parse(|_| None, |_| {}), 2);
+        assert_eq!(on.pipes, Some(PipeLimits::DEVICE));
+        assert!(on.allows_capability(Capability::Pipes));
+        assert!(on
+            .opencl_c_features
+            .iter()
+            .any(|f| f.name == "__opencl_c_pipes" && f.version == make_version(3, 0, 0)));
+        // The API spec's minimums, which the Khronos CTS checks.
+        let limits = PipeLimits::DEVICE;
+        assert!(limits.max_pipe_args >= 16 && limits.max_packet_size >= 1024);
+        assert!(limits.max_active_reservations >= 1);
+        let off = DeviceConfig::detect(
+            &Settings::parse(|k| (k == "FERROCL_PIPES").then(|| "off".to_owned()), |_| {}),
+            2,
+        );
+        assert_eq!(off.pipes, None);
+        assert!(!off.allows_capability(Capability::Pipes));
+        assert!(!off.opencl_c_extensions().contains(&"__opencl_c_pipes"));
+        assert!(!off
+            .opencl_c_features
+            .iter()
+            .any(|f| f.name.contains("pipe")));
     }
 
     #[test]

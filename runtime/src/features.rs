@@ -42,6 +42,7 @@ pub enum FeatureId {
     ImageKernels,
     ImageMipmaps,
     SharedVirtualMemory,
+    Pipes,
 }
 
 /// What turns a feature on.
@@ -61,6 +62,8 @@ pub enum Switch {
     Svm,
     /// `FERROCL_IMAGES=on`.
     Images,
+    /// `FERROCL_PIPES=on`.
+    Pipes,
     /// Not implemented yet: always off; the text says what is missing (for build logs).
     NotImplemented(&'static str),
 }
@@ -75,6 +78,7 @@ impl Switch {
             Switch::EmbeddedProfile => settings.profile == Profile::Embedded,
             Switch::Svm => settings.svm != SvmLevel::Off,
             Switch::Images => settings.images,
+            Switch::Pipes => settings.pipes,
             Switch::NotImplemented(_) => false,
         }
     }
@@ -89,6 +93,7 @@ impl Switch {
             Switch::EmbeddedProfile => "FERROCL_PROFILE=full",
             Switch::Svm => "FERROCL_SVM=off",
             Switch::Images => "FERROCL_IMAGES=off",
+            Switch::Pipes => "FERROCL_PIPES=off",
             Switch::NotImplemented(missing) => missing,
         }
     }
@@ -586,6 +591,21 @@ pub const FEATURES: &[Feature] = &[
             Switch::Svm,
         )
     },
+    Feature {
+        // Pipe objects (clCreatePipe: a memory object over codegen's `Pipe`, memory.rs) and,
+        // in kernels, pipe arguments with their reads, writes, reservations and packet counts
+        // (codegen pipe.rs and translate/). Pipes are an OpenCL C 3.0 feature without an
+        // extension; `PipeStorage` (program-scope pipes of OpenCL C++) is not supported.
+        opencl_c_features: &[("__opencl_c_pipes", V3)],
+        spirv_capabilities: &[Capability::Pipes],
+        device_info: &[
+            CL_DEVICE_PIPE_SUPPORT,
+            CL_DEVICE_MAX_PIPE_ARGS,
+            CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS,
+            CL_DEVICE_PIPE_MAX_PACKET_SIZE,
+        ],
+        ..feature(FeatureId::Pipes, "pipes", Switch::Pipes)
+    },
 ];
 
 impl FeatureId {
@@ -864,8 +884,11 @@ mod tests {
         let all = FeatureSet::of(&Settings::parse(|_| None, |_| {}));
         let off = FeatureSet::of(&Settings::parse(
             |k| {
-                matches!(k, "FERROCL_SUBGROUPS" | "FERROCL_FP16" | "FERROCL_IMAGES")
-                    .then(|| "off".to_owned())
+                matches!(
+                    k,
+                    "FERROCL_SUBGROUPS" | "FERROCL_FP16" | "FERROCL_IMAGES" | "FERROCL_PIPES"
+                )
+                .then(|| "off".to_owned())
             },
             |_| {},
         ));
@@ -878,9 +901,25 @@ mod tests {
             FeatureId::IntelSubGroups,
             FeatureId::Fp16,
             FeatureId::ImageKernels,
+            FeatureId::Pipes,
         ] {
             assert!(all.has(id) && !off.has(id), "{id:?}");
         }
+        assert!(all.allows(Capability::Pipes) && !off.allows(Capability::Pipes));
+        assert!(
+            !all.allows(Capability::PipeStorage),
+            "program-scope pipes are not supported"
+        );
+        assert!(off.zeroes(CL_DEVICE_PIPE_MAX_PACKET_SIZE) && !all.zeroes(CL_DEVICE_PIPE_SUPPORT));
+        assert!(off
+            .clang_extensions()
+            .iter()
+            .all(|e| *e != "__opencl_c_pipes"));
+        assert!(all.clang_extensions().contains(&"__opencl_c_pipes"));
+        assert!(off
+            .turned_off_capabilities()
+            .iter()
+            .any(|(c, rule)| *c == Capability::Pipes && rule.contains("FERROCL_PIPES=off")));
         assert!(off.has(FeatureId::Fp64) && off.has(FeatureId::Core));
         assert!(!off.allows(Capability::Float16) && off.allows(Capability::Float16Buffer));
         assert!(off.zeroes(CL_DEVICE_HALF_FP_CONFIG) && !all.zeroes(CL_DEVICE_HALF_FP_CONFIG));

@@ -323,10 +323,12 @@ impl ImageDesc {
                 return Err(CL_INVALID_HOST_PTR);
             }
         }
-        // What mem_object may be: a buffer for 1D buffer and 2D images, a 2D image for 2D.
+        // What mem_object may be: a buffer for 1D buffer and 2D images, a 2D image for 2D;
+        // never a pipe.
         let source_image = r.source.as_ref().and_then(|m| m.image().copied());
         let allowed = match (&r.source, source_image) {
             (None, _) => ty != CL_MEM_OBJECT_IMAGE1D_BUFFER,
+            (Some(m), None) if m.pipe().is_some() => false,
             (Some(_), None) => matches!(ty, CL_MEM_OBJECT_IMAGE1D_BUFFER | CL_MEM_OBJECT_IMAGE2D),
             (Some(_), Some(s)) => {
                 ty == CL_MEM_OBJECT_IMAGE2D && s.image_type == CL_MEM_OBJECT_IMAGE2D

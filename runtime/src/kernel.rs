@@ -36,6 +36,9 @@ pub enum ArgValue {
     /// A sampler as kernels see it: its record (`abi::SamplerDescriptor`), copied into the
     /// argument block.
     Sampler(ferrocl_codegen::SamplerDescriptor),
+    /// A pipe object, held as weakly as `Mem`; kernels receive the address of its
+    /// `ferrocl_codegen::Pipe`.
+    Pipe(Weak<Mem>),
 }
 
 /// What `clSetKernelExecInfo` told a kernel.
@@ -307,6 +310,15 @@ impl Kernel {
                 }
                 true
             }
+            (ArgKind::Pipe { .. }, ArgValue::Pipe(m)) => {
+                if size != std::mem::size_of::<cl_mem>() {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                if let Some(m) = m.upgrade() {
+                    m.expect_pipe()?;
+                }
+                true
+            }
             (ArgKind::Sampler, ArgValue::Sampler(_)) => {
                 if size != std::mem::size_of::<cl_sampler>() {
                     return Err(CL_INVALID_ARG_SIZE);
@@ -552,8 +564,10 @@ impl Kernel {
         // CheckedLaunch): the buffers it was given, every SVM and USM allocation of the
         // context, the program's variables.
         let checked_regions = code.checked.then(|| {
+            // A pipe's packets are reached by the pipe functions only, never by a pointer.
             let buffers = keep
                 .iter()
+                .filter(|m| m.pipe().is_none())
                 .map(|m| (m.address() as u64, m.address() as u64 + m.size as u64));
             let allocations = registry
                 .of_kinds(&[
@@ -725,6 +739,8 @@ pub struct PackedArgs {
 
 /// Lays the argument values out as codegen's [`ArgSlot`]s describe:
 /// - buffers: the host address (u64; 0 for NULL), the buffer kept alive by the command;
+/// - images and pipes: the address of the image's descriptor or of the pipe's
+///   `ferrocl_codegen::Pipe` (u64), the object kept alive by the command;
 /// - `__local` arguments: the u64 byte offset of their region in the arena; regions follow the
 ///   kernel's static local variables (rounded up to LOCAL_ARG_ALIGN), each aligned to
 ///   LOCAL_ARG_ALIGN;
@@ -777,6 +793,13 @@ pub fn pack_args(
                 let m = m.upgrade().ok_or(CL_INVALID_KERNEL_ARGS)?;
                 let descriptor = m.image_descriptor().ok_or(CL_INVALID_KERNEL_ARGS)?;
                 let addr = descriptor as *const ferrocl_codegen::ImageDescriptor as u64;
+                block.write(slot.offset, slot.size, &addr.to_ne_bytes());
+                keep.push(m);
+            }
+            ArgValue::Pipe(m) => {
+                let m = m.upgrade().ok_or(CL_INVALID_KERNEL_ARGS)?;
+                let pipe = m.pipe().ok_or(CL_INVALID_KERNEL_ARGS)?;
+                let addr = pipe as *const ferrocl_codegen::Pipe as u64;
                 block.write(slot.offset, slot.size, &addr.to_ne_bytes());
                 keep.push(m);
             }
@@ -1162,6 +1185,60 @@ mod tests {
             pack_args(&slots, 32, 0, &values, &|_| (0, 0)).err(),
             Some(CL_INVALID_KERNEL_ARGS),
             "a deleted image"
+        );
+    }
+
+    #[test]
+    fn pipes_pass_the_address_of_their_ring() {
+        let settings = crate::settings::Settings::parse(|_| None, |w| panic!("{w}"));
+        let device = crate::platform::test_device(&settings);
+        let context = crate::context::Context::new(vec![device], Vec::new());
+        let pipe = Mem::new_pipe(context.clone(), 0, 4, 3).unwrap();
+        let slots = [ArgSlot {
+            offset: 8,
+            size: 8,
+            bounds: None,
+        }];
+        let values = [Some(ArgValue::Pipe(Arc::downgrade(&pipe)))];
+        let p = pack_args(&slots, 16, 0, &values, &|_| (0, 0)).unwrap();
+        // SAFETY: the block has at least 16 bytes.
+        let b = unsafe { std::slice::from_raw_parts(p.block.as_ptr(), 16) };
+        let address = u64::from_ne_bytes(b[8..16].try_into().unwrap());
+        assert_eq!(address, pipe.pipe().unwrap() as *const _ as u64);
+        // SAFETY: the address of the pipe object's ring, which `p` keeps alive.
+        let ring = unsafe { &*(address as *const ferrocl_codegen::Pipe) };
+        assert_eq!((ring.packet_size(), ring.max_packets()), (4, 3));
+        let mut packet = 0x1234_5678u32;
+        // SAFETY: 4 bytes of a local.
+        let wrote = unsafe {
+            ring.access(
+                ferrocl_codegen::PipeEnd::Write,
+                (&mut packet as *mut u32).cast(),
+                4,
+            )
+        };
+        assert_eq!(wrote, 0);
+        assert_eq!(pipe.pipe().unwrap().packets(), 1, "the same ring");
+        assert_eq!(p.keep.len(), 1);
+        assert!(
+            Arc::ptr_eq(&p.keep[0], &pipe),
+            "the launch holds the pipe object"
+        );
+        drop(p);
+        drop(pipe);
+        assert_eq!(
+            pack_args(&slots, 16, 0, &values, &|_| (0, 0)).err(),
+            Some(CL_INVALID_KERNEL_ARGS),
+            "a deleted pipe"
+        );
+        // SAFETY: no host pointer.
+        let buffer =
+            unsafe { Mem::new_buffer(context, 0, 16, std::ptr::null_mut(), Vec::new()).unwrap() };
+        let values = [Some(ArgValue::Pipe(Arc::downgrade(&buffer)))];
+        assert_eq!(
+            pack_args(&slots, 16, 0, &values, &|_| (0, 0)).err(),
+            Some(CL_INVALID_KERNEL_ARGS),
+            "a buffer is no pipe"
         );
     }
 

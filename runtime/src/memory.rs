@@ -1,8 +1,9 @@
 //! Memory objects: one `Mem` type for every kind of `cl_mem` ([`MemKind`]: buffers,
-//! sub-buffers and images; pipes later), over host allocations (aligned to
+//! sub-buffers, images and pipes), over host allocations (aligned to
 //! CL_DEVICE_MEM_BASE_ADDR_ALIGN) or the application's memory (CL_MEM_USE_HOST_PTR); the checks
 //! every kind shares (host access, ranges), the byte copies behind the buffer commands
-//! (`command.rs`), map bookkeeping and destructor callbacks.
+//! (`command.rs`), map bookkeeping and destructor callbacks. A pipe's memory is the
+//! [`Pipe`] it owns, which only kernels reach: no host command takes a pipe.
 
 use crate::host_alloc::HostBlock;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -10,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use opencl_sys::*;
 
-use ferrocl_codegen::ImageDescriptor;
+use ferrocl_codegen::{ImageDescriptor, Pipe};
 
 use crate::context::Context;
 use crate::image::{ImageDesc, ImageRequest};
@@ -69,6 +70,15 @@ impl Storage {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+
+    /// No bytes (a pipe's: its memory is its [`Pipe`]); the address is never dereferenced.
+    fn empty() -> Self {
+        Storage {
+            ptr: std::ptr::NonNull::dangling().as_ptr(),
+            len: 0,
+            _owned: None,
+        }
+    }
 }
 
 pub type MemCallback = unsafe extern "C" fn(cl_mem, *mut std::ffi::c_void);
@@ -90,6 +100,12 @@ pub enum MemKind {
         parent: Option<Arc<Mem>>,
         descriptor: Box<ImageDescriptor>,
     },
+    /// A pipe (`clCreatePipe`): its packets live in `pipe`, which kernels are given the
+    /// address of (codegen pipe.rs); boxed so that the address stays put while the object
+    /// lives. The object's own storage is empty.
+    Pipe {
+        pipe: Box<Pipe>,
+    },
 }
 
 #[repr(C)]
@@ -97,6 +113,8 @@ pub struct Mem {
     base: Base,
     pub context: Arc<Context>,
     pub flags: cl_mem_flags,
+    /// Bytes of `storage` the object covers; 0 for a pipe, whose memory is its `Pipe`'s
+    /// (`CL_MEM_SIZE` is [`Mem::mem_size`]), so that no range of a pipe is ever in bounds.
     pub size: usize,
     /// `CL_MEM_HOST_PTR`: the application pointer given with USE_HOST_PTR (NULL otherwise).
     pub host_ptr: usize,
@@ -291,6 +309,60 @@ impl Mem {
         }))
     }
 
+    /// `clCreatePipe` (the icd layer has refused properties): CL_INVALID_OPERATION when no
+    /// device of the context has pipes, CL_INVALID_VALUE for flags other than
+    /// CL_MEM_READ_WRITE and CL_MEM_HOST_NO_ACCESS (0 means both; CL_MEM_FLAGS reports them as
+    /// given, as for buffers), CL_INVALID_PIPE_SIZE for a zero size or packets larger than
+    /// every device's CL_DEVICE_PIPE_MAX_PACKET_SIZE, CL_MEM_OBJECT_ALLOCATION_FAILURE for
+    /// memory larger than CL_DEVICE_MAX_MEM_ALLOC_SIZE or not to be had.
+    pub fn new_pipe(
+        context: Arc<Context>,
+        flags: cl_mem_flags,
+        packet_size: u32,
+        max_packets: u32,
+    ) -> CLResult<Arc<Mem>> {
+        let max_packet_size = context
+            .devices
+            .iter()
+            .filter_map(|d| d.config.pipes)
+            .map(|p| p.max_packet_size)
+            .max()
+            .ok_or(CL_INVALID_OPERATION)?;
+        if flags & !(CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS) as cl_mem_flags != 0 {
+            return Err(CL_INVALID_VALUE);
+        }
+        if packet_size == 0 || packet_size > max_packet_size || max_packets == 0 {
+            return Err(CL_INVALID_PIPE_SIZE);
+        }
+        let max_alloc = context
+            .devices
+            .iter()
+            .map(|d| d.config.max_mem_alloc_size)
+            .min()
+            .unwrap_or(0);
+        if u64::from(packet_size) * u64::from(max_packets) > max_alloc {
+            return Err(CL_MEM_OBJECT_ALLOCATION_FAILURE);
+        }
+        let pipe = Pipe::new(packet_size as usize, max_packets as usize)
+            .ok_or(CL_MEM_OBJECT_ALLOCATION_FAILURE)?;
+        Ok(Arc::new(Mem {
+            base: Base::new(Tag::Mem),
+            context,
+            flags,
+            size: 0,
+            host_ptr: 0,
+            storage: Arc::new(Storage::empty()),
+            offset: 0,
+            kind: MemKind::Pipe {
+                pipe: Box::new(pipe),
+            },
+            svm: None,
+            properties: Vec::new(),
+            map_count: AtomicU32::new(0),
+            destructors: Mutex::new(Vec::new()),
+        }))
+    }
+
     /// Creates an image (`clCreateImage`); `request.source` is the buffer or image it views.
     ///
     /// # Safety
@@ -447,16 +519,39 @@ impl Mem {
         }
     }
 
-    /// The image, or CL_INVALID_MEM_OBJECT for a buffer given where an image is wanted.
+    /// The image, or CL_INVALID_MEM_OBJECT for a buffer or pipe given where an image is
+    /// wanted.
     pub fn expect_image(&self) -> CLResult<&ImageDesc> {
         self.image().ok_or(CL_INVALID_MEM_OBJECT)
     }
 
-    /// CL_INVALID_MEM_OBJECT for an image given where a buffer is wanted.
+    /// CL_INVALID_MEM_OBJECT for an image or a pipe given where a buffer is wanted: the check
+    /// of every command and kernel argument that takes a buffer.
     pub fn expect_buffer(&self) -> CLResult<()> {
         match self.kind {
-            MemKind::Image { .. } => Err(CL_INVALID_MEM_OBJECT),
-            _ => Ok(()),
+            MemKind::Buffer | MemKind::SubBuffer { .. } => Ok(()),
+            MemKind::Image { .. } | MemKind::Pipe { .. } => Err(CL_INVALID_MEM_OBJECT),
+        }
+    }
+
+    /// The pipe of a pipe object (kernels are given its address); None for other kinds.
+    pub fn pipe(&self) -> Option<&Pipe> {
+        match &self.kind {
+            MemKind::Pipe { pipe } => Some(pipe),
+            _ => None,
+        }
+    }
+
+    /// The pipe, or CL_INVALID_MEM_OBJECT for another kind (`clGetPipeInfo`, pipe arguments).
+    pub fn expect_pipe(&self) -> CLResult<&Pipe> {
+        self.pipe().ok_or(CL_INVALID_MEM_OBJECT)
+    }
+
+    /// `CL_MEM_SIZE`: the bytes of the object's data store (a pipe's packet slots).
+    pub fn mem_size(&self) -> usize {
+        match &self.kind {
+            MemKind::Pipe { pipe } => pipe.memory_size(),
+            _ => self.size,
         }
     }
 
@@ -475,6 +570,7 @@ impl Mem {
         match &self.kind {
             MemKind::Buffer | MemKind::SubBuffer { .. } => CL_MEM_OBJECT_BUFFER,
             MemKind::Image { desc, .. } => desc.image_type,
+            MemKind::Pipe { .. } => CL_MEM_OBJECT_PIPE,
         }
     }
 
@@ -484,7 +580,7 @@ impl Mem {
         match &self.kind {
             MemKind::SubBuffer { parent, .. } => Some(parent),
             MemKind::Image { parent, .. } => parent.as_ref(),
-            MemKind::Buffer => None,
+            MemKind::Buffer | MemKind::Pipe { .. } => None,
         }
     }
 
@@ -492,7 +588,7 @@ impl Mem {
     pub fn origin_in_parent(&self) -> usize {
         match self.kind {
             MemKind::SubBuffer { origin, .. } => origin,
-            MemKind::Buffer | MemKind::Image { .. } => 0,
+            MemKind::Buffer | MemKind::Image { .. } | MemKind::Pipe { .. } => 0,
         }
     }
 
@@ -722,6 +818,73 @@ mod tests {
             Err(CL_INVALID_VALUE)
         );
         assert_eq!(check_flags(1 << 40), Err(CL_INVALID_VALUE));
+    }
+
+    fn context(pipes: &str) -> Arc<Context> {
+        let settings = crate::settings::Settings::parse(
+            |k| (k == "FERROCL_PIPES").then(|| pipes.to_owned()),
+            |w| panic!("{w}"),
+        );
+        Context::new(vec![crate::platform::test_device(&settings)], Vec::new())
+    }
+
+    #[test]
+    fn pipes_hold_their_ring_and_are_no_buffer() {
+        let ctx = context("on");
+        let rw_none = (CL_MEM_READ_WRITE | CL_MEM_HOST_NO_ACCESS) as cl_mem_flags;
+        let p = Mem::new_pipe(ctx.clone(), rw_none, 12, 100).unwrap();
+        assert_eq!(p.mem_type(), CL_MEM_OBJECT_PIPE);
+        assert_eq!((p.mem_size(), p.size, p.flags), (1200, 0, rw_none));
+        let ring = p.pipe().unwrap();
+        assert_eq!((ring.packet_size(), ring.max_packets()), (12, 100));
+        assert!(p.parent().is_none() && p.origin_in_parent() == 0 && p.host_ptr == 0);
+        assert_eq!(p.expect_buffer(), Err(CL_INVALID_MEM_OBJECT));
+        assert_eq!(p.expect_image().err(), Some(CL_INVALID_MEM_OBJECT));
+        assert_eq!(
+            p.check_range(0, 1),
+            Err(CL_INVALID_VALUE),
+            "no byte is in range"
+        );
+        assert_eq!(
+            Mem::new_sub_buffer(&p, 0, 0, 1).err(),
+            Some(CL_INVALID_MEM_OBJECT)
+        );
+        // Flags 0 mean read-write, no host access; they are reported as given.
+        assert_eq!(Mem::new_pipe(ctx.clone(), 0, 1, 1).unwrap().flags, 0);
+        for flags in [
+            CL_MEM_READ_ONLY,
+            CL_MEM_WRITE_ONLY,
+            CL_MEM_HOST_READ_ONLY,
+            CL_MEM_HOST_WRITE_ONLY,
+            CL_MEM_USE_HOST_PTR,
+            CL_MEM_ALLOC_HOST_PTR,
+            CL_MEM_COPY_HOST_PTR,
+            CL_MEM_KERNEL_READ_AND_WRITE,
+        ] {
+            assert_eq!(
+                Mem::new_pipe(ctx.clone(), flags as cl_mem_flags, 4, 4).err(),
+                Some(CL_INVALID_VALUE),
+                "{flags:#x}"
+            );
+        }
+        for (size, count) in [(0, 4), (4, 0), (1025, 1)] {
+            assert_eq!(
+                Mem::new_pipe(ctx.clone(), 0, size, count).err(),
+                Some(CL_INVALID_PIPE_SIZE),
+                "{size} x {count}"
+            );
+        }
+        assert!(Mem::new_pipe(ctx.clone(), 0, 1024, 1).is_ok());
+        assert_eq!(
+            Mem::new_pipe(ctx, 0, 1024, u32::MAX).err(),
+            Some(CL_MEM_OBJECT_ALLOCATION_FAILURE),
+            "4 TiB"
+        );
+        assert_eq!(
+            Mem::new_pipe(context("off"), 0, 4, 4).err(),
+            Some(CL_INVALID_OPERATION),
+            "FERROCL_PIPES=off"
+        );
     }
 
     #[test]

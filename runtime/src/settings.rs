@@ -83,6 +83,15 @@ pub const VARIABLES: &[Variable] = &[
         effect: "on: sub-groups of 4 work-items, cl_khr_subgroups and the cl_khr_subgroup_* extensions; off: none of them, and modules using sub-groups fail to build",
     },
     Variable {
+        name: "FERROCL_PIPES",
+        values: "on/off (also 1/0, true/false, yes/no)",
+        default: "on",
+        effect: "on: pipes (CL_DEVICE_PIPE_SUPPORT, clCreatePipe, pipe kernel arguments, \
+                 __opencl_c_pipes and the Pipes SPIR-V capability); off: no pipes \
+                 (CL_DEVICE_PIPE_SUPPORT false and the pipe limits 0, clCreatePipe returns \
+                 CL_INVALID_OPERATION, modules using pipes fail to build)",
+    },
+    Variable {
         name: "FERROCL_VECTORIZE",
         values: "on/off (also 1/0, true/false, yes/no)",
         default: "on",
@@ -256,6 +265,8 @@ pub struct Settings {
     pub svm: crate::svm::SvmLevel,
     /// `FERROCL_IMAGES`: images and samplers, on the host and in kernels.
     pub images: bool,
+    /// `FERROCL_PIPES`: pipe objects and pipes in kernels.
+    pub pipes: bool,
     pub dump_dir: Option<PathBuf>,
     pub log: LogLevel,
     /// `FERROCL_KERNEL_TIMEOUT`: None when the watchdog is off.
@@ -329,6 +340,7 @@ impl Settings {
         let specialize = switch("FERROCL_SPECIALIZE", true);
         let cache_on = switch("FERROCL_CACHE", true);
         let images = switch("FERROCL_IMAGES", true);
+        let pipes = switch("FERROCL_PIPES", true);
         let svm = match lookup("FERROCL_SVM") {
             None => SvmLevel::FineGrain,
             Some(raw) if raw.trim().eq_ignore_ascii_case("coarse") => SvmLevel::CoarseGrain,
@@ -485,6 +497,7 @@ impl Settings {
             tier_up_after,
             svm,
             images,
+            pipes,
             dump_dir,
             log,
             kernel_timeout,
@@ -532,6 +545,7 @@ mod tests {
         assert_eq!(s.rounding, Rounding::NearestEven);
         assert_eq!(s.profile, Profile::Full);
         assert!(s.fp64 && s.sub_groups && s.fp16 && !s.flush_denormals && !s.pin_threads);
+        assert!(s.images && s.pipes);
         let (s, w) = parse(&[("FERROCL_FP16", "off")]);
         assert!(w.is_empty() && !s.fp16);
         assert_eq!(s.log, LogLevel::Warn);
@@ -582,6 +596,7 @@ mod tests {
             "FERROCL_VECTORIZE",
             "FERROCL_CACHE",
             "FERROCL_IMAGES",
+            "FERROCL_PIPES",
         ];
         let on = ["on", "ON", "1", "true", "True", "yes", "YES", " on "];
         let off = ["off", "Off", "0", "false", "FALSE", "no", "No"];
@@ -598,6 +613,7 @@ mod tests {
                         "FERROCL_FP16" => s.fp16,
                         "FERROCL_CACHE" => s.cache_dir.is_some(),
                         "FERROCL_IMAGES" => s.images,
+                        "FERROCL_PIPES" => s.pipes,
                         _ => s.vectorize,
                     };
                     assert_eq!(got, want, "{name}={v}");

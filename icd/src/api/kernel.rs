@@ -122,12 +122,11 @@ pub(crate) unsafe fn arg_value(
                     ArgValue::Mem(None)
                 } else {
                     let m = arc::<Mem>(h)?;
-                    // A pointer argument takes a buffer, not an image.
-                    if !Arc::ptr_eq(&m.context, &k.program.context)
-                        || m.image_descriptor().is_some()
-                    {
+                    if !Arc::ptr_eq(&m.context, &k.program.context) {
                         return Err(CL_INVALID_MEM_OBJECT);
                     }
+                    // A pointer argument takes a buffer, not an image or a pipe.
+                    m.expect_buffer()?;
                     ArgValue::Mem(Some(Arc::downgrade(&m)))
                 }
             }
@@ -190,9 +189,24 @@ pub(crate) unsafe fn arg_value(
                 }
                 ArgValue::Image(Arc::downgrade(&m))
             }
-            // No pipe object exists yet (clCreatePipe comes with the runtime's pipes), and the
-            // frontend refuses the Pipes capability: no kernel has such an argument.
-            ArgKind::Pipe { .. } => return Err(CL_INVALID_MEM_OBJECT),
+            // A pipe object, never NULL (the API spec's "must point to a valid memory
+            // object"); another memory object is "not valid for the kernel argument"
+            // (CL_INVALID_MEM_OBJECT). Either end of a pipe object may be bound to a
+            // read_only or write_only argument.
+            ArgKind::Pipe { .. } => {
+                if arg_size != std::mem::size_of::<cl_mem>() {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                if arg_value.is_null() {
+                    return Err(CL_INVALID_MEM_OBJECT);
+                }
+                let m = arc::<Mem>(*(arg_value as *const cl_mem))?;
+                if !Arc::ptr_eq(&m.context, &k.program.context) {
+                    return Err(CL_INVALID_MEM_OBJECT);
+                }
+                m.expect_pipe()?;
+                ArgValue::Pipe(Arc::downgrade(&m))
+            }
         })
     }
 }
@@ -279,6 +293,11 @@ pub unsafe extern "C" fn clGetKernelArgInfo(
                     .as_deref()
                     .map(s)
                     .ok_or(CL_KERNEL_ARG_INFO_NOT_AVAILABLE),
+                // A pipe reports PIPE alone, whatever other qualifiers its declaration has
+                // (what the Khronos CTS api kernel_arg_info expects).
+                CL_KERNEL_ARG_TYPE_QUALIFIER if arg.qualifiers.is_pipe => {
+                    Ok(v(CL_KERNEL_ARG_TYPE_PIPE as cl_kernel_arg_type_qualifier))
+                }
                 CL_KERNEL_ARG_TYPE_QUALIFIER => {
                     let q = arg.qualifiers;
                     let mut bits = CL_KERNEL_ARG_TYPE_NONE as cl_kernel_arg_type_qualifier;
@@ -290,9 +309,6 @@ pub unsafe extern "C" fn clGetKernelArgInfo(
                     }
                     if q.is_volatile {
                         bits |= CL_KERNEL_ARG_TYPE_VOLATILE as cl_kernel_arg_type_qualifier;
-                    }
-                    if q.is_pipe {
-                        bits |= CL_KERNEL_ARG_TYPE_PIPE as cl_kernel_arg_type_qualifier;
                     }
                     Ok(v(bits))
                 }

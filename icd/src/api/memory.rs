@@ -1,6 +1,7 @@
-//! Memory object entry points: buffer and sub-buffer creation, info, destructor callbacks, and
-//! the buffer commands (read/write/copy/fill, rect variants, map/unmap, migrate), which are
-//! converted into runtime [`Command`]s (the checks and the work live there).
+//! Memory object entry points: buffer, sub-buffer and pipe creation, info, destructor
+//! callbacks, and the buffer commands (read/write/copy/fill, rect variants, map/unmap,
+//! migrate), which are converted into runtime [`Command`]s (the checks and the work live
+//! there).
 #![allow(non_snake_case, clippy::too_many_arguments)]
 
 use std::ffi::c_void;
@@ -124,7 +125,7 @@ pub unsafe extern "C" fn clGetMemObjectInfo(
             let val = match param_name {
                 CL_MEM_TYPE => Ok(v(m.mem_type())),
                 CL_MEM_FLAGS => Ok(v(m.flags)),
-                CL_MEM_SIZE => Ok(v(m.size)),
+                CL_MEM_SIZE => Ok(v(m.mem_size())),
                 CL_MEM_HOST_PTR => Ok(v(m.host_ptr as *mut c_void)),
                 CL_MEM_MAP_COUNT => Ok(v(m.map_count())),
                 CL_MEM_REFERENCE_COUNT => Ok(v(m.base().ref_count())),
@@ -135,6 +136,57 @@ pub unsafe extern "C" fn clGetMemObjectInfo(
                 CL_MEM_OFFSET => Ok(v(m.origin_in_parent())),
                 CL_MEM_USES_SVM_POINTER => Ok(b(m.svm.is_some())),
                 CL_MEM_PROPERTIES => Ok(arr(&m.properties)),
+                _ => Err(CL_INVALID_VALUE),
+            };
+            write_info(val, param_value_size, param_value, param_value_size_ret)
+        }
+    })
+}
+
+pub unsafe extern "C" fn clCreatePipe(
+    context: cl_context,
+    flags: cl_mem_flags,
+    pipe_packet_size: cl_uint,
+    pipe_max_packets: cl_uint,
+    properties: *const cl_pipe_properties,
+    errcode_ret: *mut cl_int,
+) -> cl_mem {
+    // SAFETY: handle check; errcode_ret per the API contract.
+    unsafe {
+        create(errcode_ret, || {
+            let ctx = arc::<Context>(context)?;
+            // "In all OpenCL versions, properties must be NULL" (API spec 5.4.1): none is
+            // defined, not even an empty list.
+            if !properties.is_null() {
+                return Err(CL_INVALID_VALUE);
+            }
+            Ok(new_handle(Mem::new_pipe(
+                ctx,
+                flags,
+                pipe_packet_size,
+                pipe_max_packets,
+            )?))
+        })
+    }
+}
+
+pub unsafe extern "C" fn clGetPipeInfo(
+    pipe: cl_mem,
+    param_name: cl_pipe_info,
+    param_value_size: usize,
+    param_value: *mut c_void,
+    param_value_size_ret: *mut usize,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle check; outputs per the API contract.
+        unsafe {
+            let m = obj::<Mem>(pipe)?;
+            let p = m.expect_pipe()?;
+            let val = match param_name {
+                CL_PIPE_PACKET_SIZE => Ok(v(p.packet_size() as cl_uint)),
+                CL_PIPE_MAX_PACKETS => Ok(v(p.max_packets() as cl_uint)),
+                // Created without properties (the only way): size 0.
+                CL_PIPE_PROPERTIES => Ok(arr::<cl_pipe_properties>(&[])),
                 _ => Err(CL_INVALID_VALUE),
             };
             write_info(val, param_value_size, param_value, param_value_size_ret)

@@ -228,10 +228,13 @@ fn device_info_value(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_IMAGE3D_MAX_DEPTH => v(c.images.map_or(0, |l| l.image3d_max[2])),
         CL_DEVICE_IMAGE_MAX_BUFFER_SIZE => v(c.images.map_or(0, |l| l.max_buffer_size)),
         CL_DEVICE_IMAGE_MAX_ARRAY_SIZE => v(c.images.map_or(0, |l| l.max_array_size)),
-        CL_DEVICE_MAX_PIPE_ARGS
-        | CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS
-        | CL_DEVICE_PIPE_MAX_PACKET_SIZE
-        | CL_DEVICE_MAX_ON_DEVICE_QUEUES
+        CL_DEVICE_PIPE_SUPPORT => b(c.pipes.is_some()),
+        CL_DEVICE_MAX_PIPE_ARGS => v(c.pipes.map_or(0, |p| p.max_pipe_args)),
+        CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS => {
+            v(c.pipes.map_or(0, |p| p.max_active_reservations))
+        }
+        CL_DEVICE_PIPE_MAX_PACKET_SIZE => v(c.pipes.map_or(0, |p| p.max_packet_size)),
+        CL_DEVICE_MAX_ON_DEVICE_QUEUES
         | CL_DEVICE_MAX_ON_DEVICE_EVENTS
         | CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE
         | CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE
@@ -334,7 +337,6 @@ fn device_info_value(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_SUB_GROUP_INDEPENDENT_FORWARD_PROGRESS => {
             b(c.sub_group_independent_forward_progress)
         }
-        CL_DEVICE_PIPE_SUPPORT => b(false),
         CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES => v(c.atomic_memory_capabilities),
         CL_DEVICE_ATOMIC_FENCE_CAPABILITIES => v(c.atomic_fence_capabilities),
         CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT => b(c.non_uniform_work_group_support),

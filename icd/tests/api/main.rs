@@ -252,14 +252,11 @@ extern "C" {
         e: *mut cl_event,
     ) -> cl_int;
     fn clReleaseKernel(k: cl_kernel) -> cl_int;
-    fn clCreatePipe(
+    fn clSetDefaultDeviceCommandQueue(
         c: cl_context,
-        f: cl_mem_flags,
-        packet_size: cl_uint,
-        max_packets: cl_uint,
-        p: *const cl_pipe_properties,
-        err: *mut cl_int,
-    ) -> cl_mem;
+        d: cl_device_id,
+        q: cl_command_queue,
+    ) -> cl_int;
     fn clGetPipeInfo(
         m: cl_mem,
         name: cl_pipe_info,
