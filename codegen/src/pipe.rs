@@ -102,12 +102,15 @@ impl Ring {
         Some(start)
     }
 
+    /// The open reservation at `start`. Reservations are pushed in position order and leave
+    /// from the front, so each list stays sorted: a binary search finds one among thousands.
     fn span(&self, end: PipeEnd, start: u64) -> Option<&Span> {
         let open = match end {
             PipeEnd::Read => &self.reads,
             PipeEnd::Write => &self.writes,
         };
-        open.iter().find(|s| s.start == start)
+        let i = open.binary_search_by_key(&start, |s| s.start).ok()?;
+        open.get(i)
     }
 
     /// Ends the reservation at `start`; false if there is none.
@@ -116,9 +119,13 @@ impl Ring {
             PipeEnd::Read => (&mut self.reads, &mut self.freed),
             PipeEnd::Write => (&mut self.writes, &mut self.written),
         };
-        let Some(span) = open.iter_mut().find(|s| s.start == start && !s.committed) else {
+        let Ok(i) = open.binary_search_by_key(&start, |s| s.start) else {
             return false;
         };
+        let span = &mut open[i];
+        if span.committed {
+            return false;
+        }
         span.committed = true;
         while let Some(front) = open.front().filter(|s| s.committed) {
             *done = front.start + front.count;
@@ -421,6 +428,27 @@ mod tests {
         p.commit(PipeEnd::Read, r);
         assert_ne!(p.reserve(PipeEnd::Write, 4), INVALID_RESERVE_ID);
         assert_eq!(read(&p), Some(22));
+    }
+
+    #[test]
+    fn thousands_of_open_reservations_commit_in_any_order() {
+        const N: u64 = 20_000;
+        let p = Pipe::new(4, N as usize).unwrap();
+        let ids: Vec<u64> = (0..N).map(|_| p.reserve(PipeEnd::Write, 1)).collect();
+        assert!(ids.iter().all(|&id| id != INVALID_RESERVE_ID));
+        for (i, &id) in ids.iter().enumerate().rev() {
+            let mut v = i as u32;
+            // SAFETY: 4 bytes of a local.
+            let r =
+                unsafe { p.reserved_access(PipeEnd::Write, id, 0, (&mut v as *mut u32).cast(), 4) };
+            assert_eq!(r, 0);
+            p.commit(PipeEnd::Write, id);
+            // Nothing is readable until the first reservation commits, last.
+            assert_eq!(p.packets(), if i == 0 { N } else { 0 });
+        }
+        p.commit(PipeEnd::Write, ids[5]);
+        assert_eq!(read(&p), Some(0));
+        assert_eq!(read(&p), Some(1));
     }
 
     #[test]
