@@ -22,6 +22,10 @@ pub(crate) enum EntryPoint {
     Unary(Unary, Precision),
     /// mathlib's `(T, T) -> T` functions.
     Binary(Binary, Precision),
+    /// A float call of mathlib's `f` that may be computed to the relaxed accuracy
+    /// (`native_*`, `half_*`, `-cl-fast-relaxed-math`): the same function, a call of its own,
+    /// which the vectoriser emits in the reduced-accuracy vector form (math_relaxed.rs).
+    Relaxed(Unary),
     /// The mathlib functions codegen calls whose shape is neither: sincos and lgamma_r
     /// `(T, *out) -> T`, remquo `(T, T, *quo) -> T`, pown and rootn `(T, i32) -> T`.
     Shaped(Shaped, Precision),
@@ -92,6 +96,7 @@ impl EntryPoint {
     pub(crate) fn symbol(self) -> &'static str {
         match self {
             EntryPoint::Unary(f, p) => f.symbol(p),
+            EntryPoint::Relaxed(f) => f.symbol(Precision::F32),
             EntryPoint::Binary(f, p) => f.symbol(p),
             EntryPoint::Shaped(f, p) => f.symbol(p),
             EntryPoint::Fmod(Precision::F32) => "ferrocl_fmodf",
@@ -137,6 +142,7 @@ impl EntryPoint {
     pub(crate) fn signature(self) -> (Vec<Type>, Vec<Type>) {
         match self {
             EntryPoint::Unary(_, p) => (vec![float(p)], vec![float(p)]),
+            EntryPoint::Relaxed(_) => (vec![types::F32], vec![types::F32]),
             EntryPoint::Binary(_, p) | EntryPoint::Fmod(p) => (vec![float(p); 2], vec![float(p)]),
             EntryPoint::Shaped(f, p) => {
                 let t = float(p);
@@ -269,6 +275,7 @@ mod tests {
         let mut all = Vec::new();
         for p in [Precision::F32, Precision::F64] {
             all.extend(Unary::ALL.iter().map(|&f| EntryPoint::Unary(f, p)));
+            all.extend(Unary::ALL.iter().map(|&f| EntryPoint::Relaxed(f)));
             all.extend(Binary::ALL.iter().map(|&f| EntryPoint::Binary(f, p)));
             all.extend(Shaped::ALL.iter().map(|&f| EntryPoint::Shaped(f, p)));
             all.extend([EntryPoint::Fmod(p), EntryPoint::Ldexp(p)]);

@@ -14,7 +14,7 @@ use super::values::Val;
 use crate::checked::CheckKind;
 use crate::entry_points::{precise_form, precision_of, EntryPoint};
 use crate::error::BuildError;
-use ferrocl_mathlib::{Binary, Shaped, Unary};
+use ferrocl_mathlib::{Binary, Precision, Shaped, Unary};
 
 impl Translator<'_, '_, '_> {
     pub(crate) fn ext_inst(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
@@ -681,7 +681,17 @@ impl Translator<'_, '_, '_> {
                     "error: OpenCL.std {op:?} on {ty} is not supported\n"
                 ))
             })?;
+            // native_*, half_* and -cl-fast-relaxed-math allow the relaxed accuracy (OpenCL C
+            // 3.0 §7.4): where the vectoriser has a cheaper form, the call says so. A half
+            // result is rounded from the float one, so it keeps the correctly rounded call.
+            let relaxed = precision == Precision::F32
+                && !half_result
+                && (op != precise || t.options.fast_relaxed_math)
+                && unary
+                    .and_then(crate::vectorize::VectorMath::relaxed)
+                    .is_some();
             let entry = match (unary, binary) {
+                (Some(f), _) if relaxed => EntryPoint::Relaxed(f),
                 (Some(f), _) => EntryPoint::Unary(f, precision),
                 (None, Some(f)) => EntryPoint::Binary(f, precision),
                 (None, None) => unreachable!("checked above"),

@@ -66,6 +66,16 @@ pub(crate) enum VectorMath {
     CosF64,
     /// Double `pow` and `powr`.
     PowF64,
+    /// The reduced-accuracy forms of `native_*`, `half_*` and `-cl-fast-relaxed-math`
+    /// (math_relaxed.rs).
+    RelaxedExp,
+    RelaxedExp2,
+    RelaxedExp10,
+    RelaxedLog,
+    RelaxedLog2,
+    RelaxedLog10,
+    RelaxedSin,
+    RelaxedCos,
 }
 
 /// A call the vectoriser may emit as vector code: the function, and the driver table its
@@ -87,6 +97,7 @@ impl VectorMath {
             return None;
         }
         let f = match entry {
+            EntryPoint::Relaxed(f) => return VectorMath::relaxed(f),
             EntryPoint::Unary(Unary::exp, Precision::F64) => return Some(VectorMath::ExpF64),
             EntryPoint::Unary(Unary::log, Precision::F64) => return Some(VectorMath::LogF64),
             EntryPoint::Unary(Unary::exp2, Precision::F64) => return Some(VectorMath::Exp2F64),
@@ -124,6 +135,35 @@ impl VectorMath {
 }
 
 impl VectorMath {
+    /// The reduced-accuracy form of float function `f`, if it has one.
+    pub(crate) fn relaxed(f: Unary) -> Option<Self> {
+        Some(match f {
+            Unary::exp => VectorMath::RelaxedExp,
+            Unary::exp2 => VectorMath::RelaxedExp2,
+            Unary::exp10 => VectorMath::RelaxedExp10,
+            Unary::log => VectorMath::RelaxedLog,
+            Unary::log2 => VectorMath::RelaxedLog2,
+            Unary::log10 => VectorMath::RelaxedLog10,
+            Unary::sin => VectorMath::RelaxedSin,
+            Unary::cos => VectorMath::RelaxedCos,
+            _ => return None,
+        })
+    }
+
+    fn is_relaxed(self) -> bool {
+        matches!(
+            self,
+            VectorMath::RelaxedExp
+                | VectorMath::RelaxedExp2
+                | VectorMath::RelaxedExp10
+                | VectorMath::RelaxedLog
+                | VectorMath::RelaxedLog2
+                | VectorMath::RelaxedLog10
+                | VectorMath::RelaxedSin
+                | VectorMath::RelaxedCos
+        )
+    }
+
     /// The driver tables the vector form reads (none for the float functions).
     pub(crate) fn tables(self) -> &'static [crate::environment::Table] {
         use crate::environment::Table;
@@ -219,6 +259,10 @@ impl Vectoriser<'_> {
             return false;
         }
         let operands: Vec<Value> = args.iter().map(|&a| self.vector(a)).collect();
+        if f.is_relaxed() {
+            self.relaxed_math(inst, f, &operands);
+            return true;
+        }
         let x = operands[0];
         let mut epsilon = TEST_EPSILON;
         let (y, domain) = match f {
@@ -231,7 +275,7 @@ impl Vectoriser<'_> {
                 46.0,
             ),
             VectorMath::Log | VectorMath::Log2 | VectorMath::Log10 => self.log_family(x, f),
-            VectorMath::Sin | VectorMath::Cos | VectorMath::Tan => self.trigonometric(x, f),
+            VectorMath::Sin | VectorMath::Cos | VectorMath::Tan => self.trigonometric(x, f, 7),
             VectorMath::Expm1 => {
                 let clamped = self.clamp_abs(x, 104.0);
                 let xd = self.promote_vector(clamped);
@@ -258,6 +302,15 @@ impl Vectoriser<'_> {
             | VectorMath::SinF64
             | VectorMath::CosF64
             | VectorMath::PowF64 => return false,
+            // Above.
+            VectorMath::RelaxedExp
+            | VectorMath::RelaxedExp2
+            | VectorMath::RelaxedExp10
+            | VectorMath::RelaxedLog
+            | VectorMath::RelaxedLog2
+            | VectorMath::RelaxedLog10
+            | VectorMath::RelaxedSin
+            | VectorMath::RelaxedCos => return false,
         };
         let result = self.func.dfg.inst_results(inst)[0];
         let v = self.rounded_or_called(inst, &operands, y, domain, epsilon);
@@ -308,7 +361,7 @@ impl Vectoriser<'_> {
     /// `fast` with the lanes where mask `retry` is on replaced by scalar call `inst` on the
     /// lanes of `operands`: a loop over the lanes through stack copies of the vectors, so a
     /// function costs one call site whatever the lane count.
-    fn called_lanes(
+    pub(super) fn called_lanes(
         &mut self,
         inst: ir::Inst,
         operands: &[Value],
@@ -898,7 +951,12 @@ impl Vectoriser<'_> {
     /// 2^-50), chosen and signed by k mod 4 (tan: their quotient, one more rounding; near its
     /// poles the divisor is sin(r), as accurate relative to itself as r). Multiplying r (rather than adding r³·S) keeps the
     /// sign of zero.
-    fn trigonometric(&mut self, x: Value, f: VectorMath) -> ([Value; 2], Value) {
+    pub(super) fn trigonometric(
+        &mut self,
+        x: Value,
+        f: VectorMath,
+        terms: u32,
+    ) -> ([Value; 2], Value) {
         let xd = self.promote_vector(x);
         let shifter = self.splat_f64(SHIFTER);
         let two_over_pi = self.splat_f64(std::f64::consts::FRAC_2_PI);
@@ -926,7 +984,7 @@ impl Vectoriser<'_> {
         let mut factorial = 1.0f64;
         let mut sin_terms = Vec::with_capacity(7);
         let mut cos_terms = Vec::with_capacity(7);
-        for j in 1..=7 {
+        for j in 1..=terms {
             let sign = if j % 2 == 1 { -1.0 } else { 1.0 };
             factorial *= f64::from(2 * j - 1) * f64::from(2 * j);
             cos_terms.push(sign / factorial);

@@ -86,6 +86,7 @@ mod contiguity;
 mod guards;
 mod math;
 mod math_f64;
+mod math_relaxed;
 pub(crate) mod math_tables;
 mod private;
 mod rewrite;

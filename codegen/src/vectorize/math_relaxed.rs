@@ -1,0 +1,257 @@
+//! Reduced-accuracy float math at vector speed, where OpenCL allows it: `native_*` and `half_*`
+//! functions, and every call under `-cl-fast-relaxed-math` (OpenCL C 3.0 §7.4, the relaxed
+//! column of the ULP table). The default stays correctly rounded (math.rs).
+//!
+//! `exp`, `exp2`, `exp10`, `log`, `log2` and `log10` are evaluated in float arithmetic, as many
+//! lanes as the vector holds floats and no rounding test: a Cody–Waite reduction (fma), a
+//! Taylor polynomial of degree 7 (truncation below 2^-27) or Cephes' `logf` polynomial, and
+//! the exponent put back with integer arithmetic — within 2 ulp of the exact value, against the
+//! relaxed bounds of 3 + ⌊2|x|⌋ ulp (exp family), 3 ulp or 2^-21 absolute in [0.5, 2] (log
+//! family), and 8192 ulp (`half_*`). `sin` and `cos` keep the double reduction of the correctly
+//! rounded form with shorter polynomials and no rounding test (1 ulp; the relaxed bound is an
+//! absolute 2^-11 in [−π, π]). Lanes outside a function's fast domain (log of zero, negatives,
+//! subnormals, infinities and NaNs; sin and cos beyond 2^18) call the correctly rounded scalar
+//! function. `codegen/tests/vector_math.rs` checks every float against these bounds.
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{self, types, Endianness, InstBuilder, MemFlagsData, Value};
+
+use super::analysis::Form;
+use super::math::VectorMath;
+use super::rewrite::Vectoriser;
+
+/// 1.5 × 2^23: added to a float below 2^22 in magnitude, leaves its nearest integer in the
+/// low bits of the sum.
+const SHIFTER_F32: f32 = 12_582_912.0;
+
+/// Cephes `logf`: log(1 + f) = f − f²/2 + f³·P(f) for f in [√½ − 1, √2 − 1]; highest degree
+/// first.
+const LOGF_POLY: [f32; 9] = [
+    7.037_683_6e-2,
+    -1.151_461_e-1,
+    1.167_699_9e-1,
+    -1.242_014_1e-1,
+    1.424_932_3e-1,
+    -1.666_805_8e-1,
+    2.000_071_4e-1,
+    -2.499_999_4e-1,
+    3.333_333e-1,
+];
+
+/// Which exponential.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Base {
+    E,
+    Two,
+    Ten,
+}
+
+impl Vectoriser<'_> {
+    /// Emits relaxed function `f` of `operands` for call `inst`.
+    pub(super) fn relaxed_math(&mut self, inst: ir::Inst, f: VectorMath, operands: &[Value]) {
+        let x = operands[0];
+        let (y, domain) = match f {
+            VectorMath::RelaxedExp => (self.relaxed_exp(x, Base::E), None),
+            VectorMath::RelaxedExp2 => (self.relaxed_exp(x, Base::Two), None),
+            VectorMath::RelaxedExp10 => (self.relaxed_exp(x, Base::Ten), None),
+            VectorMath::RelaxedLog | VectorMath::RelaxedLog2 | VectorMath::RelaxedLog10 => {
+                let (y, domain) = self.relaxed_log(x, f);
+                (y, Some(domain))
+            }
+            VectorMath::RelaxedSin | VectorMath::RelaxedCos => {
+                let exact = if f == VectorMath::RelaxedSin {
+                    VectorMath::Sin
+                } else {
+                    VectorMath::Cos
+                };
+                let (y, domain) = self.trigonometric(x, exact, 5);
+                (self.demote_pair(y), Some(domain))
+            }
+            other => unreachable!("{other:?} has no relaxed form"),
+        };
+        let v = match domain {
+            None => y,
+            Some(domain) => self.called_outside(inst, operands, y, domain),
+        };
+        let result = self.func.dfg.inst_results(inst)[0];
+        self.define(result, Form::Vector(v));
+    }
+
+    /// `y`, with the active lanes outside `domain` from scalar call `inst` instead.
+    fn called_outside(
+        &mut self,
+        inst: ir::Inst,
+        operands: &[Value],
+        y: Value,
+        domain: Value,
+    ) -> Value {
+        let mut retry = self.cursor().ins().bnot(domain);
+        if let Some(active) = self.active {
+            retry = self.cursor().ins().band(retry, active);
+        }
+        let any = self.cursor().ins().vany_true(retry);
+        let vt = self.wide(types::F32);
+        self.diamond(
+            any,
+            Some(vt),
+            &mut |s: &mut Self| Some(s.called_lanes(inst, operands, y, retry)),
+            &mut |_| Some(y),
+        )
+        .expect("one result")
+    }
+
+    fn splat_f32(&mut self, v: f32) -> Value {
+        let vt = self.wide(types::F32);
+        let mut c = self.cursor();
+        let s = c.ins().f32const(v);
+        c.ins().splat(vt, s)
+    }
+
+    fn splat_i32(&mut self, v: i32) -> Value {
+        let it = self.mask_ty();
+        let mut c = self.cursor();
+        let s = c.ins().iconst(types::I32, i64::from(v));
+        c.ins().splat(it, s)
+    }
+
+    /// Σ coeffs[i]·xⁱ (highest degree first) by Horner's rule with fmas, in float.
+    fn horner_f32(&mut self, x: Value, coeffs: &[f32]) -> Value {
+        let (&first, rest) = coeffs.split_first().expect("a polynomial");
+        let mut acc = self.splat_f32(first);
+        for &c in rest {
+            let c = self.splat_f32(c);
+            acc = self.cursor().ins().fma(acc, x, c);
+        }
+        acc
+    }
+
+    /// e^x, 2^x or 10^x in float: x clamped to where the result is between zero and
+    /// infinity, k = nearest(x·log2 b) (by the shifter), r = x·ln b − k·ln 2 as x − k·(ln 2 /
+    /// ln b) in two fma steps (exact for base 2), e^(r·ln b) by Taylor to degree 7 (|r·ln b|
+    /// ≤ ln 2 / 2: remainder 2^-27.5), times 2^k in two halves so that subnormal results round
+    /// once. NaN stays NaN.
+    fn relaxed_exp(&mut self, x: Value, base: Base) -> Value {
+        use std::f64::consts::{LN_10, LN_2, LOG2_10, LOG2_E};
+        let (low, high, log2_b, ln_b) = match base {
+            Base::E => (-104.0, 89.0, LOG2_E, 1.0),
+            Base::Two => (-152.0, 129.0, 1.0, LN_2),
+            Base::Ten => (-46.0, 39.0, LOG2_10, LN_10),
+        };
+        let (lo, hi) = (self.splat_f32(low), self.splat_f32(high));
+        let x = {
+            let mut c = self.cursor();
+            let x = c.ins().fmax(x, lo);
+            c.ins().fmin(x, hi)
+        };
+        let shifter = self.splat_f32(SHIFTER_F32);
+        let c_log2 = self.splat_f32(log2_b as f32);
+        let s = self.cursor().ins().fma(x, c_log2, shifter);
+        let k = self.cursor().ins().fsub(s, shifter);
+        let r = if base == Base::Two {
+            self.cursor().ins().fsub(x, k)
+        } else {
+            // ln 2 / ln b as a float with 8 significant bits (k times it is exact) plus the rest.
+            let step = LN_2 / ln_b;
+            let step_hi = f32::from_bits((step as f32).to_bits() & 0xffff_0000);
+            let step_lo = (step - f64::from(step_hi)) as f32;
+            let minus_k = self.cursor().ins().fneg(k);
+            let (p1, p2) = (self.splat_f32(step_hi), self.splat_f32(step_lo));
+            let r = self.cursor().ins().fma(minus_k, p1, x);
+            self.cursor().ins().fma(minus_k, p2, r)
+        };
+        // e^(r·ln b) = Σ (ln b)ⁿ rⁿ / n!, highest degree first.
+        let mut coeffs = [0f32; 8];
+        let mut term = 1f64;
+        for (n, c) in coeffs.iter_mut().rev().enumerate() {
+            *c = term as f32;
+            term *= ln_b / (n + 1) as f64;
+        }
+        let p = self.horner_f32(r, &coeffs);
+        // 2^k = 2^(k − k/2)·2^(k/2), each a normal float for |k| ≤ 254.
+        let it = self.mask_ty();
+        let vt = self.wide(types::F32);
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let shifter_bits = self.splat_i32(SHIFTER_F32.to_bits() as i32);
+        let bias = self.splat_i32(127);
+        let mut c = self.cursor();
+        let sb = c.ins().bitcast(it, little, s);
+        let ki = c.ins().isub(sb, shifter_bits);
+        let k1 = c.ins().sshr_imm_u(ki, 1);
+        let k2 = c.ins().isub(ki, k1);
+        let mut y = p;
+        for part in [k1, k2] {
+            let e = c.ins().iadd(part, bias);
+            let e = c.ins().ishl_imm_u(e, 23);
+            let scale = c.ins().bitcast(vt, little, e);
+            y = c.ins().fmul(y, scale);
+        }
+        y
+    }
+
+    /// log, log2 or log10 of the normal positive floats (the mask of them is the domain): x =
+    /// m·2^e with m in [√½, √2) by integer arithmetic on the bits, log(m) = log(1 + f) by
+    /// Cephes' `logf` polynomial (f = m − 1 is exact), and e·log_b 2 added with the split
+    /// constants.
+    fn relaxed_log(&mut self, x: Value, f: VectorMath) -> (Value, Value) {
+        use std::f64::consts::{LOG10_2, LOG10_E, LOG2_E};
+        let it = self.mask_ty();
+        let vt = self.wide(types::F32);
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let (min_normal, infinity) = (self.splat_i32(0x0080_0000), self.splat_i32(0x7f80_0000));
+        let sqrt_half = self.splat_i32(0x3f35_04f3);
+        let (domain, e, m) = {
+            let mut c = self.cursor();
+            let xi = c.ins().bitcast(it, little, x);
+            let normal = c
+                .ins()
+                .icmp(IntCC::SignedGreaterThanOrEqual, xi, min_normal);
+            let finite = c.ins().icmp(IntCC::SignedLessThan, xi, infinity);
+            let domain = c.ins().band(normal, finite);
+            let t = c.ins().isub(xi, sqrt_half);
+            let e = c.ins().sshr_imm_u(t, 23);
+            let shift = c.ins().ishl_imm_u(e, 23);
+            let mi = c.ins().isub(xi, shift);
+            let m = c.ins().bitcast(vt, little, mi);
+            (domain, e, m)
+        };
+        let one = self.splat_f32(1.0);
+        let minus_half = self.splat_f32(-0.5);
+        let fm = self.cursor().ins().fsub(m, one);
+        let z = self.cursor().ins().fmul(fm, fm);
+        let p = self.horner_f32(fm, &LOGF_POLY);
+        let ef = self.cursor().ins().fcvt_from_sint(vt, e);
+        let fz = self.cursor().ins().fmul(fm, z);
+        let y = self.cursor().ins().fmul(fz, p);
+        let r = match f {
+            VectorMath::RelaxedLog => {
+                // Cephes: e·ln 2 as 0.693359375 (exact times e) − 2.12194440e-4.
+                let (q1, q2) = (self.splat_f32(-2.121_944_4e-4), self.splat_f32(0.693_359_4));
+                let mut c = self.cursor();
+                let y = c.ins().fma(ef, q1, y);
+                let y = c.ins().fma(z, minus_half, y);
+                let s = c.ins().fadd(fm, y);
+                c.ins().fma(ef, q2, s)
+            }
+            VectorMath::RelaxedLog2 => {
+                let log2e = self.splat_f32(LOG2_E as f32);
+                let mut c = self.cursor();
+                let y = c.ins().fma(z, minus_half, y);
+                let l = c.ins().fadd(fm, y);
+                c.ins().fma(l, log2e, ef)
+            }
+            _ => {
+                let log10e = self.splat_f32(LOG10_E as f32);
+                let hi = f32::from_bits((LOG10_2 as f32).to_bits() & 0xffff_0000);
+                let lo = (LOG10_2 - f64::from(hi)) as f32;
+                let (hi, lo) = (self.splat_f32(hi), self.splat_f32(lo));
+                let mut c = self.cursor();
+                let y = c.ins().fma(z, minus_half, y);
+                let l = c.ins().fadd(fm, y);
+                let tail = c.ins().fmul(ef, lo);
+                let t = c.ins().fma(l, log10e, tail);
+                c.ins().fma(ef, hi, t)
+            }
+        };
+        (r, domain)
+    }
+}
