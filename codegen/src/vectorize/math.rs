@@ -275,7 +275,7 @@ impl Vectoriser<'_> {
                 46.0,
             ),
             VectorMath::Log | VectorMath::Log2 | VectorMath::Log10 => self.log_family(x, f),
-            VectorMath::Sin | VectorMath::Cos | VectorMath::Tan => self.trigonometric(x, f, 7),
+            VectorMath::Sin | VectorMath::Cos | VectorMath::Tan => self.trigonometric(x, f),
             VectorMath::Expm1 => {
                 let clamped = self.clamp_abs(x, 104.0);
                 let xd = self.promote_vector(clamped);
@@ -951,12 +951,7 @@ impl Vectoriser<'_> {
     /// 2^-50), chosen and signed by k mod 4 (tan: their quotient, one more rounding; near its
     /// poles the divisor is sin(r), as accurate relative to itself as r). Multiplying r (rather than adding r³·S) keeps the
     /// sign of zero.
-    pub(super) fn trigonometric(
-        &mut self,
-        x: Value,
-        f: VectorMath,
-        terms: u32,
-    ) -> ([Value; 2], Value) {
+    fn trigonometric(&mut self, x: Value, f: VectorMath) -> ([Value; 2], Value) {
         let xd = self.promote_vector(x);
         let shifter = self.splat_f64(SHIFTER);
         let two_over_pi = self.splat_f64(std::f64::consts::FRAC_2_PI);
@@ -984,7 +979,7 @@ impl Vectoriser<'_> {
         let mut factorial = 1.0f64;
         let mut sin_terms = Vec::with_capacity(7);
         let mut cos_terms = Vec::with_capacity(7);
-        for j in 1..=terms {
+        for j in 1..=7 {
             let sign = if j % 2 == 1 { -1.0 } else { 1.0 };
             factorial *= f64::from(2 * j - 1) * f64::from(2 * j);
             cos_terms.push(sign / factorial);

@@ -7,10 +7,10 @@
 //! Taylor polynomial of degree 7 (truncation below 2^-27) or Cephes' `logf` polynomial, and
 //! the exponent put back with integer arithmetic — within 2 ulp of the exact value, against the
 //! relaxed bounds of 3 + ⌊2|x|⌋ ulp (exp family), 3 ulp or 2^-21 absolute in [0.5, 2] (log
-//! family), and 8192 ulp (`half_*`). `sin` and `cos` keep the double reduction of the correctly
-//! rounded form with shorter polynomials and no rounding test (1 ulp; the relaxed bound is an
-//! absolute 2^-11 in [−π, π]). Lanes outside a function's fast domain (log of zero, negatives,
-//! subnormals, infinities and NaNs; sin and cos beyond 2^18) call the correctly rounded scalar
+//! family), and 8192 ulp (`half_*`). `sin` and `cos` reduce by π/2 as three floats (the
+//! first step exact) and use Cephes' `sinf`/`cosf` polynomials (the relaxed bound is an absolute
+//! 2^-11 in [−π, π]). Lanes outside a function's fast domain (log of zero, negatives,
+//! subnormals, infinities and NaNs; sin and cos beyond 2^16) call the correctly rounded scalar
 //! function. `codegen/tests/vector_math.rs` checks every float against these bounds.
 
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -59,13 +59,8 @@ impl Vectoriser<'_> {
                 (y, Some(domain))
             }
             VectorMath::RelaxedSin | VectorMath::RelaxedCos => {
-                let exact = if f == VectorMath::RelaxedSin {
-                    VectorMath::Sin
-                } else {
-                    VectorMath::Cos
-                };
-                let (y, domain) = self.trigonometric(x, exact, 5);
-                (self.demote_pair(y), Some(domain))
+                let (y, domain) = self.relaxed_trig(x, f == VectorMath::RelaxedCos);
+                (y, Some(domain))
             }
             other => unreachable!("{other:?} has no relaxed form"),
         };
@@ -186,6 +181,72 @@ impl Vectoriser<'_> {
             y = c.ins().fmul(y, scale);
         }
         y
+    }
+
+    /// sin or cos (`cos`) of the floats with |x| ≤ 2^16 (the domain): k = nearest(x·2/π), r =
+    /// x − k·π/2 with π/2 as three floats by fmas — the first step is exact (x − k·p1 is a
+    /// multiple of 2^-23 below 1), the next two round relative to r, whose error stays near
+    /// 2^-24 since k·p3 < 2^-33 — then Cephes' `sinf`/`cosf` polynomials on |r| ≤ π/4, chosen
+    /// and signed by k mod 4. sin(±0) = ±0.
+    fn relaxed_trig(&mut self, x: Value, cos: bool) -> (Value, Value) {
+        use std::f64::consts::{FRAC_2_PI, FRAC_PI_2};
+        let p1 = FRAC_PI_2 as f32;
+        let p2 = (FRAC_PI_2 - f64::from(p1)) as f32;
+        let p3 = (FRAC_PI_2 - f64::from(p1) - f64::from(p2)) as f32;
+        let vt = self.wide(types::F32);
+        let it = self.mask_ty();
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let domain = {
+            let bound = self.splat_f32(65_536.0);
+            let mut c = self.cursor();
+            let a = c.ins().fabs(x);
+            c.ins().fcmp(
+                cranelift_codegen::ir::condcodes::FloatCC::LessThanOrEqual,
+                a,
+                bound,
+            )
+        };
+        let (shifter, two_over_pi) = (
+            self.splat_f32(SHIFTER_F32),
+            self.splat_f32(FRAC_2_PI as f32),
+        );
+        let (c1, c2, c3) = (self.splat_f32(p1), self.splat_f32(p2), self.splat_f32(p3));
+        let shifter_bits = self.splat_i32(SHIFTER_F32.to_bits() as i32);
+        let (r, q) = {
+            let mut c = self.cursor();
+            let s = c.ins().fma(x, two_over_pi, shifter);
+            let k = c.ins().fsub(s, shifter);
+            let minus_k = c.ins().fneg(k);
+            let r = c.ins().fma(minus_k, c1, x);
+            let r = c.ins().fma(minus_k, c2, r);
+            let r = c.ins().fma(minus_k, c3, r);
+            let sb = c.ins().bitcast(it, little, s);
+            (r, c.ins().isub(sb, shifter_bits))
+        };
+        let z = self.cursor().ins().fmul(r, r);
+        // sin(r) = r + r·z·S(z); cos(r) = 1 − z/2 + z²·C(z).
+        let sp = self.horner_f32(z, &[-1.951_529_6e-4, 8.332_161e-3, -1.666_665_5e-1]);
+        let cp = self.horner_f32(z, &[2.443_315_7e-5, -1.388_731_6e-3, 4.166_664_6e-2]);
+        let (one, minus_half) = (self.splat_f32(1.0), self.splat_f32(-0.5));
+        let (one_i, two_i) = (self.splat_i32(1), self.splat_i32(2));
+        let mut c = self.cursor();
+        let rz = c.ins().fmul(r, z);
+        let sin_r = c.ins().fma(rz, sp, r);
+        let z2 = c.ins().fmul(z, z);
+        let half_z = c.ins().fma(z, minus_half, one);
+        let cos_r = c.ins().fma(z2, cp, half_z);
+        // cos(x) = sin(x + π/2): one more quadrant.
+        let q = if cos { c.ins().iadd(q, one_i) } else { q };
+        let odd_bit = c.ins().band(q, one_i);
+        let odd = c.ins().icmp(IntCC::Equal, odd_bit, one_i);
+        let odd = c.ins().bitcast(vt, little, odd);
+        let v = c.ins().bitselect(odd, cos_r, sin_r);
+        // Negative in the second half turn: q & 2 moved to the sign bit.
+        let half_turn = c.ins().band(q, two_i);
+        let sign = c.ins().ishl_imm_u(half_turn, 30);
+        let vb = c.ins().bitcast(it, little, v);
+        let signed = c.ins().bxor(vb, sign);
+        (c.ins().bitcast(vt, little, signed), domain)
     }
 
     /// log, log2 or log10 of the normal positive floats (the mask of them is the domain): x =
