@@ -2,16 +2,18 @@
 //! functions, and every call under `-cl-fast-relaxed-math` (OpenCL C 3.0 §7.4, the relaxed
 //! column of the ULP table). The default stays correctly rounded (math.rs).
 //!
-//! `exp`, `exp2`, `exp10`, `log`, `log2` and `log10` are evaluated in float arithmetic, as many
-//! lanes as the vector holds floats and no rounding test: a Cody–Waite reduction (fma), a
-//! Taylor polynomial of degree 7 (truncation below 2^-27) or Cephes' `logf` polynomial, and
-//! the exponent put back with integer arithmetic — within 2 ulp of the exact value, against the
-//! relaxed bounds of 3 + ⌊2|x|⌋ ulp (exp family), 3 ulp or 2^-21 absolute in [0.5, 2] (log
-//! family), and 8192 ulp (`half_*`). `sin` and `cos` reduce by π/2 as three floats (the
-//! first step exact) and use Cephes' `sinf`/`cosf` polynomials (the relaxed bound is an absolute
-//! 2^-11 in [−π, π]). Lanes outside a function's fast domain (log of zero, negatives,
-//! subnormals, infinities and NaNs; sin and cos beyond 2^16) call the correctly rounded scalar
-//! function. `codegen/tests/vector_math.rs` checks every float against these bounds.
+//! Everything is evaluated in float arithmetic, as many lanes as the vector holds floats, with
+//! no rounding test. `exp`, `exp2`, `exp10`: a Cody–Waite reduction (fma), a Taylor polynomial
+//! of degree 7 (truncation below 2^-27), the exponent put back with integer arithmetic. `log`,
+//! `log2`, `log10`: the exponent and significand from the bits, Cephes' `logf` polynomial.
+//! `sin`, `cos`: π/2 as three floats by fmas (the first step exact), Cephes' `sinf`/`cosf`
+//! polynomials. Over every float the largest errors are 0.8–2.03 ulp (log10 the largest; the
+//! table in cts/results/vector-math-exhaustive.md), against relaxed bounds of 3 + ⌊2|x|⌋ ulp
+//! (exp family), 3 ulp or 2^-21 absolute in [0.5, 2] (log family), an absolute 2^-11 in
+//! [−π, π] (sin, cos), and 8192 ulp for `half_*`. Lanes outside a function's fast domain (log
+//! of zero, negatives, subnormals, infinities and NaNs; sin and cos beyond 2^16) call the
+//! correctly rounded scalar function. `codegen/tests/relaxed_math.rs` checks the bounds (on
+//! every float with its ignored test).
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{self, types, Endianness, InstBuilder, MemFlagsData, Value};
@@ -190,9 +192,12 @@ impl Vectoriser<'_> {
     /// and signed by k mod 4. sin(±0) = ±0.
     fn relaxed_trig(&mut self, x: Value, cos: bool) -> (Value, Value) {
         use std::f64::consts::{FRAC_2_PI, FRAC_PI_2};
+        // π/2 as three floats, the last from π/2's double-double value: the double alone is
+        // off by 6e-17, 3 % of p3, which k·p3 would carry into r (24 ulp of sin near 1425π).
+        const FRAC_PI_2_LO: f64 = 6.123_233_995_736_766e-17;
         let p1 = FRAC_PI_2 as f32;
         let p2 = (FRAC_PI_2 - f64::from(p1)) as f32;
-        let p3 = (FRAC_PI_2 - f64::from(p1) - f64::from(p2)) as f32;
+        let p3 = ((FRAC_PI_2 - f64::from(p1) - f64::from(p2)) + FRAC_PI_2_LO) as f32;
         let vt = self.wide(types::F32);
         let it = self.mask_ty();
         let little = MemFlagsData::new().with_endianness(Endianness::Little);
