@@ -508,8 +508,7 @@ impl Vectoriser<'_> {
         let high = c.ins().splat(vt, high);
         let low = c.ins().f32const(-bound);
         let low = c.ins().splat(vt, low);
-        let x = c.ins().fmin(x, high);
-        c.ins().fmax(x, low)
+        clamp(&mut c, vt, x, low, high)
     }
 
     /// 2^(x·(c_hi + c_lo)) for doubles x with |x·c| ≤ 1000 (see [`Self::exp_family`]).
@@ -549,10 +548,10 @@ impl Vectoriser<'_> {
         let yd = self.promote_vector(y);
         let limit = self.splat_f64(160.0);
         let minus_limit = self.splat_f64(-160.0);
+        let pt = self.pair_ty();
         let t = self.map(&[log2_x, yd, [limit; 2], [minus_limit; 2]], |c, a| {
             let t = c.ins().fmul(a[0], a[1]);
-            let t = c.ins().fmin(t, a[2]);
-            c.ins().fmax(t, a[3])
+            clamp(c, pt, t, a[3], a[2])
         });
         let result = self.exp2_times(t, 1.0, 0.0);
         let y_finite = self.abs_at_most(y, f32::MAX);
@@ -680,10 +679,10 @@ impl Vectoriser<'_> {
             self.splat_f64(-104.0),
             self.splat_f64(2.0),
         );
+        let pt = self.pair_ty();
         let t = self.map(&[xd, [limit; 2], [minus_limit; 2]], |c, a| {
             let t = c.ins().fadd(a[0], a[0]);
-            let t = c.ins().fmin(t, a[1]);
-            c.ins().fmax(t, a[2])
+            clamp(c, pt, t, a[2], a[1])
         });
         let q = self.expm1(t);
         let y = self.map(&[q, [two; 2]], |c, a| {
@@ -900,10 +899,10 @@ impl Vectoriser<'_> {
         let nd = self.int_pair(n);
         let limit = self.splat_f64(160.0);
         let minus_limit = self.splat_f64(-160.0);
+        let pt = self.pair_ty();
         let t = self.map(&[log2_x, nd, [limit; 2], [minus_limit; 2]], |c, a| {
             let t = c.ins().fmul(a[0], a[1]);
-            let t = c.ins().fmin(t, a[2]);
-            c.ins().fmax(t, a[3])
+            clamp(c, pt, t, a[3], a[2])
         });
         let magnitude = self.exp2_times(t, 1.0, 0.0);
         // The sign as a float vector's sign bits (x's where n is odd), promoted with the rest.
@@ -1139,4 +1138,18 @@ impl Vectoriser<'_> {
         let low_halves: Vec<u8> = (0..8).chain(16..24).collect();
         self.byte_shuffle(lo, hi, low_halves, types::F32X4)
     }
+}
+
+/// `x` (of float vector type `ty`) clamped to [`low`, `high`] by compares and selects: the
+/// same values as fmax and fmin for every number, and a NaN stays NaN (it compares false) —
+/// whose lanes are outside every fast domain anyway. fmax/fmin carry NaN and signed-zero rules
+/// that cost a longer instruction sequence.
+pub(super) fn clamp(c: &mut FuncCursor, ty: Type, x: Value, low: Value, high: Value) -> Value {
+    let little = MemFlagsData::new().with_endianness(Endianness::Little);
+    let below = c.ins().fcmp(FloatCC::LessThan, x, low);
+    let below = c.ins().bitcast(ty, little, below);
+    let x = c.ins().bitselect(below, low, x);
+    let above = c.ins().fcmp(FloatCC::GreaterThan, x, high);
+    let above = c.ins().bitcast(ty, little, above);
+    c.ins().bitselect(above, high, x)
 }

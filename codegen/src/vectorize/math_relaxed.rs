@@ -15,7 +15,7 @@
 //! correctly rounded scalar function. `codegen/tests/relaxed_math.rs` checks the bounds (on
 //! every float with its ignored test).
 
-use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{self, types, Endianness, InstBuilder, MemFlagsData, Value};
 
 use super::analysis::Form;
@@ -135,11 +135,9 @@ impl Vectoriser<'_> {
             Base::Ten => (-46.0, 39.0, LOG2_10, LN_10),
         };
         let (lo, hi) = (self.splat_f32(low), self.splat_f32(high));
-        let x = {
-            let mut c = self.cursor();
-            let x = c.ins().fmax(x, lo);
-            c.ins().fmin(x, hi)
-        };
+        let vt = self.wide(types::F32);
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let x = super::math::clamp(&mut self.cursor(), vt, x, lo, hi);
         let shifter = self.splat_f32(SHIFTER_F32);
         let c_log2 = self.splat_f32(log2_b as f32);
         let s = self.cursor().ins().fma(x, c_log2, shifter);
@@ -166,8 +164,6 @@ impl Vectoriser<'_> {
         let p = self.horner_f32(r, &coeffs);
         // 2^k = 2^(k − k/2)·2^(k/2), each a normal float for |k| ≤ 254.
         let it = self.mask_ty();
-        let vt = self.wide(types::F32);
-        let little = MemFlagsData::new().with_endianness(Endianness::Little);
         let shifter_bits = self.splat_i32(SHIFTER_F32.to_bits() as i32);
         let bias = self.splat_i32(127);
         let mut c = self.cursor();
@@ -205,11 +201,7 @@ impl Vectoriser<'_> {
             let bound = self.splat_f32(65_536.0);
             let mut c = self.cursor();
             let a = c.ins().fabs(x);
-            c.ins().fcmp(
-                cranelift_codegen::ir::condcodes::FloatCC::LessThanOrEqual,
-                a,
-                bound,
-            )
+            c.ins().fcmp(FloatCC::LessThanOrEqual, a, bound)
         };
         let (shifter, two_over_pi) = (
             self.splat_f32(SHIFTER_F32),
