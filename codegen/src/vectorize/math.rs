@@ -343,7 +343,19 @@ impl Vectoriser<'_> {
         };
         let agree = self.cursor().ins().icmp(IntCC::Equal, lb, hb);
         let ok = self.cursor().ins().band(agree, domain);
-        let mut retry = self.cursor().ins().bnot(ok);
+        self.called_outside(inst, operands, low, ok)
+    }
+
+    /// `y`, with the active lanes outside mask `keep` from scalar call `inst` instead (one
+    /// branch skips the calls when no lane needs one).
+    pub(super) fn called_outside(
+        &mut self,
+        inst: ir::Inst,
+        operands: &[Value],
+        y: Value,
+        keep: Value,
+    ) -> Value {
+        let mut retry = self.cursor().ins().bnot(keep);
         if let Some(active) = self.active {
             retry = self.cursor().ins().band(retry, active);
         }
@@ -352,8 +364,8 @@ impl Vectoriser<'_> {
         self.diamond(
             any,
             Some(vt),
-            &mut |s: &mut Self| Some(s.called_lanes(inst, operands, low, retry)),
-            &mut |_| Some(low),
+            &mut |s: &mut Self| Some(s.called_lanes(inst, operands, y, retry)),
+            &mut |_| Some(y),
         )
         .expect("one result")
     }
@@ -361,7 +373,7 @@ impl Vectoriser<'_> {
     /// `fast` with the lanes where mask `retry` is on replaced by scalar call `inst` on the
     /// lanes of `operands`: a loop over the lanes through stack copies of the vectors, so a
     /// function costs one call site whatever the lane count.
-    pub(super) fn called_lanes(
+    fn called_lanes(
         &mut self,
         inst: ir::Inst,
         operands: &[Value],

@@ -74,29 +74,6 @@ impl Vectoriser<'_> {
         self.define(result, Form::Vector(v));
     }
 
-    /// `y`, with the active lanes outside `domain` from scalar call `inst` instead.
-    fn called_outside(
-        &mut self,
-        inst: ir::Inst,
-        operands: &[Value],
-        y: Value,
-        domain: Value,
-    ) -> Value {
-        let mut retry = self.cursor().ins().bnot(domain);
-        if let Some(active) = self.active {
-            retry = self.cursor().ins().band(retry, active);
-        }
-        let any = self.cursor().ins().vany_true(retry);
-        let vt = self.wide(types::F32);
-        self.diamond(
-            any,
-            Some(vt),
-            &mut |s: &mut Self| Some(s.called_lanes(inst, operands, y, retry)),
-            &mut |_| Some(y),
-        )
-        .expect("one result")
-    }
-
     fn splat_f32(&mut self, v: f32) -> Value {
         let vt = self.wide(types::F32);
         let mut c = self.cursor();
