@@ -79,6 +79,10 @@ pub struct GroupInfo {
     /// [`crate::BuildOptions::checked`] (0 otherwise): JIT code only passes it on, to the
     /// functions that record a fault (checked.rs).
     pub checked: u64,
+    /// Address of the launch's [`crate::DeviceEnqueueContext`] for kernels whose
+    /// [`ferrocl_frontend::KernelInfo::uses_device_enqueue`] is set (0 otherwise): JIT code only
+    /// passes it on, to the device-enqueue functions (device_enqueue.rs).
+    pub device_enqueue: u64,
 }
 
 /// Bytes before the first printf record: the allocation counter and the capacity (u64 each).
@@ -100,6 +104,7 @@ impl GroupInfo {
     pub(crate) const FRAMES_SIZE: i32 = 176;
     pub(crate) const STOP: i32 = 184;
     pub(crate) const CHECKED: i32 = 192;
+    pub(crate) const DEVICE_ENQUEUE: i32 = 200;
 }
 
 const _: () = {
@@ -118,6 +123,7 @@ const _: () = {
     assert!(std::mem::offset_of!(GroupInfo, frames_size) == GroupInfo::FRAMES_SIZE as usize);
     assert!(std::mem::offset_of!(GroupInfo, stop) == GroupInfo::STOP as usize);
     assert!(std::mem::offset_of!(GroupInfo, checked) == GroupInfo::CHECKED as usize);
+    assert!(std::mem::offset_of!(GroupInfo, device_enqueue) == GroupInfo::DEVICE_ENQUEUE as usize);
     assert!(GroupInfo::GLOBAL_OFFSET == 0);
 };
 
@@ -151,6 +157,7 @@ pub(crate) fn arg_block_layout(kernel: &KernelInfo, checked: bool) -> (Vec<ArgSl
         let (size, align) = match arg.kind {
             ArgKind::Value { size, align } => (size, align.clamp(1, 128)),
             ArgKind::Sampler => (SamplerDescriptor::SIZE, 8),
+            // Buffers, images, pipes, queues and block literals: an address.
             _ => (8, 8),
         };
         offset = offset.next_multiple_of(align);

@@ -56,6 +56,21 @@ pub(crate) enum EntryPoint {
     PipeAccess,
     /// `(pipe, max) -> packets`: get_pipe_num_packets, or get_pipe_max_packets.
     PipePackets,
+    /// Device-side enqueue (device_enqueue.rs), each taking the launch's context first:
+    /// `enqueue_kernel`.
+    EnqueueKernel,
+    /// `enqueue_marker`.
+    EnqueueMarker,
+    /// `get_default_queue`.
+    DefaultQueue,
+    /// `create_user_event`.
+    CreateUserEvent,
+    /// `retain_event`, `release_event`, `is_valid_event`, `set_user_event_status`.
+    EventOp,
+    /// `capture_event_profiling_info`.
+    CaptureProfiling,
+    /// `get_kernel_work_group_size` and the other block queries.
+    BlockQuery,
 }
 
 fn float(precision: Precision) -> Type {
@@ -135,6 +150,13 @@ impl EntryPoint {
             EntryPoint::PipeReservedAccess => "ferrocl_pipe_reserved_access",
             EntryPoint::PipeAccess => "ferrocl_pipe_access",
             EntryPoint::PipePackets => "ferrocl_pipe_packets",
+            EntryPoint::EnqueueKernel => "ferrocl_enqueue_kernel",
+            EntryPoint::EnqueueMarker => "ferrocl_enqueue_marker",
+            EntryPoint::DefaultQueue => "ferrocl_default_queue",
+            EntryPoint::CreateUserEvent => "ferrocl_create_user_event",
+            EntryPoint::EventOp => "ferrocl_event_op",
+            EntryPoint::CaptureProfiling => "ferrocl_capture_profiling",
+            EntryPoint::BlockQuery => "ferrocl_block_query",
         }
     }
 
@@ -205,6 +227,39 @@ impl EntryPoint {
                 vec![types::I32],
             ),
             EntryPoint::PipePackets => (vec![types::I64, types::I32], vec![types::I32]),
+            // (ctx, queue, flags, &ndrange, num_events, events, ret_event, block, literal,
+            // literal size, literal align, num locals, &local sizes) -> CLK code
+            EntryPoint::EnqueueKernel => {
+                let (i32, i64) = (types::I32, types::I64);
+                (
+                    vec![
+                        i64, i64, i32, i64, i32, i64, i64, i32, i64, i32, i32, i32, i64,
+                    ],
+                    vec![i32],
+                )
+            }
+            // (ctx, queue, num_events, events, ret_event) -> CLK code
+            EntryPoint::EnqueueMarker => (
+                vec![types::I64, types::I64, types::I32, types::I64, types::I64],
+                vec![types::I32],
+            ),
+            EntryPoint::DefaultQueue | EntryPoint::CreateUserEvent => {
+                (vec![types::I64], vec![types::I64])
+            }
+            // (ctx, event, op, status) -> is_valid
+            EntryPoint::EventOp => (
+                vec![types::I64, types::I64, types::I32, types::I32],
+                vec![types::I32],
+            ),
+            // (ctx, event, name, dst)
+            EntryPoint::CaptureProfiling => {
+                (vec![types::I64, types::I64, types::I32, types::I64], vec![])
+            }
+            // (ctx, block, query, &ndrange or 0) -> value
+            EntryPoint::BlockQuery => (
+                vec![types::I64, types::I32, types::I32, types::I64],
+                vec![types::I32],
+            ),
         }
     }
 }
@@ -249,6 +304,32 @@ pub(crate) fn jit_symbols() -> Vec<(String, *const u8)> {
         ),
     ];
     symbols.extend(pipes.map(|(e, ptr)| (e.symbol().to_owned(), ptr)));
+    use crate::device_enqueue as de;
+    let enqueue: [(EntryPoint, *const u8); 7] = [
+        (
+            EntryPoint::EnqueueKernel,
+            de::ferrocl_enqueue_kernel as *const u8,
+        ),
+        (
+            EntryPoint::EnqueueMarker,
+            de::ferrocl_enqueue_marker as *const u8,
+        ),
+        (
+            EntryPoint::DefaultQueue,
+            de::ferrocl_default_queue as *const u8,
+        ),
+        (
+            EntryPoint::CreateUserEvent,
+            de::ferrocl_create_user_event as *const u8,
+        ),
+        (EntryPoint::EventOp, de::ferrocl_event_op as *const u8),
+        (
+            EntryPoint::CaptureProfiling,
+            de::ferrocl_capture_profiling as *const u8,
+        ),
+        (EntryPoint::BlockQuery, de::ferrocl_block_query as *const u8),
+    ];
+    symbols.extend(enqueue.map(|(e, ptr)| (e.symbol().to_owned(), ptr)));
     symbols.extend(
         crate::abi::table_symbols()
             .into_iter()
@@ -306,6 +387,13 @@ mod tests {
             EntryPoint::PipeReservedAccess,
             EntryPoint::PipeAccess,
             EntryPoint::PipePackets,
+            EntryPoint::EnqueueKernel,
+            EntryPoint::EnqueueMarker,
+            EntryPoint::DefaultQueue,
+            EntryPoint::CreateUserEvent,
+            EntryPoint::EventOp,
+            EntryPoint::CaptureProfiling,
+            EntryPoint::BlockQuery,
         ]);
         all
     }

@@ -8,6 +8,7 @@
 mod abi;
 mod backend;
 mod checked;
+mod device_enqueue;
 mod entry_points;
 mod environment;
 mod error;
@@ -27,6 +28,13 @@ pub use abi::{
     SUB_GROUP_SIZE,
 };
 pub use checked::{CheckKind, CheckSite, CheckedLaunch, Fault};
+pub use device_enqueue::{
+    BlockQuery, DeviceEnqueueContext, DeviceEnqueueHost, KernelEnqueue, NdRange,
+    CLK_DEVICE_QUEUE_FULL, CLK_ENQUEUE_FAILURE, CLK_ENQUEUE_FLAGS_NO_WAIT,
+    CLK_ENQUEUE_FLAGS_WAIT_KERNEL, CLK_ENQUEUE_FLAGS_WAIT_WORK_GROUP, CLK_EVENT_ALLOCATION_FAILURE,
+    CLK_INVALID_ARG_SIZE, CLK_INVALID_EVENT_WAIT_LIST, CLK_INVALID_NDRANGE, CLK_INVALID_QUEUE,
+    CLK_OUT_OF_RESOURCES, CLK_PROFILING_COMMAND_EXEC_TIME, CLK_SUCCESS,
+};
 pub use options::{
     Backend, BuildOptions, ImageKey, Specialization, Target, MATH_FALLBACK_MARKER,
     MATH_FALLBACK_MARKER_F64,

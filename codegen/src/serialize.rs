@@ -39,7 +39,7 @@ pub const CRANELIFT_VERSION: &str = "0.135.8";
 
 /// First bytes of a serialized program; a new layout gets a new number (2: each kernel's
 /// backend and the wide backend's refusal).
-const MAGIC: &[u8] = b"ferrocl program image 2\n";
+const MAGIC: &[u8] = b"ferrocl program image 3\n";
 
 /// A program-scope data object as it was defined: its bytes before relocation, and for each
 /// address in it (offset, target object, addend).
@@ -568,6 +568,8 @@ fn encode_info(w: &mut Writer, info: &KernelInfo) -> Result<(), String> {
         uses_barrier,
         has_spin_loops,
         has_named_barriers,
+        block_invoke,
+        uses_device_enqueue,
     } = info;
     w.str(name)?;
     w.u32(*function);
@@ -603,6 +605,8 @@ fn encode_info(w: &mut Writer, info: &KernelInfo) -> Result<(), String> {
                 w.u8(5);
                 w.u8(access_code(*access));
             }
+            ArgKind::Queue => w.u8(6),
+            ArgKind::BlockLiteral => w.u8(7),
         }
         w.u8(address_code(*address));
         w.u8(access_code(*access));
@@ -626,6 +630,8 @@ fn encode_info(w: &mut Writer, info: &KernelInfo) -> Result<(), String> {
     w.bool(*uses_barrier);
     w.bool(*has_spin_loops);
     w.bool(*has_named_barriers);
+    w.bool(*block_invoke);
+    w.bool(*uses_device_enqueue);
     Ok(())
 }
 
@@ -651,6 +657,8 @@ fn decode_info(r: &mut Reader) -> Read<KernelInfo> {
             5 => ArgKind::Pipe {
                 access: access_of(r.u8()?)?,
             },
+            6 => ArgKind::Queue,
+            7 => ArgKind::BlockLiteral,
             k => return Err(format!("argument kind {k}")),
         };
         Ok(KernelArg {
@@ -680,6 +688,8 @@ fn decode_info(r: &mut Reader) -> Read<KernelInfo> {
         uses_barrier: r.bool()?,
         has_spin_loops: r.bool()?,
         has_named_barriers: r.bool()?,
+        block_invoke: r.bool()?,
+        uses_device_enqueue: r.bool()?,
     })
 }
 

@@ -61,6 +61,7 @@ fn run(p: &Program, kernel: &str, args: &mut [Arg], global: [u64; 2], local: [u6
                 frames_size: 0,
                 stop: 0,
                 checked: 0,
+                device_enqueue: 0,
             };
             // SAFETY: the argument block follows the kernel's layout; every buffer is sized
             // for the range; the arena is private to this call.

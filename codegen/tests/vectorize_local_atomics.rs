@@ -68,6 +68,7 @@ fn run(p: &Program, kernel: &str, args: &mut [A], global: [u64; 2], local: [u64;
                 frames_size: (frames.len() * 16) as u64,
                 stop: 0,
                 checked: 0,
+                device_enqueue: 0,
             };
             // SAFETY: the argument block follows the kernel's layout; every buffer is sized
             // for the range; the arena and the frames (sized for the group) are private to

@@ -8,6 +8,7 @@ mod cfg;
 mod diagnostics;
 mod hints;
 mod instruction;
+mod instruction_enqueue;
 mod legacy;
 mod link;
 mod llvm_intrinsics;
@@ -36,8 +37,10 @@ pub use instruction::{
     SpecConstantOp, Store, Switch, Unary, Variable, VectorExtractDynamic, VectorInsertDynamic,
     VectorLoad, VectorShuffle, VectorStore,
 };
+pub use instruction_enqueue::{BlockQueryOperands, BlockRef, BuildNdRange, EnqueueKernel, EnqueueMarker};
 pub use link::{itanium_name, link, provided_by_device, unresolved_imports, Linked, SpecValues};
 pub use metadata::{
+    is_device_enqueue_instruction,
     is_barrier_or_collective, stops_work_items, synchronises_work_group, AccessQualifier,
     AddressQualifier, ArgKind, ImageType, KernelArg, KernelInfo, TypeQualifiers,
     VEC_TYPE_HINT_RECORD,

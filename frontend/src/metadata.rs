@@ -23,6 +23,13 @@ pub enum ArgKind {
     /// A pipe (`__read_only pipe T` or `__write_only pipe T`): the application passes a pipe
     /// object; the kernel gets the address of its memory (codegen's `Pipe`).
     Pipe { access: AccessQualifier },
+    /// A `queue_t`: the application passes a device queue (`cl_command_queue`); the kernel
+    /// gets its handle's address, the value `get_default_queue` would give (8 bytes).
+    Queue,
+    /// The first argument of a block's kernel ([`KernelInfo::block_invoke`]): the address of
+    /// the block literal the runtime copied at `enqueue_kernel` (8 bytes). Never an
+    /// application's argument.
+    BlockLiteral,
 }
 
 /// The OpenCL C image types: what an image argument declares, and so which image objects
@@ -123,6 +130,14 @@ pub struct KernelInfo {
     /// Whether the kernel (or anything it calls) waits on a named barrier
     /// (`OpMemoryNamedBarrier`; `uses_barrier` is set too).
     pub has_named_barriers: bool,
+    /// The kernel runs a block enqueued by `enqueue_kernel` (an `OpEnqueueKernel`'s Invoke, or
+    /// the entry point llvm-spirv writes around it): its first argument is
+    /// [`ArgKind::BlockLiteral`], the others `__local` pointers. Applications never see it
+    /// (program kernel lists, `clCreateKernel`).
+    pub block_invoke: bool,
+    /// Whether the kernel (or anything it calls) has a device-side enqueue instruction: its
+    /// launches need the runtime's device-enqueue host (codegen's `GroupInfo::device_enqueue`).
+    pub uses_device_enqueue: bool,
 }
 
 impl KernelInfo {
@@ -142,9 +157,9 @@ impl KernelInfo {
     }
 }
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use rspirv::dr::Operand;
+use rspirv::dr::{self, Operand};
 use spirv::{Decoration, ExecutionMode, FunctionParameterAttribute, Op, StorageClass};
 
 use crate::diagnostics::FrontendError;
@@ -156,8 +171,12 @@ use crate::module::{Module, Type};
 /// CL_KERNEL_ATTRIBUTES (CTS api kernel_attributes).
 pub const VEC_TYPE_HINT_RECORD: &str = "ferrocl vec_type_hint ";
 
-/// Reads every `OpEntryPoint Kernel` into a [`KernelInfo`].
-pub(crate) fn extract_kernels(m: &Module) -> Result<Vec<KernelInfo>, FrontendError> {
+/// Reads every `OpEntryPoint Kernel` into a [`KernelInfo`], and gives every block that
+/// device-side enqueue instructions name a kernel ([`block_kernels`]).
+pub(crate) fn extract_kernels(
+    m: &Module,
+) -> Result<(Vec<KernelInfo>, HashMap<u32, usize>), FrontendError> {
+    let invokes = block_invokes(m);
     let mut kernels = Vec::new();
     for ep in &m.raw.entry_points {
         let (Some(Operand::IdRef(function)), Some(Operand::LiteralString(name))) =
@@ -169,118 +188,244 @@ pub(crate) fn extract_kernels(m: &Module) -> Result<Vec<KernelInfo>, FrontendErr
                 None,
             )]));
         };
-        let f = m.function_raw(*function).ok_or_else(|| {
+        let block = is_block_kernel(m, *function, &invokes);
+        kernels.push(kernel_info(m, *function, name, block, ep)?);
+    }
+    let mut blocks = HashMap::new();
+    for &invoke in &invokes {
+        let found = kernels.iter().position(|k| {
+            k.block_invoke && (k.function == invoke || forwards_to(m, k.function) == Some(invoke))
+        });
+        let index = match found {
+            Some(index) => index,
+            None => {
+                // A block with no entry point of its own (SPIR-V from another producer than
+                // llvm-spirv): a hidden kernel runs it.
+                let f = m.function_raw(invoke).ok_or_else(|| {
+                    FrontendError::Invalid(vec![m.diag(
+                        format!("OpEnqueueKernel: Invoke %{invoke} is not a function"),
+                        &m.raw.entry_points[0],
+                        None,
+                    )])
+                })?;
+                let def = f.def.clone().ok_or_else(|| {
+                    FrontendError::Invalid(vec![m.diag(
+                        format!("OpEnqueueKernel: Invoke %{invoke} has no OpFunction"),
+                        &m.raw.entry_points[0],
+                        None,
+                    )])
+                })?;
+                kernels.push(kernel_info(
+                    m,
+                    invoke,
+                    &format!("__ferrocl_block_{invoke}"),
+                    true,
+                    &def,
+                )?);
+                kernels.len() - 1
+            }
+        };
+        blocks.insert(invoke, index);
+    }
+    Ok((kernels, blocks))
+}
+
+/// Whether the entry point's `function` runs a block: it is one of `invokes`, or llvm-spirv's
+/// wrapper around one.
+pub(crate) fn is_block_kernel(m: &Module, function: u32, invokes: &[u32]) -> bool {
+    invokes.contains(&function) || forwards_to(m, function).is_some_and(|f| invokes.contains(&f))
+}
+
+/// The functions device-side enqueue instructions run or ask about (their Invoke operand).
+pub(crate) fn block_invokes(m: &Module) -> Vec<u32> {
+    let mut invokes = Vec::new();
+    for inst in m
+        .raw
+        .functions
+        .iter()
+        .flat_map(|f| &f.blocks)
+        .flat_map(|b| &b.instructions)
+    {
+        let index = match inst.class.opcode {
+            Op::EnqueueKernel => 6,
+            Op::GetKernelWorkGroupSize | Op::GetKernelPreferredWorkGroupSizeMultiple => 0,
+            Op::GetKernelNDrangeSubGroupCount | Op::GetKernelNDrangeMaxSubGroupSize => 1,
+            _ => continue,
+        };
+        if let Some(Operand::IdRef(f)) = inst.operands.get(index) {
+            if !invokes.contains(f) {
+                invokes.push(*f);
+            }
+        }
+    }
+    invokes
+}
+
+/// The function `function`'s body only calls, with its own parameters in order: llvm-spirv's
+/// entry-point wrapper around a kernel (and around a block's kernel).
+fn forwards_to(m: &Module, function: u32) -> Option<u32> {
+    let f = m.function_raw(function)?;
+    let [block] = f.blocks.as_slice() else {
+        return None;
+    };
+    let [call, ret] = block.instructions.as_slice() else {
+        return None;
+    };
+    if call.class.opcode != Op::FunctionCall || ret.class.opcode != Op::Return {
+        return None;
+    }
+    let Some(Operand::IdRef(callee)) = call.operands.first() else {
+        return None;
+    };
+    let params: Vec<u32> = f.parameters.iter().filter_map(|p| p.result_id).collect();
+    let args: Vec<u32> = call.operands[1..]
+        .iter()
+        .filter_map(|o| {
+            if let Operand::IdRef(id) = o {
+                Some(*id)
+            } else {
+                None
+            }
+        })
+        .collect();
+    (args == params).then_some(*callee)
+}
+
+/// One kernel's metadata: the entry point `function` named `name`, or a block's kernel;
+/// `at` is where errors point.
+fn kernel_info(
+    m: &Module,
+    function: u32,
+    name: &String,
+    block_invoke: bool,
+    at: &dr::Instruction,
+) -> Result<KernelInfo, FrontendError> {
+    let function = &function;
+    let ep = at;
+    let f = m.function_raw(*function).ok_or_else(|| {
+        FrontendError::Invalid(vec![m.diag(
+            format!("entry point \"{name}\" names %{function}, not a function"),
+            ep,
+            None,
+        )])
+    })?;
+    let type_names = arg_strings(m, "kernel_arg_type", name);
+    let type_quals = arg_strings(m, "kernel_arg_type_qual", name);
+    let mut args = Vec::new();
+    for (index, param) in f.parameters.iter().enumerate() {
+        let pid = param.result_id.unwrap_or(0);
+        let ty = param.result_type.unwrap_or(0);
+        let described = if block_invoke && index == 0 {
+            block_literal_arg(m, ty)
+        } else {
+            describe_arg(m, pid, ty)
+        };
+        let arg = described.map_err(|why| {
             FrontendError::Invalid(vec![m.diag(
-                format!("entry point \"{name}\" names %{function}, not a function"),
-                ep,
+                format!("env 2.8.2: kernel \"{name}\" argument {index}: {why}"),
+                param,
                 None,
             )])
         })?;
-        let type_names = arg_strings(m, "kernel_arg_type", name);
-        let type_quals = arg_strings(m, "kernel_arg_type_qual", name);
-        let mut args = Vec::new();
-        for (index, param) in f.parameters.iter().enumerate() {
-            let pid = param.result_id.unwrap_or(0);
-            let ty = param.result_type.unwrap_or(0);
-            let arg = describe_arg(m, pid, ty).map_err(|why| {
-                FrontendError::Invalid(vec![m.diag(
-                    format!("env 2.8.2: kernel \"{name}\" argument {index}: {why}"),
-                    param,
-                    None,
-                )])
-            })?;
-            let mut qualifiers = arg.qualifiers;
-            if let Some(q) = type_quals.as_ref().and_then(|q| q.get(index)) {
-                for word in q.split_whitespace() {
-                    match word {
-                        "const" => qualifiers.is_const = true,
-                        "restrict" => qualifiers.is_restrict = true,
-                        "volatile" => qualifiers.is_volatile = true,
-                        "pipe" => qualifiers.is_pipe = true,
-                        _ => {}
-                    }
-                }
-            }
-            args.push(KernelArg {
-                name: m.name(pid).map(str::to_owned),
-                type_name: type_names.as_ref().and_then(|t| t.get(index).cloned()),
-                qualifiers,
-                ..arg
-            });
-        }
-        let mut info = KernelInfo {
-            name: name.clone(),
-            function: *function,
-            args,
-            reqd_work_group_size: None,
-            work_group_size_hint: None,
-            vec_type_hint: None,
-            contraction_off: false,
-            required_sub_group_size: None,
-            sub_groups_per_work_group: None,
-            uses_barrier: reaches(m, *function, |id| stops_work_items(m, id)),
-            has_spin_loops: reaches(m, *function, |id| !m.spin_loop_back_edges(id).is_empty()),
-            has_named_barriers: reaches(m, *function, |id| {
-                m.function_raw(id).is_some_and(|f| {
-                    f.blocks
-                        .iter()
-                        .flat_map(|b| &b.instructions)
-                        .any(|i| i.class.opcode == Op::MemoryNamedBarrier)
-                })
-            }),
-        };
-        for mode in &m.raw.execution_modes {
-            if mode.operands.first() != Some(&Operand::IdRef(*function)) {
-                continue;
-            }
-            let lits: Vec<u32> = mode.operands[2..]
-                .iter()
-                .filter_map(|o| {
-                    if let Operand::LiteralBit32(v) = o {
-                        Some(*v)
-                    } else {
-                        None
-                    }
-                })
-                .collect();
-            match mode.operands.get(1) {
-                Some(Operand::ExecutionMode(ExecutionMode::LocalSize)) if lits.len() == 3 => {
-                    info.reqd_work_group_size = Some([lits[0], lits[1], lits[2]]);
-                }
-                Some(Operand::ExecutionMode(ExecutionMode::LocalSizeHint)) if lits.len() == 3 => {
-                    info.work_group_size_hint = Some([lits[0], lits[1], lits[2]]);
-                }
-                Some(Operand::ExecutionMode(ExecutionMode::VecTypeHint)) if !lits.is_empty() => {
-                    info.vec_type_hint = Some(vec_type_hint_name(lits[0]));
-                }
-                Some(Operand::ExecutionMode(ExecutionMode::ContractionOff)) => {
-                    info.contraction_off = true
-                }
-                Some(Operand::ExecutionMode(ExecutionMode::SubgroupSize)) if lits.len() == 1 => {
-                    info.required_sub_group_size = Some(lits[0]);
-                }
-                Some(Operand::ExecutionMode(ExecutionMode::SubgroupsPerWorkgroup))
-                    if lits.len() == 1 =>
-                {
-                    info.sub_groups_per_work_group = Some(lits[0]);
-                }
-                _ => {}
-            }
-        }
-        // The signedness SPIR-V's VecTypeHint cannot carry, recorded by the OpenCL C driver.
-        if info.vec_type_hint.is_some() {
-            let record = format!("{}{} ", VEC_TYPE_HINT_RECORD, info.name);
-            for inst in &m.raw.debug_module_processed {
-                if let Some(Operand::LiteralString(text)) = inst.operands.first() {
-                    if let Some(ty) = text.strip_prefix(&record) {
-                        info.vec_type_hint = Some(ty.to_owned());
-                    }
+        let mut qualifiers = arg.qualifiers;
+        if let Some(q) = type_quals.as_ref().and_then(|q| q.get(index)) {
+            for word in q.split_whitespace() {
+                match word {
+                    "const" => qualifiers.is_const = true,
+                    "restrict" => qualifiers.is_restrict = true,
+                    "volatile" => qualifiers.is_volatile = true,
+                    "pipe" => qualifiers.is_pipe = true,
+                    _ => {}
                 }
             }
         }
-        kernels.push(info);
+        args.push(KernelArg {
+            name: m.name(pid).map(str::to_owned),
+            type_name: type_names.as_ref().and_then(|t| t.get(index).cloned()),
+            qualifiers,
+            ..arg
+        });
     }
-    Ok(kernels)
+    let mut info = KernelInfo {
+        name: name.clone(),
+        function: *function,
+        args,
+        reqd_work_group_size: None,
+        work_group_size_hint: None,
+        vec_type_hint: None,
+        contraction_off: false,
+        required_sub_group_size: None,
+        sub_groups_per_work_group: None,
+        uses_barrier: reaches(m, *function, |id| stops_work_items(m, id)),
+        has_spin_loops: reaches(m, *function, |id| !m.spin_loop_back_edges(id).is_empty()),
+        has_named_barriers: reaches(m, *function, |id| {
+            m.function_raw(id).is_some_and(|f| {
+                f.blocks
+                    .iter()
+                    .flat_map(|b| &b.instructions)
+                    .any(|i| i.class.opcode == Op::MemoryNamedBarrier)
+            })
+        }),
+        block_invoke,
+        uses_device_enqueue: reaches(m, *function, |id| {
+            m.function_raw(id).is_some_and(|f| {
+                f.blocks
+                    .iter()
+                    .flat_map(|b| &b.instructions)
+                    .any(|i| is_device_enqueue_instruction(i.class.opcode))
+            })
+        }),
+    };
+    for mode in &m.raw.execution_modes {
+        if mode.operands.first() != Some(&Operand::IdRef(*function)) {
+            continue;
+        }
+        let lits: Vec<u32> = mode.operands[2..]
+            .iter()
+            .filter_map(|o| {
+                if let Operand::LiteralBit32(v) = o {
+                    Some(*v)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        match mode.operands.get(1) {
+            Some(Operand::ExecutionMode(ExecutionMode::LocalSize)) if lits.len() == 3 => {
+                info.reqd_work_group_size = Some([lits[0], lits[1], lits[2]]);
+            }
+            Some(Operand::ExecutionMode(ExecutionMode::LocalSizeHint)) if lits.len() == 3 => {
+                info.work_group_size_hint = Some([lits[0], lits[1], lits[2]]);
+            }
+            Some(Operand::ExecutionMode(ExecutionMode::VecTypeHint)) if !lits.is_empty() => {
+                info.vec_type_hint = Some(vec_type_hint_name(lits[0]));
+            }
+            Some(Operand::ExecutionMode(ExecutionMode::ContractionOff)) => {
+                info.contraction_off = true
+            }
+            Some(Operand::ExecutionMode(ExecutionMode::SubgroupSize)) if lits.len() == 1 => {
+                info.required_sub_group_size = Some(lits[0]);
+            }
+            Some(Operand::ExecutionMode(ExecutionMode::SubgroupsPerWorkgroup))
+                if lits.len() == 1 =>
+            {
+                info.sub_groups_per_work_group = Some(lits[0]);
+            }
+            _ => {}
+        }
+    }
+    // The signedness SPIR-V's VecTypeHint cannot carry, recorded by the OpenCL C driver.
+    if info.vec_type_hint.is_some() {
+        let record = format!("{}{} ", VEC_TYPE_HINT_RECORD, info.name);
+        for inst in &m.raw.debug_module_processed {
+            if let Some(Operand::LiteralString(text)) = inst.operands.first() {
+                if let Some(ty) = text.strip_prefix(&record) {
+                    info.vec_type_hint = Some(ty.to_owned());
+                }
+            }
+        }
+    }
+    Ok(info)
 }
 
 fn describe_arg(m: &Module, pid: u32, ty: u32) -> Result<KernelArg, String> {
@@ -371,6 +516,7 @@ fn describe_arg(m: &Module, pid: u32, ty: u32) -> Result<KernelArg, String> {
             a.qualifiers.is_pipe = true;
             Ok(a)
         }
+        Type::Queue => Ok(plain(ArgKind::Queue, AddressQualifier::Private)),
         Type::Bool => Err("bool is not allowed as a kernel argument type".into()),
         Type::Int { .. }
         | Type::Float { .. }
@@ -391,6 +537,47 @@ fn describe_arg(m: &Module, pid: u32, ty: u32) -> Result<KernelArg, String> {
             "{other:?} is not supported as a kernel argument type"
         )),
     }
+}
+
+/// A block kernel's first argument: the literal's address, a `Generic` pointer (OpenCL C
+/// 6.15.15: the block's invoke function takes `void *`, in the generic address space).
+fn block_literal_arg(m: &Module, ty: u32) -> Result<KernelArg, String> {
+    match m.ty(ty) {
+        Some(Type::Pointer { .. }) => Ok(KernelArg {
+            name: None,
+            kind: ArgKind::BlockLiteral,
+            address: AddressQualifier::Private,
+            access: AccessQualifier::None,
+            type_name: None,
+            qualifiers: TypeQualifiers {
+                is_const: false,
+                is_restrict: false,
+                is_volatile: false,
+                is_pipe: false,
+            },
+        }),
+        _ => Err("a block's first parameter is the pointer to its literal".into()),
+    }
+}
+
+/// The device-side enqueue instructions (SPIR-V 3.52.24) but the pure ndrange builder.
+pub fn is_device_enqueue_instruction(op: Op) -> bool {
+    matches!(
+        op,
+        Op::EnqueueMarker
+            | Op::EnqueueKernel
+            | Op::GetKernelNDrangeSubGroupCount
+            | Op::GetKernelNDrangeMaxSubGroupSize
+            | Op::GetKernelWorkGroupSize
+            | Op::GetKernelPreferredWorkGroupSizeMultiple
+            | Op::RetainEvent
+            | Op::ReleaseEvent
+            | Op::CreateUserEvent
+            | Op::IsValidEvent
+            | Op::SetUserEventStatus
+            | Op::CaptureEventProfilingInfo
+            | Op::GetDefaultQueue
+    )
 }
 
 fn param_attr(m: &Module, id: u32, attr: FunctionParameterAttribute) -> bool {

@@ -80,6 +80,9 @@ pub struct Module {
     pub raw: dr::Module,
     pub version: (u8, u8),
     pub kernels: Vec<KernelInfo>,
+    /// A block's function (the Invoke operand of the device-side enqueue instructions) → the
+    /// index in `kernels` of the kernel that runs it.
+    pub block_kernels: HashMap<Word, usize>,
     pub(crate) types: HashMap<Word, Type>,
     pub(crate) names: HashMap<Word, String>,
     pub(crate) decorations: HashMap<Word, Vec<(Decoration, Vec<dr::Operand>)>>,
@@ -296,6 +299,7 @@ pub(crate) fn size_of(types: &HashMap<TypeId, Type>, id: TypeId) -> Option<u64> 
         | Type::Sampler
         | Type::Image { .. }
         | Type::Queue
+        | Type::DeviceEvent
         | Type::ReserveId
         | Type::Pipe { .. } => 8,
         _ => return None,

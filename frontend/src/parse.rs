@@ -105,7 +105,7 @@ pub fn parse_for_device(
     module.warnings = warnings;
     validate(&module, device)?;
     module.spin_loops = crate::spin_loops::find_spin_loops(&module);
-    module.kernels = extract_kernels(&module)?;
+    (module.kernels, module.block_kernels) = extract_kernels(&module)?;
     Ok(module)
 }
 
@@ -211,6 +211,7 @@ fn build_tables(raw: dr::Module, version: (u8, u8), scan: Scan) -> Result<Module
         raw,
         version,
         kernels: Vec::new(),
+        block_kernels: HashMap::new(),
         types: HashMap::new(),
         names: HashMap::new(),
         decorations: HashMap::new(),

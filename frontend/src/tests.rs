@@ -191,11 +191,11 @@ fn rejects_physical32_naming_the_rule() {
 #[test]
 fn rejects_capabilities_the_device_lacks() {
     let log = log_of(&module(Knobs {
-        extra_capability: Some(Capability::DeviceEnqueue),
+        extra_capability: Some(Capability::PipeStorage),
         ..Knobs::default()
     }));
     assert!(
-        log.contains("capability DeviceEnqueue is not supported"),
+        log.contains("capability PipeStorage is not supported"),
         "{log}"
     );
 }

@@ -98,6 +98,9 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     // Pipes (__opencl_c_pipes): pipe arguments, reads and writes with and without
     // reservations, work-group and sub-group reservations, packet queries (codegen pipe.rs).
     Capability::Pipes,
+    // DeviceEnqueue (__opencl_c_device_enqueue): enqueue_kernel, markers, device events,
+    // default queues and block queries (codegen device_enqueue.rs, the runtime's host).
+    Capability::DeviceEnqueue,
 ];
 
 /// Extensions that make a capability of CAPABILITY_MIN_VERSION available before that version.
@@ -548,6 +551,7 @@ fn check_builtin(m: &Module, inst: &rspirv::dr::Instruction) -> Option<Diagnosti
 /// env 2.8: kernels return void; their parameters have the types a host can pass.
 fn check_kernels(m: &Module) -> Vec<Diagnostic> {
     let mut problems = Vec::new();
+    let invokes = crate::metadata::block_invokes(m);
     for ep in &m.raw.entry_points {
         let Some(Operand::IdRef(fid)) = ep.operands.get(1) else {
             continue;
@@ -555,6 +559,9 @@ fn check_kernels(m: &Module) -> Vec<Diagnostic> {
         let Some(f) = m.function_raw(*fid) else {
             continue;
         };
+        // A block's kernel takes the block literal's Generic pointer first (OpenCL C 6.15.15;
+        // the runtime passes it, never an application).
+        let block = crate::metadata::is_block_kernel(m, *fid, &invokes);
         let Some(def) = &f.def else { continue };
         if let Some(ret) = def.result_type {
             if !matches!(m.ty(ret), Some(Type::Void)) {
@@ -565,9 +572,10 @@ fn check_kernels(m: &Module) -> Vec<Diagnostic> {
                 ));
             }
         }
-        for p in &f.parameters {
+        for (index, p) in f.parameters.iter().enumerate() {
             let Some(ty) = p.result_type else { continue };
             let why = match m.ty(ty) {
+                Some(Type::Pointer { .. }) if block && index == 0 => None,
                 Some(Type::Pointer { storage, .. }) => match storage {
                     StorageClass::CrossWorkgroup
                     | StorageClass::Workgroup
@@ -594,6 +602,7 @@ fn check_kernels(m: &Module) -> Vec<Diagnostic> {
                     | Type::Struct { .. }
                     | Type::Vector { .. }
                     | Type::Sampler
+                    | Type::Queue
                     | Type::Image { .. },
                 ) => None,
                 // A pipe is read_only or write_only (OpenCL C 3.0 §6.15.16).

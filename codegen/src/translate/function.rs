@@ -997,6 +997,9 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             | SubgroupImageBlockWriteINTEL => self.block_io(inst)?,
             op if is_sub_group_local(op) => self.sub_group_local(inst)?,
             op if ferrocl_frontend::is_pipe_instruction(op) => self.pipe_instruction(inst)?,
+            op if op == BuildNDRange || ferrocl_frontend::is_device_enqueue_instruction(op) => {
+                self.enqueue_instruction(inst)?
+            }
             op if is_group_barrier(op) && op != ControlBarrier => self.group_collective(inst)?,
             // Async copies complete synchronously (group.rs): nothing to wait for.
             GroupWaitEvents => {}

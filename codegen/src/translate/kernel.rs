@@ -277,6 +277,12 @@ pub(crate) fn build(
             crate::Vectorization::Scalar("vectorisation is off".into()),
             None,
         ),
+        // Each work-item's enqueue is a call into the runtime with its own ndrange, events
+        // and block literal in its private memory: kept one work-item at a time.
+        Some(_) if kernel.uses_device_enqueue => (
+            crate::Vectorization::Scalar("device-side enqueue".into()),
+            None,
+        ),
         Some(item_loop) => {
             let plan = packs.then(|| crate::vector_pack::plan(func, pack_bits, &vector_results));
             let planned = plan

@@ -15,6 +15,7 @@ mod builtins;
 mod checks;
 mod composite;
 mod convert;
+mod enqueue;
 mod function;
 mod gates;
 mod generic;

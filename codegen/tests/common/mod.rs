@@ -244,6 +244,19 @@ pub fn launch(program: &Program, kernel: &str, args: &mut [Arg], global: u64, lo
     let k = program
         .kernel(kernel)
         .unwrap_or_else(|| panic!("no kernel {kernel}"));
+    launch_kernel(k, args, global, local, 0);
+}
+
+/// [`launch`] of kernel `k` with `device_enqueue` as every group's
+/// `GroupInfo::device_enqueue`.
+pub fn launch_kernel(
+    k: &ferrocl_codegen::Kernel,
+    args: &mut [Arg],
+    global: u64,
+    local: u64,
+    device_enqueue: u64,
+) {
+    let kernel = &k.info.name;
     assert_eq!(k.args.len(), args.len(), "{kernel}: argument count");
     let mut block = vec![0u64; k.args_size.div_ceil(8).max(1)];
     for (i, a) in args.iter_mut().enumerate() {
@@ -283,6 +296,7 @@ pub fn launch(program: &Program, kernel: &str, args: &mut [Arg], global: u64, lo
             frames_size: (frames.len() * 16) as u64,
             stop: 0,
             checked: 0,
+            device_enqueue,
         };
         // SAFETY: the argument block follows the kernel's layout; the callers size every
         // buffer for the NDRange and keep it alive across the call; the arena is private.

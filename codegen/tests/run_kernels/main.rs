@@ -182,6 +182,7 @@ fn launch_printing(
                     frames_size: (frames.len() * 16) as u64,
                     stop: 0,
                     checked: 0,
+                    device_enqueue: 0,
                 };
                 // SAFETY: the argument block matches the kernel's layout, every buffer outlives
                 // the call and is large enough for the NDRange, the arena is private.

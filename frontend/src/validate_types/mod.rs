@@ -15,6 +15,7 @@ use crate::module::{Module, Type};
 
 mod arith;
 mod calls;
+mod enqueue;
 mod memory;
 mod sync;
 
@@ -417,6 +418,7 @@ impl<'m> Checker<'m> {
             || self.composite_instruction(inst, rt)
             || self.control_instruction(inst, fn_ret)
             || self.sync_instruction(inst, rt)
+            || self.enqueue_instruction(inst, rt)
             || self.call_instruction(inst, rt, label, preds);
     }
 }

@@ -178,11 +178,17 @@ impl<'m> Checker<'m> {
         }
     }
 
-    fn expect_int32(&mut self, inst: &Instruction, i: usize, what: &str) {
+    /// Operand `i` a 32-bit integer scalar (pipe and device-enqueue operands).
+    pub(super) fn expect_int32(&mut self, inst: &Instruction, i: usize, what: &str) {
         if let Some(t) = self.operand_type(inst, i) {
             if self.shape(t) != Some((Kind::Int(32), 1)) {
+                let section = if is_pipe_instruction(inst.class.opcode) {
+                    "Pipe"
+                } else {
+                    "Device-Side Enqueue"
+                };
                 let rule = format!(
-                    "SPIR-V Pipe: the {what} of Op{:?} must be a 32-bit integer scalar, found {}",
+                    "SPIR-V {section}: the {what} of Op{:?} must be a 32-bit integer scalar, found {}",
                     inst.class.opcode,
                     self.type_name(t)
                 );
