@@ -219,3 +219,13 @@ fn a_wait_count_without_a_list_is_refused_before_the_host() {
         assert!(recorder.kernels.lock().unwrap().is_empty());
     }
 }
+
+#[test]
+fn blocks_called_in_place_run_with_their_program_scope_literals() {
+    for recipe in RECIPES {
+        let program = build_spirv(&spirv_from_c("device_enqueue.cl", recipe, LANGUAGE));
+        let mut out = vec![0u8; 4];
+        launch(&program, "direct_block", &mut [Arg::Buf(&mut out)], 1, 1);
+        assert_eq!(read_int(&out, 0, 32, true), 0, "{recipe:?}: 3 + 7 - 10");
+    }
+}

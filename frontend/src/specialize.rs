@@ -151,6 +151,7 @@ pub fn freeze(words: Vec<u32>, values: &HashMap<u32, Vec<u8>>) -> Result<Vec<u32
         packed: Default::default(),
         variables: HashMap::new(),
         pointers: HashMap::new(),
+        null_pointers: Default::default(),
         addresses: HashMap::new(),
         int64: None,
         in_functions: false,
@@ -189,6 +190,8 @@ struct Freezer<'v> {
     variables: HashMap<u32, u32>,
     /// Pointer constants evaluated so far: (variable, byte offset).
     pointers: HashMap<u32, (u32, i64)>,
+    /// Null pointer constants (`OpConstantNull` of a pointer type, and casts of them).
+    null_pointers: std::collections::HashSet<u32>,
     /// Integer constants that are addresses (`ConvertPtrToU` of a pointer constant, plus
     /// offsets): (variable, byte offset).
     addresses: HashMap<u32, (u32, i64)>,
@@ -311,6 +314,9 @@ impl Freezer<'_> {
                 Ok(())
             }
             Op::ConstantNull if w.len() >= 3 => {
+                if matches!(self.layout.get(&w[1]), Some(Type::Pointer { .. })) {
+                    self.null_pointers.insert(w[2]);
+                }
                 if let Some(v) = self.null_of(w[1], &mut MAX_FOLDED_LEAVES.clone()) {
                     self.consts.insert(w[2], v);
                 }
@@ -386,6 +392,24 @@ impl Freezer<'_> {
             Op::SpecConstantOp if w.len() >= 5 && self.address_arithmetic(i) => {
                 // Already in the re-emitted form (a module frozen before, e.g. by a link).
                 self.emit(w);
+                Ok(())
+            }
+            // A cast of a null pointer is the null pointer of the new type (llvm-spirv-15
+            // writes `(generic void *)0` so in the literal of a block at program scope).
+            Op::SpecConstantOp
+                if w.len() >= 5
+                    && self.is_pointer_expression(i)
+                    && self.null_pointers.contains(&w[4])
+                    && matches!(
+                        Op::from_u32(w[3]),
+                        Some(Op::Bitcast | Op::PtrCastToGeneric | Op::GenericCastToPtr)
+                    ) =>
+            {
+                self.null_pointers.insert(w[2]);
+                if let Some(v) = self.null_of(w[1], &mut MAX_FOLDED_LEAVES.clone()) {
+                    self.consts.insert(w[2], v);
+                }
+                self.emit_inst(Op::ConstantNull, &w[1..3]);
                 Ok(())
             }
             Op::SpecConstantOp if w.len() >= 4 && self.is_pointer_expression(i) => {

@@ -40,3 +40,15 @@ kernel void refused(global int *out) {
     out[0] = enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1), 1, NULL,
                             NULL, ^{ out[1] = 1; });
 }
+
+// A block called where it is written: llvm-spirv-15 puts its literal at program scope with a
+// null pointer cast to generic in a constant expression.
+int nested_blocks(void) {
+    return ^(int i) {
+        return ^(ushort us) { return (int)us + i; }(3);
+    }(7) - 10;
+}
+
+kernel void direct_block(global int *out) {
+    out[0] = nested_blocks();
+}
