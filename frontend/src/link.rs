@@ -587,8 +587,9 @@ pub fn itanium_name(mangled: &str) -> Option<&str> {
 
 /// Imported functions the device itself provides: OpenCL C built-ins llvm-spirv-15 leaves as
 /// calls (cl_khr_integer_dot_product's packed forms, cl_khr_kernel_clock's clock_read_*,
-/// cl_khr_extended_async_copies' copies), by their mangled names; codegen computes them
-/// (`packed_dot_call`, `clock_call`, `extended_async_copy`).
+/// cl_khr_extended_async_copies' copies, cl_khr_async_work_group_copy_fence's fence), by
+/// their mangled names; codegen computes them (`packed_dot_call`, `clock_call`,
+/// `extended_async_copy`).
 pub fn provided_by_device(mangled: &str) -> bool {
     let Some(name) = itanium_name(mangled) else {
         return false;
@@ -603,6 +604,7 @@ pub fn provided_by_device(mangled: &str) -> bool {
                 | "clock_read_hilo_devicev"
                 | "clock_read_work_groupv"
                 | "clock_read_hilo_work_groupv"
+                | "async_work_group_copy_fencej"
         )
 }
 

@@ -1229,3 +1229,65 @@ fn an_unreachable_named_barrier_count_does_not_hang() {
         assert_eq!(got[lid as usize], want, "work-item {lid}");
     }
 }
+
+// ---- cl_khr_async_work_group_copy_fence ----
+
+const FENCE: &str = "cl_khr_async_work_group_copy_fence";
+
+/// An export of a local tile and an import over the same tile, ordered by the fence (the
+/// CTS's aliased-local case): the export must see the tile before the import overwrites it.
+const FENCE_SOURCE: &str = r#"
+#pragma OPENCL EXTENSION cl_khr_async_work_group_copy_fence : enable
+#ifndef cl_khr_async_work_group_copy_fence
+#error cl_khr_async_work_group_copy_fence is not defined
+#endif
+kernel void export_then_import(global const int *src, global int *exported,
+                               global int *imported, local int *tile) {
+    size_t n = get_local_size(0);
+    size_t base = get_group_id(0) * n;
+    tile[get_local_id(0)] = src[base + get_local_id(0)] * 2;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    event_t e = async_work_group_copy(exported + base, tile, n, 0);
+    async_work_group_copy_fence(CLK_LOCAL_MEM_FENCE);
+    e = async_work_group_copy(tile, src + base, n, e);
+    wait_group_events(1, &e);
+    imported[base + get_local_id(0)] = tile[get_local_id(0)];
+}
+"#;
+
+#[test]
+fn async_copy_fence_is_reported() {
+    let env = Env::new();
+    if env.other_icd {
+        return;
+    }
+    assert!(env.has_extension(FENCE));
+    assert_eq!(extension_version(&env, FENCE), Some(VERSION_1_0_0));
+}
+
+#[test]
+fn async_copies_on_either_side_of_a_fence_keep_their_order() {
+    let env = Env::new();
+    if !env.extension_or_skip(FENCE) {
+        return;
+    }
+    for std in ["-cl-std=CL1.2", "-cl-std=CL3.0", "-cl-std=CL3.0 -cl-opt-disable"] {
+        let program = env.program_from_source(FENCE_SOURCE, std);
+        let kernel = check(
+            cl(Kernel::create(&program, "export_then_import")),
+            "clCreateKernel",
+        );
+        let src: Vec<i32> = (0..256).map(|i| i * 3 + 1).collect();
+        let src_buf = env.buffer(&src);
+        let exported = env.buffer_filled(256, 0i32);
+        let imported = env.buffer_filled(256, 0i32);
+        arg_buf(&kernel, 0, &src_buf);
+        arg_buf(&kernel, 1, &exported);
+        arg_buf(&kernel, 2, &imported);
+        arg_local(&kernel, 3, 64 * 4);
+        env.run(&kernel, &[256], Some(&[64]), None);
+        let doubled: Vec<i32> = src.iter().map(|v| v * 2).collect();
+        assert_eq!(env.read(&exported, 256), doubled, "{std}");
+        assert_eq!(env.read(&imported, 256), src, "{std}");
+    }
+}

@@ -54,6 +54,8 @@ pub enum Prelude {
     WorkGroupUniformArithmetic,
     /// cl_khr_extended_async_copies: [`extended_async_copies_prelude`].
     ExtendedAsyncCopies,
+    /// cl_khr_async_work_group_copy_fence: [`ASYNC_COPY_FENCE_PRELUDE`].
+    AsyncCopyFence,
     /// cl_intel_subgroups and cl_intel_required_subgroup_size: [`intel_subgroups_prelude`].
     IntelSubGroups,
     /// Image constants clang-15's header lacks: [`images_prelude`].
@@ -427,6 +429,20 @@ pub const EXTENDED_ASYNC_COPIES: [(&str, &str, &str, &str); 4] = [
     ),
 ];
 
+/// cl_khr_async_work_group_copy_fence for clang-15, which predates it: the macro and
+/// `async_work_group_copy_fence`, an imported call codegen turns into a fence
+/// (translate/group.rs), declared under a stand-in name as the extended copies are (its name
+/// starts with `async_work_group_copy` too) and renamed back to [`ASYNC_COPY_FENCE`].
+const ASYNC_COPY_FENCE_PRELUDE: &str = "#define cl_khr_async_work_group_copy_fence 1\n\
+void __attribute__((overloadable, convergent)) \
+async_work_group_copy_fence(cl_mem_fence_flags flags) __asm__(\"__ferrocl_async_copy_fence\");\n";
+
+/// The stand-in name of `async_work_group_copy_fence` and the Itanium name clang gives it.
+const ASYNC_COPY_FENCE: (&str, &str) = (
+    "__ferrocl_async_copy_fence",
+    "_Z27async_work_group_copy_fencej",
+);
+
 /// The name the prelude gives copy `i` of [`EXTENDED_ASYNC_COPIES`] on its way through
 /// llvm-spirv-15, which takes every function whose name starts with `async_work_group_copy`
 /// for the 1D built-in and aborts on these (an `OpGroupAsyncCopy` with the wrong operands).
@@ -658,6 +674,9 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
             has(Prelude::ExtendedAsyncCopies).then(extended_async_copies_prelude),
         ),
         (
+            "async_copy_fence.h",
+            has(Prelude::AsyncCopyFence).then(|| ASYNC_COPY_FENCE_PRELUDE.to_owned()),
+        (
             "intel_subgroups.h",
             has(Prelude::IntelSubGroups).then(|| intel_subgroups_prelude(mentions(&["intel"]))),
         ),
@@ -814,6 +833,7 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
         .iter()
         .enumerate()
         .map(|(i, copy)| (extended_async_copy_alias(i), copy.3.to_owned()))
+        .chain([(ASYNC_COPY_FENCE.0.to_owned(), ASYNC_COPY_FENCE.1.to_owned())])
         .collect();
     words = crate::translator_fixes::rename_imports(&words, &renames);
     for (kernel, ty) in &unsigned_hints {

@@ -32,6 +32,7 @@ pub enum FeatureId {
     ExpectAssume,
     WorkGroupUniformArithmetic,
     ExtendedAsyncCopies,
+    AsyncCopyFence,
     Fp64,
     Fp16,
     EmbeddedInt64,
@@ -387,6 +388,18 @@ pub const FEATURES: &[Feature] = &[
         ..feature(
             FeatureId::ExtendedAsyncCopies,
             "extended async copies",
+            Switch::Always,
+        )
+    },
+    Feature {
+        // async_work_group_copy_fence: an imported call codegen turns into a fence (async
+        // copies are complete in program order, translate/group.rs); the frontend declares it
+        // for clang-15, which predates it.
+        extensions: &[ext("cl_khr_async_work_group_copy_fence", 1)],
+        clang_preludes: &[Prelude::AsyncCopyFence],
+        ..feature(
+            FeatureId::AsyncCopyFence,
+            "async work-group copy fence",
             Switch::Always,
         )
     },

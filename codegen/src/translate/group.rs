@@ -116,6 +116,20 @@ impl Translator<'_, '_, '_> {
         let Some(base) = ferrocl_frontend::itanium_name(name) else {
             return Ok(false);
         };
+        if base == "async_work_group_copy_fencej" {
+            // cl_khr_async_work_group_copy_fence: copies before the fence are ordered before
+            // copies after it, in both directions. Each copy is complete when the work-item
+            // that makes it moves on (above), in program order, so a memory fence is all
+            // that is left to do.
+            if call.arguments.len() != 1 {
+                return err(format!(
+                    "error: {name} takes 1 argument, the call passes {}\n",
+                    call.arguments.len()
+                ));
+            }
+            self.b.ins().fence();
+            return Ok(true);
+        }
         let three_d = if base.starts_with("async_work_group_copy_2D2D") {
             false
         } else if base.starts_with("async_work_group_copy_3D3D") {
