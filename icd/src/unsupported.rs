@@ -488,15 +488,6 @@ pub unsafe extern "C" fn clCreateEventFromEGLSyncKHR(
 }
 
 /// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
-pub unsafe extern "C" fn clSetDefaultDeviceCommandQueue(
-    _context: cl_context,
-    _device: cl_device_id,
-    _command_queue: cl_command_queue,
-) -> cl_int {
-    CL_INVALID_OPERATION
-}
-
-/// Unsupported: the device does not support this feature (CL_INVALID_OPERATION).
 pub unsafe extern "C" fn clSetProgramReleaseCallback(
     _program: cl_program,
     _pfn_notify: Option<unsafe extern "C" fn(program: cl_program, user_data: *mut c_void)>,

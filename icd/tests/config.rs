@@ -959,6 +959,7 @@ fn the_feature_registry_agrees_with_the_answers() {
         &[("FERROCL_SVM", "coarse")],
         &[("FERROCL_IMAGES", "off")],
         &[("FERROCL_PIPES", "off")],
+        &[("FERROCL_DEVICE_ENQUEUE", "off")],
     ];
     const INDEX: &str = "FERROCL_CONFIG_TEST_INDEX";
     let name = "the_feature_registry_agrees_with_the_answers";
@@ -983,6 +984,7 @@ fn the_feature_registry_agrees_with_the_answers() {
         Needs::Svm => !set("FERROCL_SVM", "off"),
         Needs::Images => !set("FERROCL_IMAGES", "off"),
         Needs::Pipes => !set("FERROCL_PIPES", "off"),
+        Needs::DeviceEnqueue => !set("FERROCL_DEVICE_ENQUEUE", "off"),
     };
     let version = |[major, minor, patch]: [u32; 3]| (major << 22) | (minor << 12) | patch;
     let d = device();
@@ -1106,6 +1108,8 @@ enum Needs {
     Images,
     /// Off with `FERROCL_PIPES=off`.
     Pipes,
+    /// Off with `FERROCL_DEVICE_ENQUEUE=off`.
+    DeviceEnqueue,
 }
 
 /// The extensions the device reports: name, version (the extension specification's), whether
@@ -1186,6 +1190,7 @@ const EXPECTED_OPENCL_C_FEATURES: &[(&str, u32, Needs)] = &[
     ("__opencl_c_read_write_images", 3, Needs::Images),
     ("__opencl_c_atomic_scope_all_devices", 3, Needs::Svm),
     ("__opencl_c_pipes", 3, Needs::Pipes),
+    ("__opencl_c_device_enqueue", 3, Needs::DeviceEnqueue),
 ];
 
 /// SPIR-V extensions in `CL_DEVICE_SPIRV_EXTENSIONS_KHR` exactly when the OpenCL extension or
@@ -1248,6 +1253,7 @@ const EXPECTED_CAPABILITIES: &[(&str, u32, Needs)] = &[
     ("ImageBuffer", 47, Needs::Images),
     ("ImageMipmap", 15, Needs::Images),
     ("Pipes", 17, Needs::Pipes),
+    ("DeviceEnqueue", 19, Needs::DeviceEnqueue),
 ];
 
 /// Queries answered with zeros exactly when what they need is off.
@@ -1289,6 +1295,12 @@ const EXPECTED_NONZERO_QUERIES: &[(u32, Needs)] = &[
     (opencl_sys::CL_DEVICE_MAX_PIPE_ARGS, Needs::Pipes),
     (opencl_sys::CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS, Needs::Pipes),
     (opencl_sys::CL_DEVICE_PIPE_MAX_PACKET_SIZE, Needs::Pipes),
+    (opencl_sys::CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES, Needs::DeviceEnqueue),
+    (opencl_sys::CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES, Needs::DeviceEnqueue),
+    (opencl_sys::CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE, Needs::DeviceEnqueue),
+    (opencl_sys::CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE, Needs::DeviceEnqueue),
+    (opencl_sys::CL_DEVICE_MAX_ON_DEVICE_QUEUES, Needs::DeviceEnqueue),
+    (opencl_sys::CL_DEVICE_MAX_ON_DEVICE_EVENTS, Needs::DeviceEnqueue),
 ];
 
 #[test]

@@ -201,6 +201,41 @@ impl PipeLimits {
     };
 }
 
+/// The on-device queue limits of a device with device-side enqueue (OpenCL API 3.0 §4.2 and
+/// §5.1; enforced by device_queue.rs and device_enqueue.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DeviceQueueLimits {
+    /// `CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES`: queues, and a replaceable default
+    /// (clSetDefaultDeviceCommandQueue).
+    pub capabilities: cl_device_device_enqueue_capabilities,
+    /// `CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES`: out-of-order (required) and profiling.
+    pub properties: cl_command_queue_properties,
+    /// `CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE`: a queue's `CL_QUEUE_SIZE` when none is
+    /// given. The pending commands of a queue may take this many bytes (each command's record,
+    /// block literal, `__local` sizes and wait list: device_enqueue.rs), about 3000 enqueues.
+    pub preferred_size: cl_uint,
+    /// `CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE`: the largest `CL_QUEUE_SIZE` accepted.
+    pub max_size: cl_uint,
+    /// `CL_DEVICE_MAX_ON_DEVICE_QUEUES`: device queues of one device in one context besides
+    /// the default one (the Khronos CTS device_queue creates this many next to the default).
+    pub max_queues: cl_uint,
+    /// `CL_DEVICE_MAX_ON_DEVICE_EVENTS`: events a launch and its children may hold unreleased
+    /// at once (the spec's minimum).
+    pub max_events: cl_uint,
+}
+
+impl DeviceQueueLimits {
+    pub const DEVICE: DeviceQueueLimits = DeviceQueueLimits {
+        capabilities: CL_DEVICE_QUEUE_SUPPORTED | CL_DEVICE_QUEUE_REPLACEABLE_DEFAULT,
+        properties: (CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE)
+            as cl_command_queue_properties,
+        preferred_size: 256 << 10,
+        max_size: 8 << 20,
+        max_queues: 4,
+        max_events: 1024,
+    };
+}
+
 /// `CL_DEVICE_MAX_WORK_GROUP_SIZE`.
 const MAX_WORK_GROUP_SIZE: usize = 4096;
 
@@ -295,6 +330,8 @@ pub struct DeviceConfig {
     pub images: Option<ImageLimits>,
     /// `CL_DEVICE_PIPE_SUPPORT` and the pipe limits; None without pipes (FERROCL_PIPES).
     pub pipes: Option<PipeLimits>,
+    /// The on-device queue limits; None without device-side enqueue (FERROCL_DEVICE_ENQUEUE).
+    pub device_queues: Option<DeviceQueueLimits>,
     /// `CL_DEVICE_OPENCL_C_VERSION`: "OpenCL C<space>major.minor<space>vendor information"
     /// (the highest version a 3.0 device reports here is 1.2; the rest is in ALL_VERSIONS).
     pub opencl_c_version: &'static str,
@@ -562,6 +599,9 @@ impl DeviceConfig {
                 .has(FeatureId::ImageHostApi)
                 .then(|| ImageLimits::new(max_mem_alloc_size)),
             pipes: features.has(FeatureId::Pipes).then_some(PipeLimits::DEVICE),
+            device_queues: features
+                .has(FeatureId::DeviceEnqueue)
+                .then_some(DeviceQueueLimits::DEVICE),
             opencl_c_version: "OpenCL C 1.2 Ferrocl",
             opencl_c_all_versions: vec![
                 NameVersion::new("OpenCL C", make_version(1, 0, 0)),
@@ -774,6 +814,7 @@ mod tests {
                 "__opencl_c_atomic_order_seq_cst",
                 "__opencl_c_atomic_scope_all_devices",
                 "__opencl_c_atomic_scope_device",
+                "__opencl_c_device_enqueue",
                 "__opencl_c_ext_fp32_global_atomic_add",
                 "__opencl_c_ext_fp32_global_atomic_min_max",
                 "__opencl_c_ext_fp32_local_atomic_add",
@@ -941,6 +982,39 @@ mod tests {
             .opencl_c_features
             .iter()
             .any(|f| f.name.contains("pipe")));
+    }
+
+    #[test]
+    fn device_enqueue_limits_meet_the_spec_and_go_with_the_switch() {
+        use ferrocl_frontend::spirv::Capability;
+        let on = DeviceConfig::detect(&Settings::parse(|_| None, |_| {}), 2);
+        let limits = on
+            .device_queues
+            .expect("device-side enqueue is on by default");
+        // The minimums of the API spec the Khronos CTS device_info checks.
+        assert!(limits.preferred_size >= 16 << 10 && limits.max_size >= 256 << 10);
+        assert!(limits.preferred_size <= limits.max_size);
+        assert!(limits.max_queues >= 1 && limits.max_events >= 1024);
+        let required = (CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE)
+            as cl_command_queue_properties;
+        assert_eq!(limits.properties & required, required);
+        assert!(on.allows_capability(Capability::DeviceEnqueue));
+        assert!(on
+            .opencl_c_features
+            .iter()
+            .any(|f| f.name == "__opencl_c_device_enqueue"));
+        let off = DeviceConfig::detect(
+            &Settings::parse(
+                |k| (k == "FERROCL_DEVICE_ENQUEUE").then(|| "off".to_owned()),
+                |_| {},
+            ),
+            2,
+        );
+        assert_eq!(off.device_queues, None);
+        assert!(!off.allows_capability(Capability::DeviceEnqueue));
+        assert!(!off
+            .opencl_c_extensions()
+            .contains(&"__opencl_c_device_enqueue"));
     }
 
     #[test]

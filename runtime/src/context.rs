@@ -1,5 +1,5 @@
-//! Contexts: the devices they span, their creation properties, destructor callbacks and SVM
-//! allocations.
+//! Contexts: the devices they span, their creation properties, destructor callbacks, SVM
+//! allocations and on-device queues.
 
 use std::sync::{Arc, Mutex};
 
@@ -19,6 +19,8 @@ pub struct Context {
     pub properties: Vec<cl_context_properties>,
     /// The SVM allocations made in this context; dropping the context frees what is left.
     pub svm: SvmRegistry,
+    /// The on-device queues made in this context and each device's default one.
+    pub device_queues: crate::device_queue::DeviceQueues,
     destructors: Mutex<Vec<(ContextCallback, usize)>>,
 }
 crate::cl_object!(Context, Context, CL_INVALID_CONTEXT);
@@ -30,6 +32,7 @@ impl Context {
             devices,
             properties,
             svm: SvmRegistry::default(),
+            device_queues: Default::default(),
             destructors: Mutex::new(Vec::new()),
         })
     }

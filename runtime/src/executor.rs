@@ -80,6 +80,10 @@ pub struct Launch {
     /// `GroupInfo::checked`: the address of the launch's `CheckedLaunch` for checked kernels,
     /// alive until the launch returns; 0 otherwise.
     pub checked: u64,
+    /// `GroupInfo::device_enqueue`: the address of the launch's
+    /// `ferrocl_codegen::DeviceEnqueueContext` for kernels with device-side enqueue, alive
+    /// until the launch and its children have run (device_enqueue.rs); 0 otherwise.
+    pub device_enqueue: u64,
 }
 
 impl Launch {
@@ -545,6 +549,7 @@ pub fn group_info(l: &Launch, g: usize) -> GroupInfo {
         frames_size: l.frames_size as u64,
         stop: l.stop.as_ref().map_or(NEVER_STOP.as_ptr(), |s| s.as_ptr()) as u64,
         checked: l.checked,
+        device_enqueue: l.device_enqueue,
         ..GroupInfo::default()
     };
     let mut rest = g;
@@ -911,6 +916,7 @@ mod tests {
             printf_buffer: 0,
             stop: None,
             checked: 0,
+            device_enqueue: 0,
         };
         struct Here(
             std::thread::ThreadId,
@@ -948,6 +954,7 @@ mod tests {
             printf_buffer: 0,
             stop: None,
             checked: 0,
+            device_enqueue: 0,
         };
         assert_eq!(group_count(&l), 3 * 2);
         let last = group_info(&l, 5);
@@ -979,6 +986,7 @@ mod tests {
                 printf_buffer: 0,
                 stop: None,
                 checked: 0,
+                device_enqueue: 0,
             };
             let mut info = group_info(&l, 0);
             for g in 1..group_count(&l) {
@@ -1032,6 +1040,7 @@ mod tests {
             printf_buffer: 0,
             stop: None,
             checked: 0,
+            device_enqueue: 0,
         };
         let mut out = vec![0u32; group_count(&l)];
         let mut block = ArgBlock::new(8);
@@ -1065,6 +1074,7 @@ mod tests {
             printf_buffer: 0,
             stop: None,
             checked: 0,
+            device_enqueue: 0,
         };
         let r = Recorder {
             arena: 64,
@@ -1107,6 +1117,7 @@ mod tests {
             printf_buffer: 0,
             stop: Some(stop.clone()),
             checked: 0,
+            device_enqueue: 0,
         };
         let r = Stopper {
             stop,

@@ -44,6 +44,7 @@ pub enum FeatureId {
     ImageMipmaps,
     SharedVirtualMemory,
     Pipes,
+    DeviceEnqueue,
 }
 
 /// What turns a feature on.
@@ -65,6 +66,8 @@ pub enum Switch {
     Images,
     /// `FERROCL_PIPES=on`.
     Pipes,
+    /// `FERROCL_DEVICE_ENQUEUE=on`.
+    DeviceEnqueue,
     /// Not implemented yet: always off; the text says what is missing (for build logs).
     NotImplemented(&'static str),
 }
@@ -80,6 +83,7 @@ impl Switch {
             Switch::Svm => settings.svm != SvmLevel::Off,
             Switch::Images => settings.images,
             Switch::Pipes => settings.pipes,
+            Switch::DeviceEnqueue => settings.device_enqueue,
             Switch::NotImplemented(_) => false,
         }
     }
@@ -95,6 +99,7 @@ impl Switch {
             Switch::Svm => "FERROCL_SVM=off",
             Switch::Images => "FERROCL_IMAGES=off",
             Switch::Pipes => "FERROCL_PIPES=off",
+            Switch::DeviceEnqueue => "FERROCL_DEVICE_ENQUEUE=off",
             Switch::NotImplemented(missing) => missing,
         }
     }
@@ -165,6 +170,9 @@ pub struct Feature {
     /// What the OpenCL C recipe adds to clang-15 for this feature (macros and built-ins it
     /// lacks), while it is on.
     pub clang_preludes: &'static [Prelude],
+    /// `__opencl_c_*` features of other entries this one needs (OpenCL C 3.0 §6.2.1): it is
+    /// off, whatever its switch says, while one of them is.
+    pub requires: &'static [&'static str],
 }
 
 const V3: cl_version = make_version(3, 0, 0);
@@ -186,6 +194,7 @@ const fn feature(id: FeatureId, name: &'static str, switch: Switch) -> Feature {
         clang_features: &[],
         clang_defines: &[],
         clang_preludes: &[],
+        requires: &[],
     }
 }
 
@@ -619,6 +628,32 @@ pub const FEATURES: &[Feature] = &[
         ],
         ..feature(FeatureId::Pipes, "pipes", Switch::Pipes)
     },
+    Feature {
+        // Device-side enqueue: on-device queues (clCreateCommandQueueWithProperties with
+        // CL_QUEUE_ON_DEVICE, clSetDefaultDeviceCommandQueue, queue_t arguments: device_queue.rs)
+        // and, in kernels, enqueue_kernel, enqueue_marker, the clk_event_t functions and the
+        // block queries, run by the launch's device-enqueue host (device_enqueue.rs). A feature
+        // without an extension; OpenCL C 3.0 makes it depend on the two features below.
+        opencl_c_features: &[("__opencl_c_device_enqueue", V3)],
+        spirv_capabilities: &[Capability::DeviceEnqueue],
+        device_info: &[
+            CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES,
+            CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES,
+            CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE,
+            CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE,
+            CL_DEVICE_MAX_ON_DEVICE_QUEUES,
+            CL_DEVICE_MAX_ON_DEVICE_EVENTS,
+        ],
+        requires: &[
+            "__opencl_c_generic_address_space",
+            "__opencl_c_program_scope_global_variables",
+        ],
+        ..feature(
+            FeatureId::DeviceEnqueue,
+            "device-side enqueue",
+            Switch::DeviceEnqueue,
+        )
+    },
 ];
 
 impl FeatureId {
@@ -634,7 +669,7 @@ impl FeatureId {
 pub struct FeatureSet(u64);
 
 impl FeatureSet {
-    /// The features `settings` turn on.
+    /// The features `settings` turn on, less those whose required features are off.
     pub fn of(settings: &Settings) -> Self {
         FeatureSet(
             FEATURES
@@ -642,6 +677,31 @@ impl FeatureSet {
                 .filter(|f| f.switch.is_on(settings))
                 .fold(0, |bits, f| bits | 1 << f.id as u32),
         )
+        .settled()
+    }
+
+    /// The set with feature `id` off, and with it what requires it.
+    #[cfg(test)]
+    pub(crate) fn without(self, id: FeatureId) -> Self {
+        FeatureSet(self.0 & !(1 << id as u32)).settled()
+    }
+
+    /// The set less its features whose [`Feature::requires`] are not all met, until nothing
+    /// changes (a feature dropped may be another's requirement).
+    fn settled(mut self) -> Self {
+        loop {
+            let provided: Vec<&str> = self
+                .enabled()
+                .flat_map(|f| f.opencl_c_features.iter().map(|(n, _)| *n))
+                .collect();
+            let unmet = self
+                .enabled()
+                .find(|f| f.requires.iter().any(|r| !provided.contains(r)));
+            match unmet {
+                Some(f) => self.0 &= !(1 << f.id as u32),
+                None => return self,
+            }
+        }
     }
 
     pub fn has(self, id: FeatureId) -> bool {
@@ -809,13 +869,13 @@ pub fn spirv_extensions() -> impl Iterator<Item = &'static str> {
 }
 
 /// The features these settings turn on.
-pub fn enabled(settings: &Settings) -> impl Iterator<Item = &'static Feature> + '_ {
-    FEATURES.iter().filter(|f| f.switch.is_on(settings))
+pub fn enabled(settings: &Settings) -> impl Iterator<Item = &'static Feature> {
+    FeatureSet::of(settings).enabled()
 }
 
 /// The features these settings leave off.
-pub fn disabled(settings: &Settings) -> impl Iterator<Item = &'static Feature> + '_ {
-    FEATURES.iter().filter(|f| !f.switch.is_on(settings))
+pub fn disabled(settings: &Settings) -> impl Iterator<Item = &'static Feature> {
+    FeatureSet::of(settings).disabled()
 }
 
 /// The feature whose capability `cap` is, if any.
@@ -945,5 +1005,53 @@ mod tests {
         assert!(!off.refuses(&[Capability::Kernel as u32], |u| u
             == ModuleUse::AllDevicesScope));
         assert!(off.refuses(&[u32::MAX], |_| false), "an unknown capability");
+    }
+
+    #[test]
+    fn device_enqueue_needs_its_switch_and_the_features_it_requires() {
+        let all = FeatureSet::of(&Settings::parse(|_| None, |_| {}));
+        assert!(all.has(FeatureId::DeviceEnqueue));
+        assert!(all.allows(Capability::DeviceEnqueue));
+        assert!(all
+            .clang_extensions()
+            .contains(&"__opencl_c_device_enqueue"));
+        assert!(!all.zeroes(CL_DEVICE_MAX_ON_DEVICE_QUEUES));
+        let off = FeatureSet::of(&Settings::parse(
+            |k| (k == "FERROCL_DEVICE_ENQUEUE").then(|| "off".to_owned()),
+            |_| {},
+        ));
+        assert!(!off.has(FeatureId::DeviceEnqueue) && off.has(FeatureId::Pipes));
+        assert!(!off.allows(Capability::DeviceEnqueue));
+        for q in [
+            CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES,
+            CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES,
+            CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE,
+            CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE,
+            CL_DEVICE_MAX_ON_DEVICE_QUEUES,
+            CL_DEVICE_MAX_ON_DEVICE_EVENTS,
+        ] {
+            assert!(off.zeroes(q), "{q:#x}");
+        }
+        assert!(off
+            .turned_off_capabilities()
+            .iter()
+            .any(|(c, rule)| *c == Capability::DeviceEnqueue
+                && rule.contains("FERROCL_DEVICE_ENQUEUE=off")));
+        // The generic address space and program-scope variables (core here) are required.
+        let feature = FeatureId::DeviceEnqueue.feature();
+        assert_eq!(
+            feature.requires,
+            [
+                "__opencl_c_generic_address_space",
+                "__opencl_c_program_scope_global_variables"
+            ]
+        );
+        let without_core = all.without(FeatureId::Core);
+        assert!(!without_core.has(FeatureId::DeviceEnqueue));
+        assert!(without_core.has(FeatureId::Pipes));
+        assert_eq!(
+            all.without(FeatureId::Pipes).has(FeatureId::DeviceEnqueue),
+            true
+        );
     }
 }

@@ -10,6 +10,9 @@ use ferrocl_frontend::{AddressQualifier, ArgKind, KernelInfo};
 use opencl_sys::*;
 
 use crate::config::DeviceConfig;
+use crate::context::Context;
+use crate::device_enqueue::Session;
+use crate::device_queue::DeviceQueue;
 use crate::executor::{run_ndrange, ArgBlock, JobHints, Launch, LaunchFailure};
 use crate::memory::Mem;
 use crate::object::{Base, CLResult, Tag};
@@ -39,6 +42,9 @@ pub enum ArgValue {
     /// A pipe object, held as weakly as `Mem`; kernels receive the address of its
     /// `ferrocl_codegen::Pipe`.
     Pipe(Weak<Mem>),
+    /// A device queue for a `queue_t` argument, held as weakly as `Mem`; kernels receive its
+    /// handle's address.
+    Queue(Weak<DeviceQueue>),
 }
 
 /// What `clSetKernelExecInfo` told a kernel.
@@ -74,11 +80,12 @@ fn round_up(v: usize, a: usize) -> usize {
 impl Kernel {
     pub fn new(program: &Arc<Program>, name: &str) -> CLResult<Arc<Kernel>> {
         let built = program.built().ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
+        // The kernels that run blocks (device-side enqueue) are no application's.
         let index = built
             .code
             .kernels()
             .iter()
-            .position(|k| k.info.name == name)
+            .position(|k| k.info.name == name && !k.info.block_invoke)
             .ok_or(CL_INVALID_KERNEL_NAME)?;
         let n = built.code.kernels()[index].info.args.len();
         program.kernel_count.fetch_add(1, Ordering::AcqRel);
@@ -319,6 +326,12 @@ impl Kernel {
                 }
                 true
             }
+            (ArgKind::Queue, ArgValue::Queue(_)) => {
+                if size != std::mem::size_of::<*const DeviceQueue>() {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                true
+            }
             (ArgKind::Sampler, ArgValue::Sampler(_)) => {
                 if size != std::mem::size_of::<cl_sampler>() {
                     return Err(CL_INVALID_ARG_SIZE);
@@ -366,28 +379,7 @@ impl Kernel {
 
     /// What this kernel allows as a work-group size on `device` (see [`GroupLimits`]).
     pub fn limits(&self, device: &Device) -> GroupLimits {
-        let cfg = &device.config;
-        let info = self.info();
-        let reqd = info.reqd_work_group_size.map(|r| r.map(|v| v as usize));
-        let sub_groups = info.sub_groups_per_work_group.map(|n| n as usize);
-        let mut max_items = cfg.max_work_group_size;
-        if let Some(r) = reqd {
-            max_items = max_items.min(r.iter().product());
-        }
-        if let Some(n) = sub_groups {
-            max_items = max_items.min(n.saturating_mul(SUB_GROUP_SIZE as usize));
-        }
-        // Kernels without barriers have no frames (size 0).
-        if let Some(fit) = MAX_GROUP_FRAME_BYTES.checked_div(self.code().work_item_frame_size) {
-            max_items = max_items.min(fit.max(1));
-        }
-        GroupLimits {
-            max_items: max_items.max(1),
-            max_item_sizes: cfg.max_work_item_sizes,
-            reqd,
-            sub_groups,
-            uniform: self.built.uniform_work_groups || !cfg.non_uniform_work_group_support,
-        }
+        group_limits(&self.built, self.index, device)
     }
 
     /// Whether `device` has sub-groups (FERROCL_SUBGROUPS=on).
@@ -559,6 +551,7 @@ impl Kernel {
             return Err(CL_OUT_OF_RESOURCES);
         }
         let (block, keep, local_total) = (packed.block, packed.keep, packed.arena_size);
+        let queues = packed.queues;
         let svm = self.svm_in_use(&values);
         // Where a checked kernel's pointers of unknown object may reach (ferrocl_codegen's
         // CheckedLaunch): the buffers it was given, every SVM and USM allocation of the
@@ -595,6 +588,7 @@ impl Kernel {
             printf_buffer: 0,
             stop: None,
             checked: 0,
+            device_enqueue: 0,
         };
         crate::settings::log(
             &cfg.settings,
@@ -622,6 +616,8 @@ impl Kernel {
             checked_regions,
             _keep_alive: keep,
             _svm_in_use: svm,
+            context: self.program.context.clone(),
+            _queues: queues,
         })
     }
 }
@@ -648,6 +644,10 @@ pub struct KernelLaunch {
     _keep_alive: Vec<Arc<Mem>>,
     /// The SVM allocations it reaches: a free during the launch is deferred until it ends.
     _svm_in_use: Vec<Arc<SvmAllocation>>,
+    /// The context, whose device queues the kernel's device-side enqueues name.
+    context: Arc<Context>,
+    /// The device queues of its `queue_t` arguments.
+    _queues: Vec<Arc<DeviceQueue>>,
 }
 
 impl KernelLaunch {
@@ -681,6 +681,19 @@ impl KernelLaunch {
             .as_ref()
             .map_or(0, |c| &**c as *const CheckedLaunch as u64);
         let started = self.tiered.then(std::time::Instant::now);
+        // A kernel with device-side enqueue gets a host for its enqueues; the children run
+        // after its work-groups, and the command completes after them (device_enqueue.rs).
+        let session = kernel.info.uses_device_enqueue.then(|| {
+            Session::new(
+                &self.context,
+                &self.device,
+                &self.built,
+                hints,
+                &launch,
+                self.checked_regions.clone(),
+            )
+        });
+        launch.device_enqueue = session.as_ref().map_or(0, Session::context_address);
         let ran = run_ndrange(&self.device.pool, hints, kernel, &self.block, &launch);
         if let Some(started) = started {
             crate::tiering::ran(&self.built, self.index, started.elapsed(), settings);
@@ -720,7 +733,8 @@ impl KernelLaunch {
             // failed to allocate) nor CL_INVALID_* (the launch itself was valid).
             return Err(CL_OUT_OF_RESOURCES);
         }
-        ran.map_err(|_| CL_OUT_OF_HOST_MEMORY)
+        ran.map_err(|_| CL_OUT_OF_HOST_MEMORY)?;
+        session.map_or(Ok(()), |s| s.run_children())
     }
 }
 
@@ -735,12 +749,15 @@ pub struct PackedArgs {
     pub block: ArgBlock,
     pub arena_size: usize,
     pub keep: Vec<Arc<Mem>>,
+    /// The device queues of `queue_t` arguments.
+    pub queues: Vec<Arc<DeviceQueue>>,
 }
 
 /// Lays the argument values out as codegen's [`ArgSlot`]s describe:
 /// - buffers: the host address (u64; 0 for NULL), the buffer kept alive by the command;
-/// - images and pipes: the address of the image's descriptor or of the pipe's
-///   `ferrocl_codegen::Pipe` (u64), the object kept alive by the command;
+/// - images, pipes and device queues: the address of the image's descriptor, of the pipe's
+///   `ferrocl_codegen::Pipe` or of the queue's handle (u64), the object kept alive by the
+///   command;
 /// - `__local` arguments: the u64 byte offset of their region in the arena; regions follow the
 ///   kernel's static local variables (rounded up to LOCAL_ARG_ALIGN), each aligned to
 ///   LOCAL_ARG_ALIGN;
@@ -755,6 +772,7 @@ pub fn pack_args(
     let mut arena = round_up(static_local_mem_size, LOCAL_ARG_ALIGN);
     let mut block = ArgBlock::new(args_size);
     let mut keep = Vec::new();
+    let mut queues = Vec::new();
     if slots.len() != values.len() {
         return Err(CL_INVALID_KERNEL_ARGS);
     }
@@ -803,6 +821,11 @@ pub fn pack_args(
                 block.write(slot.offset, slot.size, &addr.to_ne_bytes());
                 keep.push(m);
             }
+            ArgValue::Queue(q) => {
+                let q = q.upgrade().ok_or(CL_INVALID_KERNEL_ARGS)?;
+                block.write(slot.offset, slot.size, &q.address().to_ne_bytes());
+                queues.push(q);
+            }
             ArgValue::Sampler(r) => {
                 let mut bytes = [0u8; ferrocl_codegen::SamplerDescriptor::SIZE];
                 bytes[0..4].copy_from_slice(&r.bits.to_ne_bytes());
@@ -816,6 +839,7 @@ pub fn pack_args(
         block,
         arena_size: arena,
         keep,
+        queues,
     })
 }
 
@@ -843,6 +867,36 @@ pub struct GroupLimits {
     /// The global size must be a multiple of the local size (OpenCL C before 2.0,
     /// `-cl-uniform-work-group-size`, or a device without non-uniform work-groups).
     pub uniform: bool,
+}
+
+/// What kernel `index` of `built` allows as a work-group size on `device`: besides the device
+/// maximum, `reqd_work_group_size` and `SubgroupsPerWorkgroup` bound it, and so do the
+/// work-item frames of a kernel with barriers (a group's must fit in
+/// [`MAX_GROUP_FRAME_BYTES`]). Also for the kernels of blocks (device_enqueue.rs).
+pub fn group_limits(built: &Built, index: usize, device: &Device) -> GroupLimits {
+    let cfg = &device.config;
+    let code = &built.code.kernels()[index];
+    let info = &code.info;
+    let reqd = info.reqd_work_group_size.map(|r| r.map(|v| v as usize));
+    let sub_groups = info.sub_groups_per_work_group.map(|n| n as usize);
+    let mut max_items = cfg.max_work_group_size;
+    if let Some(r) = reqd {
+        max_items = max_items.min(r.iter().product());
+    }
+    if let Some(n) = sub_groups {
+        max_items = max_items.min(n.saturating_mul(SUB_GROUP_SIZE as usize));
+    }
+    // Kernels without barriers have no frames (size 0).
+    if let Some(fit) = MAX_GROUP_FRAME_BYTES.checked_div(code.work_item_frame_size) {
+        max_items = max_items.min(fit.max(1));
+    }
+    GroupLimits {
+        max_items: max_items.max(1),
+        max_item_sizes: cfg.max_work_item_sizes,
+        reqd,
+        sub_groups,
+        uniform: built.uniform_work_groups || !cfg.non_uniform_work_group_support,
+    }
 }
 
 /// Checks a kernel's work-group attributes against the device when a program is built: a
@@ -1366,6 +1420,8 @@ mod tests {
             uses_barrier: false,
             has_spin_loops: false,
             has_named_barriers: false,
+            block_invoke: false,
+            uses_device_enqueue: false,
         };
         let check = |reqd, sub_groups| check_work_group_attributes(&kernel(reqd, sub_groups), &cfg);
         assert_eq!(check(None, None), Ok(()));

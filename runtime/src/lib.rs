@@ -7,6 +7,8 @@ pub mod command;
 pub mod command_buffer;
 pub mod config;
 pub mod context;
+pub mod device_enqueue;
+pub mod device_queue;
 pub mod event;
 pub mod executor;
 pub mod features;
@@ -41,6 +43,7 @@ const _: () = {
     send_sync::<program::Program>();
     send_sync::<kernel::Kernel>();
     send_sync::<queue::Queue>();
+    send_sync::<device_queue::DeviceQueue>();
     send_sync::<event::Event>();
     send_sync::<command_buffer::CommandBuffer>();
     send_sync::<command_buffer::MutableCommand>();

@@ -92,6 +92,17 @@ pub const VARIABLES: &[Variable] = &[
                  CL_INVALID_OPERATION, modules using pipes fail to build)",
     },
     Variable {
+        name: "FERROCL_DEVICE_ENQUEUE",
+        values: "on/off (also 1/0, true/false, yes/no)",
+        default: "on",
+        effect: "on: device-side enqueue (CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES, on-device \
+                 queues with CL_QUEUE_ON_DEVICE, clSetDefaultDeviceCommandQueue, queue_t kernel \
+                 arguments, enqueue_kernel and the other device-enqueue built-ins, \
+                 __opencl_c_device_enqueue and the DeviceEnqueue SPIR-V capability); off: none \
+                 of them (the on-device queue queries 0, CL_QUEUE_ON_DEVICE refused with \
+                 CL_INVALID_QUEUE_PROPERTIES, modules using device-side enqueue fail to build)",
+    },
+    Variable {
         name: "FERROCL_VECTORIZE",
         values: "on/off (also 1/0, true/false, yes/no)",
         default: "on",
@@ -267,6 +278,8 @@ pub struct Settings {
     pub images: bool,
     /// `FERROCL_PIPES`: pipe objects and pipes in kernels.
     pub pipes: bool,
+    /// `FERROCL_DEVICE_ENQUEUE`: on-device queues and device-side enqueue in kernels.
+    pub device_enqueue: bool,
     pub dump_dir: Option<PathBuf>,
     pub log: LogLevel,
     /// `FERROCL_KERNEL_TIMEOUT`: None when the watchdog is off.
@@ -341,6 +354,7 @@ impl Settings {
         let cache_on = switch("FERROCL_CACHE", true);
         let images = switch("FERROCL_IMAGES", true);
         let pipes = switch("FERROCL_PIPES", true);
+        let device_enqueue = switch("FERROCL_DEVICE_ENQUEUE", true);
         let svm = match lookup("FERROCL_SVM") {
             None => SvmLevel::FineGrain,
             Some(raw) if raw.trim().eq_ignore_ascii_case("coarse") => SvmLevel::CoarseGrain,
@@ -498,6 +512,7 @@ impl Settings {
             svm,
             images,
             pipes,
+            device_enqueue,
             dump_dir,
             log,
             kernel_timeout,
@@ -545,7 +560,7 @@ mod tests {
         assert_eq!(s.rounding, Rounding::NearestEven);
         assert_eq!(s.profile, Profile::Full);
         assert!(s.fp64 && s.sub_groups && s.fp16 && !s.flush_denormals && !s.pin_threads);
-        assert!(s.images && s.pipes);
+        assert!(s.images && s.pipes && s.device_enqueue);
         let (s, w) = parse(&[("FERROCL_FP16", "off")]);
         assert!(w.is_empty() && !s.fp16);
         assert_eq!(s.log, LogLevel::Warn);
@@ -597,6 +612,7 @@ mod tests {
             "FERROCL_CACHE",
             "FERROCL_IMAGES",
             "FERROCL_PIPES",
+            "FERROCL_DEVICE_ENQUEUE",
         ];
         let on = ["on", "ON", "1", "true", "True", "yes", "YES", " on "];
         let off = ["off", "Off", "0", "false", "FALSE", "no", "No"];
@@ -614,6 +630,7 @@ mod tests {
                         "FERROCL_CACHE" => s.cache_dir.is_some(),
                         "FERROCL_IMAGES" => s.images,
                         "FERROCL_PIPES" => s.pipes,
+                        "FERROCL_DEVICE_ENQUEUE" => s.device_enqueue,
                         _ => s.vectorize,
                     };
                     assert_eq!(got, want, "{name}={v}");

@@ -6,6 +6,7 @@ use std::ffi::{c_char, c_void, CStr};
 use std::sync::Arc;
 
 use ferrocl_runtime::command::Command;
+use ferrocl_runtime::device_queue::DeviceQueue;
 use ferrocl_runtime::frontend::{AccessQualifier, AddressQualifier, ArgKind};
 use ferrocl_runtime::kernel::{ArgValue, Kernel};
 use ferrocl_runtime::memory::Mem;
@@ -51,10 +52,12 @@ pub unsafe extern "C" fn clCreateKernelsInProgram(
         unsafe {
             let p = arc::<Program>(program)?;
             let built = p.built().ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
+            // Not the kernels that run blocks (device-side enqueue).
             let names: Vec<String> = built
                 .code
                 .kernels()
                 .iter()
+                .filter(|k| !k.info.block_invoke)
                 .map(|k| k.info.name.clone())
                 .collect();
             if !kernels.is_null() {
@@ -207,6 +210,24 @@ pub(crate) unsafe fn arg_value(
                 m.expect_pipe()?;
                 ArgValue::Pipe(Arc::downgrade(&m))
             }
+            // A device queue of the kernel's context (API spec: CL_INVALID_DEVICE_QUEUE for
+            // anything else, a host queue included).
+            ArgKind::Queue => {
+                if arg_size != std::mem::size_of::<cl_command_queue>() {
+                    return Err(CL_INVALID_ARG_SIZE);
+                }
+                if arg_value.is_null() {
+                    return Err(CL_INVALID_DEVICE_QUEUE);
+                }
+                let q = arc::<DeviceQueue>(*(arg_value as *const cl_command_queue))
+                    .map_err(|_| CL_INVALID_DEVICE_QUEUE)?;
+                if !Arc::ptr_eq(&q.context, &k.program.context) {
+                    return Err(CL_INVALID_DEVICE_QUEUE);
+                }
+                ArgValue::Queue(Arc::downgrade(&q))
+            }
+            // The literal of a block's kernel, which applications cannot create.
+            ArgKind::BlockLiteral => return Err(CL_INVALID_ARG_INDEX),
         })
     }
 }

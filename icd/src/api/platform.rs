@@ -234,11 +234,13 @@ fn device_info_value(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
             v(c.pipes.map_or(0, |p| p.max_active_reservations))
         }
         CL_DEVICE_PIPE_MAX_PACKET_SIZE => v(c.pipes.map_or(0, |p| p.max_packet_size)),
-        CL_DEVICE_MAX_ON_DEVICE_QUEUES
-        | CL_DEVICE_MAX_ON_DEVICE_EVENTS
-        | CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE
-        | CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE
-        | CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT
+        CL_DEVICE_MAX_ON_DEVICE_QUEUES => v(c.device_queues.map_or(0, |q| q.max_queues)),
+        CL_DEVICE_MAX_ON_DEVICE_EVENTS => v(c.device_queues.map_or(0, |q| q.max_events)),
+        CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE => {
+            v(c.device_queues.map_or(0, |q| q.preferred_size))
+        }
+        CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE => v(c.device_queues.map_or(0, |q| q.max_size)),
+        CL_DEVICE_PREFERRED_PLATFORM_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_GLOBAL_ATOMIC_ALIGNMENT
         | CL_DEVICE_PREFERRED_LOCAL_ATOMIC_ALIGNMENT => zero_u(),
         CL_DEVICE_MAX_GLOBAL_VARIABLE_SIZE | CL_DEVICE_GLOBAL_VARIABLE_PREFERRED_TOTAL_SIZE => {
@@ -268,7 +270,7 @@ fn device_info_value(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_COMPILER_AVAILABLE | CL_DEVICE_LINKER_AVAILABLE => b(c.compiler_available()),
         CL_DEVICE_EXECUTION_CAPABILITIES => v(CL_EXEC_KERNEL as cl_device_exec_capabilities),
         CL_DEVICE_QUEUE_ON_HOST_PROPERTIES => v(c.queue_properties),
-        CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES => v(0 as cl_command_queue_properties),
+        CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES => v(c.device_queues.map_or(0, |q| q.properties)),
         CL_DEVICE_BUILT_IN_KERNELS => s(""),
         CL_DEVICE_BUILT_IN_KERNELS_WITH_VERSION => Vec::new(),
         CL_DEVICE_PLATFORM => v(handle(platform())),
@@ -340,7 +342,11 @@ fn device_info_value(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES => v(c.atomic_memory_capabilities),
         CL_DEVICE_ATOMIC_FENCE_CAPABILITIES => v(c.atomic_fence_capabilities),
         CL_DEVICE_NON_UNIFORM_WORK_GROUP_SUPPORT => b(c.non_uniform_work_group_support),
-        CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES => v(0 as cl_device_device_enqueue_capabilities),
+        CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES => v(c
+            .device_queues
+            .map_or(0 as cl_device_device_enqueue_capabilities, |q| {
+                q.capabilities
+            })),
         CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => v(c.preferred_work_group_size_multiple),
         CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED => s(c.latest_conformance_version_passed),
         CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR => v(command_buffer::CAPABILITIES),

@@ -345,11 +345,19 @@ pub unsafe extern "C" fn clGetProgramInfo(
                     }
                     return Ok(());
                 }
-                CL_PROGRAM_NUM_KERNELS => executable().map(|b| v(b.code.kernels().len())),
+                // Without the kernels that run blocks (device-side enqueue).
+                CL_PROGRAM_NUM_KERNELS => executable().map(|b| {
+                    v(b.code
+                        .kernels()
+                        .iter()
+                        .filter(|k| !k.info.block_invoke)
+                        .count())
+                }),
                 CL_PROGRAM_KERNEL_NAMES => executable().map(|b| {
                     s(&b.code
                         .kernels()
                         .iter()
+                        .filter(|k| !k.info.block_invoke)
                         .map(|k| k.info.name.as_str())
                         .collect::<Vec<_>>()
                         .join(";"))

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use ferrocl_runtime::command::Command;
 use ferrocl_runtime::context::Context;
+use ferrocl_runtime::device_queue::{Created, DeviceQueue};
 use ferrocl_runtime::event::{wait_all, Event};
 use ferrocl_runtime::executor::{JobHints, Priority, Throttle};
 use ferrocl_runtime::platform::Device;
@@ -36,12 +37,15 @@ pub unsafe fn submit(
     Ok(())
 }
 
+/// A host queue, or with `CL_QUEUE_ON_DEVICE` in `props` a device queue (`size` its
+/// `CL_QUEUE_SIZE` if given).
 unsafe fn new_queue(
     context: cl_context,
     device: cl_device_id,
     props: cl_command_queue_properties,
     raw: Vec<cl_queue_properties>,
     hints: QueueHints,
+    size: Option<u64>,
 ) -> CLResult<cl_command_queue> {
     // SAFETY: handle checks.
     let (c, d) = unsafe { (arc::<Context>(context)?, arc::<Device>(device)?) };
@@ -50,14 +54,21 @@ unsafe fn new_queue(
     }
     let known = (CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
         as cl_command_queue_properties;
-    let all =
-        known | (CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT) as cl_command_queue_properties;
-    if props & !all != 0 {
+    let on_device = CL_QUEUE_ON_DEVICE as cl_command_queue_properties;
+    let default = CL_QUEUE_ON_DEVICE_DEFAULT as cl_command_queue_properties;
+    if props & !(known | on_device | default) != 0 {
         return Err(CL_INVALID_VALUE);
     }
-    if props & !known != 0 {
-        // On-device queues are not supported.
-        return Err(CL_INVALID_QUEUE_PROPERTIES);
+    if props & on_device != 0 {
+        return Ok(match DeviceQueue::create(&c, &d, props, raw, size)? {
+            Created::New(q) => new_handle(q),
+            // Its reference count was incremented for the caller.
+            Created::ExistingDefault(q) => handle(&*q),
+        });
+    }
+    // CL_QUEUE_ON_DEVICE_DEFAULT and CL_QUEUE_SIZE only go with CL_QUEUE_ON_DEVICE.
+    if props & default != 0 || size.is_some() {
+        return Err(CL_INVALID_VALUE);
     }
     let job_hints = hints.for_device(&d);
     Ok(new_handle(Queue::new(c, d, props, raw, job_hints)?))
@@ -72,12 +83,19 @@ pub unsafe extern "C" fn clCreateCommandQueue(
     // SAFETY: pointers per the API contract.
     unsafe {
         create(errcode_ret, || {
+            // Device queues are made by clCreateCommandQueueWithProperties only.
+            let device_bits =
+                (CL_QUEUE_ON_DEVICE | CL_QUEUE_ON_DEVICE_DEFAULT) as cl_command_queue_properties;
+            if properties & device_bits != 0 {
+                return Err(CL_INVALID_VALUE);
+            }
             new_queue(
                 context,
                 device,
                 properties,
                 Vec::new(),
                 QueueHints::default(),
+                None,
             )
         })
     }
@@ -95,6 +113,7 @@ pub unsafe extern "C" fn clCreateCommandQueueWithProperties(
             let (pairs, raw) = properties_list(properties);
             let mut props = 0;
             let mut hints = QueueHints::default();
+            let mut size = None;
             let mut seen = Vec::new();
             for (k, val) in pairs {
                 if seen.contains(&k) {
@@ -105,9 +124,7 @@ pub unsafe extern "C" fn clCreateCommandQueueWithProperties(
                     k if k == CL_QUEUE_PROPERTIES as cl_queue_properties => {
                         props = val as cl_command_queue_properties
                     }
-                    k if k == CL_QUEUE_SIZE as cl_queue_properties => {
-                        return Err(CL_INVALID_QUEUE_PROPERTIES)
-                    }
+                    k if k == CL_QUEUE_SIZE as cl_queue_properties => size = Some(val),
                     CL_QUEUE_PRIORITY_KHR => {
                         hints.priority = match cl_uint::try_from(val).unwrap_or(0) {
                             CL_QUEUE_PRIORITY_HIGH_KHR => Priority::High,
@@ -134,7 +151,7 @@ pub unsafe extern "C" fn clCreateCommandQueueWithProperties(
             if hints != QueueHints::default() && props & on_device != 0 {
                 return Err(CL_INVALID_QUEUE_PROPERTIES);
             }
-            new_queue(context, device, props, raw, hints)
+            new_queue(context, device, props, raw, hints, size)
         })
     }
 }
@@ -162,16 +179,65 @@ unsafe fn properties_list(
     unsafe { properties(p) }
 }
 
+/// Whether `q` is a device queue (a handle of ours with that tag), not a host queue.
+///
+/// # Safety
+/// As [`obj`].
+unsafe fn is_device_queue(q: cl_command_queue) -> bool {
+    // SAFETY: caller contract.
+    unsafe { obj::<DeviceQueue>(q).is_ok() }
+}
+
 pub unsafe extern "C" fn clRetainCommandQueue(q: cl_command_queue) -> cl_int {
-    // SAFETY: handle check.
-    status(|| unsafe { retain::<Queue>(q) })
+    // SAFETY: handle checks.
+    status(|| unsafe {
+        if is_device_queue(q) {
+            retain::<DeviceQueue>(q)
+        } else {
+            retain::<Queue>(q)
+        }
+    })
 }
 
 pub unsafe extern "C" fn clReleaseCommandQueue(q: cl_command_queue) -> cl_int {
     // Every enqueue is already flushed; pending commands keep running (they hold their own
-    // references) as the spec's implicit flush requires.
-    // SAFETY: handle check.
-    status(|| unsafe { release::<Queue>(q) })
+    // references) as the spec's implicit flush requires. A device queue's commands belong to
+    // the launches that enqueued them, which hold it.
+    // SAFETY: handle checks.
+    status(|| unsafe {
+        if is_device_queue(q) {
+            release::<DeviceQueue>(q)
+        } else {
+            release::<Queue>(q)
+        }
+    })
+}
+
+/// `clSetDefaultDeviceCommandQueue`: a device queue of `device` in `context` becomes its
+/// default device queue (`get_default_queue`, `CL_QUEUE_DEVICE_DEFAULT`).
+pub unsafe extern "C" fn clSetDefaultDeviceCommandQueue(
+    context: cl_context,
+    device: cl_device_id,
+    command_queue: cl_command_queue,
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks.
+        unsafe {
+            let c = obj::<Context>(context)?;
+            let d = arc::<Device>(device)?;
+            if !c.has_device(&d) {
+                return Err(CL_INVALID_DEVICE);
+            }
+            let replaceable = d
+                .config
+                .device_queues
+                .is_some_and(|l| l.capabilities & CL_DEVICE_QUEUE_REPLACEABLE_DEFAULT != 0);
+            if !replaceable {
+                return Err(CL_INVALID_OPERATION);
+            }
+            arc::<DeviceQueue>(command_queue)?.make_default(c, &d)
+        }
+    })
 }
 
 pub unsafe extern "C" fn clGetCommandQueueInfo(
@@ -184,20 +250,54 @@ pub unsafe extern "C" fn clGetCommandQueueInfo(
     status(|| {
         // SAFETY: handle check; outputs per the API contract.
         unsafe {
+            if is_device_queue(q) {
+                let q = obj::<DeviceQueue>(q)?;
+                let val = queue_info(
+                    param_name,
+                    (&q.context, &q.device, q.base().ref_count()),
+                    q.properties,
+                    &q.properties_array,
+                    Some(q.size),
+                );
+                return write_info(val, param_value_size, param_value, param_value_size_ret);
+            }
             let q = obj::<Queue>(q)?;
-            let val = match param_name {
-                CL_QUEUE_CONTEXT => Ok(v(handle(&*q.context))),
-                CL_QUEUE_DEVICE => Ok(v(handle(&*q.device))),
-                CL_QUEUE_REFERENCE_COUNT => Ok(v(q.base().ref_count())),
-                CL_QUEUE_PROPERTIES => Ok(v(q.properties)),
-                CL_QUEUE_PROPERTIES_ARRAY => Ok(arr(&q.properties_array)),
-                CL_QUEUE_SIZE => Err(CL_INVALID_COMMAND_QUEUE),
-                CL_QUEUE_DEVICE_DEFAULT => Ok(v(std::ptr::null_mut::<c_void>())),
-                _ => Err(CL_INVALID_VALUE),
-            };
+            let val = queue_info(
+                param_name,
+                (&q.context, &q.device, q.base().ref_count()),
+                q.properties,
+                &q.properties_array,
+                None,
+            );
             write_info(val, param_value_size, param_value, param_value_size_ret)
         }
     })
+}
+
+/// The `clGetCommandQueueInfo` answers of a host queue, or of a device queue (`size` its
+/// `CL_QUEUE_SIZE`; a host queue has none).
+fn queue_info(
+    param_name: cl_command_queue_info,
+    (context, device, refs): (&Context, &Device, cl_uint),
+    properties: cl_command_queue_properties,
+    properties_array: &[cl_queue_properties],
+    size: Option<u32>,
+) -> CLResult<Vec<u8>> {
+    match param_name {
+        CL_QUEUE_CONTEXT => Ok(v(handle(context))),
+        CL_QUEUE_DEVICE => Ok(v(handle(device))),
+        CL_QUEUE_REFERENCE_COUNT => Ok(v(refs)),
+        CL_QUEUE_PROPERTIES => Ok(v(properties)),
+        CL_QUEUE_PROPERTIES_ARRAY => Ok(arr(properties_array)),
+        // Only a device queue has a size.
+        CL_QUEUE_SIZE => size.map(v).ok_or(CL_INVALID_COMMAND_QUEUE),
+        // The current default device queue of the device (NULL if none).
+        CL_QUEUE_DEVICE_DEFAULT => Ok(v(context
+            .device_queues
+            .default_of(device)
+            .map_or(std::ptr::null_mut(), |q| handle(&*q)))),
+        _ => Err(CL_INVALID_VALUE),
+    }
 }
 
 pub unsafe extern "C" fn clFlush(q: cl_command_queue) -> cl_int {
