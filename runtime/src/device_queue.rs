@@ -239,7 +239,7 @@ mod tests {
     const ON: cl_command_queue_properties = (CL_QUEUE_ON_DEVICE
         | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
         as cl_command_queue_properties;
-    const DEFAULT: cl_command_queue_properties = ON | CL_QUEUE_ON_DEVICE_DEFAULT as u64;
+    const DEFAULT: cl_command_queue_properties = ON | CL_QUEUE_ON_DEVICE_DEFAULT;
 
     fn new(
         c: &Arc<Context>,

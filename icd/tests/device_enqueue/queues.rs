@@ -20,7 +20,7 @@ fn device_queries_answer_the_limits() {
         CL_DEVICE_QUEUE_REPLACEABLE_DEFAULT
     );
     let props = device_word(&env, CL_DEVICE_QUEUE_ON_DEVICE_PROPERTIES);
-    let required = (CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE) as u64;
+    let required = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
     assert_eq!(props & required, required);
     let preferred = device_word(&env, CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE);
     let max = device_word(&env, CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE);
