@@ -676,6 +676,7 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
         (
             "async_copy_fence.h",
             has(Prelude::AsyncCopyFence).then(|| ASYNC_COPY_FENCE_PRELUDE.to_owned()),
+        ),
         (
             "intel_subgroups.h",
             has(Prelude::IntelSubGroups).then(|| intel_subgroups_prelude(mentions(&["intel"]))),
