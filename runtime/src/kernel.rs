@@ -712,12 +712,18 @@ impl KernelLaunch {
         }
         // A deadline that passed while the last groups finished still counts: work-items may
         // have seen the word and left, and nothing tells which did.
-        let stopped = watch.as_ref().is_some_and(crate::watchdog::Watch::fired);
-        drop(watch);
-        // What the stopped kernel printed so far is still printed.
+        let fired = || watch.as_ref().is_some_and(crate::watchdog::Watch::fired);
+        // What the kernel printed (so far, if it was stopped) is printed before its children run.
         if let Some(printf) = printf {
             write_stdout(&printf.render(&kernel.printf_formats));
         }
+        // The children run while the watchdog still watches the command.
+        let children = match session {
+            Some(s) if ran.is_ok() && !fired() => s.run_children(),
+            _ => Ok(()),
+        };
+        let stopped = fired();
+        drop(watch);
         if stopped || ran == Err(LaunchFailure::Stopped) {
             crate::settings::log(
                 settings,
@@ -734,7 +740,7 @@ impl KernelLaunch {
             return Err(CL_OUT_OF_RESOURCES);
         }
         ran.map_err(|_| CL_OUT_OF_HOST_MEMORY)?;
-        session.map_or(Ok(()), |s| s.run_children())
+        children
     }
 }
 

@@ -377,3 +377,28 @@ fn concurrent_parents() {
         assert_eq!(env.read(b, n), want);
     }
 }
+
+/// `FERROCL_KERNEL_TIMEOUT` covers the children: a child that never ends is stopped, and the
+/// parent's command fails with CL_OUT_OF_RESOURCES.
+#[test]
+fn the_watchdog_stops_a_runaway_child() {
+    if target().other_icd
+        || in_child(
+            "kernels::the_watchdog_stops_a_runaway_child",
+            &[("FERROCL_KERNEL_TIMEOUT", "0.5")],
+        )
+    {
+        return;
+    }
+    let env = Env::new();
+    let (k, _q) = setup(&env, Opt::Optimised, "runaway", 0);
+    let buf = env.buffer_filled(3, 0i32);
+    arg_buf(&k, 0, &buf);
+    let started = std::time::Instant::now();
+    let (status, _) = launch(&env, &k, &[1], None);
+    assert_eq!(status, CL_OUT_OF_RESOURCES);
+    assert!(started.elapsed().as_secs() < 30);
+    let out = env.read(&buf, 3);
+    assert_eq!(out[..2], [0, 0]);
+    assert!(out[2] > 0, "the child ran: {out:?}");
+}

@@ -207,3 +207,12 @@ kernel void many_events(global int *out) {
     out[1] = enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1), 0,
                             NULL, &e, ^{ out[2] = 1; });
 }
+
+// A child that never ends unless the host sets out[1]: only the kernel watchdog stops it.
+kernel void runaway(global int *out) {
+    out[0] = enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1), ^{
+        volatile global int *v = out;
+        while (v[1] == 0)
+            v[2] += 1;
+    });
+}
