@@ -9,7 +9,8 @@
 //! slices and call the host. A `queue_t` is the device queue's handle address (what
 //! `clSetKernelArg` is given and `get_default_queue` returns; 0 when there is none); a
 //! `clk_event_t` is a non-zero u64 the host hands out (0 is no event). A block names the
-//! kernel that runs it by its index in [`crate::Program::block_kernels`].
+//! kernel that runs it by its index in the program's kernels ([`crate::Program::kernels`] of
+//! the whole program, in module order; `Module::block_kernels` maps a block to it).
 
 use std::sync::Arc;
 
@@ -51,7 +52,8 @@ pub struct KernelEnqueue<'a> {
     pub ndrange: NdRange,
     /// The events the child waits for (`num_events_in_wait_list` of them).
     pub wait_events: &'a [u64],
-    /// Index into [`crate::Program::block_kernels`]: the kernel that runs the block.
+    /// The kernel that runs the block: its index in [`crate::Program::kernels`] of the whole
+    /// program (module order), never in a one-kernel specialised build.
     pub block_kernel: u32,
     /// The block literal (captured variables): its bytes, which the host copies, and its
     /// alignment; the child kernel's first argument is the copy's address.
