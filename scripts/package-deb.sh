@@ -73,8 +73,8 @@ Installed-Size: $installed_size
 Depends: $shlib_depends, ocl-icd-libopencl1, clang-15, llvm-15, llvm-spirv-15
 Recommends: clinfo
 Provides: opencl-icd
-Description: Ferrocl: OpenCL 3.0 for CPUs (ICD)
- An OpenCL 3.0 platform for x86-64 CPUs, written in Rust: SPIR-V and OpenCL C
+Description: Ferrocl: OpenCL 3.1 for CPUs (ICD)
+ An OpenCL 3.1 platform for x86-64 CPUs, written in Rust: SPIR-V and OpenCL C
  programs are validated, compiled with Cranelift and run on all cores, with
  correctly rounded math. Registered with the ocl-icd loader, so every OpenCL
  application can choose it. Includes ferrocl-clc, an offline OpenCL C compiler

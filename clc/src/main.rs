@@ -221,9 +221,11 @@ fn compile(args: &Args) -> Result<(), String> {
         check_device_info(&parse_device_info(&text), args.mode, &device)?;
     }
     let options = join_options(&args.options);
-    // The driver's own option check: what clBuildProgram would refuse is refused here.
-    ferrocl_runtime::program::parse_options(&options)
+    // The driver's own option check: what clBuildProgram would refuse is refused here, the
+    // OpenCL C version (-cl-std=CL3.1 only on an OpenCL 3.1 device) included.
+    let parsed = ferrocl_runtime::program::parse_options(&options)
         .map_err(|_| format!("invalid build options: {options}"))?;
+    ferrocl_runtime::program::check_language_version(&parsed, &device)?;
     let source = std::fs::read(&args.source)
         .map_err(|e| format!("cannot read {}: {e}", args.source.display()))?;
     let source = String::from_utf8_lossy(&source);

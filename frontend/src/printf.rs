@@ -3,10 +3,12 @@
 //! the operand types. The result, [`PrintfFormat`], holds no SPIR-V ids: codegen stores argument
 //! bytes as it describes and the runtime formats the records with it.
 //!
-//! Undefined forms (env 2.11: `*` widths, `ll`/`j`/`z`/`t`/`L`, `n`, `l` with `c` or `s`, a
+//! Undefined forms (env 2.11: `*` widths, `ll`/`j`/`L`, `n`, `l` with `c` or `s`, a
 //! non-literal `%s`, missing arguments, arguments of the wrong kind) are refused at build time,
 //! so a kernel never prints through a guessed C type. An integer argument of another width than
-//! the conversion's is converted to it, as C's promotions would.
+//! the conversion's is converted to it, as C's promotions would. The `z` (`size_t`) and `t`
+//! (`ptrdiff_t`) length modifiers of OpenCL 3.1 (env 3.1 §2.11, OpenCL C 3.1 §6.15.14.2) take
+//! a scalar integer, 64 bits wide in the Physical64 modules the driver runs.
 
 use rspirv::dr::{Function, Instruction, Operand};
 use spirv::{Op, StorageClass, Word};
@@ -230,9 +232,18 @@ fn parse_spec(rest: &mut &[u8]) -> Result<Spec, String> {
     };
     *rest = tail;
     let text = String::from_utf8_lossy(&start[..start.len() - rest.len()]).into_owned();
-    if !matches!(length.as_str(), "" | "hh" | "h" | "hl" | "l") {
+    if !matches!(length.as_str(), "" | "hh" | "h" | "hl" | "l" | "z" | "t") {
         return Err(format!(
             "env 2.11: the length modifier '{length}' is undefined in printf (at '%{text}')"
+        ));
+    }
+    // `z` and `t` (OpenCL 3.1): scalar integer conversions only.
+    if matches!(length.as_str(), "z" | "t")
+        && (vector.is_some() || !b"diouxX".contains(&conversion))
+    {
+        return Err(format!(
+            "env 2.11: the length modifier '{length}' takes a scalar integer conversion \
+             (d, i, o, u, x, X) in printf (at '%{text}')"
         ));
     }
     if conversion == b'n' {
@@ -293,9 +304,11 @@ fn match_argument(
             else {
                 return Err(mismatch("an integer"));
             };
-            let long = spec.length == "l";
+            // size_t and ptrdiff_t are passed as long, whose size and registers they have on
+            // the LP64 hosts Ferrocl runs on.
+            let long = matches!(spec.length.as_str(), "l" | "z" | "t");
             directive += match spec.length.as_str() {
-                "hh" | "h" | "l" => &spec.length,
+                "hh" | "h" | "l" | "z" | "t" => &spec.length,
                 _ => "",
             };
             PrintfArg::Int {

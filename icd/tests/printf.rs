@@ -290,3 +290,60 @@ fn output_follows_command_order() {
     }
     assert_eq!(lines[8], "event 1 complete", "{out}");
 }
+
+/// OpenCL C 3.1's `z` (`size_t`) and `t` (`ptrdiff_t`) length modifiers (OpenCL C 3.1
+/// §6.15.14.2, env 3.1 §2.11) with every integer conversion, flags, widths, precisions and
+/// 64-bit values; both recipes.
+#[test]
+fn prints_size_t_and_ptrdiff_t() {
+    const Z: u64 = 10_000_000_000;
+    const T: i64 = -12_345_678_901;
+    let Some(out) = child_stdout("prints_size_t_and_ptrdiff_t") else {
+        let env = Env::new();
+        let source = r#"kernel void zt(global const ulong *v) {
+            size_t z = (size_t)v[0], g = get_global_id(0);
+            ptrdiff_t t = (ptrdiff_t)v[1];
+            printf("z %zu %zd %zx %#zX %#zo %5zu|%-15zu|%015zd|%.3zi\n", z, z, z, z, z, g, z, z, g);
+            printf("t %td %ti %+td %tu %tx %-+7td|%08tX\n", t, t, t, t, t, (ptrdiff_t)-3, t);
+        }"#;
+        for options in ["-cl-std=CL3.1", "-cl-std=CL3.1 -cl-opt-disable"] {
+            let program = env.program_from_source(source, options);
+            let kernel = opencl3::kernel::Kernel::create(&program, "zt").expect("clCreateKernel");
+            let v = env.buffer(&[Z, T as u64]);
+            arg_buf(&kernel, 0, &v);
+            marker(BEGIN);
+            env.run(&kernel, &[1], None, None);
+            marker(END);
+        }
+        return;
+    };
+    let t = T as u64;
+    let expected = format!(
+        "z {Z} {Z} {Z:x} 0X{Z:X} 0{Z:o}     0|{Z:<15}|{Z:015}|000\n\
+         t {T} {T} {T} {t} {t:x} -3     |{t:08X}\n"
+    );
+    assert_eq!(out, expected.repeat(2));
+}
+
+/// `z` and `t` take a scalar integer conversion: with a vector or a floating-point conversion
+/// the build fails, naming the modifier.
+#[test]
+fn size_t_and_ptrdiff_t_modifiers_take_scalar_integers() {
+    let env = Env::new();
+    if env.other_icd {
+        return;
+    }
+    for (call, modifier) in [
+        ("printf(\"%zf\\n\", 1.0f);", 'z'),
+        ("printf(\"%v2td\\n\", (long2)(1, 2));", 't'),
+    ] {
+        let source = format!("kernel void k(void) {{ {call} }}");
+        let Err(log) = env.try_program_from_source(&source, "-cl-std=CL3.1") else {
+            panic!("{call} built");
+        };
+        assert!(
+            log.contains(&format!("length modifier '{modifier}'")),
+            "{call}: {log}"
+        );
+    }
+}

@@ -60,7 +60,20 @@ pub enum Prelude {
     IntelSubGroups,
     /// Image constants clang-15's header lacks: [`images_prelude`].
     ImageConstants,
+    /// Not a feature's but the device's: its OpenCL version as `__OPENCL_VERSION__` writes it
+    /// (310 for OpenCL 3.1); 300 without this.
+    OpenClVersion(u32),
 }
+
+/// OpenCL C 3.1 for clang-15, which knows OpenCL C up to 3.0 and compiles it as 3.0: the
+/// version macro is 310 once the default header is read (OpenCL C 3.1 §6.12,
+/// `__OPENCL_C_VERSION__`). The header keeps the 3.0 definitions it makes only for a version
+/// of exactly 300 (its header-only feature macros), and nothing clang checks differs: 3.1 adds
+/// to 3.0 the `z` and `t` printf length modifiers, which clang-15 already accepts, and makes
+/// core the built-ins of extensions a 3.1 device reports anyway (OpenCL C 3.1 appendix,
+/// "Summary of Changes from OpenCL 3.0 to OpenCL 3.1").
+const OPENCL_C_3_1_PRELUDE: &str =
+    "#undef __OPENCL_C_VERSION__\n#define __OPENCL_C_VERSION__ 310\n";
 
 /// `-cl-ext=-all,+a,+b`: everything off, then exactly `extensions` on.
 fn cl_ext_option(extensions: &[&str]) -> String {
@@ -637,9 +650,19 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
     if debug_info {
         args.push("-g".into());
     }
-    // The device's OpenCL version (OpenCL C 6.12: "the version of OpenCL supported by the
-    // device"), which clang-15 leaves undefined for spir64.
-    args.push("-D__OPENCL_VERSION__=300".into());
+    // The device's OpenCL version (OpenCL C 3.1 §6.12: "the version of OpenCL supported by
+    // the device", or above 200 for a device above 2.0), which clang-15 leaves undefined for
+    // spir64; CL_VERSION_3_1, which clang-15 predates, defined in every OpenCL C version as
+    // clang defines CL_VERSION_3_0 in each.
+    let opencl_version = device_preludes.iter().find_map(|p| match p {
+        Prelude::OpenClVersion(v) => Some(*v),
+        _ => None,
+    });
+    args.push(format!(
+        "-D__OPENCL_VERSION__={}",
+        opencl_version.unwrap_or(300)
+    ));
+    args.push("-DCL_VERSION_3_1=310".into());
     args.extend(undefine.iter().map(|m| format!("-U{m}")));
     // Extensions clang-15 predates and whose built-ins it has anyway: only the macro is missing.
     for prelude in device_preludes {
@@ -658,6 +681,10 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
     };
     let has = |p: Prelude| device_preludes.contains(&p);
     let preludes = [
+        (
+            "opencl_c_3_1.h",
+            (request.language() == "CL3.1").then(|| OPENCL_C_3_1_PRELUDE.to_owned()),
+        ),
         ("header_macros.h", header_macros_prelude(extensions)),
         ("work_item.h", Some(WORK_ITEM_PRELUDE.to_owned())),
         (

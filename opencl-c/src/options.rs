@@ -182,9 +182,19 @@ impl BuildRequest {
         r
     }
 
-    /// The OpenCL C version clang compiles: the `-cl-std=` value, `CL1.2` without one.
-    pub fn clang_std(&self) -> &str {
+    /// The OpenCL C version asked for: the `-cl-std=` value, `CL1.2` without one.
+    pub fn language(&self) -> &str {
         self.cl_std.as_deref().unwrap_or("CL1.2")
+    }
+
+    /// The OpenCL C version clang compiles: [`Self::language`], but OpenCL C 3.1, which
+    /// clang-15 does not know, as `CL3.0` (the recipe then gives the source 3.1's version
+    /// macro: `OPENCL_C_3_1_PRELUDE`).
+    pub fn clang_std(&self) -> &str {
+        match self.language() {
+            "CL3.1" => "CL3.0",
+            language => language,
+        }
     }
 
     /// The `-I` directories, in order.
@@ -261,7 +271,7 @@ impl BuildRequest {
     /// reads (`-cl-uniform-work-group-size`, `-cl-denorms-are-zero`, …) and spelling
     /// differences (`-DX` and `-D X`) do not: the program cache's key.
     pub fn normalised(&self) -> String {
-        let mut out = format!("-cl-std={}\n", self.clang_std());
+        let mut out = format!("-cl-std={}\n", self.language());
         if self.opt_disable {
             out.push_str("-cl-opt-disable\n");
         }
@@ -325,6 +335,13 @@ mod tests {
         assert!(r.math.denorms_are_zero && r.uniform_work_group_size && !r.opt_disable);
         assert!(r.refused.is_empty());
         assert_eq!(BuildRequest::parse("").clang_std(), "CL1.2");
+        // OpenCL C 3.1 is compiled by clang-15 as 3.0, but asked for (and cached) as 3.1.
+        let v31 = BuildRequest::parse("-cl-std=CL3.1");
+        assert_eq!((v31.language(), v31.clang_std()), ("CL3.1", "CL3.0"));
+        assert_ne!(
+            v31.normalised(),
+            BuildRequest::parse("-cl-std=CL3.0").normalised()
+        );
         assert!(BuildRequest::parse("-cl-opt-disable").opt_disable);
     }
 

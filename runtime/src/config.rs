@@ -49,9 +49,46 @@ impl NameVersion {
 
 pub const PLATFORM_NAME: &str = "Ferrocl";
 pub const PLATFORM_VENDOR: &str = "Ferrocl project";
-pub const PLATFORM_VERSION: &str = "OpenCL 3.0 Ferrocl";
 pub const ICD_SUFFIX: &str = "FCL";
 pub const DRIVER_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The extensions OpenCL 3.1 makes core and every 3.1 device must report (API spec 3.1
+/// §4.2.1, Required OpenCL Extensions: "The following Khronos extension names must be returned
+/// by all devices that support OpenCL 3.1 or newer").
+pub const OPENCL_3_1_EXTENSIONS: [&str; 9] = [
+    "cl_khr_device_uuid",
+    "cl_khr_extended_bit_ops",
+    "cl_khr_integer_dot_product",
+    "cl_khr_spirv_queries",
+    "cl_khr_subgroup_extended_types",
+    "cl_khr_subgroup_rotate",
+    "cl_khr_subgroup_shuffle",
+    "cl_khr_subgroup_shuffle_relative",
+    "cl_khr_suggested_local_work_size",
+];
+
+/// Whether a device with these extensions, ILs and sub-groups meets what OpenCL 3.1 adds to
+/// 3.0 (API spec 3.1 §3.4.2 and the appendix's "Summary of Changes from OpenCL 3.0 to 3.1"):
+/// the promoted extensions above, SPIR-V 1.0 to 1.4 (§4.2, `CL_DEVICE_IL_VERSION`), sub-groups
+/// (§4.2, `CL_DEVICE_MAX_NUM_SUB_GROUPS` at least 1). OpenCL C 3.1 and the API's behaviour are
+/// the driver's in every configuration; `FERROCL_SUBGROUPS=off` takes the sub-group
+/// extensions away, and the device is then an OpenCL 3.0 one.
+fn meets_opencl_3_1(
+    extensions: &[NameVersion],
+    il_versions: &[NameVersion],
+    max_num_sub_groups: u32,
+) -> bool {
+    let has_il = |minor| {
+        il_versions
+            .iter()
+            .any(|v| v.name == "SPIR-V" && v.version == make_version(1, minor, 0))
+    };
+    max_num_sub_groups > 0
+        && (0..=4).all(has_il)
+        && OPENCL_3_1_EXTENSIONS
+            .iter()
+            .all(|name| extensions.iter().any(|e| e.name == *name))
+}
 
 /// A 128-bit FNV-1a digest of `parts`, shaped as an RFC 9562 version 8 (custom) UUID.
 fn uuid_of(parts: &[&str]) -> [u8; 16] {
@@ -333,8 +370,12 @@ pub struct DeviceConfig {
     /// The on-device queue limits; None without device-side enqueue (FERROCL_DEVICE_ENQUEUE).
     pub device_queues: Option<DeviceQueueLimits>,
     /// `CL_DEVICE_OPENCL_C_VERSION`: "OpenCL C<space>major.minor<space>vendor information"
-    /// (the highest version a 3.0 device reports here is 1.2; the rest is in ALL_VERSIONS).
+    /// (the highest version a 3.0 or 3.1 device reports here is 1.2, API spec 3.1 §4.2; the
+    /// rest is in ALL_VERSIONS).
     pub opencl_c_version: &'static str,
+    /// `CL_DEVICE_OPENCL_C_ALL_VERSIONS`: 1.0, 1.1, 1.2 and 3.0, and 3.1 on an OpenCL 3.1
+    /// device (API spec 3.1 §4.2: "Support for at least OpenCL C 3.1, OpenCL C 3.0, OpenCL C
+    /// 1.2, OpenCL C 1.1, and OpenCL C 1.0 is required for an OpenCL 3.1 device").
     pub opencl_c_all_versions: Vec<NameVersion>,
     pub opencl_c_features: Vec<NameVersion>,
     pub il_versions: Vec<NameVersion>,
@@ -350,7 +391,10 @@ pub struct DeviceConfig {
     /// nothing), so the preferred widths are the native ones.
     pub vector_widths: [cl_uint; 7],
     pub queue_properties: cl_command_queue_properties,
+    /// `CL_DEVICE_VERSION`: "OpenCL 3.1 Ferrocl" when the device meets OpenCL 3.1
+    /// ([`OPENCL_3_1_EXTENSIONS`] and sub-groups), "OpenCL 3.0 Ferrocl" otherwise.
     pub device_version: &'static str,
+    /// `CL_DEVICE_NUMERIC_VERSION`: the same version, `CL_MAKE_VERSION(3, 1, 0)` or (3, 0, 0).
     pub numeric_version: cl_version,
     pub latest_conformance_version_passed: &'static str,
 }
@@ -503,7 +547,20 @@ impl DeviceConfig {
         let il_versions = ferrocl_frontend::SUPPORTED_SPIRV_VERSIONS
             .iter()
             .map(|&(ma, mi)| NameVersion::new("SPIR-V", make_version(ma as u32, mi as u32, 0)))
-            .collect();
+            .collect::<Vec<_>>();
+        let extensions = features.extensions();
+        let max_num_sub_groups = if features.has(FeatureId::SubGroups) {
+            MAX_WORK_GROUP_SIZE.div_ceil(ferrocl_codegen::SUB_GROUP_SIZE as usize) as u32
+        } else {
+            0
+        };
+        let opencl_3_1 = meets_opencl_3_1(&extensions, &il_versions, max_num_sub_groups);
+        let mut opencl_c_all_versions = [(1, 0), (1, 1), (1, 2), (3, 0)]
+            .map(|(major, minor)| NameVersion::new("OpenCL C", make_version(major, minor, 0)))
+            .to_vec();
+        if opencl_3_1 {
+            opencl_c_all_versions.push(NameVersion::new("OpenCL C", make_version(3, 1, 0)));
+        }
         let cache = last_level_cache();
         DeviceConfig {
             settings: settings.clone(),
@@ -574,11 +631,7 @@ impl DeviceConfig {
             work_group_collective_functions: true,
             generic_address_space: true,
             max_global_variable_size: ferrocl_frontend::MAX_PROGRAM_SCOPE_VARIABLE_BYTES as usize,
-            max_num_sub_groups: if features.has(FeatureId::SubGroups) {
-                MAX_WORK_GROUP_SIZE.div_ceil(ferrocl_codegen::SUB_GROUP_SIZE as usize) as u32
-            } else {
-                0
-            },
+            max_num_sub_groups,
             sub_group_independent_forward_progress: features.has(FeatureId::SubGroups),
             max_named_barriers: if features.has(FeatureId::SubGroupNamedBarriers) {
                 ferrocl_frontend::MAX_NAMED_BARRIERS
@@ -603,12 +656,7 @@ impl DeviceConfig {
                 .has(FeatureId::DeviceEnqueue)
                 .then_some(DeviceQueueLimits::DEVICE),
             opencl_c_version: "OpenCL C 1.2 Ferrocl",
-            opencl_c_all_versions: vec![
-                NameVersion::new("OpenCL C", make_version(1, 0, 0)),
-                NameVersion::new("OpenCL C", make_version(1, 1, 0)),
-                NameVersion::new("OpenCL C", make_version(1, 2, 0)),
-                NameVersion::new("OpenCL C", make_version(3, 0, 0)),
-            ],
+            opencl_c_all_versions,
             opencl_c_features,
             fp_atomic_capabilities: [
                 ALL_FP_ATOMICS,
@@ -620,14 +668,47 @@ impl DeviceConfig {
                 0,
             ],
             il_versions,
-            extensions: features.extensions(),
+            extensions,
             vector_widths: vector_widths(settings, features),
             queue_properties: (CL_QUEUE_PROFILING_ENABLE | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
                 as cl_command_queue_properties,
-            device_version: "OpenCL 3.0 Ferrocl",
-            numeric_version: make_version(3, 0, 0),
+            device_version: if opencl_3_1 {
+                "OpenCL 3.1 Ferrocl"
+            } else {
+                "OpenCL 3.0 Ferrocl"
+            },
+            numeric_version: make_version(3, u32::from(opencl_3_1), 0),
             latest_conformance_version_passed: "v0000-01-01-00",
         }
+    }
+
+    /// The device's OpenCL version as (major, minor).
+    pub fn version(&self) -> (u32, u32) {
+        (
+            self.numeric_version >> 22,
+            (self.numeric_version >> 12) & 0x3ff,
+        )
+    }
+
+    /// `CL_PLATFORM_VERSION`: the platform has this one device (sub-devices are parts of it),
+    /// so it supports the version the device does (API spec 3.1 §4.1).
+    pub fn platform_version(&self) -> &'static str {
+        self.device_version
+    }
+
+    /// Whether `clSetKernelArg` takes a size of zero for a `__local` argument: on an OpenCL 3.1
+    /// platform (API spec 3.1 §5.9.2, "For OpenCL 3.1 and newer, arg_size may be zero"), not
+    /// before (CL_INVALID_ARG_SIZE).
+    pub fn allows_empty_local_args(&self) -> bool {
+        self.version() >= (3, 1)
+    }
+
+    /// Whether `CL_DEVICE_OPENCL_C_ALL_VERSIONS` lists OpenCL C `major.minor`: `-cl-std=`
+    /// names only those (API spec 3.1 §5.8.6.5).
+    pub fn supports_opencl_c(&self, major: u32, minor: u32) -> bool {
+        self.opencl_c_all_versions
+            .iter()
+            .any(|v| v.version == make_version(major, minor, 0))
     }
 
     /// `CL_DEVICE_IL_VERSION`: "SPIR-V_1.0 SPIR-V_1.1 …".
@@ -697,9 +778,15 @@ impl DeviceConfig {
         self.features.clang_undefines()
     }
 
-    /// What the OpenCL C recipe adds to clang-15 for this device's features.
+    /// What the OpenCL C recipe adds to clang-15 for this device's features, and the device's
+    /// OpenCL version for `__OPENCL_VERSION__`.
     pub fn clang_preludes(&self) -> Vec<ferrocl_opencl_c::Prelude> {
-        self.features.clang_preludes()
+        let (major, minor) = self.version();
+        let mut preludes = self.features.clang_preludes();
+        preludes.push(ferrocl_opencl_c::Prelude::OpenClVersion(
+            major * 100 + minor * 10,
+        ));
+        preludes
     }
 
     /// The SPIR-V extensions llvm-spirv may use for this device: those of its features.

@@ -127,9 +127,9 @@ impl Kernel {
     }
 
     /// `clSetKernelExecInfo(CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM)`: CL_INVALID_OPERATION
-    /// for true unless the device has fine-grain system SVM.
+    /// for true unless the device has fine-grain system SVM; false is taken without SVM too
+    /// (API spec 3.1 §5.9.2, clSetKernelExecInfo's errors: only `CL_TRUE` needs the support).
     pub fn set_fine_grain_system(&self, on: bool) -> CLResult<()> {
-        self.require_svm()?;
         if on && !self.program.context.svm_level().system_pointers() {
             return Err(CL_INVALID_OPERATION);
         }
@@ -305,8 +305,11 @@ impl Kernel {
                 }
                 true
             }
+            // Zero bytes: no local memory, valid on an OpenCL 3.1 platform (API spec 3.1
+            // §5.9.2); the kernel's pointer is then the arena's offset with nothing behind it.
             (ArgKind::Local, ArgValue::Local(n)) => {
-                if *n == 0 {
+                let config = &self.program.context.devices[0].config;
+                if *n == 0 && !config.allows_empty_local_args() {
                     return Err(CL_INVALID_ARG_SIZE);
                 }
                 true

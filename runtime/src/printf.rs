@@ -97,6 +97,9 @@ fn render_record(format: &PrintfFormat, mut args: &[u8], out: &mut Vec<u8>) {
     }
 }
 
+// `%zd` and `%td` values are passed to snprintf as longs (see `format_element`).
+const _: () = assert!(std::mem::size_of::<c_long>() == std::mem::size_of::<usize>());
+
 /// `element`'s bytes (as many as `c.arg.bytes()`) widened to 8, little-endian.
 fn widen(element: &[u8], signed: bool) -> u64 {
     let mut bytes = [0u8; 8];
@@ -124,7 +127,9 @@ fn format_element(c: &PrintfConversion, element: &[u8], out: &mut Vec<u8>) {
             let v = widen(element, *signed);
             if *long {
                 c_format(out, |buf, len| {
-                    // SAFETY: `%…l…` takes a `long`; `buf` has `len` bytes.
+                    // SAFETY: `%…l…` takes a `long`, `%…z…` and `%…t…` a `size_t` or
+                    // `ptrdiff_t`, of long's size and registers on this LP64 host; `buf` has
+                    // `len` bytes.
                     unsafe { libc::snprintf(buf, len, fmt, v as c_long) }
                 });
             } else {

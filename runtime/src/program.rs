@@ -73,10 +73,13 @@ fn parse_options_or_explain(options: &str) -> Result<ParsedOptions, String> {
             "CL1.1" => (1, 1),
             "CL1.2" => (1, 2),
             "CL3.0" => (3, 0),
+            // OpenCL C 3.1 (API spec 3.1 §5.8.6.5), on a device that lists it: see
+            // [`check_language_version`].
+            "CL3.1" => (3, 1),
             _ => {
                 return Err(format!(
                     "error: invalid build option \"-cl-std={std}\": the device supports OpenCL C \
-                     1.0, 1.1, 1.2 and 3.0\n"
+                     1.0, 1.1, 1.2, 3.0 and 3.1\n"
                 ))
             }
         });
@@ -94,6 +97,29 @@ fn parse_options_or_explain(options: &str) -> Result<ParsedOptions, String> {
     // Ferrocl's own: checked mode for this program (as FERROCL_CHECKED=on does for all).
     c.checked = r.checked;
     Ok(p)
+}
+
+/// `-cl-std=CLx.y` names a version of `CL_DEVICE_OPENCL_C_ALL_VERSIONS` or fails the build
+/// (API spec 3.1 §5.8.6.5: "Calls to clBuildProgram or clCompileProgram with the -cl-std=CL3.1
+/// option will fail ... when CL_DEVICE_OPENCL_C_ALL_VERSIONS does not include OpenCL C 3.1";
+/// an OpenCL 3.0 device, with `FERROCL_SUBGROUPS=off`, lacks it). The build-log line, or
+/// nothing. The offline compiler (`ferrocl-clc`) asks the same.
+pub fn check_language_version(
+    parsed: &ParsedOptions,
+    device: &crate::config::DeviceConfig,
+) -> Result<(), String> {
+    match parsed.cl_std {
+        Some((major, minor)) if !device.supports_opencl_c(major.into(), minor.into()) => {
+            Err(format!(
+                "error: invalid build option \"-cl-std=CL{major}.{minor}\": \
+                 CL_DEVICE_OPENCL_C_ALL_VERSIONS does not list OpenCL C {major}.{minor} \
+                 (an OpenCL {}.{} device)\n",
+                device.version().0,
+                device.version().1
+            ))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Temporary include directory holding clCompileProgram's embedded headers.
@@ -415,13 +441,16 @@ impl Program {
 
     /// Parses build or compile options; a refused option is named in the build log.
     fn parse_options(&self, options: &str) -> CLResult<ParsedOptions> {
-        parse_options_or_explain(options).map_err(|log| {
-            let mut st = self.lock();
-            if st.status != CL_BUILD_IN_PROGRESS {
-                st.log = log;
-            }
-            CL_INVALID_BUILD_OPTIONS
-        })
+        let device = &self.context.devices[0].config;
+        parse_options_or_explain(options)
+            .and_then(|p| check_language_version(&p, device).map(|()| p))
+            .map_err(|log| {
+                let mut st = self.lock();
+                if st.status != CL_BUILD_IN_PROGRESS {
+                    st.log = log;
+                }
+                CL_INVALID_BUILD_OPTIONS
+            })
     }
 
     /// Records the result of a build or compile.
@@ -1195,5 +1224,42 @@ mod tests {
         );
         assert!(uniform("-cl-uniform-work-group-size", &il));
         assert_eq!(parse_options("-cl-std=CL3.0").unwrap().cl_std, Some((3, 0)));
+    }
+
+    /// `-cl-std=CL3.1` needs OpenCL C 3.1 in the device's list: an OpenCL 3.1 device has it,
+    /// the OpenCL 3.0 device of `FERROCL_SUBGROUPS=off` does not (CL_INVALID_BUILD_OPTIONS).
+    #[test]
+    fn opencl_c_3_1_needs_a_device_listing_it() {
+        use crate::config::DeviceConfig;
+        use crate::settings::Settings;
+        let v31 = DeviceConfig::detect(&Settings::parse(|_| None, |_| {}), 1);
+        let v30 = DeviceConfig::detect(
+            &Settings::parse(
+                |k| (k == "FERROCL_SUBGROUPS").then(|| "off".to_owned()),
+                |_| {},
+            ),
+            1,
+        );
+        assert_eq!((v31.version(), v30.version()), ((3, 1), (3, 0)));
+        let p = parse_options("-cl-std=CL3.1").unwrap();
+        assert_eq!(p.cl_std, Some((3, 1)));
+        assert_eq!(check_language_version(&p, &v31), Ok(()));
+        let log = check_language_version(&p, &v30).unwrap_err();
+        assert!(log.contains("OpenCL C 3.1"), "{log}");
+        for std in [
+            "",
+            "-cl-std=CL1.0",
+            "-cl-std=CL1.1",
+            "-cl-std=CL1.2",
+            "-cl-std=CL3.0",
+        ] {
+            let p = parse_options(std).unwrap();
+            assert_eq!(check_language_version(&p, &v30), Ok(()), "{std}");
+            assert_eq!(check_language_version(&p, &v31), Ok(()), "{std}");
+        }
+        assert_eq!(
+            parse_options("-cl-std=CL3.2"),
+            Err(CL_INVALID_BUILD_OPTIONS)
+        );
     }
 }

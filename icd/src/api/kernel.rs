@@ -125,8 +125,9 @@ pub(crate) unsafe fn arg_value(
                     ArgValue::Mem(None)
                 } else {
                     let m = arc::<Mem>(h)?;
+                    // An object of another context: CL_INVALID_CONTEXT (API spec 3.1 §5.9.2).
                     if !Arc::ptr_eq(&m.context, &k.program.context) {
-                        return Err(CL_INVALID_MEM_OBJECT);
+                        return Err(CL_INVALID_CONTEXT);
                     }
                     // A pointer argument takes a buffer, not an image or a pipe.
                     m.expect_buffer()?;
@@ -137,7 +138,10 @@ pub(crate) unsafe fn arg_value(
                 if !arg_value.is_null() {
                     return Err(CL_INVALID_ARG_VALUE);
                 }
-                if arg_size == 0 {
+                // Zero bytes (no local memory) is valid on an OpenCL 3.1 platform, whose
+                // version is its device's (API spec 3.1 §5.9.2).
+                let config = &k.program.context.devices[0].config;
+                if arg_size == 0 && !config.allows_empty_local_args() {
                     return Err(CL_INVALID_ARG_SIZE);
                 }
                 ArgValue::Local(arg_size)
@@ -160,7 +164,7 @@ pub(crate) unsafe fn arg_value(
                 }
                 let s = obj::<Sampler>(*(arg_value as *const cl_sampler))?;
                 if !Arc::ptr_eq(&s.context, &k.program.context) {
-                    return Err(CL_INVALID_SAMPLER);
+                    return Err(CL_INVALID_CONTEXT);
                 }
                 ArgValue::Sampler(s.descriptor())
             }
@@ -173,7 +177,7 @@ pub(crate) unsafe fn arg_value(
                 }
                 let m = arc::<Mem>(*(arg_value as *const cl_mem))?;
                 if !Arc::ptr_eq(&m.context, &k.program.context) {
-                    return Err(CL_INVALID_MEM_OBJECT);
+                    return Err(CL_INVALID_CONTEXT);
                 }
                 // An image of another type than declared ("not valid for the kernel argument",
                 // API spec): a 3D image for an image2d_t, an RGBA image for an
@@ -194,8 +198,8 @@ pub(crate) unsafe fn arg_value(
             }
             // A pipe object, never NULL (the API spec's "must point to a valid memory
             // object"); another memory object is "not valid for the kernel argument"
-            // (CL_INVALID_MEM_OBJECT). Either end of a pipe object may be bound to a
-            // read_only or write_only argument.
+            // (CL_INVALID_MEM_OBJECT), one of another context CL_INVALID_CONTEXT. Either end
+            // of a pipe object may be bound to a read_only or write_only argument.
             ArgKind::Pipe { .. } => {
                 if arg_size != std::mem::size_of::<cl_mem>() {
                     return Err(CL_INVALID_ARG_SIZE);
@@ -205,7 +209,7 @@ pub(crate) unsafe fn arg_value(
                 }
                 let m = arc::<Mem>(*(arg_value as *const cl_mem))?;
                 if !Arc::ptr_eq(&m.context, &k.program.context) {
-                    return Err(CL_INVALID_MEM_OBJECT);
+                    return Err(CL_INVALID_CONTEXT);
                 }
                 m.expect_pipe()?;
                 ArgValue::Pipe(Arc::downgrade(&m))

@@ -92,7 +92,7 @@ fn platform_info(param: cl_platform_info) -> CLResult<Vec<u8>> {
     let cfg = &platform().devices[0].config;
     Ok(match param {
         CL_PLATFORM_PROFILE => s(cfg.profile),
-        CL_PLATFORM_VERSION => s(config::PLATFORM_VERSION),
+        CL_PLATFORM_VERSION => s(cfg.platform_version()),
         CL_PLATFORM_NAME => s(config::PLATFORM_NAME),
         CL_PLATFORM_VENDOR => s(config::PLATFORM_VENDOR),
         CL_PLATFORM_EXTENSIONS => s(&cfg.extension_string()),

@@ -220,6 +220,10 @@ pub unsafe extern "C" fn clCompileProgram(
             let mut headers = Vec::new();
             for i in 0..num_input_headers as usize {
                 let h = obj::<Program>(*input_headers.add(i))?;
+                // A header program of another context (API spec 3.1 §5.8.5, clCompileProgram).
+                if !Arc::ptr_eq(&h.context, &p.context) {
+                    return Err(CL_INVALID_CONTEXT);
+                }
                 let name = *header_include_names.add(i);
                 if name.is_null() {
                     return Err(CL_INVALID_VALUE);

@@ -70,9 +70,9 @@ fn pipe_kernel(env: &Env) -> Kernel {
 }
 
 /// `clSetKernelArg` on a pipe argument takes a pipe object of the kernel's context and
-/// nothing else (API spec: "arg_value must point to a pipe memory object"; NULL, another
-/// memory object or one of another context is CL_INVALID_MEM_OBJECT); a buffer argument
-/// takes no pipe. A launch writes what the kernel computes.
+/// nothing else (API spec: "arg_value must point to a pipe memory object"; NULL or another
+/// memory object is CL_INVALID_MEM_OBJECT, one of another context CL_INVALID_CONTEXT, API spec
+/// 3.1 §5.9.2); a buffer argument takes no pipe. A launch writes what the kernel computes.
 #[test]
 fn kernel_pipe_arguments() {
     let env = Env::new();
@@ -104,7 +104,7 @@ fn kernel_pipe_arguments() {
     assert_eq!(set_arg(&k, 0, &not_a_mem), invalid, "a context");
     assert_eq!(
         set_arg(&k, 0, &foreign.0),
-        invalid,
+        CL_INVALID_CONTEXT,
         "another context's pipe"
     );
     if let Some(img) = image(&env) {
