@@ -381,3 +381,401 @@ fn inline_half_rounding_and_encoding_match_mathlib() {
         }
     }
 }
+
+/// A constant of `degrees` / `radians` as its 128-bit significand truncated: the exact value
+/// lies in (m, m + 1)·2^e. Computed from π to 500 bits by Machin's formula in Python integer
+/// arithmetic and checked against mpmath at 300 bits.
+struct ExactConstant {
+    m: u128,
+    e: i32,
+}
+
+/// 180/π.
+const DEGREES: ExactConstant = ExactConstant {
+    m: 0xe52e_e0d3_1e0f_bdc3_0a97_537f_40d2_57d7,
+    e: -122,
+};
+
+/// π/180.
+const RADIANS: ExactConstant = ExactConstant {
+    m: 0x8efa_3512_94e9_c8ae_0ec5_f66e_9485_c4d9,
+    e: -133,
+};
+
+/// A binary format: significand bits, the exponent of the smallest normal, the largest exponent.
+#[derive(Clone, Copy)]
+struct Fmt {
+    p: u32,
+    emin: i32,
+    emax: i32,
+}
+
+const F16: Fmt = Fmt {
+    p: 11,
+    emin: -14,
+    emax: 15,
+};
+const F32: Fmt = Fmt {
+    p: 24,
+    emin: -126,
+    emax: 127,
+};
+const F64: Fmt = Fmt {
+    p: 53,
+    emin: -1022,
+    emax: 1023,
+};
+
+/// A 256-bit unsigned integer as (high, low) halves.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct U256(u128, u128);
+
+impl U256 {
+    fn bit_len(self) -> u32 {
+        if self.0 != 0 {
+            256 - self.0.leading_zeros()
+        } else {
+            128 - self.1.leading_zeros()
+        }
+    }
+    fn shr(self, s: u32) -> U256 {
+        match s {
+            0 => self,
+            1..=127 => U256(self.0 >> s, self.1 >> s | self.0 << (128 - s)),
+            128..=255 => U256(0, self.0 >> (s - 128)),
+            _ => U256(0, 0),
+        }
+    }
+    /// The low `s` bits.
+    fn low(self, s: u32) -> U256 {
+        match s {
+            0 => U256(0, 0),
+            1..=127 => U256(0, self.1 & ((1u128 << s) - 1)),
+            128 => U256(0, self.1),
+            129..=255 => U256(self.0 & ((1u128 << (s - 128)) - 1), self.1),
+            _ => self,
+        }
+    }
+    fn pow2(s: u32) -> U256 {
+        if s < 128 {
+            U256(0, 1u128 << s)
+        } else {
+            U256(1u128 << (s - 128), 0)
+        }
+    }
+    fn add_small(self, v: u64) -> U256 {
+        let (lo, carry) = self.1.overflowing_add(u128::from(v));
+        U256(self.0 + u128::from(carry), lo)
+    }
+}
+
+/// m·c.m exactly (m < 2^64).
+fn mul_wide(m: u64, c: u128) -> U256 {
+    let (ch, cl) = (c >> 64, c & u128::from(u64::MAX));
+    let a = u128::from(m) * cl;
+    let b = u128::from(m) * ch;
+    let (lo, carry) = a.overflowing_add(b << 64);
+    U256((b >> 64) + u128::from(carry), lo)
+}
+
+/// `sign·m·2^e·C` correctly rounded (to nearest, ties to even) in `f`, as a double (exact: every
+/// f16, f32 and f64 value is one; infinity on overflow). The product with C's truncated
+/// significand is exact and the true product exceeds it by less than m units, so the rounding
+/// is decided exactly unless that interval holds a midpoint, which panics (it never does:
+/// C is irrational and 128 bits leave over 70 to spare). Also returns the distance of the exact
+/// value from the nearest midpoint, in units of the result's last place (for the report).
+fn exact_scaled(neg: bool, m: u64, e: i32, c: &ExactConstant, f: Fmt) -> (f64, f64) {
+    let sign = if neg { -1.0 } else { 1.0 };
+    if m == 0 {
+        return (sign * 0.0, 0.5);
+    }
+    let prod = mul_wide(m, c.m);
+    let len = prod.bit_len();
+    let lead = len as i32 - 1 + e + c.e; // the exponent of the leading bit
+    let keep = if lead >= f.emin {
+        f.p as i32
+    } else {
+        f.p as i32 - (f.emin - lead)
+    };
+    if keep < 0 {
+        return (sign * 0.0, 0.5);
+    }
+    let s = (len as i32 - keep) as u32;
+    assert!(s >= 1, "the product has more bits than the format");
+    let q = prod.shr(s);
+    let rem = prod.low(s);
+    let half = U256::pow2(s - 1);
+    let q = q.1 as u64;
+    let (q, distance) = if rem >= half {
+        (q + 1, rem)
+    } else {
+        assert!(
+            rem.add_small(m) <= half,
+            "undecided rounding of {m}·2^{e}·C"
+        );
+        (q, rem.add_small(m))
+    };
+    // Distance from the midpoint: |rem - half| / 2^s, to double precision (for the report).
+    let d = {
+        let (a, b) = if distance >= half {
+            (distance, half)
+        } else {
+            (half, distance)
+        };
+        let diff = U256(a.0 - b.0 - u128::from(a.1 < b.1), a.1.wrapping_sub(b.1));
+        let top = diff.bit_len().saturating_sub(64);
+        (diff.shr(top).1 as f64) * 2f64.powi(top as i32 - s as i32)
+    };
+    let scale = s as i32 + e + c.e;
+    let mut v = q as f64;
+    // Scale in two steps so that no step underflows before the last (which is exact).
+    let first = scale.max(-1000);
+    v *= 2f64.powi(first);
+    v *= 2f64.powi(scale - first);
+    let v = if v >= 2f64.powi(f.emax + 1) {
+        f64::INFINITY
+    } else {
+        v
+    };
+    (sign * v, d)
+}
+
+/// Splits a float into sign, integer significand and exponent: |x| = m·2^e. None for inf/NaN.
+fn split(bits: u64, mantissa: u32, bias: i32) -> Option<(bool, u64, i32)> {
+    let exp_bits = 64 - mantissa - 1;
+    let neg = bits >> 63 & 1 == 1;
+    let field = (bits >> mantissa & ((1 << exp_bits) - 1)) as i32;
+    let frac = bits & ((1 << mantissa) - 1);
+    if field == (1 << exp_bits) - 1 {
+        return None;
+    }
+    Some(if field == 0 {
+        (neg, frac, 1 - bias - mantissa as i32)
+    } else {
+        (neg, frac | 1 << mantissa, field - bias - mantissa as i32)
+    })
+}
+
+fn exact_f32(x: f32, c: &ExactConstant) -> (f32, f64) {
+    let b = u64::from(x.to_bits()) << 32;
+    // As the top half of a 64-bit word: sign at bit 63, 8 exponent bits, 23 + 32 mantissa bits.
+    match split(b, 55, 127) {
+        None => (x * 57.0, 0.5), // inf stays inf, NaN stays NaN
+        Some((neg, m, e)) => {
+            let (v, d) = exact_scaled(neg, m >> 32, e + 32, c, F32);
+            (v as f32, d)
+        }
+    }
+}
+
+fn exact_f64(x: f64, c: &ExactConstant) -> (f64, f64) {
+    match split(x.to_bits(), 52, 1023) {
+        None => (x * 57.0, 0.5),
+        Some((neg, m, e)) => exact_scaled(neg, m, e, c, F64),
+    }
+}
+
+fn exact_f16(h: u16, c: &ExactConstant) -> u16 {
+    let b = u64::from(h) << 48;
+    match split(b, 58, 15) {
+        None => h,
+        Some((neg, m, e)) => {
+            ferrocl_testref::f16_bits(exact_scaled(neg, m >> 48, e + 48, c, F16).0)
+        }
+    }
+}
+
+/// `degrees` and `radians` of float `inputs` through the scalar and float4 kernels, each
+/// result compared bit for bit with the exact product correctly rounded. Returns the smallest
+/// distance of an exact product from a float midpoint, in ulps.
+fn check_angle_f32(p: &ferrocl_codegen::Program, inputs: &[u32]) -> f64 {
+    let mut closest = 0.5f64;
+    let out = run_u32(p, "angle_f", inputs, 2);
+    let items4 = inputs.len() / 4;
+    let out4 = run_items(p, "angle_f4", inputs, items4, 8);
+    for (i, &bits) in inputs.iter().enumerate() {
+        let x = f32::from_bits(bits);
+        for (k, c) in [(0, &DEGREES), (1, &RADIANS)] {
+            let (want, d) = exact_f32(x, c);
+            closest = closest.min(d);
+            let name = ["degrees", "radians"][k];
+            let got = out[2 * i + k];
+            assert!(
+                same_f32(got, want),
+                "{name}({x:e} = {bits:#010x}) = {:e}, correctly rounded {want:e}",
+                f32::from_bits(got)
+            );
+            if i < items4 * 4 {
+                let got4 = out4[8 * (i / 4) + 4 * k + i % 4];
+                assert!(
+                    same_f32(got4, want),
+                    "float4 {name}({x:e} = {bits:#010x}) = {:e}, correctly rounded {want:e}",
+                    f32::from_bits(got4)
+                );
+            }
+        }
+    }
+    closest
+}
+
+/// Float degrees and radians are correctly rounded: the double product scales exactly with
+/// x's exponent, so every significand (all of [1, 2)) decides the normal results; every
+/// float whose degrees or radians is subnormal or underflows (|x| < 2^-120) is checked as it
+/// is, and the overflow boundary, specials and random floats of every exponent besides.
+#[test]
+fn degrees_radians_f32_correctly_rounded() {
+    let p = program(Recipe::Optimized);
+    let mut closest = 0.5f64;
+    // [1, 2) in chunks (to bound the buffers), then every float below 2^-120.
+    let ranges = [(0x3f80_0000u32, 0x4000_0000u32), (0, 0x0380_0000)];
+    for (lo, hi) in ranges {
+        let mut start = lo;
+        while start < hi {
+            let end = (start + (1 << 22)).min(hi);
+            let input: Vec<u32> = (start..end).collect();
+            closest = closest.min(check_angle_f32(&p, &input));
+            start = end;
+        }
+    }
+    closest = closest.min(check_angle_f32(&p, &float_inputs()));
+    // Around degrees' overflow threshold (FLT_MAX / 57.29... ≈ 5.94e36), negatives included.
+    let t = (f32::MAX / 57.295_78).to_bits();
+    let near: Vec<u32> = (t - 4096..t + 4096)
+        .flat_map(|b| [b, b | 0x8000_0000])
+        .collect();
+    closest = closest.min(check_angle_f32(&p, &near));
+    // For the record: how close the hardest case comes (the double product is within 2^-28
+    // ulp of a normal float result).
+    println!("closest exact float degrees/radians to a midpoint: {closest:e} ulp");
+}
+
+#[test]
+fn degrees_radians_f32_vector_and_o0() {
+    for recipe in RECIPES {
+        let p = program(recipe);
+        check_angle_f32(&p, &float_inputs());
+        // Promoted to double and back, the kernels still run several work-items per vector.
+        if matches!(recipe, Recipe::Optimized) {
+            for kernel in ["angle_f", "angle_f4"] {
+                assert_eq!(
+                    p.kernel(kernel).expect("kernel").vectorization,
+                    ferrocl_codegen::Vectorization::Vectorized {
+                        lanes: vector_lanes()
+                    },
+                    "{kernel}"
+                );
+            }
+        }
+    }
+}
+
+/// Half: every input, against the exact product rounded once to half.
+#[test]
+fn degrees_radians_half_correctly_rounded() {
+    for recipe in RECIPES {
+        let p = program(recipe);
+        let input: Vec<u16> = (0..=u16::MAX).collect();
+        let mut inb = bytes_of(&input);
+        let mut outb = vec![0u8; input.len() * 4];
+        launch(
+            &p,
+            "angle_h",
+            &mut [Arg::Buf(&mut inb), Arg::Buf(&mut outb)],
+            input.len() as u64,
+            64,
+        );
+        for (i, &h) in input.iter().enumerate() {
+            for (k, c) in [(0, &DEGREES), (1, &RADIANS)] {
+                let got = u16::from_ne_bytes([outb[4 * i + 2 * k], outb[4 * i + 2 * k + 1]]);
+                let want = exact_f16(h, c);
+                assert!(
+                    same_half(got, want),
+                    "{recipe:?} {} of half {h:#06x}: got {got:#06x}, want {want:#06x}",
+                    ["degrees", "radians"][k]
+                );
+            }
+        }
+    }
+}
+
+/// Double degrees and radians (one multiply by the nearest double) against the exact product:
+/// within 1 ulp (the spec allows 2) on specials, every exponent (subnormal results included)
+/// with random and structured significands, random doubles, and the overflow boundary.
+#[test]
+fn degrees_radians_f64_within_one_ulp() {
+    let mut rng = Rng(0xa4_91e5);
+    let mut input: Vec<u64> = vec![
+        0,
+        1 << 63,
+        1,
+        (1 << 63) | 1,
+        0x000f_ffff_ffff_ffff,
+        0x0010_0000_0000_0000,
+        0x3ff0_0000_0000_0000,
+        0x7fef_ffff_ffff_ffff,
+        0x7ff0_0000_0000_0000,
+        0xfff0_0000_0000_0000,
+        0x7ff8_0000_0000_0000,
+        0x7ff0_0000_0000_0001,
+    ];
+    for exp in 0u64..2047 {
+        for j in 0..200u64 {
+            let frac = match j {
+                0 => 0,
+                1 => (1 << 52) - 1,
+                2..=60 => (1 << (j - 2)) | rng.next() & ((1 << (j - 2)) - 1),
+                _ => rng.next() & ((1 << 52) - 1),
+            };
+            input.push(exp << 52 | frac);
+        }
+    }
+    // Every subnormal below 2^-1060 with few bits, and dense runs through the subnormals.
+    input.extend(1..(1u64 << 16));
+    for _ in 0..64 {
+        let base = rng.next() & ((1 << 53) - 1);
+        input.extend(base..base + 4096);
+    }
+    for _ in 0..(1 << 21) {
+        input.push(rng.next());
+    }
+    let t = (f64::MAX / 57.295_779_513_082_32).to_bits();
+    input.extend(t - 4096..t + 4096);
+    let negatives: Vec<u64> = input.iter().map(|b| b ^ (1 << 63)).collect();
+    input.extend(negatives);
+    for recipe in RECIPES {
+        let p = program(recipe);
+        let mut inb = bytes_of(&input);
+        let mut outb = vec![0u8; input.len() * 16];
+        launch(
+            &p,
+            "angle_d",
+            &mut [Arg::Buf(&mut inb), Arg::Buf(&mut outb)],
+            input.len() as u64,
+            64,
+        );
+        for (i, &bits) in input.iter().enumerate() {
+            let x = f64::from_bits(bits);
+            for (k, c) in [(0, &DEGREES), (1, &RADIANS)] {
+                let got = u64::from_ne_bytes(
+                    outb[16 * i + 8 * k..16 * i + 8 * k + 8].try_into().unwrap(),
+                );
+                let (want, _) = exact_f64(x, c);
+                // Same sign and at most one step apart in the ordered bit patterns (NaN for
+                // NaN).
+                let g = f64::from_bits(got);
+                let close = same_f64(got, want)
+                    || (g.is_sign_negative() == want.is_sign_negative()
+                        && (got & !(1 << 63)).abs_diff(want.to_bits() & !(1 << 63)) <= 1);
+                assert!(
+                    close,
+                    "{recipe:?} {}({x:e} = {bits:#018x}) = {g:e}, correctly rounded {want:e}",
+                    ["degrees", "radians"][k],
+                );
+            }
+        }
+    }
+    println!(
+        "double degrees/radians: {} inputs each, both recipes",
+        input.len()
+    );
+}

@@ -80,6 +80,14 @@ impl Format {
     }
 }
 
+/// `degrees`' and `radians`' constants rounded to double. 180/π =
+/// 0xe52ee0d31e0fbdc30a97537f40d257d7·2^-122 (truncated), π/180 =
+/// 0x8efa351294e9c8ae0ec5f66e9485c4d9·2^-133, computed exactly from π to 500 bits (Machin's
+/// formula in integer arithmetic, checked against mpmath at 300 bits); `tests/inline_math.rs`
+/// multiplies by these 128-bit significands exactly to check the results.
+const DEGREES_PER_RADIAN: f64 = f64::from_bits(0x404c_a5dc_1a63_c1f8);
+const RADIANS_PER_DEGREE: f64 = f64::from_bits(0x3f91_df46_a252_9d39);
+
 impl Translator<'_, '_, '_> {
     fn float_bits(&mut self, x: Value, f: Format) -> Value {
         self.b.ins().bitcast(f.int, MemFlagsData::new(), x)
@@ -87,6 +95,40 @@ impl Translator<'_, '_, '_> {
 
     fn bits_float(&mut self, bits: Value, f: Format) -> Value {
         self.b.ins().bitcast(f.float, MemFlagsData::new(), bits)
+    }
+
+    /// `degrees` (`degrees` true) or `radians`: x·C.
+    ///
+    /// Float (and half, whose values are floats here and are rounded to half afterwards):
+    /// correctly rounded, as x·hi in double rounded once to float. hi is within 2^-53 of C
+    /// (relative) and the product rounds once more, so the double is within 2^-52 of x·C, and
+    /// the float rounding could only go wrong where x·C lies that close to a float midpoint.
+    /// Scaling x by a power of two scales the double product exactly, so the 2^24
+    /// significands decide every normal result; `tests/inline_math.rs` checks them, every
+    /// float below 2^-120 (subnormal and underflowing results) and every half against the
+    /// exact product, and the closest a product comes to a midpoint is 2^-27 ulp. No branch:
+    /// a kernel that streams angles runs as fast as with one float multiply; a chain of 64
+    /// calls in registers runs 6 (Cranelift) to 14 (wide code) times slower, the cost of the
+    /// conversions. Flush-to-zero is the caller's, on the float argument and result.
+    ///
+    /// Double: one multiply by the nearest double (0.81 and 0.65 ulp at most, within the
+    /// spec's 2). The correctly rounded forms tried (fma(x, hi, x·lo) and a rare path for
+    /// |x| < 2^-900 behind a branch) cost 15 to 40 times a multiply in such a chain: every
+    /// varying branch is one test per vector at least.
+    pub(crate) fn angle_scale(&mut self, x: Value, degrees: bool) -> Value {
+        let c = if degrees {
+            DEGREES_PER_RADIAN
+        } else {
+            RADIANS_PER_DEGREE
+        };
+        let b = &mut self.b;
+        let k = b.ins().f64const(c);
+        if b.func.dfg.value_type(x) == types::F32 {
+            let d = b.ins().fpromote(types::F64, x);
+            let p = b.ins().fmul(d, k);
+            return b.ins().fdemote(types::F32, p);
+        }
+        b.ins().fmul(x, k)
     }
 
     /// Float rsqrt: 1/√x in double, rounded once to float. Correctly rounded: every positive

@@ -174,14 +174,8 @@ impl Translator<'_, '_, '_> {
                 Ok(self.b.ins().select(unord, d, pos))
             })?,
             Cl::fmod => arg(0)?.zip(arg(1)?, &mut |x, y| self.fmod_call(x, y))?,
-            Cl::degrees => arg(0)?.map(&mut |x| {
-                let k = self.float_const(x, 180.0 / std::f64::consts::PI);
-                Ok(self.b.ins().fmul(x, k))
-            })?,
-            Cl::radians => arg(0)?.map(&mut |x| {
-                let k = self.float_const(x, std::f64::consts::PI / 180.0);
-                Ok(self.b.ins().fmul(x, k))
-            })?,
+            Cl::degrees => arg(0)?.map(&mut |x| Ok(self.angle_scale(x, true)))?,
+            Cl::radians => arg(0)?.map(&mut |x| Ok(self.angle_scale(x, false)))?,
             Cl::mix => arg(0)?.zip3(arg(1)?, arg(2)?, &mut |x, y, a| {
                 let d = self.b.ins().fsub(y, x);
                 let p = self.b.ins().fmul(d, a);

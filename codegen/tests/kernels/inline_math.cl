@@ -98,3 +98,32 @@ __kernel void half_f(__global const uint *in, __global ushort *out) {
     o[10] = as_ushort(ip);
     o[11] = as_ushort(fract(b, &fl));
 }
+
+// degrees and radians (two results per input), on bit patterns: float, float4, double, half.
+__kernel void angle_f(__global const uint *in, __global uint *out) {
+    size_t i = get_global_id(0);
+    float x = as_float(in[i]);
+    out[2 * i] = as_uint(degrees(x));
+    out[2 * i + 1] = as_uint(radians(x));
+}
+
+__kernel void angle_f4(__global const uint4 *in, __global uint4 *out) {
+    size_t i = get_global_id(0);
+    float4 x = as_float4(in[i]);
+    out[2 * i] = as_uint4(degrees(x));
+    out[2 * i + 1] = as_uint4(radians(x));
+}
+
+__kernel void angle_d(__global const ulong *in, __global ulong *out) {
+    size_t i = get_global_id(0);
+    double x = as_double(in[i]);
+    out[2 * i] = as_ulong(degrees(x));
+    out[2 * i + 1] = as_ulong(radians(x));
+}
+
+__kernel void angle_h(__global const ushort *in, __global ushort *out) {
+    size_t i = get_global_id(0);
+    half x = as_half(in[i]);
+    out[2 * i] = as_ushort(degrees(x));
+    out[2 * i + 1] = as_ushort(radians(x));
+}
