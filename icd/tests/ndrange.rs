@@ -135,7 +135,7 @@ fn null_local_size() {
 /// OpenCL C says (1 for sizes and group counts, 0 for ids and offsets), in 1-, 2- and 3-D
 /// ranges, from OpenCL C built by the driver (llvm-spirv-15 alone would index the built-in
 /// vectors out of range); `__IMAGE_SUPPORT__` is defined on a device with images (the default) and
-/// `__OPENCL_VERSION__` is the device's 300.
+/// `__OPENCL_VERSION__` is the device's 310 (OpenCL 3.1).
 #[test]
 fn work_item_functions_outside_the_dimensions() {
     const SOURCE: &str = r#"
@@ -176,6 +176,7 @@ fn work_item_functions_outside_the_dimensions() {
     for options in [
         "",
         "-cl-std=CL3.0",
+        "-cl-std=CL3.1",
         "-cl-opt-disable",
         // OpenCL C 1.1 has no static functions (CTS compiler opencl_c_versions).
         "-cl-std=CL1.1",
@@ -205,7 +206,7 @@ fn work_item_functions_outside_the_dimensions() {
                         assert_eq!(&r[..8], &want_outside[..8], "{ctx}");
                     }
                     assert_eq!(r[16], 99, "{ctx}: __IMAGE_SUPPORT__ is not defined");
-                    assert_eq!(r[17], 300, "{ctx}: __OPENCL_VERSION__");
+                    assert_eq!(r[17], 310, "{ctx}: __OPENCL_VERSION__");
                 }
             }
         }
