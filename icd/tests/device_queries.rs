@@ -415,6 +415,7 @@ const NO_DEVICE_QUERIES: &[&str] = &[
     "cl_khr_expect_assume",
     "cl_khr_work_group_uniform_arithmetic",
     "cl_khr_extended_async_copies",
+    "cl_khr_async_work_group_copy_fence",
     // CL_DEVICE_DOUBLE_FP_CONFIG is core (above) since OpenCL 1.2.
     "cl_khr_fp64",
     "cl_khr_subgroups",

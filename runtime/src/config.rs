@@ -90,6 +90,32 @@ fn meets_opencl_3_1(
             .all(|name| extensions.iter().any(|e| e.name == *name))
 }
 
+/// The OpenCL C 3.0 features that OpenCL C 2.0 has in its core (OpenCL C 3.0 §6.2.1, the
+/// features marked as required in OpenCL C 2.0), `__opencl_c_read_write_images` only for a
+/// device with images (image support is optional in 2.0 too).
+const OPENCL_C_2_0_FEATURES: [&str; 10] = [
+    "__opencl_c_int64",
+    "__opencl_c_atomic_order_acq_rel",
+    "__opencl_c_atomic_order_seq_cst",
+    "__opencl_c_atomic_scope_device",
+    "__opencl_c_atomic_scope_all_devices",
+    "__opencl_c_generic_address_space",
+    "__opencl_c_program_scope_global_variables",
+    "__opencl_c_work_group_collective_functions",
+    "__opencl_c_pipes",
+    "__opencl_c_device_enqueue",
+];
+
+/// Whether a device with these OpenCL C features may list OpenCL C 2.0 in
+/// `CL_DEVICE_OPENCL_C_ALL_VERSIONS`: it compiles 2.0 programs, which may use every 2.0
+/// feature without asking (programs hard-coding `-cl-std=CL2.0`, as the CTS `pipe_info` test
+/// does, build).
+fn meets_opencl_c_2_0(features: &[NameVersion]) -> bool {
+    let has = |name: &str| features.iter().any(|f| f.name == name);
+    OPENCL_C_2_0_FEATURES.iter().all(|f| has(f))
+        && (!has("__opencl_c_images") || has("__opencl_c_read_write_images"))
+}
+
 /// A 128-bit FNV-1a digest of `parts`, shaped as an RFC 9562 version 8 (custom) UUID.
 fn uuid_of(parts: &[&str]) -> [u8; 16] {
     let mut h: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
@@ -373,7 +399,8 @@ pub struct DeviceConfig {
     /// (the highest version a 3.0 or 3.1 device reports here is 1.2, API spec 3.1 §4.2; the
     /// rest is in ALL_VERSIONS).
     pub opencl_c_version: &'static str,
-    /// `CL_DEVICE_OPENCL_C_ALL_VERSIONS`: 1.0, 1.1, 1.2 and 3.0, and 3.1 on an OpenCL 3.1
+    /// `CL_DEVICE_OPENCL_C_ALL_VERSIONS`: 1.0, 1.1, 1.2 and 3.0, 2.0 where the device has every
+    /// OpenCL C 2.0 feature (`meets_opencl_c_2_0`), and 3.1 on an OpenCL 3.1
     /// device (API spec 3.1 §4.2: "Support for at least OpenCL C 3.1, OpenCL C 3.0, OpenCL C
     /// 1.2, OpenCL C 1.1, and OpenCL C 1.0 is required for an OpenCL 3.1 device").
     pub opencl_c_all_versions: Vec<NameVersion>,
@@ -555,9 +582,13 @@ impl DeviceConfig {
             0
         };
         let opencl_3_1 = meets_opencl_3_1(&extensions, &il_versions, max_num_sub_groups);
-        let mut opencl_c_all_versions = [(1, 0), (1, 1), (1, 2), (3, 0)]
+        let mut opencl_c_all_versions = [(1, 0), (1, 1), (1, 2)]
             .map(|(major, minor)| NameVersion::new("OpenCL C", make_version(major, minor, 0)))
             .to_vec();
+        if meets_opencl_c_2_0(&opencl_c_features) {
+            opencl_c_all_versions.push(NameVersion::new("OpenCL C", make_version(2, 0, 0)));
+        }
+        opencl_c_all_versions.push(NameVersion::new("OpenCL C", make_version(3, 0, 0)));
         if opencl_3_1 {
             opencl_c_all_versions.push(NameVersion::new("OpenCL C", make_version(3, 1, 0)));
         }
@@ -927,6 +958,7 @@ mod tests {
                 "cl_intel_required_subgroup_size",
                 "cl_intel_subgroups",
                 "cl_khr_3d_image_writes",
+                "cl_khr_async_work_group_copy_fence",
                 "cl_khr_byte_addressable_store",
                 "cl_khr_depth_images",
                 "cl_khr_expect_assume",

@@ -119,23 +119,19 @@ impl Checker<'_> {
                     }
                 }
             }
-            Op::CreateUserEvent => {
-                if self.ty(rt) != Some(&Type::DeviceEvent) {
-                    let rule = format!(
-                        "SPIR-V Device-Side Enqueue: the result of OpCreateUserEvent must be an OpTypeDeviceEvent, found {}",
-                        self.type_name(rt)
-                    );
-                    self.report(inst, rule);
-                }
+            Op::CreateUserEvent if self.ty(rt) != Some(&Type::DeviceEvent) => {
+                let rule = format!(
+                    "SPIR-V Device-Side Enqueue: the result of OpCreateUserEvent must be an OpTypeDeviceEvent, found {}",
+                    self.type_name(rt)
+                );
+                self.report(inst, rule);
             }
-            Op::GetDefaultQueue => {
-                if self.ty(rt) != Some(&Type::Queue) {
-                    let rule = format!(
-                        "SPIR-V Device-Side Enqueue: the result of OpGetDefaultQueue must be an OpTypeQueue, found {}",
-                        self.type_name(rt)
-                    );
-                    self.report(inst, rule);
-                }
+            Op::GetDefaultQueue if self.ty(rt) != Some(&Type::Queue) => {
+                let rule = format!(
+                    "SPIR-V Device-Side Enqueue: the result of OpGetDefaultQueue must be an OpTypeQueue, found {}",
+                    self.type_name(rt)
+                );
+                self.report(inst, rule);
             }
             _ => {}
         }
