@@ -225,8 +225,10 @@ pub(crate) unsafe fn arg_value(
                 }
                 let q = arc::<DeviceQueue>(*(arg_value as *const cl_command_queue))
                     .map_err(|_| CL_INVALID_DEVICE_QUEUE)?;
+                // A device queue of another context: CL_INVALID_CONTEXT, as for memory objects
+                // and samplers (API spec 3.1 §5.9.2).
                 if !Arc::ptr_eq(&q.context, &k.program.context) {
-                    return Err(CL_INVALID_DEVICE_QUEUE);
+                    return Err(CL_INVALID_CONTEXT);
                 }
                 ArgValue::Queue(Arc::downgrade(&q))
             }

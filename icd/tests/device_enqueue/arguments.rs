@@ -36,7 +36,7 @@ fn queue_arguments_take_device_queues_of_the_context() {
     );
     assert_eq!(
         set(size, handle(&foreign.0)),
-        CL_INVALID_DEVICE_QUEUE,
+        CL_INVALID_CONTEXT,
         "another context"
     );
     // A device queue for a buffer argument.
