@@ -191,9 +191,11 @@ fn platform_and_device_report_opencl_3_1() {
         device_u32(CL_DEVICE_OPENCL_C_NUMERIC_VERSION_KHR),
         version(1, 2)
     );
+    // OpenCL C 2.0 too: the device has every OpenCL C 2.0 feature (device-side enqueue and
+    // pipes included).
     assert_eq!(
         opencl_c_versions(),
-        [(1, 0), (1, 1), (1, 2), (3, 0), (3, 1)]
+        [(1, 0), (1, 1), (1, 2), (2, 0), (3, 0), (3, 1)]
     );
 }
 
@@ -490,7 +492,10 @@ fn without_sub_groups_the_device_is_opencl_3_0() {
     assert_eq!(device_u32(CL_DEVICE_NUMERIC_VERSION), version(3, 0));
     let platform = platform_data(CL_PLATFORM_VERSION);
     assert_eq!(&platform[..], b"OpenCL 3.0 Ferrocl\0");
-    assert_eq!(opencl_c_versions(), [(1, 0), (1, 1), (1, 2), (3, 0)]);
+    assert_eq!(
+        opencl_c_versions(),
+        [(1, 0), (1, 1), (1, 2), (2, 0), (3, 0)]
+    );
     let Err(log) = env.try_program_from_source(VERSIONS_SOURCE, "-cl-std=CL3.1") else {
         panic!("-cl-std=CL3.1 built on an OpenCL 3.0 device");
     };
@@ -541,4 +546,54 @@ fn fine_grain_system_false_needs_no_svm() {
     };
     assert_eq!(set(CL_FALSE), CL_SUCCESS);
     assert_eq!(set(CL_TRUE), CL_INVALID_OPERATION);
+}
+
+/// A program that hard-codes OpenCL C 2.0 (the CTS `pipe_info` test, programs written for
+/// OpenCL 2.x devices) builds, using 2.0 features it never asks for; without
+/// device-side enqueue the device lacks a 2.0 feature, does not list 2.0, and refuses
+/// `-cl-std=CL2.0` (API spec §5.8.6.5).
+const OPENCL_C_2_0_SOURCE: &str = r#"
+kernel void twenty(global int *out, __write_only pipe int p) {
+    global int *g = out;
+    generic int *any = g;
+    any[0] = __OPENCL_C_VERSION__;
+    out[1] = get_kernel_work_group_size(^{ out[3] = 1; }) > 0 ? 1 : 2;
+    out[2] = is_valid_reserve_id(reserve_write_pipe(p, 1)) ? 3 : 4;
+}
+"#;
+
+#[test]
+fn opencl_c_2_0_is_offered_with_every_2_0_feature() {
+    let env = Env::new();
+    if !ferrocl_or_skip(&env) {
+        return;
+    }
+    assert!(opencl_c_versions().contains(&(2, 0)));
+    let program = env.program_from_source(OPENCL_C_2_0_SOURCE, "-cl-std=CL2.0");
+    let names = program.get_kernel_names().expect("CL_PROGRAM_KERNEL_NAMES");
+    // The block's kernel is the device's, not the program's.
+    assert_eq!(names, "twenty");
+    assert!(Kernel::create(&program, "twenty").is_ok());
+}
+
+#[test]
+fn without_device_enqueue_opencl_c_2_0_is_not_offered() {
+    if in_child(
+        "without_device_enqueue_opencl_c_2_0_is_not_offered",
+        &[("FERROCL_DEVICE_ENQUEUE", "off")],
+    ) {
+        return;
+    }
+    let env = Env::new();
+    if !ferrocl_or_skip(&env) {
+        return;
+    }
+    assert!(!opencl_c_versions().contains(&(2, 0)));
+    let Err(log) = env.try_program_from_source(OPENCL_C_2_0_SOURCE, "-cl-std=CL2.0") else {
+        panic!("-cl-std=CL2.0 built without device-side enqueue");
+    };
+    assert!(
+        log.contains("CL_INVALID_BUILD_OPTIONS") || log.contains("-43"),
+        "{log}"
+    );
 }

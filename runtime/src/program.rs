@@ -72,14 +72,16 @@ fn parse_options_or_explain(options: &str) -> Result<ParsedOptions, String> {
             "CL1.0" => (1, 0),
             "CL1.1" => (1, 1),
             "CL1.2" => (1, 2),
+            // OpenCL C 2.0, on a device with every 2.0 feature (config.rs).
+            "CL2.0" => (2, 0),
             "CL3.0" => (3, 0),
             // OpenCL C 3.1 (API spec 3.1 §5.8.6.5), on a device that lists it: see
             // [`check_language_version`].
             "CL3.1" => (3, 1),
             _ => {
                 return Err(format!(
-                    "error: invalid build option \"-cl-std={std}\": the device supports OpenCL C \
-                     1.0, 1.1, 1.2, 3.0 and 3.1\n"
+                    "error: invalid build option \"-cl-std={std}\": not an OpenCL C version \
+                     (CL1.0, CL1.1, CL1.2, CL2.0, CL3.0, CL3.1)\n"
                 ))
             }
         });
