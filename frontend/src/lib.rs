@@ -37,13 +37,14 @@ pub use instruction::{
     SpecConstantOp, Store, Switch, Unary, Variable, VectorExtractDynamic, VectorInsertDynamic,
     VectorLoad, VectorShuffle, VectorStore,
 };
-pub use instruction_enqueue::{BlockQueryOperands, BlockRef, BuildNdRange, EnqueueKernel, EnqueueMarker};
+pub use instruction_enqueue::{
+    BlockQueryOperands, BlockRef, BuildNdRange, EnqueueKernel, EnqueueMarker,
+};
 pub use link::{itanium_name, link, provided_by_device, unresolved_imports, Linked, SpecValues};
 pub use metadata::{
-    is_device_enqueue_instruction,
-    is_barrier_or_collective, stops_work_items, synchronises_work_group, AccessQualifier,
-    AddressQualifier, ArgKind, ImageType, KernelArg, KernelInfo, TypeQualifiers,
-    VEC_TYPE_HINT_RECORD,
+    is_barrier_or_collective, is_device_enqueue_instruction, stops_work_items,
+    synchronises_work_group, AccessQualifier, AddressQualifier, ArgKind, ImageType, KernelArg,
+    KernelInfo, TypeQualifiers, VEC_TYPE_HINT_RECORD,
 };
 pub use module::{Module, Type, TypeId};
 pub use parse::{is_spirv, parse, parse_for_device, parse_specialized, spec_constants};
