@@ -1271,7 +1271,11 @@ fn async_copies_on_either_side_of_a_fence_keep_their_order() {
     if !env.extension_or_skip(FENCE) {
         return;
     }
-    for std in ["-cl-std=CL1.2", "-cl-std=CL3.0", "-cl-std=CL3.0 -cl-opt-disable"] {
+    for std in [
+        "-cl-std=CL1.2",
+        "-cl-std=CL3.0",
+        "-cl-std=CL3.0 -cl-opt-disable",
+    ] {
         let program = env.program_from_source(FENCE_SOURCE, std);
         let kernel = check(
             cl(Kernel::create(&program, "export_then_import")),
