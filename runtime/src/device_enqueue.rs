@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ferrocl_codegen::{
-    BlockQuery, CheckedLaunch, DeviceEnqueueContext, DeviceEnqueueHost, KernelEnqueue, NdRange,
+    BlockQuery, DeviceEnqueueContext, DeviceEnqueueHost, KernelEnqueue, NdRange,
     CLK_DEVICE_QUEUE_FULL, CLK_ENQUEUE_FAILURE, CLK_ENQUEUE_FLAGS_WAIT_WORK_GROUP,
     CLK_EVENT_ALLOCATION_FAILURE, CLK_INVALID_ARG_SIZE, CLK_INVALID_EVENT_WAIT_LIST,
     CLK_INVALID_NDRANGE, CLK_INVALID_QUEUE, CLK_OUT_OF_RESOURCES, CLK_PROFILING_COMMAND_EXEC_TIME,
@@ -652,15 +652,8 @@ impl Host {
         launch.printf_buffer = printf.as_mut().map_or(0, PrintfBuffer::address);
         let checked = kernel.checked.then(|| {
             let (regions, read_only) = self.checked_regions.clone().unwrap_or_default();
-            let stop = launch
-                .stop
-                .get_or_insert_with(|| Arc::new(AtomicU32::new(0)))
-                .clone();
-            Box::new(CheckedLaunch::new(regions, read_only, stop))
+            launch.arm_checked(regions, read_only)
         });
-        launch.checked = checked
-            .as_ref()
-            .map_or(0, |c| &**c as *const CheckedLaunch as u64);
         let ran = run_ndrange(&self.device.pool, self.hints, kernel, &child.block, &launch);
         if let Some(printf) = printf {
             write_stdout(&printf.render(&kernel.printf_formats));

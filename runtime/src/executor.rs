@@ -23,7 +23,7 @@ use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use ferrocl_codegen::{GroupInfo, Kernel, LOCAL_ARG_ALIGN};
+use ferrocl_codegen::{CheckedLaunch, GroupInfo, Kernel, LOCAL_ARG_ALIGN};
 
 /// A kernel's argument block, 16-byte aligned (backed by u128s).
 pub struct ArgBlock {
@@ -87,6 +87,24 @@ pub struct Launch {
 }
 
 impl Launch {
+    /// Checked mode for a launch of a checked kernel (host launches and device-side
+    /// children): a `CheckedLaunch` of `regions` and the `read_only` ones, whose first fault
+    /// stops the launch through its stop word (a new one without a watchdog), and
+    /// `self.checked` its address. The box must outlive the launch.
+    pub fn arm_checked(
+        &mut self,
+        regions: Vec<(u64, u64)>,
+        read_only: Vec<(u64, u64)>,
+    ) -> Box<CheckedLaunch> {
+        let stop = self
+            .stop
+            .get_or_insert_with(|| Arc::new(AtomicU32::new(0)))
+            .clone();
+        let checked = Box::new(CheckedLaunch::new(regions, read_only, stop));
+        self.checked = &*checked as *const CheckedLaunch as u64;
+        checked
+    }
+
     /// Where the frames start in the arena.
     fn frames_offset(&self) -> usize {
         self.arena_size.next_multiple_of(LOCAL_ARG_ALIGN)

@@ -2,10 +2,10 @@
 //! turning a launch into a command (argument block snapshot, local-memory layout, work-group
 //! size choice and checks).
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, Weak};
 
-use ferrocl_codegen::{ArgSlot, CheckedLaunch, LOCAL_ARG_ALIGN, SUB_GROUP_SIZE};
+use ferrocl_codegen::{ArgSlot, LOCAL_ARG_ALIGN, SUB_GROUP_SIZE};
 use ferrocl_frontend::{AddressQualifier, ArgKind, KernelInfo};
 use opencl_sys::*;
 
@@ -673,16 +673,10 @@ impl KernelLaunch {
         launch.stop = watch.as_ref().map(crate::watchdog::Watch::stop_word);
         // A checked kernel's fault stops the launch through the same word (a new one without
         // a watchdog).
-        let checked = self.checked_regions.clone().map(|(regions, read_only)| {
-            let stop = launch
-                .stop
-                .get_or_insert_with(|| Arc::new(AtomicU32::new(0)))
-                .clone();
-            Box::new(CheckedLaunch::new(regions, read_only, stop))
-        });
-        launch.checked = checked
-            .as_ref()
-            .map_or(0, |c| &**c as *const CheckedLaunch as u64);
+        let checked = self
+            .checked_regions
+            .clone()
+            .map(|(regions, read_only)| launch.arm_checked(regions, read_only));
         let started = self.tiered.then(std::time::Instant::now);
         // A kernel with device-side enqueue gets a host for its enqueues; the children run
         // after its work-groups, and the command completes after them (device_enqueue.rs).
