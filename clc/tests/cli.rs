@@ -132,13 +132,13 @@ fn failures_exit_non_zero_with_a_log() {
     assert_eq!(run.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&run.stderr).contains("SCALE must come"));
     assert!(!out.exists());
-    // An option clBuildProgram refuses.
+    // An option clBuildProgram refuses: a language version OpenCL C does not have.
     let run = clc()
         .arg("--source")
         .arg(&src)
         .arg("--output")
         .arg(&out)
-        .args(["--", "-DSCALE=1.0f", "-DOFFSET=0.0f", "-cl-std=CL2.0"])
+        .args(["--", "-DSCALE=1.0f", "-DOFFSET=0.0f", "-cl-std=CL2.2"])
         .output()
         .unwrap();
     assert_eq!(run.status.code(), Some(1));
