@@ -162,7 +162,7 @@ use std::collections::{HashMap, HashSet};
 use rspirv::dr::{self, Operand};
 use spirv::{Decoration, ExecutionMode, FunctionParameterAttribute, Op, StorageClass};
 
-use crate::diagnostics::FrontendError;
+use crate::diagnostics::{Diagnostic, FrontendError};
 use crate::module::{Module, Type};
 
 /// Prefix of the `OpModuleProcessed` strings that carry a kernel's unsigned `vec_type_hint`
@@ -172,7 +172,8 @@ use crate::module::{Module, Type};
 pub const VEC_TYPE_HINT_RECORD: &str = "ferrocl vec_type_hint ";
 
 /// Reads every `OpEntryPoint Kernel` into a [`KernelInfo`], and gives every block that
-/// device-side enqueue instructions name a kernel ([`block_kernels`]).
+/// device-side enqueue instructions name a kernel (`Module::block_kernels`, the second
+/// result).
 pub(crate) fn extract_kernels(
     m: &Module,
 ) -> Result<(Vec<KernelInfo>, HashMap<u32, usize>), FrontendError> {
@@ -200,28 +201,23 @@ pub(crate) fn extract_kernels(
             Some(index) => index,
             None => {
                 // A block with no entry point of its own (SPIR-V from another producer than
-                // llvm-spirv): a hidden kernel runs it.
-                let f = m.function_raw(invoke).ok_or_else(|| {
-                    FrontendError::Invalid(vec![m.diag(
-                        format!("OpEnqueueKernel: Invoke %{invoke} is not a function"),
-                        &m.raw.entry_points[0],
-                        None,
-                    )])
-                })?;
-                let def = f.def.clone().ok_or_else(|| {
-                    FrontendError::Invalid(vec![m.diag(
-                        format!("OpEnqueueKernel: Invoke %{invoke} has no OpFunction"),
-                        &m.raw.entry_points[0],
-                        None,
-                    )])
-                })?;
-                kernels.push(kernel_info(
-                    m,
-                    invoke,
-                    &format!("__ferrocl_block_{invoke}"),
-                    true,
-                    &def,
-                )?);
+                // llvm-spirv): a hidden kernel runs it. The validator made sure the Invoke is
+                // a function.
+                let def = m
+                    .function_raw(invoke)
+                    .and_then(|f| f.def.as_ref())
+                    .ok_or_else(|| {
+                        FrontendError::Invalid(vec![Diagnostic {
+                            rule: "SPIR-V Device-Side Enqueue: an Invoke must be an OpFunction"
+                                .into(),
+                            instruction: format!("%{invoke}"),
+                            word_offset: None,
+                            source_name: None,
+                            source_line: None,
+                        }])
+                    })?;
+                let name = format!("__ferrocl_block_{invoke}");
+                kernels.push(kernel_info(m, invoke, &name, true, def)?);
                 kernels.len() - 1
             }
         };
@@ -296,16 +292,14 @@ fn forwards_to(m: &Module, function: u32) -> Option<u32> {
 fn kernel_info(
     m: &Module,
     function: u32,
-    name: &String,
+    name: &str,
     block_invoke: bool,
     at: &dr::Instruction,
 ) -> Result<KernelInfo, FrontendError> {
-    let function = &function;
-    let ep = at;
-    let f = m.function_raw(*function).ok_or_else(|| {
+    let f = m.function_raw(function).ok_or_else(|| {
         FrontendError::Invalid(vec![m.diag(
             format!("entry point \"{name}\" names %{function}, not a function"),
-            ep,
+            at,
             None,
         )])
     })?;
@@ -347,8 +341,8 @@ fn kernel_info(
         });
     }
     let mut info = KernelInfo {
-        name: name.clone(),
-        function: *function,
+        name: name.to_owned(),
+        function,
         args,
         reqd_work_group_size: None,
         work_group_size_hint: None,
@@ -356,9 +350,9 @@ fn kernel_info(
         contraction_off: false,
         required_sub_group_size: None,
         sub_groups_per_work_group: None,
-        uses_barrier: reaches(m, *function, |id| stops_work_items(m, id)),
-        has_spin_loops: reaches(m, *function, |id| !m.spin_loop_back_edges(id).is_empty()),
-        has_named_barriers: reaches(m, *function, |id| {
+        uses_barrier: reaches(m, function, |id| stops_work_items(m, id)),
+        has_spin_loops: reaches(m, function, |id| !m.spin_loop_back_edges(id).is_empty()),
+        has_named_barriers: reaches(m, function, |id| {
             m.function_raw(id).is_some_and(|f| {
                 f.blocks
                     .iter()
@@ -367,7 +361,7 @@ fn kernel_info(
             })
         }),
         block_invoke,
-        uses_device_enqueue: reaches(m, *function, |id| {
+        uses_device_enqueue: reaches(m, function, |id| {
             m.function_raw(id).is_some_and(|f| {
                 f.blocks
                     .iter()
@@ -377,7 +371,7 @@ fn kernel_info(
         }),
     };
     for mode in &m.raw.execution_modes {
-        if mode.operands.first() != Some(&Operand::IdRef(*function)) {
+        if mode.operands.first() != Some(&Operand::IdRef(function)) {
             continue;
         }
         let lits: Vec<u32> = mode.operands[2..]
