@@ -88,8 +88,7 @@ impl DeviceQueue {
             }
         }
         // CL_DEVICE_MAX_ON_DEVICE_QUEUES counts the queues besides the default one.
-        let becomes_default = wants_default;
-        if !becomes_default {
+        if !wants_default {
             let others = state
                 .live_of(device)
                 .filter(|q| !state.is_default(q))
@@ -107,7 +106,7 @@ impl DeviceQueue {
             size,
         });
         state.queues.push(Arc::downgrade(&queue));
-        if becomes_default {
+        if wants_default {
             state.set_default(device, &queue);
         }
         Ok(Created::New(queue))

@@ -376,9 +376,9 @@ impl<'m> Checker<'m> {
             self.report(inst, rule);
         }
         if let Some(scope) = self.constant_operand(inst, AtomicOp::SCOPE, "Memory scope") {
-            // env 4: Subgroup too, on a device with sub-groups (CL_DEVICE_MAX_NUM_SUB_GROUPS
-            // not 0), as for barriers and fences; every atomic is a device-wide one here. The
-            // OpenCL 3.1 CTS c11_atomics inclusive-scope tests use it with sub-groups.
+            // Subgroup memory scope too, as barriers and fences may name it (env 5.2.11): it is
+            // narrower than every scope the device lists, and every atomic here is device-wide.
+            // The OpenCL 3.1 CTS c11_atomics inclusive-scope tests use it.
             if !ATOMIC_SCOPES.iter().any(|s| *s as u32 == scope) && scope != Scope::Subgroup as u32
             {
                 let rule = format!("env 4: atomic Scope {} is not in this device's CL_DEVICE_ATOMIC_MEMORY_CAPABILITIES (work-group, device and all-devices scope)", scope_name(scope));
