@@ -12,6 +12,7 @@ mod device_enqueue;
 mod entry_points;
 mod environment;
 mod error;
+mod half_rounding;
 mod jit;
 mod options;
 mod pipe;

@@ -312,10 +312,40 @@ fn inline_double_functions_match_mathlib() {
 
 #[test]
 fn inline_half_rounding_and_encoding_match_mathlib() {
+    check_half(default_options());
+}
+
+/// The wide backend's rounding to half is LLVM's conversions (F16C or AVX512-FP16), on the
+/// vectoriser's vectors: the same bits as mathlib's, and no fallback to Cranelift.
+#[test]
+fn half_rounding_by_the_wide_backend_matches_mathlib() {
+    assert!(
+        ferrocl_opencl_c::wide_backend_available(),
+        "libLLVM-15 and the LLVM server must be available here"
+    );
+    check_half(ferrocl_codegen::BuildOptions {
+        backend: ferrocl_codegen::Backend::Wide,
+        ..ferrocl_codegen::BuildOptions::default()
+    });
+}
+
+fn check_half(options: ferrocl_codegen::BuildOptions) {
     let half = |h: u16| ml::half::f16_to_f32(h);
     let round = |x: f32| ml::half::f32_to_f16(x);
     for recipe in RECIPES {
-        let p = program(recipe);
+        let spirv = spirv_from_c("inline_math.cl", recipe, common::CL1_2);
+        let module = ferrocl_frontend::parse(&spirv).unwrap_or_else(|e| panic!("frontend: {e}"));
+        let p = compile(&module, &options).unwrap_or_else(|e| panic!("codegen: {e}"));
+        let k = p.kernel("half_f").expect("half_f");
+        assert_eq!(k.backend(), options.backend, "{:?}", k.wide_refusal());
+        assert!(
+            matches!(
+                k.vectorization,
+                ferrocl_codegen::Vectorization::Vectorized { .. }
+            ),
+            "{recipe:?}: {:?}",
+            k.vectorization
+        );
         let mut input = float_inputs();
         // Every half against its neighbours and against every 257th half.
         for a in 0..=u16::MAX {

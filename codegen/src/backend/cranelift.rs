@@ -19,13 +19,25 @@ pub(super) fn compile(
 ) -> Result<CompiledFunction, String> {
     let dumping = options.dump_dir.is_some();
     let mut scalar_fallback = false;
+    // A wide build's rounding pairs (half_rounding.rs) become integer code; the
+    // vectoriser's, on vectors, cannot, and the scalar fallback is compiled instead.
+    let mut func = func;
+    let lowered = crate::half_rounding::lower_pairs(&mut func);
     let mut ctx = cranelift_codegen::Context::for_function(func);
     ctx.set_disasm(dumping);
     let mut plane = cranelift_codegen::control::ControlPlane::default();
-    if let Err(e) = ctx.compile(isa, &mut plane) {
-        let Some(scalar) = fallback else {
-            return Err(format!("{:?}", e.inner));
+    let compiled = match lowered {
+        Ok(()) => ctx
+            .compile(isa, &mut plane)
+            .map(|_| ())
+            .map_err(|e| format!("{:?}", e.inner)),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = compiled {
+        let Some(mut scalar) = fallback else {
+            return Err(e);
         };
+        crate::half_rounding::lower_pairs(&mut scalar)?;
         ctx = cranelift_codegen::Context::for_function(scalar);
         ctx.set_disasm(dumping);
         ctx.compile(isa, &mut plane)

@@ -4,8 +4,9 @@
 //! the 16-bit encoding, widened at loads and narrowed (exactly) at stores; every arithmetic
 //! result with a half type is rounded back to half (`f32` has more than 2·11+2 bits, so rounding
 //! the correctly rounded f32 result of + − × ÷ √ again gives the correctly rounded half).
-//! Narrowing from f32 to nearest even (the default, so every half arithmetic result) and the
-//! encoding of a half for memory are inline (inline_math.rs); narrowing from f64 and integers,
+//! Narrowing from f32 to nearest even (the default, so every half arithmetic result) is the
+//! rounding pair of half_rounding.rs (hardware conversions in wide code, exact integer code for
+//! Cranelift), the encoding of a half for memory is inline (inline_math.rs); narrowing from f64 and integers,
 //! and in the other rounding modes, calls `ferrocl-mathlib`'s exact entry points, one per
 //! rounding mode, which round the exact significand once. Also here: the OpenCL.std
 //! `vload_half*`/`vstore_half*` family (Float16Buffer, always available).

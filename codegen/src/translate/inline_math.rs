@@ -372,48 +372,12 @@ impl Translator<'_, '_, '_> {
         self.b.ins().fdemote(types::F32, p)
     }
 
-    /// The half nearest (ties to even) to f32 `x`, as the f32 holding it — exact in every
-    /// thread rounding mode. Normal halves: the f32 pattern rounded at the half's last
-    /// mantissa bit (a carry steps the exponent, up to infinity at 65520); subnormal halves:
-    /// |x|·2^24 rounded to an integer by `nearest` (the scalings are exact); NaNs come out quiet
-    /// with the top 10 payload bits, as mathlib's `f32_to_f16_rounded` + widening give.
+    /// The half nearest (ties to even) to f32 `x`, as the f32 holding it: the rounding pair
+    /// `fpromote (fdemote.f16 x)`, which the wide backend lowers to hardware conversions and
+    /// `half_rounding::lower_pairs` to exact integer code for Cranelift.
     pub(crate) fn round_to_half_rte(&mut self, x: Value) -> Value {
-        let f = Format::of(types::F32);
-        let bits = self.float_bits(x, f);
-        let abs = self.b.ins().band_imm_s(bits, 0x7fff_ffff);
-        let sign = self.b.ins().band_imm_s(bits, i64::from(i32::MIN));
-        let last = self.b.ins().ushr_imm_s(abs, 13);
-        let last = self.b.ins().band_imm_s(last, 1);
-        let r = self.b.ins().iadd_imm_s(abs, 0xfff);
-        let r = self.b.ins().iadd(r, last);
-        let r = self.b.ins().band_imm_s(r, !0x1fff);
-        let overflow = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, r, 0x4780_0000);
-        let inf = self.b.ins().iconst(types::I32, 0x7f80_0000);
-        let r = self.b.ins().select(overflow, inf, r);
-        let ax = self.b.ins().fabs(x);
-        let up = self.b.ins().f32const(2f32.powi(24));
-        let units = self.b.ins().fmul(ax, up);
-        let units = self.b.ins().nearest(units);
-        let down = self.b.ins().f32const(2f32.powi(-24));
-        let small = self.b.ins().fmul(units, down);
-        let small = self.float_bits(small, f);
-        let is_small = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedLessThan, abs, 0x3880_0000);
-        let r = self.b.ins().select(is_small, small, r);
-        let nan = self.b.ins().band_imm_s(abs, !0x1fff);
-        let nan = self.b.ins().bor_imm_s(nan, 0x0040_0000);
-        let is_nan = self
-            .b
-            .ins()
-            .icmp_imm_s(IntCC::UnsignedGreaterThan, abs, 0x7f80_0000);
-        let r = self.b.ins().select(is_nan, nan, r);
-        let r = self.b.ins().bor(r, sign);
-        self.bits_float(r, f)
+        let h = self.b.ins().fdemote(types::F16, x);
+        self.b.ins().fpromote(types::F32, h)
     }
 
     /// The encoding (i16) of half value `x` (an f32 holding a half), bit for bit as mathlib's

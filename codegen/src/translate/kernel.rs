@@ -256,6 +256,14 @@ pub(crate) fn build(
     t.b.finalize(frontend_config);
     let vector_results = std::mem::take(&mut t.vector_results);
     let isa = t.env.isa();
+    // Roundings to half stay conversion pairs (half_rounding.rs) only for the wide backend
+    // rounding to nearest; the explicit-vector packer takes them lowered too.
+    let half_pairs = options.backend == crate::Backend::Wide
+        && !options.round_to_zero
+        && crate::half_rounding::has_pairs(func);
+    if !half_pairs {
+        lower_half_pairs(func)?;
+    }
     // Explicit vectors as SIMD within each work-item (vector_pack.rs), or four work-items per
     // vector (vectorize/). Packing wins where it takes (nearly) all the body's arithmetic:
     // the loop-carried values of `peak_float4` fill 8 registers packed against 32 spread
@@ -295,7 +303,13 @@ pub(crate) fn build(
                 && planned.coverage() >= PACKED_OVER_WORK_ITEMS
                 && item_loop.math.is_empty()
             {
-                apply_packing(plan.expect("planned"))
+                if half_pairs {
+                    drop(plan);
+                    lower_half_pairs(func)?;
+                    apply_packing(crate::vector_pack::plan(func, pack_bits, &vector_results))
+                } else {
+                    apply_packing(plan.expect("planned"))
+                }
             } else {
                 drop(plan);
                 let scalar = func.clone();
@@ -312,16 +326,23 @@ pub(crate) fn build(
                     ),
                     // A refusal leaves `func` as it was, so it packs as planned.
                     Err(_) if planned.packed > 0 => {
+                        lower_half_pairs(func)?;
                         apply_packing(crate::vector_pack::plan(func, pack_bits, &vector_results))
                     }
                     Err(why) => (crate::Vectorization::Scalar(why.into()), None),
                 }
             }
         }
-        None => match packs.then(|| crate::vector_pack::plan(func, pack_bits, &vector_results)) {
-            Some(plan) if plan.packing().packed > 0 => apply_packing(plan),
-            _ => (shape.vectorization.clone(), None),
-        },
+        None if packs => {
+            lower_half_pairs(func)?;
+            let plan = crate::vector_pack::plan(func, pack_bits, &vector_results);
+            if plan.packing().packed > 0 {
+                apply_packing(plan)
+            } else {
+                (shape.vectorization.clone(), None)
+            }
+        }
+        None => (shape.vectorization.clone(), None),
     };
     shape.vectorization = vectorization;
     shape.scalar_fallback = fallback;
@@ -1073,7 +1094,17 @@ fn build_rounds(
 /// Debug builds check the vectoriser's output with Cranelift's verifier: the wide backend
 /// takes it as it is, and Cranelift's own check would only turn a mistake into a quiet scalar
 /// fallback.
+/// Rounding pairs become integer code (half_rounding.rs).
+fn lower_half_pairs(func: &mut ir::Function) -> Result<(), BuildError> {
+    crate::half_rounding::lower_pairs(func).map_err(|e| BuildError::new(format!("{e}\n")))
+}
+
+/// Whether the verifier refuses `func`, printing why. The vectoriser's rounding pairs on
+/// vectors are not CLIF (its `fdemote`/`fpromote` are scalar): they are the wide backend's,
+/// Cranelift never gets them (half_rounding.rs), and the verifier sees them as `fabs`.
 fn verify_failed(func: &ir::Function, isa: &dyn cranelift_codegen::isa::TargetIsa) -> bool {
+    let func = crate::half_rounding::verifiable(func);
+    let func = func.as_ref();
     match cranelift_codegen::verify_function(func, isa) {
         Ok(()) => false,
         Err(errors) => {

@@ -1,5 +1,6 @@
 //! The vector forms of compares, selects, boolean logic on masks, conversions, bit casts, shifts
-//! and rotations by a shared amount, and float ↔ double; everything else once per lane.
+//! and rotations by a shared amount, float ↔ double and rounding to half; everything else once
+//! per lane.
 
 use cranelift_codegen::ir::{
     self, types, Endianness, InstBuilder, InstructionData, MemFlagsData, Opcode,
@@ -129,6 +130,25 @@ impl Vectoriser<'_> {
                     Opcode::Ishl => self.cursor().ins().ishl(a, amount),
                     Opcode::Ushr => self.cursor().ins().ushr(a, amount),
                     _ => self.cursor().ins().sshr(a, amount),
+                };
+                self.define(result, Form::Vector(v));
+            }
+            // Rounding to half (half_rounding.rs), only in wide builds: the pair on vectors,
+            // which LLVM lowers to one conversion each way.
+            InstructionData::Unary {
+                opcode: op @ (Opcode::Fdemote | Opcode::Fpromote),
+                ..
+            } if matches!(
+                (t, arg_ty),
+                (types::F16, Some(types::F32)) | (types::F32, Some(types::F16))
+            ) =>
+            {
+                let vt = self.wide(t);
+                let a = self.vector(args[0]);
+                let v = if op == Opcode::Fdemote {
+                    self.cursor().ins().fdemote(vt, a)
+                } else {
+                    self.cursor().ins().fpromote(vt, a)
                 };
                 self.define(result, Form::Vector(v));
             }

@@ -101,6 +101,7 @@ fn llty(t: Type) -> R<String> {
         types::I32 => "i32".into(),
         types::I64 => "i64".into(),
         types::I128 => "i128".into(),
+        types::F16 => "half".into(),
         types::F32 => "float".into(),
         types::F64 => "double".into(),
         _ => return Err(format!("type {t}")),
