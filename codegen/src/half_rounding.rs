@@ -199,41 +199,23 @@ fn round_to_half_rte_bits(pos: &mut FuncCursor, x: Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cranelift_codegen::ir::{AbiParam, InstBuilder, Signature, UserFuncName};
-    use cranelift_codegen::isa::CallConv;
-    use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-
-    fn frontend_config() -> cranelift_codegen::isa::TargetFrontendConfig {
-        cranelift_native::builder()
-            .expect("host ISA")
-            .finish(cranelift_codegen::settings::Flags::new(
-                cranelift_codegen::settings::builder(),
-            ))
-            .expect("host ISA")
-            .frontend_config()
-    }
+    use crate::backend::llvm_ir::tests::build_unverified;
 
     /// `f(x) = round(x) + round(round(x))` with rounding pairs.
     fn paired() -> Function {
-        let mut sig = Signature::new(CallConv::SystemV);
-        sig.params.push(AbiParam::new(types::F32));
-        sig.returns.push(AbiParam::new(types::F32));
-        let mut func = Function::with_name_signature(UserFuncName::default(), sig);
-        let mut ctx = FunctionBuilderContext::new();
-        let mut b = FunctionBuilder::new(&mut func, &mut ctx);
-        let block = b.create_block();
-        b.append_block_params_for_function_params(block);
-        b.switch_to_block(block);
-        let x = b.block_params(block)[0];
-        let h = b.ins().fdemote(types::F16, x);
-        let once = b.ins().fpromote(types::F32, h);
-        let h = b.ins().fdemote(types::F16, once);
-        let twice = b.ins().fpromote(types::F32, h);
-        let sum = b.ins().fadd(once, twice);
-        b.ins().return_(&[sum]);
-        b.seal_all_blocks();
-        b.finalize(frontend_config());
-        func
+        build_unverified(&[types::F32], &[types::F32], |b, p| {
+            let h = b.ins().fdemote(types::F16, p[0]);
+            let once = b.ins().fpromote(types::F32, h);
+            let h = b.ins().fdemote(types::F16, once);
+            let twice = b.ins().fpromote(types::F32, h);
+            vec![b.ins().fadd(once, twice)]
+        })
+    }
+
+    fn verify(func: &Function) {
+        let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
+        cranelift_codegen::verify_function(func, &flags)
+            .unwrap_or_else(|e| panic!("{e}\n{}", func.display()));
     }
 
     #[test]
@@ -245,14 +227,13 @@ mod tests {
         let text = func.display().to_string();
         assert!(!text.contains("f16"), "{text}");
         assert_eq!(text.matches("nearest").count(), 2, "{text}");
-        let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
-        cranelift_codegen::verify_function(&func, &flags).unwrap();
+        verify(&func);
     }
 
     #[test]
     fn an_f16_value_used_outside_a_pair_is_refused() {
         let mut func = paired();
-        // Return the demotion's value bits too: an f16 use that is not a promotion.
+        // The demotion's bits used too: an f16 use that is not a promotion.
         let mut pos = FuncCursor::new(&mut func);
         pos.next_block();
         let demote = pos.next_inst().unwrap();
@@ -265,27 +246,15 @@ mod tests {
 
     #[test]
     fn vector_pairs_are_left_to_the_caller() {
-        let mut sig = Signature::new(CallConv::SystemV);
-        sig.params.push(AbiParam::new(types::F32X4));
-        sig.returns.push(AbiParam::new(types::F32X4));
-        let mut func = Function::with_name_signature(UserFuncName::default(), sig);
-        let mut ctx = FunctionBuilderContext::new();
-        let mut b = FunctionBuilder::new(&mut func, &mut ctx);
-        let block = b.create_block();
-        b.append_block_params_for_function_params(block);
-        b.switch_to_block(block);
-        let x = b.block_params(block)[0];
-        let h = b.ins().fdemote(types::F16X4, x);
-        let r = b.ins().fpromote(types::F32X4, h);
-        b.ins().return_(&[r]);
-        b.seal_all_blocks();
-        b.finalize(frontend_config());
+        let mut func = build_unverified(&[types::F32X4], &[types::F32X4], |b, p| {
+            let h = b.ins().fdemote(types::F16X4, p[0]);
+            vec![b.ins().fpromote(types::F32X4, h)]
+        });
         assert!(lower_pairs(&mut func).is_err());
         // The verifier sees the pair as the operand's `fabs`.
         let checked = verifiable(&func);
         let text = checked.display().to_string();
         assert!(!text.contains("f16") && text.contains("fabs"), "{text}");
-        let flags = cranelift_codegen::settings::Flags::new(cranelift_codegen::settings::builder());
-        cranelift_codegen::verify_function(checked.as_ref(), &flags).unwrap();
+        verify(checked.as_ref());
     }
 }

@@ -727,4 +727,4 @@ mod float;
 mod integer;
 mod lanes;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
