@@ -1091,17 +1091,16 @@ fn build_rounds(
     Ok(frame_size)
 }
 
-/// Debug builds check the vectoriser's output with Cranelift's verifier: the wide backend
-/// takes it as it is, and Cranelift's own check would only turn a mistake into a quiet scalar
-/// fallback.
 /// Rounding pairs become integer code (half_rounding.rs).
 fn lower_half_pairs(func: &mut ir::Function) -> Result<(), BuildError> {
     crate::half_rounding::lower_pairs(func).map_err(|e| BuildError::new(format!("{e}\n")))
 }
 
-/// Whether the verifier refuses `func`, printing why. The vectoriser's rounding pairs on
-/// vectors are not CLIF (its `fdemote`/`fpromote` are scalar): they are the wide backend's,
-/// Cranelift never gets them (half_rounding.rs), and the verifier sees them as `fabs`.
+/// Debug builds check the vectoriser's output with Cranelift's verifier: the wide backend
+/// takes it as it is, and Cranelift's own check would only turn a mistake into a quiet scalar
+/// fallback. The vectoriser's rounding pairs on vectors are not CLIF (its `fdemote` and
+/// `fpromote` are scalar): they are the wide backend's, Cranelift never gets them
+/// (half_rounding.rs), and the verifier sees them as `fabs`.
 fn verify_failed(func: &ir::Function, isa: &dyn cranelift_codegen::isa::TargetIsa) -> bool {
     let func = crate::half_rounding::verifiable(func);
     let func = func.as_ref();
