@@ -18,10 +18,15 @@ use cranelift_codegen::ir::{
 
 /// Whether `func` holds a rounding pair (an f16 conversion at all).
 pub(crate) fn has_pairs(func: &Function) -> bool {
+    any_inst(func, is_demote_to_half)
+}
+
+/// Whether an instruction of `func` satisfies `test`.
+fn any_inst(func: &Function, test: fn(&Function, cranelift_codegen::ir::Inst) -> bool) -> bool {
     func.layout
         .blocks()
         .flat_map(|b| func.layout.block_insts(b))
-        .any(|inst| is_demote_to_half(func, inst))
+        .any(|inst| test(func, inst))
 }
 
 fn is_demote_to_half(func: &Function, inst: cranelift_codegen::ir::Inst) -> bool {
@@ -52,13 +57,7 @@ pub(crate) fn is_vector_pair_half(func: &Function, inst: cranelift_codegen::ir::
 /// vectors: each pair's promotion becomes `fabs` of the demotion's operand, so the data flow
 /// and every other instruction are checked as they are.
 pub(crate) fn verifiable(func: &Function) -> std::borrow::Cow<'_, Function> {
-    let vector_pair = |inst| is_vector_pair_half(func, inst);
-    if !func
-        .layout
-        .blocks()
-        .flat_map(|b| func.layout.block_insts(b))
-        .any(vector_pair)
-    {
+    if !any_inst(func, is_vector_pair_half) {
         return std::borrow::Cow::Borrowed(func);
     }
     let mut copy = func.clone();

@@ -13,7 +13,7 @@ use crate::options::{Backend, BuildOptions};
 pub(super) fn compile(
     isa: &dyn cranelift_codegen::isa::TargetIsa,
     id: FuncId,
-    func: ir::Function,
+    mut func: ir::Function,
     fallback: Option<ir::Function>,
     options: &BuildOptions,
 ) -> Result<CompiledFunction, String> {
@@ -21,7 +21,6 @@ pub(super) fn compile(
     let mut scalar_fallback = false;
     // A wide build's rounding pairs (half_rounding.rs) become integer code; the
     // vectoriser's, on vectors, cannot, and the scalar fallback is compiled instead.
-    let mut func = func;
     let lowered = crate::half_rounding::lower_pairs(&mut func);
     let mut ctx = cranelift_codegen::Context::for_function(func);
     ctx.set_disasm(dumping);
