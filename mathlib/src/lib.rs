@@ -62,6 +62,7 @@ pub mod core_math_dispatch;
 mod edge_cases;
 pub mod half;
 pub mod ocl;
+pub mod rootn;
 pub mod shapes;
 
 pub use shapes::Shaped;

@@ -247,32 +247,12 @@ mod rootn_impl {
         (r as f32).copysign(x)
     }
 
-    /// |x|^(1/n) with fl(1/n) = (1/n)(1 + d): the result is off by the factor 2^(log2|x| · d/n);
-    /// d is known exactly from an fma residual, so that factor is divided out again (otherwise
-    /// the error grows with log2|x|/n, up to hundreds of ulps).
-    pub fn f64(x: f64, n: i32, pow: Pow<f64>, cbrt: Un<f64>, log2: Un<f64>) -> f64 {
+    /// Correctly rounded for every x and n: the `rootn` module (three phases, the last exact).
+    pub fn f64(x: f64, n: i32, _pow: Pow<f64>, _cbrt: Un<f64>, _log2: Un<f64>) -> f64 {
         if let Some(s) = special(x, n) {
             return s;
         }
-        let a = x.abs();
-        let nf = f64::from(n);
-        let r = match n {
-            1 => a,
-            -1 => 1.0 / a,
-            2 => a.sqrt(),
-            3 => cbrt(a),
-            _ => {
-                let inv = 1.0 / nf;
-                // residual = 1 - n·inv exactly, so inv = (1/n)(1 - residual)
-                let residual = (-nf).mul_add(inv, 1.0);
-                let y = pow(a, inv);
-                // y = true · 2^(-log2(a)·residual/n); multiply back by 2^(log2(a)·residual/n).
-                let t = log2(a) * residual / nf;
-                // One rounding for y·(1 + c): the error stays near pow's own (about 1 ulp).
-                y.mul_add(t * std::f64::consts::LN_2, y)
-            }
-        };
-        r.copysign(x)
+        crate::rootn::of_positive(x.abs(), n).copysign(x)
     }
 }
 
