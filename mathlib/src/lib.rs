@@ -7,7 +7,8 @@
 //! full-profile ULP table, and its special values follow C99 Annex F / IEEE 754-2019, which is
 //! what OpenCL 6.7 asks for. The OpenCL-only functions (powr, logb, maxmag, …) are in [`ocl`];
 //! entry points whose shape is not `T -> T` or `(T, T) -> T` (frexp, sincos, pown, …) are in
-//! [`shapes`]; half precision (`_f16`, as `u16` bits) is in [`half`]. `ferrocl-cts` measures the
+//! [`shapes`], except the correctly rounded double `rootn`, which CORE-MATH lacks, in
+//! [`rootn`]; half precision (`_f16`, as `u16` bits) is in [`half`]. `ferrocl-cts` measures the
 //! f32/f64 functions codegen calls, through the ICD; the others have unit tests until codegen
 //! calls them.
 

@@ -10,7 +10,8 @@
 //!    |(eh + el)/root - 1| < 2^-63.32 (derivation at [`ERR`]). If both ends of that interval
 //!    round to the same double, that double is RN(root). This fails for about 0.1 % of the
 //!    inputs (the interval is 2^-62 of the value wide, a midpoint between doubles is every
-//!    2^-52 or 2^-53 of it), measured 0.12 % (see the `rootn_bench` example).
+//!    2^-52 or 2^-53 of it): measured 0.137 % of 3.8 million random inputs (x over all
+//!    exponents, |n| from 3 to 2^31; the `rootn_bench` example).
 //! 2. **Midpoint power** ([`middle_phase`]): the root is then within 2^-63 of its value of a
 //!    midpoint m between two doubles, and RN(root) is the double below m or the one above,
 //!    depending on the sign of m^N - a (n > 0) or of m^N·a - 1 (n < 0), N = |n|. m^N is
@@ -24,8 +25,9 @@
 //!
 //! Ties cannot occur (the root is never a midpoint), so the two rounding results are the
 //! only candidates, and the result is exact whenever the root is a double (the fast phase's
-//! interval then contains no midpoint). |n| >= 2 puts the root in [2^-537, 2^537]: no
-//! overflow, underflow or subnormal result can occur outside the shortcuts.
+//! interval then contains no midpoint). |n| >= 3 puts the root in [2^-358, 2^358]: no
+//! overflow, underflow or subnormal result can occur outside the shortcuts (only 1/a can
+//! overflow, for n = -1).
 //!
 //! Speed: phase 1 is CORE-MATH pow's first phase with a double-double product by 1/n in place
 //! of the product by y; it runs in a copy compiled with FMA when the CPU has it (one check of
