@@ -65,8 +65,10 @@ fn main() {
              pow(x, 1/n) {pow_ns:5.1}"
         );
     }
-    // Phase counts over random x (all exponents) and random n, |n| >= 3.
+    // Phase counts over random x (all exponents) and random n, |n| >= 3; the inputs that
+    // reach the midpoint phase are kept to time it.
     let (mut total, mut counts) = (0u64, [0u64; 4]);
+    let mut middle_inputs = Vec::new();
     for i in 0..4_000_000u64 {
         let x = f64::from_bits(next(&mut state) >> 1);
         let r = next(&mut state);
@@ -82,7 +84,10 @@ fn main() {
         let slot = match deciding_phase(x, n) {
             Phase::Shortcut => 0,
             Phase::Fast => 1,
-            Phase::Middle => 2,
+            Phase::Middle => {
+                middle_inputs.push((x, n));
+                2
+            }
             Phase::Exact => 3,
         };
         counts[slot] += 1;
@@ -100,4 +105,29 @@ fn main() {
         counts[3],
         pct(counts[3])
     );
+    let per_call = |inputs: &[(f64, i32)], reps: usize| {
+        let start = Instant::now();
+        let mut sum = 0.0;
+        for _ in 0..reps {
+            for &(x, n) in inputs {
+                sum += rootn(black_box(x), black_box(n));
+            }
+        }
+        black_box(sum);
+        start.elapsed().as_nanos() as f64 / (inputs.len() * reps) as f64
+    };
+    println!(
+        "inputs decided by the midpoint phase: {:.0} ns/call",
+        per_call(&middle_inputs, 10)
+    );
+    // Midpoints m = 1 + 2^-53 with x = RN(m^n) = 1 + n·2^-53: the root is within
+    // (n - 1)/2·2^-106 of m, too close for the midpoint phase.
+    for n in [4, 100] {
+        let x = 1.0 + f64::from(n) * f64::EPSILON / 2.0;
+        println!(
+            "rootn(1 + {n}·2^-53, {n}), decided by {:?}: {:.0} ns/call",
+            deciding_phase(x, n),
+            per_call(&[(x, n)], 200)
+        );
+    }
 }

@@ -121,23 +121,36 @@ fn general(a: f64, n: i32) -> f64 {
         // SAFETY: general_fma needs only the FMA feature, which this CPU has.
         return unsafe { general_fma(a, n) };
     }
-    general_body(a, n)
+    general_body::<false>(a, n)
 }
 
 /// [`general_body`] compiled with FMA instructions.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "fma")]
 fn general_fma(a: f64, n: i32) -> f64 {
-    general_body(a, n)
+    general_body::<true>(a, n)
 }
 
+/// Phase 1 inline, phases 2 and 3 out of line; `FMA`: this copy is [`general_fma`]'s.
 #[inline(always)]
-fn general_body(a: f64, n: i32) -> f64 {
+fn general_body<const FMA: bool>(a: f64, n: i32) -> f64 {
     let (eh, el) = fast_phase(a, n);
     match rounding_test(eh, el) {
         Some(r) => r,
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: FMA is true only inlined into general_fma, which runs only on CPUs with FMA.
+        None if FMA => unsafe { undecided_fma(a, n, eh, el) },
         None => undecided(a, n, eh, el),
     }
+}
+
+/// [`undecided`] compiled with FMA instructions (the midpoint phase is mostly FMAs).
+#[cfg(target_arch = "x86_64")]
+#[cold]
+#[inline(never)]
+#[target_feature(enable = "fma")]
+fn undecided_fma(a: f64, n: i32, eh: f64, el: f64) -> f64 {
+    undecided_body(a, n, eh, el)
 }
 
 /// Phase 1: eh + el with |(eh + el)/a^(1/n) - 1| < 2^-63.32 (see [`ERR`]), for a positive
@@ -182,6 +195,11 @@ fn candidates(eh: f64, el: f64) -> (f64, f64) {
 #[cold]
 #[inline(never)]
 fn undecided(a: f64, n: i32, eh: f64, el: f64) -> f64 {
+    undecided_body(a, n, eh, el)
+}
+
+#[inline(always)]
+fn undecided_body(a: f64, n: i32, eh: f64, el: f64) -> f64 {
     let (lo, hi) = candidates(eh, el);
     let above = middle_phase(a, n, lo).unwrap_or_else(|| exact::root_above_midpoint(a, n, lo));
     if above {
@@ -192,6 +210,7 @@ fn undecided(a: f64, n: i32, eh: f64, el: f64) -> f64 {
 }
 
 /// 2^k for -1074 <= k <= 1023.
+#[inline(always)]
 fn pow2(k: i64) -> f64 {
     debug_assert!((-1074..=1023).contains(&k));
     if k >= -1022 {
@@ -202,6 +221,7 @@ fn pow2(k: i64) -> f64 {
 }
 
 /// (ξ, e) with x = ξ·2^e, 1 <= ξ < 2, for a positive finite double (subnormals included).
+#[inline(always)]
 fn split_exponent(x: f64) -> (f64, i64) {
     let (y, adjust) = if x < f64::MIN_POSITIVE {
         (x * pow2(64), 64)
@@ -238,6 +258,7 @@ fn dd_square(ah: f64, al: f64) -> (f64, f64) {
 /// error θ_k, squaring gives 2θ_k plus one rounding (|ln(1 + δ)| <= 2^-103.4) and
 /// multiplying by the exact μ gives θ_k plus one rounding, so by induction
 /// |θ_k| <= (2k - 1)·2^-103.4 (true for k = 1, kept by k -> 2k and k -> k + 1).
+#[inline(always)]
 fn midpoint_power(mh: f64, big_n: u32) -> (f64, f64, i64) {
     let ml = f64::from_bits(0x3ca0_0000_0000_0000); // 2^-53
     let (mut h, mut l, mut e) = (mh, ml, 0i64);
@@ -260,6 +281,7 @@ fn midpoint_power(mh: f64, big_n: u32) -> (f64, f64, i64) {
 /// Phase 2: whether the root is above the midpoint m of lo and next_up(lo), or None when
 /// m^N (computed with relative error about N·2^-102) is too close to a (n > 0) or m^N·a to
 /// 1 (n < 0) to tell.
+#[inline(always)]
 fn middle_phase(a: f64, n: i32, lo: f64) -> Option<bool> {
     let big_n = n.unsigned_abs();
     // m = μ·2^em with μ = mh + 2^-53: lo = mh·2^em, next_up(lo) - lo = 2^(em-52).
@@ -283,6 +305,7 @@ fn middle_phase(a: f64, n: i32, lo: f64) -> Option<bool> {
 
 /// Whether V = exp(-θ)·(vh + vl)·2^d is below t, with |θ| <= err (tiny), 1 - 2^-51 <= vh <= 4,
 /// |vl| <= 2^-51·vh and 1 <= t < 2; None when |V - t| may be within the error.
+#[inline(always)]
 fn less_than(vh: f64, vl: f64, d: i64, t: f64, err: f64) -> Option<bool> {
     // Far exponents decide alone: (vh + vl)·2^d >= 7.9 > t, or <= 0.51 < t.
     if d >= 3 {
