@@ -112,6 +112,10 @@ fn same_f32(got: u32, want: f32) -> bool {
     got == want.to_bits() || (f32::from_bits(got).is_nan() && want.is_nan())
 }
 
+fn read_u64(b: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().expect("8 bytes"))
+}
+
 fn same_f64(got: u64, want: f64) -> bool {
     got == want.to_bits() || (f64::from_bits(got).is_nan() && want.is_nan())
 }
@@ -728,11 +732,36 @@ fn degrees_radians_half_correctly_rounded() {
     }
 }
 
-/// Double degrees and radians (one multiply by the nearest double) against the exact product:
-/// within 1 ulp (the spec allows 2) on specials, every exponent (subnormal results included)
-/// with random and structured significands, random doubles, and the overflow boundary.
+/// The significands (integers in [2^52, 2^53)) whose products with 180/π (first) and π/180
+/// come closest to a double midpoint — the one of each that the double-double evaluation
+/// rounds wrongly first — and closest to a double (where the tie rule of subnormal results
+/// reads the residual's sign), from `cts/proofs/angle_f64.py`.
+const ANGLE_HARD_SIGNIFICANDS: [[u64; 6]; 2] = [
+    [
+        0x1d_b0fb_3010_78be, // 2^-56.0 ulp from a midpoint: X_h
+        0x1b_19be_b28a_54d9, // 2^-54.2
+        0x18_8282_3504_30f4, // 2^-53.0
+        0x12_22a7_6eaa_fb43, // 2^-51.1 ulp from a double
+        0x14_b9e3_ec31_1f28, // 2^-50.9
+        0x17_5120_69b7_430d, // 2^-50.7
+    ],
+    [
+        0x19_6bdf_4aa9_cd3b, // 2^-55.6 ulp from a midpoint: X_h
+        0x1b_bda1_da49_3c04, // 2^-54.2
+        0x17_1a1c_bb0a_5e72, // 2^-53.4
+        0x1d_f7e7_88b8_b565, // 2^-51.4 ulp from a double
+        0x10_3c51_ed5c_077f, // 2^-50.9
+        0x12_8e14_7cfb_7648, // 2^-50.7
+    ],
+];
+
+/// Double degrees and radians against the exact product, bit for bit (correctly rounded):
+/// specials, every exponent (subnormal results included) with random and structured
+/// significands, the hardest significands of the proof at every exponent, random doubles and
+/// the overflow boundary; through the scalar kernel (`ulong` loads), the double kernel and the
+/// double4 kernel (the vectoriser's pair form, its compares and selects included).
 #[test]
-fn degrees_radians_f64_within_one_ulp() {
+fn degrees_radians_f64_correctly_rounded() {
     let mut rng = Rng(0xa4_91e5);
     let mut input: Vec<u64> = vec![
         0,
@@ -759,11 +788,29 @@ fn degrees_radians_f64_within_one_ulp() {
             input.push(exp << 52 | frac);
         }
     }
+    // The proof's hardest significands and their neighbours at every exponent, and as
+    // subnormals where they fit.
+    for hard in ANGLE_HARD_SIGNIFICANDS.iter().flatten() {
+        for significand in hard - 2..=hard + 2 {
+            for exp in 1u64..2047 {
+                input.push(exp << 52 | (significand & ((1 << 52) - 1)));
+            }
+            for shift in 1..53 {
+                if significand.trailing_zeros() >= shift {
+                    input.push(significand >> shift);
+                }
+            }
+        }
+    }
     // Every subnormal below 2^-1060 with few bits, and dense runs through the subnormals.
     input.extend(1..(1u64 << 16));
     for _ in 0..64 {
         let base = rng.next() & ((1 << 53) - 1);
         input.extend(base..base + 4096);
+    }
+    // Around 2^-900 (the scaled path's edge) and the largest subnormal results of radians.
+    for edge in [(1023u64 - 900) << 52, 0x0060_0000_0000_0000] {
+        input.extend(edge - 4096..edge + 4096);
     }
     for _ in 0..(1 << 21) {
         input.push(rng.next());
@@ -772,8 +819,36 @@ fn degrees_radians_f64_within_one_ulp() {
     input.extend(t - 4096..t + 4096);
     let negatives: Vec<u64> = input.iter().map(|b| b ^ (1 << 63)).collect();
     input.extend(negatives);
+    input.truncate(input.len() / 4 * 4);
+    let want: Vec<[f64; 2]> = input
+        .iter()
+        .map(|&bits| {
+            let x = f64::from_bits(bits);
+            [exact_f64(x, &DEGREES).0, exact_f64(x, &RADIANS).0]
+        })
+        .collect();
+    let check = |what: &str, got: &[[u64; 2]]| {
+        for (i, &bits) in input.iter().enumerate() {
+            for k in 0..2 {
+                assert!(
+                    same_f64(got[i][k], want[i][k]),
+                    "{what} {}({:e} = {bits:#018x}) = {:e}, correctly rounded {:e}",
+                    ["degrees", "radians"][k],
+                    f64::from_bits(bits),
+                    f64::from_bits(got[i][k]),
+                    want[i][k],
+                );
+            }
+        }
+    };
     for recipe in RECIPES {
         let p = program(recipe);
+        // Its compares and selects of doubles keep the double kernel vectorised.
+        let v = &p.kernel("angle_dv").expect("angle_dv").vectorization;
+        assert!(
+            matches!(v, ferrocl_codegen::Vectorization::Vectorized { .. }),
+            "{recipe:?} angle_dv: {v:?}"
+        );
         let mut inb = bytes_of(&input);
         let mut outb = vec![0u8; input.len() * 16];
         launch(
@@ -783,29 +858,28 @@ fn degrees_radians_f64_within_one_ulp() {
             input.len() as u64,
             64,
         );
-        for (i, &bits) in input.iter().enumerate() {
-            let x = f64::from_bits(bits);
-            for (k, c) in [(0, &DEGREES), (1, &RADIANS)] {
-                let got = u64::from_ne_bytes(
-                    outb[16 * i + 8 * k..16 * i + 8 * k + 8].try_into().unwrap(),
-                );
-                let (want, _) = exact_f64(x, c);
-                // Same sign and at most one step apart in the ordered bit patterns (NaN for
-                // NaN).
-                let g = f64::from_bits(got);
-                let close = same_f64(got, want)
-                    || (g.is_sign_negative() == want.is_sign_negative()
-                        && (got & !(1 << 63)).abs_diff(want.to_bits() & !(1 << 63)) <= 1);
-                assert!(
-                    close,
-                    "{recipe:?} {}({x:e} = {bits:#018x}) = {g:e}, correctly rounded {want:e}",
-                    ["degrees", "radians"][k],
-                );
-            }
+        let got: Vec<[u64; 2]> = (0..input.len())
+            .map(|i| [0, 1].map(|k| read_u64(&outb, 2 * i + k)))
+            .collect();
+        check(&format!("{recipe:?} angle_d"), &got);
+        for (kernel, items) in [("angle_dv", input.len()), ("angle_d4", input.len() / 4)] {
+            let mut deg = vec![0u8; input.len() * 8];
+            let mut rad = vec![0u8; input.len() * 8];
+            launch(
+                &p,
+                kernel,
+                &mut [Arg::Buf(&mut inb), Arg::Buf(&mut deg), Arg::Buf(&mut rad)],
+                items as u64,
+                64,
+            );
+            let got: Vec<[u64; 2]> = (0..input.len())
+                .map(|i| [read_u64(&deg, i), read_u64(&rad, i)])
+                .collect();
+            check(&format!("{recipe:?} {kernel}"), &got);
         }
     }
     println!(
-        "double degrees/radians: {} inputs each, both recipes",
+        "double degrees/radians: {} inputs each, three kernels, both recipes",
         input.len()
     );
 }

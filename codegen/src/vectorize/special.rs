@@ -2,6 +2,7 @@
 //! and rotations by a shared amount, float ↔ double and rounding to half; everything else once
 //! per lane.
 
+use cranelift_codegen::ir::condcodes::FloatCC;
 use cranelift_codegen::ir::{
     self, types, Endianness, InstBuilder, InstructionData, MemFlagsData, Opcode,
 };
@@ -31,6 +32,19 @@ impl Vectoriser<'_> {
                 let (a, b) = (self.vector(args[0]), self.vector(args[1]));
                 let m = self.cursor().ins().fcmp(cond, a, b);
                 self.define(result, Form::Mask(m));
+            }
+            InstructionData::FloatCompare { cond, .. }
+                if arg_ty == Some(types::F64) && vector_float_condition(cond) =>
+            {
+                let m = self.double_compare(cond, args[0], args[1]);
+                self.define(result, Form::Mask(m));
+            }
+            InstructionData::Ternary {
+                opcode: Opcode::Select,
+                ..
+            } if t == types::F64 => {
+                let v = self.double_select(args[0], args[1], args[2]);
+                self.define(result, Form::Pair(v));
             }
             InstructionData::Ternary {
                 opcode: Opcode::Select,
@@ -207,5 +221,45 @@ impl Vectoriser<'_> {
             _ => self.per_lane(inst),
         }
         Ok(())
+    }
+
+    /// A compare of doubles (as `Pair`s) as a mask of 32-bit lanes: the two halves' 64-bit
+    /// masks narrowed with saturation, which keeps -1 and 0. Cranelift lowers no i64x2 → i32x4
+    /// narrowing on x86-64, so at two doubles a half each double lane's mask is read as two
+    /// equal 32-bit words and narrowed to 16 bits (`packssdw`); a lane's two 16-bit halves read
+    /// back as one 32-bit word are its mask. (Wider vectors go to the wide backend, which
+    /// narrows i64 lanes itself; CLIF has no i32x16 → i16x32 narrowing.)
+    fn double_compare(&mut self, cond: FloatCC, a: ir::Value, b: ir::Value) -> ir::Value {
+        let (a, b) = (self.pair(a), self.pair(b));
+        let mt = self.mask_ty();
+        let two_lane_halves = self.n / 2 == 2;
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let mut c = self.cursor();
+        let halves = [0, 1].map(|h| c.ins().fcmp(cond, a[h], b[h]));
+        if !two_lane_halves {
+            return c.ins().snarrow(halves[0], halves[1]);
+        }
+        let words = halves.map(|m| c.ins().bitcast(mt, little, m));
+        let narrow = c.ins().snarrow(words[0], words[1]);
+        c.ins().bitcast(mt, little, narrow)
+    }
+
+    /// `select` of doubles: each half of the pair by its half of the mask, widened to 64-bit
+    /// lanes.
+    fn double_select(&mut self, cond: ir::Value, x: ir::Value, y: ir::Value) -> [ir::Value; 2] {
+        let (x, y) = (self.pair(x), self.pair(y));
+        if let Form::Uniform(c) = self.form(cond) {
+            let mut cur = self.cursor();
+            return [0, 1].map(|h| cur.ins().select(c, x[h], y[h]));
+        }
+        let m = self.mask_of(cond);
+        let pt = self.pair_ty();
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let mut c = self.cursor();
+        let halves = [c.ins().swiden_low(m), c.ins().swiden_high(m)];
+        [0, 1].map(|h| {
+            let mh = c.ins().bitcast(pt, little, halves[h]);
+            c.ins().bitselect(mh, x[h], y[h])
+        })
     }
 }

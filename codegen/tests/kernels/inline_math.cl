@@ -121,6 +121,20 @@ __kernel void angle_d(__global const ulong *in, __global ulong *out) {
     out[2 * i + 1] = as_ulong(radians(x));
 }
 
+/* Doubles loaded as doubles (the work-item vectoriser's pair form), scalar and double4. */
+__kernel void angle_dv(__global const double *in, __global double *deg, __global double *rad) {
+    size_t i = get_global_id(0);
+    double x = in[i];
+    deg[i] = degrees(x);
+    rad[i] = radians(x);
+}
+
+__kernel void angle_d4(__global const double4 *in, __global double4 *deg, __global double4 *rad) {
+    size_t i = get_global_id(0);
+    deg[i] = degrees(in[i]);
+    rad[i] = radians(in[i]);
+}
+
 __kernel void angle_h(__global const ushort *in, __global ushort *out) {
     size_t i = get_global_id(0);
     half x = as_half(in[i]);
