@@ -5,7 +5,7 @@
 
 macro_rules! shapes {
     ($t:ident, $ti:ident, $sfx:literal, $mant:expr, $bias:expr, $scale:expr, $scale_exp:expr,
-     $sin:path, $cos:path, $lgamma:path, $pow:path, $cbrt:path, $log2:path) => {
+     $sin:path, $cos:path, $lgamma:path) => {
         pub mod $t {
             /// frexp: x = m · 2^e with 0.5 <= |m| < 1; ±0, ±inf and NaN are returned with e = 0.
             ///
@@ -138,7 +138,7 @@ macro_rules! shapes {
 
             /// rootn: the n-th root; NaN for n = 0 and for x < 0 with even n (6.7).
             pub extern "C" fn rootn(x: $t, n: i32) -> $t {
-                super::rootn_impl::$t(x, n, $pow, $cbrt, $log2)
+                super::rootn_impl::$t(x, n)
             }
 
             /// nan: a quiet NaN carrying the low bits of `code` as payload.
@@ -164,10 +164,7 @@ shapes!(
     24,
     crate::core_math_dispatch::sinf,
     crate::core_math_dispatch::cosf,
-    crate::core_math_dispatch::lgammaf,
-    crate::core_math_dispatch::powf,
-    crate::core_math_dispatch::cbrtf,
-    crate::core_math_dispatch::log2f
+    crate::core_math_dispatch::lgammaf
 );
 shapes!(
     f64,
@@ -179,10 +176,7 @@ shapes!(
     54,
     crate::core_math_dispatch::sin,
     crate::core_math_dispatch::cos,
-    crate::core_math_dispatch::lgamma,
-    crate::core_math_dispatch::pow,
-    crate::core_math_dispatch::cbrt,
-    crate::core_math_dispatch::log2
+    crate::core_math_dispatch::lgamma
 );
 
 mod remquo_impl {
@@ -216,9 +210,6 @@ mod pown_impl {
 }
 
 mod rootn_impl {
-    type Pow<T> = fn(T, T) -> T;
-    type Un<T> = fn(T) -> T;
-
     fn special<T: Into<f64> + Copy>(x: T, n: i32) -> Option<f64> {
         let xf: f64 = x.into();
         if n == 0 || xf.is_nan() || (xf < 0.0 && n % 2 == 0) {
@@ -238,7 +229,7 @@ mod rootn_impl {
 
     /// In f64: |x|^(1/n) where fl(1/n) has relative error 2^-53 that the exponent
     /// ln|x|/n <= 89 magnifies to at most 2^-46 — far below a float ulp.
-    pub fn f32(x: f32, n: i32, _pow: Pow<f32>, _cbrt: Un<f32>, _log2: Un<f32>) -> f32 {
+    pub fn f32(x: f32, n: i32) -> f32 {
         if let Some(s) = special(x, n) {
             return s as f32;
         }
@@ -248,7 +239,7 @@ mod rootn_impl {
     }
 
     /// Correctly rounded for every x and n: the `rootn` module (three phases, the last exact).
-    pub fn f64(x: f64, n: i32, _pow: Pow<f64>, _cbrt: Un<f64>, _log2: Un<f64>) -> f64 {
+    pub fn f64(x: f64, n: i32) -> f64 {
         if let Some(s) = special(x, n) {
             return s;
         }

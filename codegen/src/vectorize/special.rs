@@ -233,12 +233,12 @@ impl Vectoriser<'_> {
         let (a, b) = (self.pair(a), self.pair(b));
         let mt = self.mask_ty();
         let two_lane_halves = self.n / 2 == 2;
-        let little = MemFlagsData::new().with_endianness(Endianness::Little);
         let mut c = self.cursor();
         let halves = [0, 1].map(|h| c.ins().fcmp(cond, a[h], b[h]));
         if !two_lane_halves {
             return c.ins().snarrow(halves[0], halves[1]);
         }
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
         let words = halves.map(|m| c.ins().bitcast(mt, little, m));
         let narrow = c.ins().snarrow(words[0], words[1]);
         c.ins().bitcast(mt, little, narrow)

@@ -289,9 +289,9 @@ fn middle_phase(a: f64, n: i32, lo: f64) -> Option<bool> {
     let (h, l, e) = midpoint_power(mh, big_n);
     let (xi, ex) = split_exponent(a);
     let scale = e + i64::from(big_n) * em;
-    // Both multiplications bring at most 2N·2^-103.4 < N·2^-102 of logarithmic error.
-    let err = f64::from(big_n) * f64::from_bits(0x3990_0000_0000_0000); // N·2^-102
-                                                                        // The root is above m exactly when V < t, V = the power (times a) and t its target.
+    // Both multiplications bring at most 2N·2^-103.4 < N·2^-102 of logarithmic error: err.
+    let err = f64::from(big_n) * f64::from_bits(0x3990_0000_0000_0000);
+    // The root is above m exactly when V < t, V = the power (times a) and t its target.
     let (vh, vl, d, t) = if n > 0 {
         // a^(1/N) > m  <=>  a > m^N = (h + l)·2^scale.
         (h, l, scale - ex, xi)
