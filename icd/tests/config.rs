@@ -1168,6 +1168,7 @@ const EXPECTED_EXTENSIONS: &[(&str, [u32; 3], bool, Needs)] = &[
     ("cl_khr_mipmap_image", [1, 0, 0], true, Needs::Images),
     ("cl_khr_mipmap_image_writes", [1, 0, 0], true, Needs::Images),
     ("cl_intel_unified_shared_memory", [1, 1, 0], false, Needs::Svm),
+    ("cl_khr_unified_svm", [0, 9, 0], false, Needs::Svm),
 ];
 
 /// `CL_DEVICE_OPENCL_C_FEATURES`: name, major version, what it needs.
@@ -1292,6 +1293,7 @@ const EXPECTED_NONZERO_QUERIES: &[(u32, Needs)] = &[
     (opencl_sys::CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL, Needs::Svm),
     (opencl_sys::CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL, Needs::Svm),
     (opencl_sys::CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL, Needs::Svm),
+    (opencl_sys::CL_DEVICE_SVM_TYPE_CAPABILITIES_KHR, Needs::Svm),
     (opencl_sys::CL_DEVICE_PIPE_SUPPORT, Needs::Pipes),
     (opencl_sys::CL_DEVICE_MAX_PIPE_ARGS, Needs::Pipes),
     (opencl_sys::CL_DEVICE_PIPE_MAX_ACTIVE_RESERVATIONS, Needs::Pipes),
@@ -1322,6 +1324,26 @@ fn svm_coarse_offers_coarse_grain_buffers_only() {
         u64::from_ne_bytes(caps[..8].try_into().unwrap()),
         CL_DEVICE_SVM_COARSE_GRAIN_BUFFER
     );
+    // cl_khr_unified_svm's types lose the fine-grain buffer and system types alike (coarse
+    // grain, device, host and shared remain).
+    let types: Vec<u64> =
+        opencl3::device::get_device_data(env.device.id(), CL_DEVICE_SVM_TYPE_CAPABILITIES_KHR)
+            .expect("CL_DEVICE_SVM_TYPE_CAPABILITIES_KHR")
+            .chunks_exact(8)
+            .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
+            .collect();
+    assert_eq!(types.len(), 4, "{types:#x?}");
+    assert!(types
+        .iter()
+        .all(|t| t & CL_SVM_CAPABILITY_SYSTEM_ALLOCATED_KHR == 0));
+    assert_eq!(
+        types[0] & CL_SVM_TYPE_MACRO_COARSE_GRAIN_BUFFER_KHR,
+        CL_SVM_TYPE_MACRO_COARSE_GRAIN_BUFFER_KHR
+    );
+    assert_eq!(
+        types[1] & CL_SVM_TYPE_MACRO_DEVICE_KHR,
+        CL_SVM_TYPE_MACRO_DEVICE_KHR
+    );
     let ctx = env.context.get();
     let fine = CL_MEM_SVM_FINE_GRAIN_BUFFER as cl_svm_mem_flags;
     // SAFETY: a valid context; results checked.
@@ -1336,11 +1358,10 @@ fn svm_coarse_offers_coarse_grain_buffers_only() {
     let on: cl_bool = CL_TRUE;
     // SAFETY: a valid kernel; the pointers are what the driver must check.
     unsafe {
-        assert_eq!(
-            cl3::kernel::set_kernel_arg_svm_pointer(k.get(), 0, host.as_ptr().cast()),
-            Err(CL_INVALID_ARG_VALUE),
-            "a host pointer without fine-grain system SVM"
-        );
+        // cl_khr_unified_svm makes every pointer value a valid argument, whether the kernel
+        // may dereference it or not.
+        cl3::kernel::set_kernel_arg_svm_pointer(k.get(), 0, host.as_ptr().cast())
+            .expect("any pointer value");
         cl3::kernel::set_kernel_arg_svm_pointer(k.get(), 0, p.cast::<u8>().add(8).cast())
             .expect("an interior SVM pointer");
         assert_eq!(

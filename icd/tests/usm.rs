@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::ffi::{c_void, CString};
+use std::ffi::c_void;
 use std::ptr;
 
 use cl3::command_queue as cq;
@@ -99,50 +99,23 @@ struct Usm {
     ) -> cl_int,
 }
 
-#[link(name = "OpenCL")]
-extern "C" {
-    fn clGetExtensionFunctionAddressForPlatform(
-        platform: cl_platform_id,
-        name: *const std::ffi::c_char,
-    ) -> *mut c_void;
-}
-
-fn lookup(name: &str) -> *mut c_void {
-    let c = CString::new(name).unwrap();
-    // SAFETY: a valid platform and a NUL-terminated name.
-    let p = unsafe { clGetExtensionFunctionAddressForPlatform(platform().id(), c.as_ptr()) };
-    assert!(!p.is_null(), "{name} is not reachable");
-    p
-}
-
-/// Entry point `name` as the function type `F` the extension gives it.
-///
-/// # Safety
-/// `F` must be the function pointer type of `name`.
-unsafe fn entry<F: Copy>(name: &str) -> F {
-    let p = lookup(name);
-    assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut c_void>());
-    // SAFETY: a function pointer of the type the caller vouches for.
-    unsafe { std::mem::transmute_copy::<*mut c_void, F>(&p) }
-}
-
 fn usm() -> Usm {
     // SAFETY: each pointer is the driver's function of that name, whose signature the
     // extension defines as written in `Usm`.
     unsafe {
         Usm {
-            host_alloc: entry("clHostMemAllocINTEL"),
-            device_alloc: entry("clDeviceMemAllocINTEL"),
-            shared_alloc: entry("clSharedMemAllocINTEL"),
-            free: entry("clMemFreeINTEL"),
-            blocking_free: entry("clMemBlockingFreeINTEL"),
-            info: entry("clGetMemAllocInfoINTEL"),
-            set_arg: entry("clSetKernelArgMemPointerINTEL"),
-            fill: entry("clEnqueueMemFillINTEL"),
-            memset: entry("clEnqueueMemsetINTEL"),
-            memcpy: entry("clEnqueueMemcpyINTEL"),
-            migrate: entry("clEnqueueMigrateMemINTEL"),
-            advise: entry("clEnqueueMemAdviseINTEL"),
+            host_alloc: extension_entry("clHostMemAllocINTEL"),
+            device_alloc: extension_entry("clDeviceMemAllocINTEL"),
+            shared_alloc: extension_entry("clSharedMemAllocINTEL"),
+            free: extension_entry("clMemFreeINTEL"),
+            blocking_free: extension_entry("clMemBlockingFreeINTEL"),
+            info: extension_entry("clGetMemAllocInfoINTEL"),
+            set_arg: extension_entry("clSetKernelArgMemPointerINTEL"),
+            fill: extension_entry("clEnqueueMemFillINTEL"),
+            memset: extension_entry("clEnqueueMemsetINTEL"),
+            memcpy: extension_entry("clEnqueueMemcpyINTEL"),
+            migrate: extension_entry("clEnqueueMigrateMemINTEL"),
+            advise: extension_entry("clEnqueueMemAdviseINTEL"),
         }
     }
 }

@@ -32,6 +32,15 @@ impl HostPtr {
         Ok(HostPtr(ptr as usize))
     }
 
+    /// As [`HostPtr::new`], but NULL is taken when `empty` (a command of no bytes that may
+    /// name no memory).
+    pub fn or_empty<T>(ptr: *const T, empty: bool) -> CLResult<Self> {
+        if empty {
+            return Ok(HostPtr(ptr as usize));
+        }
+        Self::new(ptr)
+    }
+
     fn get(self) -> *mut u8 {
         self.0 as *mut u8
     }
@@ -214,6 +223,10 @@ const PIECE_BYTES: usize = 1 << 20;
 /// # Safety
 /// As `std::ptr::copy`: valid ranges.
 unsafe fn copy_bytes(workers: Workers, src: *const u8, dst: *mut u8, len: usize) {
+    if len == 0 {
+        // Either pointer may be NULL then (clEnqueueSVMMemcpy of no bytes).
+        return;
+    }
     let (s, d) = (src as usize, dst as usize);
     let overlap = s < d.saturating_add(len) && d < s.saturating_add(len);
     if overlap || len < PARALLEL_BYTES || workers.0.threads() < 2 {
@@ -240,6 +253,9 @@ unsafe fn copy_bytes(workers: Workers, src: *const u8, dst: *mut u8, len: usize)
 /// # Safety
 /// `dst` writable for `len` bytes.
 unsafe fn fill_bytes(workers: Workers, dst: *mut u8, len: usize, pattern: &[u8]) {
+    if len == 0 {
+        return;
+    }
     if len < PARALLEL_BYTES || workers.0.threads() < 2 {
         // SAFETY: caller contract.
         unsafe { fill(dst, len, pattern) };
@@ -762,7 +778,12 @@ impl Command {
         if dst.0.checked_add(size).is_none() {
             return Err(CL_INVALID_VALUE);
         }
-        let keep = context.svm.resolve(context.svm_level(), dst.0, size)?;
+        // A fill of no bytes touches no memory: any pointer will do (cl_khr_unified_svm).
+        let keep = if size == 0 {
+            None
+        } else {
+            context.svm.resolve(context.svm_level(), dst.0, size)?
+        };
         Ok(Command::SvmMemFill {
             command_type,
             dst,
@@ -783,7 +804,14 @@ impl Command {
         if size == 0 {
             return Err(CL_INVALID_VALUE);
         }
+        context.svm.check_mappable(context.svm_level(), ptr)?;
         Self::svm_order(context, CL_COMMAND_SVM_MAP as _, &[(ptr, size)])
+    }
+
+    /// `clEnqueueSVMUnmap`: as the map, an order only.
+    pub fn svm_unmap(context: &Context, ptr: usize) -> CLResult<Self> {
+        context.svm.check_mappable(context.svm_level(), ptr)?;
+        Self::svm_order(context, CL_COMMAND_SVM_UNMAP as _, &[(ptr, 0)])
     }
 
     /// `clEnqueueSVMMigrateMem` / `clEnqueueMigrateMemINTEL` (`command_type`): `regions` are

@@ -591,12 +591,21 @@ pub const FEATURES: &[Feature] = &[
         ..feature(FeatureId::ImageMipmaps, "image mipmaps", Switch::Images)
     },
     Feature {
-        // Version 1.1.0: any pointer value is a valid USM kernel argument.
-        extensions: &[Extension {
-            name: "cl_intel_unified_shared_memory",
-            version: make_version(1, 1, 0),
-            opencl_c: false,
-        }],
+        // Version 1.1.0: any pointer value is a valid USM kernel argument. cl_khr_unified_svm
+        // at the version the Khronos headers declare (beta): SVM types (svm.rs), its entry
+        // points (icd unified_svm.rs) and its changes to the SVM commands.
+        extensions: &[
+            Extension {
+                name: "cl_intel_unified_shared_memory",
+                version: make_version(1, 1, 0),
+                opencl_c: false,
+            },
+            Extension {
+                name: "cl_khr_unified_svm",
+                version: make_version(0, 9, 0),
+                opencl_c: false,
+            },
+        ],
         // All-devices scope is the scope of SVM atomics shared with the host.
         opencl_c_features: &[("__opencl_c_atomic_scope_all_devices", V3)],
         module_uses: &[ModuleUse::AllDevicesScope],
@@ -606,6 +615,7 @@ pub const FEATURES: &[Feature] = &[
             CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL,
             CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL,
             CL_DEVICE_CROSS_DEVICE_SHARED_MEM_CAPABILITIES_INTEL,
+            CL_DEVICE_SVM_TYPE_CAPABILITIES_KHR,
         ],
         ..feature(
             FeatureId::SharedVirtualMemory,

@@ -155,10 +155,18 @@ impl Kernel {
         Ok(())
     }
 
+    /// `clSetKernelExecInfo(CL_KERNEL_EXEC_INFO_SVM_INDIRECT_ACCESS_KHR)`: launches hold every
+    /// allocation of `clSVMAlloc` and `clSVMAllocWithPropertiesKHR` (every SVM type here has
+    /// `CL_SVM_CAPABILITY_INDIRECT_ACCESS_KHR`).
+    pub fn set_svm_indirect_access(&self, on: bool) -> CLResult<()> {
+        self.set_indirect_access(AllocationKind::Svm, on)?;
+        self.set_indirect_access(AllocationKind::Unified, on)
+    }
+
     /// `clSetKernelArgMemPointerINTEL`: any pointer value (extension version 1.1.0) for a
     /// `__global` or `__constant` pointer argument.
     pub fn set_arg_usm_pointer(&self, index: usize, ptr: usize) -> CLResult<()> {
-        self.set_arg_pointer(index, ptr, true)
+        self.set_arg_pointer(index, ptr)
     }
 
     fn require_svm(&self) -> CLResult<()> {
@@ -168,24 +176,19 @@ impl Kernel {
         Ok(())
     }
 
-    /// `clSetKernelArgSVMPointer`: a `__global` or `__constant` pointer argument. Without
-    /// fine-grain system SVM the pointer must lie in one of the context's allocations (or be
-    /// NULL).
+    /// `clSetKernelArgSVMPointer`: a `__global` or `__constant` pointer argument, any pointer
+    /// value: `cl_khr_unified_svm`, which every device with SVM has, makes every value valid
+    /// (whether a kernel may dereference it is the application's business, as for USM).
     pub fn set_arg_svm_pointer(&self, index: usize, ptr: usize) -> CLResult<()> {
-        let any = self.program.context.svm_level().system_pointers();
-        self.set_arg_pointer(index, ptr, any)
+        self.set_arg_pointer(index, ptr)
     }
 
-    /// A pointer value for a `__global` or `__constant` pointer argument; unless `any_pointer`,
-    /// it must lie in one of the context's allocations (or be NULL).
-    fn set_arg_pointer(&self, index: usize, ptr: usize, any_pointer: bool) -> CLResult<()> {
+    /// A pointer value (any) for a `__global` or `__constant` pointer argument.
+    fn set_arg_pointer(&self, index: usize, ptr: usize) -> CLResult<()> {
         self.require_svm()?;
         match self.arg_kind(index)? {
             ArgKind::Buffer { address } if *address != AddressQualifier::Local => {}
             _ => return Err(CL_INVALID_ARG_VALUE),
-        }
-        if ptr != 0 && !any_pointer && self.program.context.svm.find(ptr).is_none() {
-            return Err(CL_INVALID_ARG_VALUE);
         }
         self.lock()[index] = Some(ArgValue::Svm(ptr));
         Ok(())
@@ -571,6 +574,7 @@ impl Kernel {
                     AllocationKind::UsmHost,
                     AllocationKind::UsmDevice,
                     AllocationKind::UsmShared,
+                    AllocationKind::Unified,
                 ])
                 .into_iter()
                 .map(|a| (a.base() as u64, (a.base() + a.size()) as u64));

@@ -1,8 +1,10 @@
-//! Shared virtual memory and unified shared memory (`cl_intel_unified_shared_memory`): the
-//! allocations `clSVMAlloc` and `cl*MemAllocINTEL` hand out and the context's registry of them,
-//! ordered by base address so that any pointer into an allocation finds it in O(log n). On a
-//! CPU every USM kind (host, device, shared) is the same host memory; the kind is kept for the
-//! queries and for kernels' indirect-access settings.
+//! Shared virtual memory, unified SVM (`cl_khr_unified_svm`) and unified shared memory
+//! (`cl_intel_unified_shared_memory`): the allocations `clSVMAlloc`,
+//! `clSVMAllocWithPropertiesKHR` and `cl*MemAllocINTEL` hand out, the SVM types the device
+//! reports, and the context's registry of allocations, ordered by base address so that any
+//! pointer into an allocation finds it in O(log n). On a CPU every SVM type and USM kind (host,
+//! device, shared) is the same host memory; the type or kind is kept for the queries and for
+//! kernels' indirect-access settings.
 //! Host and device share one address space, so an SVM pointer is the host address itself:
 //! kernels receive it unchanged, and fine-grain system SVM lets them use any host pointer.
 //!
@@ -63,6 +65,88 @@ impl SvmLevel {
     pub fn system_pointers(self) -> bool {
         self == SvmLevel::FineGrain
     }
+
+    /// The SVM types of `cl_khr_unified_svm` (`CL_PLATFORM_SVM_TYPE_CAPABILITIES_KHR` and
+    /// `CL_DEVICE_SVM_TYPE_CAPABILITIES_KHR`; a type's index is its place here). Coarse grain
+    /// has no fine-grain buffer or system type, as `CL_DEVICE_SVM_CAPABILITIES` says.
+    pub fn svm_types(self) -> &'static [SvmType] {
+        use SvmType::*;
+        match self {
+            SvmLevel::Off => &[],
+            SvmLevel::CoarseGrain => &[CoarseGrainBuffer, Device, Host, SingleDeviceShared],
+            SvmLevel::FineGrain => &[
+                CoarseGrainBuffer,
+                FineGrainBuffer,
+                Device,
+                Host,
+                SingleDeviceShared,
+                System,
+            ],
+        }
+    }
+
+    /// The capabilities of SVM type `index`, None past the end of the list.
+    pub fn type_capabilities(self, index: u32) -> Option<cl_svm_capabilities_khr> {
+        self.svm_types()
+            .get(index as usize)
+            .map(|t| t.capabilities())
+    }
+}
+
+/// One SVM type of `cl_khr_unified_svm`: the six the extension's convenience macros name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SvmType {
+    CoarseGrainBuffer,
+    FineGrainBuffer,
+    Device,
+    Host,
+    SingleDeviceShared,
+    System,
+}
+
+impl SvmType {
+    /// The type's macro (`CL_SVM_TYPE_MACRO_*_KHR`) plus what a CPU gives every allocation of
+    /// host memory on top: host memory is coherent and its atomics are the host's, so every
+    /// type but coarse grain (whose host access goes through maps) allows concurrent and
+    /// concurrent atomic access, the host and shared types atomics and mapping (a no-op), and
+    /// every type indirect access (kernels reach all host memory).
+    pub fn capabilities(self) -> cl_svm_capabilities_khr {
+        const CONCURRENT: cl_svm_capabilities_khr = CL_SVM_CAPABILITY_CONCURRENT_ACCESS_KHR
+            | CL_SVM_CAPABILITY_CONCURRENT_ATOMIC_ACCESS_KHR;
+        const HOST_SIDE: cl_svm_capabilities_khr = CONCURRENT
+            | CL_SVM_CAPABILITY_DEVICE_ATOMIC_ACCESS_KHR
+            | CL_SVM_CAPABILITY_HOST_MAP_KHR;
+        match self {
+            SvmType::CoarseGrainBuffer => {
+                CL_SVM_TYPE_MACRO_COARSE_GRAIN_BUFFER_KHR | CL_SVM_CAPABILITY_INDIRECT_ACCESS_KHR
+            }
+            SvmType::FineGrainBuffer => {
+                CL_SVM_TYPE_MACRO_FINE_GRAIN_BUFFER_KHR
+                    | CONCURRENT
+                    | CL_SVM_CAPABILITY_INDIRECT_ACCESS_KHR
+            }
+            SvmType::Device => CL_SVM_TYPE_MACRO_DEVICE_KHR | CONCURRENT,
+            SvmType::Host => CL_SVM_TYPE_MACRO_HOST_KHR | HOST_SIDE,
+            SvmType::SingleDeviceShared => CL_SVM_TYPE_MACRO_SINGLE_DEVICE_SHARED_KHR | HOST_SIDE,
+            SvmType::System => CL_SVM_TYPE_MACRO_SYSTEM_KHR,
+        }
+    }
+}
+
+/// What `clSVMAllocWithPropertiesKHR` was told of an allocation.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UnifiedProperties {
+    /// The SVM type index.
+    pub type_index: u32,
+    /// `CL_SVM_ALLOC_ASSOCIATED_DEVICE_HANDLE_KHR` (0 for none).
+    pub device: usize,
+    /// `CL_SVM_ALLOC_ACCESS_FLAGS_KHR`.
+    pub access: cl_svm_alloc_access_flags_khr,
+    /// `CL_SVM_ALLOC_ALIGNMENT_KHR` (0: the largest type's).
+    pub alignment: usize,
+    /// The property list as given, with its terminator (empty for NULL), for
+    /// `CL_SVM_INFO_PROPERTIES_KHR`.
+    pub list: Vec<cl_svm_alloc_properties_khr>,
 }
 
 /// Which API made an allocation.
@@ -75,13 +159,20 @@ pub enum AllocationKind {
     UsmDevice,
     /// `clSharedMemAllocINTEL`.
     UsmShared,
+    /// `clSVMAllocWithPropertiesKHR`.
+    Unified,
 }
 
 impl AllocationKind {
+    /// Whether `clSVMFree` frees it: SVM of either API, not USM.
+    pub fn is_svm(self) -> bool {
+        matches!(self, AllocationKind::Svm | AllocationKind::Unified)
+    }
+
     /// `CL_MEM_ALLOC_TYPE_INTEL`.
     pub fn usm_type(self) -> cl_unified_shared_memory_type_intel {
         match self {
-            AllocationKind::Svm => CL_MEM_TYPE_UNKNOWN_INTEL,
+            AllocationKind::Svm | AllocationKind::Unified => CL_MEM_TYPE_UNKNOWN_INTEL,
             AllocationKind::UsmHost => CL_MEM_TYPE_HOST_INTEL,
             AllocationKind::UsmDevice => CL_MEM_TYPE_DEVICE_INTEL,
             AllocationKind::UsmShared => CL_MEM_TYPE_SHARED_INTEL,
@@ -89,7 +180,7 @@ impl AllocationKind {
     }
 }
 
-/// One `clSVMAlloc` or USM allocation.
+/// One `clSVMAlloc`, `clSVMAllocWithPropertiesKHR` or USM allocation.
 pub struct SvmAllocation {
     base: *mut u8,
     size: usize,
@@ -99,8 +190,10 @@ pub struct SvmAllocation {
     pub flags: cl_bitfield,
     pub kind: AllocationKind,
     /// `CL_MEM_ALLOC_DEVICE_INTEL`: the device handle of a device or shared allocation (0
-    /// for none).
+    /// for none); for unified SVM the associated device.
     pub device: usize,
+    /// For `clSVMAllocWithPropertiesKHR`, its properties.
+    pub unified: Option<UnifiedProperties>,
 }
 
 // SAFETY: a plain byte region shared by host and kernels; access is governed by the OpenCL
@@ -116,6 +209,23 @@ impl SvmAllocation {
 
     pub fn size(&self) -> usize {
         self.size
+    }
+
+    /// The index of its SVM type in `level`'s list (`CL_SVM_INFO_TYPE_INDEX_KHR`): the type
+    /// it was allocated as, or for `clSVMAlloc` the coarse- or fine-grain buffer type its
+    /// flags ask for; None for USM.
+    pub fn svm_type_index(&self, level: SvmLevel) -> Option<u32> {
+        let wanted = match (&self.unified, self.kind) {
+            (Some(u), _) => return Some(u.type_index),
+            (None, AllocationKind::Svm) if self.flags & FINE_GRAIN != 0 => SvmType::FineGrainBuffer,
+            (None, AllocationKind::Svm) => SvmType::CoarseGrainBuffer,
+            _ => return None,
+        };
+        level
+            .svm_types()
+            .iter()
+            .position(|t| *t == wanted)
+            .map(|i| i as u32)
     }
 
     /// Whether `[ptr, ptr + len)` lies inside this allocation.
@@ -173,7 +283,51 @@ impl SvmRegistry {
         if alignment != 0 && !alignment.is_power_of_two() {
             return Err(CL_INVALID_VALUE);
         }
-        self.insert(AllocationKind::Svm, flags, 0, size, alignment)
+        self.insert(
+            AllocationKind::Svm,
+            flags,
+            0,
+            size,
+            alignment as usize,
+            None,
+        )
+    }
+
+    /// `clSVMAllocWithPropertiesKHR` (the caller has read the properties and checked the
+    /// device): NULL for size 0, which is no error (`cl_khr_unified_svm`, "Allocating SVM With
+    /// Properties"). CL_INVALID_VALUE for a type index past the list, CL_INVALID_PROPERTY for an
+    /// alignment that is no power of two or exceeds the largest OpenCL type (128 bytes) and for
+    /// a type that needs an associated device without one. Sizes above
+    /// `CL_DEVICE_MAX_MEM_ALLOC_SIZE` are allocated if the host has the memory, as the
+    /// extension allows.
+    pub fn alloc_unified(
+        &self,
+        level: SvmLevel,
+        properties: UnifiedProperties,
+        size: usize,
+    ) -> CLResult<*mut u8> {
+        let caps = level
+            .type_capabilities(properties.type_index)
+            .ok_or(CL_INVALID_VALUE)?;
+        let align = properties.alignment;
+        if align != 0 && (!align.is_power_of_two() || align > MEM_ALIGN) {
+            return Err(CL_INVALID_PROPERTY);
+        }
+        if properties.device == 0 && caps & CL_SVM_CAPABILITY_DEVICE_UNASSOCIATED_KHR == 0 {
+            return Err(CL_INVALID_PROPERTY);
+        }
+        if size == 0 {
+            return Ok(std::ptr::null_mut());
+        }
+        let device = properties.device;
+        self.insert(
+            AllocationKind::Unified,
+            0,
+            device,
+            size,
+            align,
+            Some(properties),
+        )
     }
 
     fn insert(
@@ -182,9 +336,10 @@ impl SvmRegistry {
         flags: cl_bitfield,
         device: usize,
         size: usize,
-        alignment: u32,
+        alignment: usize,
+        unified: Option<UnifiedProperties>,
     ) -> CLResult<*mut u8> {
-        let align = (alignment as usize).max(MEM_ALIGN);
+        let align = alignment.max(MEM_ALIGN);
         if !align.is_power_of_two() {
             return Err(CL_INVALID_VALUE);
         }
@@ -197,6 +352,7 @@ impl SvmRegistry {
             flags,
             kind,
             device,
+            unified,
         });
         self.map().insert(base as usize, allocation);
         Ok(base)
@@ -229,15 +385,17 @@ impl SvmRegistry {
         if size == 0 || size as u64 > max_alloc {
             return Err(CL_INVALID_BUFFER_SIZE);
         }
-        self.insert(kind, flags, device, size, alignment)
+        self.insert(kind, flags, device, size, alignment as usize, None)
     }
 
-    /// `clSVMFree`: takes the SVM allocation starting at `ptr` out of the registry; its memory
-    /// goes once no command uses it. Returns whether `ptr` was one (NULL, a pointer freed
-    /// before or one that was never allocated here are no-ops, as the spec allows).
+    /// `clSVMFree` and `clSVMFreeWithPropertiesKHR`: takes the SVM allocation (of
+    /// `clSVMAlloc` or `clSVMAllocWithPropertiesKHR`) starting at `ptr` out of the registry;
+    /// its memory goes once no command uses it. Returns whether `ptr` was one (NULL, a pointer
+    /// freed before or one that was never allocated here are no-ops for `clSVMFree`, as the
+    /// spec allows).
     pub fn free(&self, ptr: usize) -> bool {
         let mut map = self.map();
-        if map.get(&ptr).is_some_and(|a| a.kind == AllocationKind::Svm) {
+        if map.get(&ptr).is_some_and(|a| a.kind.is_svm()) {
             map.remove(&ptr);
             return true;
         }
@@ -253,7 +411,7 @@ impl SvmRegistry {
         }
         let mut map = self.map();
         match map.get(&ptr) {
-            Some(a) if a.kind != AllocationKind::Svm => Ok(map.remove(&ptr)),
+            Some(a) if !a.kind.is_svm() => Ok(map.remove(&ptr)),
             _ => Err(CL_INVALID_VALUE),
         }
     }
@@ -300,6 +458,20 @@ impl SvmRegistry {
         match self.holding(ptr, len)? {
             None if !level.system_pointers() => Err(CL_INVALID_VALUE),
             held => Ok(held),
+        }
+    }
+
+    /// CL_INVALID_VALUE for a pointer into an allocation whose SVM type cannot be mapped
+    /// (`CL_SVM_CAPABILITY_HOST_MAP_KHR`; `cl_khr_unified_svm`'s error for `clEnqueueSVMMap`
+    /// and `clEnqueueSVMUnmap`).
+    pub fn check_mappable(&self, level: SvmLevel, ptr: usize) -> CLResult<()> {
+        let caps = self
+            .find(ptr)
+            .and_then(|a| a.svm_type_index(level))
+            .and_then(|i| level.type_capabilities(i));
+        match caps {
+            Some(c) if c & CL_SVM_CAPABILITY_HOST_MAP_KHR == 0 => Err(CL_INVALID_VALUE),
+            _ => Ok(()),
         }
     }
 
@@ -356,6 +528,69 @@ mod tests {
         // SAFETY: `held` keeps the 64 bytes allocated after the free.
         unsafe { p.write_bytes(7, 64) };
         assert_eq!(held.size(), 64);
+    }
+
+    #[test]
+    fn unified_allocations_keep_their_type_and_properties() {
+        let r = SvmRegistry::default();
+        let level = SvmLevel::FineGrain;
+        let props = |type_index, device, alignment| UnifiedProperties {
+            type_index,
+            device,
+            alignment,
+            ..UnifiedProperties::default()
+        };
+        // The device type needs an associated device; the host type does not.
+        assert_eq!(
+            r.alloc_unified(level, props(2, 0, 0), 8).err(),
+            Some(CL_INVALID_PROPERTY)
+        );
+        assert_eq!(
+            r.alloc_unified(level, props(6, 0, 0), 8).err(),
+            Some(CL_INVALID_VALUE)
+        );
+        for align in [3, 256] {
+            assert_eq!(
+                r.alloc_unified(level, props(3, 0, align), 8).err(),
+                Some(CL_INVALID_PROPERTY)
+            );
+        }
+        assert_eq!(
+            r.alloc_unified(level, props(3, 0, 0), 0),
+            Ok(std::ptr::null_mut())
+        );
+        let device = r.alloc_unified(level, props(2, 0x1000, 32), 100).unwrap() as usize;
+        let host = r.alloc_unified(level, props(3, 0, 0), 100).unwrap() as usize;
+        let fine = r.alloc(level, RW | FINE_GRAIN, 100, 0, 1 << 20).unwrap() as usize;
+        let coarse = r.alloc(level, RW, 100, 0, 1 << 20).unwrap() as usize;
+        let index = |p| r.find(p).unwrap().svm_type_index(level);
+        assert_eq!(
+            [index(device + 99), index(host), index(fine), index(coarse)],
+            [Some(2), Some(3), Some(1), Some(0)]
+        );
+        assert_eq!(r.find(device).unwrap().device, 0x1000);
+        // Device memory cannot be mapped; the others can.
+        assert_eq!(r.check_mappable(level, device), Err(CL_INVALID_VALUE));
+        assert_eq!(r.check_mappable(level, host + 4), Ok(()));
+        assert_eq!(r.check_mappable(level, coarse), Ok(()));
+        // clSVMFree frees both APIs' allocations; clMemFreeINTEL neither.
+        assert_eq!(r.free_usm(host).err(), Some(CL_INVALID_VALUE));
+        assert!(r.free(host) && r.free(device) && r.free(fine) && r.free(coarse));
+        assert!(r.is_empty());
+    }
+
+    #[test]
+    fn every_type_has_its_macro_and_coarse_grain_drops_two() {
+        let fine = SvmLevel::FineGrain.svm_types();
+        assert_eq!(fine.len(), 6);
+        assert_eq!(
+            fine[5].capabilities() & CL_SVM_CAPABILITY_SYSTEM_ALLOCATED_KHR,
+            CL_SVM_CAPABILITY_SYSTEM_ALLOCATED_KHR
+        );
+        let coarse = SvmLevel::CoarseGrain.svm_types();
+        assert!(!coarse.contains(&SvmType::FineGrainBuffer) && !coarse.contains(&SvmType::System));
+        assert!(SvmLevel::Off.svm_types().is_empty());
+        assert_eq!(SvmLevel::CoarseGrain.type_capabilities(4), None);
     }
 
     #[test]

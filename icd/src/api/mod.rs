@@ -14,6 +14,7 @@ pub mod platform;
 pub mod program;
 pub mod queue;
 pub mod svm;
+pub mod unified_svm;
 pub mod usm;
 
 pub use context::*;

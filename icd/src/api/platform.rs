@@ -88,6 +88,13 @@ pub unsafe extern "C" fn clIcdGetPlatformIDsKHR(
     status(|| unsafe { platform_ids(num_entries, platforms, num_platforms) })
 }
 
+/// `CL_PLATFORM_SVM_TYPE_CAPABILITIES_KHR` and `CL_DEVICE_SVM_TYPE_CAPABILITIES_KHR`.
+fn svm_type_capabilities(level: ferrocl_runtime::svm::SvmLevel) -> Vec<u8> {
+    let caps: Vec<cl_svm_capabilities_khr> =
+        level.svm_types().iter().map(|t| t.capabilities()).collect();
+    arr(&caps)
+}
+
 fn platform_info(param: cl_platform_info) -> CLResult<Vec<u8>> {
     let cfg = &platform().devices[0].config;
     Ok(match param {
@@ -100,6 +107,13 @@ fn platform_info(param: cl_platform_info) -> CLResult<Vec<u8>> {
         CL_PLATFORM_NUMERIC_VERSION => v(cfg.numeric_version),
         CL_PLATFORM_HOST_TIMER_RESOLUTION => v(1 as cl_ulong),
         CL_PLATFORM_ICD_SUFFIX_KHR => s(config::ICD_SUFFIX),
+        // The intersection of the devices' types (cl_khr_unified_svm): every device has the
+        // same ones.
+        CL_PLATFORM_SVM_TYPE_CAPABILITIES_KHR
+            if cfg.has(ferrocl_runtime::features::FeatureId::SharedVirtualMemory) =>
+        {
+            svm_type_capabilities(cfg.settings.svm)
+        }
         _ => return Err(CL_INVALID_VALUE),
     })
 }
@@ -317,6 +331,7 @@ fn device_info_value(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_REFERENCE_COUNT if d.is_root() => v(1 as cl_uint),
         CL_DEVICE_REFERENCE_COUNT => v(d.base().ref_count()),
         CL_DEVICE_SVM_CAPABILITIES => v(c.svm_capabilities),
+        CL_DEVICE_SVM_TYPE_CAPABILITIES_KHR => svm_type_capabilities(c.settings.svm),
         CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL => v(c.settings.svm.usm_capabilities()[0]),
         CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL => v(c.settings.svm.usm_capabilities()[1]),
         CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL => {
@@ -536,12 +551,14 @@ fn extension_function(name: &CStr) -> *mut c_void {
         cb if super::command_buffer::extension_function(cb).is_some() => {
             super::command_buffer::extension_function(cb).unwrap_or(std::ptr::null_mut())
         }
-        // cl_intel_unified_shared_memory, while the device reports it.
-        usm if platform().devices[0]
+        // cl_intel_unified_shared_memory and cl_khr_unified_svm, while the device reports them.
+        svm if platform().devices[0]
             .config
             .has(ferrocl_runtime::features::FeatureId::SharedVirtualMemory) =>
         {
-            super::usm::extension_function(usm).unwrap_or(std::ptr::null_mut())
+            super::usm::extension_function(svm)
+                .or_else(|| super::unified_svm::extension_function(svm))
+                .unwrap_or(std::ptr::null_mut())
         }
         _ => std::ptr::null_mut(),
     }

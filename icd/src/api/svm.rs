@@ -45,7 +45,13 @@ pub(super) unsafe fn enqueue_memcpy(
         unsafe {
             let q = svm_queue(command_queue)?;
             let wait = wait_list(num_events, events, &q.context)?;
-            let (dst, src) = (HostPtr::new(dst)?, HostPtr::new(src)?);
+            // cl_khr_unified_svm lets clEnqueueSVMMemcpy take NULL pointers for no bytes; USM
+            // does not.
+            let empty = size == 0 && command_type == CL_COMMAND_SVM_MEMCPY as cl_command_type;
+            let (dst, src) = (
+                HostPtr::or_empty(dst, empty)?,
+                HostPtr::or_empty(src, empty)?,
+            );
             let command = Command::svm_memcpy(&q.context, command_type, dst, src, size)?;
             submit(&q, command, wait, blocking != 0, event)
         }
@@ -71,7 +77,9 @@ pub(super) unsafe fn enqueue_fill(
                 return Err(CL_INVALID_VALUE);
             }
             let pattern = slice(pattern as *const u8, pattern_size);
-            let dst = HostPtr::new(dst)?;
+            // As for the copy: a NULL destination for no bytes (clEnqueueSVMMemFill only).
+            let empty = size == 0 && command_type == CL_COMMAND_SVM_MEMFILL as cl_command_type;
+            let dst = HostPtr::or_empty(dst, empty)?;
             let command = Command::svm_mem_fill(&q.context, command_type, dst, pattern, size)?;
             submit(&q, command, wait, false, event)
         }
@@ -222,11 +230,7 @@ pub unsafe extern "C" fn clEnqueueSVMUnmap(
         unsafe {
             let q = svm_queue(command_queue)?;
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            let command = Command::svm_order(
-                &q.context,
-                CL_COMMAND_SVM_UNMAP as cl_command_type,
-                &[(svm_ptr as usize, 0)],
-            )?;
+            let command = Command::svm_unmap(&q.context, svm_ptr as usize)?;
             submit(&q, command, wait, false, event)
         }
     })
@@ -252,12 +256,14 @@ pub unsafe extern "C" fn clEnqueueSVMMigrateMem(
             }
             let n = num_svm_pointers as usize;
             let pointers = slice(svm_pointers, n);
-            // A size of 0 (or no sizes) names the whole allocation from the pointer on.
+            // A size of 0 (or no sizes) names the whole allocation from the pointer on; a NULL
+            // pointer with no size is skipped (cl_khr_unified_svm's change to the command).
             let regions: Vec<(usize, usize)> = (0..n)
                 .map(|i| {
                     let size = if sizes.is_null() { 0 } else { *sizes.add(i) };
                     (pointers[i] as usize, size)
                 })
+                .filter(|&region| region != (0, 0))
                 .collect();
             let command = Command::svm_migrate(
                 &q.context,
@@ -315,6 +321,14 @@ pub(crate) unsafe fn set_exec_info(
             let pointers =
                 unsafe { slice(param_value as *const *const c_void, param_value_size / size) };
             k.set_svm_pointers(pointers.iter().map(|&p| p as usize).collect())
+        }
+        CL_KERNEL_EXEC_INFO_SVM_INDIRECT_ACCESS_KHR => {
+            if param_value_size != std::mem::size_of::<cl_bool>() {
+                return Err(CL_INVALID_VALUE);
+            }
+            // SAFETY: one cl_bool (checked size, caller contract).
+            let on = unsafe { *(param_value as *const cl_bool) } != 0;
+            k.set_svm_indirect_access(on)
         }
         CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM => {
             if param_value_size != std::mem::size_of::<cl_bool>() {

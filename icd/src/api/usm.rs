@@ -212,10 +212,7 @@ pub unsafe extern "C" fn clGetMemAllocInfoINTEL(
         unsafe {
             let ctx = usm_context(context)?;
             // SVM allocations are not USM ones: CL_MEM_TYPE_UNKNOWN_INTEL, as for any pointer.
-            let allocation = ctx
-                .svm
-                .find(ptr as usize)
-                .filter(|a| a.kind != AllocationKind::Svm);
+            let allocation = ctx.svm.find(ptr as usize).filter(|a| !a.kind.is_svm());
             let val = match param_name {
                 CL_MEM_ALLOC_TYPE_INTEL => Ok(v(allocation
                     .as_ref()

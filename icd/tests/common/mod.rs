@@ -165,6 +165,29 @@ pub fn platform() -> Platform {
         })
 }
 
+#[link(name = "OpenCL")]
+extern "C" {
+    fn clGetExtensionFunctionAddressForPlatform(
+        platform: opencl_sys::cl_platform_id,
+        name: *const std::ffi::c_char,
+    ) -> *mut c_void;
+}
+
+/// Extension entry point `name` of the platform under test as the function type `F` its
+/// extension gives it, looked up as applications do; panics if the platform lacks it.
+///
+/// # Safety
+/// `F` must be the function pointer type of `name`.
+pub unsafe fn extension_entry<F: Copy>(name: &str) -> F {
+    let c = std::ffi::CString::new(name).unwrap();
+    // SAFETY: a valid platform and a NUL-terminated name.
+    let p = unsafe { clGetExtensionFunctionAddressForPlatform(platform().id(), c.as_ptr()) };
+    assert!(!p.is_null(), "{name} is not reachable");
+    assert_eq!(std::mem::size_of::<F>(), std::mem::size_of::<*mut c_void>());
+    // SAFETY: a function pointer of the type the caller vouches for.
+    unsafe { std::mem::transmute_copy::<*mut c_void, F>(&p) }
+}
+
 /// The first device of the platform under test, looked up once per process (the lookup is
 /// serialised: PoCL 3.1 initialises its devices lazily and races when several threads do it).
 pub fn device_id() -> cl_device_id {
