@@ -1129,6 +1129,7 @@ const EXPECTED_EXTENSIONS: &[(&str, [u32; 3], bool, Needs)] = &[
     ("cl_khr_suggested_local_work_size", [1, 0, 0], false, Needs::Nothing),
     ("cl_khr_spirv_no_integer_wrap_decoration", [1, 0, 0], false, Needs::Nothing),
     ("cl_khr_spirv_linkonce_odr", [1, 0, 0], false, Needs::Nothing),
+    ("cl_khr_spirv_extended_debug_info", [1, 0, 0], false, Needs::Nothing),
     ("cl_khr_spirv_queries", [1, 0, 0], false, Needs::Nothing),
     ("cl_khr_extended_versioning", [1, 0, 0], false, Needs::Nothing),
     ("cl_khr_device_uuid", [1, 0, 0], false, Needs::Nothing),

@@ -1,4 +1,7 @@
 //! Small extensions applications query, through the loader, against host references:
+//! - `cl_khr_spirv_extended_debug_info`: reported, with `OpenCL.DebugInfo.100` among the
+//!   extended instruction sets; a module clang-15 -g and llvm-spirv-15 made (it imports the
+//!   set) builds from IL and computes as the one without.
 //! - `cl_khr_extended_async_copies`: its entries in the extension queries; 2D and 3D copies
 //!   (`async_work_group_copy_2D2D`/`_3D3D`) global → local → global over element sizes 1 to 16
 //!   bytes, offsets, line lengths and plane areas, both directions, every line, plane and gap
@@ -1293,5 +1296,114 @@ fn async_copies_on_either_side_of_a_fence_keep_their_order() {
         let doubled: Vec<i32> = src.iter().map(|v| v * 2).collect();
         assert_eq!(env.read(&exported, 256), doubled, "{std}");
         assert_eq!(env.read(&imported, 256), src, "{std}");
+    }
+}
+
+const DEBUG_INFO: &str = "cl_khr_spirv_extended_debug_info";
+
+/// `icd/tests/kernels/saxpy.cl` as clang-15 -g and llvm-spirv-15 make it: a module importing
+/// `OpenCL.DebugInfo.100` (llvm-spirv's default debug-info format), with DebugSource,
+/// DebugCompilationUnit, DebugFunction, DebugLocalVariable, DebugScope... throughout.
+fn saxpy_with_debug_info() -> Vec<u8> {
+    let dir = std::env::temp_dir().join(format!("ferrocl-debug-info-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (bc, spv) = (dir.join("saxpy.bc"), dir.join("saxpy.spv"));
+    let run = |cmd: &mut std::process::Command| {
+        let out = cmd
+            .output()
+            .expect("clang-15 / llvm-spirv-15 (scripts/setup.sh)");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(std::process::Command::new("clang-15")
+        .args([
+            "-cl-std=CL1.2",
+            "-target",
+            "spir64",
+            "-O0",
+            "-g",
+            "-emit-llvm",
+            "-c",
+        ])
+        .args(["-Xclang", "-finclude-default-header"])
+        .arg(kernel_source("saxpy"))
+        .arg("-o")
+        .arg(&bc));
+    run(std::process::Command::new("llvm-spirv-15")
+        .arg(&bc)
+        .arg("-o")
+        .arg(&spv));
+    let module = std::fs::read(&spv).expect("the module");
+    std::fs::remove_dir_all(&dir).ok();
+    module
+}
+
+#[test]
+fn modules_with_opencl_debug_info_build_and_run() {
+    let env = Env::new();
+    if !env.extension_or_skip(DEBUG_INFO) {
+        return;
+    }
+    assert_eq!(extension_version(&env, DEBUG_INFO), Some(VERSION_1_0_0));
+    let sets = cl3::device::get_device_data(
+        env.device.id(),
+        CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR,
+    )
+    .expect("CL_DEVICE_SPIRV_EXTENDED_INSTRUCTION_SETS_KHR");
+    // An array of char pointers into the driver's own strings.
+    let names: Vec<String> = sets
+        .chunks_exact(8)
+        .map(|c| {
+            let p = usize::from_ne_bytes(c.try_into().unwrap()) as *const std::ffi::c_char;
+            // SAFETY: the query returns pointers to NUL-terminated strings the driver keeps.
+            unsafe { std::ffi::CStr::from_ptr(p) }
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert!(
+        names.iter().any(|n| n == "OpenCL.DebugInfo.100"),
+        "{names:?}"
+    );
+
+    let il = saxpy_with_debug_info();
+    let needle = b"OpenCL.DebugInfo.100";
+    assert!(
+        il.windows(needle.len()).any(|w| w == needle),
+        "llvm-spirv-15 no longer imports OpenCL.DebugInfo.100 for -g"
+    );
+    let program = check(
+        cl(opencl3::program::Program::create_from_il(&env.context, &il)),
+        "clCreateProgramWithIL",
+    );
+    let options = CString::new("").unwrap();
+    check(
+        opencl3::program::build_program(
+            program.get(),
+            env.context.devices(),
+            &options,
+            None,
+            ptr::null_mut(),
+        ),
+        "clBuildProgram of a module with debug info",
+    );
+    let kernel = check(
+        cl(opencl3::kernel::Kernel::create(&program, "saxpy")),
+        "clCreateKernel",
+    );
+    let x: Vec<f32> = (0..64).map(|i| i as f32).collect();
+    let y: Vec<f32> = (0..64).map(|i| 1.0 - i as f32 * 0.5).collect();
+    let (bx, by) = (env.buffer(&x), env.buffer(&y));
+    arg(&kernel, 0, &2.0f32);
+    arg_buf(&kernel, 1, &bx);
+    arg_buf(&kernel, 2, &by);
+    env.run(&kernel, &[64], None, None);
+    let got = env.read(&by, 64);
+    for i in 0..64 {
+        // Small integers and halves: exact with or without a fused multiply-add.
+        assert_eq!(got[i], 2.0 * x[i] + y[i], "element {i}");
     }
 }

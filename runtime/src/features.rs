@@ -214,6 +214,9 @@ pub const FEATURES: &[Feature] = &[
             api_ext("cl_khr_suggested_local_work_size"),
             api_ext("cl_khr_spirv_no_integer_wrap_decoration"),
             api_ext("cl_khr_spirv_linkonce_odr"),
+            // Modules importing OpenCL.DebugInfo.100 (env spec 5.2.21): the frontend sets its
+            // instructions aside as locations for build logs (frontend locations.rs).
+            api_ext("cl_khr_spirv_extended_debug_info"),
             api_ext("cl_khr_spirv_queries"),
             // The *_WITH_VERSION queries and CL_*_NUMERIC_VERSION.
             api_ext("cl_khr_extended_versioning"),
