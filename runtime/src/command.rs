@@ -16,6 +16,7 @@ use crate::memory::{fill, Mem, Rect};
 use crate::object::CLResult;
 use crate::pixel::{color_kind, Color, ColorKind};
 use crate::platform::Device;
+use crate::semaphore::Semaphore;
 use crate::svm::SvmAllocation;
 
 /// An application pointer a command reads or writes when it runs. The spec makes the
@@ -193,6 +194,13 @@ pub enum Command {
     /// every sync point and barrier of the buffer allows; the first that fails ends the run.
     Buffer {
         commands: Arc<Vec<Arc<Command>>>,
+    },
+    /// `clEnqueueSignalSemaphoresKHR` (`signal`) and `clEnqueueWaitSemaphoresKHR`: the payload
+    /// changes when the command runs; a wait's order on its signal is in its wait list
+    /// (`crate::semaphore`).
+    Semaphores {
+        signal: bool,
+        semaphores: Vec<Arc<Semaphore>>,
     },
     /// `clEnqueueSVMFree`: the application's callback, or the frees themselves.
     SvmFree {
@@ -882,6 +890,8 @@ impl Command {
             Command::Unmap { .. } => CL_COMMAND_UNMAP_MEM_OBJECT,
             Command::Migrate { .. } => CL_COMMAND_MIGRATE_MEM_OBJECTS,
             Command::SvmFree { .. } => CL_COMMAND_SVM_FREE,
+            Command::Semaphores { signal: true, .. } => return CL_COMMAND_SEMAPHORE_SIGNAL_KHR,
+            Command::Semaphores { signal: false, .. } => return CL_COMMAND_SEMAPHORE_WAIT_KHR,
             Command::Buffer { .. } => return CL_COMMAND_COMMAND_BUFFER_KHR,
             Command::Sync { command_type }
             | Command::SvmOrder { command_type, .. }
@@ -1028,6 +1038,15 @@ impl Command {
                     }
                 }
             },
+            Command::Semaphores { signal, semaphores } => {
+                for s in semaphores {
+                    if *signal {
+                        s.signal();
+                    } else {
+                        s.unsignal();
+                    }
+                }
+            }
             Command::MapBuffer { .. }
             | Command::MapImage { .. }
             | Command::Migrate { .. }

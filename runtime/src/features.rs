@@ -224,6 +224,8 @@ pub const FEATURES: &[Feature] = &[
             api_ext("cl_khr_device_uuid"),
             // clCreateCommandQueueWithPropertiesKHR.
             api_ext("cl_khr_create_command_queue"),
+            // Binary semaphores ordering commands across queues (semaphore.rs).
+            api_ext("cl_khr_semaphore"),
         ],
         opencl_c_features: &[
             ("__opencl_c_int64", V3),

@@ -25,6 +25,7 @@ pub mod program;
 pub mod program_cache;
 pub mod queue;
 pub mod sampler;
+pub mod semaphore;
 pub mod settings;
 pub mod svm;
 pub mod tiering;

@@ -38,6 +38,7 @@ pub enum Tag {
     CommandBuffer = 0x4643_4c43_6d64_4266,
     MutableCommand = 0x4643_4c4d_7574_436d,
     DeviceQueue = 0x4643_4c44_6576_5175,
+    Semaphore = 0x4643_4c53_656d_6170,
 }
 
 /// Value written over the tag when an object is destroyed, so a stale handle whose memory has

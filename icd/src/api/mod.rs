@@ -13,6 +13,7 @@ pub mod memory;
 pub mod platform;
 pub mod program;
 pub mod queue;
+pub mod semaphore;
 pub mod svm;
 pub mod unified_svm;
 pub mod usm;

@@ -107,6 +107,8 @@ fn platform_info(param: cl_platform_info) -> CLResult<Vec<u8>> {
         CL_PLATFORM_NUMERIC_VERSION => v(cfg.numeric_version),
         CL_PLATFORM_HOST_TIMER_RESOLUTION => v(1 as cl_ulong),
         CL_PLATFORM_ICD_SUFFIX_KHR => s(config::ICD_SUFFIX),
+        // cl_khr_semaphore: binary semaphores only.
+        CL_PLATFORM_SEMAPHORE_TYPES_KHR => v(CL_SEMAPHORE_TYPE_BINARY_KHR),
         // The intersection of the devices' types (cl_khr_unified_svm): every device has the
         // same ones.
         CL_PLATFORM_SVM_TYPE_CAPABILITIES_KHR
@@ -332,6 +334,7 @@ fn device_info_value(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_REFERENCE_COUNT => v(d.base().ref_count()),
         CL_DEVICE_SVM_CAPABILITIES => v(c.svm_capabilities),
         CL_DEVICE_SVM_TYPE_CAPABILITIES_KHR => svm_type_capabilities(c.settings.svm),
+        CL_DEVICE_SEMAPHORE_TYPES_KHR => v(CL_SEMAPHORE_TYPE_BINARY_KHR),
         CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL => v(c.settings.svm.usm_capabilities()[0]),
         CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL => v(c.settings.svm.usm_capabilities()[1]),
         CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL => {
@@ -550,6 +553,9 @@ fn extension_function(name: &CStr) -> *mut c_void {
         // cl_khr_command_buffer and cl_khr_command_buffer_mutable_dispatch.
         cb if super::command_buffer::extension_function(cb).is_some() => {
             super::command_buffer::extension_function(cb).unwrap_or(std::ptr::null_mut())
+        }
+        sema if super::semaphore::extension_function(sema).is_some() => {
+            super::semaphore::extension_function(sema).unwrap_or(std::ptr::null_mut())
         }
         // cl_intel_unified_shared_memory and cl_khr_unified_svm, while the device reports them.
         svm if platform().devices[0]

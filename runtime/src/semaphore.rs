@@ -1,0 +1,167 @@
+//! Binary semaphores (`cl_khr_semaphore`, API spec 3.1 §5.15, "Semaphores"): the object, its
+//! properties, and how signal and wait commands find each other. A binary semaphore passes a
+//! token from a signal to the next wait, across queues: each signal command is matched, in
+//! enqueue order, with the wait that takes it, and the wait command depends on that signal's
+//! event, so it runs once the signal has completed. A wait enqueued before any signal it could
+//! take depends instead on a private event that the next signal completes with its own status
+//! (a failed signal fails the wait, as a failed event in a wait list does). The payload is 1
+//! between a signal's completion and the completion of the wait that took it.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use opencl_sys::*;
+
+use crate::context::Context;
+use crate::event::Event;
+use crate::object::{Base, CLResult, Tag};
+use crate::platform::Device;
+
+/// `cl_semaphore_khr`.
+#[repr(C)]
+pub struct Semaphore {
+    base: Base,
+    pub context: Arc<Context>,
+    /// `CL_SEMAPHORE_DEVICE_HANDLE_LIST_KHR`: the one device given, or the context's (one).
+    pub devices: Vec<Arc<Device>>,
+    /// The properties as given, terminator included (`CL_SEMAPHORE_PROPERTIES_KHR`).
+    pub properties: Vec<cl_semaphore_properties_khr>,
+    state: Mutex<Token>,
+}
+crate::cl_object!(Semaphore, Semaphore, CL_INVALID_SEMAPHORE_KHR);
+
+#[derive(Default)]
+struct Token {
+    /// The payload: a signal completed that no completed wait has taken yet.
+    signaled: bool,
+    /// Events of signal commands no wait has taken yet, oldest first.
+    signals: VecDeque<Arc<Event>>,
+    /// Waits enqueued before a signal they could take: the private events they wait on, which
+    /// the next signals complete, oldest first.
+    waiters: VecDeque<Arc<Event>>,
+}
+
+impl Semaphore {
+    /// `clCreateSemaphoreWithPropertiesKHR` from the parsed properties: a binary semaphore,
+    /// unsignaled. `device` is the device list's one entry (checked to be in `context`), None
+    /// when the list was not given (then the context must have one device:
+    /// CL_INVALID_PROPERTY otherwise).
+    pub fn new(
+        context: Arc<Context>,
+        device: Option<Arc<Device>>,
+        properties: Vec<cl_semaphore_properties_khr>,
+    ) -> CLResult<Arc<Self>> {
+        let devices = match device {
+            Some(d) if context.has_device(&d) => vec![d],
+            Some(_) => return Err(CL_INVALID_DEVICE),
+            None if context.devices.len() == 1 => context.devices.clone(),
+            None => return Err(CL_INVALID_PROPERTY),
+        };
+        Ok(Arc::new(Semaphore {
+            base: Base::new(Tag::Semaphore),
+            context,
+            devices,
+            properties,
+            state: Mutex::new(Token::default()),
+        }))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Token> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `CL_SEMAPHORE_PAYLOAD_KHR`: 1 while signaled, else 0.
+    pub fn payload(&self) -> cl_semaphore_payload_khr {
+        cl_semaphore_payload_khr::from(self.lock().signaled)
+    }
+
+    /// Whether a queue on `device` may signal or wait on it.
+    pub fn is_for(&self, device: &Device) -> bool {
+        self.devices.iter().any(|d| std::ptr::eq(&**d, device))
+    }
+
+    /// What a new wait command must wait for: the oldest signal not yet taken, or a private
+    /// event the next signal completes.
+    pub fn take_signal(&self) -> Arc<Event> {
+        let mut token = self.lock();
+        if let Some(signal) = token.signals.pop_front() {
+            return signal;
+        }
+        let waiter = Event::new_user(self.context.clone());
+        token.waiters.push_back(waiter.clone());
+        waiter
+    }
+
+    /// Registers a new signal command's event: the oldest waiting wait takes it, else it waits
+    /// for the next wait.
+    pub fn give_signal(&self, signal: &Arc<Event>) {
+        let waiter = self.lock().waiters.pop_front();
+        match waiter {
+            // A failed signal fails its wait; a completed one lets it run.
+            Some(waiter) => signal.on_end(Box::new(move |status| waiter.set_status(status))),
+            None => self.lock().signals.push_back(signal.clone()),
+        }
+    }
+
+    /// The signal command's work.
+    pub fn signal(&self) {
+        self.lock().signaled = true;
+    }
+
+    /// The wait command's work.
+    pub fn unsignal(&self) {
+        self.lock().signaled = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::platform::platform;
+
+    fn semaphore() -> Arc<Semaphore> {
+        let ctx = Context::new(platform().devices.clone(), Vec::new());
+        Semaphore::new(ctx, None, vec![0]).unwrap()
+    }
+
+    #[test]
+    fn a_wait_takes_the_oldest_signal() {
+        let s = semaphore();
+        let (a, b) = (
+            Event::new_user(s.context.clone()),
+            Event::new_user(s.context.clone()),
+        );
+        s.give_signal(&a);
+        s.give_signal(&b);
+        assert!(Arc::ptr_eq(&s.take_signal(), &a));
+        assert!(Arc::ptr_eq(&s.take_signal(), &b));
+    }
+
+    #[test]
+    fn a_wait_before_its_signal_ends_as_the_signal_does() {
+        let s = semaphore();
+        let first = s.take_signal();
+        let second = s.take_signal();
+        assert!(first.status() > CL_COMPLETE, "nothing signaled yet");
+        let (ok, failed) = (
+            Event::new_user(s.context.clone()),
+            Event::new_user(s.context.clone()),
+        );
+        s.give_signal(&ok);
+        s.give_signal(&failed);
+        ok.set_status(CL_COMPLETE);
+        failed.set_status(-5);
+        assert_eq!(first.status(), CL_COMPLETE);
+        assert_eq!(second.status(), -5);
+    }
+
+    #[test]
+    fn the_payload_follows_the_commands() {
+        let s = semaphore();
+        assert_eq!(s.payload(), 0);
+        s.signal();
+        assert_eq!(s.payload(), 1);
+        s.unsignal();
+        assert_eq!(s.payload(), 0);
+    }
+}
