@@ -12,10 +12,12 @@ use std::sync::{Arc, Mutex};
 
 use opencl_sys::*;
 
+use crate::command::Command;
 use crate::context::Context;
 use crate::event::Event;
 use crate::object::{Base, CLResult, Tag};
 use crate::platform::Device;
+use crate::queue::Queue;
 
 /// `cl_semaphore_khr`.
 #[repr(C)]
@@ -80,9 +82,42 @@ impl Semaphore {
         self.devices.iter().any(|d| std::ptr::eq(&**d, device))
     }
 
+    /// `clEnqueueWaitSemaphoresKHR` (the arguments checked): a wait command on `queue` after
+    /// `wait` and the signal each semaphore passes it.
+    pub fn enqueue_wait(
+        queue: &Arc<Queue>,
+        semaphores: Vec<Arc<Semaphore>>,
+        mut wait: Vec<Arc<Event>>,
+    ) -> CLResult<Arc<Event>> {
+        wait.extend(semaphores.iter().map(|s| s.take_signal()));
+        let command = Command::Semaphores {
+            signal: false,
+            semaphores,
+        };
+        queue.submit(command, wait)
+    }
+
+    /// `clEnqueueSignalSemaphoresKHR` (the arguments checked): a signal command on `queue`
+    /// after `wait`, handed to the waits that take it.
+    pub fn enqueue_signal(
+        queue: &Arc<Queue>,
+        semaphores: Vec<Arc<Semaphore>>,
+        wait: Vec<Arc<Event>>,
+    ) -> CLResult<Arc<Event>> {
+        let command = Command::Semaphores {
+            signal: true,
+            semaphores: semaphores.clone(),
+        };
+        let event = queue.submit(command, wait)?;
+        for s in &semaphores {
+            s.give_signal(&event);
+        }
+        Ok(event)
+    }
+
     /// What a new wait command must wait for: the oldest signal not yet taken, or a private
     /// event the next signal completes.
-    pub fn take_signal(&self) -> Arc<Event> {
+    fn take_signal(&self) -> Arc<Event> {
         let mut token = self.lock();
         if let Some(signal) = token.signals.pop_front() {
             return signal;
@@ -94,7 +129,7 @@ impl Semaphore {
 
     /// Registers a new signal command's event: the oldest waiting wait takes it, else it waits
     /// for the next wait.
-    pub fn give_signal(&self, signal: &Arc<Event>) {
+    fn give_signal(&self, signal: &Arc<Event>) {
         let waiter = self.lock().waiters.pop_front();
         match waiter {
             // A failed signal fails its wait; a completed one lets it run.

@@ -149,6 +149,18 @@ pub struct UnifiedProperties {
     pub list: Vec<cl_svm_alloc_properties_khr>,
 }
 
+impl UnifiedProperties {
+    /// CL_INVALID_PROPERTY for an alignment that is no power of two or exceeds the largest
+    /// OpenCL type (128 bytes).
+    pub fn check_alignment(&self) -> CLResult<()> {
+        let align = self.alignment;
+        if align != 0 && (!align.is_power_of_two() || align > MEM_ALIGN) {
+            return Err(CL_INVALID_PROPERTY);
+        }
+        Ok(())
+    }
+}
+
 /// Which API made an allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AllocationKind {
@@ -309,17 +321,14 @@ impl SvmRegistry {
         let caps = level
             .type_capabilities(properties.type_index)
             .ok_or(CL_INVALID_VALUE)?;
-        let align = properties.alignment;
-        if align != 0 && (!align.is_power_of_two() || align > MEM_ALIGN) {
-            return Err(CL_INVALID_PROPERTY);
-        }
+        properties.check_alignment()?;
         if properties.device == 0 && caps & CL_SVM_CAPABILITY_DEVICE_UNASSOCIATED_KHR == 0 {
             return Err(CL_INVALID_PROPERTY);
         }
         if size == 0 {
             return Ok(std::ptr::null_mut());
         }
-        let device = properties.device;
+        let (device, align) = (properties.device, properties.alignment);
         self.insert(
             AllocationKind::Unified,
             0,

@@ -9,7 +9,6 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
-use ferrocl_runtime::command::Command;
 use ferrocl_runtime::context::Context;
 use ferrocl_runtime::event::Event;
 use ferrocl_runtime::platform::Device;
@@ -174,14 +173,8 @@ pub unsafe extern "C" fn clEnqueueWaitSemaphoresKHR(
         unsafe {
             let q = arc::<Queue>(command_queue)?;
             let semaphores = queue_semaphores(&q, num_sema_objects, sema_objects)?;
-            let mut wait = checked_wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            wait.extend(semaphores.iter().map(|s| s.take_signal()));
-            let command = Command::Semaphores {
-                signal: false,
-                semaphores,
-            };
-            let e = q.submit(command, wait)?;
-            out_event(event, e);
+            let wait = checked_wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
+            out_event(event, Semaphore::enqueue_wait(&q, semaphores, wait)?);
             Ok(())
         }
     })
@@ -202,15 +195,7 @@ pub unsafe extern "C" fn clEnqueueSignalSemaphoresKHR(
             let q = arc::<Queue>(command_queue)?;
             let semaphores = queue_semaphores(&q, num_sema_objects, sema_objects)?;
             let wait = checked_wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            let command = Command::Semaphores {
-                signal: true,
-                semaphores: semaphores.clone(),
-            };
-            let e = q.submit(command, wait)?;
-            for s in &semaphores {
-                s.give_signal(&e);
-            }
-            out_event(event, e);
+            out_event(event, Semaphore::enqueue_signal(&q, semaphores, wait)?);
             Ok(())
         }
     })

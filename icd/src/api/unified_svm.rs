@@ -48,7 +48,7 @@ unsafe fn svm_context<'a>(context: cl_context) -> CLResult<&'a Context> {
 /// The allocation properties of a zero-terminated list (NULL: none), for SVM type
 /// `type_index`: CL_INVALID_PROPERTY for an unknown or repeated name, a device not of the
 /// context, or access flags the extension does not define. The alignment is checked by the
-/// registry.
+/// registry (`UnifiedProperties::check_alignment`).
 unsafe fn alloc_properties(
     ctx: &Context,
     list: *const cl_svm_alloc_properties_khr,
@@ -195,12 +195,7 @@ pub unsafe extern "C" fn clGetSVMSuggestedTypeIndexKHR(
         unsafe {
             let ctx = svm_context(context)?;
             let props = alloc_properties(ctx, properties, 0)?;
-            if props.alignment != 0
-                && (!props.alignment.is_power_of_two()
-                    || props.alignment > ferrocl_runtime::memory::MEM_ALIGN)
-            {
-                return Err(CL_INVALID_PROPERTY);
-            }
+            props.check_alignment()?;
             if suggested_svm_type_index.is_null() {
                 return Err(CL_INVALID_VALUE);
             }
