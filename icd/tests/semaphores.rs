@@ -185,7 +185,7 @@ fn the_device_reports_binary_semaphores_and_their_queries() {
         return;
     }
     let s = sema();
-    let binary = (CL_SEMAPHORE_TYPE_BINARY_KHR as u32).to_ne_bytes().to_vec();
+    let binary = CL_SEMAPHORE_TYPE_BINARY_KHR.to_ne_bytes().to_vec();
     assert_eq!(
         cl3::platform::get_platform_data(platform().id(), CL_PLATFORM_SEMAPHORE_TYPES_KHR).unwrap(),
         binary
