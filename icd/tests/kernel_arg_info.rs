@@ -1,7 +1,8 @@
 //! clGetKernelArgInfo through the loader: address and access qualifiers, source type names,
 //! type qualifiers and argument names of a kernel built from OpenCL C with
-//! `-cl-kernel-arg-info`, the same kernel's answers when built as IL with the option, and
-//! CL_KERNEL_ARG_INFO_NOT_AVAILABLE / CL_INVALID_ARG_INDEX.
+//! `-cl-kernel-arg-info`, CL_KERNEL_ARG_INFO_NOT_AVAILABLE without the option and for the same
+//! kernel as IL even with it (only programs from source have argument info), and
+//! CL_INVALID_ARG_INDEX.
 
 mod common;
 
@@ -116,6 +117,40 @@ fn argument_info_needs_the_option() {
         get_kernel_arg_info(k.get(), 0, CL_KERNEL_ARG_TYPE_NAME).err(),
         Some(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
     );
+}
+
+/// API spec 3.1 §5.9.4: argument info is "only available if the program object ... is created
+/// with clCreateProgramWithSource" (the Khronos CTS pipes `pipe_info` checks it in SPIR-V
+/// mode).
+#[test]
+fn il_programs_have_no_argument_info() {
+    let env = Env::new();
+    if env.other_icd {
+        return;
+    }
+    let il = plain_spirv(SOURCE, &["-cl-std=CL1.2"]);
+    let p = check(
+        cl(Program::create_from_il(&env.context, &il)),
+        "clCreateProgramWithIL",
+    );
+    let options = CString::new("-cl-kernel-arg-info").unwrap();
+    check(
+        opencl3::program::build_program(
+            p.get(),
+            env.context.devices(),
+            &options,
+            None,
+            ptr::null_mut(),
+        ),
+        "clBuildProgram",
+    );
+    let k = check(cl(Kernel::create(&p, "k")), "clCreateKernel");
+    for param in [CL_KERNEL_ARG_TYPE_NAME, CL_KERNEL_ARG_ADDRESS_QUALIFIER] {
+        assert_eq!(
+            get_kernel_arg_info(k.get(), 0, param).err(),
+            Some(CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+        );
+    }
 }
 
 /// CL_KERNEL_ATTRIBUTES of OpenCL C kernels: the attributes of the declaration, with

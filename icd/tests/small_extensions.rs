@@ -1301,46 +1301,6 @@ fn async_copies_on_either_side_of_a_fence_keep_their_order() {
 
 const DEBUG_INFO: &str = "cl_khr_spirv_extended_debug_info";
 
-/// `icd/tests/kernels/saxpy.cl` as clang-15 -g and llvm-spirv-15 make it: a module importing
-/// `OpenCL.DebugInfo.100` (llvm-spirv's default debug-info format), with DebugSource,
-/// DebugCompilationUnit, DebugFunction, DebugLocalVariable, DebugScope... throughout.
-fn saxpy_with_debug_info() -> Vec<u8> {
-    let dir = std::env::temp_dir().join(format!("ferrocl-debug-info-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let (bc, spv) = (dir.join("saxpy.bc"), dir.join("saxpy.spv"));
-    let run = |cmd: &mut std::process::Command| {
-        let out = cmd
-            .output()
-            .expect("clang-15 / llvm-spirv-15 (scripts/setup.sh)");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    run(std::process::Command::new("clang-15")
-        .args([
-            "-cl-std=CL1.2",
-            "-target",
-            "spir64",
-            "-O0",
-            "-g",
-            "-emit-llvm",
-            "-c",
-        ])
-        .args(["-Xclang", "-finclude-default-header"])
-        .arg(kernel_source("saxpy"))
-        .arg("-o")
-        .arg(&bc));
-    run(std::process::Command::new("llvm-spirv-15")
-        .arg(&bc)
-        .arg("-o")
-        .arg(&spv));
-    let module = std::fs::read(&spv).expect("the module");
-    std::fs::remove_dir_all(&dir).ok();
-    module
-}
-
 #[test]
 fn modules_with_opencl_debug_info_build_and_run() {
     let env = Env::new();
@@ -1369,7 +1329,10 @@ fn modules_with_opencl_debug_info_build_and_run() {
         "{names:?}"
     );
 
-    let il = saxpy_with_debug_info();
+    // llvm-spirv's default debug-info format: DebugSource, DebugCompilationUnit,
+    // DebugFunction, DebugLocalVariable, DebugScope... throughout.
+    let source = std::fs::read_to_string(kernel_source("saxpy")).expect("saxpy.cl");
+    let il = plain_spirv(&source, &["-cl-std=CL1.2", "-g"]);
     let needle = b"OpenCL.DebugInfo.100";
     assert!(
         il.windows(needle.len()).any(|w| w == needle),

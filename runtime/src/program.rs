@@ -444,8 +444,16 @@ impl Program {
     /// Parses build or compile options; a refused option is named in the build log.
     fn parse_options(&self, options: &str) -> CLResult<ParsedOptions> {
         let device = &self.context.devices[0].config;
+        let from_il = matches!(self.source, Source::Il(_));
         parse_options_or_explain(options)
             .and_then(|p| check_language_version(&p, device).map(|()| p))
+            // Argument info is for programs created from OpenCL C source (API spec 3.1
+            // §5.9.4, clGetKernelArgInfo: "only available if the program object ... is
+            // created with clCreateProgramWithSource"): IL takes the option and gives none.
+            .map(|p| ParsedOptions {
+                kernel_arg_info: p.kernel_arg_info && !from_il,
+                ..p
+            })
             .map_err(|log| {
                 let mut st = self.lock();
                 if st.status != CL_BUILD_IN_PROGRESS {
@@ -598,7 +606,9 @@ impl Program {
             };
             // The executable keeps what the inputs were compiled with (optimisation, argument
             // info); the link's own math options are added on top.
-            let compiled_with = parse_options(&st.options).unwrap_or_default();
+            let mut compiled_with = parse_options(&st.options).unwrap_or_default();
+            // As for a build: an input made from IL has no argument info to keep.
+            compiled_with.kernel_arg_info &= !matches!(p.source, Source::Il(_));
             uniform |= st.uniform_work_groups || compiled_with.codegen.uniform_work_group_size;
             if index == 0 {
                 parsed = compiled_with;

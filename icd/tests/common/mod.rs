@@ -467,6 +467,38 @@ pub fn language_of(file: &str) -> Vec<String> {
     }
 }
 
+/// `source` as plain clang-15 (`-O0`, spir64, the default header, `options` added) and
+/// llvm-spirv-15 make it, without the driver's recipe: IL an application would bring.
+pub fn plain_spirv(source: &str, options: &[&str]) -> Vec<u8> {
+    static SERIAL: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("ferrocl-plain-{}-{serial}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (cl, bc, spv) = (dir.join("k.cl"), dir.join("k.bc"), dir.join("k.spv"));
+    std::fs::write(&cl, source).expect("write the source");
+    let run = |cmd: &mut Command| {
+        let out = cmd
+            .output()
+            .expect("clang-15 / llvm-spirv-15 (scripts/setup.sh)");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(Command::new("clang-15")
+        .args(["-target", "spir64", "-O0", "-emit-llvm", "-c"])
+        .args(["-Xclang", "-finclude-default-header"])
+        .args(options)
+        .arg(&cl)
+        .arg("-o")
+        .arg(&bc));
+    run(Command::new("llvm-spirv-15").arg(&bc).arg("-o").arg(&spv));
+    let module = std::fs::read(&spv).expect("the module");
+    std::fs::remove_dir_all(&dir).ok();
+    module
+}
+
 /// SPIR-V for `icd/tests/kernels/<file>.cl` in its language with the given recipe.
 pub fn spirv(file: &str, opt: Opt) -> Vec<u8> {
     let language = language_of(file);
