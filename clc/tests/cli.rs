@@ -112,6 +112,49 @@ fn the_cts_command_line_gives_valid_spirv() {
     std::fs::remove_dir_all(dir).ok();
 }
 
+/// The Khronos CTS `compiler pragma_unroll` kernel: llvm-spirv-15 writes its one-block loop
+/// with an `OpLoopMerge` whose merge block is its continue target, which spirv-val refuses
+/// unless the recipe's translator fixes drop it.
+#[test]
+fn an_unroll_hint_on_a_one_block_loop_gives_valid_spirv() {
+    if !tools_present() {
+        eprintln!("not checked: clang-15, opt-15, llvm-spirv-15 or spirv-val is missing");
+        return;
+    }
+    let dir = scratch("unroll");
+    let (src, out) = (dir.join("k.cl"), dir.join("k.spv64"));
+    std::fs::write(
+        &src,
+        "kernel void pragma_unroll(global uint *dst) {
+             __attribute__((opencl_unroll_hint(1)))
+             for (size_t i = 0; i < 100; ++i)
+                 dst[i] = i;
+         }",
+    )
+    .unwrap();
+    for std in ["-cl-std=CL1.2", "-cl-std=CL3.0"] {
+        let run = clc()
+            .arg("--mode=spir-v")
+            .arg(format!("--source={}", src.display()))
+            .arg(format!("--output={}", out.display()))
+            .args(["--", std])
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let val = Command::new("spirv-val").arg(&out).output().unwrap();
+        assert!(
+            val.status.success(),
+            "{std}: {}",
+            String::from_utf8_lossy(&val.stderr)
+        );
+    }
+    std::fs::remove_dir_all(dir).ok();
+}
+
 #[test]
 fn failures_exit_non_zero_with_a_log() {
     if !tools_present() {

@@ -21,6 +21,12 @@
 //! OpPhi). The repeats of an earlier (value, parent) pair are dropped; a parent named with two
 //! different values means nothing and is left for the validator to refuse.
 //!
+//! `OpLoopMerge` whose merge block is its continue target: a loop whose body is its latch, with
+//! an unroll hint (`__attribute__((opencl_unroll_hint(1)))` on a one-block loop, the CTS's
+//! `pragma_unroll` kernel) comes out as `OpLoopMerge %b %b DontUnroll`, while SPIR-V wants the
+//! two different (2.16.2, structured control flow). A kernel module needs no structured
+//! control flow, so the instruction, a hint, is dropped; the loop stays as its branches make it.
+//!
 //! Imports under a stand-in name: built-ins that llvm-spirv-15 would mistranslate by their
 //! real name go through it under another (the `cl_khr_extended_async_copies` copies, see
 //! `opencl_c.rs`); their `OpName` and `LinkageAttributes` get the real name back, so that the
@@ -32,10 +38,11 @@ use spirv::{Decoration, Op};
 
 use ferrocl_frontend::words::{has_result_type, instructions, literal_string, HEADER_WORDS};
 
-/// `words` with the three repairs applied, in one pass: every scalar-condition `OpSelect` on
+/// `words` with the four repairs applied, in one pass: every scalar-condition `OpSelect` on
 /// vectors gets a splatted condition (its bool vector type added after `OpTypeBool` when
-/// missing), every `OpSwitch` on a bool becomes an `OpBranchConditional`, and every `OpPhi`
-/// loses its repeated (value, parent) pairs. A module with none of them comes back unchanged.
+/// missing), every `OpSwitch` on a bool becomes an `OpBranchConditional`, every `OpPhi`
+/// loses its repeated (value, parent) pairs, and every `OpLoopMerge` merging into its own
+/// continue target goes. A module with none of them comes back unchanged.
 pub(crate) fn repair_llvm_spirv_15(words: &[u32]) -> Vec<u32> {
     let insts = instructions(words);
     let mut bool_type: Option<(u32, usize)> = None;
@@ -71,10 +78,13 @@ pub(crate) fn repair_llvm_spirv_15(words: &[u32]) -> Vec<u32> {
             && (w.len() - 3).is_multiple_of(2)
             && is_bool(w[1])
     };
+    let is_self_merge =
+        |w: &[u32]| w[0] & 0xffff == Op::LoopMerge as u32 && w.len() >= 4 && w[1] == w[2];
     if !insts.iter().any(|i| {
         splat_width(i.words).is_some()
             || is_bool_switch(i.words)
             || phi_without_repeats(i.words).is_some()
+            || is_self_merge(i.words)
     }) {
         return words.to_vec();
     }
@@ -118,6 +128,8 @@ pub(crate) fn repair_llvm_spirv_15(words: &[u32]) -> Vec<u32> {
             ]);
         } else if let Some(phi) = phi_without_repeats(w) {
             out.extend(phi);
+        } else if is_self_merge(w) {
+            // Dropped: a hint a kernel module does not need.
         } else {
             out.extend_from_slice(w);
         }
