@@ -112,9 +112,10 @@ fn the_cts_command_line_gives_valid_spirv() {
     std::fs::remove_dir_all(dir).ok();
 }
 
-/// The Khronos CTS `compiler pragma_unroll` kernel: llvm-spirv-15 writes its one-block loop
-/// with an `OpLoopMerge` whose merge block is its continue target, which spirv-val refuses
-/// unless the recipe's translator fixes drop it.
+/// The Khronos CTS `compiler pragma_unroll` kernels: llvm-spirv-15 writes a one-block loop
+/// with an `OpLoopMerge` whose merge block is its continue target, and a `do` loop with one
+/// that is not right before its block's branch, both of which spirv-val refuses unless the
+/// recipe's translator fixes drop them.
 #[test]
 fn an_unroll_hint_on_a_one_block_loop_gives_valid_spirv() {
     if !tools_present() {
@@ -125,10 +126,26 @@ fn an_unroll_hint_on_a_one_block_loop_gives_valid_spirv() {
     let (src, out) = (dir.join("k.cl"), dir.join("k.spv64"));
     std::fs::write(
         &src,
-        "kernel void pragma_unroll(global uint *dst) {
+        "kernel void one_block(global uint *dst) {
              __attribute__((opencl_unroll_hint(1)))
              for (size_t i = 0; i < 100; ++i)
                  dst[i] = i;
+         }
+         kernel void do_loop(global uint *dst) {
+             size_t i = 0;
+             __attribute__((opencl_unroll_hint(1)))
+             do {
+                 dst[i] = i;
+                 ++i;
+             } while (i < 100);
+         }
+         kernel void while_loop(global uint *dst, uint n) {
+             size_t i = 0;
+             __attribute__((opencl_unroll_hint(4)))
+             while (i < n) {
+                 dst[i] = i;
+                 ++i;
+             }
          }",
     )
     .unwrap();

@@ -21,11 +21,13 @@
 //! OpPhi). The repeats of an earlier (value, parent) pair are dropped; a parent named with two
 //! different values means nothing and is left for the validator to refuse.
 //!
-//! `OpLoopMerge` whose merge block is its continue target: a loop whose body is its latch, with
-//! an unroll hint (`__attribute__((opencl_unroll_hint(1)))` on a one-block loop, the CTS's
-//! `pragma_unroll` kernel) comes out as `OpLoopMerge %b %b DontUnroll`, while SPIR-V wants the
-//! two different (2.16.2, structured control flow). A kernel module needs no structured
-//! control flow, so the instruction, a hint, is dropped; the loop stays as its branches make it.
+//! `OpLoopMerge` out of place: with an unroll hint (`__attribute__((opencl_unroll_hint(n)))`,
+//! the CTS's `pragma_unroll` kernels) llvm-spirv-15 writes `OpLoopMerge %b %b` for a loop whose
+//! body is its latch, while SPIR-V wants the merge block and the continue target different, and
+//! for `do`/`while` loops puts it before other instructions of its block, while it must come
+//! right before the block's branch (2.16.2, structured control flow). A kernel module needs no
+//! structured control flow, so such an instruction, a hint, is dropped; the loop stays as its
+//! branches make it.
 //!
 //! Imports under a stand-in name: built-ins that llvm-spirv-15 would mistranslate by their
 //! real name go through it under another (the `cl_khr_extended_async_copies` copies, see
@@ -42,7 +44,8 @@ use ferrocl_frontend::words::{has_result_type, instructions, literal_string, HEA
 /// vectors gets a splatted condition (its bool vector type added after `OpTypeBool` when
 /// missing), every `OpSwitch` on a bool becomes an `OpBranchConditional`, every `OpPhi`
 /// loses its repeated (value, parent) pairs, and every `OpLoopMerge` merging into its own
-/// continue target goes. A module with none of them comes back unchanged.
+/// continue target or not right before a branch goes. A module with none of them comes back
+/// unchanged.
 pub(crate) fn repair_llvm_spirv_15(words: &[u32]) -> Vec<u32> {
     let insts = instructions(words);
     let mut bool_type: Option<(u32, usize)> = None;
@@ -78,13 +81,19 @@ pub(crate) fn repair_llvm_spirv_15(words: &[u32]) -> Vec<u32> {
             && (w.len() - 3).is_multiple_of(2)
             && is_bool(w[1])
     };
-    let is_self_merge =
-        |w: &[u32]| w[0] & 0xffff == Op::LoopMerge as u32 && w.len() >= 4 && w[1] == w[2];
-    if !insts.iter().any(|i| {
+    // The `OpLoopMerge` at `index` that spirv-val would refuse.
+    let is_bad_merge = |index: usize| {
+        let w = insts[index].words;
+        let next = insts.get(index + 1).and_then(|i| Op::from_u32(i.op));
+        w[0] & 0xffff == Op::LoopMerge as u32
+            && w.len() >= 4
+            && (w[1] == w[2] || !matches!(next, Some(Op::Branch | Op::BranchConditional)))
+    };
+    if !insts.iter().enumerate().any(|(index, i)| {
         splat_width(i.words).is_some()
             || is_bool_switch(i.words)
             || phi_without_repeats(i.words).is_some()
-            || is_self_merge(i.words)
+            || is_bad_merge(index)
     }) {
         return words.to_vec();
     }
@@ -95,7 +104,7 @@ pub(crate) fn repair_llvm_spirv_15(words: &[u32]) -> Vec<u32> {
     // Where the bool vector types go: right after OpTypeBool, before any use.
     let mut types_at = out.len();
     let mut end = HEADER_WORDS;
-    for inst in &insts {
+    for (index, inst) in insts.iter().enumerate() {
         let w = inst.words;
         if let (Some(width), Some(bool_id)) = (splat_width(w), bool_id) {
             let ty = *vectors.entry((bool_id, width)).or_insert_with(|| {
@@ -128,7 +137,7 @@ pub(crate) fn repair_llvm_spirv_15(words: &[u32]) -> Vec<u32> {
             ]);
         } else if let Some(phi) = phi_without_repeats(w) {
             out.extend(phi);
-        } else if is_self_merge(w) {
+        } else if is_bad_merge(index) {
             // Dropped: a hint a kernel module does not need.
         } else {
             out.extend_from_slice(w);
