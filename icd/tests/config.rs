@@ -1118,6 +1118,7 @@ enum Needs {
 #[rustfmt::skip]
 const EXPECTED_EXTENSIONS: &[(&str, [u32; 3], bool, Needs)] = &[
     ("cl_khr_icd", [1, 0, 0], false, Needs::Nothing),
+    ("cl_khr_icd_unloadable", [1, 0, 0], false, Needs::Nothing),
     ("cl_khr_il_program", [1, 0, 0], false, Needs::Nothing),
     ("cl_khr_byte_addressable_store", [1, 0, 0], true, Needs::Nothing),
     ("cl_khr_global_int32_base_atomics", [1, 0, 0], true, Needs::Nothing),

@@ -1,4 +1,6 @@
 //! Small extensions applications query, through the loader, against host references:
+//! - `cl_khr_icd_unloadable`: a platform extension whose query says the loader must not
+//!   unload the library (its worker threads live as long as the process).
 //! - `cl_khr_spirv_extended_debug_info`: reported, with `OpenCL.DebugInfo.100` among the
 //!   extended instruction sets; a module clang-15 -g and llvm-spirv-15 made (it imports the
 //!   set) builds from IL and computes as the one without.
@@ -1369,4 +1371,22 @@ fn modules_with_opencl_debug_info_build_and_run() {
         // Small integers and halves: exact with or without a fused multiply-add.
         assert_eq!(got[i], 2.0 * x[i] + y[i], "element {i}");
     }
+}
+
+#[test]
+fn the_platform_says_it_cannot_be_unloaded() {
+    let env = Env::new();
+    if env.other_icd {
+        return;
+    }
+    let platform_ext = check(cl(platform().extensions()), "CL_PLATFORM_EXTENSIONS");
+    assert!(
+        platform_ext
+            .split_whitespace()
+            .any(|e| e == "cl_khr_icd_unloadable"),
+        "{platform_ext}"
+    );
+    let raw = cl3::platform::get_platform_data(platform().id(), CL_PLATFORM_UNLOADABLE_KHR)
+        .expect("CL_PLATFORM_UNLOADABLE_KHR");
+    assert_eq!(raw, CL_FALSE.to_ne_bytes());
 }

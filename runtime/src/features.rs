@@ -203,6 +203,9 @@ pub const FEATURES: &[Feature] = &[
     Feature {
         extensions: &[
             api_ext("cl_khr_icd"),
+            // CL_PLATFORM_UNLOADABLE_KHR answers false: the device's worker threads run the
+            // library's code for the life of the process (icd platform.rs).
+            api_ext("cl_khr_icd_unloadable"),
             api_ext("cl_khr_il_program"),
             ext("cl_khr_byte_addressable_store", 1),
             ext("cl_khr_global_int32_base_atomics", 1),

@@ -107,6 +107,10 @@ fn platform_info(param: cl_platform_info) -> CLResult<Vec<u8>> {
         CL_PLATFORM_NUMERIC_VERSION => v(cfg.numeric_version),
         CL_PLATFORM_HOST_TIMER_RESOLUTION => v(1 as cl_ulong),
         CL_PLATFORM_ICD_SUFFIX_KHR => s(config::ICD_SUFFIX),
+        // cl_khr_icd_unloadable: the loader must not dlclose the library, whose worker
+        // threads (one pool per device, started with the platform and never joined) would be
+        // left running unmapped code.
+        CL_PLATFORM_UNLOADABLE_KHR => b(false),
         // cl_khr_semaphore: binary semaphores only.
         CL_PLATFORM_SEMAPHORE_TYPES_KHR => v(CL_SEMAPHORE_TYPE_BINARY_KHR),
         // The intersection of the devices' types (cl_khr_unified_svm): every device has the
