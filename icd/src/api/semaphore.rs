@@ -10,7 +10,6 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use ferrocl_runtime::context::Context;
-use ferrocl_runtime::event::Event;
 use ferrocl_runtime::platform::Device;
 use ferrocl_runtime::queue::Queue;
 use ferrocl_runtime::semaphore::Semaphore;
@@ -141,22 +140,36 @@ unsafe fn queue_semaphores(
     Ok(out)
 }
 
-/// The wait list of a signal or wait: CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST at once for
-/// an event that has already failed, as the commands' error lists say.
+/// `clEnqueueSignalSemaphoresKHR` (`signal`) and `clEnqueueWaitSemaphoresKHR`, which take the
+/// same arguments and have the same errors: among them CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST
+/// at once for an event of the wait list that has already failed.
 ///
 /// # Safety
-/// As [`wait_list`].
-unsafe fn checked_wait_list(
-    n: cl_uint,
-    list: *const cl_event,
-    ctx: &Context,
-) -> CLResult<Vec<Arc<Event>>> {
-    // SAFETY: caller contract.
-    let wait = unsafe { wait_list(n, list, ctx)? };
-    if wait.iter().any(|e| e.status() < 0) {
-        return Err(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
-    }
-    Ok(wait)
+/// The pointers as the extension gives them.
+unsafe fn enqueue(
+    signal: bool,
+    command_queue: cl_command_queue,
+    (num_sema_objects, sema_objects): (cl_uint, *const cl_semaphore_khr),
+    (num_events, events, event): (cl_uint, *const cl_event, *mut cl_event),
+) -> cl_int {
+    status(|| {
+        // SAFETY: handle checks and API pointer contract.
+        unsafe {
+            let q = arc::<Queue>(command_queue)?;
+            let semaphores = queue_semaphores(&q, num_sema_objects, sema_objects)?;
+            let wait = wait_list(num_events, events, &q.context)?;
+            if wait.iter().any(|e| e.status() < 0) {
+                return Err(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+            }
+            let e = if signal {
+                Semaphore::enqueue_signal(&q, semaphores, wait)?
+            } else {
+                Semaphore::enqueue_wait(&q, semaphores, wait)?
+            };
+            out_event(event, e);
+            Ok(())
+        }
+    })
 }
 
 pub unsafe extern "C" fn clEnqueueWaitSemaphoresKHR(
@@ -168,16 +181,15 @@ pub unsafe extern "C" fn clEnqueueWaitSemaphoresKHR(
     event_wait_list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    status(|| {
-        // SAFETY: handle checks and API pointer contract.
-        unsafe {
-            let q = arc::<Queue>(command_queue)?;
-            let semaphores = queue_semaphores(&q, num_sema_objects, sema_objects)?;
-            let wait = checked_wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            out_event(event, Semaphore::enqueue_wait(&q, semaphores, wait)?);
-            Ok(())
-        }
-    })
+    // SAFETY: API contract.
+    unsafe {
+        enqueue(
+            false,
+            command_queue,
+            (num_sema_objects, sema_objects),
+            (num_events_in_wait_list, event_wait_list, event),
+        )
+    }
 }
 
 pub unsafe extern "C" fn clEnqueueSignalSemaphoresKHR(
@@ -189,16 +201,15 @@ pub unsafe extern "C" fn clEnqueueSignalSemaphoresKHR(
     event_wait_list: *const cl_event,
     event: *mut cl_event,
 ) -> cl_int {
-    status(|| {
-        // SAFETY: handle checks and API pointer contract.
-        unsafe {
-            let q = arc::<Queue>(command_queue)?;
-            let semaphores = queue_semaphores(&q, num_sema_objects, sema_objects)?;
-            let wait = checked_wait_list(num_events_in_wait_list, event_wait_list, &q.context)?;
-            out_event(event, Semaphore::enqueue_signal(&q, semaphores, wait)?);
-            Ok(())
-        }
-    })
+    // SAFETY: API contract.
+    unsafe {
+        enqueue(
+            true,
+            command_queue,
+            (num_sema_objects, sema_objects),
+            (num_events_in_wait_list, event_wait_list, event),
+        )
+    }
 }
 
 pub unsafe extern "C" fn clGetSemaphoreInfoKHR(
