@@ -108,6 +108,17 @@ const PLATFORM_QUERIES: &[Query] = &[
         NAMES,
         "cl_khr_extended_versioning"
     ),
+    q!(
+        CL_PLATFORM_SVM_TYPE_CAPABILITIES_KHR,
+        Rule::Array(size_of::<cl_bitfield>()),
+        "cl_khr_unified_svm"
+    ),
+    q!(
+        CL_PLATFORM_SEMAPHORE_TYPES_KHR,
+        Rule::Array(size_of::<cl_uint>()),
+        "cl_khr_semaphore"
+    ),
+    q!(CL_PLATFORM_UNLOADABLE_KHR, BOOL, "cl_khr_icd_unloadable"),
 ];
 
 /// `clGetDeviceInfo` (API spec 4.2, the device queries table, deprecated queries included:
@@ -392,6 +403,16 @@ const DEVICE_QUERIES: &[Query] = &[
         BITFIELD,
         "cl_intel_unified_shared_memory"
     ),
+    q!(
+        CL_DEVICE_SVM_TYPE_CAPABILITIES_KHR,
+        Rule::Array(size_of::<cl_bitfield>()),
+        "cl_khr_unified_svm"
+    ),
+    q!(
+        CL_DEVICE_SEMAPHORE_TYPES_KHR,
+        Rule::Array(size_of::<cl_uint>()),
+        "cl_khr_semaphore"
+    ),
 ];
 
 /// Extensions whose specifications add no platform or device query (their queries, if any,
@@ -408,6 +429,7 @@ const NO_DEVICE_QUERIES: &[&str] = &[
     "cl_khr_suggested_local_work_size",
     "cl_khr_spirv_no_integer_wrap_decoration",
     "cl_khr_spirv_linkonce_odr",
+    "cl_khr_spirv_extended_debug_info",
     "cl_khr_create_command_queue",
     "cl_khr_priority_hints",
     "cl_khr_throttle_hints",
