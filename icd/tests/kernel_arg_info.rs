@@ -153,6 +153,45 @@ fn il_programs_have_no_argument_info() {
     }
 }
 
+/// §5.9.4 again: CL_KERNEL_ATTRIBUTES is empty for kernels not created from OpenCL C source,
+/// though the IL carries the attributes as execution modes (CTS api `kernel_attributes` in
+/// SPIR-V mode).
+#[test]
+fn il_kernels_report_no_attributes() {
+    let env = Env::new();
+    if env.other_icd {
+        return;
+    }
+    let source = "kernel __attribute__((reqd_work_group_size(4, 2, 1))) \
+                  __attribute__((vec_type_hint(float4))) void k(global int *a) {}";
+    let il = plain_spirv(source, &["-cl-std=CL1.2"]);
+    let p = check(
+        cl(Program::create_from_il(&env.context, &il)),
+        "clCreateProgramWithIL",
+    );
+    let options = CString::new("").unwrap();
+    check(
+        opencl3::program::build_program(
+            p.get(),
+            env.context.devices(),
+            &options,
+            None,
+            ptr::null_mut(),
+        ),
+        "clBuildProgram",
+    );
+    let k = check(cl(Kernel::create(&p, "k")), "clCreateKernel");
+    assert_eq!(check(cl(k.attributes()), "CL_KERNEL_ATTRIBUTES"), "");
+    // The required size still binds: it is the kernel's, not its description's.
+    assert_eq!(
+        check(
+            cl(k.get_compile_work_group_size(env.device.id())),
+            "CL_KERNEL_COMPILE_WORK_GROUP_SIZE"
+        ),
+        vec![4, 2, 1]
+    );
+}
+
 /// CL_KERNEL_ATTRIBUTES of OpenCL C kernels: the attributes of the declaration, with
 /// `vec_type_hint` keeping an unsigned type's name (SPIR-V's VecTypeHint has no signedness;
 /// CTS api kernel_attributes).

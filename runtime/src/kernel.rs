@@ -285,6 +285,15 @@ impl Kernel {
         &self.code().info
     }
 
+    /// `CL_KERNEL_ATTRIBUTES`: the declaration's attributes, empty for a kernel of IL (API
+    /// spec 3.1 §5.9.4: "for kernels not created from OpenCL C source ... empty").
+    pub fn attributes(&self) -> String {
+        if matches!(self.program.source, crate::program::Source::Il(_)) {
+            return String::new();
+        }
+        self.info().attributes()
+    }
+
     /// The argument's kind (for the icd layer to know how to read the value pointer).
     pub fn arg_kind(&self, index: usize) -> CLResult<&ArgKind> {
         self.info()

@@ -272,7 +272,7 @@ pub unsafe extern "C" fn clGetKernelInfo(
                 CL_KERNEL_REFERENCE_COUNT => Ok(v(k.base().ref_count())),
                 CL_KERNEL_CONTEXT => Ok(v(handle(&*k.program.context))),
                 CL_KERNEL_PROGRAM => Ok(v(handle(&*k.program))),
-                CL_KERNEL_ATTRIBUTES => Ok(s(&k.info().attributes())),
+                CL_KERNEL_ATTRIBUTES => Ok(s(&k.attributes())),
                 _ => Err(CL_INVALID_VALUE),
             };
             write_info(val, param_value_size, param_value, param_value_size_ret)
