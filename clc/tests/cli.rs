@@ -42,6 +42,16 @@ fn device_info(dir: &Path) -> PathBuf {
     path
 }
 
+/// Asserts that spirv-val accepts the module at `path`.
+fn validated(path: &Path, what: &str) {
+    let val = Command::new("spirv-val").arg(path).output().unwrap();
+    assert!(
+        val.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&val.stderr)
+    );
+}
+
 const SOURCE: &str = "\
 #ifndef SCALE
 #error SCALE must come from the build options
@@ -82,12 +92,7 @@ fn the_cts_command_line_gives_valid_spirv() {
         "{}",
         String::from_utf8_lossy(&run.stderr)
     );
-    let val = Command::new("spirv-val").arg(&out).output().unwrap();
-    assert!(
-        val.status.success(),
-        "{}",
-        String::from_utf8_lossy(&val.stderr)
-    );
+    validated(&out, "the CTS command line");
     let spirv = std::fs::read(&out).unwrap();
     assert_eq!(spirv[..4], 0x0723_0203u32.to_le_bytes());
 
@@ -162,12 +167,7 @@ fn an_unroll_hint_on_a_one_block_loop_gives_valid_spirv() {
             "{}",
             String::from_utf8_lossy(&run.stderr)
         );
-        let val = Command::new("spirv-val").arg(&out).output().unwrap();
-        assert!(
-            val.status.success(),
-            "{std}: {}",
-            String::from_utf8_lossy(&val.stderr)
-        );
+        validated(&out, std);
     }
     std::fs::remove_dir_all(dir).ok();
 }

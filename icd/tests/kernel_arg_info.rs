@@ -129,21 +129,7 @@ fn il_programs_have_no_argument_info() {
         return;
     }
     let il = plain_spirv(SOURCE, &["-cl-std=CL1.2"]);
-    let p = check(
-        cl(Program::create_from_il(&env.context, &il)),
-        "clCreateProgramWithIL",
-    );
-    let options = CString::new("-cl-kernel-arg-info").unwrap();
-    check(
-        opencl3::program::build_program(
-            p.get(),
-            env.context.devices(),
-            &options,
-            None,
-            ptr::null_mut(),
-        ),
-        "clBuildProgram",
-    );
+    let p = env.program_from_il(&il, "-cl-kernel-arg-info");
     let k = check(cl(Kernel::create(&p, "k")), "clCreateKernel");
     for param in [CL_KERNEL_ARG_TYPE_NAME, CL_KERNEL_ARG_ADDRESS_QUALIFIER] {
         assert_eq!(
@@ -165,21 +151,7 @@ fn il_kernels_report_no_attributes() {
     let source = "kernel __attribute__((reqd_work_group_size(4, 2, 1))) \
                   __attribute__((vec_type_hint(float4))) void k(global int *a) {}";
     let il = plain_spirv(source, &["-cl-std=CL1.2"]);
-    let p = check(
-        cl(Program::create_from_il(&env.context, &il)),
-        "clCreateProgramWithIL",
-    );
-    let options = CString::new("").unwrap();
-    check(
-        opencl3::program::build_program(
-            p.get(),
-            env.context.devices(),
-            &options,
-            None,
-            ptr::null_mut(),
-        ),
-        "clBuildProgram",
-    );
+    let p = env.program_from_il(&il, "");
     let k = check(cl(Kernel::create(&p, "k")), "clCreateKernel");
     assert_eq!(check(cl(k.attributes()), "CL_KERNEL_ATTRIBUTES"), "");
     // The required size still binds: it is the kernel's, not its description's.

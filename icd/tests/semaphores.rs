@@ -167,6 +167,13 @@ fn release_event(e: cl_event) {
     unsafe { cl3::event::release_event(e) }.expect("clReleaseEvent");
 }
 
+fn user_event(env: &Env) -> cl_event {
+    check(
+        cl3::event::create_user_event(env.context.get()),
+        "clCreateUserEvent",
+    )
+}
+
 fn second_queue(env: &Env) -> CommandQueue {
     check(
         cl(CommandQueue::create_default_with_properties(
@@ -259,10 +266,7 @@ fn a_wait_holds_back_its_queue_until_the_signal_in_another_queue_completes() {
     let h = create(&s, &env, &BINARY).expect("clCreateSemaphoreWithPropertiesKHR");
     let other = second_queue(&env);
     let buffer = env.buffer_filled(16, 0i32);
-    let gate = check(
-        cl3::event::create_user_event(env.context.get()),
-        "clCreateUserEvent",
-    );
+    let gate = user_event(&env);
     // The wait comes first, in `env.queue`, with a fill behind it.
     let wait = enqueue(&s, env.queue.get(), false, h, &[]).expect("clEnqueueWaitSemaphoresKHR");
     let seven = 7i32;
@@ -333,10 +337,7 @@ fn a_failed_signal_fails_its_wait() {
     let s = sema();
     let h = create(&s, &env, &BINARY).expect("clCreateSemaphoreWithPropertiesKHR");
     let other = second_queue(&env);
-    let gate = check(
-        cl3::event::create_user_event(env.context.get()),
-        "clCreateUserEvent",
-    );
+    let gate = user_event(&env);
     let wait = enqueue(&s, env.queue.get(), false, h, &[]).expect("wait");
     let signal = enqueue(&s, other.get(), true, h, &[gate]).expect("signal");
     check(
@@ -412,10 +413,7 @@ fn bad_input_gives_the_extensions_errors() {
 
     let h = create(&s, &env, &BINARY).expect("clCreateSemaphoreWithPropertiesKHR");
     let q = env.queue.get();
-    let failed = check(
-        cl3::event::create_user_event(env.context.get()),
-        "clCreateUserEvent",
-    );
+    let failed = user_event(&env);
     check(
         cl3::event::set_user_event_status(failed, -1),
         "clSetUserEventStatus",

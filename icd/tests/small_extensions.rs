@@ -1340,21 +1340,7 @@ fn modules_with_opencl_debug_info_build_and_run() {
         il.windows(needle.len()).any(|w| w == needle),
         "llvm-spirv-15 no longer imports OpenCL.DebugInfo.100 for -g"
     );
-    let program = check(
-        cl(opencl3::program::Program::create_from_il(&env.context, &il)),
-        "clCreateProgramWithIL",
-    );
-    let options = CString::new("").unwrap();
-    check(
-        opencl3::program::build_program(
-            program.get(),
-            env.context.devices(),
-            &options,
-            None,
-            ptr::null_mut(),
-        ),
-        "clBuildProgram of a module with debug info",
-    );
+    let program = env.program_from_il(&il, "");
     let kernel = check(
         cl(opencl3::kernel::Kernel::create(&program, "saxpy")),
         "clCreateKernel",

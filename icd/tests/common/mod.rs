@@ -312,6 +312,30 @@ impl Env {
         program
     }
 
+    /// Builds IL the test made itself (clCreateProgramWithIL + clBuildProgram with
+    /// `options`); panics with the build log.
+    pub fn program_from_il(&self, il: &[u8], options: &str) -> Program {
+        let program = check(
+            cl(Program::create_from_il(&self.context, il)),
+            "clCreateProgramWithIL",
+        );
+        let c_options = std::ffi::CString::new(options).expect("options");
+        if let Err(code) = opencl3::program::build_program(
+            program.get(),
+            self.context.devices(),
+            &c_options,
+            None,
+            ptr::null_mut(),
+        ) {
+            let log = program.get_build_log(self.device.id()).unwrap_or_default();
+            panic!(
+                "clBuildProgram(IL, {options:?}) failed: {} ({code})\n--- build log ---\n{log}",
+                error_text(code)
+            );
+        }
+        program
+    }
+
     /// Builds OpenCL C `source` with the device's own compiler (clCreateProgramWithSource +
     /// clBuildProgram with `options`); panics with the build log.
     pub fn program_from_source(&self, source: &str, options: &str) -> Program {
