@@ -130,11 +130,20 @@ impl Semaphore {
     /// Registers a new signal command's event: the oldest waiting wait takes it, else it waits
     /// for the next wait.
     fn give_signal(&self, signal: &Arc<Event>) {
-        let waiter = self.lock().waiters.pop_front();
-        match waiter {
-            // A failed signal fails its wait; a completed one lets it run.
-            Some(waiter) => signal.on_end(Box::new(move |status| waiter.set_status(status))),
-            None => self.lock().signals.push_back(signal.clone()),
+        // One lock for the choice, so that a wait enqueued meanwhile on another thread either
+        // is the waiter taken here or finds the signal queued.
+        let waiter = {
+            let mut token = self.lock();
+            let waiter = token.waiters.pop_front();
+            if waiter.is_none() {
+                token.signals.push_back(signal.clone());
+            }
+            waiter
+        };
+        // A failed signal fails its wait; a completed one lets it run (the hook may run at
+        // once, so outside the lock).
+        if let Some(waiter) = waiter {
+            signal.on_end(Box::new(move |status| waiter.set_status(status)));
         }
     }
 
@@ -188,6 +197,28 @@ mod tests {
         failed.set_status(-5);
         assert_eq!(first.status(), CL_COMPLETE);
         assert_eq!(second.status(), -5);
+    }
+
+    #[test]
+    fn signals_and_waits_from_two_threads_all_meet() {
+        let s = semaphore();
+        const N: usize = 20_000;
+        let signals: Vec<Arc<Event>> = (0..N)
+            .map(|_| {
+                let e = Event::new_user(s.context.clone());
+                e.set_status(CL_COMPLETE);
+                e
+            })
+            .collect();
+        let taken = std::thread::scope(|scope| {
+            let waits = scope.spawn(|| (0..N).map(|_| s.take_signal()).collect::<Vec<_>>());
+            for e in &signals {
+                s.give_signal(e);
+            }
+            waits.join().unwrap()
+        });
+        // Every wait took a signal, or a private event a later signal completed.
+        assert!(taken.iter().all(|e| e.status() == CL_COMPLETE));
     }
 
     #[test]
