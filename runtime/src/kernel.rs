@@ -288,7 +288,7 @@ impl Kernel {
     /// `CL_KERNEL_ATTRIBUTES`: the declaration's attributes, empty for a kernel of IL (API
     /// spec 3.1 §5.9.4: "for kernels not created from OpenCL C source ... empty").
     pub fn attributes(&self) -> String {
-        if matches!(self.program.source, crate::program::Source::Il(_)) {
+        if self.program.source.is_il() {
             return String::new();
         }
         self.info().attributes()

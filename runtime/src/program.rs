@@ -27,6 +27,15 @@ pub enum Source {
     Linked,
 }
 
+impl Source {
+    /// Whether the program came from IL: API spec 3.1 §5.9.4 gives the kernels of such a
+    /// program neither argument info nor attributes, which are for "kernels created from
+    /// OpenCL C source".
+    pub fn is_il(&self) -> bool {
+        matches!(self, Source::Il(_))
+    }
+}
+
 /// Build options after parsing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ParsedOptions {
@@ -444,7 +453,7 @@ impl Program {
     /// Parses build or compile options; a refused option is named in the build log.
     fn parse_options(&self, options: &str) -> CLResult<ParsedOptions> {
         let device = &self.context.devices[0].config;
-        let from_il = matches!(self.source, Source::Il(_));
+        let from_il = self.source.is_il();
         parse_options_or_explain(options)
             .and_then(|p| check_language_version(&p, device).map(|()| p))
             // Argument info is for programs created from OpenCL C source (API spec 3.1
@@ -608,7 +617,7 @@ impl Program {
             // info); the link's own math options are added on top.
             let mut compiled_with = parse_options(&st.options).unwrap_or_default();
             // As for a build: an input made from IL has no argument info to keep.
-            compiled_with.kernel_arg_info &= !matches!(p.source, Source::Il(_));
+            compiled_with.kernel_arg_info &= !p.source.is_il();
             uniform |= st.uniform_work_groups || compiled_with.codegen.uniform_work_group_size;
             if index == 0 {
                 parsed = compiled_with;

@@ -152,11 +152,11 @@ pub unsafe extern "C" fn clGetSVMPointerInfoKHR(
             let level = ctx.svm_level();
             // Only SVM allocations (of either API) answer; USM ones and other memory get the
             // defaults the extension gives for "not an SVM allocation".
-            let allocation = ctx
+            let found = ctx
                 .svm
                 .find(ptr as usize)
-                .filter(|a| a.svm_type_index(level).is_some());
-            let type_index = allocation.as_ref().and_then(|a| a.svm_type_index(level));
+                .and_then(|a| a.svm_type_index(level).map(|i| (a, i)));
+            let (allocation, type_index) = found.unzip();
             let unified = allocation.as_ref().and_then(|a| a.unified.as_ref());
             // Every device of a context has the same SVM types, so the capabilities do not
             // depend on `device`.
