@@ -39,6 +39,8 @@ pub(crate) enum EntryPoint {
     ToHalf(HalfSource, FPRoundingMode),
     /// `memmove(dst, src, n) -> dst` (OpCopyMemory / OpCopyMemorySized).
     Memmove,
+    /// `memset(dst, byte, n) -> dst` (private variables zeroed for cl_khr_initialize_memory).
+    Memset,
     /// The kernel clock in nanoseconds (OpReadClockKHR).
     ClockNs,
     /// Checked mode: records a failed check (checked.rs `checked_fault`).
@@ -142,6 +144,7 @@ impl EntryPoint {
                 }
             }
             EntryPoint::Memmove => "ferrocl_memmove",
+            EntryPoint::Memset => "ferrocl_memset",
             EntryPoint::ClockNs => "ferrocl_clock_ns",
             EntryPoint::CheckedFault => "ferrocl_checked_fault",
             EntryPoint::CheckedLookup => "ferrocl_checked_lookup",
@@ -196,6 +199,7 @@ impl EntryPoint {
                 (vec![param], vec![types::I32])
             }
             EntryPoint::Memmove => (vec![types::I64; 3], vec![types::I64]),
+            EntryPoint::Memset => (vec![types::I64, types::I32, types::I64], vec![types::I64]),
             EntryPoint::ClockNs => (vec![], vec![types::I64]),
             // (group, site, address, size, object start, object end, global id x, y, z)
             EntryPoint::CheckedFault => {
@@ -379,6 +383,7 @@ mod tests {
         all.extend([
             EntryPoint::NextafterHalf,
             EntryPoint::Memmove,
+            EntryPoint::Memset,
             EntryPoint::ClockNs,
             EntryPoint::CheckedFault,
             EntryPoint::CheckedLookup,

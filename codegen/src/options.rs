@@ -37,6 +37,12 @@ pub struct BuildOptions {
     /// work-group function returns when it is set: the kernel watchdog
     /// (`FERROCL_KERNEL_TIMEOUT`). Off, nothing is emitted.
     pub stop_checks: bool,
+    /// `cl_khr_initialize_memory`'s private bit (the context asks for it): every private
+    /// variable without an initializer starts zeroed, so no value from outside the context
+    /// can be read (OpenCL C 3.0 §6.11, restriction on initializing memory). Variables held in
+    /// SSA values and `OpUndef` are zero anyway; this covers those in memory (stack slots
+    /// here, work-item frames by the runtime). Off, nothing is emitted.
+    pub zero_private: bool,
     /// Checked mode (checked.rs): every memory access is bounds-checked against its object,
     /// integer divisors against zero, barriers against divergence; a failed check stops the
     /// launch with a report. Off, nothing is emitted.
@@ -151,6 +157,7 @@ impl BuildOptions {
             vectorize,
             pack_vectors,
             stop_checks,
+            zero_private,
             checked,
             specialize,
             threads: _,
@@ -174,7 +181,7 @@ impl BuildOptions {
              fp32_correctly_rounded_divide_sqrt={fp32_correctly_rounded_divide_sqrt} \
              uniform_work_group_size={uniform_work_group_size} round_to_zero={round_to_zero} \
              sub_groups={sub_groups} vectorize={vectorize} pack_vectors={pack_vectors} \
-             stop_checks={stop_checks} \
+             stop_checks={stop_checks} zero_private={zero_private} \
              checked={checked} specialize={specialize:?} backend={backend:?}{target}\
              {}",
             if *math_fallback_marker {
@@ -204,6 +211,7 @@ impl Default for BuildOptions {
             vectorize: true,
             pack_vectors: true,
             stop_checks: false,
+            zero_private: false,
             checked: false,
             specialize: None,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),

@@ -1136,6 +1136,8 @@ const EXPECTED_EXTENSIONS: &[(&str, [u32; 3], bool, Needs)] = &[
     ("cl_khr_device_uuid", [1, 0, 0], false, Needs::Nothing),
     ("cl_khr_create_command_queue", [1, 0, 0], false, Needs::Nothing),
     ("cl_khr_semaphore", [1, 0, 0], false, Needs::Nothing),
+    ("cl_khr_initialize_memory", [1, 0, 0], false, Needs::Nothing),
+    ("cl_khr_terminate_context", [1, 0, 0], false, Needs::Nothing),
     ("cl_khr_priority_hints", [1, 0, 0], false, Needs::Nothing),
     ("cl_khr_throttle_hints", [1, 0, 0], false, Needs::Nothing),
     ("cl_khr_command_buffer", [0, 9, 8], false, Needs::Nothing),

@@ -413,12 +413,19 @@ const DEVICE_QUERIES: &[Query] = &[
         Rule::Array(size_of::<cl_uint>()),
         "cl_khr_semaphore"
     ),
+    q!(
+        CL_DEVICE_TERMINATE_CAPABILITY_KHR,
+        BITFIELD,
+        "cl_khr_terminate_context"
+    ),
 ];
 
 /// Extensions whose specifications add no platform or device query (their queries, if any,
 /// are of kernels, samplers, programs or queues): a reported extension must be here or own
 /// a row above, so a newly reported one cannot go unaudited.
 const NO_DEVICE_QUERIES: &[&str] = &[
+    // A context property only.
+    "cl_khr_initialize_memory",
     "cl_khr_byte_addressable_store",
     "cl_khr_global_int32_base_atomics",
     "cl_khr_global_int32_extended_atomics",

@@ -22,6 +22,14 @@ pub const CL_DEVICE_LOCAL_FP_ATOMIC_LOAD_STORE_EXT: cl_bitfield = 1 << 16;
 pub const CL_DEVICE_LOCAL_FP_ATOMIC_ADD_EXT: cl_bitfield = 1 << 17;
 pub const CL_DEVICE_LOCAL_FP_ATOMIC_MIN_MAX_EXT: cl_bitfield = 1 << 18;
 
+/// `cl_khr_terminate_context`'s capability bit (not in opencl-sys 0.6; value from cl_ext.h).
+pub const CL_DEVICE_TERMINATE_CAPABILITY_CONTEXT_KHR: cl_bitfield = 1 << 0;
+/// The values OpenCL 1.2's headers gave the extension's device query and context property
+/// (cl_ext.h's `*_KHR_1x`), which applications built against them still pass and clinfo
+/// queries beside the current ones: answered as the same.
+pub const CL_DEVICE_TERMINATE_CAPABILITY_KHR_1X: cl_device_info = 0x200F;
+pub const CL_CONTEXT_TERMINATE_KHR_1X: cl_uint = 0x2010;
+
 /// Every float atomic this device has, for one float type: load/store/exchange, add, min/max,
 /// on global and local memory.
 const ALL_FP_ATOMICS: cl_bitfield = CL_DEVICE_GLOBAL_FP_ATOMIC_LOAD_STORE_EXT

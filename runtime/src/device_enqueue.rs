@@ -515,6 +515,7 @@ impl Host {
                 arena_size: packed.arena_size,
                 frames_size,
                 round_to_zero: self.round_to_zero,
+                zero_memory: self.context.initialize,
                 printf_buffer: 0,
                 stop: self.stop.clone(),
                 checked: 0,

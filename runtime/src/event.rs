@@ -63,7 +63,7 @@ pub(crate) fn poll_briefly<T>(mut ready: impl FnMut() -> Option<T>) -> Option<T>
 impl Event {
     pub fn new_command(queue: &Arc<Queue>, command_type: cl_command_type) -> Arc<Event> {
         let t = now_ns();
-        Arc::new(Event {
+        let event = Arc::new(Event {
             base: Base::new(Tag::Event),
             context: queue.context.clone(),
             queue: Some(queue.clone()),
@@ -77,7 +77,11 @@ impl Event {
             cv: Condvar::new(),
             terminal: AtomicI32::new(CL_QUEUED),
             scheduled: OnceLock::new(),
-        })
+        });
+        if let Some(t) = &queue.context.termination {
+            t.track_event(&event);
+        }
+        event
     }
 
     pub fn new_user(context: Arc<Context>) -> Arc<Event> {

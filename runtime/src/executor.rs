@@ -25,6 +25,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use ferrocl_codegen::{CheckedLaunch, GroupInfo, Kernel, LOCAL_ARG_ALIGN};
 
+use crate::context::MemoryInitialize;
+
 /// A kernel's argument block, 16-byte aligned (backed by u128s).
 pub struct ArgBlock {
     words: Vec<u128>,
@@ -71,6 +73,10 @@ pub struct Launch {
     pub frames_size: usize,
     /// Run with single-precision round-toward-zero (`FERROCL_ROUNDING=rtz`).
     pub round_to_zero: bool,
+    /// What the context asks to be zeroed before each work-group (cl_khr_initialize_memory):
+    /// the local memory, and with `private` the work-item frames (private variables of
+    /// kernels with barriers; codegen zeroes those on the stack).
+    pub zero_memory: MemoryInitialize,
     /// `GroupInfo::printf_buffer` of every group (0 when the kernel does not print).
     pub printf_buffer: u64,
     /// The kernel watchdog's stop word for this launch (crate::watchdog), None without a
@@ -668,6 +674,7 @@ pub fn run_ndrange<K: GroupRunner>(
                 {
                     return Err(LaunchFailure::Stopped);
                 }
+                zero_group_memory(l, mem);
                 // SAFETY: the argument block was filled per the kernel's ArgSlot layout and
                 // the buffers it points to are kept alive by the command; the arena is this
                 // thread's own, at least arena_size bytes and LOCAL_ARG_ALIGN-aligned,
@@ -688,6 +695,20 @@ pub fn run_ndrange<K: GroupRunner>(
         pool.run(groups.div_ceil(per), hints, &|c| {
             run_groups(c * per, ((c + 1) * per).min(groups))
         })
+    }
+}
+
+/// Zeroes what the context asks to be zeroed before a work-group of `l` runs in arena `mem`
+/// (cl_khr_initialize_memory): every group starts from zeros, not from what the group before
+/// it on this thread (of any context) left.
+fn zero_group_memory(l: &Launch, mem: *mut u8) {
+    if l.zero_memory.local && l.arena_size > 0 {
+        // SAFETY: the arena has at least arena_size bytes, this thread's own.
+        unsafe { std::ptr::write_bytes(mem, 0, l.arena_size) };
+    }
+    if l.zero_memory.private && l.frames_size > 0 {
+        // SAFETY: the frames follow at frames_offset, frames_size bytes, this thread's own.
+        unsafe { std::ptr::write_bytes(mem.add(l.frames_offset()), 0, l.frames_size) };
     }
 }
 
@@ -931,6 +952,7 @@ mod tests {
             arena_size: 16,
             frames_size: 0,
             round_to_zero: false,
+            zero_memory: Default::default(),
             printf_buffer: 0,
             stop: None,
             checked: 0,
@@ -969,6 +991,7 @@ mod tests {
             arena_size: 0,
             frames_size: 0,
             round_to_zero: false,
+            zero_memory: Default::default(),
             printf_buffer: 0,
             stop: None,
             checked: 0,
@@ -1001,6 +1024,7 @@ mod tests {
                 arena_size: 0,
                 frames_size: 0,
                 round_to_zero: false,
+                zero_memory: Default::default(),
                 printf_buffer: 0,
                 stop: None,
                 checked: 0,
@@ -1055,6 +1079,7 @@ mod tests {
             arena_size: 1000,
             frames_size: 0,
             round_to_zero: false,
+            zero_memory: Default::default(),
             printf_buffer: 0,
             stop: None,
             checked: 0,
@@ -1089,6 +1114,7 @@ mod tests {
             arena_size: 64,
             frames_size: 1 << 60,
             round_to_zero: false,
+            zero_memory: Default::default(),
             printf_buffer: 0,
             stop: None,
             checked: 0,
@@ -1132,6 +1158,7 @@ mod tests {
             arena_size: 0,
             frames_size: 0,
             round_to_zero: false,
+            zero_memory: Default::default(),
             printf_buffer: 0,
             stop: Some(stop.clone()),
             checked: 0,

@@ -229,6 +229,11 @@ pub const FEATURES: &[Feature] = &[
             api_ext("cl_khr_create_command_queue"),
             // Binary semaphores ordering commands across queues (semaphore.rs).
             api_ext("cl_khr_semaphore"),
+            // CL_CONTEXT_MEMORY_INITIALIZE_KHR: local memory zeroed per work-group, private
+            // variables per work-item (context.rs MemoryInitialize).
+            api_ext("cl_khr_initialize_memory"),
+            // clTerminateContextKHR (termination.rs).
+            api_ext("cl_khr_terminate_context"),
         ],
         opencl_c_features: &[
             ("__opencl_c_int64", V3),

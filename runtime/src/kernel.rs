@@ -10,16 +10,15 @@ use ferrocl_frontend::{AddressQualifier, ArgKind, KernelInfo};
 use opencl_sys::*;
 
 use crate::config::DeviceConfig;
-use crate::context::Context;
-use crate::device_enqueue::Session;
 use crate::device_queue::DeviceQueue;
-use crate::executor::{run_ndrange, ArgBlock, JobHints, Launch, LaunchFailure};
+use crate::executor::{ArgBlock, Launch};
 use crate::memory::Mem;
 use crate::object::{Base, CLResult, Tag};
 use crate::platform::Device;
-use crate::printf::{write_stdout, PrintfBuffer};
 use crate::program::{Built, Program};
 use crate::svm::{AllocationKind, SvmAllocation, SvmLevel};
+
+pub use crate::kernel_launch::KernelLaunch;
 
 /// A value given to clSetKernelArg, kept until the next call for that index.
 #[derive(Clone)]
@@ -601,6 +600,7 @@ impl Kernel {
             arena_size: local_total,
             frames_size: code.work_item_frame_size * local.iter().product::<usize>(),
             round_to_zero: cfg.settings.rounding == crate::settings::Rounding::TowardZero,
+            zero_memory: self.program.context.initialize,
             printf_buffer: 0,
             stop: None,
             checked: 0,
@@ -635,122 +635,6 @@ impl Kernel {
             context: self.program.context.clone(),
             _queues: queues,
         })
-    }
-}
-
-/// `[start, end)` of memory a checked kernel may reach ([`CheckedLaunch`]).
-type Region = (u64, u64);
-
-/// A launch checked and packed at enqueue time (arguments as they were then), run by the queue
-/// as [`crate::command::Command::Kernel`].
-pub struct KernelLaunch {
-    /// The launch runs Cranelift's code of a tiered kernel: its run time counts toward the
-    /// wide build (tiering.rs).
-    tiered: bool,
-    built: Arc<Built>,
-    index: usize,
-    /// The kernel built for this launch's image formats and samplers, if it has any.
-    specialized: Option<Arc<ferrocl_codegen::Program>>,
-    device: Arc<Device>,
-    launch: Launch,
-    block: ArgBlock,
-    /// Checked kernels: the regions and the read-only (`__constant`) regions of the launch.
-    checked_regions: Option<(Vec<Region>, Vec<Region>)>,
-    /// The memory objects the argument block points into.
-    _keep_alive: Vec<Arc<Mem>>,
-    /// The SVM allocations it reaches: a free during the launch is deferred until it ends.
-    _svm_in_use: Vec<Arc<SvmAllocation>>,
-    /// The context, whose device queues the kernel's device-side enqueues name.
-    context: Arc<Context>,
-    /// The device queues of its `queue_t` arguments.
-    _queues: Vec<Arc<DeviceQueue>>,
-}
-
-impl KernelLaunch {
-    /// Runs the launch; a command-buffer command runs the same launch at every enqueue (and
-    /// at once on several queues under simultaneous use), so per-run state is local.
-    pub fn run(&self, hints: JobHints) -> CLResult<()> {
-        let kernel = match &self.specialized {
-            Some(p) => &p.kernels()[0],
-            None => &self.built.code.kernels()[self.index],
-        };
-        let mut launch = self.launch.clone();
-        // A command whose kernel prints gets its own buffer; the text is out before the
-        // command's event completes.
-        let mut printf = (!kernel.printf_formats.is_empty())
-            .then(|| PrintfBuffer::new(self.device.config.printf_buffer_size));
-        launch.printf_buffer = printf.as_mut().map_or(0, PrintfBuffer::address);
-        // The deadline counts from the command's start, not its enqueue.
-        let settings = &self.device.config.settings;
-        let watch = settings.kernel_timeout.map(crate::watchdog::watch);
-        launch.stop = watch.as_ref().map(crate::watchdog::Watch::stop_word);
-        // A checked kernel's fault stops the launch through the same word (a new one without
-        // a watchdog).
-        let checked = self
-            .checked_regions
-            .clone()
-            .map(|(regions, read_only)| launch.arm_checked(regions, read_only));
-        let started = self.tiered.then(std::time::Instant::now);
-        // A kernel with device-side enqueue gets a host for its enqueues; the children run
-        // after its work-groups, and the command completes after them (device_enqueue.rs).
-        let session = kernel.info.uses_device_enqueue.then(|| {
-            Session::new(
-                &self.context,
-                &self.device,
-                &self.built,
-                hints,
-                &launch,
-                self.checked_regions.clone(),
-            )
-        });
-        launch.device_enqueue = session.as_ref().map_or(0, Session::context_address);
-        let ran = run_ndrange(&self.device.pool, hints, kernel, &self.block, &launch);
-        if let Some(started) = started {
-            crate::tiering::ran(&self.built, self.index, started.elapsed(), settings);
-        }
-        if let Some(fault) = checked.as_ref().and_then(|c| c.fault()) {
-            if let Some(printf) = printf {
-                write_stdout(&printf.render(&kernel.printf_formats));
-            }
-            // Always on stderr, whatever FERROCL_LOG says: finding this is what checked mode
-            // is for.
-            eprintln!(
-                "ferrocl: checked mode: {}; the command fails with CL_OUT_OF_RESOURCES",
-                fault.describe(kernel)
-            );
-            return Err(CL_OUT_OF_RESOURCES);
-        }
-        // A deadline that passed while the last groups finished still counts: work-items may
-        // have seen the word and left, and nothing tells which did.
-        let fired = || watch.as_ref().is_some_and(crate::watchdog::Watch::fired);
-        // What the kernel printed (so far, if it was stopped) is printed before its children run.
-        if let Some(printf) = printf {
-            write_stdout(&printf.render(&kernel.printf_formats));
-        }
-        // The children run while the watchdog still watches the command.
-        let children = match session {
-            Some(s) if ran.is_ok() && !fired() => s.run_children(),
-            _ => Ok(()),
-        };
-        let stopped = fired();
-        drop(watch);
-        if stopped || ran == Err(LaunchFailure::Stopped) {
-            crate::settings::log(
-                settings,
-                crate::settings::LogLevel::Error,
-                format_args!(
-                    "kernel {} was stopped after running longer than FERROCL_KERNEL_TIMEOUT ({} s); its command fails with CL_OUT_OF_RESOURCES",
-                    kernel.info.name,
-                    settings.kernel_timeout.unwrap_or_default().as_secs_f64()
-                ),
-            );
-            // What GPU drivers report for a kernel their watchdog killed: the device could not
-            // finish it with the resources (time) it had. Not CL_OUT_OF_HOST_MEMORY (nothing
-            // failed to allocate) nor CL_INVALID_* (the launch itself was valid).
-            return Err(CL_OUT_OF_RESOURCES);
-        }
-        ran.map_err(|_| CL_OUT_OF_HOST_MEMORY)?;
-        children
     }
 }
 

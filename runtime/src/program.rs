@@ -46,6 +46,14 @@ pub struct ParsedOptions {
 }
 
 impl ParsedOptions {
+    /// What the program's context asks of its kernels: private variables zeroed
+    /// (cl_khr_initialize_memory), loops a termination can stop (cl_khr_terminate_context,
+    /// through the watchdog's checks).
+    fn apply_context(&mut self, context: &Context) {
+        self.codegen.zero_private = context.initialize.private;
+        self.codegen.stop_checks = context.termination.is_some();
+    }
+
     /// Whether kernels built from `source` with these options need uniform work-groups
     /// (clEnqueueNDRangeKernel in the API spec): OpenCL C source for a version before 2.0, or
     /// `-cl-uniform-work-group-size`; IL and binaries only with the option.
@@ -459,9 +467,10 @@ impl Program {
             // Argument info is for programs created from OpenCL C source (API spec 3.1
             // §5.9.4, clGetKernelArgInfo: "only available if the program object ... is
             // created with clCreateProgramWithSource"): IL takes the option and gives none.
-            .map(|p| ParsedOptions {
-                kernel_arg_info: p.kernel_arg_info && !from_il,
-                ..p
+            .map(|mut p| {
+                p.kernel_arg_info &= !from_il;
+                p.apply_context(&self.context);
+                p
             })
             .map_err(|log| {
                 let mut st = self.lock();
@@ -628,6 +637,7 @@ impl Program {
             spirv_inputs.push((spirv, st.spec_values.clone()));
         }
         link_options.apply(&mut parsed);
+        parsed.apply_context(&context);
         let out = Program::new(context, Source::Linked);
         let mut st = out.lock();
         st.options = options.to_owned();
@@ -908,9 +918,9 @@ fn codegen_options(config: &DeviceConfig, parsed: &ParsedOptions) -> BuildOption
         crate::settings::BackendSetting::Cranelift => (ferrocl_codegen::Backend::Cranelift, false),
         crate::settings::BackendSetting::Wide => (ferrocl_codegen::Backend::Wide, false),
     };
-    // The runtime hands every launch a stop word, so kernels read it only when a deadline can
-    // set it: without a timeout they carry no check.
-    options.stop_checks = settings.kernel_timeout.is_some();
+    // The runtime hands every launch a stop word, so kernels read it only when a deadline or
+    // a termination (set by Program::parse_options) can set it.
+    options.stop_checks |= settings.kernel_timeout.is_some();
     options.checked |= settings.checked;
     options
 }

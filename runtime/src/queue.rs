@@ -279,6 +279,10 @@ impl Drop for FailGuard {
 
 /// Runs one command whose wait list ended with `waited` and completes its event.
 fn execute(event: &Arc<Event>, waited: CLResult<()>, work: Work) {
+    if event.is_terminal() {
+        // Ended before it ran: its context was terminated (termination.rs).
+        return;
+    }
     let mut guard = FailGuard(Some(event.clone()));
     let status = match waited {
         Err(e) => e,
@@ -425,6 +429,8 @@ impl Queue {
         wait: Vec<Arc<Event>>,
         work: Work,
     ) -> CLResult<Arc<Event>> {
+        // cl_khr_terminate_context: a terminated context takes no more commands.
+        self.context.check_live()?;
         let event = Event::new_command(self, command_type);
         event.set_status(CL_SUBMITTED);
         match &self.mode {

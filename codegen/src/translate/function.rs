@@ -1157,6 +1157,40 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             self.frame().values.insert(id, Val::S(addr));
             if let Some(init) = init {
                 self.store_val(pointee, addr, &init)?;
+            } else if self.options.zero_private {
+                self.zero_private(addr, size)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Zeroes `size` bytes of a private variable at `addr` (BuildOptions::zero_private):
+    /// stores for the sizes most variables have, which the vectoriser takes as it takes the
+    /// kernel's own, and one call for arrays.
+    fn zero_private(&mut self, addr: Value, size: u64) -> Result<(), BuildError> {
+        const STORES_UP_TO: u64 = 256;
+        if size > STORES_UP_TO {
+            let zero = self.b.ins().iconst(ir::types::I32, 0);
+            let n = self.b.ins().iconst(ir::types::I64, size as i64);
+            self.call_entry(EntryPoint::Memset, &[addr, zero, n])?;
+            return Ok(());
+        }
+        let mut flags = ir::MemFlagsData::new();
+        flags.set_notrap();
+        let mut offset = 0u64;
+        for (ty, bytes) in [
+            (ir::types::I64, 8),
+            (ir::types::I32, 4),
+            (ir::types::I16, 2),
+            (ir::types::I8, 1),
+        ] {
+            if size - offset < bytes {
+                continue;
+            }
+            let zero = self.b.ins().iconst(ty, 0);
+            while size - offset >= bytes {
+                self.b.ins().store(flags, zero, addr, offset as i32);
+                offset += bytes;
             }
         }
         Ok(())

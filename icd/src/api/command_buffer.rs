@@ -176,6 +176,7 @@ pub unsafe extern "C" fn clCreateCommandBufferKHR(
                 return Err(CL_INVALID_VALUE);
             }
             let queue = arc::<Queue>(*queues)?;
+            queue.context.check_live()?;
             let known = [
                 CL_COMMAND_BUFFER_FLAGS_KHR,
                 CL_COMMAND_BUFFER_MUTABLE_DISPATCH_ASSERTS,

@@ -14,6 +14,12 @@ use crate::util::*;
 
 type Notify = Option<unsafe extern "C" fn(*const c_char, *const c_void, usize, *mut c_void)>;
 
+const MEMORY_INITIALIZE: cl_context_properties =
+    CL_CONTEXT_MEMORY_INITIALIZE_KHR as cl_context_properties;
+const TERMINATE: cl_context_properties = CL_CONTEXT_TERMINATE_KHR as cl_context_properties;
+const TERMINATE_1X: cl_context_properties =
+    ferrocl_runtime::config::CL_CONTEXT_TERMINATE_KHR_1X as cl_context_properties;
+
 /// Checks the context property list (CL_CONTEXT_PLATFORM must name our platform; each key at
 /// most once) and returns the raw list for CL_CONTEXT_PROPERTIES.
 unsafe fn context_properties(
@@ -23,6 +29,8 @@ unsafe fn context_properties(
     let (pairs, raw) = unsafe { properties(p) };
     let mut seen = Vec::new();
     for (k, val) in pairs {
+        // The 1.2 headers' key for the same property: both at once is a duplicate.
+        let k = if k == TERMINATE_1X { TERMINATE } else { k };
         if seen.contains(&k) {
             return Err(CL_INVALID_PROPERTY);
         }
@@ -37,6 +45,22 @@ unsafe fn context_properties(
                 }
             }
             CL_CONTEXT_INTEROP_USER_SYNC => {
+                if val != CL_TRUE as isize && val != CL_FALSE as isize {
+                    return Err(CL_INVALID_PROPERTY);
+                }
+            }
+            // cl_khr_initialize_memory: a bit-field of the memory to zero.
+            MEMORY_INITIALIZE => {
+                let known = CL_CONTEXT_MEMORY_INITIALIZE_LOCAL_KHR
+                    | CL_CONTEXT_MEMORY_INITIALIZE_PRIVATE_KHR;
+                if val as cl_context_memory_initialize_khr & !known != 0 {
+                    return Err(CL_INVALID_PROPERTY);
+                }
+            }
+            // cl_khr_terminate_context: every device can be terminated
+            // (CL_DEVICE_TERMINATE_CAPABILITY_CONTEXT_KHR), so CL_TRUE is never refused for
+            // the devices.
+            TERMINATE => {
                 if val != CL_TRUE as isize && val != CL_FALSE as isize {
                     return Err(CL_INVALID_PROPERTY);
                 }
@@ -147,6 +171,24 @@ pub unsafe extern "C" fn clSetContextDestructorCallback(
         // SAFETY: handle check.
         let c = unsafe { obj::<Context>(context)? };
         let f = pfn_notify.ok_or(CL_INVALID_VALUE)?;
+        // Only queries, retain and release remain for a terminated context (API spec 3.1
+        // §4.4, clTerminateContextKHR).
+        c.check_live()?;
         c.add_destructor(f, user_data as usize)
+    })
+}
+
+/// `cl_khr_terminate_context` (API spec 3.1 §4.4): ends the context's commands at once —
+/// their events end with `CL_CONTEXT_TERMINATED_KHR`, running kernels leave their loops — and
+/// refuses what would create objects or enqueue commands in it from now on (runtime's
+/// termination.rs).
+pub unsafe extern "C" fn clTerminateContextKHR(context: cl_context) -> cl_int {
+    status(|| {
+        // SAFETY: handle check.
+        let c = unsafe { obj::<Context>(context)? };
+        c.termination
+            .as_ref()
+            .ok_or(CL_INVALID_OPERATION)?
+            .terminate()
     })
 }

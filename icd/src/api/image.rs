@@ -28,6 +28,7 @@ unsafe fn image(
 ) -> CLResult<cl_mem> {
     // SAFETY: handle check.
     let ctx = unsafe { arc::<Context>(context)? };
+    ctx.check_live()?;
     // SAFETY: zero-terminated list (caller contract).
     let (pairs, raw) = unsafe { properties(props) };
     if !pairs.is_empty() {
@@ -286,6 +287,7 @@ pub unsafe extern "C" fn clCreateSampler(
     unsafe {
         create(errcode_ret, || {
             let ctx = arc::<Context>(context)?;
+            ctx.check_live()?;
             let s = Sampler::new(
                 ctx,
                 normalized_coords,
@@ -307,6 +309,7 @@ pub unsafe extern "C" fn clCreateSamplerWithProperties(
     unsafe {
         create(errcode_ret, || {
             let ctx = arc::<Context>(context)?;
+            ctx.check_live()?;
             let (pairs, raw) = properties(sampler_properties);
             Ok(new_handle(Sampler::with_properties(ctx, &pairs, raw)?))
         })

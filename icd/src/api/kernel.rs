@@ -30,6 +30,7 @@ pub unsafe extern "C" fn clCreateKernel(
     unsafe {
         create(errcode_ret, || {
             let p = arc::<Program>(program)?;
+            p.context.check_live()?;
             if kernel_name.is_null() {
                 return Err(CL_INVALID_VALUE);
             }
@@ -51,6 +52,7 @@ pub unsafe extern "C" fn clCreateKernelsInProgram(
         // SAFETY: handle check; outputs per the API contract.
         unsafe {
             let p = arc::<Program>(program)?;
+            p.context.check_live()?;
             let built = p.built().ok_or(CL_INVALID_PROGRAM_EXECUTABLE)?;
             // Not the kernels that run blocks (device-side enqueue).
             let names: Vec<String> = built
@@ -83,7 +85,9 @@ pub unsafe extern "C" fn clCloneKernel(
     // SAFETY: handle check.
     unsafe {
         create(errcode_ret, || {
-            Ok(new_handle(obj::<Kernel>(source_kernel)?.clone_kernel()))
+            let k = obj::<Kernel>(source_kernel)?;
+            k.program.context.check_live()?;
+            Ok(new_handle(k.clone_kernel()))
         })
     }
 }

@@ -26,6 +26,7 @@ unsafe fn buffer(
 ) -> CLResult<cl_mem> {
     // SAFETY: handle check.
     let ctx = unsafe { arc::<Context>(context)? };
+    ctx.check_live()?;
     // SAFETY: zero-terminated list (caller contract).
     let (pairs, raw) = unsafe { properties(props) };
     if !pairs.is_empty() {
@@ -84,6 +85,7 @@ pub unsafe extern "C" fn clCreateSubBuffer(
     unsafe {
         create(errcode_ret, || {
             let parent = arc::<Mem>(buf)?;
+            parent.context.check_live()?;
             if buffer_create_type != CL_BUFFER_CREATE_TYPE_REGION {
                 return Err(CL_INVALID_VALUE);
             }
@@ -155,6 +157,7 @@ pub unsafe extern "C" fn clCreatePipe(
     unsafe {
         create(errcode_ret, || {
             let ctx = arc::<Context>(context)?;
+            ctx.check_live()?;
             // "In all OpenCL versions, properties must be NULL" (API spec 5.4.1): none is
             // defined, not even an empty list.
             if !properties.is_null() {

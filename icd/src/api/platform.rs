@@ -339,6 +339,11 @@ fn device_info_value(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
         CL_DEVICE_SVM_CAPABILITIES => v(c.svm_capabilities),
         CL_DEVICE_SVM_TYPE_CAPABILITIES_KHR => svm_type_capabilities(c.settings.svm),
         CL_DEVICE_SEMAPHORE_TYPES_KHR => v(CL_SEMAPHORE_TYPE_BINARY_KHR),
+        // Contexts created with CL_CONTEXT_TERMINATE_KHR build their kernels with the
+        // watchdog's loop checks, which a termination sets (runtime termination.rs).
+        CL_DEVICE_TERMINATE_CAPABILITY_KHR | config::CL_DEVICE_TERMINATE_CAPABILITY_KHR_1X => {
+            v(config::CL_DEVICE_TERMINATE_CAPABILITY_CONTEXT_KHR)
+        }
         CL_DEVICE_HOST_MEM_CAPABILITIES_INTEL => v(c.settings.svm.usm_capabilities()[0]),
         CL_DEVICE_DEVICE_MEM_CAPABILITIES_INTEL => v(c.settings.svm.usm_capabilities()[1]),
         CL_DEVICE_SINGLE_DEVICE_SHARED_MEM_CAPABILITIES_INTEL => {
@@ -551,6 +556,7 @@ fn extension_function(name: &CStr) -> *mut c_void {
         }
         // Answers CL_INVALID_OPERATION on a device with FERROCL_SUBGROUPS=off.
         b"clGetKernelSubGroupInfoKHR" => super::kernel::clGetKernelSubGroupInfoKHR as *mut c_void,
+        b"clTerminateContextKHR" => super::context::clTerminateContextKHR as *mut c_void,
         b"clCreateCommandQueueWithPropertiesKHR" => {
             super::queue::clCreateCommandQueueWithProperties as *mut c_void
         }

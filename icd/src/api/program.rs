@@ -25,6 +25,7 @@ pub unsafe extern "C" fn clCreateProgramWithIL(
     unsafe {
         create(errcode_ret, || {
             let ctx = arc::<Context>(context)?;
+            ctx.check_live()?;
             if il.is_null() || length == 0 {
                 return Err(CL_INVALID_VALUE);
             }
@@ -46,6 +47,7 @@ pub unsafe extern "C" fn clCreateProgramWithSource(
     unsafe {
         create(errcode_ret, || {
             let ctx = arc::<Context>(context)?;
+            ctx.check_live()?;
             if count == 0 || strings.is_null() {
                 return Err(CL_INVALID_VALUE);
             }
@@ -101,6 +103,7 @@ pub unsafe extern "C" fn clCreateProgramWithBinary(
     unsafe {
         create(errcode_ret, || {
             let ctx = arc::<Context>(context)?;
+            ctx.check_live()?;
             if num_devices == 0 || device_list.is_null() {
                 return Err(CL_INVALID_VALUE);
             }
@@ -174,6 +177,7 @@ pub unsafe extern "C" fn clBuildProgram(
         // SAFETY: handle checks; pointers per the API contract.
         unsafe {
             let p = obj::<Program>(program)?;
+            p.context.check_live()?;
             check_devices(&p.context, num_devices, device_list)?;
             if pfn_notify.is_none() && !user_data.is_null() {
                 return Err(CL_INVALID_VALUE);
@@ -208,6 +212,7 @@ pub unsafe extern "C" fn clCompileProgram(
         // SAFETY: handle checks; pointers per the API contract.
         unsafe {
             let p = obj::<Program>(program)?;
+            p.context.check_live()?;
             check_devices(&p.context, num_devices, device_list)?;
             if pfn_notify.is_none() && !user_data.is_null() {
                 return Err(CL_INVALID_VALUE);
@@ -266,6 +271,7 @@ pub unsafe extern "C" fn clLinkProgram(
     let p = unsafe {
         create(errcode_ret, || {
             let ctx = arc::<Context>(context)?;
+            ctx.check_live()?;
             check_devices(&ctx, num_devices, device_list)?;
             if pfn_notify.is_none() && !user_data.is_null() {
                 return Err(CL_INVALID_VALUE);

@@ -49,6 +49,7 @@ unsafe fn new_queue(
 ) -> CLResult<cl_command_queue> {
     // SAFETY: handle checks.
     let (c, d) = unsafe { (arc::<Context>(context)?, arc::<Device>(device)?) };
+    c.check_live()?;
     if !c.has_device(&d) {
         return Err(CL_INVALID_DEVICE);
     }
@@ -516,7 +517,9 @@ pub unsafe extern "C" fn clCreateUserEvent(
     // SAFETY: handle check, API contract.
     unsafe {
         create(errcode_ret, || {
-            Ok(new_handle(Event::new_user(arc::<Context>(context)?)))
+            let ctx = arc::<Context>(context)?;
+            ctx.check_live()?;
+            Ok(new_handle(Event::new_user(ctx)))
         })
     }
 }

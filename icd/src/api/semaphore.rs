@@ -104,6 +104,7 @@ pub unsafe extern "C" fn clCreateSemaphoreWithPropertiesKHR(
     unsafe {
         create(errcode_ret, || {
             let ctx = arc::<Context>(context)?;
+            ctx.check_live()?;
             let (device, properties) = semaphore_properties(sema_props)?;
             Ok(new_handle(Semaphore::new(ctx, device, properties)?))
         })

@@ -96,6 +96,9 @@ pub unsafe extern "C" fn clSVMAlloc(
     let Ok(ctx) = (unsafe { obj::<Context>(context) }) else {
         return std::ptr::null_mut();
     };
+    if ctx.check_live().is_err() {
+        return std::ptr::null_mut();
+    }
     // Every error is a NULL result (the spec gives clSVMAlloc no error code).
     ctx.svm
         .alloc(

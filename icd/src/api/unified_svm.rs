@@ -97,6 +97,7 @@ pub unsafe extern "C" fn clSVMAllocWithPropertiesKHR(
     unsafe {
         create(errcode_ret, || {
             let ctx = svm_context(context)?;
+            ctx.check_live()?;
             let props = alloc_properties(ctx, properties, svm_type_index)?;
             let p = ctx.svm.alloc_unified(ctx.svm_level(), props, size)?;
             Ok(p.cast())

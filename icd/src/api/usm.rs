@@ -89,6 +89,7 @@ unsafe fn usm_alloc(
     // SAFETY: handle checks and API contract.
     unsafe {
         let ctx = usm_context(context)?;
+        ctx.check_live()?;
         let (device_handle, max_alloc) = match device {
             Some(d) => {
                 let d = context_device(ctx, d)?;

@@ -218,8 +218,25 @@ pub struct Env {
 
 impl Env {
     pub fn new() -> Env {
+        Env::with_context_properties(&[])
+    }
+
+    /// As `new`, with a context made with `properties` (the pairs, without the final 0).
+    pub fn with_context_properties(properties: &[opencl_sys::cl_context_properties]) -> Env {
         let device = Device::new(device_id());
-        let context = check(cl(Context::from_device(&device)), "clCreateContext");
+        let mut list = properties.to_vec();
+        if !list.is_empty() {
+            list.push(0);
+        }
+        let context = check(
+            cl(Context::from_devices(
+                &[device.id()],
+                &list,
+                None,
+                ptr::null_mut(),
+            )),
+            "clCreateContext",
+        );
         let queue = check(
             cl(CommandQueue::create_default_with_properties(&context, 0, 0)),
             "clCreateCommandQueueWithProperties",
