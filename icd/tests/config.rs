@@ -1142,6 +1142,7 @@ const EXPECTED_EXTENSIONS: &[(&str, [u32; 3], bool, Needs)] = &[
     ("cl_khr_throttle_hints", [1, 0, 0], false, Needs::Nothing),
     ("cl_khr_command_buffer", [0, 9, 8], false, Needs::Nothing),
     ("cl_khr_command_buffer_mutable_dispatch", [0, 9, 5], false, Needs::Nothing),
+    ("cl_khr_command_buffer_multi_device", [0, 9, 2], false, Needs::Nothing),
     ("cl_ext_float_atomics", [1, 0, 0], true, Needs::Nothing),
     ("cl_khr_integer_dot_product", [2, 0, 0], true, Needs::Nothing),
     ("cl_khr_kernel_clock", [1, 0, 0], true, Needs::Nothing),

@@ -119,6 +119,11 @@ const PLATFORM_QUERIES: &[Query] = &[
         "cl_khr_semaphore"
     ),
     q!(CL_PLATFORM_UNLOADABLE_KHR, BOOL, "cl_khr_icd_unloadable"),
+    q!(
+        CL_PLATFORM_COMMAND_BUFFER_CAPABILITIES_KHR,
+        BITFIELD,
+        "cl_khr_command_buffer_multi_device"
+    ),
 ];
 
 /// `clGetDeviceInfo` (API spec 4.2, the device queries table, deprecated queries included:
@@ -328,6 +333,16 @@ const DEVICE_QUERIES: &[Query] = &[
         CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR,
         BITFIELD,
         "cl_khr_command_buffer_mutable_dispatch"
+    ),
+    q!(
+        CL_DEVICE_COMMAND_BUFFER_NUM_SYNC_DEVICES_KHR,
+        UINT,
+        "cl_khr_command_buffer_multi_device"
+    ),
+    q!(
+        CL_DEVICE_COMMAND_BUFFER_SYNC_DEVICES_KHR,
+        Rule::Array(size_of::<cl_device_id>()),
+        "cl_khr_command_buffer_multi_device"
     ),
     q!(
         CL_DEVICE_SINGLE_FP_ATOMIC_CAPABILITIES_EXT,

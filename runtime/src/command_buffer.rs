@@ -1,11 +1,19 @@
 //! Command-buffers (`cl_khr_command_buffer` 0.9.8, `cl_khr_command_buffer_mutable_dispatch`
-//! 0.9.5): commands recorded once — each checked when recorded as its `clEnqueue*` twin checks
+//! 0.9.5, `cl_khr_command_buffer_multi_device` 0.9.2): commands recorded once — each checked when recorded as its `clEnqueue*` twin checks
 //! it, and kept in the form a queue runs (a kernel's arguments already packed) — then enqueued
 //! any number of times as one queue command ([`Command::Buffer`]) that runs them in recording
 //! order. Kernel commands can have their arguments, exec info and sizes changed between
 //! enqueues ([`CommandBuffer::update`]); an enqueue takes the commands as they are at that
 //! moment, so an update never reaches an execution already enqueued, and executions of one
 //! buffer may overlap (simultaneous use) on any queue of its device.
+//!
+//! With several queues (multi-device: queues of the root device and its sub-devices, or of
+//! one device), each command belongs to the queue it was recorded to and runs on that queue's
+//! device (a kernel launch is packed for it); an enqueue runs them, still in recording order
+//! (an order every sync point, barrier and in-order queue of the recording allows), as one
+//! command of the first queue, which the others wait for and hold their later commands behind
+//! ([`CommandBuffer::enqueue`]). [`CommandBuffer::remap`] makes the deep copy
+//! `clRemapCommandBufferKHR` returns.
 
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
@@ -25,9 +33,19 @@ pub const CL_COMMAND_BUFFER_MUTABLE_DISPATCH_ASSERTS: cl_command_buffer_properti
 /// `CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR`: kernels that print run in command-buffers
 /// (each run gets its printf buffer, as an enqueued kernel does), and executions may overlap
 /// (an execution reads only what its enqueue captured). No device-side enqueue.
+/// With multi-device: commands may be recorded to several queues of the device.
 pub const CAPABILITIES: cl_device_command_buffer_capabilities_khr =
     CL_COMMAND_BUFFER_CAPABILITY_KERNEL_PRINTF_KHR
-        | CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR;
+        | CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR
+        | CL_COMMAND_BUFFER_CAPABILITY_MULTIPLE_QUEUE_KHR;
+
+/// `CL_PLATFORM_COMMAND_BUFFER_CAPABILITIES_KHR`: every device of the platform is one CPU, so
+/// commands of any of them synchronise (universal sync), and commands can be remapped to other
+/// queues, by the application or by the runtime.
+pub const PLATFORM_CAPABILITIES: cl_platform_command_buffer_capabilities_khr =
+    CL_COMMAND_BUFFER_PLATFORM_UNIVERSAL_SYNC_KHR
+        | CL_COMMAND_BUFFER_PLATFORM_REMAP_QUEUES_KHR
+        | CL_COMMAND_BUFFER_PLATFORM_AUTOMATIC_REMAP_KHR;
 
 /// `CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR`: any queue will do.
 pub const REQUIRED_QUEUE_PROPERTIES: cl_command_queue_properties = 0;
@@ -46,8 +64,9 @@ pub const MUTABLE_FIELDS: cl_mutable_dispatch_fields_khr = CL_MUTABLE_DISPATCH_G
     | CL_MUTABLE_DISPATCH_EXEC_INFO_KHR;
 
 /// The `CL_COMMAND_BUFFER_FLAGS_KHR` bits the extensions define.
-const KNOWN_FLAGS: cl_command_buffer_flags_khr =
-    CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR | CL_COMMAND_BUFFER_MUTABLE_KHR;
+const KNOWN_FLAGS: cl_command_buffer_flags_khr = CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR
+    | CL_COMMAND_BUFFER_MUTABLE_KHR
+    | CL_COMMAND_BUFFER_DEVICE_SIDE_SYNC_KHR;
 
 /// The `cl_mutable_dispatch_asserts_khr` bits the extension defines.
 pub const KNOWN_ASSERTS: cl_mutable_dispatch_asserts_khr =
@@ -62,8 +81,8 @@ fn sync_point_of(index: usize) -> CLResult<cl_sync_point_khr> {
 pub struct CommandBuffer {
     base: Base,
     pub context: Arc<Context>,
-    /// The one queue of `cl_khr_command_buffer` (no multi-device extension).
-    pub queue: Arc<Queue>,
+    /// The queues of clCreateCommandBufferKHR in their order (one without multi-device).
+    pub queues: Vec<Arc<Queue>>,
     /// As given to clCreateCommandBufferKHR, terminator included, or empty for NULL.
     pub properties: Vec<cl_command_buffer_properties_khr>,
     pub flags: cl_command_buffer_flags_khr,
@@ -83,8 +102,9 @@ struct State {
 }
 
 enum Step {
-    /// Copies, fills, barriers: nothing of them changes after recording.
-    Fixed(Arc<Command>),
+    /// Copies, fills, barriers: nothing of them changes after recording; recorded to the
+    /// queue of this index.
+    Fixed(usize, Arc<Command>),
     Kernel(Arc<MutableCommand>),
 }
 
@@ -108,14 +128,21 @@ impl BufferState {
 }
 
 impl CommandBuffer {
-    /// `clCreateCommandBufferKHR` after the icd read the property list: CL_INVALID_VALUE for
-    /// flag or assert bits the extensions do not define.
+    /// `clCreateCommandBufferKHR` after the icd read the property list and the queues:
+    /// CL_INVALID_CONTEXT for queues of several contexts, CL_INVALID_VALUE for flag or
+    /// assert bits the extensions do not define. Any queues of the platform's devices go
+    /// together: every device has the multiple-queue capability, and all are one CPU, so
+    /// `CL_COMMAND_BUFFER_DEVICE_SIDE_SYNC_KHR` is met too.
     pub fn new(
-        queue: Arc<Queue>,
+        queues: Vec<Arc<Queue>>,
         properties: Vec<cl_command_buffer_properties_khr>,
         flags: cl_command_buffer_flags_khr,
         asserts: cl_mutable_dispatch_asserts_khr,
     ) -> CLResult<Arc<CommandBuffer>> {
+        let context = queues.first().ok_or(CL_INVALID_VALUE)?.context.clone();
+        if queues.iter().any(|q| !Arc::ptr_eq(&q.context, &context)) {
+            return Err(CL_INVALID_CONTEXT);
+        }
         if flags & !KNOWN_FLAGS != 0 || asserts & !KNOWN_ASSERTS != 0 {
             return Err(CL_INVALID_VALUE);
         }
@@ -126,8 +153,8 @@ impl CommandBuffer {
         }
         Ok(Arc::new(CommandBuffer {
             base: Base::new(Tag::CommandBuffer),
-            context: queue.context.clone(),
-            queue,
+            context,
+            queues,
             properties,
             flags,
             asserts,
@@ -175,10 +202,29 @@ impl CommandBuffer {
         Ok(())
     }
 
-    /// Records a command other than a kernel (copy, fill, barrier, SVM copy or fill), built
-    /// and checked by its constructor as for an enqueue; returns its sync point.
+    /// The index of the queue a command is recorded to (the API's `command_queue`, None for
+    /// NULL): NULL names the only queue, and is CL_INVALID_COMMAND_QUEUE with several; a
+    /// queue of another context is CL_INVALID_CONTEXT, one not given at creation
+    /// CL_INVALID_COMMAND_QUEUE.
+    pub fn queue_index(&self, queue: Option<&Queue>) -> CLResult<usize> {
+        match queue {
+            None if self.queues.len() == 1 => Ok(0),
+            None => Err(CL_INVALID_COMMAND_QUEUE),
+            Some(q) if !Arc::ptr_eq(&q.context, &self.context) => Err(CL_INVALID_CONTEXT),
+            Some(q) => self
+                .queues
+                .iter()
+                .position(|own| std::ptr::eq(&**own, q))
+                .ok_or(CL_INVALID_COMMAND_QUEUE),
+        }
+    }
+
+    /// Records a command other than a kernel (copy, fill, barrier, SVM copy or fill) to the
+    /// queue of index `queue`, built and checked by its constructor as for an enqueue;
+    /// returns its sync point.
     pub fn record(
         &self,
+        queue: usize,
         command: Command,
         wait: &[cl_sync_point_khr],
     ) -> CLResult<cl_sync_point_khr> {
@@ -188,7 +234,7 @@ impl CommandBuffer {
         }
         Self::check_wait(&st, wait)?;
         let point = sync_point_of(st.steps.len())?;
-        st.steps.push(Step::Fixed(Arc::new(command)));
+        st.steps.push(Step::Fixed(queue, Arc::new(command)));
         Ok(point)
     }
 
@@ -203,6 +249,7 @@ impl CommandBuffer {
     ) -> CLResult<(cl_sync_point_khr, Arc<MutableCommand>)> {
         self.check_recording()?;
         let KernelRecording {
+            queue,
             kernel,
             properties,
             defer_args,
@@ -224,7 +271,7 @@ impl CommandBuffer {
         {
             return Err(CL_INVALID_VALUE);
         }
-        let device = self.queue.device.clone();
+        let device = self.queues[queue].device.clone();
         let own = kernel.clone_kernel();
         let dispatch = Dispatch {
             kernel: own,
@@ -237,6 +284,8 @@ impl CommandBuffer {
         let command = Arc::new(MutableCommand {
             base: Base::new(Tag::MutableCommand),
             buffer: Arc::downgrade(self),
+            queue: self.queues[queue].clone(),
+            queue_index: queue,
             kernel,
             properties,
             updatable,
@@ -270,19 +319,107 @@ impl CommandBuffer {
         let mut commands = Vec::with_capacity(steps.len());
         for step in steps {
             commands.push(match step {
-                Step::Fixed(c) => c.clone(),
+                Step::Fixed(_, c) => c.clone(),
                 Step::Kernel(k) => k.lock().command.clone()?,
             });
         }
         Some(Arc::new(commands))
     }
 
-    /// `clEnqueueCommandBufferKHR` on `queue` (the buffer's queue, or a substitute the icd
-    /// checked to share its device and context): one queue command running the commands as
-    /// they are now. CL_INVALID_OPERATION unless executable.
-    pub fn enqueue(&self, queue: &Arc<Queue>, wait: Vec<Arc<Event>>) -> CLResult<Arc<Event>> {
+    /// `clEnqueueCommandBufferKHR` on `queues` (the buffer's, or substitutes the icd checked
+    /// to share their device and context, as many): one command of the first queue running
+    /// the commands as they are now. Each other queue first gets a marker, which the command
+    /// waits for (it runs after what that queue had), then a marker waiting for the command
+    /// (what that queue gets later runs after it); the event returned is the command's,
+    /// which names no queue then ([`Event::spans_queues`]). CL_INVALID_OPERATION unless
+    /// executable.
+    pub fn enqueue(
+        &self,
+        queues: &[Arc<Queue>],
+        mut wait: Vec<Arc<Event>>,
+    ) -> CLResult<Arc<Event>> {
         let commands = self.lock().plan.clone().ok_or(CL_INVALID_OPERATION)?;
-        queue.submit(Command::Buffer { commands }, wait)
+        let (first, others) = queues.split_first().ok_or(CL_INVALID_VALUE)?;
+        let marker = || Command::Sync {
+            command_type: CL_COMMAND_MARKER as cl_command_type,
+        };
+        for q in others {
+            wait.push(q.submit(marker(), Vec::new())?);
+        }
+        let event = first.submit(Command::Buffer { commands }, wait)?;
+        if !others.is_empty() {
+            event.spans_queues(queues.iter().all(|q| q.profiling()));
+            for q in others {
+                q.submit(marker(), vec![event.clone()])?;
+            }
+        }
+        Ok(event)
+    }
+
+    /// `clRemapCommandBufferKHR`: a new command-buffer with the same properties, state and
+    /// commands, each recorded to `queues[i]` in place of the queue of index `i` (or, with
+    /// `automatic`, of index `i % queues.len()`: the runtime's choice keeps the commands of one
+    /// queue together), its kernel commands packed again for their new device. Returns the
+    /// copy and the copies of the kernel commands, in recording order.
+    pub fn remap(
+        &self,
+        automatic: bool,
+        queues: Vec<Arc<Queue>>,
+    ) -> CLResult<(Arc<CommandBuffer>, Vec<RemappedCommand>)> {
+        if queues.is_empty() || (!automatic && queues.len() != self.queues.len()) {
+            return Err(CL_INVALID_VALUE);
+        }
+        if queues
+            .iter()
+            .any(|q| !Arc::ptr_eq(&q.context, &self.context))
+        {
+            return Err(CL_INVALID_CONTEXT);
+        }
+        let target = |i: usize| i % queues.len();
+        let copy = CommandBuffer::new(
+            queues.clone(),
+            self.properties.clone(),
+            self.flags,
+            self.asserts,
+        )?;
+        let st = self.lock();
+        let mut steps = Vec::with_capacity(st.steps.len());
+        let mut kernels = Vec::new();
+        for step in &st.steps {
+            steps.push(match step {
+                Step::Fixed(q, c) => Step::Fixed(target(*q), c.clone()),
+                Step::Kernel(k) => {
+                    let index = target(k.queue_index);
+                    let device = &queues[index].device;
+                    let dispatch = k.lock().clone().prepared(device, k.work_dim, true)?;
+                    let remapped = Arc::new(MutableCommand {
+                        base: Base::new(Tag::MutableCommand),
+                        buffer: Arc::downgrade(&copy),
+                        queue: queues[index].clone(),
+                        queue_index: index,
+                        kernel: k.kernel.clone(),
+                        properties: k.properties.clone(),
+                        updatable: k.updatable,
+                        work_dim: k.work_dim,
+                        uniform: k.uniform,
+                        dispatch: Mutex::new(dispatch),
+                    });
+                    kernels.push((k.clone(), remapped.clone()));
+                    Step::Kernel(remapped)
+                }
+            });
+        }
+        {
+            let mut new = copy.lock();
+            new.finalized = st.finalized;
+            new.plan = if st.finalized {
+                Self::plan(&steps)
+            } else {
+                None
+            };
+            new.steps = steps;
+        }
+        Ok((copy, kernels))
     }
 
     /// CL_INVALID_OPERATION unless the buffer is mutable and finalized: what
@@ -307,11 +444,11 @@ impl CommandBuffer {
     /// the commands they took.
     pub fn update(&self, updates: Vec<DispatchUpdate>) -> CLResult<()> {
         self.check_updatable()?;
-        let device = &self.queue.device;
         let mut ready = Vec::with_capacity(updates.len());
         for u in updates {
             self.owns(&u.command)?;
             let c = &u.command;
+            let device = &c.queue.device;
             let dims = c.work_dim;
             let mut next = c.lock().clone();
             next.kernel = u.kernel;
@@ -343,8 +480,13 @@ impl CommandBuffer {
     }
 }
 
+/// A kernel command of a remapped buffer: the original, and its copy.
+pub type RemappedCommand = (Arc<MutableCommand>, Arc<MutableCommand>);
+
 /// A kernel command as the icd read it from `clCommandNDRangeKernelKHR`.
 pub struct KernelRecording {
+    /// The index of the queue it is recorded to ([`CommandBuffer::queue_index`]).
+    pub queue: usize,
     pub kernel: Arc<Kernel>,
     /// As given, terminator included, or empty for NULL
     /// (CL_MUTABLE_COMMAND_PROPERTIES_ARRAY_KHR).
@@ -378,6 +520,10 @@ pub struct DispatchUpdate {
 pub struct MutableCommand {
     base: Base,
     buffer: Weak<CommandBuffer>,
+    /// The queue it was recorded to (CL_MUTABLE_COMMAND_COMMAND_QUEUE_KHR), whose device its
+    /// launch is packed for, and that queue's index among the buffer's.
+    pub queue: Arc<Queue>,
+    queue_index: usize,
     /// The kernel as recorded (CL_MUTABLE_DISPATCH_KERNEL_KHR); the command-buffer holds it.
     pub kernel: Arc<Kernel>,
     pub properties: Vec<cl_command_properties_khr>,
@@ -506,22 +652,22 @@ mod tests {
     #[test]
     fn commands_run_in_order_at_every_enqueue() {
         let q = queue();
-        let cb = CommandBuffer::new(q.clone(), Vec::new(), 0, 0).unwrap();
+        let cb = CommandBuffer::new(vec![q.clone()], Vec::new(), 0, 0).unwrap();
         let (a, b) = (buffer(&q.context, 64), buffer(&q.context, 64));
         assert_eq!(cb.state(), BufferState::Recording);
         let fill = Command::fill_buffer(a.clone(), &[7], 0, 64).unwrap();
-        assert_eq!(cb.record(fill, &[]), Ok(1));
+        assert_eq!(cb.record(0, fill, &[]), Ok(1));
         let copy = Command::copy_buffer(a.clone(), b.clone(), 0, 0, 64).unwrap();
-        assert_eq!(cb.record(copy, &[1]), Ok(2));
+        assert_eq!(cb.record(0, copy, &[1]), Ok(2));
         let barrier = Command::Sync {
             command_type: CL_COMMAND_BARRIER as cl_command_type,
         };
         assert_eq!(
-            cb.record(barrier, &[3]),
+            cb.record(0, barrier, &[3]),
             Err(CL_INVALID_SYNC_POINT_WAIT_LIST_KHR)
         );
         assert_eq!(
-            cb.enqueue(&q, Vec::new()).err(),
+            cb.enqueue(std::slice::from_ref(&q), Vec::new()).err(),
             Some(CL_INVALID_OPERATION),
             "not finalized"
         );
@@ -529,9 +675,9 @@ mod tests {
         assert_eq!(cb.finalize(), Err(CL_INVALID_OPERATION));
         assert_eq!(cb.state(), BufferState::Executable);
         let fill = Command::fill_buffer(a.clone(), &[1], 0, 64).unwrap();
-        assert_eq!(cb.record(fill, &[]), Err(CL_INVALID_OPERATION));
+        assert_eq!(cb.record(0, fill, &[]), Err(CL_INVALID_OPERATION));
         for _ in 0..3 {
-            let e = cb.enqueue(&q, Vec::new()).unwrap();
+            let e = cb.enqueue(std::slice::from_ref(&q), Vec::new()).unwrap();
             assert_eq!(e.wait(), CL_COMPLETE);
             assert_eq!(e.command_type, CL_COMMAND_COMMAND_BUFFER_KHR);
         }
@@ -549,15 +695,15 @@ mod tests {
     fn flags_outside_the_extensions_are_refused() {
         let q = queue();
         assert_eq!(
-            CommandBuffer::new(q.clone(), Vec::new(), 1 << 2, 0).err(),
+            CommandBuffer::new(vec![q.clone()], Vec::new(), 1 << 3, 0).err(),
             Some(CL_INVALID_VALUE)
         );
         assert_eq!(
-            CommandBuffer::new(q.clone(), Vec::new(), 0, 2).err(),
+            CommandBuffer::new(vec![q.clone()], Vec::new(), 0, 2).err(),
             Some(CL_INVALID_VALUE)
         );
         let both = CL_COMMAND_BUFFER_MUTABLE_KHR | CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR;
-        assert!(CommandBuffer::new(q, Vec::new(), both, KNOWN_ASSERTS)
+        assert!(CommandBuffer::new(vec![q], Vec::new(), both, KNOWN_ASSERTS)
             .unwrap()
             .is_mutable());
     }

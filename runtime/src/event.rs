@@ -40,6 +40,9 @@ pub struct Event {
     /// The command of an out-of-order queue this event belongs to, for a waiter that runs it
     /// itself (`Queue::help`).
     pub(crate) scheduled: OnceLock<Weak<Scheduled>>,
+    /// Set for the event of a command-buffer enqueued to several queues
+    /// (cl_khr_command_buffer_multi_device): whether all of them have profiling enabled.
+    spanning: OnceLock<bool>,
 }
 crate::cl_object!(Event, Event, CL_INVALID_EVENT);
 
@@ -77,6 +80,7 @@ impl Event {
             cv: Condvar::new(),
             terminal: AtomicI32::new(CL_QUEUED),
             scheduled: OnceLock::new(),
+            spanning: OnceLock::new(),
         });
         if let Some(t) = &queue.context.termination {
             t.track_event(&event);
@@ -99,7 +103,32 @@ impl Event {
             cv: Condvar::new(),
             terminal: AtomicI32::new(CL_QUEUED),
             scheduled: OnceLock::new(),
+            spanning: OnceLock::new(),
         })
+    }
+
+    /// Marks the event of a command-buffer enqueued to several queues: `CL_EVENT_COMMAND_QUEUE`
+    /// is NULL for it, and its profiling times exist when every queue has profiling enabled.
+    pub fn spans_queues(&self, all_profiling: bool) {
+        let _ = self.spanning.set(all_profiling);
+    }
+
+    /// The queue `CL_EVENT_COMMAND_QUEUE` names: none for user events and for events spanning
+    /// queues.
+    pub fn reported_queue(&self) -> Option<&Arc<Queue>> {
+        self.queue
+            .as_ref()
+            .filter(|_| self.spanning.get().is_none())
+    }
+
+    /// Whether profiling times are recorded for the event: its queue has profiling enabled
+    /// (every queue, for an event spanning queues); never for user events.
+    pub fn profiled(&self) -> bool {
+        match (self.spanning.get(), &self.queue) {
+            (Some(&all), _) => all,
+            (None, Some(q)) => q.profiling(),
+            (None, None) => false,
+        }
     }
 
     pub fn is_user(&self) -> bool {

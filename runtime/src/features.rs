@@ -308,12 +308,21 @@ pub const FEATURES: &[Feature] = &[
                 version: make_version(0, 9, 5),
                 opencl_c: false,
             },
+            // Several queues per command-buffer, of any devices of the platform (sub-devices
+            // of the one CPU), and remapped copies (clRemapCommandBufferKHR).
+            Extension {
+                name: "cl_khr_command_buffer_multi_device",
+                version: make_version(0, 9, 2),
+                opencl_c: false,
+            },
         ],
         // The required queue properties are 0 in every configuration.
         device_info: &[
             CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR,
             CL_DEVICE_COMMAND_BUFFER_SUPPORTED_QUEUE_PROPERTIES_KHR,
             CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR,
+            CL_DEVICE_COMMAND_BUFFER_NUM_SYNC_DEVICES_KHR,
+            CL_DEVICE_COMMAND_BUFFER_SYNC_DEVICES_KHR,
         ],
         ..feature(FeatureId::CommandBuffers, "command buffers", Switch::Always)
     },

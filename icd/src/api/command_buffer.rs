@@ -1,4 +1,5 @@
-//! `cl_khr_command_buffer` and `cl_khr_command_buffer_mutable_dispatch` entry points, reached
+//! `cl_khr_command_buffer`, `cl_khr_command_buffer_mutable_dispatch` and
+//! `cl_khr_command_buffer_multi_device` entry points, reached
 //! through `clGetExtensionFunctionAddressForPlatform`: argument checks in the order the
 //! extension lists its errors, then the runtime's command-buffer (`command_buffer.rs` there).
 //! Recorded commands are built by the same runtime constructors as their `clEnqueue*` twins.
@@ -45,6 +46,7 @@ pub fn extension_function(name: &[u8]) -> Option<*mut c_void> {
         b"clGetCommandBufferInfoKHR" => clGetCommandBufferInfoKHR as *mut c_void,
         b"clUpdateMutableCommandsKHR" => clUpdateMutableCommandsKHR as *mut c_void,
         b"clGetMutableCommandInfoKHR" => clGetMutableCommandInfoKHR as *mut c_void,
+        b"clRemapCommandBufferKHR" => clRemapCommandBufferKHR as *mut c_void,
         _ => return None,
     })
 }
@@ -100,7 +102,8 @@ unsafe fn sync_points<'a>(
 }
 
 /// What every recording entry point checks first, in the extension's order: the
-/// command-buffer, a NULL queue (there is no multi-device extension), the Recording state,
+/// command-buffer, the queue (NULL for a buffer of one queue, else one of its queues:
+/// [`CommandBuffer::queue_index`]), the Recording state,
 /// the mutable handle (kernel commands only may ask for one), the properties (none are defined
 /// for commands other than kernels) and the shape of the wait list.
 ///
@@ -112,12 +115,16 @@ unsafe fn recording<'a>(
     properties: *const cl_command_properties_khr,
     mutable_handle: *mut cl_mutable_command_khr,
     (n, list): (cl_uint, *const cl_sync_point_khr),
-) -> CLResult<(Arc<CommandBuffer>, &'a [cl_sync_point_khr])> {
+) -> CLResult<(Arc<CommandBuffer>, usize, &'a [cl_sync_point_khr])> {
     // SAFETY: handle check.
     let cb = unsafe { arc::<CommandBuffer>(command_buffer)? };
-    if !command_queue.is_null() {
-        return Err(CL_INVALID_COMMAND_QUEUE);
-    }
+    let queue = if command_queue.is_null() {
+        None
+    } else {
+        // SAFETY: handle check.
+        Some(unsafe { obj::<Queue>(command_queue)? })
+    };
+    let queue = cb.queue_index(queue)?;
     cb.check_recording()?;
     if !mutable_handle.is_null() {
         return Err(CL_INVALID_VALUE);
@@ -127,7 +134,7 @@ unsafe fn recording<'a>(
     // SAFETY: caller contract.
     let wait = unsafe { sync_points(n, list)? };
     cb.check_wait_list(wait)?;
-    Ok((cb, wait))
+    Ok((cb, queue, wait))
 }
 
 /// A memory object of a recorded command: CL_INVALID_MEM_OBJECT for a bad handle,
@@ -144,17 +151,18 @@ unsafe fn mem_of(cb: &CommandBuffer, m: cl_mem) -> CLResult<Arc<Mem>> {
     Ok(m)
 }
 
-/// Records `command` and writes its sync point.
+/// Records `command` to the queue of index `queue` and writes its sync point.
 ///
 /// # Safety
 /// `sync_point` is NULL or writable.
 unsafe fn record(
     cb: &CommandBuffer,
+    queue: usize,
     command: Command,
     wait: &[cl_sync_point_khr],
     sync_point: *mut cl_sync_point_khr,
 ) -> CLResult<()> {
-    let point = cb.record(command, wait)?;
+    let point = cb.record(queue, command, wait)?;
     if !sync_point.is_null() {
         // SAFETY: writable (caller contract).
         unsafe { *sync_point = point };
@@ -171,12 +179,14 @@ pub unsafe extern "C" fn clCreateCommandBufferKHR(
     // SAFETY: handle checks; pointers per the API contract.
     unsafe {
         create(errcode_ret, || {
-            // One queue: the multi-device extension is not offered.
-            if num_queues != 1 || queues.is_null() {
+            if num_queues == 0 || queues.is_null() {
                 return Err(CL_INVALID_VALUE);
             }
-            let queue = arc::<Queue>(*queues)?;
-            queue.context.check_live()?;
+            let queues = slice(queues, num_queues as usize)
+                .iter()
+                .map(|&q| arc::<Queue>(q))
+                .collect::<CLResult<Vec<_>>>()?;
+            queues[0].context.check_live()?;
             let known = [
                 CL_COMMAND_BUFFER_FLAGS_KHR,
                 CL_COMMAND_BUFFER_MUTABLE_DISPATCH_ASSERTS,
@@ -185,7 +195,7 @@ pub unsafe extern "C" fn clCreateCommandBufferKHR(
             let value = |name| pairs.iter().find(|p| p.0 == name).map_or(0, |p| p.1);
             let flags = value(CL_COMMAND_BUFFER_FLAGS_KHR);
             let asserts = value(CL_COMMAND_BUFFER_MUTABLE_DISPATCH_ASSERTS);
-            Ok(new_handle(CommandBuffer::new(queue, raw, flags, asserts)?))
+            Ok(new_handle(CommandBuffer::new(queues, raw, flags, asserts)?))
         })
     }
 }
@@ -222,28 +232,37 @@ pub unsafe extern "C" fn clEnqueueCommandBufferKHR(
         // SAFETY: handle checks; pointers per the API contract.
         unsafe {
             let cb = obj::<CommandBuffer>(command_buffer)?;
-            if (num_queues == 0) != queues.is_null() || num_queues > 1 {
+            if (num_queues == 0) != queues.is_null()
+                || (num_queues != 0 && num_queues as usize != cb.queues.len())
+            {
                 return Err(CL_INVALID_VALUE);
             }
-            let queue = if queues.is_null() {
-                cb.queue.clone()
+            let queues = if queues.is_null() {
+                cb.queues.clone()
             } else {
-                let q = arc::<Queue>(*queues)?;
-                if !Arc::ptr_eq(&q.context, &cb.context) {
-                    return Err(CL_INVALID_CONTEXT);
+                // Substitutes: each of the device and context of the queue it replaces.
+                let given = slice(queues, num_queues as usize)
+                    .iter()
+                    .map(|&q| arc::<Queue>(q))
+                    .collect::<CLResult<Vec<_>>>()?;
+                for (q, own) in given.iter().zip(&cb.queues) {
+                    if !Arc::ptr_eq(&q.context, &cb.context) {
+                        return Err(CL_INVALID_CONTEXT);
+                    }
+                    if !Arc::ptr_eq(&q.device, &own.device) {
+                        return Err(CL_INVALID_DEVICE);
+                    }
                 }
-                if !Arc::ptr_eq(&q.device, &cb.queue.device) {
-                    return Err(CL_INVALID_DEVICE);
-                }
-                q
+                given
             };
-            if !has_all(SUPPORTED_QUEUE_PROPERTIES, queue.properties)
-                || !has_all(queue.properties, REQUIRED_QUEUE_PROPERTIES)
-            {
+            if queues.iter().any(|q| {
+                !has_all(SUPPORTED_QUEUE_PROPERTIES, q.properties)
+                    || !has_all(q.properties, REQUIRED_QUEUE_PROPERTIES)
+            }) {
                 return Err(CL_INCOMPATIBLE_COMMAND_QUEUE_KHR);
             }
             let wait = wait_list(num_events_in_wait_list, event_wait_list, &cb.context)?;
-            out_event(event, cb.enqueue(&queue, wait)?);
+            out_event(event, cb.enqueue(&queues, wait)?);
             Ok(())
         }
     })
@@ -266,7 +285,7 @@ pub unsafe extern "C" fn clCommandBarrierWithWaitListKHR(
     status(|| {
         // SAFETY: handle checks; pointers per the API contract.
         unsafe {
-            let (cb, wait) = recording(
+            let (cb, queue, wait) = recording(
                 command_buffer,
                 command_queue,
                 properties,
@@ -278,7 +297,7 @@ pub unsafe extern "C" fn clCommandBarrierWithWaitListKHR(
             let command = Command::Sync {
                 command_type: CL_COMMAND_BARRIER as cl_command_type,
             };
-            record(&cb, command, wait, sync_point)
+            record(&cb, queue, command, wait, sync_point)
         }
     })
 }
@@ -300,7 +319,7 @@ pub unsafe extern "C" fn clCommandCopyBufferKHR(
     status(|| {
         // SAFETY: handle checks; pointers per the API contract.
         unsafe {
-            let (cb, wait) = recording(
+            let (cb, queue, wait) = recording(
                 command_buffer,
                 command_queue,
                 properties,
@@ -309,7 +328,7 @@ pub unsafe extern "C" fn clCommandCopyBufferKHR(
             )?;
             let (src, dst) = (mem_of(&cb, src_buffer)?, mem_of(&cb, dst_buffer)?);
             let command = Command::copy_buffer(src, dst, src_offset, dst_offset, size)?;
-            record(&cb, command, wait, sync_point)
+            record(&cb, queue, command, wait, sync_point)
         }
     })
 }
@@ -335,7 +354,7 @@ pub unsafe extern "C" fn clCommandCopyBufferRectKHR(
     status(|| {
         // SAFETY: handle checks; pointers per the API contract.
         unsafe {
-            let (cb, wait) = recording(
+            let (cb, queue, wait) = recording(
                 command_buffer,
                 command_queue,
                 properties,
@@ -353,7 +372,7 @@ pub unsafe extern "C" fn clCommandCopyBufferRectKHR(
                 dst_slice_pitch,
             };
             let command = Command::copy_buffer_rect(src, dst, rect)?;
-            record(&cb, command, wait, sync_point)
+            record(&cb, queue, command, wait, sync_point)
         }
     })
 }
@@ -375,7 +394,7 @@ pub unsafe extern "C" fn clCommandCopyBufferToImageKHR(
     status(|| {
         // SAFETY: handle checks; pointers per the API contract.
         unsafe {
-            let (cb, wait) = recording(
+            let (cb, queue, wait) = recording(
                 command_buffer,
                 command_queue,
                 properties,
@@ -386,7 +405,7 @@ pub unsafe extern "C" fn clCommandCopyBufferToImageKHR(
             let dst_at = image_origin(dst_origin, &dst)?;
             let command =
                 Command::copy_buffer_to_image(src, dst, src_offset, dst_at, triple(region)?)?;
-            record(&cb, command, wait, sync_point)
+            record(&cb, queue, command, wait, sync_point)
         }
     })
 }
@@ -408,7 +427,7 @@ pub unsafe extern "C" fn clCommandCopyImageKHR(
     status(|| {
         // SAFETY: handle checks; pointers per the API contract.
         unsafe {
-            let (cb, wait) = recording(
+            let (cb, queue, wait) = recording(
                 command_buffer,
                 command_queue,
                 properties,
@@ -421,7 +440,7 @@ pub unsafe extern "C" fn clCommandCopyImageKHR(
                 image_origin(dst_origin, &dst)?,
             );
             let command = Command::copy_image(src, dst, src_at, dst_at, triple(region)?)?;
-            record(&cb, command, wait, sync_point)
+            record(&cb, queue, command, wait, sync_point)
         }
     })
 }
@@ -443,7 +462,7 @@ pub unsafe extern "C" fn clCommandCopyImageToBufferKHR(
     status(|| {
         // SAFETY: handle checks; pointers per the API contract.
         unsafe {
-            let (cb, wait) = recording(
+            let (cb, queue, wait) = recording(
                 command_buffer,
                 command_queue,
                 properties,
@@ -454,7 +473,7 @@ pub unsafe extern "C" fn clCommandCopyImageToBufferKHR(
             let src_at = image_origin(src_origin, &src)?;
             let command =
                 Command::copy_image_to_buffer(src, dst, src_at, triple(region)?, dst_offset)?;
-            record(&cb, command, wait, sync_point)
+            record(&cb, queue, command, wait, sync_point)
         }
     })
 }
@@ -476,7 +495,7 @@ pub unsafe extern "C" fn clCommandFillBufferKHR(
     status(|| {
         // SAFETY: handle checks; pointers per the API contract.
         unsafe {
-            let (cb, wait) = recording(
+            let (cb, queue, wait) = recording(
                 command_buffer,
                 command_queue,
                 properties,
@@ -490,7 +509,7 @@ pub unsafe extern "C" fn clCommandFillBufferKHR(
             // The pattern is copied now: the application may reuse its memory.
             let pattern = slice(pattern as *const u8, pattern_size);
             let command = Command::fill_buffer(m, pattern, offset, size)?;
-            record(&cb, command, wait, sync_point)
+            record(&cb, queue, command, wait, sync_point)
         }
     })
 }
@@ -511,7 +530,7 @@ pub unsafe extern "C" fn clCommandFillImageKHR(
     status(|| {
         // SAFETY: handle checks; pointers per the API contract.
         unsafe {
-            let (cb, wait) = recording(
+            let (cb, queue, wait) = recording(
                 command_buffer,
                 command_queue,
                 properties,
@@ -527,7 +546,7 @@ pub unsafe extern "C" fn clCommandFillImageKHR(
             let color = slice(fill_color as *const u8, size);
             let origin = image_origin(origin, &m)?;
             let command = Command::fill_image(m, color, origin, triple(region)?)?;
-            record(&cb, command, wait, sync_point)
+            record(&cb, queue, command, wait, sync_point)
         }
     })
 }
@@ -547,7 +566,7 @@ pub unsafe extern "C" fn clCommandSVMMemcpyKHR(
     status(|| {
         // SAFETY: handle checks; pointers per the API contract.
         unsafe {
-            let (cb, wait) = recording(
+            let (cb, queue, wait) = recording(
                 command_buffer,
                 command_queue,
                 properties,
@@ -565,7 +584,7 @@ pub unsafe extern "C" fn clCommandSVMMemcpyKHR(
                 src,
                 size,
             )?;
-            record(&cb, command, wait, sync_point)
+            record(&cb, queue, command, wait, sync_point)
         }
     })
 }
@@ -586,7 +605,7 @@ pub unsafe extern "C" fn clCommandSVMMemFillKHR(
     status(|| {
         // SAFETY: handle checks; pointers per the API contract.
         unsafe {
-            let (cb, wait) = recording(
+            let (cb, queue, wait) = recording(
                 command_buffer,
                 command_queue,
                 properties,
@@ -607,7 +626,7 @@ pub unsafe extern "C" fn clCommandSVMMemFillKHR(
                 pattern,
                 size,
             )?;
-            record(&cb, command, wait, sync_point)
+            record(&cb, queue, command, wait, sync_point)
         }
     })
 }
@@ -644,7 +663,7 @@ pub unsafe extern "C" fn clCommandNDRangeKernelKHR(
         // SAFETY: handle checks; pointers per the API contract.
         unsafe {
             // A kernel command may ask for its handle (cl_khr_command_buffer_mutable_dispatch).
-            let (cb, wait) = recording(
+            let (cb, queue, wait) = recording(
                 command_buffer,
                 command_queue,
                 std::ptr::null(),
@@ -675,6 +694,7 @@ pub unsafe extern "C" fn clCommandNDRangeKernelKHR(
             }
             let dims = work_dim as usize;
             let recorded = KernelRecording {
+                queue,
                 kernel: k,
                 properties: raw,
                 // Arguments may be missing only where the properties say they will be set.
@@ -711,8 +731,12 @@ pub unsafe extern "C" fn clGetCommandBufferInfoKHR(
         unsafe {
             let cb = obj::<CommandBuffer>(command_buffer)?;
             let val = match param_name {
-                CL_COMMAND_BUFFER_NUM_QUEUES_KHR => Ok(v(1 as cl_uint)),
-                CL_COMMAND_BUFFER_QUEUES_KHR => Ok(v(handle(&*cb.queue))),
+                CL_COMMAND_BUFFER_NUM_QUEUES_KHR => Ok(v(cb.queues.len() as cl_uint)),
+                CL_COMMAND_BUFFER_QUEUES_KHR => Ok(arr(&cb
+                    .queues
+                    .iter()
+                    .map(|q| handle(&**q))
+                    .collect::<Vec<_>>())),
                 CL_COMMAND_BUFFER_REFERENCE_COUNT_KHR => Ok(v(cb.base().ref_count())),
                 CL_COMMAND_BUFFER_STATE_KHR => Ok(v(cb.state().code())),
                 CL_COMMAND_BUFFER_PROPERTIES_ARRAY_KHR => Ok(arr(&cb.properties)),
@@ -851,7 +875,7 @@ pub unsafe extern "C" fn clGetMutableCommandInfoKHR(
             let (offset, global, local) = c.sizes();
             let dims = c.work_dim;
             let val = match param_name {
-                CL_MUTABLE_COMMAND_COMMAND_QUEUE_KHR => Ok(v(handle(&*cb.queue))),
+                CL_MUTABLE_COMMAND_COMMAND_QUEUE_KHR => Ok(v(handle(&*c.queue))),
                 CL_MUTABLE_COMMAND_COMMAND_BUFFER_KHR => Ok(v(handle(&*cb))),
                 CL_MUTABLE_COMMAND_COMMAND_TYPE_KHR => {
                     Ok(v(CL_COMMAND_NDRANGE_KERNEL as cl_command_type))
@@ -867,4 +891,56 @@ pub unsafe extern "C" fn clGetMutableCommandInfoKHR(
             write_info(val, param_value_size, param_value, param_value_size_ret)
         }
     })
+}
+
+/// `clRemapCommandBufferKHR` (cl_khr_command_buffer_multi_device): a deep copy of
+/// `command_buffer` whose commands target `queues` ([`CommandBuffer::remap`]), and the copies
+/// of the given command handles.
+pub unsafe extern "C" fn clRemapCommandBufferKHR(
+    command_buffer: cl_command_buffer_khr,
+    automatic: cl_bool,
+    num_queues: cl_uint,
+    queues: *const cl_command_queue,
+    num_handles: cl_uint,
+    handles: *const cl_mutable_command_khr,
+    handles_ret: *mut cl_mutable_command_khr,
+    errcode_ret: *mut cl_int,
+) -> cl_command_buffer_khr {
+    // SAFETY: handle checks; pointers per the API contract.
+    unsafe {
+        create(errcode_ret, || {
+            let cb = obj::<CommandBuffer>(command_buffer)?;
+            if num_queues == 0 || queues.is_null() {
+                return Err(CL_INVALID_VALUE);
+            }
+            if (num_handles == 0) != handles.is_null()
+                || (num_handles == 0) != handles_ret.is_null()
+            {
+                return Err(CL_INVALID_VALUE);
+            }
+            let wanted = slice(handles, num_handles as usize)
+                .iter()
+                .map(|&h| {
+                    let c = obj::<MutableCommand>(h).map_err(|_| CL_INVALID_VALUE)?;
+                    cb.owns(c).map_err(|_| CL_INVALID_VALUE)?;
+                    Ok(c as *const MutableCommand)
+                })
+                .collect::<CLResult<Vec<_>>>()?;
+            let queues = slice(queues, num_queues as usize)
+                .iter()
+                .map(|&q| arc::<Queue>(q))
+                .collect::<CLResult<Vec<_>>>()?;
+            cb.context.check_live()?;
+            let (copy, kernels) = cb.remap(automatic != CL_FALSE, queues)?;
+            // Written only on success (spec).
+            for (i, want) in wanted.iter().enumerate() {
+                let (_, remapped) = kernels
+                    .iter()
+                    .find(|(original, _)| std::ptr::eq(&**original, *want))
+                    .ok_or(CL_INVALID_VALUE)?;
+                *handles_ret.add(i) = handle(&**remapped);
+            }
+            Ok(new_handle(copy))
+        })
+    }
 }

@@ -113,6 +113,9 @@ fn platform_info(param: cl_platform_info) -> CLResult<Vec<u8>> {
         CL_PLATFORM_UNLOADABLE_KHR => b(false),
         // cl_khr_semaphore: binary semaphores only.
         CL_PLATFORM_SEMAPHORE_TYPES_KHR => v(CL_SEMAPHORE_TYPE_BINARY_KHR),
+        CL_PLATFORM_COMMAND_BUFFER_CAPABILITIES_KHR => {
+            v(ferrocl_runtime::command_buffer::PLATFORM_CAPABILITIES)
+        }
         // The intersection of the devices' types (cl_khr_unified_svm): every device has the
         // same ones.
         CL_PLATFORM_SVM_TYPE_CAPABILITIES_KHR
@@ -384,6 +387,14 @@ fn device_info_value(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
             v(command_buffer::SUPPORTED_QUEUE_PROPERTIES)
         }
         CL_DEVICE_MUTABLE_DISPATCH_CAPABILITIES_KHR => v(command_buffer::MUTABLE_FIELDS),
+        // cl_khr_command_buffer_multi_device: the root devices a device synchronises with
+        // natively are all of the platform's (one CPU); their sub-devices go with them.
+        CL_DEVICE_COMMAND_BUFFER_NUM_SYNC_DEVICES_KHR => v(platform().devices.len() as cl_uint),
+        CL_DEVICE_COMMAND_BUFFER_SYNC_DEVICES_KHR => arr(&platform()
+            .devices
+            .iter()
+            .map(|d| handle(&**d))
+            .collect::<Vec<_>>()),
         _ => return Err(CL_INVALID_VALUE),
     })
 }

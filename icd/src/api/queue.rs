@@ -454,8 +454,7 @@ pub unsafe extern "C" fn clGetEventInfo(
             let e = obj::<Event>(event)?;
             let val = match param_name {
                 CL_EVENT_COMMAND_QUEUE => Ok(v(e
-                    .queue
-                    .as_ref()
+                    .reported_queue()
                     .map_or(std::ptr::null_mut(), |q| handle(&**q)))),
                 CL_EVENT_CONTEXT => Ok(v(handle(&*e.context))),
                 CL_EVENT_COMMAND_TYPE => Ok(v(e.command_type)),
@@ -479,7 +478,7 @@ pub unsafe extern "C" fn clGetEventProfilingInfo(
         // SAFETY: handle check; outputs per the API contract.
         unsafe {
             let e = obj::<Event>(event)?;
-            if e.queue.as_ref().is_none_or(|q| !q.profiling()) {
+            if !e.profiled() {
                 return Err(CL_PROFILING_INFO_NOT_AVAILABLE);
             }
             let which = match param_name {

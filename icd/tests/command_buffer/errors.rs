@@ -23,9 +23,22 @@ fn bad_input_gets_the_spec_errors() {
         err
     };
     // clCreateCommandBufferKHR.
-    let two = [queue, queue];
-    assert_eq!(create(2, two.as_ptr(), &[]), CL_INVALID_VALUE, "two queues");
-    assert_eq!(create(0, two.as_ptr(), &[]), CL_INVALID_VALUE, "no queue");
+    let other_context = check(cl(Context::from_device(&env.device)), "clCreateContext");
+    let other_context_queue = check(
+        cl(CommandQueue::create_default_with_properties(
+            &other_context,
+            0,
+            0,
+        )),
+        "clCreateCommandQueueWithProperties",
+    );
+    let mixed = [queue, other_context_queue.get()];
+    assert_eq!(
+        create(2, mixed.as_ptr(), &[]),
+        CL_INVALID_CONTEXT,
+        "queues of two contexts"
+    );
+    assert_eq!(create(0, mixed.as_ptr(), &[]), CL_INVALID_VALUE, "no queue");
     assert_eq!(create(1, ptr::null(), &[]), CL_INVALID_VALUE, "NULL queues");
     let not_a_queue = [env.context.get() as cl_command_queue];
     assert_eq!(
@@ -49,7 +62,7 @@ fn bad_input_gets_the_spec_errors() {
         "a property twice"
     );
     assert_eq!(
-        create(1, &queue, &[f, 1 << 2, 0]),
+        create(1, &queue, &[f, 1 << 3, 0]),
         CL_INVALID_VALUE,
         "an unknown flag"
     );
@@ -151,10 +164,20 @@ fn bad_input_gets_the_spec_errors() {
         }
     };
     let none = (0, ptr::null());
+    // A queue the buffer was not created with, of its context or of another
+    // (cl_khr_command_buffer_multi_device).
+    let second_queue = check(
+        cl(CommandQueue::create_default_with_properties(
+            &env.context,
+            0,
+            0,
+        )),
+        "clCreateCommandQueueWithProperties",
+    );
     assert_eq!(
         fill(
             &cb,
-            queue,
+            second_queue.get(),
             ptr::null(),
             data.get(),
             256,
@@ -162,6 +185,18 @@ fn bad_input_gets_the_spec_errors() {
             ptr::null_mut()
         ),
         CL_INVALID_COMMAND_QUEUE
+    );
+    assert_eq!(
+        fill(
+            &cb,
+            other_context_queue.get(),
+            ptr::null(),
+            data.get(),
+            256,
+            none,
+            ptr::null_mut()
+        ),
+        CL_INVALID_CONTEXT
     );
     let mut h = ptr::null_mut();
     assert_eq!(

@@ -7,8 +7,10 @@
 //! update changing nothing; arguments deferred to an update), executions of one buffer
 //! meeting while both run (simultaneous use), SVM commands, a release before the execution
 //! ends, failures ending an execution, and bad input → the spec's error codes. By area:
-//! `recording.rs`, `mutable_dispatch.rs`, `executions.rs`, `errors.rs`; this file holds the
-//! entry points and helpers they share.
+//! `recording.rs`, `mutable_dispatch.rs`, `executions.rs`, `errors.rs`, and
+//! `multi_device.rs` for `cl_khr_command_buffer_multi_device` (queues of two sub-devices and
+//! two queues of one device in one buffer, remapped copies); this file holds the entry points
+//! and helpers they share.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -40,6 +42,7 @@ struct Api {
     info: clGetCommandBufferInfoKHR_fn,
     update: clUpdateMutableCommandsKHR_fn,
     command_info: clGetMutableCommandInfoKHR_fn,
+    remap: clRemapCommandBufferKHR_fn,
 }
 
 /// Calls entry point `$f` of `$api` (looked up non-NULL).
@@ -91,6 +94,7 @@ fn api() -> Api {
             info: entry("clGetCommandBufferInfoKHR"),
             update: entry("clUpdateMutableCommandsKHR"),
             command_info: entry("clGetMutableCommandInfoKHR"),
+            remap: entry("clRemapCommandBufferKHR"),
         }
     }
 }
@@ -471,5 +475,6 @@ fn device_u64(env: &Env, param: cl_device_info) -> u64 {
 // The tests, by area (after `call!`, which they use).
 mod errors;
 mod executions;
+mod multi_device;
 mod mutable_dispatch;
 mod recording;
