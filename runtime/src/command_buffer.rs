@@ -30,14 +30,24 @@ use crate::queue::Queue;
 /// (opencl-sys 0.6 has 0x1287).
 pub const CL_COMMAND_BUFFER_MUTABLE_DISPATCH_ASSERTS: cl_command_buffer_properties_khr = 0x12B7;
 
-/// `CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR`: kernels that print run in command-buffers
-/// (each run gets its printf buffer, as an enqueued kernel does), and executions may overlap
-/// (an execution reads only what its enqueue captured). No device-side enqueue.
-/// With multi-device: commands may be recorded to several queues of the device.
-pub const CAPABILITIES: cl_device_command_buffer_capabilities_khr =
-    CL_COMMAND_BUFFER_CAPABILITY_KERNEL_PRINTF_KHR
+/// `CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR` of a device: kernels that print run in
+/// command-buffers (each run gets its printf buffer, as an enqueued kernel does), executions
+/// may overlap (an execution reads only what its enqueue captured), commands may be recorded
+/// to several queues of the device (multi-device), and, where the device has device-side
+/// enqueue, kernels that enqueue run too (each run gets its session, as an enqueued kernel
+/// does, with the context's default device queue at that moment).
+pub fn capabilities(
+    config: &crate::config::DeviceConfig,
+) -> cl_device_command_buffer_capabilities_khr {
+    let always = CL_COMMAND_BUFFER_CAPABILITY_KERNEL_PRINTF_KHR
         | CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR
         | CL_COMMAND_BUFFER_CAPABILITY_MULTIPLE_QUEUE_KHR;
+    if config.device_queues.is_some() {
+        always | CL_COMMAND_BUFFER_CAPABILITY_DEVICE_SIDE_ENQUEUE_KHR
+    } else {
+        always
+    }
+}
 
 /// `CL_PLATFORM_COMMAND_BUFFER_CAPABILITIES_KHR`: every device of the platform is one CPU, so
 /// commands of any of them synchronise (universal sync), and commands can be remapped to other
@@ -147,7 +157,10 @@ impl CommandBuffer {
             return Err(CL_INVALID_VALUE);
         }
         if flags & CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR != 0
-            && CAPABILITIES & CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR == 0
+            && queues.iter().any(|q| {
+                capabilities(&q.device.config) & CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR
+                    == 0
+            })
         {
             return Err(CL_INVALID_PROPERTY);
         }
@@ -272,6 +285,12 @@ impl CommandBuffer {
             return Err(CL_INVALID_VALUE);
         }
         let device = self.queues[queue].device.clone();
+        if kernel.info().uses_device_enqueue
+            && capabilities(&device.config) & CL_COMMAND_BUFFER_CAPABILITY_DEVICE_SIDE_ENQUEUE_KHR
+                == 0
+        {
+            return Err(CL_INVALID_OPERATION);
+        }
         let own = kernel.clone_kernel();
         let dispatch = Dispatch {
             kernel: own,

@@ -283,7 +283,10 @@ pub struct DeviceQueueLimits {
     pub properties: cl_command_queue_properties,
     /// `CL_DEVICE_QUEUE_ON_DEVICE_PREFERRED_SIZE`: a queue's `CL_QUEUE_SIZE` when none is
     /// given. The pending commands of a queue may take this many bytes (each command's record,
-    /// block literal, `__local` sizes and wait list: device_enqueue.rs), about 3000 enqueues.
+    /// block literal, `__local` sizes and wait list: device_enqueue.rs), about 40,000
+    /// enqueues of a small block: one child per work-item of a 16,384-item launch, as the
+    /// CTS's command-buffer `device_enqueue` test asks of the default queue, fits. The bytes
+    /// are a count, not an allocation.
     pub preferred_size: cl_uint,
     /// `CL_DEVICE_QUEUE_ON_DEVICE_MAX_SIZE`: the largest `CL_QUEUE_SIZE` accepted.
     pub max_size: cl_uint,
@@ -300,7 +303,7 @@ impl DeviceQueueLimits {
         capabilities: CL_DEVICE_QUEUE_SUPPORTED | CL_DEVICE_QUEUE_REPLACEABLE_DEFAULT,
         properties: (CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE)
             as cl_command_queue_properties,
-        preferred_size: 256 << 10,
+        preferred_size: 4 << 20,
         max_size: 8 << 20,
         max_queues: 4,
         max_events: 1024,

@@ -379,7 +379,7 @@ fn device_info_value(d: &Device, param: cl_device_info) -> CLResult<Vec<u8>> {
             })),
         CL_DEVICE_PREFERRED_WORK_GROUP_SIZE_MULTIPLE => v(c.preferred_work_group_size_multiple),
         CL_DEVICE_LATEST_CONFORMANCE_VERSION_PASSED => s(c.latest_conformance_version_passed),
-        CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR => v(command_buffer::CAPABILITIES),
+        CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR => v(command_buffer::capabilities(c)),
         CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR => {
             v(command_buffer::REQUIRED_QUEUE_PROPERTIES)
         }

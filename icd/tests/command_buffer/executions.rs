@@ -1,5 +1,6 @@
 //! Executions: two executions of one buffer meeting while both run (simultaneous use), SVM
-//! commands and rect copies, a release before the execution ends.
+//! commands and rect copies, a release before the execution ends, kernels that enqueue
+//! children.
 
 use super::*;
 
@@ -182,4 +183,54 @@ fn a_released_buffer_finishes_its_executions() {
     release(e);
     release(gate);
     assert!(env.read(&data, n).iter().all(|&x| x == 3));
+}
+
+#[test]
+fn kernels_that_enqueue_children_run_in_command_buffers() {
+    let Some((env, api)) = setup() else { return };
+    let caps = device_u64(&env, CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR);
+    if !env.feature_or_skip(
+        "device-side enqueue in command-buffers",
+        caps & CL_COMMAND_BUFFER_CAPABILITY_DEVICE_SIDE_ENQUEUE_KHR != 0,
+    ) {
+        return;
+    }
+    // The default device queue the children go to (its default size must hold one child per
+    // work-item of the launch).
+    // SAFETY: the env's device and context.
+    let _device_queue = check(
+        cl(unsafe {
+            opencl3::command_queue::CommandQueue::create_with_properties(
+                &env.context,
+                env.device.id(),
+                CL_QUEUE_ON_DEVICE
+                    | CL_QUEUE_ON_DEVICE_DEFAULT
+                    | CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE,
+                0,
+            )
+        }),
+        "default device queue",
+    );
+    let program = env.program_from_source(
+        "kernel void parent(global const int *in, global int *out) {
+             int base = (int)get_global_id(0) * 2;
+             enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_WAIT_KERNEL, ndrange_1D(2),
+                            ^{ out[base + get_global_id(0)] = in[base + get_global_id(0)] + 1; });
+         }",
+        "-cl-std=CL2.0",
+    );
+    let parent = check(cl(Kernel::create(&program, "parent")), "clCreateKernel");
+    const ITEMS: usize = 16384;
+    let input: Vec<i32> = (0..2 * ITEMS as i32).collect();
+    let input = env.buffer(&input);
+    let out = env.buffer_filled(2 * ITEMS, 0i32);
+    arg_buf(&parent, 0, &input);
+    arg_buf(&parent, 1, &out);
+    let cb = Cb::new(&api, env.queue.get(), &[]);
+    cb.kernel(&parent, &[], ITEMS, None, &[]);
+    ok(cb.finalize(), "clFinalizeCommandBufferKHR");
+    cb.run();
+    let got = env.read(&out, 2 * ITEMS);
+    let wrong = (0..2 * ITEMS).find(|&i| got[i] != i as i32 + 1);
+    assert_eq!(wrong, None, "child results: {:?}", wrong.map(|i| got[i]));
 }

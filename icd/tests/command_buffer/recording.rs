@@ -35,12 +35,14 @@ fn the_device_reports_command_buffers() {
         version_of("cl_khr_command_buffer_multi_device"),
         Some(v(0, 9, 2))
     );
+    // Device-side enqueue in command-buffers where the device has it (on by default).
     assert_eq!(
         device_u64(&env, CL_DEVICE_COMMAND_BUFFER_CAPABILITIES_KHR),
         CL_COMMAND_BUFFER_CAPABILITY_KERNEL_PRINTF_KHR
             | CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR
-            | CL_COMMAND_BUFFER_CAPABILITY_MULTIPLE_QUEUE_KHR,
-        "printf, simultaneous use and several queues, no device-side enqueue"
+            | CL_COMMAND_BUFFER_CAPABILITY_MULTIPLE_QUEUE_KHR
+            | CL_COMMAND_BUFFER_CAPABILITY_DEVICE_SIDE_ENQUEUE_KHR,
+        "printf, simultaneous use, several queues, device-side enqueue"
     );
     assert_eq!(
         device_u64(&env, CL_DEVICE_COMMAND_BUFFER_REQUIRED_QUEUE_PROPERTIES_KHR),

@@ -36,7 +36,7 @@ fn device_queries_answer_the_limits() {
             caps,
             CL_DEVICE_QUEUE_SUPPORTED | CL_DEVICE_QUEUE_REPLACEABLE_DEFAULT
         );
-        assert_eq!((preferred, max), (256 << 10, 8 << 20));
+        assert_eq!((preferred, max), (4 << 20, 8 << 20));
         assert_eq!(device_word(&env, CL_DEVICE_MAX_ON_DEVICE_QUEUES), 4);
         assert_eq!(device_word(&env, CL_DEVICE_MAX_ON_DEVICE_EVENTS), 1024);
         let features = opencl_c_features(&env);
