@@ -23,111 +23,6 @@ use opencl3::kernel::Kernel;
 use opencl3::memory::Buffer;
 use opencl_sys::*;
 
-#[link(name = "OpenCL")]
-extern "C" {
-    fn clCreateContext(
-        properties: *const cl_context_properties,
-        num_devices: cl_uint,
-        devices: *const cl_device_id,
-        notify: Option<
-            unsafe extern "C" fn(*const std::ffi::c_char, *const c_void, usize, *mut c_void),
-        >,
-        user_data: *mut c_void,
-        err: *mut cl_int,
-    ) -> cl_context;
-    fn clGetContextInfo(
-        c: cl_context,
-        name: cl_uint,
-        size: usize,
-        v: *mut c_void,
-        ret: *mut usize,
-    ) -> cl_int;
-    fn clReleaseContext(c: cl_context) -> cl_int;
-    fn clGetDeviceInfo(
-        d: cl_device_id,
-        name: cl_uint,
-        size: usize,
-        v: *mut c_void,
-        ret: *mut usize,
-    ) -> cl_int;
-    fn clCreateCommandQueue(
-        c: cl_context,
-        d: cl_device_id,
-        p: cl_bitfield,
-        err: *mut cl_int,
-    ) -> cl_command_queue;
-    fn clReleaseCommandQueue(q: cl_command_queue) -> cl_int;
-    fn clFinish(q: cl_command_queue) -> cl_int;
-    fn clCreateBuffer(
-        c: cl_context,
-        f: cl_mem_flags,
-        size: usize,
-        host: *mut c_void,
-        err: *mut cl_int,
-    ) -> cl_mem;
-    fn clCreateKernel(p: cl_program, name: *const std::ffi::c_char, err: *mut cl_int) -> cl_kernel;
-    fn clCreateProgramWithSource(
-        c: cl_context,
-        count: cl_uint,
-        strings: *const *const std::ffi::c_char,
-        lengths: *const usize,
-        err: *mut cl_int,
-    ) -> cl_program;
-    fn clSVMAlloc(c: cl_context, f: cl_bitfield, size: usize, align: cl_uint) -> *mut c_void;
-    fn clEnqueueNDRangeKernel(
-        q: cl_command_queue,
-        k: cl_kernel,
-        dim: cl_uint,
-        offset: *const usize,
-        global: *const usize,
-        local: *const usize,
-        n: cl_uint,
-        wait: *const cl_event,
-        event: *mut cl_event,
-    ) -> cl_int;
-    fn clEnqueueReadBuffer(
-        q: cl_command_queue,
-        b: cl_mem,
-        blocking: cl_bool,
-        offset: usize,
-        size: usize,
-        ptr: *mut c_void,
-        n: cl_uint,
-        wait: *const cl_event,
-        event: *mut cl_event,
-    ) -> cl_int;
-    fn clEnqueueMarkerWithWaitList(
-        q: cl_command_queue,
-        n: cl_uint,
-        wait: *const cl_event,
-        event: *mut cl_event,
-    ) -> cl_int;
-    fn clCreateUserEvent(c: cl_context, err: *mut cl_int) -> cl_event;
-    fn clSetUserEventStatus(e: cl_event, status: cl_int) -> cl_int;
-    fn clSetEventCallback(
-        e: cl_event,
-        on: cl_int,
-        f: Option<extern "C" fn(cl_event, cl_int, *mut c_void)>,
-        user_data: *mut c_void,
-    ) -> cl_int;
-    fn clGetEventInfo(
-        e: cl_event,
-        name: cl_uint,
-        size: usize,
-        v: *mut c_void,
-        ret: *mut usize,
-    ) -> cl_int;
-    fn clGetEventProfilingInfo(
-        e: cl_event,
-        name: cl_uint,
-        size: usize,
-        v: *mut c_void,
-        ret: *mut usize,
-    ) -> cl_int;
-    fn clWaitForEvents(n: cl_uint, events: *const cl_event) -> cl_int;
-    fn clReleaseEvent(e: cl_event) -> cl_int;
-}
-
 const INITIALIZE: cl_context_properties = CL_CONTEXT_MEMORY_INITIALIZE_KHR as _;
 const LOCAL_AND_PRIVATE: cl_context_properties =
     (CL_CONTEXT_MEMORY_INITIALIZE_LOCAL_KHR | CL_CONTEXT_MEMORY_INITIALIZE_PRIVATE_KHR) as _;
@@ -274,6 +169,9 @@ fn bad_context_property_values_are_refused() {
         return;
     }
     let device = env.device.id();
+    let create = |props: &[cl_context_properties]| {
+        cl3::context::create_context(&[device], props.as_ptr(), None, ptr::null_mut())
+    };
     let lists: [&[cl_context_properties]; 4] = [
         &[INITIALIZE, 1 << 2, 0],
         &[TERMINATE, 2, 0],
@@ -282,34 +180,24 @@ fn bad_context_property_values_are_refused() {
         &[TERMINATE, CL_TRUE as _, 0x2010, CL_TRUE as _, 0],
     ];
     for props in lists {
-        let mut err = 0;
-        // SAFETY: a zero-terminated property list and one device.
-        let c =
-            unsafe { clCreateContext(props.as_ptr(), 1, &device, None, ptr::null_mut(), &mut err) };
-        assert!(c.is_null(), "{props:?}");
-        assert_eq!(err, CL_INVALID_PROPERTY, "{props:?}");
+        assert_eq!(create(props).err(), Some(CL_INVALID_PROPERTY), "{props:?}");
     }
     // Both properties together, and CL_CONTEXT_PROPERTIES gives them back.
     let props = [INITIALIZE, LOCAL_AND_PRIVATE, TERMINATE, CL_TRUE as _, 0];
-    let mut err = 0;
-    // SAFETY: as above.
-    let c = unsafe { clCreateContext(props.as_ptr(), 1, &device, None, ptr::null_mut(), &mut err) };
-    assert_eq!(err, CL_SUCCESS);
-    let mut back = [0 as cl_context_properties; 5];
-    // SAFETY: a buffer of the list's size.
-    let r = unsafe {
-        clGetContextInfo(
-            c,
-            CL_CONTEXT_PROPERTIES,
-            std::mem::size_of_val(&back),
-            back.as_mut_ptr().cast(),
-            ptr::null_mut(),
-        )
-    };
-    assert_eq!(r, CL_SUCCESS);
-    assert_eq!(back, props);
-    // SAFETY: the context made above.
-    assert_eq!(unsafe { clReleaseContext(c) }, CL_SUCCESS);
+    let c = create(&props).expect("both properties");
+    let back = cl3::context::get_context_data(c, CL_CONTEXT_PROPERTIES).unwrap();
+    assert_eq!(words::<cl_context_properties>(&back), props);
+    // SAFETY: the context made above, released once.
+    unsafe { cl3::context::release_context(c) }.unwrap();
+}
+
+/// The values of a query answer of `T`s.
+fn words<T: Copy>(bytes: &[u8]) -> Vec<T> {
+    bytes
+        .chunks_exact(std::mem::size_of::<T>())
+        // SAFETY: whole values of a plain integer or handle type.
+        .map(|c| unsafe { ptr::read_unaligned(c.as_ptr().cast::<T>()) })
+        .collect()
 }
 
 // ---- cl_khr_terminate_context ----
@@ -339,19 +227,7 @@ extern "C" fn record_status(_: cl_event, status: cl_int, _: *mut c_void) {
 }
 
 fn event_status(e: cl_event) -> cl_int {
-    let mut status: cl_int = 1;
-    // SAFETY: a live event; a cl_int result.
-    let r = unsafe {
-        clGetEventInfo(
-            e,
-            CL_EVENT_COMMAND_EXECUTION_STATUS,
-            std::mem::size_of::<cl_int>(),
-            (&mut status as *mut cl_int).cast(),
-            ptr::null_mut(),
-        )
-    };
-    assert_eq!(r, CL_SUCCESS);
-    status
+    words::<cl_int>(&cl3::event::get_event_data(e, CL_EVENT_COMMAND_EXECUTION_STATUS).unwrap())[0]
 }
 
 #[test]
@@ -360,21 +236,12 @@ fn termination_ends_running_and_queued_commands_and_refuses_new_ones() {
     if !probe.extension_or_skip("cl_khr_terminate_context") {
         return;
     }
-    let mut capability: cl_bitfield = 0;
-    // SAFETY: a bitfield result.
-    let r = unsafe {
-        clGetDeviceInfo(
-            probe.device.id(),
-            CL_DEVICE_TERMINATE_CAPABILITY_KHR,
-            std::mem::size_of::<cl_bitfield>(),
-            (&mut capability as *mut cl_bitfield).cast(),
-            ptr::null_mut(),
-        )
-    };
-    assert_eq!(r, CL_SUCCESS);
+    let capability =
+        cl3::device::get_device_data(probe.device.id(), CL_DEVICE_TERMINATE_CAPABILITY_KHR)
+            .expect("CL_DEVICE_TERMINATE_CAPABILITY_KHR");
     assert_eq!(
-        capability & 1,
-        1,
+        words::<cl_bitfield>(&capability),
+        vec![1],
         "CL_DEVICE_TERMINATE_CAPABILITY_CONTEXT_KHR"
     );
     let terminate = terminate_fn();
@@ -384,53 +251,46 @@ fn termination_ends_running_and_queued_commands_and_refuses_new_ones() {
     let program = env.program_from_source(SPIN, "");
     let kernel = check(cl(Kernel::create(&program, "spin")), "clCreateKernel");
     let mut host = vec![0i32; 2];
-    // SAFETY: the host memory outlives the buffers (dropped before `host`).
-    let counter = unsafe {
-        Buffer::<i32>::create(
-            &env.context,
-            CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
-            1,
-            host.as_mut_ptr().cast(),
-        )
+    let base = host.as_mut_ptr();
+    let host_buffer = |at: usize| {
+        // SAFETY: the host memory outlives the buffers (dropped before `host`).
+        let b = unsafe {
+            Buffer::<i32>::create(
+                &env.context,
+                CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
+                1,
+                base.add(at).cast(),
+            )
+        };
+        check(cl(b), "clCreateBuffer")
     };
-    let counter = check(cl(counter), "clCreateBuffer");
-    // SAFETY: as above.
-    let stop = unsafe {
-        Buffer::<i32>::create(
-            &env.context,
-            CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR,
-            1,
-            host.as_mut_ptr().add(1).cast(),
-        )
-    };
-    let stop = check(cl(stop), "clCreateBuffer");
+    let (counter, stop) = (host_buffer(0), host_buffer(1));
     arg_buf(&kernel, 0, &counter);
     arg_buf(&kernel, 1, &stop);
 
     let queue = env.queue.get();
-    let mut spin_event = ptr::null_mut();
     let global = 64usize;
-    // SAFETY: valid queue and kernel; one dimension.
-    let r = unsafe {
-        clEnqueueNDRangeKernel(
-            queue,
-            kernel.get(),
-            1,
-            ptr::null(),
-            &global,
-            ptr::null(),
-            0,
-            ptr::null(),
-            &mut spin_event,
-        )
+    let enqueue_spin = || {
+        // SAFETY: valid queue and kernel; one dimension.
+        unsafe {
+            cl3::command_queue::enqueue_nd_range_kernel(
+                queue,
+                kernel.get(),
+                1,
+                ptr::null(),
+                &global,
+                ptr::null(),
+                0,
+                ptr::null(),
+            )
+        }
     };
-    assert_eq!(r, CL_SUCCESS);
+    let spin_event = enqueue_spin().expect("clEnqueueNDRangeKernel");
     // Behind it in the same queue.
     let mut readback = 0i32;
-    let mut behind = ptr::null_mut();
     // SAFETY: a non-blocking read into `readback`, which outlives the command.
-    let r = unsafe {
-        clEnqueueReadBuffer(
+    let behind = unsafe {
+        cl3::command_queue::enqueue_read_buffer(
             queue,
             counter.get(),
             CL_FALSE,
@@ -439,29 +299,19 @@ fn termination_ends_running_and_queued_commands_and_refuses_new_ones() {
             (&mut readback as *mut i32).cast(),
             0,
             ptr::null(),
-            &mut behind,
         )
-    };
-    assert_eq!(r, CL_SUCCESS);
-    // SAFETY: a live event; the callback is a plain function.
-    assert_eq!(
-        unsafe { clSetEventCallback(behind, CL_COMPLETE, Some(record_status), ptr::null_mut()) },
-        CL_SUCCESS
-    );
+    }
+    .expect("clEnqueueReadBuffer");
+    cl3::event::set_event_callback(behind, CL_COMPLETE, record_status, ptr::null_mut())
+        .expect("clSetEventCallback");
     // A second queue's command waiting for a user event nobody sets yet.
-    let mut err = 0;
     // SAFETY: valid context and device.
-    let queue2 = unsafe { clCreateCommandQueue(ctx, env.device.id(), 0, &mut err) };
-    assert_eq!(err, CL_SUCCESS);
-    // SAFETY: valid context.
-    let user = unsafe { clCreateUserEvent(ctx, &mut err) };
-    assert_eq!(err, CL_SUCCESS);
-    let mut gated = ptr::null_mut();
-    // SAFETY: valid queue and wait list.
-    assert_eq!(
-        unsafe { clEnqueueMarkerWithWaitList(queue2, 1, &user, &mut gated) },
-        CL_SUCCESS
-    );
+    let queue2 = unsafe { cl3::command_queue::create_command_queue(ctx, env.device.id(), 0) }
+        .expect("clCreateCommandQueue");
+    let user = cl3::event::create_user_event(ctx).expect("clCreateUserEvent");
+    // SAFETY: valid queue; a wait list of one.
+    let gated = unsafe { cl3::command_queue::enqueue_marker_with_wait_list(queue2, 1, &user) }
+        .expect("clEnqueueMarkerWithWaitList");
 
     // The kernel is running: its counter moves.
     let moving = |host: &Vec<i32>| {
@@ -494,28 +344,20 @@ fn termination_ends_running_and_queued_commands_and_refuses_new_ones() {
             "{what}'s status right after the termination"
         );
     }
-    // SAFETY: live events.
-    let waited = unsafe { clWaitForEvents(3, [spin_event, behind, gated].as_ptr()) };
-    assert_eq!(waited, CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
-    // SAFETY: a live queue.
-    assert_eq!(unsafe { clFinish(queue) }, CL_SUCCESS);
+    assert_eq!(
+        cl3::event::wait_for_events(&[spin_event, behind, gated]).err(),
+        Some(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST)
+    );
+    cl3::command_queue::finish(queue).expect("clFinish");
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(
         CALLBACK_STATUS.load(Ordering::SeqCst),
         CL_CONTEXT_TERMINATED_KHR
     );
-    let mut t: cl_ulong = 0;
-    // SAFETY: a live event; a cl_ulong result.
-    let r = unsafe {
-        clGetEventProfilingInfo(
-            spin_event,
-            CL_PROFILING_COMMAND_END,
-            8,
-            (&mut t as *mut cl_ulong).cast(),
-            ptr::null_mut(),
-        )
-    };
-    assert_eq!(r, CL_PROFILING_INFO_NOT_AVAILABLE);
+    assert_eq!(
+        cl3::event::get_event_profiling_data(spin_event, CL_PROFILING_COMMAND_END).err(),
+        Some(CL_PROFILING_INFO_NOT_AVAILABLE)
+    );
     // The kernel left its loop (built with stop checks in a terminable context).
     let deadline = Instant::now() + Duration::from_secs(10);
     while moving(&host) {
@@ -526,58 +368,50 @@ fn termination_ends_running_and_queued_commands_and_refuses_new_ones() {
     }
 
     // Creating and enqueueing are refused; queries, user events and releases still work.
-    // SAFETY: valid handles throughout; the results are checked.
+    let refused = Some(CL_CONTEXT_TERMINATED_KHR);
+    // SAFETY: valid handles throughout; nothing is created.
     unsafe {
-        let b = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 16, ptr::null_mut(), &mut err);
-        assert!(b.is_null());
-        assert_eq!(err, CL_CONTEXT_TERMINATED_KHR, "clCreateBuffer");
-        let q = clCreateCommandQueue(ctx, env.device.id(), 0, &mut err);
-        assert!(q.is_null());
-        assert_eq!(err, CL_CONTEXT_TERMINATED_KHR, "clCreateCommandQueue");
-        let k = clCreateKernel(program.get(), c"spin".as_ptr(), &mut err);
-        assert!(k.is_null());
-        assert_eq!(err, CL_CONTEXT_TERMINATED_KHR, "clCreateKernel");
-        let u = clCreateUserEvent(ctx, &mut err);
-        assert!(u.is_null());
-        assert_eq!(err, CL_CONTEXT_TERMINATED_KHR, "clCreateUserEvent");
-        let src = c"kernel void k() {}".as_ptr();
-        let p = clCreateProgramWithSource(ctx, 1, &src, ptr::null(), &mut err);
-        assert!(p.is_null());
-        assert_eq!(err, CL_CONTEXT_TERMINATED_KHR, "clCreateProgramWithSource");
-        assert!(clSVMAlloc(ctx, CL_MEM_READ_WRITE, 64, 0).is_null());
-        let r = clEnqueueNDRangeKernel(
-            queue,
-            kernel.get(),
-            1,
-            ptr::null(),
-            &global,
-            ptr::null(),
-            0,
-            ptr::null(),
-            ptr::null_mut(),
-        );
-        assert_eq!(r, CL_CONTEXT_TERMINATED_KHR, "clEnqueueNDRangeKernel");
-        let r = clEnqueueMarkerWithWaitList(queue2, 0, ptr::null(), ptr::null_mut());
-        assert_eq!(r, CL_CONTEXT_TERMINATED_KHR, "clEnqueueMarkerWithWaitList");
-        let mut devices: cl_uint = 0;
-        let r = clGetContextInfo(
-            ctx,
-            CL_CONTEXT_NUM_DEVICES,
-            4,
-            (&mut devices as *mut cl_uint).cast(),
-            ptr::null_mut(),
-        );
-        assert_eq!((r, devices), (CL_SUCCESS, 1));
-        assert_eq!(clSetUserEventStatus(user, CL_COMPLETE), CL_SUCCESS);
+        let no_host = ptr::null_mut();
         assert_eq!(
-            terminate(ctx),
-            CL_CONTEXT_TERMINATED_KHR,
-            "a second termination"
+            cl3::memory::create_buffer(ctx, CL_MEM_READ_WRITE, 16, no_host).err(),
+            refused
         );
+        assert_eq!(
+            cl3::command_queue::create_command_queue(ctx, env.device.id(), 0).err(),
+            refused
+        );
+        // clSVMAlloc has no error code: NULL.
+        assert!(cl3::memory::svm_alloc(ctx, CL_MEM_READ_WRITE, 64, 0).is_err());
+        assert_eq!(enqueue_spin().err(), refused, "clEnqueueNDRangeKernel");
+        assert_eq!(
+            cl3::command_queue::enqueue_marker_with_wait_list(queue2, 0, ptr::null()).err(),
+            refused
+        );
+    }
+    assert_eq!(
+        cl3::kernel::create_kernel(program.get(), c"spin").err(),
+        refused
+    );
+    assert_eq!(cl3::event::create_user_event(ctx).err(), refused);
+    assert_eq!(
+        cl3::program::create_program_with_source(ctx, &["kernel void k() {}"]).err(),
+        refused
+    );
+    let devices = cl3::context::get_context_data(ctx, CL_CONTEXT_NUM_DEVICES).unwrap();
+    assert_eq!(words::<cl_uint>(&devices), vec![1]);
+    cl3::event::set_user_event_status(user, CL_COMPLETE).expect("clSetUserEventStatus");
+    // SAFETY: the context is live.
+    assert_eq!(
+        unsafe { terminate(ctx) },
+        CL_CONTEXT_TERMINATED_KHR,
+        "a second termination"
+    );
+    // SAFETY: events and a queue this test made, released once.
+    unsafe {
         for e in [spin_event, behind, gated, user] {
-            assert_eq!(clReleaseEvent(e), CL_SUCCESS);
+            cl3::event::release_event(e).expect("clReleaseEvent");
         }
-        assert_eq!(clReleaseCommandQueue(queue2), CL_SUCCESS);
+        cl3::command_queue::release_command_queue(queue2).expect("clReleaseCommandQueue");
     }
     drop((kernel, program, counter, stop, env));
     drop(host);
