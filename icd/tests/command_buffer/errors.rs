@@ -314,12 +314,30 @@ fn bad_input_gets_the_spec_errors() {
     // Kernel commands: properties, sizes and the other kernel errors of clEnqueueNDRangeKernel.
     let unterminated = [0x7777 as cl_command_properties_khr];
     assert_eq!(
-        cb.try_kernel(&add, &unterminated, 64, None, &[], &mut point, &mut handle),
+        cb.try_kernel(
+            ptr::null_mut(),
+            &add,
+            &unterminated,
+            64,
+            None,
+            &[],
+            &mut point,
+            &mut handle
+        ),
         CL_INVALID_VALUE
     );
     let bad_fields = [CL_MUTABLE_DISPATCH_UPDATABLE_FIELDS_KHR, 1 << 26, 0];
     assert_eq!(
-        cb.try_kernel(&add, &bad_fields, 64, None, &[], &mut point, &mut handle),
+        cb.try_kernel(
+            ptr::null_mut(),
+            &add,
+            &bad_fields,
+            64,
+            None,
+            &[],
+            &mut point,
+            &mut handle
+        ),
         CL_INVALID_VALUE
     );
     let asserts = [
@@ -328,16 +346,43 @@ fn bad_input_gets_the_spec_errors() {
         0,
     ];
     assert_eq!(
-        cb.try_kernel(&add, &asserts, 64, None, &[], &mut point, &mut handle),
+        cb.try_kernel(
+            ptr::null_mut(),
+            &add,
+            &asserts,
+            64,
+            None,
+            &[],
+            &mut point,
+            &mut handle
+        ),
         CL_INVALID_VALUE,
         "no additional work-groups needs a local size"
     );
     assert_eq!(
-        cb.try_kernel(&add, &asserts, 64, Some(8), &[], &mut point, &mut handle),
+        cb.try_kernel(
+            ptr::null_mut(),
+            &add,
+            &asserts,
+            64,
+            Some(8),
+            &[],
+            &mut point,
+            &mut handle
+        ),
         CL_SUCCESS
     );
     assert_eq!(
-        cb.try_kernel(&add, &[], 64, Some(5000), &[], &mut point, &mut handle),
+        cb.try_kernel(
+            ptr::null_mut(),
+            &add,
+            &[],
+            64,
+            Some(5000),
+            &[],
+            &mut point,
+            &mut handle
+        ),
         CL_INVALID_WORK_ITEM_SIZE
     );
     let foreign_program = {
@@ -361,7 +406,16 @@ fn bad_input_gets_the_spec_errors() {
         "clCreateKernel",
     );
     assert_eq!(
-        cb.try_kernel(&foreign_kernel, &[], 64, None, &[], &mut point, &mut handle),
+        cb.try_kernel(
+            ptr::null_mut(),
+            &foreign_kernel,
+            &[],
+            64,
+            None,
+            &[],
+            &mut point,
+            &mut handle
+        ),
         CL_INVALID_CONTEXT
     );
     let (_, command) = cb.kernel(

@@ -152,14 +152,25 @@ impl<'a> Cb<'a> {
         wait: &[cl_sync_point_khr],
     ) -> (cl_sync_point_khr, cl_mutable_command_khr) {
         let (mut point, mut handle) = (0, ptr::null_mut());
-        let status = self.try_kernel(kernel, props, global, local, wait, &mut point, &mut handle);
+        let status = self.try_kernel(
+            ptr::null_mut(),
+            kernel,
+            props,
+            global,
+            local,
+            wait,
+            &mut point,
+            &mut handle,
+        );
         ok(status, "clCommandNDRangeKernelKHR");
         (point, handle)
     }
 
+    /// `clCommandNDRangeKernelKHR` recorded to `queue` (NULL: the buffer's only queue).
     #[allow(clippy::too_many_arguments)]
     fn try_kernel(
         &self,
+        queue: cl_command_queue,
         kernel: &Kernel,
         props: &[cl_command_properties_khr],
         global: usize,
@@ -175,7 +186,7 @@ impl<'a> Cb<'a> {
                 self.api,
                 ndrange(
                     self.raw,
-                    ptr::null_mut(),
+                    queue,
                     slice_or_null(props),
                     kernel.get(),
                     1,
@@ -199,6 +210,20 @@ impl<'a> Cb<'a> {
         bytes: usize,
         wait: &[cl_sync_point_khr],
     ) -> cl_sync_point_khr {
+        let point = self.try_fill_on(ptr::null_mut(), buf, value, bytes, wait);
+        point.unwrap_or_else(|e| panic!("clCommandFillBufferKHR: {}", error_text(e)))
+    }
+
+    /// `clCommandFillBufferKHR` of `value` recorded to `queue` (NULL: the buffer's only
+    /// queue); the sync point or the error.
+    fn try_fill_on(
+        &self,
+        queue: cl_command_queue,
+        buf: cl_mem,
+        value: i32,
+        bytes: usize,
+        wait: &[cl_sync_point_khr],
+    ) -> Result<cl_sync_point_khr, cl_int> {
         let mut point = 0;
         // SAFETY: valid handles; a 4-byte pattern; a wait list as long as given.
         let status = unsafe {
@@ -206,7 +231,7 @@ impl<'a> Cb<'a> {
                 self.api,
                 fill(
                     self.raw,
-                    ptr::null_mut(),
+                    queue,
                     ptr::null(),
                     buf,
                     (&value as *const i32).cast(),
@@ -220,13 +245,29 @@ impl<'a> Cb<'a> {
                 )
             )
         };
-        ok(status, "clCommandFillBufferKHR");
-        point
+        if status == CL_SUCCESS {
+            Ok(point)
+        } else {
+            Err(status)
+        }
     }
 
     #[track_caller]
     fn copy(
         &self,
+        src: cl_mem,
+        dst: cl_mem,
+        bytes: usize,
+        wait: &[cl_sync_point_khr],
+    ) -> cl_sync_point_khr {
+        self.copy_on(ptr::null_mut(), src, dst, bytes, wait)
+    }
+
+    /// `clCommandCopyBufferKHR` recorded to `queue` (NULL: the buffer's only queue).
+    #[track_caller]
+    fn copy_on(
+        &self,
+        queue: cl_command_queue,
         src: cl_mem,
         dst: cl_mem,
         bytes: usize,
@@ -239,7 +280,7 @@ impl<'a> Cb<'a> {
                 self.api,
                 copy(
                     self.raw,
-                    ptr::null_mut(),
+                    queue,
                     ptr::null(),
                     src,
                     dst,

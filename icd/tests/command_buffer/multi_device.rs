@@ -111,32 +111,6 @@ fn create<'a>(
     }
 }
 
-/// Records, to `queue`: fill `buf` with `value` (sync point returned).
-fn fill_on(cb: &Cb, queue: cl_command_queue, buf: cl_mem, value: i32) -> (cl_int, u32) {
-    let mut point = 0;
-    // SAFETY: valid handles; a 4-byte pattern.
-    let status = unsafe {
-        call!(
-            cb.api,
-            fill(
-                cb.raw,
-                queue,
-                ptr::null(),
-                buf,
-                (&value as *const i32).cast(),
-                4,
-                0,
-                N * 4,
-                0,
-                ptr::null(),
-                &mut point,
-                ptr::null_mut()
-            )
-        )
-    };
-    (status, point)
-}
-
 /// The buffer the tests record: on queue A, fill `data` with 5; on queue B, after it, add
 /// `add`'s 10 over the range (a kernel command, its handle returned); on queue A, after that,
 /// copy `data` to `out`. Finalized.
@@ -147,52 +121,22 @@ fn record_pipeline(
     data: cl_mem,
     out: cl_mem,
 ) -> cl_mutable_command_khr {
-    let (status, filled) = fill_on(cb, queues[0], data, 5);
-    ok(status, "fill on queue A");
+    let filled = cb
+        .try_fill_on(queues[0], data, 5, N * 4, &[])
+        .expect("fill on queue A");
     let (mut added, mut handle) = (0, ptr::null_mut());
-    let global = N;
-    // SAFETY: valid handles; one dimension; a wait list of one.
-    let status = unsafe {
-        call!(
-            cb.api,
-            ndrange(
-                cb.raw,
-                queues[1],
-                ptr::null(),
-                add.get(),
-                1,
-                ptr::null(),
-                &global,
-                ptr::null(),
-                1,
-                &filled,
-                &mut added,
-                &mut handle
-            )
-        )
-    };
+    let status = cb.try_kernel(
+        queues[1],
+        add,
+        &[],
+        N,
+        None,
+        &[filled],
+        &mut added,
+        &mut handle,
+    );
     ok(status, "kernel on queue B");
-    // SAFETY: valid handles; a wait list of one.
-    let status = unsafe {
-        call!(
-            cb.api,
-            copy(
-                cb.raw,
-                queues[0],
-                ptr::null(),
-                data,
-                out,
-                0,
-                0,
-                N * 4,
-                1,
-                &added,
-                ptr::null_mut(),
-                ptr::null_mut()
-            )
-        )
-    };
-    ok(status, "copy on queue A");
+    cb.copy_on(queues[0], data, out, N * 4, &[added]);
     ok(cb.finalize(), "clFinalizeCommandBufferKHR");
     handle
 }
@@ -355,8 +299,9 @@ fn a_buffer_over_two_devices_runs_its_commands_in_order_on_their_queues() {
     let cb = create(&api, &queues, &[]).expect("two queues");
     // A command must name one of the buffer's queues now.
     assert_eq!(
-        fill_on(&cb, ptr::null_mut(), data.get(), 1).0,
-        CL_INVALID_COMMAND_QUEUE
+        cb.try_fill_on(ptr::null_mut(), data.get(), 1, N * 4, &[])
+            .err(),
+        Some(CL_INVALID_COMMAND_QUEUE)
     );
     let handle = record_pipeline(&cb, queues, &add, data.get(), out.get());
     assert_eq!(

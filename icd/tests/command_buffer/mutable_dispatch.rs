@@ -217,7 +217,16 @@ fn arguments_may_be_deferred_to_an_update() {
     // error, as for clEnqueueNDRangeKernel.
     let (mut point, mut handle) = (0, ptr::null_mut());
     assert_eq!(
-        cb.try_kernel(&set, &[], n, None, &[], &mut point, &mut handle),
+        cb.try_kernel(
+            ptr::null_mut(),
+            &set,
+            &[],
+            n,
+            None,
+            &[],
+            &mut point,
+            &mut handle
+        ),
         CL_INVALID_KERNEL_ARGS
     );
     let props = [
