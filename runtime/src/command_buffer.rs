@@ -140,9 +140,9 @@ impl BufferState {
 impl CommandBuffer {
     /// `clCreateCommandBufferKHR` after the icd read the property list and the queues:
     /// CL_INVALID_CONTEXT for queues of several contexts, CL_INVALID_VALUE for flag or
-    /// assert bits the extensions do not define. Any queues of the platform's devices go
-    /// together: every device has the multiple-queue capability, and all are one CPU, so
-    /// `CL_COMMAND_BUFFER_DEVICE_SIDE_SYNC_KHR` is met too.
+    /// assert bits the extensions do not define. Every flag is met by every device: all
+    /// have simultaneous use and several queues ([`capabilities`]), and all are one CPU, so
+    /// `CL_COMMAND_BUFFER_DEVICE_SIDE_SYNC_KHR` holds for any queues of the platform.
     pub fn new(
         queues: Vec<Arc<Queue>>,
         properties: Vec<cl_command_buffer_properties_khr>,
@@ -155,14 +155,6 @@ impl CommandBuffer {
         }
         if flags & !KNOWN_FLAGS != 0 || asserts & !KNOWN_ASSERTS != 0 {
             return Err(CL_INVALID_VALUE);
-        }
-        if flags & CL_COMMAND_BUFFER_SIMULTANEOUS_USE_KHR != 0
-            && queues.iter().any(|q| {
-                capabilities(&q.device.config) & CL_COMMAND_BUFFER_CAPABILITY_SIMULTANEOUS_USE_KHR
-                    == 0
-            })
-        {
-            return Err(CL_INVALID_PROPERTY);
         }
         Ok(Arc::new(CommandBuffer {
             base: Base::new(Tag::CommandBuffer),
@@ -303,7 +295,6 @@ impl CommandBuffer {
         let command = Arc::new(MutableCommand {
             base: Base::new(Tag::MutableCommand),
             buffer: Arc::downgrade(self),
-            queue: self.queues[queue].clone(),
             queue_index: queue,
             kernel,
             properties,
@@ -414,7 +405,6 @@ impl CommandBuffer {
                     let remapped = Arc::new(MutableCommand {
                         base: Base::new(Tag::MutableCommand),
                         buffer: Arc::downgrade(&copy),
-                        queue: queues[index].clone(),
                         queue_index: index,
                         kernel: k.kernel.clone(),
                         properties: k.properties.clone(),
@@ -467,7 +457,7 @@ impl CommandBuffer {
         for u in updates {
             self.owns(&u.command)?;
             let c = &u.command;
-            let device = &c.queue.device;
+            let device = &self.queues[c.queue_index].device;
             let dims = c.work_dim;
             let mut next = c.lock().clone();
             next.kernel = u.kernel;
@@ -539,10 +529,9 @@ pub struct DispatchUpdate {
 pub struct MutableCommand {
     base: Base,
     buffer: Weak<CommandBuffer>,
-    /// The queue it was recorded to (CL_MUTABLE_COMMAND_COMMAND_QUEUE_KHR), whose device its
-    /// launch is packed for, and that queue's index among the buffer's.
-    pub queue: Arc<Queue>,
-    queue_index: usize,
+    /// The index among the buffer's queues of the queue it was recorded to
+    /// (CL_MUTABLE_COMMAND_COMMAND_QUEUE_KHR), whose device its launch is packed for.
+    pub queue_index: usize,
     /// The kernel as recorded (CL_MUTABLE_DISPATCH_KERNEL_KHR); the command-buffer holds it.
     pub kernel: Arc<Kernel>,
     pub properties: Vec<cl_command_properties_khr>,

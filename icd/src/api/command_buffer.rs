@@ -875,7 +875,7 @@ pub unsafe extern "C" fn clGetMutableCommandInfoKHR(
             let (offset, global, local) = c.sizes();
             let dims = c.work_dim;
             let val = match param_name {
-                CL_MUTABLE_COMMAND_COMMAND_QUEUE_KHR => Ok(v(handle(&*c.queue))),
+                CL_MUTABLE_COMMAND_COMMAND_QUEUE_KHR => Ok(v(handle(&*cb.queues[c.queue_index]))),
                 CL_MUTABLE_COMMAND_COMMAND_BUFFER_KHR => Ok(v(handle(&*cb))),
                 CL_MUTABLE_COMMAND_COMMAND_TYPE_KHR => {
                     Ok(v(CL_COMMAND_NDRANGE_KERNEL as cl_command_type))
