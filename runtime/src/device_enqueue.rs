@@ -39,14 +39,12 @@ use crate::executor::{run_ndrange, ArgBlock, JobHints, Launch, LaunchFailure};
 use crate::kernel::{
     group_limits, pack_args, resolve_local_size, ArgValue, Kernel, MAX_GROUP_FRAME_BYTES,
 };
+use crate::kernel_launch::Region;
 use crate::object::{now_ns, CLResult};
 use crate::platform::Device;
 use crate::printf::{write_stdout, PrintfBuffer};
 use crate::program::Built;
 use crate::settings::{log, LogLevel};
-
-/// `[start, end)` of memory a checked kernel may reach.
-type Region = (u64, u64);
 
 /// Bytes a pending command takes of its queue's `CL_QUEUE_SIZE` besides its block literal,
 /// `__local` sizes and wait list (8 bytes per entry): its record.
