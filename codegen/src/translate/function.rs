@@ -80,6 +80,9 @@ pub(crate) struct Translator<'m, 'b, 'e> {
     pub(crate) private_bytes: u64,
     /// Present when the kernel has barriers.
     pub(crate) barrier: Option<BarrierState>,
+    /// Translating the lockstep body of a kernel whose only barriers are sub-group barriers
+    /// (kernel.rs `lockstep_lanes`): they need no cut there.
+    pub(crate) lockstep_sub_groups: bool,
     /// Formats of the kernel's printf calls; a record's format index points in here.
     pub(crate) printf_formats: Vec<ferrocl_frontend::PrintfFormat>,
     /// Resume points in execution order (see [`Translator::point_ranks`]).
@@ -1006,6 +1009,11 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
             MemoryBarrier => {
                 self.b.ins().fence();
             }
+            // Only sub-group barriers reach a lockstep body (kernel.rs `lockstep_lanes`), and
+            // its sub-groups run side by side in vector lanes: every member has done what comes
+            // before the barrier when any starts what comes after. The group runs on one
+            // thread, so memory needs no fence either (as between barrier regions).
+            ControlBarrier if self.lockstep_sub_groups => {}
             ControlBarrier => self.control_barrier(inst)?,
             SampledImage
             | ImageRead

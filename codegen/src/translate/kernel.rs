@@ -154,6 +154,7 @@ pub(crate) fn build(
         instruction_count: 0,
         private_bytes: 0,
         barrier: None,
+        lockstep_sub_groups: false,
         printf_formats: Vec::new(),
         vector_results: Vec::new(),
         vector_math: Default::default(),
@@ -215,6 +216,23 @@ pub(crate) fn build(
         }
     }
     let mut item_loop = None;
+    // A kernel whose only barriers are sub-group barriers gets a second body before the one
+    // cut at its barriers: the plain work-item loop, for the vectoriser to run whole
+    // sub-groups per iteration. Launches whose x local size is a whole number of vector
+    // iterations take it; the others (and every launch, should the vectoriser refuse) take the
+    // cut body.
+    let mut lockstep = None;
+    if let Some(lanes) = lockstep_lanes(m, kernel, options, t.env.sub_group_size()) {
+        let whole = t.b.ins().band_imm_s(t.wi.local_size[0], lanes as i64 - 1);
+        let (plain, cut) = (t.b.create_block(), t.b.create_block());
+        let dispatch = t.b.ins().brif(whole, cut, &[], plain, &[]);
+        t.b.switch_to_block(plain);
+        t.lockstep_sub_groups = true;
+        item_loop = Some(build_plain(&mut t, kernel, &pending_args)?);
+        t.lockstep_sub_groups = false;
+        t.b.switch_to_block(cut);
+        lockstep = Some(Lockstep { dispatch, cut });
+    }
     let (frame_size, barrier_schedule) = if kernel.uses_barrier {
         let (resume_points, size) = expanded_size(m, kernel.function, &mut HashMap::new());
         // Spin loops need fair rounds: every waiting work-item gets its turn in each one (the
@@ -281,6 +299,34 @@ pub(crate) fn build(
         crate::Backend::Wide => options.target.vector_bits,
     };
     let (vectorization, fallback) = match item_loop {
+        // Only the work-item vectoriser runs whole sub-groups in lockstep: on a refusal, and in
+        // the fallback should the vector code not compile, every launch takes the cut body.
+        Some(item_loop) if lockstep.is_some() => {
+            let lockstep = lockstep.as_ref().expect("matched");
+            let mut cut_only = func.clone();
+            lockstep.cut_only(&mut cut_only);
+            let lanes = crate::vectorize::lanes_for(options);
+            match crate::vectorize::vectorize(func, &item_loop, lanes) {
+                Ok(()) if cfg!(debug_assertions) && verify_failed(func, isa) => {
+                    panic!("the vectoriser made CLIF the verifier refuses")
+                }
+                Ok(()) => (
+                    crate::Vectorization::Vectorized {
+                        lanes: lanes as u32,
+                    },
+                    Some(cut_only),
+                ),
+                Err(why) => {
+                    *func = cut_only;
+                    (
+                        crate::Vectorization::Scalar(
+                            format!("the kernel has sub-group barriers, and {why}").into(),
+                        ),
+                        None,
+                    )
+                }
+            }
+        }
         Some(_) if !options.vectorize => (
             crate::Vectorization::Scalar("vectorisation is off".into()),
             None,
@@ -355,6 +401,75 @@ pub(crate) fn build(
         }
     }
     Ok(shape)
+}
+
+/// The branch in front of a kernel's two bodies (see [`lockstep_lanes`]).
+struct Lockstep {
+    /// `brif` to the cut body when the x local size is not a whole number of iterations.
+    dispatch: ir::Inst,
+    cut: ir::Block,
+}
+
+impl Lockstep {
+    /// Makes every launch of `func` (a copy of the kernel's function) take the cut body.
+    fn cut_only(&self, func: &mut ir::Function) {
+        func.replace(self.dispatch).jump(self.cut, &[]);
+    }
+}
+
+/// Work-items per vector iteration for a lockstep body of `kernel`, when it may have one:
+/// every point where its work-items stop for others is an `OpControlBarrier` with Subgroup
+/// execution scope (no collective, spin loop or named barrier) and the work-item vectoriser
+/// runs whole sub-groups per iteration. Sub-groups are consecutive linear local ids, so when
+/// the x local size is a multiple of the iteration's lanes, each iteration holds whole
+/// sub-groups, and their lanes run every instruction together: a sub-group barrier is
+/// already met. (Sub-group collectives would need cross-lane code; they keep the cut body.)
+fn lockstep_lanes(
+    m: &Module,
+    kernel: &KernelInfo,
+    options: &BuildOptions,
+    sub_group_size: u64,
+) -> Option<usize> {
+    if !kernel.uses_barrier
+        || kernel.has_spin_loops
+        || kernel.has_named_barriers
+        || kernel.uses_device_enqueue
+        || !options.vectorize
+        || !options.sub_groups
+    {
+        return None;
+    }
+    let lanes = crate::vectorize::lanes_for(options);
+    if sub_group_size == 0 || lanes as u64 % sub_group_size != 0 {
+        return None;
+    }
+    let sub_group_scope = |id: Word| {
+        m.global(id).is_some_and(|c| {
+            c.opcode() == Op::Constant
+                && c.constant_bits().ok() == Some(super::subgroup::SCOPE_SUBGROUP)
+        })
+    };
+    let mut seen = HashSet::new();
+    let mut todo = vec![kernel.function];
+    while let Some(id) = todo.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        for inst in m.function(id)?.instructions() {
+            let op = inst.opcode();
+            if op == Op::FunctionCall {
+                todo.extend(inst.callee());
+            } else if ferrocl_frontend::synchronises_work_group(op)
+                && !(op == Op::ControlBarrier
+                    && inst
+                        .control_barrier()
+                        .is_ok_and(|b| sub_group_scope(b.execution)))
+            {
+                return None;
+            }
+        }
+    }
+    Some(lanes)
 }
 
 /// Packs as `plan` says: the kernel's vectors as SIMD, and its unpacked copy as the fallback
@@ -614,28 +729,24 @@ fn build_regions(
             }
             None
         } else {
-            // Only work-items that stopped at this resume point run in this round, and not
-            // while a member of their sub-group lags behind (see `PointOrder`).
+            // Only work-items that stopped at this resume point run in this round. A round
+            // runs the lowest-ranked point any work-item waits at (below), so no member of
+            // their sub-group lags behind them (see `PointOrder`): a member seen at a lower
+            // rank during the round went round a loop in it and is ahead. (Holding them back
+            // for it, as the rounds of `build_rounds` must, would let it pass the next
+            // sub-group barrier before they reach this one.)
             let state = t.b.ins().load(types::I32, frame_flags(), frame_base, 0);
             let want = t.point_value(k as i64);
             let here = t.b.ins().icmp(IntCC::Equal, state, want);
             let go = t.b.create_block();
-            if t.points.sub_group_points {
-                let check = t.b.create_block();
-                t.b.ins().brif(here, check, &[], latches[0], &[]);
-                t.b.switch_to_block(check);
-                let lagging = t.lagging_member(frames, frame_size_value, frame_base, state);
-                t.b.ins().brif(lagging, latches[0], &[], go, &[]);
-            } else {
-                let branch = t.b.ins().brif(here, go, &[], latches[0], &[]);
-                let compare = t.b.func.dfg.value_def(here).unwrap_inst();
-                let load = t.b.func.dfg.value_def(state).unwrap_inst();
-                check = Some(StateCheck {
-                    branch,
-                    go,
-                    dead: [compare, load],
-                });
-            }
+            let branch = t.b.ins().brif(here, go, &[], latches[0], &[]);
+            let compare = t.b.func.dfg.value_def(here).unwrap_inst();
+            let load = t.b.func.dfg.value_def(state).unwrap_inst();
+            check = Some(StateCheck {
+                branch,
+                go,
+                dead: [compare, load],
+            });
             // The copy's own entry path is unreachable: it starts in a dead block.
             let dead = t.b.create_block();
             t.b.switch_to_block(dead);
@@ -970,10 +1081,15 @@ fn build_rounds(
         t.b.append_block_param(round_head, types::I8);
         entry_args.push(BlockArg::Value(t.b.ins().iconst(types::I8, 0)));
     }
+    // The lowest rank any work-item waits at when the round starts (kernels with sub-group
+    // points and no gates; see the dispatch below).
+    t.b.append_block_param(round_head, types::I32);
+    entry_args.push(BlockArg::Value(t.b.ins().iconst(types::I32, RESUME_DONE)));
     t.b.ins().jump(round_head, &entry_args);
 
     t.b.switch_to_block(round_head);
     let is_first_round = t.b.block_params(round_head)[0];
+    let lowest = *t.b.block_params(round_head).last().expect("appended above");
     let pending = t.b.declare_var(types::I8);
     let no = t.b.ins().iconst(types::I8, 0);
     t.b.def_var(pending, no);
@@ -1037,17 +1153,21 @@ fn build_rounds(
     t.b.ins().store(frame_flags(), done, frame_base, 0);
     t.b.ins().jump(latches[0], &[]);
 
-    // Later rounds: continue where this work-item stopped (DONE and unknown points: skip),
-    // unless a member of its sub-group lags behind (see `PointOrder`): then it waits for a
-    // later round, which the lowest-ranked waiting work-item's progress guarantees. With spin
-    // loops the gate behind each resume point decides instead.
+    // Later rounds: continue where this work-item stopped (DONE and unknown points: skip).
+    // With sub-group points, only the work-items waiting at the lowest-ranked point when the
+    // round started go on, as in `build_regions`: members that skipped a branch then wait
+    // for those that took it (see `PointOrder`), and no work-item passes a sub-group barrier
+    // in a loop before its members reach it (comparing with members' states during the
+    // round would take one that went round the loop for one lagging behind). With spin loops
+    // the gate behind each resume point decides instead.
     t.b.switch_to_block(dispatch);
     let resume = t.b.ins().load(types::I32, frame_flags(), frame_base, 0);
-    if t.points.sub_group_points && !gated {
-        let lagging = t.lagging_member(frames, frame_size_value, frame_base, resume);
+    let lowest_first = t.points.sub_group_points && !gated;
+    if lowest_first {
+        let later = t.b.ins().icmp(IntCC::NotEqual, resume, lowest);
         // A returned work-item has nothing to wait for.
         let live = t.b.ins().icmp_imm_s(IntCC::NotEqual, resume, RESUME_DONE);
-        let lagging = t.b.ins().band(lagging, live);
+        let lagging = t.b.ins().band(later, live);
         let wait = t.b.create_block();
         let go = t.b.create_block();
         t.b.ins().brif(lagging, wait, &[], go, &[]);
@@ -1078,6 +1198,11 @@ fn build_rounds(
         let stuck = t.b.ins().icmp_imm_s(IntCC::Equal, moved, 0);
         next_args.push(BlockArg::Value(stuck));
     }
+    next_args.push(BlockArg::Value(if lowest_first {
+        lowest_waiting(t, frames, frame_size_value)
+    } else {
+        t.b.ins().iconst(types::I32, RESUME_DONE)
+    }));
     let exit = t.b.create_block();
     t.b.ins().brif(again, round_head, &next_args, exit, &[]);
     t.b.switch_to_block(exit);
@@ -1089,6 +1214,39 @@ fn build_rounds(
     t.patch_point_ranks(&ranks)?;
     t.barrier = None;
     Ok(frame_size)
+}
+
+/// The lowest state (the rank of a resume point, DONE being the largest) in the group's
+/// frames, `stride` apart.
+fn lowest_waiting(t: &mut Translator, frames: ir::Value, stride: ir::Value) -> ir::Value {
+    let head = t.b.create_block();
+    t.b.append_block_param(head, types::I64);
+    t.b.append_block_param(head, types::I32);
+    let probe = t.b.create_block();
+    let done = t.b.create_block();
+    t.b.append_block_param(done, types::I32);
+    let zero = t.b.ins().iconst(types::I64, 0);
+    let none = t.b.ins().iconst(types::I32, RESUME_DONE);
+    t.b.ins()
+        .jump(head, &[BlockArg::Value(zero), BlockArg::Value(none)]);
+    t.b.switch_to_block(head);
+    let (i, lowest) = (t.b.block_params(head)[0], t.b.block_params(head)[1]);
+    let ls = t.wi.local_size;
+    let items = t.b.ins().imul(ls[0], ls[1]);
+    let items = t.b.ins().imul(items, ls[2]);
+    let scanned = t.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, items);
+    t.b.ins()
+        .brif(scanned, done, &[BlockArg::Value(lowest)], probe, &[]);
+    t.b.switch_to_block(probe);
+    let offset = t.b.ins().imul(i, stride);
+    let frame = t.b.ins().iadd(frames, offset);
+    let state = t.b.ins().load(types::I32, frame_flags(), frame, 0);
+    let lower = t.b.ins().umin(lowest, state);
+    let next = t.b.ins().iadd_imm_s(i, 1);
+    t.b.ins()
+        .jump(head, &[BlockArg::Value(next), BlockArg::Value(lower)]);
+    t.b.switch_to_block(done);
+    t.b.block_params(done)[0]
 }
 
 /// Rounding pairs become integer code (half_rounding.rs).

@@ -23,10 +23,12 @@
 //! read it (members resume in the same round as the leader, after it).
 //!
 //! **Reconvergence.** Which members wait together depends on the order they resume in: frame
-//! states are program-order ranks (`PointOrder` in function.rs) and a work-item does not resume
-//! while an unserved member of its sub-group waits at a lower rank, so members that skipped an
-//! operation inside a branch wait after the branch for those that took it, as SIMD lanes would.
-//! The lowest-ranked waiting work-item can always resume, so nothing waits forever and a
+//! states are program-order ranks (`PointOrder` in function.rs) and each round resumes only the
+//! work-items waiting at the lowest rank any work-item waits at when it starts (kernel.rs), so
+//! members that skipped an operation inside a branch wait after the branch for those that took
+//! it, as SIMD lanes would, and nobody passes a sub-group barrier in a loop before its members
+//! reach it. (Kernels with spin loops resume everyone at once; their gates decide instead.)
+//! The lowest-ranked waiting work-items can always resume, so nothing waits forever and a
 //! divergent (undefined) use cannot hang.
 //!
 //! Instructions that only look at their own operands (the ballot bit queries) need no exchange
@@ -415,42 +417,6 @@ impl Translator<'_, '_, '_> {
             BuildError::new("internal: sub-group point outside a barrier kernel\n")
         })?;
         Ok((ex.leader_frame, own))
-    }
-
-    /// Whether this work-item (frame `own`, waiting with `state`) must not resume yet: a member
-    /// of its sub-group waits at a point of lower rank (see `PointOrder`) and no leader has
-    /// served it yet (served work-items resume in the leader's round to read its snapshot).
-    /// Returned work-items have state DONE, the largest rank as an unsigned number.
-    pub(crate) fn lagging_member(
-        &mut self,
-        frames: Value,
-        stride: Value,
-        own: Value,
-        state: Value,
-    ) -> Value {
-        let lane = self.lane();
-        let mark = self
-            .b
-            .ins()
-            .load(types::I64, frame_flags(), own, SERVED_MARK_OFFSET);
-        let mut lagging = self.b.ins().icmp_imm_s(IntCC::Equal, mark, 0);
-        let mut behind_any = self.b.ins().iconst(types::I8, 0);
-        for j in 0..self.env.sub_group_size() {
-            let exists = self
-                .b
-                .ins()
-                .icmp_imm_s(IntCC::UnsignedGreaterThan, lane.count, j as i64);
-            let member = self.b.ins().iadd_imm_s(lane.first, j as i64);
-            let member = self.b.ins().select(exists, member, lane.linear);
-            let frame = self.b.ins().imul(member, stride);
-            let frame = self.b.ins().iadd(frames, frame);
-            let theirs = self.b.ins().load(types::I32, frame_flags(), frame, 0);
-            let behind = self.b.ins().icmp(IntCC::UnsignedLessThan, theirs, state);
-            let behind = self.b.ins().band(behind, exists);
-            behind_any = self.b.ins().bor(behind_any, behind);
-        }
-        lagging = self.b.ins().band(lagging, behind_any);
-        lagging
     }
 
     /// Leaf `leaf` (of type `t`) of lane `j`'s contribution.

@@ -191,6 +191,43 @@ kernel void sg_diverge(global const int *in, global int *out, local int *scratch
     o[4] = s;
 }
 
+// Only sub-group barriers: a body without cuts runs whole sub-groups in vector lanes when the
+// x local size allows (codegen kernel.rs `lockstep_lanes`), the cut body otherwise. Exchanges
+// through local memory in a straight line, in a uniform loop, in a branch whole sub-groups
+// take, and through a private array indexed per lane.
+void lockstep_body(global const int *in, global int *out, local int *scratch) {
+    size_t g = linear_gid();
+    int x = in[g];
+    uint l = get_sub_group_local_id();
+    uint n = get_sub_group_size();
+    uint sg = get_sub_group_id();
+    uint first = sg * get_max_sub_group_size();
+    int mine[4];
+    scratch[first + l] = x * 3;
+    sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+    int acc = scratch[first + (l + 1) % n];
+    for (int i = 0; i < 3; i++) {
+        sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+        scratch[first + l] = acc + i;
+        mine[i] = acc;
+        sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+        acc += scratch[first + (n - 1 - l)];
+    }
+    if (sg % 2 == 1) {
+        sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+        scratch[first + l] = acc * 2;
+        sub_group_barrier(CLK_LOCAL_MEM_FENCE);
+        acc = scratch[first + (l + 2) % n];
+    }
+    mine[3] = acc;
+    out[g * 2] = acc;
+    out[g * 2 + 1] = mine[l % 4] - mine[(l + 1) % 4];
+}
+
+kernel void sg_lockstep(global const int *in, global int *out, local int *scratch) {
+    lockstep_body(in, out, scratch);
+}
+
 // Large enough (resume points × instructions) for the single dispatching loop instead of one
 // work-item loop per resume point (codegen kernel.rs "rounds").
 #define STEP4(a) a a a a
@@ -212,4 +249,14 @@ kernel void sg_rounds(global const int *in, global int *out) {
         t += sub_group_non_uniform_reduce_add(x + (int)i);
     out[g * 4 + 2] = t;
     out[g * 4 + 3] = (sg % 2) ? sub_group_reduce_max(x) : sub_group_broadcast(x, 0);
+}
+
+// The same sub-group barriers in the single dispatching loop (its collectives keep it there).
+kernel void sg_lockstep_rounds(global const int *in, global int *out, local int *scratch,
+                               global int *sums) {
+    int x = in[linear_gid()];
+    int sum = 0;
+    STEP64(STEP4(sum += sub_group_reduce_add(x);))
+    sums[linear_gid()] = sum;
+    lockstep_body(in, out, scratch);
 }

@@ -653,6 +653,120 @@ fn sub_groups_diverge_and_synchronise() {
     });
 }
 
+/// Launch shapes for `sg_lockstep`: x local sizes that are whole vector iterations for 4, 8
+/// and 16 lanes, for 4 and 8 only, for 4 only, and none at all (the cut body), in 1-D and 2-D.
+const LOCKSTEP_SHAPES: &[(u32, [u64; 3], [u64; 3])] = &[
+    (1, [64, 1, 1], [32, 1, 1]),
+    (1, [48, 1, 1], [16, 1, 1]),
+    (2, [16, 4, 1], [8, 2, 1]),
+    (2, [24, 2, 1], [12, 2, 1]),
+    (1, [22, 1, 1], [10, 1, 1]),
+    (2, [6, 4, 1], [3, 2, 1]),
+];
+
+#[test]
+fn sub_group_barriers_alone_run_in_lockstep_lanes() {
+    both(|r| {
+        let p = sub_group_program(r);
+        assert_eq!(
+            p.kernel("sg_lockstep").expect("kernel").vectorization,
+            ferrocl_codegen::Vectorization::Vectorized {
+                lanes: common::vector_lanes()
+            },
+            "{r:?}"
+        );
+        for &(dims, global, local) in LOCKSTEP_SHAPES {
+            let (input, out) = run_lockstep(p, "sg_lockstep", dims, global, local, None);
+            check_lockstep(r, global, local, &input, &out);
+        }
+    });
+}
+
+#[test]
+fn sub_group_barriers_in_loops_hold_in_the_dispatching_loop() {
+    both(|r| {
+        let p = sub_group_program(r);
+        let k = p.kernel("sg_lockstep_rounds").expect("kernel");
+        assert_eq!(k.barrier_schedule, BarrierSchedule::Dynamic, "{r:?}");
+        for &(dims, global, local) in LOCKSTEP_SHAPES {
+            let n = (global[0] * global[1] * global[2]) as usize;
+            let mut sums = vec![0i32; n];
+            let (input, out) = run_lockstep(
+                p,
+                "sg_lockstep_rounds",
+                dims,
+                global,
+                local,
+                Some(&mut sums),
+            );
+            check_lockstep(r, global, local, &input, &out);
+            for sg in host_sub_groups(global, local) {
+                let total = sg
+                    .members
+                    .iter()
+                    .fold(0i32, |s, &g| s.wrapping_add(input[g]));
+                for &g in &sg.members {
+                    assert_eq!(sums[g], total.wrapping_mul(256), "{r:?} item {g}");
+                }
+            }
+        }
+    });
+}
+
+/// Runs `sg_lockstep` or `sg_lockstep_rounds` (with `sums`) on inputs of its own; returns
+/// them and the results.
+fn run_lockstep(
+    p: &Program,
+    kernel: &str,
+    dims: u32,
+    global: [u64; 3],
+    local: [u64; 3],
+    sums: Option<&mut [i32]>,
+) -> (Vec<i32>, Vec<i32>) {
+    let n = (global[0] * global[1] * global[2]) as usize;
+    let mut input: Vec<i32> = (0..n as i32).map(|i| (i * 29 % 47) - 23).collect();
+    let mut out = vec![0i32; n * 2];
+    let (mut args, _) = Args::new(p, kernel);
+    args.ptr(p, kernel, 0, &mut input);
+    args.ptr(p, kernel, 1, &mut out);
+    args.set(p, kernel, 2, &0u64.to_ne_bytes());
+    if let Some(sums) = sums {
+        args.ptr(p, kernel, 3, sums);
+    }
+    launch(p, kernel, &args, dims, [0; 3], global, local);
+    (input, out)
+}
+
+/// `lockstep_body` of subgroups.cl on the host, sub-group by sub-group.
+fn check_lockstep(r: Recipe, global: [u64; 3], local: [u64; 3], input: &[i32], out: &[i32]) {
+    for sg in host_sub_groups(global, local) {
+        let xs: Vec<i32> = sg.members.iter().map(|&g| input[g]).collect();
+        let cnt = xs.len();
+        let mut acc: Vec<i32> = (0..cnt).map(|l| xs[(l + 1) % cnt] * 3).collect();
+        let mut mine = vec![[0i32; 4]; cnt];
+        for i in 0..3 {
+            let shared: Vec<i32> = acc.iter().map(|a| a + i).collect();
+            for l in 0..cnt {
+                mine[l][i as usize] = acc[l];
+            }
+            acc = (0..cnt).map(|l| acc[l] + shared[cnt - 1 - l]).collect();
+        }
+        if sg.index % 2 == 1 {
+            acc = (0..cnt).map(|l| acc[(l + 2) % cnt] * 2).collect();
+        }
+        for (l, &g) in sg.members.iter().enumerate() {
+            mine[l][3] = acc[l];
+            let m = mine[l];
+            assert_eq!(
+                &out[g * 2..g * 2 + 2],
+                &[acc[l], m[l % 4] - m[(l + 1) % 4]],
+                "{r:?} {global:?}/{local:?} item {g} (sub-group {} lane {l}) xs {xs:?}",
+                sg.index
+            );
+        }
+    }
+}
+
 #[test]
 fn sub_groups_in_the_dispatching_loop() {
     both(|r| {
