@@ -56,7 +56,8 @@ pub enum Prelude {
     ExtendedAsyncCopies,
     /// cl_khr_async_work_group_copy_fence: [`ASYNC_COPY_FENCE_PRELUDE`].
     AsyncCopyFence,
-    /// cl_intel_subgroups and cl_intel_required_subgroup_size: [`intel_subgroups_prelude`].
+    /// cl_intel_subgroups, its char, short and long extensions, cl_intel_subgroup_local_block_io
+    /// and cl_intel_required_subgroup_size: [`intel_subgroups_prelude`].
     IntelSubGroups,
     /// Image constants clang-15's header lacks: [`images_prelude`].
     ImageConstants,
@@ -487,12 +488,18 @@ fn extended_async_copies_prelude() -> String {
     text
 }
 
-/// cl_intel_subgroups and cl_intel_required_subgroup_size for clang-15, whose built-in table
-/// lacks the Intel functions (its `opencl-c.h` has them, but the driver declares built-ins
-/// from the table): the extension macros and the shuffles, block reads and block writes with
-/// the types the extension lists, which llvm-spirv-15 turns into SPV_INTEL_subgroups
-/// instructions (`--spirv-ext=+SPV_INTEL_subgroups`). The image forms exist where image types
-/// do. (`intel_reqd_sub_group_size` is clang's own attribute.)
+/// cl_intel_subgroups, cl_intel_subgroups_char, _short and _long,
+/// cl_intel_subgroup_local_block_io and cl_intel_required_subgroup_size for clang-15, whose
+/// built-in table lacks the Intel functions (its `opencl-c.h` has some, but the driver declares
+/// built-ins from the table): the extension macros; the shuffles, block reads and block writes
+/// with the types the extensions list, which llvm-spirv-15 turns into SPV_INTEL_subgroups
+/// instructions (`--spirv-ext=+SPV_INTEL_subgroups`), block reads and writes of global and of
+/// local memory, and of images where image types exist; and the char and short broadcasts,
+/// reductions and scans, inline wrappers around llvm-spirv's `__spirv_Group*` names (its
+/// spelling of `OpGroupBroadcast`, `OpGroupIAdd`, … at sub-group scope; it would leave the Intel
+/// names as imports). Not the 16-component ushort blocks of cl_intel_subgroups_short 1.1 (the
+/// device reports 1.0.0, as Intel's CPU runtime does): llvm-spirv-15 aborts on them.
+/// (`intel_reqd_sub_group_size` is clang's own attribute.)
 fn intel_subgroups_prelude(declarations: bool) -> String {
     const OVLD: &str = "__attribute__((overloadable, convergent))";
     let shuffles = |ty: &str| -> String {
@@ -503,12 +510,16 @@ fn intel_subgroups_prelude(declarations: bool) -> String {
              {ty} {OVLD} intel_sub_group_shuffle_xor({ty}, uint);\n"
         )
     };
-    let mut text =
-        String::from("#define cl_intel_subgroups 1\n#define cl_intel_required_subgroup_size 1\n");
+    let mut text = String::from(
+        "#define cl_intel_subgroups 1\n#define cl_intel_subgroups_char 1\n\
+         #define cl_intel_subgroups_short 1\n#define cl_intel_subgroups_long 1\n\
+         #define cl_intel_subgroup_local_block_io 1\n\
+         #define cl_intel_required_subgroup_size 1\n",
+    );
     if !declarations {
         return text;
     }
-    for base in ["float", "int", "uint"] {
+    for base in ["float", "int", "uint", "char", "uchar", "short", "ushort"] {
         for n in ["", "2", "3", "4", "8", "16"] {
             text.push_str(&shuffles(&format!("{base}{n}")));
         }
@@ -530,22 +541,68 @@ fn intel_subgroups_prelude(declarations: bool) -> String {
         ),
         ("read_write", "#if defined(__opencl_c_read_write_images)\n"),
     ];
-    for (n, v) in [("", "uint"), ("2", "uint2"), ("4", "uint4"), ("8", "uint8")] {
+    // (element type, name suffixes, vector widths): the unsuffixed uint functions of
+    // cl_intel_subgroups and the suffixed ones of the char, short and long extensions.
+    let blocks: [(&str, &[&str], &[&str]); 4] = [
+        ("uint", &["", "_ui"], &["", "2", "4", "8"]),
+        ("uchar", &["_uc"], &["", "2", "4", "8", "16"]),
+        ("ushort", &["_us"], &["", "2", "4", "8"]),
+        ("ulong", &["_ul"], &["", "2", "4", "8"]),
+    ];
+    for (elem, suffixes, widths) in blocks {
+        for suffix in suffixes {
+            for n in widths {
+                let v = format!("{elem}{n}");
+                for space in ["__global", "__local"] {
+                    text.push_str(&format!(
+                        "{v} {OVLD} intel_sub_group_block_read{suffix}{n}(const {space} {elem} *);\n\
+                         void {OVLD} intel_sub_group_block_write{suffix}{n}({space} {elem} *, {v});\n"
+                    ));
+                }
+                for (access, condition) in images {
+                    let write_access = if access == "read_only" {
+                        "write_only"
+                    } else {
+                        access
+                    };
+                    text.push_str(&format!(
+                        "{condition}{v} {OVLD} intel_sub_group_block_read{suffix}{n}({access} image2d_t, int2);\n\
+                         void {OVLD} intel_sub_group_block_write{suffix}{n}({write_access} image2d_t, int2, {v});\n\
+                         #endif\n"
+                    ));
+                }
+            }
+        }
+    }
+    // The char and short collectives at sub-group scope (Execution 3; Operation 0 Reduce,
+    // 1 InclusiveScan, 2 ExclusiveScan), signed or unsigned min and max by the type.
+    for (ty, sign) in [
+        ("char", 'S'),
+        ("uchar", 'U'),
+        ("short", 'S'),
+        ("ushort", 'U'),
+    ] {
         text.push_str(&format!(
-            "{v} {OVLD} intel_sub_group_block_read{n}(const __global uint *);\n\
-             void {OVLD} intel_sub_group_block_write{n}(__global uint *, {v});\n"
+            "{ty} {OVLD} __spirv_GroupBroadcast(int, {ty}, uint);\n\
+             static inline {ty} {OVLD} intel_sub_group_broadcast({ty} x, uint id) \
+             {{ return __spirv_GroupBroadcast(3, x, id); }}\n"
         ));
-        for (access, condition) in images {
-            let write_access = if access == "read_only" {
-                "write_only"
-            } else {
-                access
-            };
+        for (op, spirv) in [
+            ("add", "IAdd".to_owned()),
+            ("min", format!("{sign}Min")),
+            ("max", format!("{sign}Max")),
+        ] {
             text.push_str(&format!(
-                "{condition}{v} {OVLD} intel_sub_group_block_read{n}({access} image2d_t, int2);\n\
-                 void {OVLD} intel_sub_group_block_write{n}({write_access} image2d_t, int2, {v});\n\
-                 #endif\n"
+                "{ty} {OVLD} __spirv_Group{spirv}(int, int, {ty});\n"
             ));
+            for (collective, operation) in
+                [("reduce", 0), ("scan_inclusive", 1), ("scan_exclusive", 2)]
+            {
+                text.push_str(&format!(
+                    "static inline {ty} {OVLD} intel_sub_group_{collective}_{op}({ty} x) \
+                     {{ return __spirv_Group{spirv}(3, {operation}, x); }}\n"
+                ));
+            }
         }
     }
     text

@@ -529,14 +529,20 @@ pub const FEATURES: &[Feature] = &[
     },
     Feature {
         // The Intel sub-group extensions on the same sub-groups of 4: the shuffles (exchanges,
-        // codegen subgroup.rs), the block reads and writes of buffers and of 2D images
-        // (block_io.rs; image types themselves need FERROCL_IMAGES), a required sub-group size
-        // of 4 (other sizes fail the build) and the queries they bring. The built-ins are
-        // declared by the frontend for clang-15, whose built-in table lacks them.
+        // codegen subgroup.rs) of 8- to 64-bit integers and floats, the block reads and writes
+        // of buffers, of local memory and of 2D images (block_io.rs; image types themselves
+        // need FERROCL_IMAGES) with 8-, 16-, 32- and 64-bit data, a required sub-group size of
+        // 4 (other sizes fail the build) and the queries they bring. The built-ins are declared
+        // by the OpenCL C driver for clang-15, whose built-in table lacks them. Versions as
+        // Intel's CPU runtime reports them.
         extensions: &[
             ext("cl_intel_subgroups", 1),
+            ext("cl_intel_subgroups_char", 1),
+            ext("cl_intel_subgroups_short", 1),
+            ext("cl_intel_subgroups_long", 1),
             ext("cl_intel_required_subgroup_size", 1),
             api_ext("cl_intel_spirv_subgroups"),
+            ext("cl_intel_subgroup_local_block_io", 1),
         ],
         spirv_extensions: &["SPV_INTEL_subgroups"],
         spirv_capabilities: &[

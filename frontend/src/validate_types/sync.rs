@@ -525,8 +525,10 @@ impl<'m> Checker<'m> {
     }
 
     /// SPV_INTEL_subgroups block reads and writes (cl_intel_spirv_subgroups): the data are a
-    /// scalar or a vector of 2, 4 or 8 integers (8, 16, 32 or 64 bits); a buffer pointer is a
-    /// CrossWorkgroup pointer to that integer type; an image is a 2D non-arrayed image and its
+    /// scalar or a vector of 2, 4 or 8 integers (8, 16, 32 or 64 bits), or of 16 8-bit ones
+    /// (cl_intel_subgroups_char); a buffer
+    /// pointer is a CrossWorkgroup pointer to that integer type, or a Workgroup one
+    /// (cl_intel_subgroup_local_block_io); an image is a 2D non-arrayed image and its
     /// coordinate two 32-bit integers (bytes across, rows down).
     fn intel_block_io(&mut self, inst: &Instruction, rt: Word) {
         let op = inst.class.opcode;
@@ -554,22 +556,21 @@ impl<'m> Checker<'m> {
             },
             None => rt,
         };
-        let elem = match self.ty(data_ty) {
-            Some(Type::Vector {
-                elem,
-                count: 2 | 4 | 8,
-            }) => *elem,
-            Some(Type::Int { .. }) => data_ty,
-            _ => 0,
+        let (elem, count) = match self.ty(data_ty) {
+            Some(Type::Vector { elem, count }) => (*elem, *count),
+            Some(Type::Int { .. }) => (data_ty, 1),
+            _ => (0, 0),
         };
-        if !matches!(
-            self.ty(elem),
+        let fits = match self.ty(elem) {
+            Some(Type::Int { width: 8 }) => matches!(count, 1 | 2 | 4 | 8 | 16),
             Some(Type::Int {
-                width: 8 | 16 | 32 | 64
-            })
-        ) {
+                width: 16 | 32 | 64,
+            }) => matches!(count, 1 | 2 | 4 | 8),
+            _ => false,
+        };
+        if !fits {
             let rule = format!(
-                "SPV_INTEL_subgroups: the data of Op{op:?} must be an integer scalar or a vector of 2, 4 or 8 integers, found {}",
+                "SPV_INTEL_subgroups: the data of Op{op:?} must be an integer scalar or a vector of 2, 4 or 8 integers (or 16 8-bit ones), found {}",
                 self.type_name(data_ty)
             );
             self.report(inst, rule);
@@ -581,14 +582,14 @@ impl<'m> Checker<'m> {
         if matches!(op, Op::SubgroupBlockReadINTEL | Op::SubgroupBlockWriteINTEL) {
             let ok = match self.ty(target) {
                 Some(Type::Pointer {
-                    storage: StorageClass::CrossWorkgroup,
+                    storage: StorageClass::CrossWorkgroup | StorageClass::Workgroup,
                     pointee,
                 }) => self.same(*pointee, elem),
                 _ => false,
             };
             if !ok {
                 let rule = format!(
-                    "cl_intel_spirv_subgroups: the pointer of Op{op:?} must be a CrossWorkgroup pointer to {}, found {}",
+                    "cl_intel_spirv_subgroups: the pointer of Op{op:?} must be a CrossWorkgroup or Workgroup pointer to {}, found {}",
                     self.type_name(elem),
                     self.type_name(target)
                 );
