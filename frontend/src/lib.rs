@@ -4,6 +4,7 @@
 //!
 //! Nothing here knows about Cranelift or CL objects.
 
+mod bfloat16;
 mod cfg;
 mod diagnostics;
 mod hints;

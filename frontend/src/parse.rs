@@ -97,6 +97,10 @@ pub fn parse_for_device(
         Some((words, origins)) => (words, Some(origins)),
         None => (words, None),
     };
+    let (words, origins) = match crate::bfloat16::lower(&words, origins.as_deref()) {
+        Some((words, origins)) => (words, Some(origins)),
+        None => (words, origins),
+    };
     let scan = scan(&words, origins.as_deref())?;
     let raw = catch_unwind(AssertUnwindSafe(|| dr::load_words(&scan.words)))
         .map_err(|_| FrontendError::invalid("SPIR-V binary is malformed (parser rejected it)", ""))?

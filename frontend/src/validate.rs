@@ -84,6 +84,9 @@ pub const SUPPORTED_CAPABILITIES: &[Capability] = &[
     Capability::SubgroupShuffleINTEL,
     Capability::SubgroupBufferBlockIOINTEL,
     Capability::SubgroupImageBlockIOINTEL,
+    // SPV_INTEL_bfloat16_conversion (cl_intel_bfloat16_conversions): OpConvertFToBF16INTEL
+    // and OpConvertBF16ToFINTEL, rewritten into core instructions before parsing (bfloat16.rs).
+    Capability::BFloat16ConversionINTEL,
     // cl_khr_subgroup_named_barrier: OpNamedBarrierInitialize and OpMemoryNamedBarrier
     // (codegen gates.rs).
     Capability::NamedBarrier,
@@ -153,6 +156,7 @@ pub const SUPPORTED_EXTENSIONS: &[&str] = &[
     "SPV_KHR_subgroup_rotate",
     "SPV_KHR_uniform_group_instructions",
     "SPV_INTEL_subgroups",
+    "SPV_INTEL_bfloat16_conversion",
     // Hints DPC++ writes (see the capabilities above).
     "SPV_INTEL_memory_access_aliasing",
     "SPV_INTEL_fp_fast_math_mode",

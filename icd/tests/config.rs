@@ -1151,6 +1151,7 @@ const EXPECTED_EXTENSIONS: &[(&str, [u32; 3], bool, Needs)] = &[
     ("cl_khr_work_group_uniform_arithmetic", [1, 0, 0], true, Needs::Nothing),
     ("cl_khr_extended_async_copies", [1, 0, 0], true, Needs::Nothing),
     ("cl_khr_async_work_group_copy_fence", [1, 0, 0], true, Needs::Nothing),
+    ("cl_intel_bfloat16_conversions", [1, 0, 0], true, Needs::Nothing),
     ("cl_khr_fp64", [1, 0, 0], true, Needs::Fp64),
     ("cl_khr_fp16", [1, 0, 0], true, Needs::Fp16),
     ("cles_khr_int64", [1, 0, 0], true, Needs::Embedded),
@@ -1221,6 +1222,7 @@ const EXPECTED_SPIRV_EXTENSIONS: &[(&str, Needs)] = &[
     ("SPV_KHR_bit_instructions", Needs::Nothing),
     ("SPV_KHR_expect_assume", Needs::Nothing),
     ("SPV_KHR_uniform_group_instructions", Needs::Nothing),
+    ("SPV_INTEL_bfloat16_conversion", Needs::Nothing),
     // cl_khr_subgroup_rotate, cl_intel_subgroups.
     ("SPV_KHR_subgroup_rotate", Needs::SubGroups),
     ("SPV_INTEL_subgroups", Needs::SubGroups),
@@ -1239,6 +1241,7 @@ const EXPECTED_CAPABILITIES: &[(&str, u32, Needs)] = &[
     ("BitInstructions", 6025, Needs::Nothing),
     ("ExpectAssumeKHR", 5629, Needs::Nothing),
     ("GroupUniformArithmeticKHR", 6400, Needs::Nothing),
+    ("BFloat16ConversionINTEL", 6115, Needs::Nothing),
     ("Float64", 10, Needs::Fp64),
     ("AtomicFloat64AddEXT", 6034, Needs::Fp64),
     ("AtomicFloat64MinMaxEXT", 5613, Needs::Fp64),

@@ -59,6 +59,8 @@ pub enum Prelude {
     /// cl_intel_subgroups, its char, short and long extensions, cl_intel_subgroup_local_block_io
     /// and cl_intel_required_subgroup_size: [`intel_subgroups_prelude`].
     IntelSubGroups,
+    /// cl_intel_bfloat16_conversions: [`bfloat16_conversions_prelude`].
+    Bfloat16Conversions,
     /// Image constants clang-15's header lacks: [`images_prelude`].
     ImageConstants,
     /// Not a feature's but the device's: its OpenCL version as `__OPENCL_VERSION__` writes it
@@ -109,6 +111,7 @@ const LLVM_SPIRV_15_EXTENSIONS: &[&str] = &[
     "SPV_KHR_subgroup_rotate",
     "SPV_KHR_uniform_group_instructions",
     "SPV_INTEL_subgroups",
+    "SPV_INTEL_bfloat16_conversion",
 ];
 
 /// llvm-spirv's `--spirv-ext` list: the device's SPIR-V extensions that the translator knows; it
@@ -608,6 +611,25 @@ fn intel_subgroups_prelude(declarations: bool) -> String {
     text
 }
 
+/// cl_intel_bfloat16_conversions for clang-15, which lacks it: the macro and the conversions,
+/// which llvm-spirv-15 turns into `OpConvertFToBF16INTEL` and `OpConvertBF16ToFINTEL`
+/// (`--spirv-ext=+SPV_INTEL_bfloat16_conversion`).
+fn bfloat16_conversions_prelude(declarations: bool) -> String {
+    let mut text = String::from("#define cl_intel_bfloat16_conversions 1\n");
+    if !declarations {
+        return text;
+    }
+    for n in ["", "2", "3", "4", "8", "16"] {
+        text.push_str(&format!(
+            "ushort{n} __attribute__((overloadable, const)) \
+             intel_convert_bfloat16{n}_as_ushort{n}(float{n});\n\
+             float{n} __attribute__((overloadable, const)) \
+             intel_convert_as_bfloat16{n}_float{n}(ushort{n});\n"
+        ));
+    }
+    text
+}
+
 fn capitalised(word: &str) -> String {
     let mut chars = word.chars();
     chars
@@ -727,7 +749,7 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
             args.push(format!("-D{name}=1"));
         }
     }
-    // The two preludes of overloaded built-ins cost clang about 2 ms of a 5 ms build, so their
+    // The preludes of overloaded built-ins cost clang about 2 ms of a 5 ms build, so their
     // declarations (not their macros) are left out where neither the source nor the options
     // can name them: a word of every name is absent, and nothing is included.
     let mentions = |words: &[&str]| {
@@ -764,6 +786,11 @@ fn run_recipe(input: &OpenClC) -> Result<CompiledOpenClC, String> {
         (
             "intel_subgroups.h",
             has(Prelude::IntelSubGroups).then(|| intel_subgroups_prelude(mentions(&["intel"]))),
+        ),
+        (
+            "bfloat16_conversions.h",
+            has(Prelude::Bfloat16Conversions)
+                .then(|| bfloat16_conversions_prelude(mentions(&["bfloat16"]))),
         ),
         ("inline.h", Some(INLINE_PRELUDE.to_owned())),
         (

@@ -966,6 +966,7 @@ mod tests {
                 "__opencl_c_subgroups",
                 "__opencl_c_work_group_collective_functions",
                 "cl_ext_float_atomics",
+                "cl_intel_bfloat16_conversions",
                 "cl_intel_required_subgroup_size",
                 "cl_intel_subgroup_local_block_io",
                 "cl_intel_subgroups",

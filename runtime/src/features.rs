@@ -33,6 +33,7 @@ pub enum FeatureId {
     WorkGroupUniformArithmetic,
     ExtendedAsyncCopies,
     AsyncCopyFence,
+    Bfloat16Conversions,
     Fp64,
     Fp16,
     EmbeddedInt64,
@@ -431,6 +432,20 @@ pub const FEATURES: &[Feature] = &[
         ..feature(
             FeatureId::AsyncCopyFence,
             "async work-group copy fence",
+            Switch::Always,
+        )
+    },
+    Feature {
+        // float ↔ bfloat16 (as ushort) conversions, rounding to nearest even: the frontend
+        // rewrites OpConvertFToBF16INTEL and OpConvertBF16ToFINTEL into integer instructions
+        // (frontend bfloat16.rs); the built-ins are declared for clang-15, which lacks them.
+        extensions: &[ext("cl_intel_bfloat16_conversions", 1)],
+        spirv_extensions: &["SPV_INTEL_bfloat16_conversion"],
+        spirv_capabilities: &[Capability::BFloat16ConversionINTEL],
+        clang_preludes: &[Prelude::Bfloat16Conversions],
+        ..feature(
+            FeatureId::Bfloat16Conversions,
+            "bfloat16 conversions",
             Switch::Always,
         )
     },

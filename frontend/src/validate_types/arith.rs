@@ -202,9 +202,32 @@ impl<'m> Checker<'m> {
                 }
             }
             Bitcast => self.bitcast(inst, rt),
+            ConvertFToBF16INTEL | ConvertBF16ToFINTEL => self.bfloat16_conversion(inst, rt),
             _ => return false,
         }
         true
+    }
+
+    /// SPV_INTEL_bfloat16_conversion: the frontend rewrites every conversion of the allowed
+    /// forms in a module declaring the capability into core instructions before parsing
+    /// (bfloat16.rs), so one that reaches the validator has another form (a module without the
+    /// capability is refused by the structural rules): it is reported.
+    fn bfloat16_conversion(&mut self, inst: &Instruction, rt: Word) {
+        let op = inst.class.opcode;
+        let (from, to) = if op == Op::ConvertFToBF16INTEL {
+            ("f32", "i16")
+        } else {
+            ("i16", "f32")
+        };
+        let operand = match self.operand_type(inst, layout::Unary::VALUE) {
+            Some(t) => self.type_name(t),
+            None => return,
+        };
+        let rule = format!(
+            "cl_intel_bfloat16_conversions: Op{op:?} converts {from} or a vector of 2, 3, 4, 8 or 16 {from} to {to} of as many components, found {operand} to {}",
+            self.type_name(rt)
+        );
+        self.report(inst, rule);
     }
 
     pub(super) fn expect_kind(
