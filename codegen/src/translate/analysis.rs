@@ -102,8 +102,14 @@ pub(super) fn frame_resident_ids(
             if is_barrier_point(inst) {
                 resident.extend(live.iter().copied());
                 // Collectives read their other operands (a broadcast's lane, a shuffle's
-                // index) after resuming.
-                if inst.opcode() != Op::FunctionCall {
+                // index) after resuming. Those that only combine values store the value as
+                // their contribution before stopping (group.rs, subgroup.rs) and read nothing
+                // after: their value stays out of the frame unless it is live anyway (an
+                // accumulator of the loop before a reduction would otherwise be stored at
+                // every iteration).
+                if inst.opcode() != Op::FunctionCall
+                    && super::group::collective_combine(inst.opcode()).is_none()
+                {
                     resident.extend(inst.id_refs().filter(|id| defined.contains(id)));
                 }
             }
@@ -229,7 +235,15 @@ impl<'m> Translator<'m, '_, '_> {
         cost.insert(id, None); // SSA has no cycles outside phis, which are never candidates
         let op = inst.opcode();
         let mut total = Some(1usize);
-        if !rematerialisable_opcode(op) {
+        if matches!(op, Op::UDiv | Op::SDiv | Op::UMod | Op::SRem | Op::SMod) {
+            // A division the whole work-group shares (of group ids, sizes and arguments) is
+            // worth recomputing: kept in the frame it would be a value per work-item, which
+            // the vectoriser cannot see is the same in every lane. It divided by the same
+            // operands before the barrier, so it cannot fault now.
+            if self.varies_in_group(id, defs, &mut HashMap::new()) {
+                total = None;
+            }
+        } else if !rematerialisable_opcode(op) {
             total = None;
         } else if op == Op::Load {
             // Only loads of a built-in variable (the work-item's ids) are pure.
@@ -265,6 +279,53 @@ impl<'m> Translator<'m, '_, '_> {
         }
         cost.insert(id, total);
         total
+    }
+}
+
+impl<'m> Translator<'m, '_, '_> {
+    /// Whether `id` may differ between the work-items of a group: it reads a work-item's own
+    /// built-in (its local, global or sub-group ids), memory other than the group-wide
+    /// built-ins, or a phi; arguments and constants do not.
+    fn varies_in_group(
+        &self,
+        id: Word,
+        defs: &HashMap<Word, Inst<'m>>,
+        seen: &mut HashMap<Word, bool>,
+    ) -> bool {
+        use ferrocl_frontend::spirv::BuiltIn::*;
+        let Some(inst) = defs.get(&id) else {
+            return false;
+        };
+        if let Some(&v) = seen.get(&id) {
+            return v;
+        }
+        seen.insert(id, true);
+        let op = inst.opcode();
+        let varies = match op {
+            Op::Load => !inst.base_pointer().is_ok_and(|p| {
+                matches!(
+                    self.builtin_of(p),
+                    Some(
+                        WorkgroupId
+                            | NumWorkgroups
+                            | WorkgroupSize
+                            | EnqueuedWorkgroupSize
+                            | GlobalSize
+                            | GlobalOffset
+                            | WorkDim
+                    )
+                )
+            }),
+            Op::Phi | Op::Variable | Op::FunctionCall => true,
+            _ if rematerialisable_opcode(op)
+                || matches!(op, Op::UDiv | Op::SDiv | Op::UMod | Op::SRem | Op::SMod) =>
+            {
+                inst.id_refs().any(|r| self.varies_in_group(r, defs, seen))
+            }
+            _ => true,
+        };
+        seen.insert(id, varies);
+        varies
     }
 }
 

@@ -85,7 +85,7 @@ impl WorkItem {
 }
 
 impl Translator<'_, '_, '_> {
-    fn builtin_of(&self, var: Word) -> Option<BuiltIn> {
+    pub(crate) fn builtin_of(&self, var: Word) -> Option<BuiltIn> {
         self.m
             .decorations(var)
             .filter(|d| d.kind == Decoration::BuiltIn)

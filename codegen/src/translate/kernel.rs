@@ -135,6 +135,18 @@ pub(crate) fn build(
                 Arg::Ready(Val::S(b.ins().iadd(local_mem, off)))
             }
             ArgKind::Value { .. } => match m.ty(ty) {
+                // A by-value aggregate the kernel only reads is read where the argument block
+                // holds it: one address for all work-items (uniform to the vectoriser) instead
+                // of a copy per work-item (and, with barriers, per frame). Checked mode knows
+                // private copies only.
+                Some(Type::Pointer { .. })
+                    if !options.checked
+                        && param
+                            .result_id()
+                            .is_some_and(|id| only_loaded_through(f, id)) =>
+                {
+                    Arg::Ready(Val::S(addr))
+                }
                 Some(Type::Pointer { pointee, .. }) => Arg::ByVal { addr, ty: *pointee },
                 _ => Arg::Ready(Val::C(Vec::new())), // placeholder, loaded below with the translator
             },
@@ -403,6 +415,38 @@ pub(crate) fn build(
     Ok(shape)
 }
 
+/// Whether pointer `id` of `f` is only loaded through, directly or through access chains and
+/// bitcasts of it: nothing stores through it, copies it, or lets it escape (to a call, a phi, a
+/// select, an integer).
+fn only_loaded_through(f: ferrocl_frontend::Function<'_>, id: Word) -> bool {
+    let mut derived = HashSet::from([id]);
+    // Blocks come in an order where a definition precedes its uses (phis aside, which let a
+    // pointer escape anyway), so one pass sees each derived pointer before its uses.
+    for inst in f.instructions() {
+        let uses: Vec<(usize, Word)> = inst
+            .id_refs_with_index()
+            .filter(|(_, r)| derived.contains(r))
+            .collect();
+        if uses.is_empty() {
+            continue;
+        }
+        match inst.opcode() {
+            Op::Load if uses.len() == 1 && uses[0].0 == 0 => {}
+            Op::AccessChain
+            | Op::InBoundsAccessChain
+            | Op::PtrAccessChain
+            | Op::InBoundsPtrAccessChain
+            | Op::Bitcast
+                if uses.len() == 1 && uses[0].0 == 0 =>
+            {
+                derived.extend(inst.result_id());
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
 /// The branch in front of a kernel's two bodies (see [`lockstep_lanes`]).
 struct Lockstep {
     /// `brif` to the cut body when the x local size is not a whole number of iterations.
@@ -440,7 +484,7 @@ fn lockstep_lanes(
         return None;
     }
     let lanes = crate::vectorize::lanes_for(options);
-    if sub_group_size == 0 || lanes as u64 % sub_group_size != 0 {
+    if sub_group_size == 0 || !(lanes as u64).is_multiple_of(sub_group_size) {
         return None;
     }
     let sub_group_scope = |id: Word| {

@@ -50,6 +50,18 @@ __kernel void vec4(__global const float4 *a, __constant float4 *w, params_t p, _
     out[i] = dot(v, w[1]) * p.scale + fmax(fabs(v.x), v.y) + floor(v.z) + clamp(v.w, -1.0f, 1.0f);
 }
 
+// A by-value struct each work-item changes: its own copy, kept across a barrier; `q` only
+// read (the argument block's bytes, shared).
+__kernel void struct_copies(params_t p, params_t q, __global float *out, __local float *tmp) {
+    size_t i = get_global_id(0);
+    uint l = get_local_id(0);
+    p.scale += (float)i;
+    p.bias -= (int)l;
+    tmp[l] = p.scale;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[i] = p.scale * q.scale + (float)(p.bias + q.bias) + tmp[get_local_size(0) - 1 - l];
+}
+
 __kernel void ids(__global ulong *out) {
     size_t lin = (get_global_id(2) - get_global_offset(2)) * get_global_size(1) * get_global_size(0)
                + (get_global_id(1) - get_global_offset(1)) * get_global_size(0)

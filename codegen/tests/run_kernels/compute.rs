@@ -189,6 +189,39 @@ fn float4_constant_and_struct_arguments() {
 }
 
 #[test]
+fn by_value_structs_written_or_only_read() {
+    both(|r| {
+        let p = program(r);
+        let params = |scale: f32, bias: i32| -> [u8; 8] {
+            let mut b = [0u8; 8];
+            b[..4].copy_from_slice(&scale.to_ne_bytes());
+            b[4..].copy_from_slice(&bias.to_ne_bytes());
+            b
+        };
+        let (n, local) = (22usize, 8u64);
+        let mut out = vec![0f32; n];
+        let (mut args, _) = Args::new(p, "struct_copies");
+        args.set(p, "struct_copies", 0, &params(0.5, 7));
+        args.set(p, "struct_copies", 1, &params(2.0, -3));
+        args.ptr(p, "struct_copies", 2, &mut out);
+        args.set(p, "struct_copies", 3, &0u64.to_ne_bytes());
+        launch(p, "struct_copies", &args, 1, [0; 3], [n as u64, 1, 1], [local, 1, 1]);
+        for i in 0..n {
+            let (group, l) = (i / local as usize, i % local as usize);
+            let size = (n - group * local as usize).min(local as usize);
+            let mirror = group * local as usize + size - 1 - l;
+            let e = (0.5 + i as f32) * 2.0 + (7 - l as i32 - 3) as f32 + (0.5 + mirror as f32);
+            assert_eq!(out[i], e, "{r:?} {i}");
+        }
+        assert_ne!(
+            p.kernel("struct_copies").expect("kernel").work_item_frame_size,
+            0,
+            "{r:?}: a kernel with a barrier"
+        );
+    });
+}
+
+#[test]
 fn work_item_functions_in_three_dimensions_with_offsets() {
     both(|r| {
         let p = program(r);
