@@ -328,8 +328,11 @@ pub(super) fn natural_loops(func: &Function, body: &[Block]) -> HashMap<Block, N
 }
 
 /// Whether the lanes may leave loop `header` at different times: a varying branch in its own
-/// blocks. Branches inside loops nested in it do not count — a nested loop the lanes leave at
-/// different times runs masked and ends with every lane at its exit.
+/// blocks that leaves the loop or goes back to its header. A varying branch between two of its
+/// blocks (an `if` in the body) only makes a region, linearised under a mask like one outside
+/// loops, and every lane still goes round as often. Branches inside loops nested in it do not
+/// count — a nested loop the lanes leave at different times runs masked and ends with every
+/// lane at its exit.
 pub(super) fn loop_diverges(
     func: &Function,
     header: Block,
@@ -348,6 +351,9 @@ pub(super) fn loop_diverges(
             .is_some_and(|t| match func.dfg.insts[t] {
                 InstructionData::Brif { arg, .. } | InstructionData::BranchTable { arg, .. } => {
                     varying.contains(&func.dfg.resolve_aliases(arg))
+                        && successors(func, b)
+                            .iter()
+                            .any(|s| *s == header || !own.contains(s))
                 }
                 _ => false,
             })
