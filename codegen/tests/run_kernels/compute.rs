@@ -205,7 +205,15 @@ fn by_value_structs_written_or_only_read() {
         args.set(p, "struct_copies", 1, &params(2.0, -3));
         args.ptr(p, "struct_copies", 2, &mut out);
         args.set(p, "struct_copies", 3, &0u64.to_ne_bytes());
-        launch(p, "struct_copies", &args, 1, [0; 3], [n as u64, 1, 1], [local, 1, 1]);
+        launch(
+            p,
+            "struct_copies",
+            &args,
+            1,
+            [0; 3],
+            [n as u64, 1, 1],
+            [local, 1, 1],
+        );
         for i in 0..n {
             let (group, l) = (i / local as usize, i % local as usize);
             let size = (n - group * local as usize).min(local as usize);
@@ -214,7 +222,9 @@ fn by_value_structs_written_or_only_read() {
             assert_eq!(out[i], e, "{r:?} {i}");
         }
         assert_ne!(
-            p.kernel("struct_copies").expect("kernel").work_item_frame_size,
+            p.kernel("struct_copies")
+                .expect("kernel")
+                .work_item_frame_size,
             0,
             "{r:?}: a kernel with a barrier"
         );
