@@ -898,3 +898,62 @@ fn clamped_indices_get_a_vector_access_when_contiguous() {
         }
     }
 }
+
+#[test]
+fn affine_64_bit_compares_agree_at_every_wrap() {
+    for recipe in RECIPES {
+        let p = build(recipe, true);
+        assert_eq!(
+            p.kernel("bounds_u64").expect("kernel").vectorization,
+            Vectorization::Vectorized {
+                lanes: vector_lanes()
+            }
+        );
+        let n = 40usize;
+        let edges = [
+            0u64,
+            1,
+            2,
+            5,
+            41,
+            u64::MAX,
+            u64::MAX - 1,
+            u64::MAX - 2,
+            u64::MAX - 7,
+            u64::MAX - 40,
+            1 << 63,
+            (1 << 63) + 3,
+            (1 << 32) - 2,
+        ];
+        for &off in &edges {
+            for &bound in edges
+                .iter()
+                .chain(&[off.wrapping_add(7), off.wrapping_add(60)])
+            {
+                let mut out = vec![0u8; 4 * n];
+                run(
+                    &p,
+                    "bounds_u64",
+                    &mut [Arg::Buf(&mut out), val(off), val(bound)],
+                    [n as u64, 1],
+                    [16, 1],
+                );
+                for i in 0..n {
+                    let a = (i as u64 * 3).wrapping_add(off);
+                    let want = u32::from(a < bound)
+                        | u32::from(a <= bound) << 1
+                        | u32::from(a > bound) << 2
+                        | u32::from(a >= bound) << 3
+                        | u32::from(bound > a) << 4
+                        | u32::from(bound <= a) << 5
+                        | u32::from(a < bound) << 6;
+                    let got = u32::from_ne_bytes(out[4 * i..4 * i + 4].try_into().unwrap());
+                    assert_eq!(
+                        got, want,
+                        "{recipe:?} off {off:#x} bound {bound:#x} item {i}"
+                    );
+                }
+            }
+        }
+    }
+}

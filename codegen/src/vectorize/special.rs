@@ -2,16 +2,128 @@
 //! and rotations by a shared amount, float ↔ double and rounding to half; everything else once
 //! per lane.
 
-use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::condcodes::{CondCode, FloatCC, IntCC};
 use cranelift_codegen::ir::{
-    self, types, Endianness, InstBuilder, InstructionData, MemFlagsData, Opcode,
+    self, types, ConstantData, Endianness, InstBuilder, InstructionData, MemFlagsData, Opcode,
+    Value,
 };
 
 use super::analysis::*;
 use super::rewrite::Vectoriser;
 use super::Refusal;
 
+/// The largest lane offset (`stride × lane`) an affine compare handles, and its clamp: lane
+/// offsets and the clamped bounds are then non-negative 32-bit lanes.
+const AFFINE_COMPARE_LIMIT: i64 = i32::MAX as i64;
+
 impl Vectoriser<'_> {
+    /// A 64-bit unsigned compare of an index linear in the local id (`base + lane × stride`,
+    /// stride > 0) with a shared bound — the bounds check `if (get_global_id(0) < n)` on
+    /// `size_t` — as one compare of 32-bit lane offsets against bounds computed once, instead
+    /// of a 64-bit compare per lane. Exact for every base, the lanes that wrap past 2^64
+    /// included. None for other compares.
+    fn affine_compare(&mut self, cond: IntCC, x: Value, y: Value) -> Option<Value> {
+        let (cond, affine, bound) = match (self.form(x), self.form(y)) {
+            (Form::Affine { .. }, Form::Uniform(b)) => (cond, x, b),
+            (Form::Uniform(b), Form::Affine { .. }) => (cond.swap_args(), y, b),
+            _ => return None,
+        };
+        let Form::Affine { base, stride } = self.form(affine) else {
+            return None;
+        };
+        let last = stride.checked_mul(self.n as i64 - 1)?;
+        if stride <= 0 || last >= AFFINE_COMPARE_LIMIT {
+            return None;
+        }
+        let m = match cond {
+            IntCC::UnsignedLessThan => self.lanes_below(base, stride, bound),
+            IntCC::UnsignedGreaterThanOrEqual => {
+                let below = self.lanes_below(base, stride, bound);
+                self.cursor().ins().bnot(below)
+            }
+            IntCC::UnsignedLessThanOrEqual => self.lanes_at_most(base, stride, bound),
+            IntCC::UnsignedGreaterThan => {
+                let at_most = self.lanes_at_most(base, stride, bound);
+                self.cursor().ins().bnot(at_most)
+            }
+            _ => return None,
+        };
+        Some(m)
+    }
+
+    /// Lanes where `base + lane × stride ≤ bound` (unsigned, 64 bits): below `bound + 1`, or
+    /// every lane when `bound` is the largest value.
+    fn lanes_at_most(&mut self, base: Value, stride: i64, bound: Value) -> Value {
+        let next = self.cursor().ins().iadd_imm_s(bound, 1);
+        let below = self.lanes_below(base, stride, next);
+        let largest = self.cursor().ins().icmp_imm_s(IntCC::Equal, bound, -1);
+        let all = self.cursor().ins().bmask(types::I32, largest);
+        let mt = self.mask_ty();
+        let all = self.cursor().ins().splat(mt, all);
+        self.cursor().ins().bor(below, all)
+    }
+
+    /// Lanes where `a = base + c` (wrapping, `c = lane × stride`, 0 ≤ c < 2^31) is below
+    /// `bound` (unsigned, 64 bits). With r = 2^64 − base, a lane with c < r does not wrap:
+    /// a < bound exactly when bound > base and c < bound − base. A lane with c ≥ r wraps to
+    /// c − r: below bound when c < r + bound. Each bound is clamped to 2^31 − 1, beyond every c,
+    /// and compared with the lane offsets in 32-bit lanes.
+    fn lanes_below(&mut self, base: Value, stride: i64, bound: Value) -> Value {
+        let limit = self.cursor().ins().iconst(types::I64, AFFINE_COMPARE_LIMIT);
+        let zero = self.cursor().ins().iconst(types::I64, 0);
+        // r, clamped; a base of 0 never wraps.
+        let r = self.cursor().ins().isub(zero, base);
+        let r = self.cursor().ins().umin(r, limit);
+        let base_zero = self.cursor().ins().icmp_imm_s(IntCC::Equal, base, 0);
+        let r = self.cursor().ins().select(base_zero, limit, r);
+        // Bound for the lanes that do not wrap.
+        let above = self
+            .cursor()
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThan, bound, base);
+        let room = self.cursor().ins().isub(bound, base);
+        let room = self.cursor().ins().umin(room, limit);
+        let unwrapped = self.cursor().ins().select(above, room, zero);
+        // Bound for the lanes that wrap: r + bound, saturating (r here is the true 2^64 − base
+        // when it is below the limit, and lanes only wrap then).
+        let true_r = self.cursor().ins().isub(zero, base);
+        let sum = self.cursor().ins().iadd(true_r, bound);
+        let carried = self
+            .cursor()
+            .ins()
+            .icmp(IntCC::UnsignedLessThan, sum, true_r);
+        let sum = self.cursor().ins().umin(sum, limit);
+        let wrapped = self.cursor().ins().select(carried, limit, sum);
+        let mt = self.mask_ty();
+        let mut offsets = Vec::with_capacity(4 * self.n);
+        for k in 0..self.n as i64 {
+            offsets.extend_from_slice(&((stride * k) as i32).to_le_bytes());
+        }
+        let c = self.func.dfg.constants.insert(ConstantData::from(offsets));
+        let c = self.cursor().ins().vconst(mt, c);
+        let splat32 = |s: &mut Self, v: Value| {
+            let v = s.cursor().ins().ireduce(types::I32, v);
+            s.cursor().ins().splat(mt, v)
+        };
+        let (r, unwrapped, wrapped) = (
+            splat32(self, r),
+            splat32(self, unwrapped),
+            splat32(self, wrapped),
+        );
+        let stays = self.cursor().ins().icmp(IntCC::UnsignedLessThan, c, r);
+        let below_unwrapped = self
+            .cursor()
+            .ins()
+            .icmp(IntCC::UnsignedLessThan, c, unwrapped);
+        let below_wrapped = self
+            .cursor()
+            .ins()
+            .icmp(IntCC::UnsignedLessThan, c, wrapped);
+        self.cursor()
+            .ins()
+            .bitselect(stays, below_unwrapped, below_wrapped)
+    }
+
     /// Compares, selects, conversions and bit casts between 32-bit lanes; everything else per
     /// lane.
     pub(super) fn special(&mut self, inst: ir::Inst) -> Result<(), Refusal> {
@@ -20,6 +132,14 @@ impl Vectoriser<'_> {
         let t = self.ty(result);
         let args = self.resolved_args(inst);
         let arg_ty = args.first().map(|&a| self.ty(a));
+        if let InstructionData::IntCompare { cond, .. } = data {
+            if arg_ty == Some(types::I64) {
+                if let Some(m) = self.affine_compare(cond, args[0], args[1]) {
+                    self.define(result, Form::Mask(m));
+                    return Ok(());
+                }
+            }
+        }
         match data {
             InstructionData::IntCompare { cond, .. } if arg_ty == Some(types::I32) => {
                 let (a, b) = (self.vector(args[0]), self.vector(args[1]));

@@ -488,3 +488,15 @@ __kernel void clamped_size_t(__global const float *in, __global float *out, ulon
     size_t j = min(i + (size_t)off, (size_t)n - 1);
     out[min(i + 1, (size_t)n - 1)] = in[j] * 2.0f + in[n - 1 - min(i, (size_t)n - 1)];
 }
+
+// 64-bit unsigned compares of an index linear in the id with shared bounds (vectorize/special.rs
+// `affine_compare`), at offsets that make some lanes wrap past 2^64.
+__kernel void bounds_u64(__global uint *out, ulong off, ulong bound) {
+    size_t i = get_global_id(0);
+    ulong a = i * 3 + off;
+    uint bits = (a < bound) | (a <= bound) << 1 | (a > bound) << 2 | (a >= bound) << 3
+              | (bound > a) << 4 | (bound <= a) << 5;
+    if (a < bound)
+        bits |= 1u << 6;
+    out[i] = bits;
+}
