@@ -214,12 +214,12 @@ fn by_value_structs_written_or_only_read() {
             [n as u64, 1, 1],
             [local, 1, 1],
         );
-        for i in 0..n {
+        for (i, &got) in out.iter().enumerate() {
             let (group, l) = (i / local as usize, i % local as usize);
             let size = (n - group * local as usize).min(local as usize);
             let mirror = group * local as usize + size - 1 - l;
             let e = (0.5 + i as f32) * 2.0 + (7 - l as i32 - 3) as f32 + (0.5 + mirror as f32);
-            assert_eq!(out[i], e, "{r:?} {i}");
+            assert_eq!(got, e, "{r:?} {i}");
         }
         assert_ne!(
             p.kernel("struct_copies")
