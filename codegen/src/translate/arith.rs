@@ -581,7 +581,13 @@ impl Translator<'_, '_, '_> {
                 let select = inst.select()?;
                 let t = self.value(select.accept)?;
                 let f = self.value(select.reject)?;
+                // A constant condition picks its operand here: DPC++ wraps every id query in
+                // `select true, id, 0`, and the vectoriser then sees the id itself, linear in
+                // the local id, instead of a select of it.
+                let constant = self.m.global(select.condition).map(|c| c.opcode());
                 match (&a, &t) {
+                    _ if constant == Some(Op::ConstantTrue) => t,
+                    _ if constant == Some(Op::ConstantFalse) => f,
                     // A scalar condition selects whole composites.
                     (Val::S(c), Val::C(_)) => {
                         let c = *c;
