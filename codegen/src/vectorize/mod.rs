@@ -76,6 +76,10 @@ pub(crate) struct ItemLoop {
     pub(crate) math: MathCalls,
     /// [`crate::BuildOptions::math_fallback_marker`].
     pub(crate) math_fallback_marker: bool,
+    /// For a barrier region's x loop (kernel.rs `vectorize_regions`), the work-item's frame:
+    /// such a loop is refused unless its body has a loop of its own, none of whose loads and
+    /// stores reach the frame, and none of which runs under a mask.
+    pub(crate) region_frame: Option<Value>,
 }
 
 /// Why a kernel stays scalar.
@@ -107,6 +111,63 @@ pub(crate) fn vectorize(func: &mut Function, lp: &ItemLoop, lanes: usize) -> Res
     vectorize_in_place(&mut work, lp, lanes)?;
     *func = work;
     Ok(())
+}
+
+/// Whether `inst` loads from or stores to an address computed from `frame` (by adding to it).
+fn addresses_frame(func: &Function, inst: ir::Inst, frame: Value) -> bool {
+    let address = match func.dfg.insts[inst] {
+        InstructionData::Load { arg, .. } => arg,
+        InstructionData::Store { args, .. } => args[1],
+        _ => return false,
+    };
+    let mut todo = vec![(address, 0)];
+    while let Some((v, depth)) = todo.pop() {
+        let v = func.dfg.resolve_aliases(v);
+        if v == frame {
+            return true;
+        }
+        let Some(def) = func.dfg.value_def(v).inst() else {
+            continue;
+        };
+        if let InstructionData::Binary {
+            opcode: ir::Opcode::Iadd,
+            args,
+        } = func.dfg.insts[def]
+        {
+            if depth < 6 {
+                todo.extend(args.iter().map(|&a| (a, depth + 1)));
+            }
+        }
+    }
+    false
+}
+
+/// Removes the blocks no path from the entry reaches (with their instructions): values they
+/// define are used only by blocks as unreachable as they are.
+pub(crate) fn remove_unreachable_blocks(func: &mut Function) {
+    let Some(entry) = func.layout.entry_block() else {
+        return;
+    };
+    let mut reached = HashSet::from([entry]);
+    let mut stack = vec![entry];
+    while let Some(block) = stack.pop() {
+        for next in successors(func, block) {
+            if reached.insert(next) {
+                stack.push(next);
+            }
+        }
+    }
+    let dead: Vec<Block> = func
+        .layout
+        .blocks()
+        .filter(|b| !reached.contains(b))
+        .collect();
+    for block in dead {
+        while let Some(inst) = func.layout.last_inst(block) {
+            func.layout.remove_inst(inst);
+        }
+        func.layout.remove_block(block);
+    }
 }
 
 /// Bodies beyond this many instructions stay scalar: the vector loop is a second copy of the
@@ -184,6 +245,22 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop, n: usize) -> Result<()
     // which can make more branches vary.
     let loops = find_loops(func, lp, &body);
     let natural = natural_loops(func, &body);
+    if let Some(frame) = lp.region_frame {
+        if natural.is_empty() {
+            return Err("a barrier region without a loop (its frame traffic outweighs the lanes)");
+        }
+        let in_loops: HashSet<Block> = natural
+            .values()
+            .flat_map(|l| l.blocks.iter().copied())
+            .collect();
+        if in_loops.iter().any(|&b| {
+            func.layout
+                .block_insts(b)
+                .any(|i| addresses_frame(func, i, frame))
+        }) {
+            return Err("a barrier region whose loops use the work-item frames");
+        }
+    }
     let mut forced = HashSet::new();
     let (varying, regions, masked) = loop {
         let varying = varying_values(func, lp, &body, &forced);
@@ -235,6 +312,11 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop, n: usize) -> Result<()
             break (varying, regions, masked);
         }
     };
+    // A barrier region's loop that runs under a mask (work-item 0 combining a collective's
+    // contributions, `if (lid == 0) for …`) would make every lane go round with it.
+    if lp.region_frame.is_some() && !masked.is_empty() {
+        return Err("a barrier region with a loop the work-items run differently");
+    }
     let mut loop_plans: HashMap<Block, LoopPlan> = HashMap::new();
     for (h, plan) in loops {
         if masked.contains(&h) {
