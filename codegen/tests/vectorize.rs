@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use ferrocl_codegen::{BuildOptions, GroupInfo, Program, Vectorization};
+use ferrocl_codegen::{BuildOptions, Program, Vectorization};
 
 fn build(recipe: Recipe, vectorize: bool) -> Program {
     let spirv = spirv_from_c("vectorize.cl", recipe, common::CL1_2);
@@ -18,56 +18,6 @@ fn build(recipe: Recipe, vectorize: bool) -> Program {
         ..default_options()
     };
     compile(&module, &options).unwrap_or_else(|e| panic!("codegen: {e}"))
-}
-
-/// Runs `kernel` over a `global` range in groups of `local` (x and y), every group.
-fn run(p: &Program, kernel: &str, args: &mut [Arg], global: [u64; 2], local: [u64; 2]) {
-    let k = p
-        .kernel(kernel)
-        .unwrap_or_else(|| panic!("no kernel {kernel}"));
-    let mut block = vec![0u64; k.args_size.div_ceil(8).max(1)];
-    for (i, a) in args.iter_mut().enumerate() {
-        let slot = k.args[i];
-        let bytes: Vec<u8> = match a {
-            Arg::Buf(b) => (b.as_mut_ptr() as u64).to_ne_bytes().to_vec(),
-            Arg::Val(v) => v.clone(),
-        };
-        assert_eq!(slot.size, bytes.len(), "{kernel}: argument {i} size");
-        let base = block.as_mut_ptr().cast::<u8>();
-        // SAFETY: the slot lies inside the block (the layout sized it).
-        unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), base.add(slot.offset), bytes.len())
-        };
-    }
-    let groups = [global[0].div_ceil(local[0]), global[1].div_ceil(local[1])];
-    let mut arena = vec![0u128; 4096];
-    for gy in 0..groups[1] {
-        for gx in 0..groups[0] {
-            let info = GroupInfo {
-                global_offset: [0; 3],
-                global_size: [global[0], global[1], 1],
-                local_size: [
-                    (global[0] - gx * local[0]).min(local[0]),
-                    (global[1] - gy * local[1]).min(local[1]),
-                    1,
-                ],
-                enqueued_local_size: [local[0], local[1], 1],
-                group_id: [gx, gy, 0],
-                num_groups: [groups[0], groups[1], 1],
-                work_dim: 2,
-                frames: 0,
-                printf_buffer: 0,
-                local_mem_size: (arena.len() * 16) as u64,
-                frames_size: 0,
-                stop: 0,
-                checked: 0,
-                device_enqueue: 0,
-            };
-            // SAFETY: the argument block follows the kernel's layout; every buffer is sized
-            // for the range; the arena is private to this call.
-            unsafe { k.run_group(block.as_ptr().cast(), &info, arena.as_mut_ptr().cast()) };
-        }
-    }
 }
 
 fn floats(n: usize, seed: u64) -> Vec<u8> {
@@ -95,7 +45,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
     match kernel {
         "vadd" => {
             let (mut a, mut b, mut c) = (floats(N, 1), floats(N, 2), vec![0u8; 4 * N]);
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [Arg::Buf(&mut a), Arg::Buf(&mut b), Arg::Buf(&mut c)],
@@ -106,7 +56,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
         }
         "triad_uint" => {
             let (mut a, mut b, mut c) = (vec![0u8; 4 * N], floats(N, 3), floats(N, 4));
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [
@@ -122,7 +72,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
         }
         "int_index" | "hash" | "private_array" | "md5_block" | "private_mixed" | "too_large" => {
             let (mut a, mut o) = (words(N + 64, 5), vec![0u8; 4 * N]);
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [Arg::Buf(&mut a), Arg::Buf(&mut o)],
@@ -133,7 +83,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
         }
         "nbody" => {
             let (mut pos, mut acc) = (floats(4 * N, 6), vec![0u8; 16 * N]);
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [
@@ -150,7 +100,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
         "sgemm" => {
             let n = 24usize;
             let (mut a, mut b, mut c) = (floats(n * n, 7), floats(n * n, 8), vec![0u8; 4 * n * n]);
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [
@@ -167,7 +117,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
         "conv" => {
             let (w, h) = (37usize, 9usize);
             let (mut i, mut o, mut k) = (floats(w * h, 9), vec![0u8; 4 * w * h], floats(25, 10));
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [
@@ -189,7 +139,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
             a[4..8].copy_from_slice(&f32::INFINITY.to_ne_bytes());
             a[8..12].copy_from_slice(&(-0.0f32).to_ne_bytes());
             let (mut f, mut o) = (vec![0u8; 4 * N], vec![0u8; 4 * N]);
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [
@@ -217,7 +167,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
                 vec![0u8; N],
                 vec![0u8; 2 * N],
             );
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [
@@ -238,7 +188,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
         }
         "double_loop" => {
             let (mut a, mut dout) = (floats(N, 19), vec![0u8; 8 * N]);
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [Arg::Buf(&mut a), Arg::Buf(&mut dout), val(37u32)],
@@ -251,7 +201,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
             let mut all = Vec::new();
             for mode in 0..5i32 {
                 let (mut a, mut o) = (floats(N, 18), vec![0u8; 4 * N]);
-                run(
+                run_2d(
                     p,
                     kernel,
                     &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), val(mode)],
@@ -265,7 +215,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
         "calls_and_atomics" => {
             let (mut a, mut o, mut counter, mut flag) =
                 (floats(N, 19), vec![0u8; 4 * N], vec![0u8; 4], vec![0u8; 4]);
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [
@@ -281,7 +231,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
         }
         "divergent" => {
             let (mut a, mut o) = (floats(N, 20), vec![0u8; 4 * N]);
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [Arg::Buf(&mut a), Arg::Buf(&mut o)],
@@ -295,7 +245,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
             // n: none, a part that is not a multiple of four, all.
             for n in [0u32, 103, N as u32] {
                 let (mut a, mut o) = (floats(N, 21), vec![0xabu8; 4 * N]);
-                run(
+                run_2d(
                     p,
                     kernel,
                     &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), val(n)],
@@ -321,7 +271,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
                 vec![0u8; 4 * N],
                 bytes_of(&[7i32, 11]),
             );
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [
@@ -337,7 +287,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
         }
         "masked_calls" => {
             let (mut a, mut o, mut count) = (floats(N, 23), vec![0u8; 4 * N], vec![0u8; 4]);
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), Arg::Buf(&mut count)],
@@ -348,7 +298,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
         }
         "loop_in_branch" => {
             let (mut a, mut o) = (floats(N + 8, 24), vec![0u8; 4 * N]);
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), val(200u32), val(8u32)],
@@ -370,7 +320,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
                 })
                 .collect();
             let (mut cb, mut o) = (bytes_of(&c), vec![0u8; 4 * N]);
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [Arg::Buf(&mut cb), Arg::Buf(&mut o), val(200u32)],
@@ -381,7 +331,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
         }
         "collatz" => {
             let (mut a, mut o, mut t) = (words(N, 26), vec![0u8; 8 * N], vec![0u8; 16 * N]);
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), Arg::Buf(&mut t)],
@@ -394,7 +344,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
             let mut r = Rng(28);
             let v: Vec<u32> = (0..N).map(|_| (r.next() % 5000) as u32).collect();
             let (mut a, mut o) = (bytes_of(&v), vec![0u8; 4 * N]);
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [Arg::Buf(&mut a), Arg::Buf(&mut o)],
@@ -407,7 +357,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
             let mut r = Rng(27);
             let v: Vec<u32> = (0..N).map(|_| (r.next() % 5000) as u32).collect();
             let (mut a, mut o) = (bytes_of(&v), vec![0u8; 4 * N]);
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), val(3u32)],
@@ -424,7 +374,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
                 // builds share (it read whatever lay before the allocation, which made the
                 // comparison fail now and then).
                 let (mut a, mut o) = (floats(2 * N + 8, 28), vec![0u8; 4 * N]);
-                run(
+                run_2d(
                     p,
                     kernel,
                     &mut [
@@ -445,7 +395,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
             let mut all = Vec::new();
             for (lo, hi) in [(0u32, N as u32 - 1), (10, 100), (0, 0), (40, 30)] {
                 let (mut a, mut o) = (words(N + 8, 29), vec![0u8; 4 * N]);
-                run(
+                run_2d(
                     p,
                     kernel,
                     &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), val(lo), val(hi)],
@@ -460,7 +410,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
             let mut all = Vec::new();
             for (_, n, off) in modes_sizes_offsets(&[0]) {
                 let (mut a, mut o) = (floats(N, 30), floats(N, 31));
-                run(
+                run_2d(
                     p,
                     kernel,
                     &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), val(n), val(off)],
@@ -475,7 +425,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
             let mut all = Vec::new();
             for (n, off) in [(256u32, 0u32), (100, 3), (6, 250), (1, 0)] {
                 let (mut a, mut o) = (floats(N, 32), floats(N, 33));
-                run(
+                run_2d(
                     p,
                     kernel,
                     &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), val(n), val(off)],
@@ -490,7 +440,7 @@ fn outputs(p: &Program, kernel: &str, local: [u64; 2]) -> Vec<Vec<u8>> {
             let mut all = Vec::new();
             for (_, n, off) in modes_sizes_offsets(&[0]) {
                 let (mut a, mut o) = (floats(N, 34), floats(N, 35));
-                run(
+                run_2d(
                     p,
                     kernel,
                     &mut [
@@ -648,7 +598,7 @@ fn wrapping_32_bit_indices_take_the_per_lane_path() {
             Arg::Buf(&mut out),
             val(base),
         ];
-        run(&p, kernel, args, [16, 1], [16, 1]);
+        run_2d(&p, kernel, args, [16, 1], [16, 1]);
         for i in 0..16u32 {
             let j = i.wrapping_add(base);
             // SAFETY: see `at`.
@@ -720,7 +670,7 @@ fn element_outputs(p: &Program, kernel: &str, size: usize, local: [u64; 2]) -> V
             let mut all = Vec::new();
             for n in [0u32, 103, N as u32] {
                 let (mut a, mut o) = (input(30), vec![0xabu8; size * N]);
-                run(
+                run_2d(
                     p,
                     kernel,
                     &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), val(n)],
@@ -735,7 +685,7 @@ fn element_outputs(p: &Program, kernel: &str, size: usize, local: [u64; 2]) -> V
             // The same buffer as both arguments.
             let mut a = input(31);
             let ptr = (a.as_mut_ptr() as u64).to_ne_bytes().to_vec();
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [Arg::Val(ptr.clone()), Arg::Val(ptr)],
@@ -746,7 +696,7 @@ fn element_outputs(p: &Program, kernel: &str, size: usize, local: [u64; 2]) -> V
         }
         _ => {
             let (mut a, mut o) = (input(32), vec![0u8; size * N]);
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [Arg::Buf(&mut a), Arg::Buf(&mut o)],
@@ -931,7 +881,7 @@ fn affine_64_bit_compares_agree_at_every_wrap() {
                 .chain(&[off.wrapping_add(7), off.wrapping_add(60)])
             {
                 let mut out = vec![0u8; 4 * n];
-                run(
+                run_2d(
                     &p,
                     "bounds_u64",
                     &mut [Arg::Buf(&mut out), val(off), val(bound)],

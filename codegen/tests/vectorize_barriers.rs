@@ -8,7 +8,7 @@
 mod common;
 
 use common::*;
-use ferrocl_codegen::{Backend, BarrierSchedule, BuildOptions, GroupInfo, Program, Vectorization};
+use ferrocl_codegen::{Backend, BarrierSchedule, BuildOptions, Program, Vectorization};
 
 fn build(recipe: Recipe, vectorize: bool) -> Program {
     let spirv = spirv_from_c("vectorize_barriers.cl", recipe, common::CL1_2);
@@ -20,78 +20,6 @@ fn build(recipe: Recipe, vectorize: bool) -> Program {
     compile(&module, &options).unwrap_or_else(|e| panic!("codegen: {e}"))
 }
 
-/// Bytes of `__local` memory the harness gives each group; a `__local` argument gets what
-/// follows the kernel's static variables.
-const LOCAL_BYTES: usize = 64 * 1024;
-
-/// An argument: a buffer, a value, or a `__local` argument of this many bytes.
-enum A<'a> {
-    Buf(&'a mut [u8]),
-    Val(Vec<u8>),
-    Local(usize),
-}
-
-/// Runs `kernel` over `global` in groups of `local` (x, y), groups in order, with the frames
-/// and local memory a worker would give it (local memory is not cleared between groups).
-fn run(p: &Program, kernel: &str, args: &mut [A], global: [u64; 2], local: [u64; 2]) {
-    let k = p
-        .kernel(kernel)
-        .unwrap_or_else(|| panic!("no kernel {kernel}"));
-    let mut block = vec![0u64; k.args_size.div_ceil(8).max(1)];
-    let mut local_offset = k.static_local_mem_size.next_multiple_of(16);
-    for (i, a) in args.iter_mut().enumerate() {
-        let slot = k.args[i];
-        let bytes: Vec<u8> = match a {
-            A::Buf(b) => (b.as_mut_ptr() as u64).to_ne_bytes().to_vec(),
-            A::Val(v) => v.clone(),
-            A::Local(n) => {
-                let at = local_offset;
-                local_offset = (at + *n).next_multiple_of(16);
-                (at as u64).to_ne_bytes().to_vec()
-            }
-        };
-        assert_eq!(slot.size, bytes.len(), "{kernel}: argument {i} size");
-        assert!(local_offset <= LOCAL_BYTES, "{kernel}: local memory");
-        let base = block.as_mut_ptr().cast::<u8>();
-        // SAFETY: the slot lies inside the block (the layout sized it).
-        unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), base.add(slot.offset), bytes.len())
-        };
-    }
-    let groups = [global[0].div_ceil(local[0]), global[1].div_ceil(local[1])];
-    let mut arena = vec![0u128; LOCAL_BYTES / 16];
-    let items = (local[0] * local[1]) as usize;
-    let mut frames = vec![0u128; (k.work_item_frame_size * items).div_ceil(16).max(1)];
-    for gy in 0..groups[1] {
-        for gx in 0..groups[0] {
-            let info = GroupInfo {
-                global_offset: [0; 3],
-                global_size: [global[0], global[1], 1],
-                local_size: [
-                    (global[0] - gx * local[0]).min(local[0]),
-                    (global[1] - gy * local[1]).min(local[1]),
-                    1,
-                ],
-                enqueued_local_size: [local[0], local[1], 1],
-                group_id: [gx, gy, 0],
-                num_groups: [groups[0], groups[1], 1],
-                work_dim: 2,
-                frames: frames.as_mut_ptr() as u64,
-                printf_buffer: 0,
-                local_mem_size: LOCAL_BYTES as u64,
-                frames_size: (frames.len() * 16) as u64,
-                stop: 0,
-                checked: 0,
-                device_enqueue: 0,
-            };
-            // SAFETY: the argument block follows the kernel's layout; every buffer is sized
-            // for the range; the arena and the frames (sized for the group) are private to
-            // this call.
-            unsafe { k.run_group(block.as_ptr().cast(), &info, arena.as_mut_ptr().cast()) };
-        }
-    }
-}
-
 fn floats(n: usize, seed: u64) -> Vec<u8> {
     let mut r = Rng(seed);
     let v: Vec<f32> = (0..n)
@@ -100,8 +28,8 @@ fn floats(n: usize, seed: u64) -> Vec<u8> {
     bytes_of(&v)
 }
 
-fn val<T: Copy>(v: T) -> A<'static> {
-    A::Val(bytes_of(&[v]))
+fn val<T: Copy>(v: T) -> Arg<'static> {
+    Arg::Val(bytes_of(&[v]))
 }
 
 /// The kernel's outputs on fixed inputs, for work-groups of `local` in x (where the kernel
@@ -110,10 +38,10 @@ fn outputs(p: &Program, kernel: &str, local_x: u64) -> Vec<Vec<u8>> {
     match kernel {
         "reduce" => {
             let (mut a, mut o) = (floats(64 * 6, 1), vec![0u8; 4 * 6]);
-            run(
+            run_2d(
                 p,
                 kernel,
-                &mut [A::Buf(&mut a), A::Buf(&mut o)],
+                &mut [Arg::Buf(&mut a), Arg::Buf(&mut o)],
                 [64 * 6, 1],
                 [64, 1],
             );
@@ -124,10 +52,15 @@ fn outputs(p: &Program, kernel: &str, local_x: u64) -> Vec<Vec<u8>> {
             let n = 7 * local_x as usize * per_item as usize - 3;
             let groups = n.div_ceil(local_x as usize * per_item as usize);
             let (mut a, mut o) = (floats(n, 6), vec![0u8; 4 * groups]);
-            run(
+            run_2d(
                 p,
                 kernel,
-                &mut [A::Buf(&mut a), A::Buf(&mut o), val(per_item), val(n as u64)],
+                &mut [
+                    Arg::Buf(&mut a),
+                    Arg::Buf(&mut o),
+                    val(per_item),
+                    val(n as u64),
+                ],
                 [(groups as u64) * local_x, 1],
                 [local_x, 1],
             );
@@ -136,13 +69,13 @@ fn outputs(p: &Program, kernel: &str, local_x: u64) -> Vec<Vec<u8>> {
         "private_across" => {
             let n = 3 * local_x as usize + 5;
             let (mut a, mut o) = (floats(n, 7), vec![0u8; 4 * n]);
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [
-                    A::Buf(&mut a),
-                    A::Buf(&mut o),
-                    A::Local(4 * local_x as usize),
+                    Arg::Buf(&mut a),
+                    Arg::Buf(&mut o),
+                    Arg::Local(4 * local_x as usize),
                 ],
                 [n as u64, 1],
                 [local_x, 1],
@@ -152,13 +85,13 @@ fn outputs(p: &Program, kernel: &str, local_x: u64) -> Vec<Vec<u8>> {
         "stencil" => {
             let n = 5 * local_x as usize + 3;
             let (mut a, mut o) = (floats(n, 2), vec![0u8; 4 * n]);
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [
-                    A::Buf(&mut a),
-                    A::Buf(&mut o),
-                    A::Local(4 * local_x as usize),
+                    Arg::Buf(&mut a),
+                    Arg::Buf(&mut o),
+                    Arg::Local(4 * local_x as usize),
                 ],
                 [n as u64, 1],
                 [local_x, 1],
@@ -168,13 +101,13 @@ fn outputs(p: &Program, kernel: &str, local_x: u64) -> Vec<Vec<u8>> {
         "sgemm_tiled" => {
             let n = 24usize;
             let (mut a, mut b, mut c) = (floats(n * n, 3), floats(n * n, 4), vec![0u8; 4 * n * n]);
-            run(
+            run_2d(
                 p,
                 kernel,
                 &mut [
-                    A::Buf(&mut a),
-                    A::Buf(&mut b),
-                    A::Buf(&mut c),
+                    Arg::Buf(&mut a),
+                    Arg::Buf(&mut b),
+                    Arg::Buf(&mut c),
                     val(n as u32),
                 ],
                 [n as u64, n as u64],
@@ -188,10 +121,10 @@ fn outputs(p: &Program, kernel: &str, local_x: u64) -> Vec<Vec<u8>> {
             // Few distinct values: lanes of one vector iteration often hit the same bin.
             let d: Vec<u32> = (0..n).map(|_| (r.next() % 3) as u32).collect();
             let (mut d, mut bins) = (bytes_of(&d), vec![0u8; 4 * 16]);
-            run(
+            run_2d(
                 p,
                 kernel,
-                &mut [A::Buf(&mut d), A::Buf(&mut bins)],
+                &mut [Arg::Buf(&mut d), Arg::Buf(&mut bins)],
                 [n as u64, 1],
                 [local_x, 1],
             );
@@ -200,10 +133,10 @@ fn outputs(p: &Program, kernel: &str, local_x: u64) -> Vec<Vec<u8>> {
         "local_counter" => {
             let n = 6 * local_x as usize;
             let mut t = vec![0u8; 4 * n];
-            run(
+            run_2d(
                 p,
                 kernel,
-                &mut [A::Buf(&mut t)],
+                &mut [Arg::Buf(&mut t)],
                 [n as u64, 1],
                 [local_x, 1],
             );

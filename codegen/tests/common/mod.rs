@@ -233,10 +233,46 @@ pub fn build_spirv(spirv: &[u8]) -> Program {
     compile(&module, &default_options()).unwrap_or_else(|e| panic!("codegen: {e}"))
 }
 
-/// A kernel argument: a buffer (passed as its address) or bytes passed by value.
+/// A kernel argument: a buffer (passed as its address), bytes passed by value, or `__local`
+/// memory.
 pub enum Arg<'a> {
     Buf(&'a mut [u8]),
     Val(Vec<u8>),
+    /// A `__local` argument of this many bytes, placed after the kernel's static `__local`
+    /// variables in the group's local memory.
+    Local(usize),
+}
+
+/// Bytes of `__local` memory the harness gives each group.
+pub const LOCAL_BYTES: usize = 64 * 1024;
+
+/// The argument block of kernel `k` for `args`, laid out as its `ArgSlot`s say.
+fn argument_block(k: &ferrocl_codegen::Kernel, args: &mut [Arg]) -> Vec<u64> {
+    let kernel = &k.info.name;
+    assert_eq!(k.args.len(), args.len(), "{kernel}: argument count");
+    let mut block = vec![0u64; k.args_size.div_ceil(8).max(1)];
+    let mut local_offset = k.static_local_mem_size.next_multiple_of(16);
+    for (i, a) in args.iter_mut().enumerate() {
+        let slot = k.args[i];
+        let bytes: Vec<u8> = match a {
+            Arg::Buf(b) => (b.as_mut_ptr() as u64).to_ne_bytes().to_vec(),
+            Arg::Val(v) => v.clone(),
+            Arg::Local(n) => {
+                let at = local_offset;
+                local_offset = (at + *n).next_multiple_of(16);
+                (at as u64).to_ne_bytes().to_vec()
+            }
+        };
+        assert_eq!(slot.size, bytes.len(), "{kernel}: argument {i} size");
+        assert!(local_offset <= LOCAL_BYTES, "{kernel}: local memory");
+        assert!(slot.offset + bytes.len() <= block.len() * 8);
+        let base = block.as_mut_ptr().cast::<u8>();
+        // SAFETY: the slot lies inside the block (checked above).
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), base.add(slot.offset), bytes.len())
+        };
+    }
+    block
 }
 
 /// Runs `kernel` over a 1-D NDRange of `global` work-items in groups of `local`.
@@ -256,25 +292,9 @@ pub fn launch_kernel(
     local: u64,
     device_enqueue: u64,
 ) {
-    let kernel = &k.info.name;
-    assert_eq!(k.args.len(), args.len(), "{kernel}: argument count");
-    let mut block = vec![0u64; k.args_size.div_ceil(8).max(1)];
-    for (i, a) in args.iter_mut().enumerate() {
-        let slot = k.args[i];
-        let bytes: Vec<u8> = match a {
-            Arg::Buf(b) => (b.as_mut_ptr() as u64).to_ne_bytes().to_vec(),
-            Arg::Val(v) => v.clone(),
-        };
-        assert_eq!(slot.size, bytes.len(), "{kernel}: argument {i} size");
-        let base = block.as_mut_ptr().cast::<u8>();
-        assert!(slot.offset + bytes.len() <= block.len() * 8);
-        // SAFETY: the slot lies inside the block (checked above).
-        unsafe {
-            std::ptr::copy_nonoverlapping(bytes.as_ptr(), base.add(slot.offset), bytes.len())
-        };
-    }
+    let block = argument_block(k, args);
     let num_groups = global.div_ceil(local);
-    let mut arena = vec![0u128; 4096];
+    let mut arena = vec![0u128; LOCAL_BYTES / 16];
     let mut frames = vec![
         0u128;
         (k.work_item_frame_size * local as usize)
@@ -292,7 +312,7 @@ pub fn launch_kernel(
             work_dim: 1,
             frames: frames.as_mut_ptr() as u64,
             printf_buffer: 0,
-            local_mem_size: (arena.len() * 16) as u64,
+            local_mem_size: LOCAL_BYTES as u64,
             frames_size: (frames.len() * 16) as u64,
             stop: 0,
             checked: 0,
@@ -301,6 +321,48 @@ pub fn launch_kernel(
         // SAFETY: the argument block follows the kernel's layout; the callers size every
         // buffer for the NDRange and keep it alive across the call; the arena is private.
         unsafe { k.run_group(block.as_ptr().cast(), &info, arena.as_mut_ptr().cast()) };
+    }
+}
+
+/// Runs `kernel` over a 2-D `global` range in groups of `local` (x, y), groups in order, with
+/// the frames and local memory a worker would give it (local memory is not cleared between
+/// groups).
+pub fn run_2d(p: &Program, kernel: &str, args: &mut [Arg], global: [u64; 2], local: [u64; 2]) {
+    let k = p
+        .kernel(kernel)
+        .unwrap_or_else(|| panic!("no kernel {kernel}"));
+    let block = argument_block(k, args);
+    let groups = [global[0].div_ceil(local[0]), global[1].div_ceil(local[1])];
+    let mut arena = vec![0u128; LOCAL_BYTES / 16];
+    let items = (local[0] * local[1]) as usize;
+    let mut frames = vec![0u128; (k.work_item_frame_size * items).div_ceil(16).max(1)];
+    for gy in 0..groups[1] {
+        for gx in 0..groups[0] {
+            let info = GroupInfo {
+                global_offset: [0; 3],
+                global_size: [global[0], global[1], 1],
+                local_size: [
+                    (global[0] - gx * local[0]).min(local[0]),
+                    (global[1] - gy * local[1]).min(local[1]),
+                    1,
+                ],
+                enqueued_local_size: [local[0], local[1], 1],
+                group_id: [gx, gy, 0],
+                num_groups: [groups[0], groups[1], 1],
+                work_dim: 2,
+                frames: frames.as_mut_ptr() as u64,
+                printf_buffer: 0,
+                local_mem_size: LOCAL_BYTES as u64,
+                frames_size: (frames.len() * 16) as u64,
+                stop: 0,
+                checked: 0,
+                device_enqueue: 0,
+            };
+            // SAFETY: the argument block follows the kernel's layout; every buffer is sized
+            // for the range; the arena and the frames (sized for the group) are private to
+            // this call.
+            unsafe { k.run_group(block.as_ptr().cast(), &info, arena.as_mut_ptr().cast()) };
+        }
     }
 }
 
