@@ -299,34 +299,11 @@ fn conversions_against_the_host() {
     }
 }
 
-/// Runs test `name` again in a child process with `vars` in its environment (settings are
-/// read once per process); None in the child itself.
-fn in_child(name: &str, vars: &[(&str, &str)]) -> Option<()> {
-    const CHILD: &str = "FERROCL_BFLOAT16_CHILD";
-    if std::env::var(CHILD).as_deref() == Ok(name) {
-        return None;
-    }
-    let exe = std::env::current_exe().expect("test binary path");
-    let out = std::process::Command::new(exe)
-        .args([name, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD, name)
-        .envs(vars.iter().copied())
-        .output()
-        .expect("run the test binary as a child");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("1 passed"),
-        "child {name} failed\n--- stdout ---\n{stdout}\n--- stderr ---\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(())
-}
-
 /// With single-precision denormals flushed, the conversions still take and give subnormals
 /// (they convert encodings, no float arithmetic happens).
 #[test]
 fn conversions_do_not_flush_denormals() {
-    if in_child(
+    if rerun_in_child(
         "conversions_do_not_flush_denormals",
         &[("FERROCL_FTZ", "on")],
     )
@@ -344,7 +321,7 @@ fn conversions_do_not_flush_denormals() {
 
 #[test]
 fn conversions_with_the_wide_backend() {
-    if in_child(
+    if rerun_in_child(
         "conversions_with_the_wide_backend",
         &[("FERROCL_BACKEND", "wide")],
     )

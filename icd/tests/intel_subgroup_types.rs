@@ -43,29 +43,6 @@ fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
     (0..n).map(|_| rng.next_u32() as u8).collect()
 }
 
-/// Runs test `name` again in a child process with `vars` in its environment (settings are
-/// read once per process); None in the child itself.
-fn in_child(name: &str, vars: &[(&str, &str)]) -> Option<()> {
-    const CHILD: &str = "FERROCL_INTEL_SUBGROUP_TYPES_CHILD";
-    if std::env::var(CHILD).as_deref() == Ok(name) {
-        return None;
-    }
-    let exe = std::env::current_exe().expect("test binary path");
-    let out = std::process::Command::new(exe)
-        .args([name, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD, name)
-        .envs(vars.iter().copied())
-        .output()
-        .expect("run the test binary as a child");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("1 passed"),
-        "child {name} failed\n--- stdout ---\n{stdout}\n--- stderr ---\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(())
-}
-
 /// The programs to check: from source through the device's compiler (OpenCL C 1.2 and 3.0) and
 /// from the recipe's IL at both recipes (the other ICD gets the source).
 fn programs(env: &Env) -> Vec<(Program, String)> {
@@ -104,7 +81,7 @@ fn the_extensions_are_reported() {
 /// with the block instructions is refused.
 #[test]
 fn the_extensions_follow_the_sub_group_switch() {
-    if in_child(
+    if rerun_in_child(
         "the_extensions_follow_the_sub_group_switch",
         &[("FERROCL_SUBGROUPS", "off")],
     )
@@ -513,7 +490,7 @@ fn block_reads_and_writes_of_every_type_and_width() {
 /// buffer or local tile pass.
 #[test]
 fn block_reads_and_writes_in_checked_mode() {
-    if in_child(
+    if rerun_in_child(
         "block_reads_and_writes_in_checked_mode",
         &[("FERROCL_CHECKED", "on")],
     )
@@ -533,7 +510,7 @@ fn block_reads_and_writes_in_checked_mode() {
 /// where the LLVM server is available; Cranelift otherwise).
 #[test]
 fn block_reads_and_writes_with_the_wide_backend() {
-    if in_child(
+    if rerun_in_child(
         "block_reads_and_writes_with_the_wide_backend",
         &[("FERROCL_BACKEND", "wide")],
     )

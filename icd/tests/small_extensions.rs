@@ -894,29 +894,6 @@ fn other_required_sub_group_sizes_fail_the_build() {
     }
 }
 
-/// Runs test `name` again in a child process with `vars` in its environment (settings are
-/// read once per process); None in the child itself.
-fn in_child(name: &str, vars: &[(&str, &str)]) -> Option<()> {
-    const CHILD: &str = "FERROCL_SMALL_EXTENSIONS_CHILD";
-    if std::env::var(CHILD).as_deref() == Ok(name) {
-        return None;
-    }
-    let exe = std::env::current_exe().expect("test binary path");
-    let out = std::process::Command::new(exe)
-        .args([name, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD, name)
-        .envs(vars.iter().copied())
-        .output()
-        .expect("run the test binary as a child");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("1 passed"),
-        "child {name} failed\n--- stdout ---\n{stdout}\n--- stderr ---\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(())
-}
-
 const IMAGE_BLOCKS: &str = "
 kernel void image_block(read_only image2d_t src, write_only image2d_t dst, int x, int y,
                         global uint *out) {
@@ -972,7 +949,7 @@ fn image_2d(
 /// row narrower than a uint: each byte clamped); a write outside the image is dropped.
 #[test]
 fn intel_image_block_reads_and_writes() {
-    if in_child(
+    if rerun_in_child(
         "intel_image_block_reads_and_writes",
         &[("FERROCL_IMAGES", "on")],
     )
@@ -1068,7 +1045,7 @@ fn intel_image_block_reads_and_writes() {
 /// the Intel built-ins undeclared in OpenCL C.
 #[test]
 fn intel_subgroups_follow_the_sub_group_switch() {
-    if in_child(
+    if rerun_in_child(
         "intel_subgroups_follow_the_sub_group_switch",
         &[("FERROCL_SUBGROUPS", "off")],
     )

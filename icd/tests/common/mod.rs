@@ -765,3 +765,27 @@ pub fn assemble_text(name: &str, text: &str, version: &str) -> Vec<u8> {
     let _ = std::fs::remove_file(source);
     words
 }
+
+/// Runs test `name` again in a child process of the test binary with `vars` in its
+/// environment (the driver reads its settings once per process); None in the child itself,
+/// which then runs the test's body. Panics when the child fails.
+pub fn rerun_in_child(name: &str, vars: &[(&str, &str)]) -> Option<()> {
+    const CHILD: &str = "FERROCL_TEST_CHILD";
+    if std::env::var(CHILD).as_deref() == Ok(name) {
+        return None;
+    }
+    let exe = std::env::current_exe().expect("test binary path");
+    let out = std::process::Command::new(exe)
+        .args([name, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD, name)
+        .envs(vars.iter().copied())
+        .output()
+        .expect("run the test binary as a child");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "child {name} failed\n--- stdout ---\n{stdout}\n--- stderr ---\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(())
+}
