@@ -43,7 +43,7 @@ pub use instruction_enqueue::{
 };
 pub use link::{itanium_name, link, provided_by_device, unresolved_imports, Linked, SpecValues};
 pub use metadata::{
-    is_barrier_or_collective, is_device_enqueue_instruction, stops_work_items,
+    is_barrier_or_collective, is_device_enqueue_instruction, reaches, stops_work_items,
     synchronises_work_group, AccessQualifier, AddressQualifier, ArgKind, ImageType, KernelArg,
     KernelInfo, TypeQualifiers, VEC_TYPE_HINT_RECORD,
 };

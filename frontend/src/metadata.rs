@@ -692,8 +692,9 @@ pub fn stops_work_items(m: &Module, function: u32) -> bool {
     })
 }
 
-/// Whether `wanted` holds for `function` or anything it calls.
-fn reaches(m: &Module, function: u32, wanted: impl Fn(u32) -> bool) -> bool {
+/// Whether `wanted` holds for `function` or anything it calls (functions without a body are
+/// not looked into).
+pub fn reaches(m: &Module, function: u32, wanted: impl Fn(u32) -> bool) -> bool {
     let mut seen = HashSet::new();
     let mut stack = vec![function];
     while let Some(id) = stack.pop() {

@@ -552,31 +552,24 @@ fn lockstep_lanes(
     if sub_group_size == 0 || !(lanes as u64).is_multiple_of(sub_group_size) {
         return None;
     }
-    let sub_group_scope = |id: Word| {
-        m.global(id).is_some_and(|c| {
-            c.opcode() == Op::Constant
-                && c.constant_bits().ok() == Some(super::subgroup::SCOPE_SUBGROUP)
+    let sub_group_barrier = |inst: ferrocl_frontend::Inst<'_>| {
+        inst.opcode() == Op::ControlBarrier
+            && inst.control_barrier().is_ok_and(|b| {
+                m.global(b.execution).is_some_and(|c| {
+                    c.opcode() == Op::Constant
+                        && c.constant_bits().ok() == Some(super::subgroup::SCOPE_SUBGROUP)
+                })
+            })
+    };
+    let stops_otherwise = |id: Word| {
+        m.function(id).is_some_and(|f| {
+            f.instructions().any(|inst| {
+                ferrocl_frontend::synchronises_work_group(inst.opcode()) && !sub_group_barrier(inst)
+            })
         })
     };
-    let mut seen = HashSet::new();
-    let mut todo = vec![kernel.function];
-    while let Some(id) = todo.pop() {
-        if !seen.insert(id) {
-            continue;
-        }
-        for inst in m.function(id)?.instructions() {
-            let op = inst.opcode();
-            if op == Op::FunctionCall {
-                todo.extend(inst.callee());
-            } else if ferrocl_frontend::synchronises_work_group(op)
-                && !(op == Op::ControlBarrier
-                    && inst
-                        .control_barrier()
-                        .is_ok_and(|b| sub_group_scope(b.execution)))
-            {
-                return None;
-            }
-        }
+    if ferrocl_frontend::reaches(m, kernel.function, stops_otherwise) {
+        return None;
     }
     Some(lanes)
 }
