@@ -315,113 +315,90 @@ pub(crate) fn build(
         crate::Backend::Cranelift => 128,
         crate::Backend::Wide => options.target.vector_bits,
     };
-    let region_lanes = crate::vectorize::lanes_for(options);
+    let lanes = crate::vectorize::lanes_for(options);
     let widened_regions = (item_loop.is_none()
         && options.vectorize
-        && region_lanes >= MIN_REGION_LANES
+        && lanes >= MIN_REGION_LANES
         && !region_loops.is_empty())
-    .then(|| vectorize_regions(func, &region_loops, region_lanes))
+    .then(|| vectorize_regions(func, &region_loops, lanes, isa))
     .flatten();
-    let (vectorization, fallback) = if let Some(widened) = widened_regions {
-        widened
-    } else {
-        match item_loop {
-            // Only the work-item vectoriser runs whole sub-groups in lockstep: on a refusal, and in
-            // the fallback should the vector code not compile, every launch takes the cut body.
-            Some(item_loop) if lockstep.is_some() => {
-                let lockstep = lockstep.as_ref().expect("matched");
-                let mut cut_only = func.clone();
-                lockstep.cut_only(&mut cut_only);
-                let lanes = crate::vectorize::lanes_for(options);
-                match crate::vectorize::vectorize(func, &item_loop, lanes) {
-                    Ok(()) if cfg!(debug_assertions) && verify_failed(func, isa) => {
-                        panic!("the vectoriser made CLIF the verifier refuses")
-                    }
-                    Ok(()) => (
-                        crate::Vectorization::Vectorized {
-                            lanes: lanes as u32,
-                        },
-                        Some(cut_only),
-                    ),
-                    Err(why) => {
-                        *func = cut_only;
-                        (
-                            crate::Vectorization::Scalar(
-                                format!("the kernel has sub-group barriers, and {why}").into(),
-                            ),
-                            None,
-                        )
-                    }
+    let vectorized = || crate::Vectorization::Vectorized {
+        lanes: lanes as u32,
+    };
+    let (vectorization, fallback) = match (item_loop, widened_regions) {
+        (_, Some(widened)) => widened,
+        // Only the work-item vectoriser runs whole sub-groups in lockstep: on a refusal, and in
+        // the fallback should the vector code not compile, every launch takes the cut body.
+        (Some(item_loop), None) if lockstep.is_some() => {
+            let lockstep = lockstep.as_ref().expect("matched");
+            let mut cut_only = func.clone();
+            lockstep.cut_only(&mut cut_only);
+            match widen(func, &item_loop, lanes, isa) {
+                Ok(()) => (vectorized(), Some(cut_only)),
+                Err(why) => {
+                    *func = cut_only;
+                    (
+                        crate::Vectorization::Scalar(
+                            format!("the kernel has sub-group barriers, and {why}").into(),
+                        ),
+                        None,
+                    )
                 }
             }
-            Some(_) if !options.vectorize => (
-                crate::Vectorization::Scalar("vectorisation is off".into()),
-                None,
-            ),
-            // Each work-item's enqueue is a call into the runtime with its own ndrange, events
-            // and block literal in its private memory: kept one work-item at a time.
-            Some(_) if kernel.uses_device_enqueue => (
-                crate::Vectorization::Scalar("device-side enqueue".into()),
-                None,
-            ),
-            Some(item_loop) => {
-                let plan =
-                    packs.then(|| crate::vector_pack::plan(func, pack_bits, &vector_results));
-                let planned = plan
-                    .as_ref()
-                    .map(crate::vector_pack::Plan::packing)
-                    .unwrap_or_default();
-                // Math calls with a vector form (vectorize/math.rs) run as vector code only in
-                // the work-item vectoriser; packed, they stay one call per component.
-                if planned.packed_arithmetic > 0
-                    && planned.coverage() >= PACKED_OVER_WORK_ITEMS
-                    && item_loop.math.is_empty()
-                {
-                    if half_pairs {
-                        drop(plan);
+        }
+        (Some(_), None) if !options.vectorize => (
+            crate::Vectorization::Scalar("vectorisation is off".into()),
+            None,
+        ),
+        // Each work-item's enqueue is a call into the runtime with its own ndrange, events
+        // and block literal in its private memory: kept one work-item at a time.
+        (Some(_), None) if kernel.uses_device_enqueue => (
+            crate::Vectorization::Scalar("device-side enqueue".into()),
+            None,
+        ),
+        (Some(item_loop), None) => {
+            let plan = packs.then(|| crate::vector_pack::plan(func, pack_bits, &vector_results));
+            let planned = plan
+                .as_ref()
+                .map(crate::vector_pack::Plan::packing)
+                .unwrap_or_default();
+            // Math calls with a vector form (vectorize/math.rs) run as vector code only in
+            // the work-item vectoriser; packed, they stay one call per component.
+            if planned.packed_arithmetic > 0
+                && planned.coverage() >= PACKED_OVER_WORK_ITEMS
+                && item_loop.math.is_empty()
+            {
+                if half_pairs {
+                    drop(plan);
+                    lower_half_pairs(func)?;
+                    apply_packing(crate::vector_pack::plan(func, pack_bits, &vector_results))
+                } else {
+                    apply_packing(plan.expect("planned"))
+                }
+            } else {
+                drop(plan);
+                let scalar = func.clone();
+                match widen(func, &item_loop, lanes, isa) {
+                    Ok(()) => (vectorized(), Some(scalar)),
+                    // A refusal leaves `func` as it was, so it packs as planned.
+                    Err(_) if planned.packed > 0 => {
                         lower_half_pairs(func)?;
                         apply_packing(crate::vector_pack::plan(func, pack_bits, &vector_results))
-                    } else {
-                        apply_packing(plan.expect("planned"))
                     }
-                } else {
-                    drop(plan);
-                    let scalar = func.clone();
-                    let lanes = crate::vectorize::lanes_for(options);
-                    match crate::vectorize::vectorize(func, &item_loop, lanes) {
-                        Ok(()) if cfg!(debug_assertions) && verify_failed(func, isa) => {
-                            panic!("the vectoriser made CLIF the verifier refuses")
-                        }
-                        Ok(()) => (
-                            crate::Vectorization::Vectorized {
-                                lanes: lanes as u32,
-                            },
-                            Some(scalar),
-                        ),
-                        // A refusal leaves `func` as it was, so it packs as planned.
-                        Err(_) if planned.packed > 0 => {
-                            lower_half_pairs(func)?;
-                            apply_packing(crate::vector_pack::plan(
-                                func,
-                                pack_bits,
-                                &vector_results,
-                            ))
-                        }
-                        Err(why) => (crate::Vectorization::Scalar(why.into()), None),
-                    }
+                    Err(why) => (crate::Vectorization::Scalar(why.into()), None),
                 }
             }
-            None if packs => {
-                lower_half_pairs(func)?;
-                let plan = crate::vector_pack::plan(func, pack_bits, &vector_results);
-                if plan.packing().packed > 0 {
-                    apply_packing(plan)
-                } else {
-                    (shape.vectorization.clone(), None)
-                }
-            }
-            None => (shape.vectorization.clone(), None),
         }
+        (None, None) if packs => {
+            lower_half_pairs(func)?;
+            let plan = crate::vector_pack::plan(func, pack_bits, &vector_results);
+            if plan.packing().packed > 0 {
+                apply_packing(plan)
+            } else {
+                (shape.vectorization.clone(), None)
+            }
+        }
+        (None, None) => (shape.vectorization.clone(), None),
     };
     shape.vectorization = vectorization;
     shape.scalar_fallback = fallback;
@@ -434,6 +411,21 @@ pub(crate) fn build(
         }
     }
     Ok(shape)
+}
+
+/// The work-item vectoriser on `lp` (see [`crate::vectorize::vectorize`]); debug builds check
+/// its output with Cranelift's verifier.
+fn widen(
+    func: &mut ir::Function,
+    lp: &crate::vectorize::ItemLoop,
+    lanes: usize,
+    isa: &dyn cranelift_codegen::isa::TargetIsa,
+) -> Result<(), crate::vectorize::Refusal> {
+    crate::vectorize::vectorize(func, lp, lanes)?;
+    if cfg!(debug_assertions) && verify_failed(func, isa) {
+        panic!("the vectoriser made CLIF the verifier refuses")
+    }
+    Ok(())
 }
 
 /// Work-items per vector iteration from which the regions of barrier kernels are widened: the
@@ -457,6 +449,7 @@ fn vectorize_regions(
     func: &mut ir::Function,
     loops: &[crate::vectorize::ItemLoop],
     lanes: usize,
+    isa: &dyn cranelift_codegen::isa::TargetIsa,
 ) -> Option<(crate::Vectorization, Option<ir::Function>)> {
     let scalar = func.clone();
     // Region copies start with the whole kernel's code, unreachable up to their resume point;
@@ -464,7 +457,7 @@ fn vectorize_regions(
     crate::vectorize::remove_unreachable_blocks(func);
     let mut widened = 0;
     for lp in loops {
-        if crate::vectorize::vectorize(func, lp, lanes).is_ok() {
+        if widen(func, lp, lanes, isa).is_ok() {
             widened += 1;
         }
     }
