@@ -124,31 +124,6 @@ fn the_extensions_follow_the_sub_group_switch() {
 
 // ---- shuffles ----
 
-/// The lane a shuffle of work-item `lane` reads with operand `k`, and from which data operand
-/// (0 or 1), for sub-groups whose largest size is `max`; None out of range (the result is then
-/// undefined).
-fn shuffle_source(op: usize, lane: usize, k: usize, max: usize) -> Option<(usize, usize)> {
-    match op {
-        0 => Some((k, 0)),
-        1 => {
-            let at = lane + k;
-            (at < 2 * max).then(|| if at < max { (at, 0) } else { (at - max, 1) })
-        }
-        2 => {
-            let at = lane as isize - k as isize;
-            let max = max as isize;
-            (at >= -max).then(|| {
-                if at >= 0 {
-                    (at as usize, 1)
-                } else {
-                    ((at + max) as usize, 0)
-                }
-            })
-        }
-        _ => Some((lane ^ k, 0)),
-    }
-}
-
 /// Runs `shuffles_<name>` on 3 groups of `local` work-items whose elements are `width`
 /// components of `bytes` bytes, and checks every result whose source lane exists: the bytes of
 /// the source work-item's element.

@@ -789,3 +789,28 @@ pub fn rerun_in_child(name: &str, vars: &[(&str, &str)]) -> Option<()> {
     );
     Some(())
 }
+
+/// The lane an `intel_sub_group_shuffle` (op 0), `_down` (1), `_up` (2) or `_xor` (3) of
+/// work-item `lane` reads with operand `k`, and from which data operand (0 or 1), for
+/// sub-groups whose largest size is `max`; None out of range (the result is then undefined).
+pub fn shuffle_source(op: usize, lane: usize, k: usize, max: usize) -> Option<(usize, usize)> {
+    match op {
+        0 => Some((k, 0)),
+        1 => {
+            let at = lane + k;
+            (at < 2 * max).then(|| if at < max { (at, 0) } else { (at - max, 1) })
+        }
+        2 => {
+            let at = lane as isize - k as isize;
+            let max = max as isize;
+            (at >= -max).then(|| {
+                if at >= 0 {
+                    (at as usize, 1)
+                } else {
+                    ((at + max) as usize, 0)
+                }
+            })
+        }
+        _ => Some((lane ^ k, 0)),
+    }
+}
