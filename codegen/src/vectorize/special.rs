@@ -71,9 +71,9 @@ impl Vectoriser<'_> {
     fn lanes_below(&mut self, base: Value, stride: i64, bound: Value) -> Value {
         let limit = self.cursor().ins().iconst(types::I64, AFFINE_COMPARE_LIMIT);
         let zero = self.cursor().ins().iconst(types::I64, 0);
-        // r, clamped; a base of 0 never wraps.
-        let r = self.cursor().ins().isub(zero, base);
-        let r = self.cursor().ins().umin(r, limit);
+        // r = 2^64 − base (as a 64-bit value), clamped; a base of 0 never wraps.
+        let true_r = self.cursor().ins().isub(zero, base);
+        let r = self.cursor().ins().umin(true_r, limit);
         let base_zero = self.cursor().ins().icmp_imm_s(IntCC::Equal, base, 0);
         let r = self.cursor().ins().select(base_zero, limit, r);
         // Bound for the lanes that do not wrap.
@@ -84,9 +84,8 @@ impl Vectoriser<'_> {
         let room = self.cursor().ins().isub(bound, base);
         let room = self.cursor().ins().umin(room, limit);
         let unwrapped = self.cursor().ins().select(above, room, zero);
-        // Bound for the lanes that wrap: r + bound, saturating (r here is the true 2^64 − base
-        // when it is below the limit, and lanes only wrap then).
-        let true_r = self.cursor().ins().isub(zero, base);
+        // Bound for the lanes that wrap: r + bound, saturating (lanes only wrap when r is
+        // below the limit, so the unclamped r is the true one there).
         let sum = self.cursor().ins().iadd(true_r, bound);
         let carried = self
             .cursor()
