@@ -41,7 +41,10 @@ pub use instruction::{
 pub use instruction_enqueue::{
     BlockQueryOperands, BlockRef, BuildNdRange, EnqueueKernel, EnqueueMarker,
 };
-pub use link::{itanium_name, link, provided_by_device, unresolved_imports, Linked, SpecValues};
+pub use link::{
+    itanium_name, link, provided_by_device, unresolved_imports, Linked, SpecValues,
+    DEVICELIB_ASSERT_FAIL,
+};
 pub use metadata::{
     is_barrier_or_collective, is_device_enqueue_instruction, reaches, stops_work_items,
     synchronises_work_group, AccessQualifier, AddressQualifier, ArgKind, ImageType, KernelArg,

@@ -585,12 +585,22 @@ pub fn itanium_name(mangled: &str) -> Option<&str> {
     Some(rest.trim_start_matches(|c: char| c.is_ascii_digit()))
 }
 
+/// `cl_intel_devicelib_assert`'s function: SYCL's `assert` in device code calls it (DPC++
+/// imports it by this unmangled name) when the device reports the extension, and codegen
+/// calls the driver's implementation, which prints the failure to stderr and aborts
+/// (`devicelib_assert_call`). Its declaration must have the extension's signature
+/// (validate_types/devicelib.rs).
+pub const DEVICELIB_ASSERT_FAIL: &str = "__devicelib_assert_fail";
+
 /// Imported functions the device itself provides: OpenCL C built-ins llvm-spirv-15 leaves as
 /// calls (cl_khr_integer_dot_product's packed forms, cl_khr_kernel_clock's clock_read_*,
 /// cl_khr_extended_async_copies' copies, cl_khr_async_work_group_copy_fence's fence), by
-/// their mangled names; codegen computes them (`packed_dot_call`, `clock_call`,
-/// `extended_async_copy`).
+/// their mangled names, and [`DEVICELIB_ASSERT_FAIL`]; codegen computes them
+/// (`packed_dot_call`, `clock_call`, `extended_async_copy`, `devicelib_assert_call`).
 pub fn provided_by_device(mangled: &str) -> bool {
+    if mangled == DEVICELIB_ASSERT_FAIL {
+        return true;
+    }
     let Some(name) = itanium_name(mangled) else {
         return false;
     };

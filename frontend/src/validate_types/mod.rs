@@ -15,6 +15,7 @@ use crate::module::{Module, Type};
 
 mod arith;
 mod calls;
+mod devicelib;
 mod enqueue;
 mod memory;
 mod sync;
@@ -390,6 +391,9 @@ impl<'m> Checker<'m> {
         self.function = Some(f);
         let ret = def.result_type.unwrap_or(0);
         self.function_signature(f, def, ret);
+        if f.blocks.is_empty() {
+            self.device_function_declaration(f, def);
+        }
         let preds = predecessors(f);
         for b in &f.blocks {
             let label = b.label.as_ref().and_then(|l| l.result_id).unwrap_or(0);
