@@ -73,6 +73,9 @@ pub(crate) enum EntryPoint {
     CaptureProfiling,
     /// `get_kernel_work_group_size` and the other block queries.
     BlockQuery,
+    /// cl_intel_devicelib_assert's `__devicelib_assert_fail(expr, file, line, func, gid0, gid1,
+    /// gid2, lid0, lid1, lid2)`: prints and aborts (devicelib_assert.rs).
+    DevicelibAssertFail,
 }
 
 fn float(precision: Precision) -> Type {
@@ -160,6 +163,7 @@ impl EntryPoint {
             EntryPoint::EventOp => "ferrocl_event_op",
             EntryPoint::CaptureProfiling => "ferrocl_capture_profiling",
             EntryPoint::BlockQuery => "ferrocl_block_query",
+            EntryPoint::DevicelibAssertFail => "ferrocl_devicelib_assert_fail",
         }
     }
 
@@ -264,6 +268,12 @@ impl EntryPoint {
                 vec![types::I64, types::I32, types::I32, types::I64],
                 vec![types::I32],
             ),
+            // (expr, file, line, func, global id x, y, z, local id x, y, z)
+            EntryPoint::DevicelibAssertFail => {
+                let mut params = vec![types::I64, types::I64, types::I32, types::I64];
+                params.extend([types::I64; 6]);
+                (params, vec![])
+            }
         }
     }
 }
@@ -283,6 +293,10 @@ pub(crate) fn jit_symbols() -> Vec<(String, *const u8)> {
     symbols.push((
         EntryPoint::CheckedLookup.symbol().to_owned(),
         crate::checked::checked_lookup as *const u8,
+    ));
+    symbols.push((
+        EntryPoint::DevicelibAssertFail.symbol().to_owned(),
+        crate::devicelib_assert::devicelib_assert_fail as *const u8,
     ));
     use crate::pipe;
     let pipes: [(EntryPoint, *const u8); 5] = [
@@ -399,6 +413,7 @@ mod tests {
             EntryPoint::EventOp,
             EntryPoint::CaptureProfiling,
             EntryPoint::BlockQuery,
+            EntryPoint::DevicelibAssertFail,
         ]);
         all
     }

@@ -9,6 +9,7 @@ mod abi;
 mod backend;
 mod checked;
 mod device_enqueue;
+mod devicelib_assert;
 mod entry_points;
 mod environment;
 mod error;

@@ -1,5 +1,6 @@
 //! Work-item built-ins (`get_global_id` & co.): values computed from the work-group function's
-//! loop counters and the `GroupInfo` the runtime passes, never memory; and the kernel clock.
+//! loop counters and the `GroupInfo` the runtime passes, never memory; the kernel clock; and
+//! cl_intel_devicelib_assert's `__devicelib_assert_fail`.
 
 use cranelift_codegen::ir::{types, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::FunctionBuilder;
@@ -241,5 +242,21 @@ impl Translator<'_, '_, '_> {
             return err(format!("error: {mangled} must return a value\n"));
         };
         self.read_clock(scope as u32, shape).map(Some)
+    }
+
+    /// A call of cl_intel_devicelib_assert's `__devicelib_assert_fail` (the frontend checked
+    /// its declaration): the driver's function, which prints the failure and aborts
+    /// (devicelib_assert.rs), with the call's arguments — the ids are the caller's, as DPC++
+    /// passes them. Like every call with side effects, it runs only for the work-items that
+    /// reach it, in vector lanes too (the vectoriser makes it per lane, under the lane's mask).
+    pub(crate) fn devicelib_assert_call(&mut self, args: &[Val]) -> Result<(), BuildError> {
+        let entry = EntryPoint::DevicelibAssertFail;
+        let mut leaves = Vec::new();
+        for a in args {
+            a.leaves(&mut leaves);
+        }
+        self.check_leaf_types(&leaves, &entry.signature().0)?;
+        self.call_entry(entry, &leaves)?;
+        Ok(())
     }
 }

@@ -555,6 +555,10 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
         })?;
         if f.block_count() == 0 {
             let name = m.linkage_name(fid).unwrap_or("?");
+            if name == ferrocl_frontend::DEVICELIB_ASSERT_FAIL {
+                self.devicelib_assert_call(&args)?;
+                return Ok(None);
+            }
             if let Some(v) = self.packed_dot_call(name, &args)? {
                 return Ok(Some(v));
             }
