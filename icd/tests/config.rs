@@ -1152,6 +1152,7 @@ const EXPECTED_EXTENSIONS: &[(&str, [u32; 3], bool, Needs)] = &[
     ("cl_khr_extended_async_copies", [1, 0, 0], true, Needs::Nothing),
     ("cl_khr_async_work_group_copy_fence", [1, 0, 0], true, Needs::Nothing),
     ("cl_intel_bfloat16_conversions", [1, 0, 0], true, Needs::Nothing),
+    ("cl_intel_devicelib_assert", [1, 0, 0], false, Needs::Nothing),
     ("cl_khr_fp64", [1, 0, 0], true, Needs::Fp64),
     ("cl_khr_fp16", [1, 0, 0], true, Needs::Fp16),
     ("cles_khr_int64", [1, 0, 0], true, Needs::Embedded),

@@ -478,6 +478,7 @@ const NO_DEVICE_QUERIES: &[&str] = &[
     "cl_intel_spirv_subgroups",
     "cl_intel_subgroup_local_block_io",
     "cl_intel_bfloat16_conversions",
+    "cl_intel_devicelib_assert",
     "cl_khr_depth_images",
     "cl_khr_3d_image_writes",
     "cl_khr_srgb_image_writes",

@@ -34,6 +34,7 @@ pub enum FeatureId {
     ExtendedAsyncCopies,
     AsyncCopyFence,
     Bfloat16Conversions,
+    DevicelibAssert,
     Fp64,
     Fp16,
     EmbeddedInt64,
@@ -446,6 +447,19 @@ pub const FEATURES: &[Feature] = &[
         ..feature(
             FeatureId::Bfloat16Conversions,
             "bfloat16 conversions",
+            Switch::Always,
+        )
+    },
+    Feature {
+        // SYCL's device-code assert in DPC++'s native mode: a module imports
+        // `__devicelib_assert_fail` unresolved (frontend link.rs `provided_by_device`, its
+        // signature checked), and codegen calls the driver's function, which prints the
+        // failure to stderr and aborts the process (codegen devicelib_assert.rs). Nothing in
+        // OpenCL C names it, so clang is not told.
+        extensions: &[api_ext("cl_intel_devicelib_assert")],
+        ..feature(
+            FeatureId::DevicelibAssert,
+            "device-code assert",
             Switch::Always,
         )
     },
