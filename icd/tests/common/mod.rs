@@ -332,25 +332,33 @@ impl Env {
     /// Builds IL the test made itself (clCreateProgramWithIL + clBuildProgram with
     /// `options`); panics with the build log.
     pub fn program_from_il(&self, il: &[u8], options: &str) -> Program {
+        self.try_program_from_il(il, options)
+            .unwrap_or_else(|log| panic!("{log}"))
+    }
+
+    /// Builds IL with `options`: the program, or the error code and build log.
+    pub fn try_program_from_il(&self, il: &[u8], options: &str) -> Result<Program, String> {
         let program = check(
             cl(Program::create_from_il(&self.context, il)),
             "clCreateProgramWithIL",
         );
         let c_options = std::ffi::CString::new(options).expect("options");
-        if let Err(code) = opencl3::program::build_program(
+        match opencl3::program::build_program(
             program.get(),
             self.context.devices(),
             &c_options,
             None,
             ptr::null_mut(),
         ) {
-            let log = program.get_build_log(self.device.id()).unwrap_or_default();
-            panic!(
-                "clBuildProgram(IL, {options:?}) failed: {} ({code})\n--- build log ---\n{log}",
-                error_text(code)
-            );
+            Ok(()) => Ok(program),
+            Err(code) => {
+                let log = program.get_build_log(self.device.id()).unwrap_or_default();
+                Err(format!(
+                    "clBuildProgram(IL, {options:?}) failed: {} ({code})\n--- build log ---\n{log}",
+                    error_text(code)
+                ))
+            }
         }
-        program
     }
 
     /// Builds OpenCL C `source` with the device's own compiler (clCreateProgramWithSource +
@@ -770,6 +778,19 @@ pub fn assemble_text(name: &str, text: &str, version: &str) -> Vec<u8> {
 /// environment (the driver reads its settings once per process); None in the child itself,
 /// which then runs the test's body. Panics when the child fails.
 pub fn rerun_in_child(name: &str, vars: &[(&str, &str)]) -> Option<()> {
+    let out = run_in_child(name, vars)?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.contains("1 passed"),
+        "child {name} failed\n--- stdout ---\n{stdout}\n--- stderr ---\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(())
+}
+
+/// As [`rerun_in_child`], but whatever becomes of the child: its output and exit status (a
+/// test whose child is meant to die), or None in the child itself.
+pub fn run_in_child(name: &str, vars: &[(&str, &str)]) -> Option<std::process::Output> {
     const CHILD: &str = "FERROCL_TEST_CHILD";
     if std::env::var(CHILD).as_deref() == Ok(name) {
         return None;
@@ -781,13 +802,7 @@ pub fn rerun_in_child(name: &str, vars: &[(&str, &str)]) -> Option<()> {
         .envs(vars.iter().copied())
         .output()
         .expect("run the test binary as a child");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.contains("1 passed"),
-        "child {name} failed\n--- stdout ---\n{stdout}\n--- stderr ---\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(())
+    Some(out)
 }
 
 /// The lane an `intel_sub_group_shuffle` (op 0), `_down` (1), `_up` (2) or `_xor` (3) of
