@@ -21,7 +21,12 @@ pub(super) fn compile(
     let mut scalar_fallback = false;
     // A wide build's rounding pairs (half_rounding.rs) become integer code; the
     // vectoriser's, on vectors, cannot, and the scalar fallback is compiled instead.
-    let lowered = crate::half_rounding::lower_pairs(&mut func);
+    let lowered = if crate::vectorize::calls_lane_intrinsics(&func) {
+        // Gathers and scatters are the wide backend's (vectorize/gather.rs).
+        Err("lane intrinsics".to_owned())
+    } else {
+        crate::half_rounding::lower_pairs(&mut func)
+    };
     let mut ctx = cranelift_codegen::Context::for_function(func);
     ctx.set_disasm(dumping);
     let mut plane = cranelift_codegen::control::ControlPlane::default();

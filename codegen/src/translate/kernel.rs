@@ -668,6 +668,8 @@ fn build_plain(
         local_size: t.wi.local_size[0],
         math: std::mem::take(&mut t.vector_math),
         math_fallback_marker: t.options.math_fallback_marker,
+        lane_intrinsics: t.options.backend == crate::Backend::Wide && !t.options.checked,
+        checked: t.options.checked,
         region_frame: None,
     })
 }
@@ -875,6 +877,8 @@ fn build_regions(
             local_size: t.wi.local_size[0],
             math: Default::default(),
             math_fallback_marker: t.options.math_fallback_marker,
+            lane_intrinsics: t.options.backend == crate::Backend::Wide && !t.options.checked,
+            checked: t.options.checked,
             region_frame: Some(frame_base),
         });
         close_item_loops(t, heads, latches, copy_tail);

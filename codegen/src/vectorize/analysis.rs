@@ -50,6 +50,15 @@ pub(super) fn vectorisable_type(t: Type) -> bool {
     t == types::F32 || t == types::I32
 }
 
+/// Whether values of scalar type `t` take the `Pair` form at `lanes` lanes: doubles always,
+/// 64-bit integers in wide code (8 or 16 lanes), whose i64 vector arithmetic, compares and
+/// narrowing LLVM lowers (Cranelift's x86-64 backend lacks some of them for i64x2, so at 4
+/// lanes they stay a scalar per lane). SYCL's indices are `size_t`: without this, every
+/// index computed from data (a binary search's bounds) was one scalar per lane.
+pub(super) fn pair_type(t: Type, lanes: usize) -> bool {
+    t == types::F64 || (t == types::I64 && lanes >= 8)
+}
+
 /// Pure lane-wise operations whose f32x4 / i32x4 forms Cranelift lowers on x86-64 (with the
 /// SSE4.1 the host has; a host without it makes the JIT refuse and the kernel is rebuilt
 /// scalar, see kernel.rs). `fma` is one VFMADD on f32x4 with native FMA and a call of

@@ -124,7 +124,11 @@ impl Vectoriser<'_> {
             arg,
         }) = def
         else {
-            return matches!(self.form(x), Form::Lanes(_)).then_some((x, Widen::None, scale));
+            return matches!(self.form(x), Form::Lanes(_) | Form::Pair(_)).then_some((
+                x,
+                Widen::None,
+                scale,
+            ));
         };
         let arg = dfg.resolve_aliases(arg);
         if dfg.value_type(arg) != types::I32 {
@@ -177,7 +181,10 @@ impl Vectoriser<'_> {
                 }
                 _ => break,
             };
-            if !matches!(self.form(next), Form::Vector(_) | Form::Lanes(_)) {
+            if !matches!(
+                self.form(next),
+                Form::Vector(_) | Form::Lanes(_) | Form::Pair(_)
+            ) {
                 break;
             }
             terms.push((term, op == Opcode::Isub));
@@ -245,9 +252,32 @@ impl Vectoriser<'_> {
         i0
     }
 
-    /// `consecutive` for a 64-bit index whose varying part is `part` (four scalars): each
-    /// lane's distance from lane 0, compared in scalars.
+    /// `consecutive` for a 64-bit index whose varying part is `part`: each lane's distance
+    /// from lane 0, compared in vectors (a `Pair`) or in scalars (one per lane).
     fn consecutive_64(&mut self, part: Value, terms: &[(Value, bool)]) -> (Value, Value) {
+        if let Form::Pair(p) = self.form(part) {
+            let pt = self.func.dfg.value_type(p[0]);
+            let half = self.n / 2;
+            let l0 = self.cursor().ins().extractlane(p[0], 0);
+            let first = self.cursor().ins().splat(pt, l0);
+            let mut all = None;
+            for (h, &x) in p.iter().enumerate() {
+                let bytes: Vec<u8> = (0..half)
+                    .flat_map(|k| ((h * half + k) as i64).to_le_bytes())
+                    .collect();
+                let c = self.func.dfg.constants.insert(ConstantData::from(bytes));
+                let steps = self.cursor().ins().vconst(pt, c);
+                let want = self.cursor().ins().iadd(first, steps);
+                let same = self.cursor().ins().icmp(IntCC::Equal, x, want);
+                let same = self.cursor().ins().vall_true(same);
+                all = Some(match all {
+                    None => same,
+                    Some(a) => self.cursor().ins().band(a, same),
+                });
+            }
+            let all = all.expect("two halves");
+            return (all, self.add_terms(l0, terms));
+        }
         let l = self.lanes(part);
         let mut all = None;
         for (k, &lane) in l.iter().enumerate().skip(1) {
@@ -294,9 +324,12 @@ impl Vectoriser<'_> {
                     *lane = s.lane_address(&ix, *lane);
                 }
                 s.forms.insert(ix.addr, Form::Lanes(lanes));
-                match active {
-                    Some(a) => s.per_active_lane(inst, a),
-                    None => s.per_lane(inst),
+                let t = s.access(inst).map(|(_, t)| t);
+                match (active, t.is_some_and(|t| s.gathers(inst, t))) {
+                    (_, true) if result.is_some() => s.gather(inst, active),
+                    (_, true) => s.scatter(inst, active),
+                    (Some(a), false) => s.per_active_lane(inst, a),
+                    (None, false) => s.per_lane(inst),
                 }
                 result.map(|r| s.vector(r))
             },

@@ -76,6 +76,12 @@ pub(crate) struct ItemLoop {
     pub(crate) math: MathCalls,
     /// [`crate::BuildOptions::math_fallback_marker`].
     pub(crate) math_fallback_marker: bool,
+    /// Whether loads and stores at per-lane addresses may be gathers and scatters (wide code
+    /// outside checked mode: gather.rs).
+    pub(crate) lane_intrinsics: bool,
+    /// Checked mode: every access stays one of its own work-item's, for the bounds checks
+    /// added after the vectoriser to name the right one.
+    pub(crate) checked: bool,
     /// For a barrier region's x loop (kernel.rs `vectorize_regions`), the work-item's frame:
     /// such a loop is refused unless its body has a loop of its own, none of whose loads and
     /// stores reach the frame, and none of which runs under a mask.
@@ -87,6 +93,7 @@ pub(crate) type Refusal = &'static str;
 
 mod analysis;
 mod contiguity;
+mod gather;
 mod guards;
 mod math;
 mod math_f64;
@@ -99,6 +106,7 @@ mod transpose;
 
 use analysis::*;
 pub(crate) use analysis::{lane_wise, vector_float_condition};
+pub(crate) use gather::{calls_lane_intrinsics, GATHER, LANE_INTRINSICS, SCATTER};
 pub(crate) use math::{MathCall, MathCalls, VectorMath};
 use rewrite::*;
 
@@ -374,8 +382,8 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop, n: usize) -> Result<()
                     func.dfg
                         .append_block_param(copy, t.by(n as u32).expect("32-bit lanes"));
                     ParamForm::Vector
-                } else if t == types::F64 {
-                    let half = types::F64.by(n as u32 / 2).expect("double lanes");
+                } else if pair_type(t, n) {
+                    let half = t.by(n as u32 / 2).expect("pair lanes");
                     for _ in 0..2 {
                         func.dfg.append_block_param(copy, half);
                     }
@@ -427,6 +435,9 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop, n: usize) -> Result<()
         interleaved,
         math: &lp.math,
         math_fallback_marker: lp.math_fallback_marker,
+        lane_intrinsics: lp.lane_intrinsics && n >= 8,
+        checked: lp.checked,
+        lane_intrinsic_refs: HashMap::new(),
         n,
     };
     // check(x): four more work-items? Then the vector body, else the scalar loop for the rest.

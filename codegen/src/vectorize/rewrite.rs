@@ -40,6 +40,12 @@ pub(super) struct Vectoriser<'a> {
     pub(super) math: &'a super::MathCalls,
     /// [`crate::BuildOptions::math_fallback_marker`].
     pub(super) math_fallback_marker: bool,
+    /// Whether accesses at per-lane addresses may be gathers and scatters (gather.rs).
+    pub(super) lane_intrinsics: bool,
+    /// [`ItemLoop::checked`].
+    pub(super) checked: bool,
+    /// The lane intrinsics imported so far, by (index, parameter types, result type).
+    pub(super) lane_intrinsic_refs: HashMap<(u32, Vec<Type>, Option<Type>), ir::FuncRef>,
     /// Work-items per vector iteration (4 for Cranelift's 128-bit vectors; 8 or 16 for the
     /// wide backend).
     pub(super) n: usize,
@@ -64,9 +70,34 @@ impl Vectoriser<'_> {
         t.by(self.n as u32).expect("32-bit lanes")
     }
 
-    /// The type of each half of a `Pair` (f64x2 at four lanes).
+    /// The type of each half of a `Pair` of doubles (f64x2 at four lanes).
     pub(super) fn pair_ty(&self) -> Type {
-        types::F64.by(self.n as u32 / 2).expect("double lanes")
+        self.pair_ty_of(types::F64)
+    }
+
+    /// The type of each half of a `Pair` of scalar type `t` (i64x8 at sixteen lanes).
+    pub(super) fn pair_ty_of(&self, t: Type) -> Type {
+        t.by(self.n as u32 / 2).expect("pair lanes")
+    }
+
+    /// Whether values of scalar type `t` take the `Pair` form here (analysis.rs `pair_type`).
+    pub(super) fn pairs(&self, t: Type) -> bool {
+        pair_type(t, self.n)
+    }
+
+    /// Mask `m` (32-bit lanes) as the two halves of a `Pair` of type `pt` lanes: each lane
+    /// widened to 64 bits, -1 or 0.
+    pub(super) fn mask_halves(&mut self, m: Value, pt: Type) -> [Value; 2] {
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let mut c = self.cursor();
+        let halves = [c.ins().swiden_low(m), c.ins().swiden_high(m)];
+        halves.map(|h| {
+            if c.func.dfg.value_type(h) == pt {
+                h
+            } else {
+                c.ins().bitcast(pt, little, h)
+            }
+        })
     }
 
     /// The type of a lane mask (i32x4 at four lanes).
@@ -198,14 +229,27 @@ impl Vectoriser<'_> {
         }
     }
 
-    /// Double `v` as two vectors of half the lanes (low lanes, high lanes).
+    /// `v` (a double, or a 64-bit integer in wide code) as two vectors of half the lanes (low
+    /// lanes, high lanes).
     pub(super) fn pair(&mut self, v: Value) -> [Value; 2] {
-        let pt = self.pair_ty();
+        let pt = self.pair_ty_of(self.ty(v));
         match self.form(v) {
             Form::Pair(p) => p,
             Form::Uniform(u) => {
                 let x = self.cursor().ins().splat(pt, u);
                 [x, x]
+            }
+            Form::Affine { base, stride } => {
+                let half = self.n / 2;
+                let splat = self.cursor().ins().splat(pt, base);
+                [0, 1].map(|h| {
+                    let bytes: Vec<u8> = (0..half as i64)
+                        .flat_map(|k| stride.wrapping_mul(h * half as i64 + k).to_le_bytes())
+                        .collect();
+                    let c = self.func.dfg.constants.insert(ConstantData::from(bytes));
+                    let steps = self.cursor().ins().vconst(pt, c);
+                    self.cursor().ins().iadd(splat, steps)
+                })
             }
             _ => {
                 let l = self.lanes(v);
@@ -216,7 +260,7 @@ impl Vectoriser<'_> {
 
     /// Doubles `l` (one per lane) as the two halves of a `Pair`.
     pub(super) fn pair_from_lanes(&mut self, l: &[Value]) -> [Value; 2] {
-        let pt = self.pair_ty();
+        let pt = self.pair_ty_of(self.func.dfg.value_type(l[0]));
         let half = self.n / 2;
         [
             self.vector_of_lanes(pt, &l[..half]),
@@ -224,13 +268,13 @@ impl Vectoriser<'_> {
         ]
     }
 
-    /// Lane-wise double arithmetic on the two halves.
+    /// Lane-wise arithmetic on the two halves of `Pair`s.
     pub(super) fn lane_wise_pair(&mut self, inst: ir::Inst) {
         let result = self.func.dfg.inst_results(inst)[0];
         let pairs = self.args_as(inst, Self::pair);
         let mut out = [result; 2];
         for (h, half) in out.iter_mut().enumerate() {
-            let pt = self.pair_ty();
+            let pt = self.pair_ty_of(self.ty(result));
             let new = self.clone_with(inst, pt, &pairs.iter().map(|a| a[h]).collect::<Vec<_>>());
             *half = new[0];
         }
@@ -610,9 +654,14 @@ impl Vectoriser<'_> {
         let contiguous = self
             .access(inst)
             .and_then(|(addr, t)| self.contiguous(t, addr));
+        let lane_intrinsic = self
+            .access(inst)
+            .is_some_and(|(_, t)| self.gathers(inst, t));
         let Some((base, guard)) = contiguous else {
             return match self.indexed_access(inst) {
                 Some(ix) => self.run_time_contiguous(inst, ix, None),
+                None if lane_intrinsic && result.is_some() => self.gather(inst, None),
+                None if lane_intrinsic => self.scatter(inst, None),
                 None => self.per_lane(inst),
             };
         };
@@ -809,14 +858,14 @@ impl Vectoriser<'_> {
                         .all(|&a| vectorisable_type(self.ty(a)))
                 {
                     self.lane_wise_vector(inst);
-                } else if t == types::F64
+                } else if self.pairs(t)
                     && lane_wise(op)
                     && self
                         .func
                         .dfg
                         .inst_args(inst)
                         .iter()
-                        .all(|&a| self.ty(a) == types::F64)
+                        .all(|&a| self.ty(a) == t)
                 {
                     self.lane_wise_pair(inst);
                 } else {
@@ -921,6 +970,34 @@ impl Vectoriser<'_> {
         }
     }
 
+    /// A load at addresses of its own per lane inside a varying branch, without a branch per
+    /// lane: once any lane is active, every lane loads, an inactive one from the address of an
+    /// active lane (which that lane loads too, so it is as valid). Straight-line loads cost
+    /// less than a branch per lane each, and LLVM may make them one gather.
+    fn masked_gather(&mut self, inst: ir::Inst, active: Value) {
+        let ctrl = self.func.dfg.ctrl_typevar(inst);
+        let result = self.func.dfg.inst_results(inst)[0];
+        let t = self.ty(result);
+        let address = self.func.dfg.inst_args(inst)[0];
+        let any = self.cursor().ins().vany_true(active);
+        let n = self.n;
+        let got = self.guarded(any, &vec![t; n], &mut |v: &mut Self| {
+            let addresses = v.lanes(address);
+            let on: Vec<Value> = (0..n as u8).map(|k| v.lane_on(active, k)).collect();
+            let mut some_active = addresses[n - 1];
+            for k in (0..n - 1).rev() {
+                some_active = v.cursor().ins().select(on[k], addresses[k], some_active);
+            }
+            (0..n)
+                .map(|k| {
+                    let a = v.cursor().ins().select(on[k], addresses[k], some_active);
+                    v.clone_with(inst, ctrl, &[a])[0]
+                })
+                .collect()
+        });
+        self.define(result, Form::Lanes(got));
+    }
+
     /// A memory access, call or atomic inside a varying branch: only the active lanes may
     /// touch memory (an inactive lane's address may be out of bounds — the branch is often
     /// the bounds check). Contiguous accesses take the vector path when every lane is active.
@@ -959,9 +1036,15 @@ impl Vectoriser<'_> {
         let contiguous = self
             .access(inst)
             .and_then(|(addr, t)| self.contiguous(t, addr));
+        let lane_intrinsic = self
+            .access(inst)
+            .is_some_and(|(_, t)| self.gathers(inst, t));
         let Some((base, guard)) = contiguous else {
             match self.indexed_access(inst) {
                 Some(ix) => self.run_time_contiguous(inst, ix, Some(active)),
+                None if lane_intrinsic && pure_load => self.gather(inst, Some(active)),
+                None if lane_intrinsic => self.scatter(inst, Some(active)),
+                None if pure_load && !self.checked => self.masked_gather(inst, active),
                 None => self.per_active_lane(inst, active),
             }
             return Ok(());
@@ -980,7 +1063,11 @@ impl Vectoriser<'_> {
             vt,
             &mut |s: &mut Self| s.vector_access(inst, base),
             &mut |s: &mut Self| {
-                s.per_active_lane(inst, active);
+                match (lane_intrinsic, pure_load) {
+                    (true, true) => s.gather(inst, Some(active)),
+                    (true, false) => s.scatter(inst, Some(active)),
+                    _ => s.per_active_lane(inst, active),
+                }
                 result.map(|r| s.vector(r))
             },
         );
@@ -1013,6 +1100,17 @@ impl Vectoriser<'_> {
                     v = self.cursor().ins().bitselect(m, x, v);
                 }
                 self.define(p, Form::Vector(v));
+            } else if self.pairs(t) {
+                let pt = self.pair_ty_of(t);
+                let mut v = self.pair(args[0]);
+                for (m, a) in incoming.iter().skip(1).map(|(m, a)| (*m, a[i])) {
+                    let x = self.pair(a);
+                    let m = self.mask_halves(m, pt);
+                    for h in 0..2 {
+                        v[h] = self.cursor().ins().bitselect(m[h], x[h], v[h]);
+                    }
+                }
+                self.define(p, Form::Pair(v));
             } else {
                 let mut l = self.lanes(args[0]);
                 for (m, a) in incoming.iter().skip(1).map(|(m, a)| (*m, a[i])) {
@@ -1074,6 +1172,14 @@ impl Vectoriser<'_> {
             };
             let m = self.mask_as(mask, vt);
             Form::Vector(self.cursor().ins().bitselect(m, x, old))
+        } else if self.pairs(t) {
+            let x = self.pair(new);
+            let Form::Pair(old) = acc else {
+                unreachable!("accumulators of pair types are pairs")
+            };
+            let m = self.mask_halves(mask, self.pair_ty_of(t));
+            let mut c = self.cursor();
+            Form::Pair([0, 1].map(|h| c.ins().bitselect(m[h], x[h], old[h])))
         } else {
             let x = self.lanes(new);
             let Form::Lanes(mut l) = acc else {
@@ -1087,35 +1193,45 @@ impl Vectoriser<'_> {
         }
     }
 
-    /// A zero accumulator of scalar type `t` (Vector for 32-bit lanes, else Lanes).
+    /// A zero accumulator of scalar type `t` (Vector for 32-bit lanes, Pair for pair types,
+    /// else Lanes).
     pub(super) fn zero_form(&mut self, t: Type) -> Form {
         if vectorisable_type(t) {
             Form::Vector(self.zero(self.wide(t)))
+        } else if self.pairs(t) {
+            let z = self.zero(self.pair_ty_of(t));
+            Form::Pair([z, z])
         } else {
             let z = self.zero(t);
             Form::Lanes(vec![z; self.n])
         }
     }
 
-    /// The block arguments that pass `forms` (Vector: one value, Lanes: one per lane).
+    /// The block arguments that pass `forms` (Vector: one value, Pair: two, Lanes: one per
+    /// lane).
     pub(super) fn form_args(forms: &[Form]) -> Vec<BlockArg> {
         let mut out = Vec::new();
         for f in forms {
             match f {
                 Form::Vector(v) | Form::Mask(v) | Form::Uniform(v) => out.push(BlockArg::Value(*v)),
+                Form::Pair(p) => out.extend(p.map(BlockArg::Value)),
                 Form::Lanes(l) => out.extend(l.iter().map(|&v| BlockArg::Value(v))),
-                Form::Affine { .. } | Form::Guarded { .. } | Form::Pair(_) => {
-                    unreachable!("carried values are vectors or lanes")
+                Form::Affine { .. } | Form::Guarded { .. } => {
+                    unreachable!("carried values are vectors, pairs or lanes")
                 }
             }
         }
         out
     }
 
-    /// `v` as a Vector (32-bit lanes) or Lanes form, for carrying it around a loop.
+    /// `v` as a Vector (32-bit lanes), Pair (pair types) or Lanes form, for carrying it
+    /// around a loop.
     pub(super) fn carried(&mut self, v: Value) -> Form {
-        if vectorisable_type(self.ty(v)) {
+        let t = self.ty(v);
+        if vectorisable_type(t) {
             Form::Vector(self.vector(v))
+        } else if self.pairs(t) {
+            Form::Pair(self.pair(v))
         } else {
             Form::Lanes(self.lanes(v))
         }
@@ -1129,6 +1245,9 @@ impl Vectoriser<'_> {
                 if vectorisable_type(t) {
                     let vt = self.wide(t);
                     Form::Vector(self.func.dfg.append_block_param(block, vt))
+                } else if self.pairs(t) {
+                    let pt = self.pair_ty_of(t);
+                    Form::Pair([0, 1].map(|_| self.func.dfg.append_block_param(block, pt)))
                 } else {
                     let l: Vec<Value> = (0..self.n)
                         .map(|_| self.func.dfg.append_block_param(block, t))

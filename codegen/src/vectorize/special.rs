@@ -2,6 +2,7 @@
 //! and rotations by a shared amount, float ↔ double and rounding to half; everything else once
 //! per lane.
 
+use cranelift_codegen::cursor::FuncCursor;
 use cranelift_codegen::ir::condcodes::{CondCode, FloatCC, IntCC};
 use cranelift_codegen::ir::{
     self, types, ConstantData, Endianness, InstBuilder, InstructionData, MemFlagsData, Opcode,
@@ -140,6 +141,12 @@ impl Vectoriser<'_> {
             }
         }
         match data {
+            InstructionData::IntCompare { cond, .. }
+                if arg_ty.is_some_and(|t| t == types::I64 && self.pairs(t)) =>
+            {
+                let m = self.pair_compare(args[0], args[1], |c, a, b| c.ins().icmp(cond, a, b));
+                self.define(result, Form::Mask(m));
+            }
             InstructionData::IntCompare { cond, .. } if arg_ty == Some(types::I32) => {
                 let (a, b) = (self.vector(args[0]), self.vector(args[1]));
                 let m = self.cursor().ins().icmp(cond, a, b);
@@ -161,8 +168,8 @@ impl Vectoriser<'_> {
             InstructionData::Ternary {
                 opcode: Opcode::Select,
                 ..
-            } if t == types::F64 => {
-                let v = self.double_select(args[0], args[1], args[2]);
+            } if self.pairs(t) => {
+                let v = self.pair_select(args[0], args[1], args[2]);
                 self.define(result, Form::Pair(v));
             }
             InstructionData::Ternary {
@@ -221,6 +228,54 @@ impl Vectoriser<'_> {
                     m
                 };
                 self.define(result, Form::Vector(v));
+            }
+            // 32-bit lanes widened to pairs of 64-bit ones, and back (truncating: the low
+            // halves, which the unsigned saturating narrowing keeps once the high ones are 0).
+            InstructionData::Unary {
+                opcode: op @ (Opcode::Uextend | Opcode::Sextend),
+                ..
+            } if t == types::I64 && self.pairs(t) && arg_ty == Some(types::I32) => {
+                let a = self.vector(args[0]);
+                let mut c = self.cursor();
+                let p = if op == Opcode::Uextend {
+                    [c.ins().uwiden_low(a), c.ins().uwiden_high(a)]
+                } else {
+                    [c.ins().swiden_low(a), c.ins().swiden_high(a)]
+                };
+                self.define(result, Form::Pair(p));
+            }
+            InstructionData::Unary {
+                opcode: Opcode::Ireduce,
+                ..
+            } if t == types::I32
+                && arg_ty == Some(types::I64)
+                && matches!(self.form(args[0]), Form::Pair(_)) =>
+            {
+                let p = self.pair(args[0]);
+                let pt = self.pair_ty_of(types::I64);
+                let low = self.cursor().ins().iconst(types::I64, 0xffff_ffff);
+                let low = self.cursor().ins().splat(pt, low);
+                let mut c = self.cursor();
+                let p = p.map(|h| c.ins().band(h, low));
+                let v = c.ins().uunarrow(p[0], p[1]);
+                self.define(result, Form::Vector(v));
+            }
+            // 64-bit shifts by a shared amount, on each half.
+            InstructionData::Binary {
+                opcode: op @ (Opcode::Ishl | Opcode::Ushr | Opcode::Sshr),
+                ..
+            } if t == types::I64 && self.pairs(t) && self.is_uniform(args[1]) => {
+                let p = self.pair(args[0]);
+                let Form::Uniform(amount) = self.form(args[1]) else {
+                    unreachable!("checked above")
+                };
+                let mut c = self.cursor();
+                let v = p.map(|h| match op {
+                    Opcode::Ishl => c.ins().ishl(h, amount),
+                    Opcode::Ushr => c.ins().ushr(h, amount),
+                    _ => c.ins().sshr(h, amount),
+                });
+                self.define(result, Form::Pair(v));
             }
             InstructionData::Unary {
                 opcode:
@@ -349,11 +404,21 @@ impl Vectoriser<'_> {
     /// back as one 32-bit word are its mask. (Wider vectors go to the wide backend, which
     /// narrows i64 lanes itself; CLIF has no i32x16 → i16x32 narrowing.)
     fn double_compare(&mut self, cond: FloatCC, a: ir::Value, b: ir::Value) -> ir::Value {
+        self.pair_compare(a, b, |c, a, b| c.ins().fcmp(cond, a, b))
+    }
+
+    /// A compare of `Pair`s (`compare` on each half) as a mask of 32-bit lanes.
+    fn pair_compare(
+        &mut self,
+        a: ir::Value,
+        b: ir::Value,
+        compare: impl Fn(&mut FuncCursor, ir::Value, ir::Value) -> ir::Value,
+    ) -> ir::Value {
         let (a, b) = (self.pair(a), self.pair(b));
         let mt = self.mask_ty();
         let two_lane_halves = self.n / 2 == 2;
         let mut c = self.cursor();
-        let halves = [0, 1].map(|h| c.ins().fcmp(cond, a[h], b[h]));
+        let halves = [0, 1].map(|h| compare(&mut c, a[h], b[h]));
         if !two_lane_halves {
             return c.ins().snarrow(halves[0], halves[1]);
         }
@@ -363,22 +428,17 @@ impl Vectoriser<'_> {
         c.ins().bitcast(mt, little, narrow)
     }
 
-    /// `select` of doubles: each half of the pair by its half of the mask, widened to 64-bit
-    /// lanes.
-    fn double_select(&mut self, cond: ir::Value, x: ir::Value, y: ir::Value) -> [ir::Value; 2] {
+    /// `select` of `Pair`s: each half by its half of the mask, widened to 64-bit lanes.
+    fn pair_select(&mut self, cond: ir::Value, x: ir::Value, y: ir::Value) -> [ir::Value; 2] {
+        let pt = self.pair_ty_of(self.ty(x));
         let (x, y) = (self.pair(x), self.pair(y));
         if let Form::Uniform(c) = self.form(cond) {
             let mut cur = self.cursor();
             return [0, 1].map(|h| cur.ins().select(c, x[h], y[h]));
         }
         let m = self.mask_of(cond);
-        let pt = self.pair_ty();
-        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let m = self.mask_halves(m, pt);
         let mut c = self.cursor();
-        let halves = [c.ins().swiden_low(m), c.ins().swiden_high(m)];
-        [0, 1].map(|h| {
-            let mh = c.ins().bitcast(pt, little, halves[h]);
-            c.ins().bitselect(mh, x[h], y[h])
-        })
+        [0, 1].map(|h| c.ins().bitselect(m[h], x[h], y[h]))
     }
 }

@@ -122,6 +122,9 @@ impl Translator<'_> {
         let args = self.args(inst);
         let (callee, sig, args) = match &func.dfg.insts[inst] {
             InstructionData::Call { func_ref, .. } if op == Opcode::Call => {
+                if let Some(index) = self.lane_intrinsic_index(*func_ref) {
+                    return self.lane_intrinsic(inst, index);
+                }
                 let callee = self.declare_func(*func_ref)?;
                 let sig = &func.dfg.signatures[func.dfg.ext_funcs[*func_ref].signature];
                 (callee, sig, args.as_slice())
@@ -189,6 +192,84 @@ impl Translator<'_> {
                 self.emit(format!("{b} = extractvalue {ret} {s}, 1"));
             }
             _ => return Err(why("more than two results")),
+        }
+        Ok(())
+    }
+
+    /// The index of `f` if it is one of the vectoriser's lane intrinsics
+    /// (`vectorize/gather.rs`).
+    fn lane_intrinsic_index(&self, f: ir::FuncRef) -> Option<u32> {
+        let ExternalName::User(r) = &self.func.dfg.ext_funcs[f].name else {
+            return None;
+        };
+        let u = &self.func.params.user_named_funcs()[*r];
+        (u.namespace == crate::vectorize::LANE_INTRINSICS).then_some(u.index)
+    }
+
+    /// A lane intrinsic's call: a gather as `llvm.masked.gather` (inactive lanes 0), a scatter
+    /// as `llvm.masked.scatter` (which writes overlapping lanes in lane order), the addresses
+    /// joined from their two halves and the 32-bit mask made `i1`s.
+    fn lane_intrinsic(&mut self, inst: Inst, index: u32) -> G {
+        let args = self.args(inst);
+        let (lo, hi) = (args[0], args[1]);
+        let half = self.ty_of(lo);
+        if half.lane_type() != types::I64 || self.ty_of(hi) != half {
+            return Err(why(format!("lane intrinsic addresses of type {half}")));
+        }
+        let h = half.lane_count();
+        let n = 2 * h;
+        let pointers = |s: &mut Self, v: Value| -> R<String> {
+            let a = s.tv(v)?;
+            Ok(s.let_(format!("inttoptr {a} to <{h} x ptr>")))
+        };
+        let (p0, p1) = (pointers(self, lo)?, pointers(self, hi)?);
+        let all = mask((0..n).map(|i| i as u32));
+        let ptrs = self.let_(format!(
+            "shufflevector <{h} x ptr> {p0}, <{h} x ptr> {p1}, {all}"
+        ));
+        let m = *args
+            .last()
+            .ok_or_else(|| why("a lane intrinsic without a mask"))?;
+        if self.ty_of(m).lane_count() != n {
+            return Err(why("a lane intrinsic mask of another width"));
+        }
+        let mt = self.tv(m)?;
+        let active = self.let_(format!("icmp ne {mt}, zeroinitializer"));
+        let (value_ty, name) = match index {
+            crate::vectorize::GATHER => (self.res_ty(inst, 0), "gather"),
+            crate::vectorize::SCATTER => (self.ty_of(args[2]), "scatter"),
+            other => return Err(why(format!("lane intrinsic {other}"))),
+        };
+        if value_ty.lane_count() != n {
+            return Err(why("lane intrinsic lanes of another width"));
+        }
+        let vt = llty(value_ty)?;
+        let intrinsic = format!("llvm.masked.{name}.{}.v{n}p0", mangle(value_ty));
+        if index == crate::vectorize::GATHER {
+            let got = self.call_intrinsic(
+                &intrinsic,
+                &vt,
+                &[
+                    format!("<{n} x ptr> {ptrs}"),
+                    "i32 1".to_owned(),
+                    format!("<{n} x i1> {active}"),
+                    format!("{vt} zeroinitializer"),
+                ],
+            );
+            let r = self.res(inst, 0);
+            self.define_as(&r, &got, value_ty, value_ty)?;
+        } else {
+            let value = self.tv(args[2])?;
+            self.call_intrinsic(
+                &intrinsic,
+                "void",
+                &[
+                    value,
+                    format!("<{n} x ptr> {ptrs}"),
+                    "i32 1".to_owned(),
+                    format!("<{n} x i1> {active}"),
+                ],
+            );
         }
         Ok(())
     }

@@ -1,0 +1,146 @@
+//! Loads and stores at an address of their own per lane, in wide code: one masked gather or
+//! scatter for the lanes instead of a scalar access per lane (and, under a mask, a branch per
+//! lane around each). The vectoriser calls a *lane intrinsic* — a function in namespace
+//! [`LANE_INTRINSICS`] that no module defines — and the wide backend's translation to LLVM
+//! (`backend/llvm_ir`) writes the call as `llvm.masked.gather` / `llvm.masked.scatter`, which
+//! AVX2 and AVX-512 run as their gather and scatter instructions. Cranelift never compiles
+//! such a call: the backend refuses the function (`backend/cranelift.rs`) and its scalar
+//! fallback runs, as it does for every vector wider than Cranelift's 128 bits.
+//!
+//! Only 32-bit elements (one vector of the lanes), and not in checked mode, whose bounds
+//! checks instrument each scalar access after the vectoriser.
+//!
+//! Inactive lanes neither read nor write; a scatter's lanes that hit one address write in lane
+//! order (the last lane's value stays), as the scalar accesses one lane after another did.
+//! Measured on dpnp's merge sort (a binary search per element, its loads in varying loops):
+//! without them its 16-lane code was slower than scalar code.
+
+use cranelift_codegen::ir::{
+    self, types, AbiParam, ExtFuncData, ExternalName, InstBuilder, InstructionData, Signature,
+    Type, UserExternalName, Value,
+};
+use cranelift_codegen::isa::CallConv;
+
+use super::analysis::*;
+use super::rewrite::Vectoriser;
+
+/// The namespace of lane intrinsics' external names ("lane").
+pub(crate) const LANE_INTRINSICS: u32 = 0x6c61_6e65;
+/// `gather(addresses_low, addresses_high, mask) -> lanes`: the addresses as a `Pair` of
+/// 64-bit lanes, the mask in 32-bit lanes (-1 active, 0 not); inactive lanes give 0.
+pub(crate) const GATHER: u32 = 0;
+/// `scatter(addresses_low, addresses_high, lanes, mask)`.
+pub(crate) const SCATTER: u32 = 1;
+
+/// Whether `func` calls a lane intrinsic (and so is the wide backend's only).
+pub(crate) fn calls_lane_intrinsics(func: &ir::Function) -> bool {
+    func.dfg.ext_funcs.values().any(|f| match &f.name {
+        ExternalName::User(r) => func.params.user_named_funcs()[*r].namespace == LANE_INTRINSICS,
+        _ => false,
+    })
+}
+
+impl Vectoriser<'_> {
+    /// Whether load or store `inst` of scalar type `t` goes through a lane intrinsic.
+    pub(super) fn gathers(&self, inst: ir::Inst, t: Type) -> bool {
+        self.lane_intrinsics
+            && vectorisable_type(t)
+            && matches!(
+                self.func.dfg.insts[inst],
+                InstructionData::Load {
+                    opcode: ir::Opcode::Load,
+                    ..
+                } | InstructionData::Store {
+                    opcode: ir::Opcode::Store,
+                    ..
+                }
+            )
+    }
+
+    /// Load `inst` of 32-bit lanes for the lanes of `active` (None: all), one gather.
+    pub(super) fn gather(&mut self, inst: ir::Inst, active: Option<Value>) {
+        let result = self.func.dfg.inst_results(inst)[0];
+        let vt = self.wide(self.ty(result));
+        let [lo, hi] = self.lane_addresses(inst);
+        let mask = self.active_or_all(active);
+        let pt = self.func.dfg.value_type(lo);
+        let f = self.lane_intrinsic(GATHER, &[pt, pt, self.mask_ty()], Some(vt));
+        let call = self.cursor().ins().call(f, &[lo, hi, mask]);
+        let v = self.func.dfg.inst_results(call)[0];
+        self.define(result, Form::Vector(v));
+    }
+
+    /// Store `inst` of 32-bit lanes for the lanes of `active` (None: all), one scatter.
+    pub(super) fn scatter(&mut self, inst: ir::Inst, active: Option<Value>) {
+        let InstructionData::Store {
+            args: [value, _], ..
+        } = self.func.dfg.insts[inst]
+        else {
+            unreachable!("gathers() admits stores only as `store`")
+        };
+        let value = self.func.dfg.resolve_aliases(value);
+        let lanes = self.vector(value);
+        let [lo, hi] = self.lane_addresses(inst);
+        let mask = self.active_or_all(active);
+        let pt = self.func.dfg.value_type(lo);
+        let vt = self.func.dfg.value_type(lanes);
+        let f = self.lane_intrinsic(SCATTER, &[pt, pt, vt, self.mask_ty()], None);
+        self.cursor().ins().call(f, &[lo, hi, lanes, mask]);
+    }
+
+    /// The mask of `active`, or of every lane.
+    fn active_or_all(&mut self, active: Option<Value>) -> Value {
+        match active {
+            Some(m) => m,
+            None => {
+                let all = self.cursor().ins().iconst(types::I32, -1);
+                let mt = self.mask_ty();
+                self.cursor().ins().splat(mt, all)
+            }
+        }
+    }
+
+    /// The lanes' addresses of access `inst` (its offset added) as a `Pair`.
+    fn lane_addresses(&mut self, inst: ir::Inst) -> [Value; 2] {
+        let (address, offset) = match self.func.dfg.insts[inst] {
+            InstructionData::Load { arg, offset, .. } => (arg, offset),
+            InstructionData::Store { args, offset, .. } => (args[1], offset),
+            _ => unreachable!("gathers() admits loads and stores only"),
+        };
+        let address = self.func.dfg.resolve_aliases(address);
+        let p = self.pair(address);
+        let offset = i64::from(i32::from(offset));
+        if offset == 0 {
+            return p;
+        }
+        let pt = self.func.dfg.value_type(p[0]);
+        let k = self.cursor().ins().iconst(types::I64, offset);
+        let k = self.cursor().ins().splat(pt, k);
+        let mut c = self.cursor();
+        p.map(|h| c.ins().iadd(h, k))
+    }
+
+    /// A reference to lane intrinsic `index` with these parameter and result types.
+    fn lane_intrinsic(&mut self, index: u32, params: &[Type], result: Option<Type>) -> ir::FuncRef {
+        let key = (index, params.to_vec(), result);
+        if let Some(&f) = self.lane_intrinsic_refs.get(&key) {
+            return f;
+        }
+        let mut sig = Signature::new(CallConv::SystemV);
+        sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+        sig.returns.extend(result.map(AbiParam::new));
+        let signature = self.func.import_signature(sig);
+        let name = self.func.declare_imported_user_function(UserExternalName {
+            namespace: LANE_INTRINSICS,
+            index,
+        });
+        let f = self.func.import_function(ExtFuncData {
+            name: ExternalName::user(name),
+            signature,
+            colocated: false,
+            patchable: false,
+        });
+        self.lane_intrinsic_refs.insert(key, f);
+        f
+    }
+}
