@@ -223,7 +223,7 @@ impl Translator<'_> {
             Ok(s.let_(format!("inttoptr {a} to <{h} x ptr>")))
         };
         let (p0, p1) = (pointers(self, lo)?, pointers(self, hi)?);
-        let all = mask((0..n).map(|i| i as u32));
+        let all = mask(0..n);
         let ptrs = self.let_(format!(
             "shufflevector <{h} x ptr> {p0}, <{h} x ptr> {p1}, {all}"
         ));
