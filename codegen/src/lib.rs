@@ -17,6 +17,7 @@ mod half_rounding;
 mod jit;
 mod options;
 mod pipe;
+mod private_forward;
 mod program;
 mod serialize;
 mod translate;

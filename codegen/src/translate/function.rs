@@ -78,6 +78,9 @@ pub(crate) struct Translator<'m, 'b, 'e> {
     pub(crate) wi: WorkItem,
     pub(crate) instruction_count: usize,
     pub(crate) private_bytes: u64,
+    /// The stack slot of each private variable and the bytes it added to `private_bytes`:
+    /// what to take back for a slot store forwarding empties (private_forward.rs).
+    pub(crate) private_slots: Vec<(ir::StackSlot, u64)>,
     /// Present when the kernel has barriers.
     pub(crate) barrier: Option<BarrierState>,
     /// Translating the lockstep body of a kernel whose only barriers are sub-group barriers
@@ -1137,7 +1140,8 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 .size_of(pointee)
                 .ok_or_else(|| BuildError::new("error: variable of unsized type\n"))?;
             let align = self.m.align_of(pointee).unwrap_or(16).max(1);
-            self.private_bytes += size.next_multiple_of(align);
+            let bytes = size.next_multiple_of(align);
+            self.private_bytes += bytes;
             if self.private_bytes > crate::PRIVATE_STACK_LIMIT {
                 let name = self
                     .m
@@ -1159,6 +1163,7 @@ impl<'m, 'b, 'e> Translator<'m, 'b, 'e> {
                 (size + align.saturating_sub(16)) as u32,
                 align.min(16).trailing_zeros() as u8,
             ));
+            self.private_slots.push((slot, bytes));
             let addr = self.b.ins().stack_addr(ir::types::I64, slot, 0);
             let addr = self.align_up(addr, align);
             if self.options.checked {

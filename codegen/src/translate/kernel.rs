@@ -165,6 +165,7 @@ pub(crate) fn build(
         wi,
         instruction_count: 0,
         private_bytes: 0,
+        private_slots: Vec::new(),
         barrier: None,
         lockstep_sub_groups: false,
         printf_formats: Vec::new(),
@@ -290,7 +291,26 @@ pub(crate) fn build(
     let frontend_config = t.env.isa().frontend_config();
     t.b.finalize(frontend_config);
     let vector_results = std::mem::take(&mut t.vector_results);
+    let private_slots = std::mem::take(&mut t.private_slots);
     let isa = t.env.isa();
+    // Loads of private slots that only ever hold one stored value take that value, and
+    // slots left without loads go (private_forward.rs): DPC++'s copies of accessors and
+    // captures into private structs, which the vectoriser would otherwise copy per lane.
+    // Once, here, on the whole function: before packing, vectorising, stop checks and the
+    // backends, after the barrier regions (whose frames are not stack slots, so their
+    // variables stay as they are).
+    let forwarded = crate::private_forward::forward_private_stores(func);
+    if forwarded.loads > 0 || !forwarded.emptied.is_empty() {
+        // CL_KERNEL_PRIVATE_MEM_SIZE and the debug log count the variables left.
+        shape.private_bytes -= private_slots
+            .iter()
+            .filter(|(slot, _)| forwarded.emptied.contains(slot))
+            .map(|&(_, bytes)| bytes)
+            .sum::<u64>();
+        if cfg!(debug_assertions) && verify_failed(func, isa) {
+            panic!("store forwarding in private slots made CLIF the verifier refuses")
+        }
+    }
     // Roundings to half stay conversion pairs (half_rounding.rs) only for the wide backend
     // rounding to nearest; the explicit-vector packer takes them lowered too.
     let half_pairs = options.backend == crate::Backend::Wide
