@@ -166,7 +166,7 @@ pub(crate) fn forward_private_stores(func: &mut Function) -> Forwarded {
             emptied.push((slot, info));
         }
     }
-    if forward.is_empty() && dead_stores.is_empty() {
+    if forward.is_empty() && emptied.is_empty() {
         return done;
     }
 

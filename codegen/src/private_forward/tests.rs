@@ -413,6 +413,27 @@ fn dead_stores_go_only_when_no_load_is_left() {
     assert_eq!(count(&func, Opcode::Store), 2);
 }
 
+/// An address translation made but nothing used (DPC++'s empty comparator objects) goes, and
+/// its slot with it.
+#[test]
+fn an_unused_address_goes() {
+    let mut func = function(|b, [x, _]| {
+        let (_, base) = slot(b, 1);
+        let _ = field(b, base, 0);
+        b.ins().return_(&[x]);
+    });
+    let done = forward(&mut func);
+    assert_eq!(
+        done,
+        Forwarded {
+            loads: 0,
+            emptied: vec![StackSlot::from_u32(0)]
+        }
+    );
+    assert_eq!(count(&func, Opcode::StackAddr), 0, "{}", func.display());
+    assert_eq!(count(&func, Opcode::Iadd), 0, "{}", func.display());
+}
+
 /// A constant shared with code outside the slot's addressing stays while it is used.
 #[test]
 fn the_sweep_keeps_what_is_still_used() {
