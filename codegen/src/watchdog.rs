@@ -115,13 +115,7 @@ mod tests {
     use cranelift_codegen::settings;
     use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 
-    fn frontend_config() -> cranelift_codegen::isa::TargetFrontendConfig {
-        cranelift_native::builder()
-            .expect("host ISA")
-            .finish(settings::Flags::new(settings::builder()))
-            .expect("host ISA")
-            .frontend_config()
-    }
+    use crate::backend::llvm_ir::tests::frontend_config;
 
     /// A work-group-shaped function: `for i in 0..n { for j in 0..n {} }` and, with
     /// `irreducible`, a two-entry cycle after it.

@@ -91,7 +91,8 @@ fn module(knobs: Knobs) -> Vec<u8> {
         .collect()
 }
 
-fn log_of(bytes: &[u8]) -> String {
+/// The build log of a module the frontend refuses.
+pub(crate) fn log_of(bytes: &[u8]) -> String {
     match parse(bytes) {
         Ok(_) => panic!("module was accepted"),
         Err(e) => e.log(),

@@ -11,14 +11,7 @@ use cranelift_codegen::settings;
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 
 use super::*;
-
-fn frontend_config() -> cranelift_codegen::isa::TargetFrontendConfig {
-    cranelift_native::builder()
-        .expect("host ISA")
-        .finish(settings::Flags::new(settings::builder()))
-        .expect("host ISA")
-        .frontend_config()
-}
+use crate::backend::llvm_ir::tests::frontend_config;
 
 /// `fn(p0: i64, p1: i64) -> i64` whose entry block `body` fills (it ends every block it makes).
 fn function(body: impl FnOnce(&mut FunctionBuilder, [Value; 2])) -> Function {

@@ -100,6 +100,7 @@ mod tests {
         MemoryModel, StorageClass,
     };
 
+    use crate::tests::log_of;
     use crate::{link, parse, unresolved_imports, SpecValues, DEVICELIB_ASSERT_FAIL};
 
     /// A parameter's type in [`module`]: (storage of an i8 pointer | integer width).
@@ -185,13 +186,6 @@ mod tests {
             .iter()
             .flat_map(|w| w.to_le_bytes())
             .collect()
-    }
-
-    fn log_of(bytes: &[u8]) -> String {
-        match parse(bytes) {
-            Ok(_) => panic!("module was accepted"),
-            Err(e) => e.log(),
-        }
     }
 
     #[test]
