@@ -455,7 +455,14 @@ fn data_dir() -> PathBuf {
 
 /// Assembles `tests/data/<name>.spvasm` with spirv-as (SPIR-V 1.0).
 fn spirv(name: &str) -> Vec<u8> {
-    let out = std::env::temp_dir().join(format!("ferrocl-api-{}-{name}.spv", std::process::id()));
+    // A file of its own per call: tests running at once assemble the same module, and one
+    // writing the file while another reads it gave an empty module (CL_INVALID_VALUE).
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out = std::env::temp_dir().join(format!(
+        "ferrocl-api-{}-{call}-{name}.spv",
+        std::process::id()
+    ));
     let st = std::process::Command::new("spirv-as")
         .args(["--target-env", "spv1.0"])
         .arg(data_dir().join(format!("{name}.spvasm")))
@@ -464,7 +471,9 @@ fn spirv(name: &str) -> Vec<u8> {
         .status()
         .expect("spirv-as (spirv-tools) is installed");
     assert!(st.success());
-    std::fs::read(out).unwrap()
+    let module = std::fs::read(&out).unwrap();
+    let _ = std::fs::remove_file(&out);
+    module
 }
 
 fn build_log(p: cl_program, d: cl_device_id) -> String {
