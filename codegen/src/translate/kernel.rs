@@ -688,7 +688,6 @@ fn build_plain(
         local_size: t.wi.local_size[0],
         math: std::mem::take(&mut t.vector_math),
         math_fallback_marker: t.options.math_fallback_marker,
-        lane_intrinsics: t.options.backend == crate::Backend::Wide && !t.options.checked,
         checked: t.options.checked,
         region_frame: None,
     })
@@ -897,7 +896,6 @@ fn build_regions(
             local_size: t.wi.local_size[0],
             math: Default::default(),
             math_fallback_marker: t.options.math_fallback_marker,
-            lane_intrinsics: t.options.backend == crate::Backend::Wide && !t.options.checked,
             checked: t.options.checked,
             region_frame: Some(frame_base),
         });

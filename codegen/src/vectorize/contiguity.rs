@@ -324,12 +324,13 @@ impl Vectoriser<'_> {
                     *lane = s.lane_address(&ix, *lane);
                 }
                 s.forms.insert(ix.addr, Form::Lanes(lanes));
-                let t = s.access(inst).map(|(_, t)| t);
-                match (active, t.is_some_and(|t| s.gathers(inst, t))) {
-                    (_, true) if result.is_some() => s.gather(inst, active),
-                    (_, true) => s.scatter(inst, active),
-                    (Some(a), false) => s.per_active_lane(inst, a),
-                    (None, false) => s.per_lane(inst),
+                if s.lane_intrinsic_access(inst, active.is_some()) {
+                    s.gather_or_scatter(inst, active);
+                } else {
+                    match active {
+                        Some(a) => s.per_active_lane(inst, a),
+                        None => s.per_lane(inst),
+                    }
                 }
                 result.map(|r| s.vector(r))
             },

@@ -76,9 +76,6 @@ pub(crate) struct ItemLoop {
     pub(crate) math: MathCalls,
     /// [`crate::BuildOptions::math_fallback_marker`].
     pub(crate) math_fallback_marker: bool,
-    /// Whether loads and stores at per-lane addresses may be gathers and scatters (wide code
-    /// outside checked mode: gather.rs).
-    pub(crate) lane_intrinsics: bool,
     /// Checked mode: every access stays one of its own work-item's, for the bounds checks
     /// added after the vectoriser to name the right one.
     pub(crate) checked: bool,
@@ -435,7 +432,8 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop, n: usize) -> Result<()
         interleaved,
         math: &lp.math,
         math_fallback_marker: lp.math_fallback_marker,
-        lane_intrinsics: lp.lane_intrinsics && n >= 8,
+        // Wide code (8 or 16 lanes are the wide backend's alone) outside checked mode.
+        lane_intrinsics: n >= 8 && !lp.checked,
         checked: lp.checked,
         lane_intrinsic_refs: HashMap::new(),
         n,

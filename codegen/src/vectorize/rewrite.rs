@@ -654,15 +654,12 @@ impl Vectoriser<'_> {
         let contiguous = self
             .access(inst)
             .and_then(|(addr, t)| self.contiguous(t, addr));
-        let lane_intrinsic = self
-            .access(inst)
-            .is_some_and(|(_, t)| self.gathers(inst, t));
         let Some((base, guard)) = contiguous else {
             return match self.indexed_access(inst) {
                 Some(ix) => self.run_time_contiguous(inst, ix, None),
-                // Only loads: outside a mask, the lanes' scalar stores ran faster than a
-                // scatter (the benchmark's copy_float16, 37–40 ms against 42–43 ms).
-                None if lane_intrinsic && result.is_some() => self.gather(inst, None),
+                None if self.lane_intrinsic_access(inst, false) => {
+                    self.gather_or_scatter(inst, None)
+                }
                 None => self.per_lane(inst),
             };
         };
@@ -1037,14 +1034,11 @@ impl Vectoriser<'_> {
         let contiguous = self
             .access(inst)
             .and_then(|(addr, t)| self.contiguous(t, addr));
-        let lane_intrinsic = self
-            .access(inst)
-            .is_some_and(|(_, t)| self.gathers(inst, t));
+        let lane_intrinsic = self.lane_intrinsic_access(inst, true);
         let Some((base, guard)) = contiguous else {
             match self.indexed_access(inst) {
                 Some(ix) => self.run_time_contiguous(inst, ix, Some(active)),
-                None if lane_intrinsic && pure_load => self.gather(inst, Some(active)),
-                None if lane_intrinsic => self.scatter(inst, Some(active)),
+                None if lane_intrinsic => self.gather_or_scatter(inst, Some(active)),
                 None if pure_load && !self.checked => self.masked_gather(inst, active),
                 None => self.per_active_lane(inst, active),
             }
@@ -1064,10 +1058,10 @@ impl Vectoriser<'_> {
             vt,
             &mut |s: &mut Self| s.vector_access(inst, base),
             &mut |s: &mut Self| {
-                match (lane_intrinsic, pure_load) {
-                    (true, true) => s.gather(inst, Some(active)),
-                    (true, false) => s.scatter(inst, Some(active)),
-                    _ => s.per_active_lane(inst, active),
+                if lane_intrinsic {
+                    s.gather_or_scatter(inst, Some(active));
+                } else {
+                    s.per_active_lane(inst, active);
                 }
                 result.map(|r| s.vector(r))
             },
