@@ -1,7 +1,8 @@
 //! Loads and stores at an address of their own per lane, in wide code: one gather for the
 //! lanes instead of a scalar load per lane, and under a mask one masked gather or scatter
 //! instead of a branch per lane around each scalar access. (Outside a mask a store stays one
-//! per lane: the benchmark's `copy_float16` ran 37–40 ms so, 42–43 ms with scatters.)
+//! per lane: the benchmark's `copy_float16`, before transpose.rs took its whole elements at
+//! wide widths, ran 37–40 ms so and 42–43 ms with scatters.)
 //!
 //! The vectoriser calls a *lane intrinsic* — a function in namespace [`LANE_INTRINSICS`]
 //! that no module defines — and the wide backend's translation to LLVM (`backend/llvm_ir`)

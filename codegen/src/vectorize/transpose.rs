@@ -7,6 +7,15 @@
 //! block of 4 × k consecutive words: k 16-byte loads and 4×4 transposes (k = 2: two `shufps`)
 //! give one vector per component. Stores are the reverse: transpose, then k vector stores.
 //!
+//! The wide backend's iterations (8 or 16 lanes) load the same block as k rows of n words
+//! (`i32x8`/`i32x16`) and turn rows into components by log2(k) stages of *unzips*: each takes
+//! two rows and keeps the even words of their concatenation in one result and the odd words
+//! in the other. A stage rotates the bits of each word's index in the block right by one, so
+//! after log2(k) of them word kL + c sits in vector c at lane L. Stores *zip* (the inverse) in
+//! the reverse order. Each unzip or zip is one two-source shuffle (`vpermt2d` on AVX-512),
+//! written as lane extracts and inserts that LLVM's optimiser folds into one shuffle — a
+//! float16 copy at 16 lanes was 16 gathers and 256 one-lane stores before.
+//!
 //! A group is k loads (or stores) of 4-byte values at offsets w, w+4, …, w+4(k-1) of one
 //! address value whose stride is 4k bytes, in one block, none of the same word twice. Loads
 //! are all done at the first member: nothing between the members may write memory or have
@@ -69,11 +78,6 @@ impl Vectoriser<'_> {
     /// the group's accesses are emitted at its first load or last store, the other members
     /// emit nothing. `active`: the lanes that take the block (inside a varying branch).
     pub(super) fn transposed(&mut self, inst: ir::Inst, active: Option<Value>) -> bool {
-        if self.n != 4 {
-            // The rows and 4×4 transposes below are 128-bit shapes; wider iterations take
-            // the members one lane at a time, which the wide backend's optimiser combines.
-            return false;
-        }
         let g = match self.transposes.by_member.get(&inst) {
             Some(&g) => g,
             None => match self.find_group(inst) {
@@ -171,7 +175,7 @@ impl Vectoriser<'_> {
             (0..k).all(|j| candidates.iter().filter(|(o, _)| *o == w + 4 * j).count() == 1)
         })?;
         // The block read or written must be addressable with 32-bit offsets.
-        i32::try_from(i64::from(window) + 16 * i64::from(k)).ok()?;
+        i32::try_from(i64::from(window) + 4 * self.n as i64 * i64::from(k)).ok()?;
         let members: Vec<ir::Inst> = (0..k)
             .map(|j| {
                 candidates
@@ -271,9 +275,10 @@ impl Vectoriser<'_> {
         let (base, window, store) = (group.base, group.window, group.store);
         let members = group.members.clone();
         let flags = vector_access_flags(group.flags);
-        let little = MemFlagsData::new().with_endianness(Endianness::Little);
         let k = members.len();
-        let offset = |m: usize| window + 16 * m as i32;
+        let row_ty = self.row_ty();
+        let row_bytes = row_ty.bytes() as i32;
+        let offset = |m: usize| window + row_bytes * m as i32;
         if store {
             let values: Vec<Value> = members
                 .iter()
@@ -294,7 +299,7 @@ impl Vectoriser<'_> {
                     let mut components = Vec::with_capacity(k);
                     for &value in &values {
                         let v = self.vector(value);
-                        components.push(self.cursor().ins().bitcast(types::I8X16, little, v));
+                        components.push(self.retyped(row_ty, v));
                     }
                     self.components_to_rows(&components)
                 }
@@ -305,11 +310,7 @@ impl Vectoriser<'_> {
             Vec::new()
         } else {
             let rows: Vec<Value> = (0..k)
-                .map(|m| {
-                    self.cursor()
-                        .ins()
-                        .load(types::I8X16, flags, base, offset(m))
-                })
+                .map(|m| self.cursor().ins().load(row_ty, flags, base, offset(m)))
                 .collect();
             let components = self.rows_to_components(&rows);
             self.transposes.groups[g].rows = rows;
@@ -319,10 +320,29 @@ impl Vectoriser<'_> {
                 .map(|(&m, c)| {
                     let r = self.func.dfg.inst_results(m)[0];
                     let vt = self.wide(self.ty(r));
-                    self.cursor().ins().bitcast(vt, little, c)
+                    self.retyped(vt, c)
                 })
                 .collect()
         }
+    }
+
+    /// The type of one row of a group's block: 16 bytes at four lanes (the x86-64 backend's
+    /// shuffles are byte shuffles), one word per lane wider.
+    fn row_ty(&self) -> Type {
+        if self.n == 4 {
+            types::I8X16
+        } else {
+            self.wide(types::I32)
+        }
+    }
+
+    /// Vector `v` as type `t` of the same size.
+    fn retyped(&mut self, t: Type, v: Value) -> Value {
+        if self.ty(v) == t {
+            return v;
+        }
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        self.cursor().ins().bitcast(t, little, v)
     }
 
     /// The rows of a load group whose components `values` are, in order, if they are.
@@ -371,6 +391,19 @@ impl Vectoriser<'_> {
     /// kL..kL+k-1) as k vectors of one component each.
     fn rows_to_components(&mut self, rows: &[Value]) -> Vec<Value> {
         let k = rows.len();
+        if self.n != 4 {
+            let mut v = rows.to_vec();
+            for _ in 0..k.trailing_zeros() {
+                let mut next = v.clone();
+                for i in 0..k / 2 {
+                    let (even, odd) = self.unzip(v[2 * i], v[2 * i + 1]);
+                    next[i] = even;
+                    next[i + k / 2] = odd;
+                }
+                v = next;
+            }
+            return v;
+        }
         if k == 2 {
             return vec![
                 self.shuffle32(rows[0], rows[1], [0, 2, 4, 6]),
@@ -389,6 +422,19 @@ impl Vectoriser<'_> {
     /// The inverse of [`Self::rows_to_components`].
     fn components_to_rows(&mut self, components: &[Value]) -> Vec<Value> {
         let k = components.len();
+        if self.n != 4 {
+            let mut v = components.to_vec();
+            for _ in 0..k.trailing_zeros() {
+                let mut next = v.clone();
+                for i in 0..k / 2 {
+                    let (low, high) = self.zip(v[i], v[i + k / 2]);
+                    next[2 * i] = low;
+                    next[2 * i + 1] = high;
+                }
+                v = next;
+            }
+            return v;
+        }
         if k == 2 {
             let (x, y) = (components[0], components[1]);
             return vec![
@@ -410,6 +456,39 @@ impl Vectoriser<'_> {
             }
         }
         rows
+    }
+
+    /// The even and the odd words of the concatenation of rows `a` and `b` (wide rows).
+    fn unzip(&mut self, a: Value, b: Value) -> (Value, Value) {
+        let n = self.n;
+        let even: Vec<usize> = (0..n).map(|j| 2 * j).collect();
+        let odd: Vec<usize> = (0..n).map(|j| 2 * j + 1).collect();
+        (self.two_source(a, b, &even), self.two_source(a, b, &odd))
+    }
+
+    /// The inverse of [`Self::unzip`]: the words of `a` and `b` interleaved, as two rows.
+    fn zip(&mut self, a: Value, b: Value) -> (Value, Value) {
+        let n = self.n;
+        let interleaved: Vec<usize> = (0..2 * n).map(|w| (w % 2) * n + w / 2).collect();
+        (
+            self.two_source(a, b, &interleaved[..n]),
+            self.two_source(a, b, &interleaved[n..]),
+        )
+    }
+
+    /// The vector whose lane j is word `words[j]` of the concatenation of `a` and `b`: lane
+    /// extracts and inserts, which LLVM folds into one two-source shuffle.
+    fn two_source(&mut self, a: Value, b: Value, words: &[usize]) -> Value {
+        let n = self.n;
+        let t = self.ty(a);
+        let lanes: Vec<Value> = words
+            .iter()
+            .map(|&w| {
+                let src = if w < n { a } else { b };
+                self.cursor().ins().extractlane(src, (w % n) as u8)
+            })
+            .collect();
+        self.vector_of_lanes(t, &lanes)
     }
 
     /// Runs `fast` where `cond` holds and `slow` otherwise, joining their results (values of
