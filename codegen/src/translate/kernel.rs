@@ -16,10 +16,11 @@
 //! resume point has a gate that holds a work-item until those it waits for have arrived
 //! (gates.rs, `PointKind` in function.rs). A barrier-free kernel with a spin loop runs them too.
 //!
-//! When every region met from the entry has one way out (`StaticSchedule`), the rounds are
-//! chained at compile time instead and no resume state is kept. Values that are cheap functions
-//! of the work-item's ids are recomputed after a barrier rather than kept in the frame
-//! (function.rs, `rematerialisable`).
+//! When the ways out of every region met from the entry are known (`StaticSchedule`), the
+//! rounds are chained at compile time instead, with no resume state checked per work-item (nor
+//! kept, where each region has one way out). Values that are cheap functions of the
+//! work-item's ids are recomputed after a barrier rather than kept in the frame (function.rs,
+//! `rematerialisable`).
 
 use std::collections::{HashMap, HashSet};
 
@@ -258,8 +259,10 @@ pub(crate) fn build(
             && !kernel.has_named_barriers
             && (resume_points + 1) * size <= MAX_SPECIALISED_INSTRUCTIONS
         {
+            // Regions with several ways out are copied twice (StaticSchedule).
+            let twice = 2 * (resume_points + 1) * size <= MAX_SPECIALISED_INSTRUCTIONS;
             let (frame_size, schedule, loops) =
-                build_regions(&mut t, kernel, group_ptr, &pending_args)?;
+                build_regions(&mut t, kernel, group_ptr, &pending_args, twice)?;
             region_loops = loops;
             (frame_size, schedule)
         } else {
@@ -760,6 +763,7 @@ fn build_regions(
     kernel: &KernelInfo,
     group_ptr: ir::Value,
     args: &[Arg],
+    several_ways_out_allowed: bool,
 ) -> Result<(u64, crate::BarrierSchedule, Vec<crate::vectorize::ItemLoop>), BuildError> {
     let (frames, frame_size_value, frame_size_inst) = frames_of(t, group_ptr);
     let pending = t.b.declare_var(types::I8);
@@ -789,6 +793,8 @@ fn build_regions(
     let no = t.b.ins().iconst(types::I8, 0);
     t.b.def_var(pending, no);
     let region0 = t.b.create_block();
+    let first_round = t.b.create_block();
+    let unchecked0 = t.b.create_block();
     let scan_head = t.b.create_block();
     t.b.append_block_param(scan_head, types::I64);
     t.b.append_block_param(scan_head, types::I32);
@@ -796,20 +802,35 @@ fn build_regions(
     let none = t.b.ins().iconst(types::I32, RESUME_DONE);
     t.b.ins().brif(
         is_first_round,
-        region0,
+        first_round,
         &[],
         scan_head,
         &[BlockArg::Value(zero), BlockArg::Value(none)],
     );
+    // Patched to 1 when the unchecked copies are built (`StaticSchedule`).
+    t.b.switch_to_block(first_round);
+    let use_unchecked = t.b.ins().iconst(types::I8, 0);
+    let use_unchecked = t.b.func.dfg.value_def(use_unchecked).unwrap_inst();
+    let flag = t.b.func.dfg.first_result(use_unchecked);
+    t.b.ins().brif(flag, unchecked0, &[], region0, &[]);
 
     let round_tail = t.b.create_block();
     let exit = t.b.create_block();
     let mut region_blocks = vec![region0];
     let mut statics = StaticSchedule::default();
     let mut spirv_instructions = 0;
+    // The second pass, for regions with several ways out: a copy of every region without the
+    // check of each work-item's resume state, entered from the first round (StaticSchedule).
+    let mut unchecked_blocks = Vec::new();
+    let mut unchecked_loops = Vec::new();
+    let mut unchecked = false;
     let mut k = 0;
     loop {
-        t.b.switch_to_block(region_blocks[k]);
+        t.b.switch_to_block(if unchecked {
+            unchecked_blocks[k]
+        } else {
+            region_blocks[k]
+        });
         let (heads, latches) = item_loops(t);
         let frame_base = item_frame(t, frames, frame_size_value);
         t.barrier = Some(BarrierState {
@@ -846,6 +867,12 @@ fn build_regions(
                 copy_by_value(t, addr, ty, copy)?;
             }
             None
+        } else if unchecked {
+            let go = t.b.create_block();
+            t.b.ins().jump(go, &[]);
+            let dead = t.b.create_block();
+            t.b.switch_to_block(dead);
+            Some(go)
         } else {
             // Only work-items that stopped at this resume point run in this round. A round
             // runs the lowest-ranked point any work-item waits at (below), so no member of
@@ -889,7 +916,12 @@ fn build_regions(
         let done_store = t.b.ins().store(frame_flags(), done, frame_base, 0);
         t.b.ins().jump(latches[0], &[]);
         let copy_tail = t.b.create_block();
-        region_loops.push(crate::vectorize::ItemLoop {
+        let loops = if unchecked {
+            &mut unchecked_loops
+        } else {
+            &mut region_loops
+        };
+        loops.push(crate::vectorize::ItemLoop {
             head: heads[0],
             latch: latches[0],
             exit: latches[1],
@@ -900,7 +932,7 @@ fn build_regions(
             region_frame: Some(frame_base),
         });
         close_item_loops(t, heads, latches, copy_tail);
-        if k == 0 {
+        if k == 0 && !unchecked {
             region_blocks.extend(state.resume_blocks.iter().map(|_| t.b.create_block()));
             // Build statistics count the module's instructions, not the copies.
             spirv_instructions = t.instruction_count;
@@ -911,34 +943,79 @@ fn build_regions(
             .iter()
             .map(|&(block, k, _)| (block, k))
             .collect();
-        let exit_of_copy =
-            start.and_then(|start| region_exit(t.b.func, start, &stops, item_returned, latches[0]));
+        let exits_of_copy = start
+            .and_then(|start| region_exits(t.b.func, start, &stops, item_returned, latches[0]));
         t.b.switch_to_block(copy_tail);
-        let target = match exit_of_copy {
-            Some(RegionExit::Point(p)) => region_blocks.get(p as usize).copied(),
-            Some(RegionExit::Returned) => Some(exit),
-            None => None,
-        };
-        if let Some(target) = target {
-            // Patched to 1 when the whole kernel follows a static schedule.
-            let flag = t.b.ins().iconst(types::I8, 0);
-            statics
-                .flags
-                .push(t.b.func.dfg.value_def(flag).unwrap_inst());
-            t.b.ins().brif(flag, target, &[], round_tail, &[]);
+        let mut stores: Vec<ir::Inst> = state.stops.iter().map(|&(_, _, store)| store).collect();
+        stores.push(done_store);
+        if unchecked {
+            let target_of = |e: RegionExit| match e {
+                RegionExit::Point(p) => unchecked_blocks[p as usize],
+                RegionExit::Returned => exit,
+            };
+            match exits_of_copy.as_deref() {
+                Some(&[one]) => {
+                    for store in stores {
+                        t.b.func.layout.remove_inst(store);
+                    }
+                    t.b.ins().jump(target_of(one), &[]);
+                }
+                Some(several) => {
+                    let targets: Vec<(RegionExit, ir::Block)> =
+                        several.iter().map(|&e| (e, target_of(e))).collect();
+                    dispatch_if_uniform(t, frames, frame_size_value, &targets, round_tail);
+                }
+                None => {
+                    t.b.ins().jump(round_tail, &[]);
+                }
+            }
         } else {
-            t.b.ins().jump(round_tail, &[]);
+            let target = match exits_of_copy.as_deref() {
+                Some(&[RegionExit::Point(p)]) => region_blocks.get(p as usize).copied(),
+                Some(&[RegionExit::Returned]) => Some(exit),
+                _ => None,
+            };
+            if let Some(target) = target {
+                // Patched to 1 when the whole kernel follows a static schedule.
+                let flag = t.b.ins().iconst(types::I8, 0);
+                statics
+                    .flags
+                    .push(t.b.func.dfg.value_def(flag).unwrap_inst());
+                t.b.ins().brif(flag, target, &[], round_tail, &[]);
+            } else {
+                t.b.ins().jump(round_tail, &[]);
+            }
+            statics.state_stores.push(stores);
+            statics.exits.push(exits_of_copy);
+            statics.checks.extend(check);
         }
-        statics.exits.push(exit_of_copy);
-        statics
-            .state_stores
-            .extend(state.stops.iter().map(|&(_, _, store)| store));
-        statics.state_stores.push(done_store);
-        statics.checks.extend(check);
         k += 1;
         if k == region_blocks.len() {
-            break;
+            let second_pass = !unchecked
+                && several_ways_out_allowed
+                && !t.points.sub_group_points
+                && !t.options.checked
+                && statics.shape() == Some(ExitShape::Several);
+            if !second_pass {
+                break;
+            }
+            unchecked = true;
+            k = 0;
+            unchecked_blocks = (0..region_blocks.len())
+                .map(|k| {
+                    if k == 0 {
+                        unchecked0
+                    } else {
+                        t.b.create_block()
+                    }
+                })
+                .collect();
         }
+    }
+    if unchecked_blocks.is_empty() {
+        // Never entered: the flag in front of it stays 0.
+        t.b.switch_to_block(unchecked0);
+        t.b.ins().jump(region0, &[]);
     }
     t.instruction_count = spirv_instructions;
     let frame_size = frame_size.next_multiple_of(16);
@@ -1014,8 +1091,11 @@ fn build_regions(
         .replace(frame_size_inst)
         .iconst(types::I64, frame_size as i64);
     // Checked mode keeps the resume states: the scan checks them for divergence.
-    let schedule = if !t.points.sub_group_points && !t.options.checked && statics.apply_if_static(t)
-    {
+    let schedule = if !unchecked_blocks.is_empty() {
+        t.b.func.replace(use_unchecked).iconst(types::I8, 1);
+        region_loops = unchecked_loops;
+        crate::BarrierSchedule::Static
+    } else if !t.points.sub_group_points && !t.options.checked && statics.apply_if_static(t) {
         crate::BarrierSchedule::Static
     } else {
         crate::BarrierSchedule::Dynamic
@@ -1073,7 +1153,55 @@ fn report_divergence(
     Ok(())
 }
 
-/// How a region's work-items end their part of a round, when all of them end it the same way.
+/// The tail of an unchecked region copy with several ways out (`targets`, each exit with the
+/// block that continues it): when every work-item's resume state (in the frames) equals
+/// work-item 0's, the exit it names; otherwise (some returned early, or a divergent barrier)
+/// `rounds`, the dynamic rounds of the checked copies, which resume each work-item from its
+/// own state.
+fn dispatch_if_uniform(
+    t: &mut Translator,
+    frames: ir::Value,
+    frame_stride: ir::Value,
+    targets: &[(RegionExit, ir::Block)],
+    rounds: ir::Block,
+) {
+    let first = t.b.ins().load(types::I32, frame_flags(), frames, 0);
+    let ls = t.wi.local_size;
+    let items = t.b.ins().imul(ls[0], ls[1]);
+    let items = t.b.ins().imul(items, ls[2]);
+    let head = t.b.create_block();
+    t.b.append_block_param(head, types::I64);
+    let one = t.b.ins().iconst(types::I64, 1);
+    t.b.ins().jump(head, &[BlockArg::Value(one)]);
+    t.b.switch_to_block(head);
+    let i = t.b.block_params(head)[0];
+    let scanned = t.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, items);
+    let probe = t.b.create_block();
+    let agreed = t.b.create_block();
+    t.b.ins().brif(scanned, agreed, &[], probe, &[]);
+    t.b.switch_to_block(probe);
+    let offset = t.b.ins().imul(i, frame_stride);
+    let frame = t.b.ins().iadd(frames, offset);
+    let state = t.b.ins().load(types::I32, frame_flags(), frame, 0);
+    let same = t.b.ins().icmp(IntCC::Equal, state, first);
+    let next = t.b.ins().iadd_imm_s(i, 1);
+    t.b.ins()
+        .brif(same, head, &[BlockArg::Value(next)], rounds, &[]);
+    t.b.switch_to_block(agreed);
+    for &(exit, block) in targets {
+        let want = match exit {
+            RegionExit::Point(p) => t.point_value(p),
+            RegionExit::Returned => t.b.ins().iconst(types::I32, RESUME_DONE),
+        };
+        let here = t.b.ins().icmp(IntCC::Equal, first, want);
+        let other = t.b.create_block();
+        t.b.ins().brif(here, block, &[], other, &[]);
+        t.b.switch_to_block(other);
+    }
+    t.b.ins().jump(rounds, &[]);
+}
+
+/// How a region's work-items end their part of a round.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum RegionExit {
     /// At the barrier of this resume point.
@@ -1081,16 +1209,16 @@ enum RegionExit {
     Returned,
 }
 
-/// The one way out of the region that starts at `start`: the stops (barrier blocks and the
-/// return block) control can reach from it without leaving through `latch` otherwise; None
-/// when there are several (or none, or an unexpected path to the latch).
-fn region_exit(
+/// The ways out of the region that starts at `start`: the stops (barrier blocks and the
+/// return block) control can reach from it without leaving through `latch` otherwise, in the
+/// order found; None when there are none or a path reaches the latch another way.
+fn region_exits(
     func: &ir::Function,
     start: ir::Block,
     stops: &HashMap<ir::Block, i64>,
     returned: ir::Block,
     latch: ir::Block,
-) -> Option<RegionExit> {
+) -> Option<Vec<RegionExit>> {
     // Successors from each visited block's terminator: linear in the region, not the function.
     let successors = |block: ir::Block| -> Vec<ir::Block> {
         let Some(last) = func.layout.last_inst(block) else {
@@ -1104,7 +1232,7 @@ fn region_exit(
     };
     let mut seen = HashSet::new();
     let mut stack = vec![start];
-    let mut exit = None;
+    let mut exits = Vec::new();
     while let Some(block) = stack.pop() {
         if !seen.insert(block) {
             continue;
@@ -1119,31 +1247,51 @@ fn region_exit(
             stack.extend(successors(block));
             continue;
         };
-        if exit.is_some_and(|e| e != here) {
-            return None;
+        if !exits.contains(&here) {
+            exits.push(here);
         }
-        exit = Some(here);
     }
-    exit
+    (!exits.is_empty()).then_some(exits)
 }
 
-/// Static schedules. When every region met from the entry has one way out (`region_exit`),
-/// every work-item of the group runs every round of it and stops where the others stop:
-/// rounds then chain region to region directly, with no resume state stored, checked or
-/// scanned per work-item. This is the common shape (barriers in straight-line code, unrolled
-/// loops) and, unlike the dynamic rounds, costs nothing per work-item. Divergence cannot
-/// arise in it: no region can end in two ways. Kernels with sub-group points keep dynamic
-/// rounds (their members resume by their own states).
+/// Static schedules. When every region met from the entry has known ways out
+/// (`region_exits`), the rounds chain region to region at compile time, with no resume state
+/// checked or scanned per work-item.
+///
+/// When each region has one way out (barriers in straight-line code, unrolled loops) every
+/// work-item of the group runs every round of it and stops where the others stop; the copies
+/// are patched in place and store no resume state either. This costs nothing per work-item
+/// and divergence cannot arise.
+///
+/// A region with several ways out (a barrier in a loop: the next iteration's barrier, or the
+/// one after the loop, or the return) needs each work-item's state to know where the group
+/// goes on, and work-items that returned early (undefined behaviour by the letter of the
+/// spec, common in practice) must not run later regions. So a second pass builds a copy of
+/// every region without the resume-state checks at its start, entered from the first round:
+/// regions with one way out chain directly; one with several keeps its state stores, and its
+/// tail goes on statically when every work-item stopped at the same point — as the spec's
+/// uniform barriers make them — and to the checked copies' dynamic rounds otherwise
+/// ([`dispatch_if_uniform`]). Kernels with sub-group points keep dynamic rounds (their members
+/// resume by their own states), and so does checked mode, whose scan reports divergence.
 #[derive(Default)]
 struct StaticSchedule {
-    /// Per region copy: its one way out.
-    exits: Vec<Option<RegionExit>>,
+    /// Per region copy: its ways out.
+    exits: Vec<Option<Vec<RegionExit>>>,
     /// The `iconst.i8 0` each copy's tail branches on to go straight to its exit's region.
     flags: Vec<ir::Inst>,
-    /// Every store of a work-item's resume state (barrier stops and returns).
-    state_stores: Vec<ir::Inst>,
+    /// Per region copy, every store of a work-item's resume state (barrier stops, returns).
+    state_stores: Vec<Vec<ir::Inst>>,
     /// Each region's per-work-item check of its resume state.
     checks: Vec<StateCheck>,
+}
+
+/// The ways out of a kernel's regions, when all are known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ExitShape {
+    /// One per region.
+    Single,
+    /// Several for some region.
+    Several,
 }
 
 /// A region's `brif state == point, go, skip` at each work-item.
@@ -1155,29 +1303,39 @@ struct StateCheck {
 }
 
 impl StaticSchedule {
-    fn is_static(&self) -> bool {
-        let mut copy = 0usize;
+    /// The ways out of the region copies reachable from the entry; None when some are not
+    /// known.
+    fn shape(&self) -> Option<ExitShape> {
         let mut visited = HashSet::new();
-        while visited.insert(copy) {
-            match self.exits.get(copy).copied().flatten() {
-                Some(RegionExit::Returned) => return true,
-                Some(RegionExit::Point(p)) => copy = p as usize,
-                None => return false,
+        let mut stack = vec![0usize];
+        let mut shape = ExitShape::Single;
+        while let Some(copy) = stack.pop() {
+            if !visited.insert(copy) {
+                continue;
             }
+            let Some(Some(exits)) = self.exits.get(copy) else {
+                return None;
+            };
+            if exits.len() > 1 {
+                shape = ExitShape::Several;
+            }
+            stack.extend(exits.iter().filter_map(|e| match e {
+                RegionExit::Point(p) => Some(*p as usize),
+                RegionExit::Returned => None,
+            }));
         }
-        // A cycle of single exits: work-items that never return, in every schedule.
-        true
+        Some(shape)
     }
 
     /// Turns the kernel's rounds static if it qualifies; returns whether it did.
     fn apply_if_static(self, t: &mut Translator) -> bool {
-        if !self.is_static() {
+        if self.shape() != Some(ExitShape::Single) {
             return false;
         }
         for flag in self.flags {
             t.b.func.replace(flag).iconst(types::I8, 1);
         }
-        for store in self.state_stores {
+        for store in self.state_stores.into_iter().flatten() {
             t.b.func.layout.remove_inst(store);
         }
         for check in self.checks {

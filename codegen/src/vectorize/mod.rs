@@ -119,6 +119,33 @@ pub(crate) fn vectorize(func: &mut Function, lp: &ItemLoop, lanes: usize) -> Res
 }
 
 /// Whether `inst` loads from or stores to an address computed from `frame` (by adding to it).
+/// Whether a loop-free barrier region (`body`) does enough besides moving values through the
+/// work-item frames to be worth widening: at least [`REGION_WORK`] memory accesses outside
+/// the frames and [`FRAME_SHARE`] times as many as frame accesses. (A tree reduction's step,
+/// one local load and store beside its frame traffic, is not; a tile product unrolled by the
+/// compiler between two barriers, 32 local loads and one accumulator, is.)
+fn outweighs_frame_traffic(func: &Function, body: &[Block], frame: Value) -> bool {
+    let (mut frame_accesses, mut other_accesses) = (0usize, 0usize);
+    for &block in body {
+        for inst in func.layout.block_insts(block) {
+            let op = func.dfg.insts[inst].opcode();
+            if !(op.can_load() || op.can_store()) {
+                continue;
+            }
+            if addresses_frame(func, inst, frame) {
+                frame_accesses += 1;
+            } else {
+                other_accesses += 1;
+            }
+        }
+    }
+    other_accesses >= REGION_WORK && other_accesses >= FRAME_SHARE * frame_accesses
+}
+
+/// See [`outweighs_frame_traffic`].
+const REGION_WORK: usize = 16;
+const FRAME_SHARE: usize = 4;
+
 fn addresses_frame(func: &Function, inst: ir::Inst, frame: Value) -> bool {
     let address = match func.dfg.insts[inst] {
         InstructionData::Load { arg, .. } => arg,
@@ -251,7 +278,7 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop, n: usize) -> Result<()
     let loops = find_loops(func, lp, &body);
     let natural = natural_loops(func, &body);
     if let Some(frame) = lp.region_frame {
-        if natural.is_empty() {
+        if natural.is_empty() && !outweighs_frame_traffic(func, &body, frame) {
             return Err("a barrier region without a loop (its frame traffic outweighs the lanes)");
         }
         let in_loops: HashSet<Block> = natural

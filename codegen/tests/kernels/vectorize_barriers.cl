@@ -115,3 +115,25 @@ __kernel void local_counter(__global uint *tickets) {
     __local uint counter;
     tickets[get_global_id(0)] = atomic_inc(&counter);
 }
+
+// Work-items past `n` return before the tile loop's barriers (undefined behaviour by the
+// letter of the spec, common in practice). Groups wholly below `n` run the regions statically
+// (widened in wide code); in the last group the work-items disagree at the first barrier
+// and go on in the dynamic rounds (kernel.rs StaticSchedule). Each reads its own row only.
+__kernel void tiles_early_return(__global const float *a, __global float *out, uint n,
+                                 uint rounds) {
+    __local float rows[16 * 96];
+    uint l = get_local_id(0), g = get_global_id(0);
+    if (g >= n)
+        return;
+    float acc = 0.0f;
+    for (uint t = 0; t < rounds; t++) {
+        for (uint k = 0; k < 16; k++)
+            rows[16 * l + k] = a[g] + (float)k;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint k = 0; k < 16; k++)
+            acc += rows[16 * l + ((k + t) & 15)] * 0.5f;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    out[g] = acc;
+}
