@@ -1028,9 +1028,7 @@ fn build_regions(
     t.b.switch_to_block(scan_head);
     let i = t.b.block_params(scan_head)[0];
     let lowest = t.b.block_params(scan_head)[1];
-    let ls = t.wi.local_size;
-    let items = t.b.ins().imul(ls[0], ls[1]);
-    let items = t.b.ins().imul(items, ls[2]);
+    let items = group_items(t);
     let scanned = t.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, items);
     let probe = t.b.create_block();
     let pick = t.b.create_block();
@@ -1038,9 +1036,7 @@ fn build_regions(
     t.b.ins()
         .brif(scanned, pick, &[BlockArg::Value(lowest)], probe, &[]);
     t.b.switch_to_block(probe);
-    let offset = t.b.ins().imul(i, frame_size_value);
-    let frame = t.b.ins().iadd(frames, offset);
-    let state = t.b.ins().load(types::I32, frame_flags(), frame, 0);
+    let state = item_state(t, frames, frame_size_value, i);
     let next = t.b.ins().iadd_imm_s(i, 1);
     if t.options.checked && !t.points.sub_group_points {
         // Checked mode: a barrier is work-group uniform, so after a round every work-item
@@ -1153,6 +1149,25 @@ fn report_divergence(
     Ok(())
 }
 
+/// Work-items in the group: the product of the local sizes.
+fn group_items(t: &mut Translator) -> ir::Value {
+    let ls = t.wi.local_size;
+    let items = t.b.ins().imul(ls[0], ls[1]);
+    t.b.ins().imul(items, ls[2])
+}
+
+/// The resume state in the frame of the work-item of linear local id `item`.
+fn item_state(
+    t: &mut Translator,
+    frames: ir::Value,
+    frame_stride: ir::Value,
+    item: ir::Value,
+) -> ir::Value {
+    let offset = t.b.ins().imul(item, frame_stride);
+    let frame = t.b.ins().iadd(frames, offset);
+    t.b.ins().load(types::I32, frame_flags(), frame, 0)
+}
+
 /// The tail of an unchecked region copy with several ways out (`targets`, each exit with the
 /// block that continues it): when every work-item's resume state (in the frames) equals
 /// work-item 0's, the exit it names; otherwise (some returned early, or a divergent barrier)
@@ -1166,9 +1181,7 @@ fn dispatch_if_uniform(
     rounds: ir::Block,
 ) {
     let first = t.b.ins().load(types::I32, frame_flags(), frames, 0);
-    let ls = t.wi.local_size;
-    let items = t.b.ins().imul(ls[0], ls[1]);
-    let items = t.b.ins().imul(items, ls[2]);
+    let items = group_items(t);
     let head = t.b.create_block();
     t.b.append_block_param(head, types::I64);
     let one = t.b.ins().iconst(types::I64, 1);
@@ -1180,9 +1193,7 @@ fn dispatch_if_uniform(
     let agreed = t.b.create_block();
     t.b.ins().brif(scanned, agreed, &[], probe, &[]);
     t.b.switch_to_block(probe);
-    let offset = t.b.ins().imul(i, frame_stride);
-    let frame = t.b.ins().iadd(frames, offset);
-    let state = t.b.ins().load(types::I32, frame_flags(), frame, 0);
+    let state = item_state(t, frames, frame_stride, i);
     let same = t.b.ins().icmp(IntCC::Equal, state, first);
     let next = t.b.ins().iadd_imm_s(i, 1);
     t.b.ins()
@@ -1523,16 +1534,12 @@ fn lowest_waiting(t: &mut Translator, frames: ir::Value, stride: ir::Value) -> i
         .jump(head, &[BlockArg::Value(zero), BlockArg::Value(none)]);
     t.b.switch_to_block(head);
     let (i, lowest) = (t.b.block_params(head)[0], t.b.block_params(head)[1]);
-    let ls = t.wi.local_size;
-    let items = t.b.ins().imul(ls[0], ls[1]);
-    let items = t.b.ins().imul(items, ls[2]);
+    let items = group_items(t);
     let scanned = t.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, items);
     t.b.ins()
         .brif(scanned, done, &[BlockArg::Value(lowest)], probe, &[]);
     t.b.switch_to_block(probe);
-    let offset = t.b.ins().imul(i, stride);
-    let frame = t.b.ins().iadd(frames, offset);
-    let state = t.b.ins().load(types::I32, frame_flags(), frame, 0);
+    let state = item_state(t, frames, stride, i);
     let lower = t.b.ins().umin(lowest, state);
     let next = t.b.ins().iadd_imm_s(i, 1);
     t.b.ins()
