@@ -228,7 +228,7 @@ fn regions_with_plain_loops_are_widened_in_wide_code_only() {
         }
     );
     // Barriers in a loop: a region can end in two ways, chained by where the work-items
-    // stopped (kernel.rs StaticSchedule); the tile product between them, unrolled by clang,
+    // stopped (static_schedule.rs); the tile product between them, unrolled by clang,
     // has 32 local loads beside one frame value, and is widened.
     let sgemm = p.kernel("sgemm_tiled").expect("kernel");
     assert_eq!(sgemm.barrier_schedule, BarrierSchedule::Static);

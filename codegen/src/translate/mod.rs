@@ -31,6 +31,7 @@ mod pipe;
 mod printf;
 mod provenance;
 mod rounding;
+mod static_schedule;
 mod subgroup;
 mod values;
 

@@ -119,7 +119,7 @@ __kernel void local_counter(__global uint *tickets) {
 // Work-items past `n` return before the tile loop's barriers (undefined behaviour by the
 // letter of the spec, common in practice). Groups wholly below `n` run the regions statically
 // (widened in wide code); in the last group the work-items disagree at the first barrier
-// and go on in the dynamic rounds (kernel.rs StaticSchedule). Each reads its own row only.
+// and go on in the dynamic rounds (static_schedule.rs). Each reads its own row only.
 __kernel void tiles_early_return(__global const float *a, __global float *out, uint n,
                                  uint rounds) {
     __local float rows[16 * 96];
