@@ -7,6 +7,7 @@
 
 mod abi;
 mod backend;
+mod cfg;
 mod checked;
 mod device_enqueue;
 mod devicelib_assert;

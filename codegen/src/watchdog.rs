@@ -72,16 +72,7 @@ pub(crate) fn insert_stop_checks(func: &mut ir::Function) {
 
 /// The targets of the retreating edges of a depth-first search from `entry`, in layout order.
 fn loop_heads(func: &ir::Function, entry: ir::Block) -> Vec<ir::Block> {
-    let successors = |block: ir::Block| -> Vec<ir::Block> {
-        let Some(last) = func.layout.last_inst(block) else {
-            return Vec::new();
-        };
-        func.dfg.insts[last]
-            .branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables)
-            .iter()
-            .map(|call| call.block(&func.dfg.value_lists))
-            .collect()
-    };
+    let successors = |block| crate::cfg::successors(func, block);
     let mut visited = HashSet::new();
     let mut on_stack = HashSet::new();
     let mut heads = HashSet::new();

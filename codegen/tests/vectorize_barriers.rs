@@ -111,19 +111,18 @@ fn outputs(p: &Program, kernel: &str, local_x: u64) -> Vec<Vec<u8>> {
                 [local_x, 1],
             );
             // Against the host: a group that disagrees must still finish its active items.
-            let a: Vec<f32> = a
-                .chunks(4)
-                .map(|c| f32::from_ne_bytes(c.try_into().unwrap()))
-                .collect();
             for g in 0..n {
                 let mut acc = 0.0f32;
                 for t in 0..3 {
                     for k in 0..16 {
-                        acc += (a[g] + ((k + t) & 15) as f32) * 0.5;
+                        acc += (read_f32(&a, g) + ((k + t) & 15) as f32) * 0.5;
                     }
                 }
-                let got = f32::from_ne_bytes(o[4 * g..4 * g + 4].try_into().unwrap());
-                assert_eq!(got, acc, "tiles_early_return local {local_x} item {g}");
+                assert_eq!(
+                    read_f32(&o, g),
+                    acc,
+                    "tiles_early_return local {local_x} item {g}"
+                );
             }
             vec![o]
         }

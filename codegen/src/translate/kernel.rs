@@ -813,9 +813,8 @@ fn build_regions(
     );
     // Patched to 1 when the unchecked copies are built (`StaticSchedule`).
     t.b.switch_to_block(first_round);
-    let use_unchecked = t.b.ins().iconst(types::I8, 0);
-    let use_unchecked = t.b.func.dfg.value_def(use_unchecked).unwrap_inst();
-    let flag = t.b.func.dfg.first_result(use_unchecked);
+    let flag = t.b.ins().iconst(types::I8, 0);
+    let use_unchecked = t.b.func.dfg.value_def(flag).unwrap_inst();
     t.b.ins().brif(flag, unchecked0, &[], region0, &[]);
 
     let round_tail = t.b.create_block();
@@ -827,9 +826,9 @@ fn build_regions(
     // check of each work-item's resume state, entered from the first round (StaticSchedule).
     let mut unchecked_blocks = Vec::new();
     let mut unchecked_loops = Vec::new();
-    let mut unchecked = false;
     let mut k = 0;
     loop {
+        let unchecked = !unchecked_blocks.is_empty();
         t.b.switch_to_block(if unchecked {
             unchecked_blocks[k]
         } else {
@@ -997,13 +996,11 @@ fn build_regions(
         if k == region_blocks.len() {
             let second_pass = !unchecked
                 && several_ways_out_allowed
-                && !t.points.sub_group_points
-                && !t.options.checked
+                && !keeps_dynamic_rounds(t)
                 && statics.shape() == Some(ExitShape::Several);
             if !second_pass {
                 break;
             }
-            unchecked = true;
             k = 0;
             unchecked_blocks = (0..region_blocks.len())
                 .map(|k| {
@@ -1095,7 +1092,7 @@ fn build_regions(
         t.b.func.replace(use_unchecked).iconst(types::I8, 1);
         region_loops = unchecked_loops;
         crate::BarrierSchedule::Static
-    } else if !t.points.sub_group_points && !t.options.checked && statics.apply_if_static(t) {
+    } else if !keeps_dynamic_rounds(t) && statics.apply_if_static(t) {
         crate::BarrierSchedule::Static
     } else {
         crate::BarrierSchedule::Dynamic
@@ -1108,6 +1105,12 @@ fn build_regions(
         lp.math = t.vector_math.clone();
     }
     Ok((frame_size, schedule, region_loops))
+}
+
+/// Kernels whose rounds stay dynamic whatever their regions' ways out: with sub-group points
+/// (members resume by their own states) and in checked mode (its scan reports divergence).
+fn keeps_dynamic_rounds(t: &Translator) -> bool {
+    t.points.sub_group_points || t.options.checked
 }
 
 /// Checked mode: when `differs`, reports a divergent barrier at the work-item of linear local

@@ -91,16 +91,7 @@ pub(super) fn region_exits(
     latch: ir::Block,
 ) -> Option<Vec<RegionExit>> {
     // Successors from each visited block's terminator: linear in the region, not the function.
-    let successors = |block: ir::Block| -> Vec<ir::Block> {
-        let Some(last) = func.layout.last_inst(block) else {
-            return Vec::new();
-        };
-        func.dfg.insts[last]
-            .branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables)
-            .iter()
-            .map(|call| call.block(&func.dfg.value_lists))
-            .collect()
-    };
+    let successors = |block| crate::cfg::successors(func, block);
     let mut seen = HashSet::new();
     let mut stack = vec![start];
     let mut exits = Vec::new();

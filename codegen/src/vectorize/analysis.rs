@@ -135,14 +135,7 @@ pub(super) fn body_blocks(func: &Function, lp: &ItemLoop) -> Vec<Block> {
 }
 
 pub(super) fn successors(func: &Function, block: Block) -> Vec<Block> {
-    let Some(last) = func.layout.last_inst(block) else {
-        return Vec::new();
-    };
-    let mut out: Vec<Block> = func.dfg.insts[last]
-        .branch_destination(&func.dfg.jump_tables, &func.dfg.exception_tables)
-        .iter()
-        .map(|call| call.block(&func.dfg.value_lists))
-        .collect();
+    let mut out = crate::cfg::successors(func, block);
     // Keep the first successor on top of the DFS stack (popped first): source order.
     out.reverse();
     out
