@@ -48,6 +48,16 @@ impl Translator<'_> {
                     };
                     ops.push(v);
                 }
+                if ts[0].lane_count() == rt.lane_count()
+                    && self.masks.contains(&self.func.dfg.resolve_aliases(args[0]))
+                {
+                    // Lanes all ones or all zeros: a lane select (kept in mask registers).
+                    let m = self.let_(format!("icmp slt {ity} {}, zeroinitializer", ops[0]));
+                    let (x, y) = (self.tv(args[1])?, self.tv(args[2])?);
+                    let i1 = Self::i1_of(rt);
+                    self.emit(format!("{r} = select {i1} {m}, {x}, {y}"));
+                    return Ok(());
+                }
                 let ones = splat_const(it, "-1")?;
                 let cx = self.let_(format!("and {ity} {}, {}", ops[0], ops[1]));
                 let nc = self.let_(format!("xor {ity} {}, {ones}", ops[0]));

@@ -139,6 +139,23 @@ impl Translator<'_> {
                 };
                 let ht = llty(with_lanes(t, half)?)?;
                 let idx = mask(start..start + half);
+                if matches!(op, SwidenLow | SwidenHigh)
+                    && t.lane_type().is_int()
+                    && self.masks.contains(&self.func.dfg.resolve_aliases(args[0]))
+                {
+                    // Half of a lane mask, split as booleans: LLVM keeps them in a mask
+                    // register (`kshiftrw`) where the split of integer lanes went lane by lane.
+                    let n = t.lane_count();
+                    let bits = self.let_(format!("icmp slt {ty} {a}, zeroinitializer"));
+                    // Through an integer: as a vector shuffle, InstCombine moves the compare
+                    // after the split again.
+                    let word = self.let_(format!("bitcast <{n} x i1> {bits} to i{n}"));
+                    let shifted = self.let_(format!("lshr i{n} {word}, {start}"));
+                    let narrow = self.let_(format!("trunc i{n} {shifted} to i{half}"));
+                    let h = self.let_(format!("bitcast i{half} {narrow} to <{half} x i1>"));
+                    self.emit(format!("{r} = sext <{half} x i1> {h} to {rty}"));
+                    return Ok(());
+                }
                 let h = self.let_(format!("shufflevector {ty} {a}, {ty} poison, {idx}"));
                 let ext = match op {
                     SwidenLow | SwidenHigh => "sext",

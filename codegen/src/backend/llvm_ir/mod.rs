@@ -62,6 +62,8 @@ struct Translator<'a> {
     metadata: Vec<String>,
     next_tmp: u32,
     next_label: u32,
+    /// Vector values whose lanes are all ones or all zeros (masks.rs).
+    masks: std::collections::HashSet<Value>,
 }
 
 /// The LLVM name of a global symbol, quoted when it is not a plain identifier.
@@ -282,6 +284,7 @@ impl<'a> Translator<'a> {
             metadata: Vec::new(),
             next_tmp: 0,
             next_label: 0,
+            masks: masks::lane_masks(func),
         }
     }
 
@@ -726,5 +729,6 @@ fn why(s: impl Into<String>) -> Option<String> {
 mod float;
 mod integer;
 mod lanes;
+mod masks;
 #[cfg(test)]
 pub(crate) mod tests;

@@ -1043,3 +1043,62 @@ fn lane_operations_match_cranelift() {
         },
     );
 }
+
+/// A blend of 64-bit halves by a 16-lane mask (masks.rs) — the mask carried round a loop and
+/// one lane rebuilt from a scalar condition, as the vectoriser writes them — is a lane
+/// `select` kept in mask registers, not a mask rebuilt bit by bit (`vpextrb`/`kshiftlb`);
+/// the same blend by a vector not known to be a mask stays bitwise.
+#[test]
+fn mask_blends_stay_in_mask_registers() {
+    let (i32x16, i64x8) = (types::I32X16, types::I64X8);
+    let f = build(
+        &[i32x16, i32x16, i64x8, i64x8, i64x8, i64x8, types::I8],
+        &[i64x8, i64x8],
+        |b, p| {
+            let (body, exit) = (b.create_block(), b.create_block());
+            b.append_block_param(body, i32x16);
+            b.append_block_param(exit, i64x8);
+            b.append_block_param(exit, i64x8);
+            let first = b.ins().icmp(IntCC::SignedLessThan, p[0], p[1]);
+            b.ins().jump(body, &[BlockArg::Value(first)]);
+            b.switch_to_block(body);
+            let carried = b.block_params(body)[0];
+            let condition = b.ins().icmp_imm_u(IntCC::NotEqual, p[6], 0);
+            let wide = b.ins().uextend(types::I32, condition);
+            let lane = b.ins().ineg(wide);
+            let m = b.ins().insertlane(carried, lane, 3);
+            let (lo, hi) = (b.ins().swiden_low(m), b.ins().swiden_high(m));
+            let r0 = b.ins().bitselect(lo, p[2], p[4]);
+            let r1 = b.ins().bitselect(hi, p[3], p[5]);
+            let same = b.ins().icmp(IntCC::Equal, p[0], p[0]);
+            let next = b.ins().band(m, same);
+            let all = b.ins().vall_true(next);
+            b.ins().brif(
+                all,
+                body,
+                &[BlockArg::Value(next)],
+                exit,
+                &[BlockArg::Value(r0), BlockArg::Value(r1)],
+            );
+            b.switch_to_block(exit);
+            b.block_params(exit).to_vec()
+        },
+    );
+    let ir = accept(&f, "mask blend");
+    assert_eq!(ir.matches("select <8 x i1>").count(), 2, "{ir}");
+    if let Some(asm) = llc(&ir, "mask blend") {
+        assert!(
+            !asm.contains("vpextrb") && !asm.contains("kshiftlb"),
+            "{asm}"
+        );
+    }
+    // A vector of arbitrary bits chooses bit by bit.
+    let f = build(&[i64x8, i64x8, i64x8], &[i64x8], |b, p| {
+        vec![b.ins().bitselect(p[0], p[1], p[2])]
+    });
+    let ir = accept(&f, "bitwise blend");
+    assert!(
+        !ir.contains("select <8 x i1>") && ir.contains("xor <8 x i64>"),
+        "{ir}"
+    );
+}
