@@ -37,6 +37,19 @@ pub const LOCAL_ARG_ALIGN: usize = 128;
 /// out of Cranelift's reach. The runtime answers the sub-group API queries from it.
 pub const SUB_GROUP_SIZE: u64 = 4;
 
+/// The sub-group sizes a kernel may require (`SubgroupSize`, `intel_reqd_sub_group_size`;
+/// `CL_DEVICE_SUB_GROUP_SIZES_INTEL`). Eight and sixteen are the 32-bit lanes of AVX2 and
+/// AVX-512 vectors, where the wide backend runs a sub-group's work-items in lockstep; every
+/// size runs on every CPU (Cranelift's code exchanges through the work-item frames), and
+/// ballots fit in 32 bits.
+pub const SUB_GROUP_SIZES: [u64; 4] = [4, 8, 16, 32];
+
+/// Work-items per sub-group of `kernel`: its required size, else `default` (the
+/// environment's, [`SUB_GROUP_SIZE`] for the driver).
+pub fn sub_group_size_of(kernel: &KernelInfo, default: u64) -> u64 {
+    kernel.required_sub_group_size.map_or(default, u64::from)
+}
+
 /// What one work-group call needs to know about the launch. All values are per dimension;
 /// unused dimensions have size 1 and offset 0. Field offsets are part of the JIT ABI.
 #[repr(C)]

@@ -27,9 +27,9 @@ mod vectorize;
 mod watchdog;
 
 pub use abi::{
-    sampler, ArgSlot, GroupInfo, ImageDescriptor, ImageGeometry, MipLevel, SamplerDescriptor,
-    WorkGroupFn, LOCAL_ARG_ALIGN, MAX_MIP_LEVELS, PRINTF_BUFFER_HEADER, PRINTF_RECORD_HEADER,
-    SUB_GROUP_SIZE,
+    sampler, sub_group_size_of, ArgSlot, GroupInfo, ImageDescriptor, ImageGeometry, MipLevel,
+    SamplerDescriptor, WorkGroupFn, LOCAL_ARG_ALIGN, MAX_MIP_LEVELS, PRINTF_BUFFER_HEADER,
+    PRINTF_RECORD_HEADER, SUB_GROUP_SIZE, SUB_GROUP_SIZES,
 };
 pub use checked::{CheckKind, CheckSite, CheckedLaunch, Fault};
 pub use device_enqueue::{

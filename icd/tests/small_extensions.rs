@@ -569,7 +569,7 @@ fn intel_subgroups_are_reported() {
         .chunks_exact(std::mem::size_of::<usize>())
         .map(|c| usize::from_ne_bytes(c.try_into().unwrap()))
         .collect();
-    assert_eq!(sizes, [SUB_GROUP]);
+    assert_eq!(sizes, [4, 8, 16, 32]);
     let caps: Vec<u32> = opencl3::device::get_device_data(id, CL_DEVICE_SPIRV_CAPABILITIES_KHR)
         .expect("CL_DEVICE_SPIRV_CAPABILITIES_KHR")
         .chunks_exact(4)
@@ -849,19 +849,66 @@ fn intel_kernel_queries() {
     assert!(little < spilled, "{little} >= {spilled}");
 }
 
+/// A kernel requiring sub-groups of `size`: each work-item stores its sub-group size, the
+/// largest sub-group size, its lane, its sub-group's sum of lanes (a reduction), its right
+/// neighbour's lane (a shuffle) and its sub-group id.
+fn sized_kernel(size: usize) -> String {
+    format!(
+        "__attribute__((intel_reqd_sub_group_size({size})))\n\
+         kernel void k(global uint *p) {{\n\
+             uint i = get_global_id(0), l = get_sub_group_local_id();\n\
+             p[6 * i] = get_sub_group_size();\n\
+             p[6 * i + 1] = get_max_sub_group_size();\n\
+             p[6 * i + 2] = l;\n\
+             p[6 * i + 3] = sub_group_reduce_add(l);\n\
+             p[6 * i + 4] = intel_sub_group_shuffle(l, (l + 1) % get_sub_group_size());\n\
+             p[6 * i + 5] = get_sub_group_id();\n\
+         }}"
+    )
+}
+
+#[test]
+fn required_sub_group_sizes_run_at_that_size() {
+    let env = Env::new();
+    if env.other_icd || !env.extension_or_skip(INTEL) {
+        return;
+    }
+    // 40 work-items in one group: full sub-groups and a short last one at every size.
+    let n = 40;
+    for size in [4, 8, 16, 32] {
+        let program = env.program_from_source(&sized_kernel(size), "-cl-std=CL3.0");
+        let kernel = check(cl(Kernel::create(&program, "k")), "clCreateKernel");
+        assert_eq!(compile_sub_group_size(&kernel, &env), size);
+        let out = env.buffer_filled(6 * n, u32::MAX);
+        arg_buf(&kernel, 0, &out);
+        env.run(&kernel, &[n], Some(&[n]), None);
+        let got = env.read(&out, 6 * n);
+        for i in 0..n {
+            let (first, lane) = (i / size * size, i % size);
+            let count = size.min(n - first);
+            let want = [
+                count,
+                size,
+                lane,
+                count * (count - 1) / 2,
+                (lane + 1) % count,
+                i / size,
+            ]
+            .map(|x| x as u32);
+            assert_eq!(got[6 * i..6 * i + 6], want, "size {size}, work-item {i}");
+        }
+    }
+}
+
 #[test]
 fn other_required_sub_group_sizes_fail_the_build() {
     let env = Env::new();
     if env.other_icd || !env.extension_or_skip(INTEL) {
         return;
     }
-    for size in [1, 8, 16, 32] {
-        let source = format!(
-            "__attribute__((intel_reqd_sub_group_size({size})))\n\
-             kernel void k(global int *p) {{ p[get_global_id(0)] = get_max_sub_group_size(); }}"
-        );
+    for size in [1, 2, 64] {
         let log = env
-            .try_program_from_source(&source, "-cl-std=CL3.0")
+            .try_program_from_source(&sized_kernel(size), "-cl-std=CL3.0")
             .expect_err("a sub-group size the device lacks builds");
         assert!(
             log.contains(&format!("requires sub-groups of {size} work-items")),

@@ -481,10 +481,19 @@ fn sub_group_kernel_from_il_runs_with_both_recipes() {
 /// at 2.2, SPIR-V 1.2, so it is checked as plain SPIR-V 1.3).
 fn assemble_1_3(name: &str) -> Vec<u8> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    assemble_at(&dir.join(format!("{name}.spvasm")))
+}
+
+/// The SPIR-V 1.3 module of the assembly at `source`, validated.
+fn assemble_at(source: &std::path::Path) -> Vec<u8> {
+    let name = source
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("module");
     let out = std::env::temp_dir().join(format!("ferrocl-sg-{}-{name}.spv", std::process::id()));
     let st = std::process::Command::new("spirv-as")
         .args(["--target-env", "spv1.3"])
-        .arg(dir.join(format!("{name}.spvasm")))
+        .arg(source)
         .arg("-o")
         .arg(&out)
         .status()
@@ -558,11 +567,42 @@ fn sub_group_execution_modes_and_bool_operations() {
     let want: Vec<u32> = (0..n as u32).map(|i| i / SIZE as u32 + 1000).collect();
     assert_eq!(out, want);
 
-    let Err(log) = build_il(&env, &assemble_1_3("subgroup_size_8")) else {
-        panic!("a kernel requiring sub-groups of 8 must not build");
+    // Execution mode SubgroupSize 8: 20 work-items make sub-groups of 8, 8 and 4.
+    let program = build_il(&env, &assemble_1_3("subgroup_size_8")).expect("SubgroupSize 8 builds");
+    let eight = check(cl(Kernel::create(&program, "eight")), "clCreateKernel");
+    let n = 20;
+    let info = |param| {
+        query(
+            clGetKernelSubGroupInfo,
+            eight.get(),
+            env.device.id(),
+            param,
+            &[n],
+        )
+    };
+    assert_eq!(info(CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE), Ok(8));
+    assert_eq!(info(CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE), Ok(3));
+    let bout = env.buffer_filled(n, u32::MAX);
+    arg_buf(&eight, 0, &bout);
+    env.run(&eight, &[n], Some(&[n]), None);
+    let want: Vec<u32> = (0..n as u32).map(|i| 1000 + i / 8).collect();
+    assert_eq!(env.read(&bout, n), want);
+    // A size the device lacks fails the build, naming the kernel and the sizes it has.
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/subgroup_size_8.spvasm"),
+    )
+    .expect("module text");
+    let name = format!("subgroup_size_6_{}", std::process::id());
+    let path = std::env::temp_dir().join(format!("{name}.spvasm"));
+    std::fs::write(&path, text.replace("SubgroupSize 8", "SubgroupSize 6")).expect("write");
+    let six = assemble_at(&path);
+    let _ = std::fs::remove_file(&path);
+    let Err(log) = build_il(&env, &six) else {
+        panic!("a kernel requiring sub-groups of 6 must not build");
     };
     assert!(
-        log.contains("kernel 'eight' requires sub-groups of 8 work-items"),
+        log.contains("kernel 'eight' requires sub-groups of 6 work-items")
+            && log.contains("4, 8, 16, 32"),
         "{log}"
     );
 }

@@ -387,8 +387,8 @@ pub struct DeviceConfig {
     /// for another sub-group of its work-group lets it run (codegen yields on the back edges of
     /// such loops). `cl_khr_subgroups` requires it; false without sub-groups.
     pub sub_group_independent_forward_progress: bool,
-    /// `CL_DEVICE_SUB_GROUP_SIZES_INTEL` (cl_intel_required_subgroup_size): the one size,
-    /// none with sub-groups off.
+    /// `CL_DEVICE_SUB_GROUP_SIZES_INTEL` (cl_intel_required_subgroup_size): the sizes a kernel
+    /// may require (codegen's `SUB_GROUP_SIZES`), none with sub-groups off.
     pub sub_group_sizes: Vec<usize>,
     /// `CL_DEVICE_MAX_NAMED_BARRIER_COUNT_KHR`, 0 with sub-groups off.
     pub max_named_barriers: u32,
@@ -681,7 +681,9 @@ impl DeviceConfig {
                 0
             },
             sub_group_sizes: if features.has(FeatureId::IntelSubGroups) {
-                vec![ferrocl_codegen::SUB_GROUP_SIZE as usize]
+                ferrocl_codegen::SUB_GROUP_SIZES
+                    .map(|n| n as usize)
+                    .to_vec()
             } else {
                 Vec::new()
             },

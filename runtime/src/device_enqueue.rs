@@ -37,7 +37,8 @@ use crate::context::Context;
 use crate::device_queue::DeviceQueue;
 use crate::executor::{run_ndrange, ArgBlock, JobHints, Launch, LaunchFailure};
 use crate::kernel::{
-    group_limits, pack_args, resolve_local_size, ArgValue, Kernel, MAX_GROUP_FRAME_BYTES,
+    group_limits, max_sub_group_size_for, pack_args, resolve_local_size, sub_group_count_for,
+    sub_group_size, ArgValue, MAX_GROUP_FRAME_BYTES,
 };
 use crate::kernel_launch::Region;
 use crate::object::{now_ns, CLResult};
@@ -830,10 +831,11 @@ impl DeviceEnqueueHost for Host {
                         return 0;
                     };
                     let local = &local[..dims as usize];
+                    let size = sub_group_size(&self.built.code.kernels()[index].info);
                     if query == BlockQuery::SubGroupCount {
-                        Kernel::sub_group_count_for(local)
+                        sub_group_count_for(local, size)
                     } else {
-                        Kernel::max_sub_group_size_for(local)
+                        max_sub_group_size_for(local, size)
                     }
                 }
             };

@@ -401,18 +401,21 @@ impl Kernel {
         device.config.has(crate::features::FeatureId::SubGroups)
     }
 
+    /// Work-items per sub-group of this kernel (its required size, else the device's).
+    pub fn sub_group_size(&self) -> usize {
+        sub_group_size(self.info())
+    }
+
     /// `CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE`: the largest sub-group of a work-group of
-    /// `local` work-items (sub-groups are `SUB_GROUP_SIZE` consecutive work-items, the last
-    /// one may be smaller).
-    pub fn max_sub_group_size_for(local: &[usize]) -> usize {
-        let items: usize = local.iter().product();
-        items.min(SUB_GROUP_SIZE as usize)
+    /// `local` work-items (sub-groups are [`Kernel::sub_group_size`] consecutive work-items,
+    /// the last one may be smaller).
+    pub fn max_sub_group_size_for(&self, local: &[usize]) -> usize {
+        max_sub_group_size_for(local, self.sub_group_size())
     }
 
     /// `CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE`.
-    pub fn sub_group_count_for(local: &[usize]) -> usize {
-        let items: usize = local.iter().product();
-        items.div_ceil(SUB_GROUP_SIZE as usize)
+    pub fn sub_group_count_for(&self, local: &[usize]) -> usize {
+        sub_group_count_for(local, self.sub_group_size())
     }
 
     /// `CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT`: a `dims`-dimensional local size this
@@ -428,7 +431,7 @@ impl Kernel {
         if let Some(reqd) = self.info().reqd_work_group_size {
             let reqd = reqd.map(|x| x as usize);
             let fits = reqd[dims..].iter().all(|&x| x == 1);
-            return if fits && Self::sub_group_count_for(&reqd) == count {
+            return if fits && self.sub_group_count_for(&reqd) == count {
                 reqd[..dims].to_vec()
             } else {
                 none
@@ -441,7 +444,7 @@ impl Kernel {
         {
             return none;
         }
-        let Some(items) = count.checked_mul(SUB_GROUP_SIZE as usize) else {
+        let Some(items) = count.checked_mul(self.sub_group_size()) else {
             return none;
         };
         if count == 0
@@ -458,7 +461,7 @@ impl Kernel {
     /// `CL_KERNEL_MAX_NUM_SUB_GROUPS`: sub-groups in the largest work-group this kernel runs.
     pub fn max_num_sub_groups(&self, device: &Device) -> usize {
         self.max_work_group_size(device)
-            .div_ceil(SUB_GROUP_SIZE as usize)
+            .div_ceil(self.sub_group_size())
     }
 
     /// `CL_KERNEL_COMPILE_NUM_SUB_GROUPS`: execution mode `SubgroupsPerWorkgroup`, or 0.
@@ -756,6 +759,8 @@ const CHOSEN_GROUP_ITEMS: usize = 256;
 /// What a kernel allows as a work-group size on one device.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GroupLimits {
+    /// Work-items per sub-group of the kernel.
+    pub sub_group_size: usize,
     /// `CL_KERNEL_WORK_GROUP_SIZE`.
     pub max_items: usize,
     /// `CL_DEVICE_MAX_WORK_ITEM_SIZES`.
@@ -767,6 +772,22 @@ pub struct GroupLimits {
     /// The global size must be a multiple of the local size (OpenCL C before 2.0,
     /// `-cl-uniform-work-group-size`, or a device without non-uniform work-groups).
     pub uniform: bool,
+}
+
+/// Work-items per sub-group of a kernel: its required size (`SubgroupSize`,
+/// `intel_reqd_sub_group_size`), else the device's [`SUB_GROUP_SIZE`].
+pub fn sub_group_size(info: &KernelInfo) -> usize {
+    ferrocl_codegen::sub_group_size_of(info, SUB_GROUP_SIZE) as usize
+}
+
+/// The largest sub-group of a work-group of `local` work-items, sub-groups of `size`.
+pub fn max_sub_group_size_for(local: &[usize], size: usize) -> usize {
+    local.iter().product::<usize>().min(size)
+}
+
+/// Sub-groups of `size` in a work-group of `local` work-items (the last may be smaller).
+pub fn sub_group_count_for(local: &[usize], size: usize) -> usize {
+    local.iter().product::<usize>().div_ceil(size)
 }
 
 /// What kernel `index` of `built` allows as a work-group size on `device`: besides the device
@@ -783,14 +804,16 @@ pub fn group_limits(built: &Built, index: usize, device: &Device) -> GroupLimits
     if let Some(r) = reqd {
         max_items = max_items.min(r.iter().product());
     }
+    let sub_group_size = sub_group_size(info);
     if let Some(n) = sub_groups {
-        max_items = max_items.min(n.saturating_mul(SUB_GROUP_SIZE as usize));
+        max_items = max_items.min(n.saturating_mul(sub_group_size));
     }
     // Kernels without barriers have no frames (size 0).
     if let Some(fit) = MAX_GROUP_FRAME_BYTES.checked_div(code.work_item_frame_size) {
         max_items = max_items.min(fit.max(1));
     }
     GroupLimits {
+        sub_group_size,
         max_items: max_items.max(1),
         max_item_sizes: cfg.max_work_item_sizes,
         reqd,
@@ -828,7 +851,8 @@ pub fn check_work_group_attributes(info: &KernelInfo, cfg: &DeviceConfig) -> Res
     }
     if let Some(n) = info.sub_groups_per_work_group {
         let n = n as usize;
-        let max_sub_groups = max.div_ceil(SUB_GROUP_SIZE as usize);
+        let size = sub_group_size(info);
+        let max_sub_groups = max.div_ceil(size);
         if n == 0 || n > max_sub_groups {
             return Err(format!(
                 "error: kernel '{name}': SubgroupsPerWorkgroup {n} is not between 1 and CL_DEVICE_MAX_NUM_SUB_GROUPS ({max_sub_groups})\n"
@@ -836,10 +860,10 @@ pub fn check_work_group_attributes(info: &KernelInfo, cfg: &DeviceConfig) -> Res
         }
         if let Some(r) = info.reqd_work_group_size {
             let items = r.iter().map(|&v| v as usize).product::<usize>();
-            if Kernel::sub_group_count_for(&[items]) != n {
+            if items.div_ceil(size) != n {
                 return Err(format!(
                     "error: kernel '{name}': reqd_work_group_size({},{},{}) makes {} sub-groups of {}, but SubgroupsPerWorkgroup asks for {n}\n",
-                    r[0], r[1], r[2], Kernel::sub_group_count_for(&[items]), SUB_GROUP_SIZE
+                    r[0], r[1], r[2], items.div_ceil(size), size
                 ));
             }
         }
@@ -874,7 +898,7 @@ pub fn resolve_local_size(
             }
             if limits
                 .sub_groups
-                .is_some_and(|n| Kernel::sub_group_count_for(&l) != n)
+                .is_some_and(|n| sub_group_count_for(&l, limits.sub_group_size) != n)
             {
                 return Err(CL_INVALID_WORK_GROUP_SIZE);
             }
@@ -918,7 +942,7 @@ pub fn choose_local_size(
     if let Some(n) = limits.sub_groups {
         return sub_group_local_size(limits, n, work_dim, global);
     }
-    let sub_group = SUB_GROUP_SIZE as usize;
+    let sub_group = limits.sub_group_size;
     let mut budget = limits.max_items.min(CHOSEN_GROUP_ITEMS);
     let mut out = [1; 3];
     for d in 0..work_dim {
@@ -960,7 +984,7 @@ fn sub_group_local_size(
     work_dim: usize,
     global: [usize; 3],
 ) -> CLResult<[usize; 3]> {
-    let sub_group = SUB_GROUP_SIZE as usize;
+    let sub_group = limits.sub_group_size;
     let hi = n.saturating_mul(sub_group);
     let lo = (n.max(1) - 1) * sub_group + 1;
     if hi > limits.max_items {
@@ -1198,6 +1222,7 @@ mod tests {
 
     fn limits(uniform: bool) -> GroupLimits {
         GroupLimits {
+            sub_group_size: 4,
             max_items: 4096,
             max_item_sizes: [4096, 4096, 4096],
             reqd: None,

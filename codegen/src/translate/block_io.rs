@@ -65,10 +65,7 @@ impl Translator<'_, '_, '_> {
             let n = self.b.ins().imul(s[0], s[1]);
             self.b.ins().imul(n, s[2])
         };
-        let size = self
-            .b
-            .ins()
-            .iconst(types::I64, self.env.sub_group_size() as i64);
+        let size = self.b.ins().iconst(types::I64, self.sub_group_size as i64);
         let max = self.b.ins().umin(enqueued, size);
         let data = match io.data {
             Some(data) => self.value(data)?.flat(),

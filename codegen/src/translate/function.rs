@@ -74,6 +74,9 @@ pub(crate) struct Translator<'m, 'b, 'e> {
     /// The target and runtime the kernel is translated for (environment.rs).
     pub(crate) env: &'e mut dyn KernelEnvironment,
     pub(crate) options: &'e BuildOptions,
+    /// Work-items per sub-group of this kernel: its `SubgroupSize` execution mode, else the
+    /// environment's.
+    pub(crate) sub_group_size: u64,
     pub(crate) frames: Vec<Frame<'m>>,
     pub(crate) wi: WorkItem,
     pub(crate) instruction_count: usize,

@@ -143,7 +143,7 @@ impl Translator<'_, '_, '_> {
         let handle = self.b.ins().load(types::I64, frame_flags(), own, slot);
         let needed = self.b.ins().band_imm_s(handle, 0xffff_ffff);
         let ls = self.wi.local_size;
-        let sub_group_size = self.env.sub_group_size();
+        let sub_group_size = self.sub_group_size;
         let items = self.b.ins().imul(ls[0], ls[1]);
         let items = self.b.ins().imul(items, ls[2]);
         let groups = self.b.ins().iadd_imm_s(items, sub_group_size as i64 - 1);
@@ -290,7 +290,7 @@ impl Translator<'_, '_, '_> {
     /// last sub-group may be short; a missing lane names this work-item's own frame).
     fn sub_group_members(&mut self, frames: Value, stride: Value) -> Vec<(Value, Value)> {
         let lane = self.lane();
-        (0..self.env.sub_group_size())
+        (0..self.sub_group_size)
             .map(|j| {
                 let exists =
                     self.b

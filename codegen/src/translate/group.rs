@@ -410,7 +410,7 @@ impl Translator<'_, '_, '_> {
     /// than 24 bits) is the correctly rounded result in all but rare double-rounding cases,
     /// where a chain of half operations loses a rounding per step (a sequential half sum of
     /// 4096 ones stops at 2048). An overflow of the half range gives infinity. Sub-groups, of
-    /// at most 4 work-items, fold in half steps instead (subgroup.rs).
+    /// at most 32 work-items, fold in half steps instead (subgroup.rs).
     pub(crate) fn group_collective(&mut self, inst: Inst<'_>) -> Result<(), BuildError> {
         let op = inst.opcode();
         if is_non_uniform_exchange(op) {

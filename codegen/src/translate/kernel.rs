@@ -100,18 +100,22 @@ pub(crate) fn build(
     fctx: &mut FunctionBuilderContext,
 ) -> Result<KernelShape, BuildError> {
     if let Some(size) = kernel.required_sub_group_size {
-        if size as u64 != env.sub_group_size() || !options.sub_groups {
+        if !crate::abi::SUB_GROUP_SIZES.contains(&u64::from(size)) || !options.sub_groups {
             return Err(BuildError::new(format!(
                 "error: kernel '{}' requires sub-groups of {size} work-items (execution mode SubgroupSize); {}\n",
                 kernel.name,
                 if options.sub_groups {
-                    format!("this device's sub-groups have {}", env.sub_group_size())
+                    format!(
+                        "this device's sub-groups have {} work-items",
+                        crate::abi::SUB_GROUP_SIZES.map(|n| n.to_string()).join(", ")
+                    )
                 } else {
                     "sub-groups are turned off on this device (FERROCL_SUBGROUPS=off)".to_owned()
                 }
             )));
         }
     }
+    let sub_group_size = crate::abi::sub_group_size_of(kernel, env.sub_group_size());
     if kernel.sub_groups_per_work_group.is_some() && !options.sub_groups {
         return Err(BuildError::new(format!(
             "error: kernel '{}' uses execution mode SubgroupsPerWorkgroup, but sub-groups are turned off on this device (FERROCL_SUBGROUPS=off)\n",
@@ -166,6 +170,7 @@ pub(crate) fn build(
         b,
         env,
         options,
+        sub_group_size,
         frames: Vec::new(),
         wi,
         instruction_count: 0,
@@ -242,7 +247,7 @@ pub(crate) fn build(
     let mut lockstep = None;
     // The x loops of the regions of a static barrier schedule, for the vectoriser.
     let mut region_loops = Vec::new();
-    if let Some(lanes) = lockstep_lanes(m, kernel, options, t.env.sub_group_size()) {
+    if let Some(lanes) = lockstep_lanes(m, kernel, options, t.sub_group_size) {
         let whole = t.b.ins().band_imm_s(t.wi.local_size[0], lanes as i64 - 1);
         let (plain, cut) = (t.b.create_block(), t.b.create_block());
         let dispatch = t.b.ins().brif(whole, cut, &[], plain, &[]);

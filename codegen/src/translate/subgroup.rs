@@ -2,13 +2,14 @@
 //! scope, the `OpGroup*` collectives with Subgroup scope, the `OpGroupNonUniform*`
 //! instructions and the shuffles of SPV_INTEL_subgroups.
 //!
-//! **Size.** A sub-group is the kernel environment's sub-group size (4 for the driver, abi.rs
-//! `SUB_GROUP_SIZE`) of work-items with consecutive linear local ids;
-//! the last sub-group of a work-group holds the remainder. Four is the number of 32-bit lanes in
-//! a 128-bit Cranelift vector (the widest Cranelift lowers on x86-64; AVX-512 is out of its
-//! reach), the width at which codegen will later run work-items side by side (DESIGN.md
-//! "Vectors and SIMD"), so a sub-group will be one SIMD lane group. Ballots fit in the first
-//! `uint4` component.
+//! **Size.** A sub-group is the kernel's required size (execution mode `SubgroupSize`, one of
+//! abi.rs `SUB_GROUP_SIZES`) or else the environment's (4 for the driver, `SUB_GROUP_SIZE`) of
+//! work-items with consecutive linear local ids (`Translator::sub_group_size`); the last
+//! sub-group of a work-group holds the remainder. Four is the number of 32-bit lanes in a
+//! 128-bit Cranelift vector, 8 and 16 those of AVX2 and AVX-512 vectors for the wide backend:
+//! where the vectoriser's lanes are a whole number of sub-groups, kernels whose only barriers
+//! are sub-group barriers run them in lockstep (kernel.rs `lockstep_lanes`); everywhere else
+//! the exchange below works at any size. Ballots fit in the first `uint4` component (32 bits).
 //!
 //! **Execution.** Work-items of a group run one after another on one thread, so an instruction
 //! that exchanges values between work-items is a barrier point (kernel.rs): each work-item
@@ -119,14 +120,11 @@ impl Translator<'_, '_, '_> {
         let lane = self
             .b
             .ins()
-            .band_imm_s(linear, self.env.sub_group_size() as i64 - 1);
+            .band_imm_s(linear, self.sub_group_size as i64 - 1);
         let first = self.b.ins().isub(linear, lane);
         let items = self.items(wi.local_size);
         let rest = self.b.ins().isub(items, first);
-        let size = self
-            .b
-            .ins()
-            .iconst(types::I64, self.env.sub_group_size() as i64);
+        let size = self.b.ins().iconst(types::I64, self.sub_group_size as i64);
         let count = self.b.ins().umin(rest, size);
         Lane {
             linear,
@@ -143,13 +141,10 @@ impl Translator<'_, '_, '_> {
 
     /// ceil(n / the sub-group size).
     fn sub_groups_in(&mut self, n: Value) -> Value {
-        let n = self
-            .b
-            .ins()
-            .iadd_imm_s(n, self.env.sub_group_size() as i64 - 1);
+        let n = self.b.ins().iadd_imm_s(n, self.sub_group_size as i64 - 1);
         self.b
             .ins()
-            .ushr_imm_s(n, self.env.sub_group_size().trailing_zeros() as i64)
+            .ushr_imm_s(n, self.sub_group_size.trailing_zeros() as i64)
     }
 
     /// The value (i64) of a sub-group built-in variable, or `None` for other built-ins.
@@ -171,7 +166,7 @@ impl Translator<'_, '_, '_> {
                         let l = self.lane();
                         self.b
                             .ins()
-                            .ushr_imm_s(l.linear, self.env.sub_group_size().trailing_zeros() as i64)
+                            .ushr_imm_s(l.linear, self.sub_group_size.trailing_zeros() as i64)
                     }
                     BuiltIn::SubgroupLocalInvocationId => self.lane().lane,
                     BuiltIn::SubgroupSize => self.lane().count,
@@ -187,10 +182,7 @@ impl Translator<'_, '_, '_> {
                         // The largest sub-group of the launch: a full one unless the enqueued
                         // work-group is smaller than that.
                         let n = self.items(wi.enqueued_local_size);
-                        let size = self
-                            .b
-                            .ins()
-                            .iconst(types::I64, self.env.sub_group_size() as i64);
+                        let size = self.b.ins().iconst(types::I64, self.sub_group_size as i64);
                         self.b.ins().umin(n, size)
                     }
                 }
@@ -224,10 +216,7 @@ impl Translator<'_, '_, '_> {
         // Ge and Gt reach up to the largest sub-group size of the dispatch (the Khronos CTS
         // expects those bits in a smaller last sub-group too), nothing beyond.
         let enqueued = self.items(self.wi.enqueued_local_size);
-        let size = self
-            .b
-            .ins()
-            .iconst(types::I64, self.env.sub_group_size() as i64);
+        let size = self.b.ins().iconst(types::I64, self.sub_group_size as i64);
         let max_size = self.b.ins().umin(enqueued, size);
         let all = self.b.ins().ishl(one, max_size);
         let all = self.b.ins().iadd_imm_s(all, -1);
@@ -307,7 +296,7 @@ impl Translator<'_, '_, '_> {
         let slot = 8 * leaves.len() as u64;
         let contribution = self.frame_alloc(slot.max(8), 8)?;
         let served = SERVED_MARK_OFFSET;
-        let snapshot = self.frame_alloc(8 + self.env.sub_group_size() * slot, 8)?;
+        let snapshot = self.frame_alloc(8 + self.sub_group_size * slot, 8)?;
         let (own, frames, stride) = {
             let state = self.barrier.as_ref().ok_or_else(|| {
                 BuildError::new("internal: sub-group exchange outside a barrier kernel\n")
@@ -350,7 +339,7 @@ impl Translator<'_, '_, '_> {
         let mine = self.b.ins().iadd_imm_s(own, snapshot as i64);
         let my_mark = self.b.ins().iadd_imm_s(lane.linear, 1);
         let mut mask = self.b.ins().iconst(types::I64, 0);
-        for j in 0..self.env.sub_group_size() {
+        for j in 0..self.sub_group_size {
             let exists = self
                 .b
                 .ins()
@@ -433,7 +422,7 @@ impl Translator<'_, '_, '_> {
         let last = self
             .b
             .ins()
-            .iconst(types::I64, self.env.sub_group_size() as i64 - 1);
+            .iconst(types::I64, self.sub_group_size as i64 - 1);
         let index = self.b.ins().umin(index, last);
         let offset = self.b.ins().imul_imm_s(index, ex.slot);
         let addr = self.b.ins().iadd(ex.snapshot, offset);
@@ -478,7 +467,7 @@ impl Translator<'_, '_, '_> {
             .b
             .ins()
             .ushr_imm_s(ex.lane.lane, cluster.trailing_zeros() as i64);
-        for j in 0..self.env.sub_group_size() {
+        for j in 0..self.sub_group_size {
             let mut take = self.lane_active(ex, j);
             let cond = match group_op {
                 GroupOperation::InclusiveScan => Some(self.b.ins().icmp_imm_s(
@@ -549,7 +538,7 @@ impl Translator<'_, '_, '_> {
             &ex,
             combine,
             group_op,
-            self.env.sub_group_size(),
+            self.sub_group_size,
             (t, half),
             identity,
         )?;
@@ -647,7 +636,7 @@ impl Translator<'_, '_, '_> {
                     &ex,
                     combine,
                     GroupOperation::Reduce,
-                    self.env.sub_group_size(),
+                    self.sub_group_size,
                     (types::I8, false),
                     identity,
                 )?;
@@ -660,7 +649,7 @@ impl Translator<'_, '_, '_> {
                 let first = self.first_active(&ex);
                 let reference = self.lane_value_at(&ex, first, 0, t);
                 let mut all = self.b.ins().iconst(types::I8, 1);
-                for j in 0..self.env.sub_group_size() {
+                for j in 0..self.sub_group_size {
                     let v = self.lane_value(&ex, j, 0, t);
                     let same = if t.is_float() {
                         self.b.ins().fcmp(FloatCC::Equal, v, reference)
@@ -704,7 +693,7 @@ impl Translator<'_, '_, '_> {
                 let leaves = self.value(value()?)?.flat();
                 let cluster = match g.cluster_size {
                     Some(c) => self.cluster_size(inst, c)?,
-                    None => self.env.sub_group_size(),
+                    None => self.sub_group_size,
                 };
                 let ex = self.exchange(&leaves, PointKind::NonUniform)?;
                 let delta = self.scalar(argument()?)?;
@@ -720,7 +709,7 @@ impl Translator<'_, '_, '_> {
                 let p = self.scalar(value()?)?;
                 let ex = self.exchange(&[p], PointKind::NonUniform)?;
                 let mut bits = self.b.ins().iconst(types::I32, 0);
-                for j in 0..self.env.sub_group_size() {
+                for j in 0..self.sub_group_size {
                     let active = self.lane_active(&ex, j);
                     let v = self.lane_value(&ex, j, 0, types::I8);
                     let set = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0);
@@ -769,10 +758,7 @@ impl Translator<'_, '_, '_> {
             return self.define_from_lane(inst, &ex, &first, index);
         }
         let enqueued = self.items(self.wi.enqueued_local_size);
-        let size = self
-            .b
-            .ins()
-            .iconst(types::I64, self.env.sub_group_size() as i64);
+        let size = self.b.ins().iconst(types::I64, self.sub_group_size as i64);
         let max = self.b.ins().umin(enqueued, size);
         // The lane in the pair's sequence, and whether it falls in the second operand.
         let (index, second) = if op == Op::SubgroupShuffleDownINTEL {
@@ -817,7 +803,7 @@ impl Translator<'_, '_, '_> {
                 inst_desc(inst)
             ));
         }
-        Ok(c.min(self.env.sub_group_size()))
+        Ok(c.min(self.sub_group_size))
     }
 
     /// `OpGroupNonUniform{IAdd,FAdd,IMul,FMul,SMin,UMin,FMin,SMax,UMax,FMax,Bitwise*,Logical*}`.
@@ -860,7 +846,7 @@ impl Translator<'_, '_, '_> {
                         inst_desc(inst)
                     ));
                 }
-                self.env.sub_group_size()
+                self.sub_group_size
             }
             GroupOperation::ClusteredReduce => {
                 self.cluster_size(inst, required(inst, g.cluster_size, "ClusterSize")?)?
@@ -919,10 +905,7 @@ impl Translator<'_, '_, '_> {
         let lane = self.lane();
         let one = self.b.ins().iconst(types::I64, 1);
         let enqueued = self.items(self.wi.enqueued_local_size);
-        let size = self
-            .b
-            .ins()
-            .iconst(types::I64, self.env.sub_group_size() as i64);
+        let size = self.b.ins().iconst(types::I64, self.sub_group_size as i64);
         let max_size = self.b.ins().umin(enqueued, size);
         let members = self.b.ins().ishl(one, max_size);
         let members = self.b.ins().iadd_imm_s(members, -1);

@@ -446,10 +446,10 @@ pub unsafe extern "C" fn clGetKernelSubGroupInfo(
             };
             let val = match param_name {
                 CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE => {
-                    local_size().map(|l| v(Kernel::max_sub_group_size_for(&l)))
+                    local_size().map(|l| v(k.max_sub_group_size_for(&l)))
                 }
                 CL_KERNEL_SUB_GROUP_COUNT_FOR_NDRANGE => {
-                    local_size().map(|l| v(Kernel::sub_group_count_for(&l)))
+                    local_size().map(|l| v(k.sub_group_count_for(&l)))
                 }
                 CL_KERNEL_LOCAL_SIZE_FOR_SUB_GROUP_COUNT => {
                     if input_value.is_null() || input_value_size != size_t {
