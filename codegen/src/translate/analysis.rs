@@ -100,7 +100,10 @@ pub(super) fn frame_resident_ids(
         let mut live = live_out[bi].clone();
         for inst in block.instructions().rev() {
             if is_barrier_point(inst) {
-                resident.extend(live.iter().copied());
+                // Its own result is made after the work-item resumes (a collective's combined
+                // value, a call's return), in the region that uses it first.
+                let own = inst.result_id();
+                resident.extend(live.iter().copied().filter(|&id| Some(id) != own));
                 // Collectives read their other operands (a broadcast's lane, a shuffle's
                 // index) after resuming. Those that only combine values store the value as
                 // their contribution before stopping (group.rs, subgroup.rs) and read nothing
