@@ -30,11 +30,11 @@ pub type WorkGroupFn =
 /// (the largest OpenCL type alignment, `double16`).
 pub const LOCAL_ARG_ALIGN: usize = 128;
 
-/// Work-items per sub-group: consecutive linear local ids form a sub-group, the last one of a
-/// work-group may be smaller. Four is the number of 32-bit lanes in one Cranelift vector
-/// (128 bits, the widest Cranelift lowers on x86-64), the width at which codegen will later run
-/// work-items side by side in SIMD lanes (DESIGN.md "Vectors and SIMD"); AVX-512 registers are
-/// out of Cranelift's reach. The runtime answers the sub-group API queries from it.
+/// Work-items per sub-group of a kernel that requires no size: consecutive linear local ids
+/// form a sub-group, the last one of a work-group may be smaller. Four is the number of 32-bit
+/// lanes in one Cranelift vector (128 bits, the widest Cranelift lowers on x86-64), the code
+/// every kernel runs first; a kernel's size must not change when it tiers up to the wide
+/// backend. The runtime answers the sub-group API queries from it ([`sub_group_size_of`]).
 pub const SUB_GROUP_SIZE: u64 = 4;
 
 /// The sub-group sizes a kernel may require (`SubgroupSize`, `intel_reqd_sub_group_size`;

@@ -129,7 +129,8 @@ pub(crate) trait KernelEnvironment {
     /// The ISA the function is compiled for.
     fn isa(&self) -> &dyn TargetIsa;
 
-    /// Work-items per sub-group (a power of two, at most 32).
+    /// Work-items per sub-group of kernels that require no size (a power of two, at most 32;
+    /// a kernel's `SubgroupSize` overrides it, abi.rs `sub_group_size_of`).
     fn sub_group_size(&self) -> u64;
 
     // --- The launch's group info.

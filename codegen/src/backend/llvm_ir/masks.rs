@@ -28,6 +28,10 @@ enum Kind {
 /// answer is the greatest consistent assignment.
 pub(super) fn lane_masks(func: &ir::Function) -> HashSet<Value> {
     let dfg = &func.dfg;
+    // Scalar code (most functions Cranelift keeps) has no masks to find.
+    if !dfg.values().any(|v| dfg.value_type(v).is_vector()) {
+        return HashSet::new();
+    }
     // What flows into each integer block parameter.
     let mut incoming: HashMap<Value, Vec<Value>> = HashMap::new();
     let entry = func.layout.entry_block();
@@ -83,9 +87,14 @@ pub(super) fn lane_masks(func: &ir::Function) -> HashSet<Value> {
                 let [result] = dfg.inst_results(inst) else {
                     continue;
                 };
+                let args: Vec<Value> = dfg
+                    .inst_args(inst)
+                    .iter()
+                    .map(|&a| dfg.resolve_aliases(a))
+                    .collect();
                 let kinds: Vec<Kind> = [Kind::Bool, Kind::Mask]
                     .into_iter()
-                    .filter(|&k| makes(func, inst, k, &known))
+                    .filter(|&k| makes(func, inst, &args, k, &known))
                     .collect();
                 if !kinds.is_empty() {
                     known.insert(*result, kinds);
@@ -112,19 +121,16 @@ fn is(known: &HashMap<Value, Vec<Kind>>, v: Value, kind: Kind) -> bool {
     known.get(&v).is_some_and(|k| k.contains(&kind))
 }
 
-/// Whether `inst`'s result is of `kind` when the values in `known` are what they say.
+/// Whether `inst`'s result is of `kind` when the values in `known` are what they say
+/// (`args`: its arguments, aliases resolved).
 fn makes(
     func: &ir::Function,
     inst: ir::Inst,
+    args: &[Value],
     kind: Kind,
     known: &HashMap<Value, Vec<Kind>>,
 ) -> bool {
     let dfg = &func.dfg;
-    let args: Vec<Value> = dfg
-        .inst_args(inst)
-        .iter()
-        .map(|&a| dfg.resolve_aliases(a))
-        .collect();
     let all = |vs: &[Value], k: Kind| vs.iter().all(|&v| is(known, v, k));
     let result_ty = dfg.value_type(dfg.inst_results(inst)[0]);
     // Float-typed vectors can hold masks (a comparison's bits reinterpreted), never booleans.
@@ -139,9 +145,9 @@ fn makes(
         (Icmp | Fcmp, Kind::Mask) => vector,
         // Anything and a boolean is a boolean (`x & 1` takes a lane's bit).
         (Band, Kind::Bool) => args.iter().any(|&v| is(known, v, kind)),
-        (Band | Bor | Bxor, _) => all(&args, kind),
-        (Bnot, Kind::Mask) => all(&args, kind),
-        (Bitselect, Kind::Mask) => all(&args, kind),
+        (Band | Bor | Bxor, _) => all(args, kind),
+        (Bnot, Kind::Mask) => all(args, kind),
+        (Bitselect, Kind::Mask) => all(args, kind),
         (Select | SelectSpectreGuard, _) => all(&args[1..], kind),
         (Iconst, _) => match dfg.insts[inst] {
             InstructionData::UnaryImm { imm, .. } => {
@@ -153,17 +159,17 @@ fn makes(
             _ => false,
         },
         // A negated boolean is a scalar mask.
-        (Ineg, Kind::Mask) => !vector && all(&args, Kind::Bool),
-        (Uextend | Ireduce, Kind::Bool) => all(&args, kind),
-        (Sextend | Ireduce, Kind::Mask) => !vector && all(&args, kind),
+        (Ineg, Kind::Mask) => !vector && all(args, Kind::Bool),
+        (Uextend | Ireduce, Kind::Bool) => all(args, kind),
+        (Sextend | Ireduce, Kind::Mask) => !vector && all(args, kind),
         // The other lanes of `scalar_to_vector` are zero.
-        (Splat | Insertlane | ScalarToVector, Kind::Mask) => vector && all(&args, kind),
+        (Splat | Insertlane | ScalarToVector, Kind::Mask) => vector && all(args, kind),
         // Sign extension and saturating narrowing keep 0 and -1.
-        (SwidenLow | SwidenHigh | Snarrow | Shuffle, Kind::Mask) => all(&args, kind),
+        (SwidenLow | SwidenHigh | Snarrow | Shuffle, Kind::Mask) => all(args, kind),
         // The bits reinterpreted: lanes as wide or narrower than the mask's lanes are masks.
         (Bitcast, Kind::Mask) => {
             let from = dfg.value_type(args[0]);
-            from.is_vector() && result_ty.lane_bits() <= from.lane_bits() && all(&args, kind)
+            from.is_vector() && result_ty.lane_bits() <= from.lane_bits() && all(args, kind)
         }
         (Vconst, Kind::Mask) => match &dfg.insts[inst] {
             InstructionData::UnaryConst {
