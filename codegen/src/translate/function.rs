@@ -89,6 +89,10 @@ pub(crate) struct Translator<'m, 'b, 'e> {
     /// Translating the lockstep body of a kernel whose only barriers are sub-group barriers
     /// (kernel.rs `lockstep_lanes`): they need no cut there.
     pub(crate) lockstep_sub_groups: bool,
+    /// Region schedules (kernel.rs `build_regions`): the work-group reductions, by the resume
+    /// point their collective waits at, folded once per group where that point's region
+    /// starts rather than by work-item 0 inside it (group.rs).
+    pub(crate) group_steps: Option<HashMap<i64, super::group::GroupStep>>,
     /// Formats of the kernel's printf calls; a record's format index points in here.
     pub(crate) printf_formats: Vec<ferrocl_frontend::PrintfFormat>,
     /// Resume points in execution order (see [`Translator::point_ranks`]).

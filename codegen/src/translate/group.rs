@@ -285,7 +285,7 @@ pub(crate) fn group_operation(inst: Inst<'_>) -> Result<(GroupOperation, GroupOp
 }
 
 /// How a collective combines values.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Combine {
     IAdd,
     FAdd,
@@ -324,6 +324,20 @@ pub(crate) fn collective_combine(op: Op) -> Option<Combine> {
     })
 }
 
+/// A work-group reduction's fold: the contributions in every work-item's frame at
+/// `contribution`, combined into work-item 0's frame at `result` (`Translator::group_step`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct GroupStep {
+    pub(crate) combine: Combine,
+    pub(crate) ty: types::Type,
+    pub(crate) contribution: u64,
+    pub(crate) result: u64,
+}
+
+/// Independent accumulators of a work-group reduction's fold: enough to hide the latency of a
+/// float add, so the fold costs its loads rather than a chain of one add per work-item.
+const FOLD_ACCUMULATORS: i64 = 8;
+
 impl Translator<'_, '_, '_> {
     pub(crate) fn combine(&mut self, c: Combine, a: Value, b: Value) -> Value {
         let ins = self.b.ins();
@@ -352,6 +366,105 @@ impl Translator<'_, '_, '_> {
             Combine::And => ins.band(a, b),
             Combine::Or => ins.bor(a, b),
         }
+    }
+
+    /// Folds a work-group reduction (`step`) once for the group. The order is fixed, so every
+    /// backend and schedule gives the same bits: accumulator `j` folds the contributions of
+    /// linear local ids `j`, `j + 8`, `j + 16`, … in turn, each starting from its first
+    /// contribution (never from the identity: `0.0 + -0.0` would lose a lone `-0.0`), and the
+    /// eight combine as a tree, `((a0 ⊕ a1) ⊕ (a2 ⊕ a3)) ⊕ ((a4 ⊕ a5) ⊕ (a6 ⊕ a7))`, skipping
+    /// accumulators of ids past the group. The spec leaves the order of a float reduction
+    /// unspecified; a single chain of one combine per work-item made the fold, not the loads,
+    /// the cost of dpnp's sums.
+    pub(crate) fn group_step(&mut self, step: GroupStep, frames: Value, stride: Value) {
+        let GroupStep {
+            combine,
+            ty,
+            contribution,
+            result,
+        } = step;
+        let items = super::static_schedule::group_items(self);
+        let last = self.b.ins().iadd_imm_s(items, -1);
+        let load = |t: &mut Self, index: Value| {
+            let offset = t.b.ins().imul(index, stride);
+            let frame = t.b.ins().iadd(frames, offset);
+            t.b.ins()
+                .load(ty, frame_flags(), frame, contribution as i32)
+        };
+        // Accumulator j starts from contribution j (a clamped read where the group is smaller;
+        // the tree skips it).
+        let mut acc = Vec::new();
+        for j in 0..FOLD_ACCUMULATORS {
+            let index = self.b.ins().iconst(types::I64, j);
+            let index = self.b.ins().umin(index, last);
+            acc.push(load(self, index));
+        }
+        let head = self.b.create_block();
+        let body = self.b.create_block();
+        let tail = self.b.create_block();
+        self.b.append_block_param(head, types::I64);
+        self.b.append_block_param(tail, types::I64);
+        for block in [head, tail] {
+            for _ in 0..FOLD_ACCUMULATORS {
+                self.b.append_block_param(block, ty);
+            }
+        }
+        let start = self.b.ins().iconst(types::I64, FOLD_ACCUMULATORS);
+        let args = |i: Value, acc: &[Value]| -> Vec<BlockArg> {
+            std::iter::once(i)
+                .chain(acc.iter().copied())
+                .map(BlockArg::Value)
+                .collect()
+        };
+        self.b.ins().jump(head, &args(start, &acc));
+
+        // Whole rounds of eight.
+        self.b.switch_to_block(head);
+        let params = self.b.block_params(head).to_vec();
+        let (i, acc) = (params[0], &params[1..]);
+        let end = self.b.ins().iadd_imm_s(i, FOLD_ACCUMULATORS);
+        let whole = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedLessThanOrEqual, end, items);
+        self.b.ins().brif(whole, body, &[], tail, &args(i, acc));
+        self.b.switch_to_block(body);
+        let mut next = Vec::new();
+        for (j, &a) in acc.iter().enumerate() {
+            let index = self.b.ins().iadd_imm_s(i, j as i64);
+            let c = load(self, index);
+            next.push(self.combine(combine, a, c));
+        }
+        self.b.ins().jump(head, &args(end, &next));
+
+        // The last partial round, then the tree.
+        self.b.switch_to_block(tail);
+        let params = self.b.block_params(tail).to_vec();
+        let (i, mut acc) = (params[0], params[1..].to_vec());
+        for (j, a) in acc.iter_mut().enumerate() {
+            let index = self.b.ins().iadd_imm_s(i, j as i64);
+            let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, index, items);
+            let clamped = self.b.ins().umin(index, last);
+            let c = load(self, clamped);
+            let folded = self.combine(combine, *a, c);
+            *a = self.b.ins().select(inside, folded, *a);
+        }
+        let mut width = 1;
+        while width < FOLD_ACCUMULATORS as usize {
+            for j in (0..acc.len()).step_by(2 * width) {
+                let other = (j + width) as i64;
+                let present = self
+                    .b
+                    .ins()
+                    .icmp_imm_s(IntCC::UnsignedGreaterThan, items, other);
+                let folded = self.combine(combine, acc[j], acc[j + width]);
+                acc[j] = self.b.ins().select(present, folded, acc[j]);
+            }
+            width *= 2;
+        }
+        self.b
+            .ins()
+            .store(frame_flags(), acc[0], frames, result as i32);
     }
 
     /// The identity of `c` on values of SPIR-V type `ty` (IR type `t`): as `identity`, except
@@ -397,12 +510,15 @@ impl Translator<'_, '_, '_> {
     }
 
     /// Work-group collectives (scope Workgroup): every work-item stores its contribution in its
-    /// frame, the collective acts as a barrier, and on resume work-item 0 — which always runs
-    /// first in a round — combines all contributions in local-id order (scans write each
-    /// work-item's result into its frame, a broadcast copies the chosen contribution); then
-    /// every work-item reads its result. The fold starts from the first contribution, not from
-    /// the identity (`0.0 + -0.0` would lose the sign of a lone `-0.0`, `fmin(inf, NaN)` a lone
-    /// NaN); the identity is only the first exclusive-scan result.
+    /// frame, the collective acts as a barrier, and then the contributions are combined once
+    /// for the group before every work-item reads its result. Reductions fold in the fixed
+    /// order of `group_step`: at the start of the region that resumes from the collective
+    /// under region schedules (outside its work-item loop, which then vectorises), else by
+    /// work-item 0, which always runs first in a round. Scans run in local-id order by work-item
+    /// 0 and write each work-item's result into its frame; a broadcast copies the chosen
+    /// contribution. Folds start from the first contribution, not from the identity
+    /// (`0.0 + -0.0` would lose the sign of a lone `-0.0`, `fmin(inf, NaN)` a lone NaN); the
+    /// identity is only the first exclusive-scan result.
     ///
     /// Half sums and products are folded in f32 and each work-item's result is rounded once to
     /// half. The spec leaves the order of a floating-point reduction unspecified and asks for
@@ -443,7 +559,7 @@ impl Translator<'_, '_, '_> {
         self.b
             .ins()
             .store(frame_flags(), x, own, contribution as i32);
-        self.barrier_point(PointKind::WorkGroupCollective)?;
+        let point = self.barrier_point(PointKind::WorkGroupCollective)?;
         let own = self
             .barrier
             .as_ref()
@@ -503,8 +619,34 @@ impl Translator<'_, '_, '_> {
             self.b.ins().jump(read, &[]);
             self.b.switch_to_block(read);
             self.b.ins().load(t, frame_flags(), frames, result as i32)
+        } else if group_op == GroupOperation::Reduce {
+            let step = GroupStep {
+                combine,
+                ty: t,
+                contribution,
+                result,
+            };
+            if let Some(steps) = self.group_steps.as_mut() {
+                // Region schedules fold once per group at the entry of the region that
+                // resumes here, outside its work-item loop (kernel.rs `build_regions`).
+                if steps.insert(point, step).is_some_and(|s| s != step) {
+                    return err("internal: region copies disagree on a collective's frame cells\n");
+                }
+            } else {
+                let any = self.b.ins().bor(lid[0], lid[1]);
+                let any = self.b.ins().bor(any, lid[2]);
+                let is_first = self.b.ins().icmp_imm_s(IntCC::Equal, any, 0);
+                let fold = self.b.create_block();
+                let read = self.b.create_block();
+                self.b.ins().brif(is_first, fold, &[], read, &[]);
+                self.b.switch_to_block(fold);
+                self.group_step(step, frames, stride);
+                self.b.ins().jump(read, &[]);
+                self.b.switch_to_block(read);
+            }
+            self.b.ins().load(t, frame_flags(), frames, result as i32)
         } else {
-            // Work-item 0 combines; `acc` runs over local ids in order.
+            // Work-item 0 scans; `acc` runs over local ids in order.
             let any = self.b.ins().bor(lid[0], lid[1]);
             let any = self.b.ins().bor(any, lid[2]);
             let is_first = self.b.ins().icmp_imm_s(IntCC::Equal, any, 0);
@@ -514,8 +656,7 @@ impl Translator<'_, '_, '_> {
             self.b.append_block_param(head, types::I64);
             self.b.append_block_param(head, t);
             let body = self.b.create_block();
-            let combined = self.b.create_block();
-            self.b.append_block_param(combined, t);
+            let scanned = self.b.create_block();
             let read = self.b.create_block();
             let init = self.collective_identity(combine, result_ty, t);
             let zero = self.b.ins().iconst(types::I64, 0);
@@ -530,9 +671,7 @@ impl Translator<'_, '_, '_> {
             self.b.switch_to_block(head);
             let (i, acc) = (self.b.block_params(head)[0], self.b.block_params(head)[1]);
             let more = self.b.ins().icmp(IntCC::UnsignedLessThan, i, items);
-            self.b
-                .ins()
-                .brif(more, body, &[], combined, &[BlockArg::Value(acc)]);
+            self.b.ins().brif(more, body, &[], scanned, &[]);
 
             self.b.switch_to_block(body);
             let frame = frame_of(self, i);
@@ -543,36 +682,23 @@ impl Translator<'_, '_, '_> {
             let folded = self.combine(combine, acc, c);
             let first = self.b.ins().icmp_imm_s(IntCC::Equal, i, 0);
             let next_acc = self.b.ins().select(first, c, folded);
-            match group_op {
-                GroupOperation::ExclusiveScan => {
-                    self.b.ins().store(frame_flags(), acc, frame, result as i32);
-                }
-                GroupOperation::InclusiveScan => {
-                    self.b
-                        .ins()
-                        .store(frame_flags(), next_acc, frame, result as i32);
-                }
-                _ => {}
-            }
+            let written = if group_op == GroupOperation::ExclusiveScan {
+                acc
+            } else {
+                next_acc
+            };
+            self.b
+                .ins()
+                .store(frame_flags(), written, frame, result as i32);
             let next = self.b.ins().iadd_imm_s(i, 1);
             self.b
                 .ins()
                 .jump(head, &[BlockArg::Value(next), BlockArg::Value(next_acc)]);
 
-            self.b.switch_to_block(combined);
-            let total = self.b.block_params(combined)[0];
-            if group_op == GroupOperation::Reduce {
-                self.b.ins().store(frame_flags(), total, own, result as i32);
-            }
+            self.b.switch_to_block(scanned);
             self.b.ins().jump(read, &[]);
-
             self.b.switch_to_block(read);
-            let source = if group_op == GroupOperation::Reduce {
-                frames
-            } else {
-                own
-            };
-            self.b.ins().load(t, frame_flags(), source, result as i32)
+            self.b.ins().load(t, frame_flags(), own, result as i32)
         };
         // Half sums and products are folded in f32 and rounded once (see above).
         let v = if matches!(combine, Combine::FAdd | Combine::FMul) {

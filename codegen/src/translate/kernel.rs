@@ -178,6 +178,7 @@ pub(crate) fn build(
         private_slots: Vec::new(),
         barrier: None,
         lockstep_sub_groups: false,
+        group_steps: None,
         printf_formats: Vec::new(),
         vector_results: Vec::new(),
         vector_math: Default::default(),
@@ -824,6 +825,7 @@ fn build_regions(
 
     let round_tail = t.b.create_block();
     let exit = t.b.create_block();
+    t.group_steps = Some(HashMap::new());
     let mut region_blocks = vec![region0];
     let mut statics = StaticSchedule::default();
     let mut spirv_instructions = 0;
@@ -839,6 +841,14 @@ fn build_regions(
         } else {
             region_blocks[k]
         });
+        // A work-group reduction that ended the previous region folds here, once.
+        let step = t
+            .group_steps
+            .as_ref()
+            .and_then(|s| s.get(&(k as i64)).copied());
+        if let Some(step) = step {
+            t.group_step(step, frames, frame_size_value);
+        }
         let (heads, latches) = item_loops(t);
         let frame_base = item_frame(t, frames, frame_size_value);
         t.barrier = Some(BarrierState {
@@ -1018,6 +1028,7 @@ fn build_regions(
                 .collect();
         }
     }
+    t.group_steps = None;
     if unchecked_blocks.is_empty() {
         // Never entered: the flag in front of it stays 0.
         t.b.switch_to_block(unchecked0);

@@ -149,15 +149,39 @@ fn async_work_group_copies() {
     });
 }
 
+/// A work-group reduction in the device's documented order (group.rs `group_step`):
+/// accumulator j folds the values of local ids j, j + 8, j + 16, … in turn, then the eight
+/// combine as a tree, skipping accumulators past the group.
+fn work_group_fold<T: Copy>(xs: &[T], f: impl Fn(T, T) -> T) -> T {
+    let mut acc: Vec<Option<T>> = vec![None; 8];
+    for (i, &x) in xs.iter().enumerate() {
+        let a = &mut acc[i % 8];
+        *a = Some(a.map_or(x, |a| f(a, x)));
+    }
+    let mut width = 1;
+    while width < 8 {
+        for j in (0..8).step_by(2 * width) {
+            if let (Some(a), Some(b)) = (acc[j], acc[j + width]) {
+                acc[j] = Some(f(a, b));
+            }
+        }
+        width *= 2;
+    }
+    acc[0].expect("a non-empty group")
+}
+
 #[test]
 fn work_group_collectives() {
     both(|r| {
         let p = build_with("collectives.cl", r, CL3_COLLECTIVES);
-        // 1-D with a smaller last group, and 2-D groups of 3x2.
+        // 1-D with a smaller last group, 1-D groups of more than eight work-items (the fold's
+        // accumulators) with a last round of five, and 2-D groups of 3x2.
         for (dims, global, local) in [
             (1u32, [13u64, 1, 1], [5u64, 1, 1]),
+            (1, [90, 1, 1], [37, 1, 1]),
             (2, [6, 4, 1], [3, 2, 1]),
         ] {
+            let mut order_told = false;
             let n = (global[0] * global[1]) as usize;
             let mut a: Vec<i32> = (0..n as i32).map(|i| (i * 37 % 23) - 11).collect();
             let mut u: Vec<u32> = (0..n as u32)
@@ -192,7 +216,10 @@ fn work_group_collectives() {
                 let xs: Vec<i32> = members.iter().map(|&g| a[g]).collect();
                 let ys: Vec<u32> = members.iter().map(|&g| u[g]).collect();
                 let zs: Vec<f32> = members.iter().map(|&g| f[g]).collect();
-                let zsum = zs.iter().fold(0f32, |s, v| s + v);
+                let zsum = work_group_fold(&zs, |a, b| a + b);
+                let zmin = work_group_fold(&zs, f32::min);
+                // The inputs must tell the order apart from a chain in local-id order.
+                order_told |= zsum != zs.iter().fold(0f32, |s, v| s + v);
                 for (k, &g) in members.iter().enumerate() {
                     let want_i = [
                         xs.iter().sum::<i32>(),
@@ -214,10 +241,13 @@ fn work_group_collectives() {
                     let want_f = [
                         zsum,
                         zs[..=k].iter().copied().fold(f32::NEG_INFINITY, f32::max),
-                        zs.iter().copied().fold(f32::INFINITY, f32::min),
+                        zmin,
                     ];
                     assert_eq!(&of[g * 3..g * 3 + 3], &want_f, "{r:?} dims {dims} item {g}");
                 }
+            }
+            if local[0] > 8 {
+                assert!(order_told, "the float inputs sum the same in both orders");
             }
         }
     });
