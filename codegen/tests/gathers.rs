@@ -2,7 +2,8 @@
 //! of vectors: kernels whose work-items load and store at addresses of their own, under masks
 //! and in loops whose trip counts differ, give the scalar loop's bits with Cranelift's
 //! vectors and with the wide backend's, where the wide backend's code really gathers and
-//! scatters; and a masked gather leaves the inactive work-items' (faulting) addresses alone.
+//! scatters; a masked gather leaves the inactive work-items' (faulting) addresses alone; and
+//! masked accesses at consecutive addresses are masked loads and stores.
 
 mod common;
 
@@ -119,14 +120,36 @@ fn outputs(p: &Program, local: u64) -> Vec<Vec<u8>> {
         local,
     );
     out.push(o);
+
+    // A last vector only partly inside n; the rest of `o` keeps its pattern.
+    let n = N - 27;
+    let a: Vec<f32> = words(n, 7)
+        .iter()
+        .map(|&w| (w % 1000) as f32 / 1000.0)
+        .collect();
+    let mut ab = bytes_of(&a);
+    let mut o = bytes_of(&(0..N).map(|i| -(i as f32)).collect::<Vec<_>>());
+    launch(
+        p,
+        "masked_contiguous",
+        &mut [
+            Arg::Buf(&mut ab),
+            Arg::Buf(&mut o),
+            Arg::Val(bytes_of(&[n as u64])),
+        ],
+        global,
+        local,
+    );
+    out.push(o);
     out
 }
 
-const KERNELS: [&str; 4] = [
+const KERNELS: [&str; 5] = [
     "lower_bound_size_t",
     "masked_far_loads",
     "colliding_stores",
     "gather_loop",
+    "masked_contiguous",
 ];
 
 /// Every `.ll` file under `dir` (the wide backend's dumps) whose name starts with `kernel`.
@@ -214,6 +237,20 @@ fn gathers_scatters_and_64_bit_pairs_agree_bit_for_bit() {
                 );
             }
             assert!(ir("colliding_stores").contains("@llvm.masked.scatter"));
+            // Consecutive addresses under a mask: a masked load, and with AVX-512 (16 lanes)
+            // a masked store; never a gather or a scatter.
+            let contiguous = ir("masked_contiguous");
+            assert!(contiguous.contains("@llvm.masked.load"), "{contiguous}");
+            assert_eq!(
+                contiguous.contains("@llvm.masked.store"),
+                ferrocl_codegen::Target::host().lanes32() >= 16,
+                "{contiguous}"
+            );
+            assert!(
+                !contiguous.contains("@llvm.masked.gather")
+                    && !contiguous.contains("@llvm.masked.scatter"),
+                "{contiguous}"
+            );
         }
         let _ = std::fs::remove_dir_all(&dumps);
     }

@@ -11,6 +11,9 @@
 //! backend refuses the function (`backend/cranelift.rs`) and its scalar fallback runs, as it
 //! does for every vector wider than Cranelift's 128 bits.
 //!
+//! A masked access at consecutive addresses is one masked load or store the same way
+//! (`llvm.masked.load` / `llvm.masked.store`).
+//!
 //! Only 32-bit elements (one vector of the lanes), and not in checked mode, whose bounds
 //! checks instrument each scalar access after the vectoriser.
 //!
@@ -35,6 +38,11 @@ pub(crate) const LANE_INTRINSICS: u32 = 0x6c61_6e65;
 pub(crate) const GATHER: u32 = 0;
 /// `scatter(addresses_low, addresses_high, lanes, mask)`.
 pub(crate) const SCATTER: u32 = 1;
+/// `masked_load(address, mask) -> lanes`: the lanes at consecutive addresses from `address`;
+/// inactive lanes read nothing (a fault there is suppressed) and give 0.
+pub(crate) const MASKED_LOAD: u32 = 2;
+/// `masked_store(address, lanes, mask)`: the active lanes to consecutive addresses.
+pub(crate) const MASKED_STORE: u32 = 3;
 
 /// Whether `func` calls a lane intrinsic (and so is the wide backend's only).
 pub(crate) fn calls_lane_intrinsics(func: &ir::Function) -> bool {
@@ -106,6 +114,45 @@ impl Vectoriser<'_> {
         let vt = self.func.dfg.value_type(lanes);
         let f = self.lane_intrinsic(SCATTER, &[pt, pt, vt, self.mask_ty()], None);
         self.cursor().ins().call(f, &[lo, hi, lanes, mask]);
+    }
+
+    /// Access `inst` (one [`Self::lane_intrinsic_access`] admits) at consecutive addresses from
+    /// `base` for the lanes of `active`: one masked load or store. It replaces the branch
+    /// between the vector access (every lane active) and a gather: the branch and the test
+    /// of the mask in front of each load kept fewer loads in flight in a loop (dpnp's sum,
+    /// its loads under the bounds check `i < n`).
+    pub(super) fn masked_contiguous(&mut self, inst: ir::Inst, base: Value, active: Value) {
+        let offset = match self.func.dfg.insts[inst] {
+            InstructionData::Load { offset, .. } | InstructionData::Store { offset, .. } => {
+                i64::from(i32::from(offset))
+            }
+            _ => unreachable!("lane_intrinsic_access() admits loads and stores only"),
+        };
+        let address = if offset == 0 {
+            base
+        } else {
+            self.cursor().ins().iadd_imm_s(base, offset)
+        };
+        let mt = self.mask_ty();
+        if let Some(&result) = self.func.dfg.inst_results(inst).first() {
+            let vt = self.wide(self.ty(result));
+            let f = self.lane_intrinsic(MASKED_LOAD, &[types::I64, mt], Some(vt));
+            let call = self.cursor().ins().call(f, &[address, active]);
+            let v = self.func.dfg.inst_results(call)[0];
+            self.define(result, Form::Vector(v));
+        } else {
+            let InstructionData::Store {
+                args: [value, _], ..
+            } = self.func.dfg.insts[inst]
+            else {
+                unreachable!("lane_intrinsic_access() admits stores only as `store`")
+            };
+            let value = self.func.dfg.resolve_aliases(value);
+            let lanes = self.vector(value);
+            let vt = self.func.dfg.value_type(lanes);
+            let f = self.lane_intrinsic(MASKED_STORE, &[types::I64, vt, mt], None);
+            self.cursor().ins().call(f, &[address, lanes, active]);
+        }
     }
 
     /// The mask of `active`, or of every lane.

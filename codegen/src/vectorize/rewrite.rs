@@ -1044,6 +1044,12 @@ impl Vectoriser<'_> {
             }
             return Ok(());
         };
+        // Masked stores only with AVX-512's mask registers: AVX2's `vmaskmovps` store is
+        // microcoded and slow on some cores, where the branch to a vector store is not.
+        if lane_intrinsic && guard.is_none() && (pure_load || self.n >= 16) {
+            self.masked_contiguous(inst, base, active);
+            return Ok(());
+        }
         // Every lane active (and the addresses contiguous): the vector access; else one
         // access per active lane.
         let mut all = self.cursor().ins().vall_true(active);

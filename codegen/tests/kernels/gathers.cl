@@ -69,3 +69,15 @@ __kernel void gather_loop(__global const uint *a, __global const uint *idx, __gl
     }
     out[i] = acc;
 }
+
+// Loads and stores at consecutive addresses under masks: a bounds check where n is not a whole
+// number of vectors, and inside it a condition on the data (wide code's masked loads and
+// stores; the work-items outside either must leave memory alone).
+__kernel void masked_contiguous(__global const float *a, __global float *o, ulong n) {
+    size_t i = get_global_id(0);
+    if (i < n) {
+        float x = a[i];
+        if (x > 0.5f)
+            o[i] = x * 3.0f;
+    }
+}

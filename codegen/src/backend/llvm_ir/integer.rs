@@ -210,6 +210,12 @@ impl Translator<'_> {
     /// as `llvm.masked.scatter` (which writes overlapping lanes in lane order), the addresses
     /// joined from their two halves and the 32-bit mask made `i1`s.
     fn lane_intrinsic(&mut self, inst: Inst, index: u32) -> G {
+        if matches!(
+            index,
+            crate::vectorize::MASKED_LOAD | crate::vectorize::MASKED_STORE
+        ) {
+            return self.masked_contiguous(inst, index);
+        }
         let args = self.args(inst);
         let (lo, hi) = (args[0], args[1]);
         let half = self.ty_of(lo);
@@ -267,6 +273,62 @@ impl Translator<'_> {
                     value,
                     format!("<{n} x ptr> {ptrs}"),
                     "i32 1".to_owned(),
+                    format!("<{n} x i1> {active}"),
+                ],
+            );
+        }
+        Ok(())
+    }
+
+    /// A masked load or store at consecutive addresses (`vectorize/gather.rs`) as
+    /// `llvm.masked.load` (inactive lanes 0) / `llvm.masked.store`, the 32-bit mask made `i1`s.
+    fn masked_contiguous(&mut self, inst: Inst, index: u32) -> G {
+        let args = self.args(inst);
+        let (&address, &m) = args
+            .first()
+            .zip(args.last())
+            .ok_or_else(|| why("a masked access without its operands"))?;
+        if self.ty_of(address) != types::I64 {
+            return Err(why("a masked access address that is not 64 bits"));
+        }
+        let value_ty = if index == crate::vectorize::MASKED_LOAD {
+            self.res_ty(inst, 0)
+        } else {
+            self.ty_of(args[1])
+        };
+        let n = value_ty.lane_count();
+        if self.ty_of(m).lane_count() != n {
+            return Err(why("a masked access mask of another width"));
+        }
+        let a = self.tv(address)?;
+        let ptr = self.let_(format!("inttoptr {a} to ptr"));
+        let mt = self.tv(m)?;
+        let active = self.let_(format!("icmp ne {mt}, zeroinitializer"));
+        let vt = llty(value_ty)?;
+        // As the vector loads and stores: no alignment assumed.
+        let align = "i32 1".to_owned();
+        if index == crate::vectorize::MASKED_LOAD {
+            let got = self.call_intrinsic(
+                &format!("llvm.masked.load.{}.p0", mangle(value_ty)),
+                &vt,
+                &[
+                    format!("ptr {ptr}"),
+                    align,
+                    format!("<{n} x i1> {active}"),
+                    format!("{vt} zeroinitializer"),
+                ],
+            );
+            let r = self.res(inst, 0);
+            self.define_as(&r, &got, value_ty, value_ty)?;
+        } else {
+            let value = self.tv(args[1])?;
+            self.call_intrinsic(
+                &format!("llvm.masked.store.{}.p0", mangle(value_ty)),
+                "void",
+                &[
+                    value,
+                    format!("ptr {ptr}"),
+                    align,
                     format!("<{n} x i1> {active}"),
                 ],
             );

@@ -91,6 +91,29 @@ impl Translator<'_> {
                 }
                 self.define_as(&r, &acc, t, t)?;
             }
+            (Snarrow, _)
+                if t.lane_type().is_int()
+                    && args[..2]
+                        .iter()
+                        .all(|&v| self.masks.contains(&self.func.dfg.resolve_aliases(v))) =>
+            {
+                // Two halves of a lane mask joined as booleans: LLVM joins them in mask
+                // registers (`kunpckbw`) where the saturating narrowing went through vectors.
+                let n = t.lane_count();
+                let bits: Vec<String> = args[..2]
+                    .iter()
+                    .map(|&v| {
+                        let v = self.v(v);
+                        self.let_(format!("icmp slt {ty} {v}, zeroinitializer"))
+                    })
+                    .collect();
+                let idx = mask(0..2 * n);
+                let joined = self.let_(format!(
+                    "shufflevector <{n} x i1> {}, <{n} x i1> {}, {idx}",
+                    bits[0], bits[1]
+                ));
+                self.emit(format!("{r} = sext <{} x i1> {joined} to {rty}", 2 * n));
+            }
             (Snarrow | Unarrow | Uunarrow, _) => {
                 let n = t.lane_count();
                 let w = t.lane_bits();

@@ -1102,3 +1102,79 @@ fn mask_blends_stay_in_mask_registers() {
         "{ir}"
     );
 }
+
+/// A lane intrinsic of the vectoriser (`vectorize/gather.rs`) for a test body.
+fn lane_intrinsic(
+    b: &mut FunctionBuilder,
+    index: u32,
+    params: &[Type],
+    result: Option<Type>,
+) -> ir::FuncRef {
+    use cranelift_codegen::ir::{AbiParam, ExtFuncData, ExternalName, Signature, UserExternalName};
+    let mut sig = Signature::new(cranelift_codegen::isa::CallConv::SystemV);
+    sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+    sig.returns.extend(result.map(AbiParam::new));
+    let signature = b.import_signature(sig);
+    let name = b.func.declare_imported_user_function(UserExternalName {
+        namespace: crate::vectorize::LANE_INTRINSICS,
+        index,
+    });
+    b.import_function(ExtFuncData {
+        name: ExternalName::user(name),
+        signature,
+        colocated: false,
+        patchable: false,
+    })
+}
+
+/// A load and a store at consecutive addresses under a lane mask — the vectoriser's bounds
+/// check `i < n` on 64-bit indices, two compares of 8 lanes narrowed to one 16-lane mask —
+/// are masked moves under one mask register: the halves joined by `kunpckbw`, no branch, no
+/// gather, and no narrowing through vector registers (`vpmovsqd`).
+#[test]
+fn masked_contiguous_accesses_are_masked_moves() {
+    let (i64x8, i32x16, f32x16) = (types::I64X8, types::I32X16, types::F32X16);
+    let f = build(
+        &[types::I64, types::I64, i64x8, i64x8, i64x8],
+        &[f32x16],
+        |b, p| {
+            let lo = b.ins().icmp(IntCC::UnsignedLessThan, p[2], p[4]);
+            let hi = b.ins().icmp(IntCC::UnsignedLessThan, p[3], p[4]);
+            let mask = b.ins().snarrow(lo, hi);
+            let load = lane_intrinsic(
+                b,
+                crate::vectorize::MASKED_LOAD,
+                &[types::I64, i32x16],
+                Some(f32x16),
+            );
+            let call = b.ins().call(load, &[p[0], mask]);
+            let v = b.inst_results(call)[0];
+            let store = lane_intrinsic(
+                b,
+                crate::vectorize::MASKED_STORE,
+                &[types::I64, f32x16, i32x16],
+                None,
+            );
+            b.ins().call(store, &[p[1], v, mask]);
+            vec![v]
+        },
+    );
+    let ir = accept(&f, "masked accesses");
+    assert!(
+        ir.contains("@llvm.masked.load.v16f32.p0") && ir.contains("@llvm.masked.store.v16f32.p0"),
+        "{ir}"
+    );
+    assert!(ir.contains("shufflevector <8 x i1>"), "{ir}");
+    if let Some(asm) = llc(&ir, "masked accesses") {
+        assert!(asm.contains("kunpckbw"), "{asm}");
+        assert!(
+            !asm.contains("vpmovsqd") && !asm.contains("gather") && !asm.contains("vpextr"),
+            "{asm}"
+        );
+        let masked_moves = asm
+            .lines()
+            .filter(|l| l.contains("vmovups") && l.contains("{%k"))
+            .count();
+        assert_eq!(masked_moves, 2, "{asm}");
+    }
+}
