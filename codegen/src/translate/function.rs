@@ -93,6 +93,9 @@ pub(crate) struct Translator<'m, 'b, 'e> {
     /// point their collective waits at, folded once per group where that point's region
     /// starts rather than by work-item 0 inside it (group.rs).
     pub(crate) group_steps: Option<HashMap<i64, super::group::GroupStep>>,
+    /// Bytes per work-item of the reductions' columns after the group's frames
+    /// (`group::Contributions::Column`), counted in the kernel's frame size.
+    pub(crate) column_bytes: u64,
     /// Formats of the kernel's printf calls; a record's format index points in here.
     pub(crate) printf_formats: Vec<ferrocl_frontend::PrintfFormat>,
     /// Resume points in execution order (see [`Translator::point_ranks`]).

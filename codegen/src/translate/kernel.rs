@@ -179,6 +179,7 @@ pub(crate) fn build(
         barrier: None,
         lockstep_sub_groups: false,
         group_steps: None,
+        column_bytes: 0,
         printf_formats: Vec::new(),
         vector_results: Vec::new(),
         vector_math: Default::default(),
@@ -826,6 +827,7 @@ fn build_regions(
     let round_tail = t.b.create_block();
     let exit = t.b.create_block();
     t.group_steps = Some(HashMap::new());
+    t.column_bytes = 0;
     let mut region_blocks = vec![region0];
     let mut statics = StaticSchedule::default();
     let mut spirv_instructions = 0;
@@ -1120,7 +1122,9 @@ fn build_regions(
     for lp in &mut region_loops {
         lp.math = t.vector_math.clone();
     }
-    Ok((frame_size, schedule, region_loops))
+    // The frames block ends with the reductions' columns (group.rs `column_base`): the
+    // runtime sizes it as frame size × work-items, the code strides the frames by the rest.
+    Ok((frame_size + t.column_bytes, schedule, region_loops))
 }
 
 /// Kernels whose rounds stay dynamic whatever their regions' ways out: with sub-group points

@@ -43,3 +43,20 @@ __kernel void broadcast_in_loop(__global const int *a, __global int *out) {
         acc += work_group_broadcast(a[g] + i, 0);
     out[g] = acc;
 }
+
+// A reduction as SYCL runtimes write it (dpnp's sum): each work-item sums a strided loop under
+// a size_t bounds check, the group combines the sums, the first work-item stores them.
+__kernel void reduce_per_item(__global const float *in, __global float *partial, uint per_item,
+                              ulong n) {
+    size_t lid = get_local_id(0), ls = get_local_size(0);
+    size_t base = get_group_id(0) * ls * per_item;
+    float acc = 0.0f;
+    for (uint i = 0; i < per_item; i++) {
+        size_t at = base + lid + (size_t)i * ls;
+        if (at < n)
+            acc += in[at];
+    }
+    float s = work_group_reduce_add(acc);
+    if (lid == 0)
+        partial[get_group_id(0)] = s;
+}

@@ -335,3 +335,66 @@ fn work_group_broadcast_in_a_loop() {
         }
     });
 }
+
+/// dpnp's sum: a per-work-item loop, then `work_group_reduce_add`. Under the region schedule
+/// the contributions go to a column after the frames and the fold reads them from there;
+/// the sums match the documented order bit for bit at local sizes below, at and above the
+/// vector width and with a partial last round of the fold, and in optimised wide code the
+/// kernel is vectorised (its loop region widened).
+#[test]
+fn work_group_reduction_of_per_item_sums() {
+    both(|r| {
+        let p = build_with("collectives.cl", r, CL3_COLLECTIVES);
+        let k = p.kernel("reduce_per_item").expect("kernel");
+        assert_eq!(k.barrier_schedule, BarrierSchedule::Static, "{r:?}");
+        if common::test_backend() == ferrocl_codegen::Backend::Wide
+            && matches!(r, Recipe::Optimized)
+        {
+            assert_eq!(
+                k.vectorization,
+                ferrocl_codegen::Vectorization::Vectorized {
+                    lanes: common::vector_lanes()
+                },
+                "{r:?}"
+            );
+        }
+        let per_item = 8u32;
+        for local in [1usize, 13, 16, 64, 128] {
+            let n = 5000usize;
+            let groups = n.div_ceil(local * per_item as usize);
+            let mut input: Vec<f32> = (0..n).map(|i| (i as f32 * 0.731).sin() * 3.0).collect();
+            let mut partial = vec![f32::NAN; groups];
+            let (mut args, _) = Args::new(&p, "reduce_per_item");
+            args.ptr(&p, "reduce_per_item", 0, &mut input);
+            args.ptr(&p, "reduce_per_item", 1, &mut partial);
+            args.set(&p, "reduce_per_item", 2, &per_item.to_ne_bytes());
+            args.set(&p, "reduce_per_item", 3, &(n as u64).to_ne_bytes());
+            let global = (groups * local) as u64;
+            launch(
+                &p,
+                "reduce_per_item",
+                &args,
+                1,
+                [0; 3],
+                [global, 1, 1],
+                [local as u64, 1, 1],
+            );
+            for (g, &got) in partial.iter().enumerate() {
+                let sums: Vec<f32> = (0..local)
+                    .map(|lid| {
+                        (0..per_item as usize)
+                            .map(|i| g * local * per_item as usize + lid + i * local)
+                            .filter(|&at| at < n)
+                            .fold(0f32, |acc, at| acc + input[at])
+                    })
+                    .collect();
+                let want = work_group_fold(&sums, |a, b| a + b);
+                assert_eq!(
+                    got.to_bits(),
+                    want.to_bits(),
+                    "{r:?} local {local} group {g}"
+                );
+            }
+        }
+    });
+}
