@@ -1,7 +1,8 @@
 """Times dpnp operations at 10 M elements on the OpenCL device ONEAPI_DEVICE_SELECTOR picks.
 
-Each operation runs once to build its kernels, then `--reps` times; the best and median
-wall-clock times (synchronised with the queue) are printed as one JSON line per operation.
+Each operation runs `--warmup` times (1 by default) to build its kernels, then `--reps` times;
+the best and median wall-clock times (synchronised with the queue) are printed as one JSON
+line per operation.
 Run it once per platform (OCL_ICD_VENDORS naming a directory with only that platform's .icd)
 and twice on each for an A/A pair; bench/README.md has the recipe.
 """
@@ -16,9 +17,10 @@ import dpnp
 import numpy as np
 
 
-def timed(fn, reps, q):
-    fn()
-    q.wait()
+def timed(fn, reps, q, warmup):
+    for _ in range(warmup):
+        fn()
+        q.wait()
     times = []
     for _ in range(reps):
         t0 = time.perf_counter()
@@ -33,6 +35,9 @@ def main():
     ap.add_argument("--n", type=int, default=10_000_000)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--only", default="")
+    # More warm-up calls let a tiered kernel reach its wide code (after 50 ms of runs) before
+    # the timed ones: the steady state of a program that sums in a loop.
+    ap.add_argument("--warmup", type=int, default=1)
     args = ap.parse_args()
     q = dpctl.SyclQueue()
     rng = np.random.default_rng(1)
@@ -51,7 +56,7 @@ def main():
     for name, (fn, ref) in ops.items():
         if args.only and name not in args.only.split(","):
             continue
-        out, times = timed(fn, args.reps, q)
+        out, times = timed(fn, args.reps, q, args.warmup)
         got = dpnp.asnumpy(out)
         want = ref()
         # float32 sums and scans round differently in any order: compare loosely there.
