@@ -67,6 +67,19 @@ fn outputs(p: &Program, kernel: &str, local_x: u64) -> Vec<Vec<u8>> {
             );
             vec![o]
         }
+        "reduce_unrolled" => {
+            let n = 5 * local_x as usize * 8 - 11;
+            let groups = n.div_ceil(local_x as usize * 8);
+            let (mut a, mut o) = (floats(n, 8), vec![0u8; 4 * groups]);
+            run_2d(
+                p,
+                kernel,
+                &mut [Arg::Buf(&mut a), Arg::Buf(&mut o), val(n as u64)],
+                [(groups as u64) * local_x, 1],
+                [local_x, 1],
+            );
+            vec![o]
+        }
         "private_across" => {
             let n = 3 * local_x as usize + 5;
             let (mut a, mut o) = (floats(n, 7), vec![0u8; 4 * n]);
@@ -174,9 +187,10 @@ fn outputs(p: &Program, kernel: &str, local_x: u64) -> Vec<Vec<u8>> {
     }
 }
 
-const KERNELS: [&str; 8] = [
+const KERNELS: [&str; 9] = [
     "reduce",
     "reduce_strided",
+    "reduce_unrolled",
     "private_across",
     "stencil",
     "sgemm_tiled",
@@ -216,6 +230,17 @@ fn regions_with_plain_loops_are_widened_in_wide_code_only() {
             "{kernel}"
         );
     }
+    // Eight unrolled loads beside one frame value: widened.
+    assert_eq!(
+        p.kernel("reduce_unrolled").expect("kernel").vectorization,
+        if wide {
+            Vectorization::Vectorized {
+                lanes: vector_lanes(),
+            }
+        } else {
+            Vectorization::Scalar("the kernel has barriers".into())
+        }
+    );
     assert_eq!(
         p.kernel("reduce_strided").expect("kernel").vectorization,
         if wide {

@@ -13,7 +13,9 @@ use crate::cfg::successors;
 /// work-item frames to be worth widening: at least [`REGION_WORK`] memory accesses outside
 /// the frames and [`FRAME_SHARE`] times as many as frame accesses. (A tree reduction's step,
 /// one local load and store beside its frame traffic, is not; a tile product unrolled by the
-/// compiler between two barriers, 32 local loads and one accumulator, is.)
+/// compiler between two barriers, 32 local loads and one accumulator, is; so is a reduction's
+/// per-item part unrolled to eight loads: 0.95–1.0 ms widened against 1.35–2.1 ms scalar for
+/// 10 M floats on AVX-512, where 16 had left it scalar.)
 pub(super) fn outweighs_frame_traffic(func: &Function, body: &[Block], frame: Value) -> bool {
     let (mut frame_accesses, mut other_accesses) = (0usize, 0usize);
     for &block in body {
@@ -33,7 +35,7 @@ pub(super) fn outweighs_frame_traffic(func: &Function, body: &[Block], frame: Va
 }
 
 /// See [`outweighs_frame_traffic`].
-const REGION_WORK: usize = 16;
+const REGION_WORK: usize = 8;
 const FRAME_SHARE: usize = 4;
 
 /// Whether `inst` loads from or stores to an address computed from `frame` (by adding to it).

@@ -44,6 +44,30 @@ __kernel void reduce_strided(__global const float *in, __global float *partial, 
     }
 }
 
+// A reduction whose per-item part the compiler unrolls: eight loads under a bounds check and
+// no loop in the region (widened: eight accesses besides one frame value), then the group's
+// sums combined by the first work-item.
+__kernel void reduce_unrolled(__global const float *in, __global float *partial, ulong n) {
+    __local float sums[128];
+    uint lid = get_local_id(0), ls = get_local_size(0);
+    size_t base = get_group_id(0) * get_local_size(0) * 8;
+    float acc = 0.0f;
+#pragma unroll
+    for (uint i = 0; i < 8; i++) {
+        size_t at = base + lid + (size_t)i * ls;
+        if (at < n)
+            acc += in[at];
+    }
+    sums[lid] = acc;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        float s = 0.0f;
+        for (uint j = 0; j < ls; j++)
+            s += sums[j];
+        partial[get_group_id(0)] = s;
+    }
+}
+
 // A private array kept across a barrier and used in loops on both sides (left scalar: its
 // loops would gather and scatter the frames lane by lane).
 __kernel void private_across(__global const float *in, __global float *out, __local float *tmp) {
