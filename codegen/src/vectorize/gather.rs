@@ -100,14 +100,7 @@ impl Vectoriser<'_> {
 
     /// Store `inst` of 32-bit lanes for the lanes of `active` (None: all), one scatter.
     fn scatter(&mut self, inst: ir::Inst, active: Option<Value>) {
-        let InstructionData::Store {
-            args: [value, _], ..
-        } = self.func.dfg.insts[inst]
-        else {
-            unreachable!("lane_intrinsic_access() admits stores only as `store`")
-        };
-        let value = self.func.dfg.resolve_aliases(value);
-        let lanes = self.vector(value);
+        let lanes = self.stored_lanes(inst);
         let [lo, hi] = self.lane_addresses(inst);
         let mask = self.active_or_all(active);
         let pt = self.func.dfg.value_type(lo);
@@ -141,18 +134,23 @@ impl Vectoriser<'_> {
             let v = self.func.dfg.inst_results(call)[0];
             self.define(result, Form::Vector(v));
         } else {
-            let InstructionData::Store {
-                args: [value, _], ..
-            } = self.func.dfg.insts[inst]
-            else {
-                unreachable!("lane_intrinsic_access() admits stores only as `store`")
-            };
-            let value = self.func.dfg.resolve_aliases(value);
-            let lanes = self.vector(value);
+            let lanes = self.stored_lanes(inst);
             let vt = self.func.dfg.value_type(lanes);
             let f = self.lane_intrinsic(MASKED_STORE, &[types::I64, vt, mt], None);
             self.cursor().ins().call(f, &[address, lanes, active]);
         }
+    }
+
+    /// The lanes store `inst` (a `store` [`Self::lane_intrinsic_access`] admits) writes.
+    fn stored_lanes(&mut self, inst: ir::Inst) -> Value {
+        let InstructionData::Store {
+            args: [value, _], ..
+        } = self.func.dfg.insts[inst]
+        else {
+            unreachable!("lane_intrinsic_access() admits stores only as `store`")
+        };
+        let value = self.func.dfg.resolve_aliases(value);
+        self.vector(value)
     }
 
     /// The mask of `active`, or of every lane.
