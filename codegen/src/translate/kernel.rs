@@ -350,12 +350,23 @@ pub(crate) fn build(
         crate::Backend::Wide => options.target.vector_bits,
     };
     let lanes = crate::vectorize::lanes_for(options);
-    let widened_regions = (item_loop.is_none()
+    let mut widened_regions = None;
+    if item_loop.is_none()
         && options.vectorize
         && lanes >= MIN_REGION_LANES
-        && !region_loops.is_empty())
-    .then(|| vectorize_regions(func, &region_loops, lanes, isa))
-    .flatten();
+        && !region_loops.is_empty()
+    {
+        match vectorize_regions(func, &region_loops, lanes, isa) {
+            Ok(widened) => widened_regions = Some(widened),
+            // The debug log says why the regions stay scalar: what to change in the kernel,
+            // or in the vectoriser.
+            Err(why) => {
+                shape.vectorization = crate::Vectorization::Scalar(
+                    format!("the kernel has barriers, and its regions stay scalar: {why}").into(),
+                )
+            }
+        }
+    }
     let vectorized = || crate::Vectorization::Vectorized {
         lanes: lanes as u32,
     };
@@ -470,7 +481,8 @@ const MIN_REGION_LANES: usize = 8;
 
 /// Widens the x loops of a static barrier schedule's regions (`loops`) whose work is a loop
 /// of their own, `lanes` work-items per iteration; the function as it was is the JIT's
-/// fallback. None, and `func` unchanged, when the vectoriser takes none of them.
+/// fallback. When the vectoriser takes none of them, `func` is unchanged and the error
+/// counts its refusals by reason ("3 × …; 1 × …"), most frequent first.
 ///
 /// A value that crosses a barrier goes through the work-item frames lane by lane, a scatter and
 /// a gather per value. Where a region's work is a few instructions between two barriers (a
@@ -484,22 +496,33 @@ fn vectorize_regions(
     loops: &[crate::vectorize::ItemLoop],
     lanes: usize,
     isa: &dyn cranelift_codegen::isa::TargetIsa,
-) -> Option<(crate::Vectorization, Option<ir::Function>)> {
+) -> Result<(crate::Vectorization, Option<ir::Function>), String> {
     let scalar = func.clone();
     // Region copies start with the whole kernel's code, unreachable up to their resume point;
     // it would look like a second entry into the loops.
     crate::vectorize::remove_unreachable_blocks(func);
     let mut widened = 0;
+    let mut refusals: Vec<(crate::vectorize::Refusal, usize)> = Vec::new();
     for lp in loops {
-        if widen(func, lp, lanes, isa).is_ok() {
-            widened += 1;
+        match widen(func, lp, lanes, isa) {
+            Ok(()) => widened += 1,
+            Err(why) => match refusals.iter_mut().find(|(r, _)| *r == why) {
+                Some((_, n)) => *n += 1,
+                None => refusals.push((why, 1)),
+            },
         }
     }
     if widened == 0 {
         *func = scalar;
-        return None;
+        // Stable: equal counts keep the order the regions came in.
+        refusals.sort_by_key(|(_, n)| std::cmp::Reverse(*n));
+        return Err(refusals
+            .iter()
+            .map(|(why, n)| format!("{n} × {why}"))
+            .collect::<Vec<_>>()
+            .join("; "));
     }
-    Some((
+    Ok((
         crate::Vectorization::Vectorized {
             lanes: lanes as u32,
         },

@@ -234,6 +234,9 @@ fn vectorize_in_place(func: &mut Function, lp: &ItemLoop, n: usize) -> Result<()
             .values()
             .flat_map(|l| l.blocks.iter().copied())
             .collect();
+        // Frame accesses in a loop become a gather or scatter per iteration: dpnp's cumsum
+        // scan (a private array of eight kept across barriers) measured 76.6 ms widened
+        // against 49.4 scalar at 16 lanes.
         if in_loops.iter().any(|&b| {
             func.layout
                 .block_insts(b)
