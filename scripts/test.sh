@@ -2,7 +2,7 @@
 # scripts/test.sh: the whole test suite — rustfmt check, clippy (-D warnings), cargo test
 # of the workspace (icd/tests drive the fresh debug libferrocl.so through the system
 # loader), the C example built with gcc -lOpenCL run through the loader against the
-# debug library, and the Debian package (scripts/test-deb.sh: built; as root also installed,
+# debug library (also under bench/kernel_times' layer), and the Debian package (scripts/test-deb.sh: built; as root also installed,
 # listed by clinfo, the sample run on it, purged). Every step runs; the script exits non-zero
 # if any failed.
 #
@@ -51,10 +51,29 @@ run_example() {
     fi
 }
 
+# bench/kernel_times: the layer built with gcc, loaded by the system loader around the C
+# example, must count the example's one launch of vecadd.
+run_kernel_times_layer() {
+    local outdir="$FERROCL_ROOT/target/examples-debug" table
+    gcc -O2 -Wall -Wextra -Werror -shared -fPIC \
+        -o "$outdir/libkernel_times.so" "$FERROCL_ROOT/bench/kernel_times/kernel_times_layer.c" \
+        -lpthread || return 1
+    table="$outdir/kernel_times.txt"
+    rm -f "$table"
+    OPENCL_LAYERS="$outdir/libkernel_times.so" KERNEL_TIMES_OUT="$table" \
+        OCL_ICD_VENDORS="$outdir/ferrocl-debug.icd" "$outdir/vecadd" "$outdir/vecadd.spv" || return 1
+    cat "$table"
+    # global 1048576 (the example's size), no local size, one launch, vecadd.
+    grep -Eq '^ +1048576 +0 +1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +100\.0%  vecadd$' "$table"
+}
+
 step "cargo fmt --check" cargo fmt --all -- --check
 step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
 step "cargo test" cargo test --workspace --no-fail-fast
 step "C example through the loader" run_example
+if [[ -z "${FERROCL_TEST_PLATFORM_ICD:-}" ]]; then
+    step "kernel-times layer through the loader" run_kernel_times_layer
+fi
 step "Debian package: build, install, clinfo, sample, purge" bash scripts/test-deb.sh
 if [[ "${FERROCL_TEST_WITH_POCL:-0}" != 0 ]]; then
     step "icd tests against PoCL" env FERROCL_TEST_PLATFORM_ICD=/etc/OpenCL/vendors/pocl.icd \
