@@ -112,6 +112,13 @@ pub fn ran(built: &Arc<Built>, index: usize, elapsed: Duration, settings: &Setti
         }
         *state = State::Building;
     }
+    // LLVM's libraries load here, on the launching thread, not on the tier-up thread: a
+    // library's static constructors that run while the process exits race its exit handlers
+    // (they register destructors that exit runs at once, and the constructor then uses what
+    // they destroyed), and a tier-up thread loading libLLVM as a test's main returned spun
+    // forever holding the loader's lock, so the process never ended. Once per process, about
+    // 20 ms; nothing when the libraries are already loaded.
+    let _ = ferrocl_opencl_c::wide_backend_available();
     let for_thread = built.clone();
     let settings = settings.clone();
     let spawned = std::thread::Builder::new()
