@@ -619,7 +619,8 @@ fn required_work_group_size() {
     );
 }
 
-/// With NULL local sizes the device picks about 256 work-items: divisors when the program
+/// With NULL local sizes the device picks about 256 work-items (more for a large range of a
+/// kernel without barriers, below): divisors when the program
 /// needs uniform groups, otherwise full groups of whole sub-groups with a smaller last one (a
 /// prime global size no longer runs in groups of 1). The suggested size is the same choice.
 #[test]
@@ -664,7 +665,66 @@ kernel void shape(global uint *out) {
     arg_buf(&k, 0, &out);
     assert_eq!(suggested(&env, &k, &[1009]), Ok(vec![1]));
     assert_eq!(suggested(&env, &k, &[1000]), Ok(vec![250]));
-    assert_eq!(suggested(&env, &k, &[1009, 1024]), Ok(vec![1, 256]));
+    // A large range of a kernel without barriers: up to 4096 work-items, 32 groups per
+    // compute unit (1009 is prime: dimension 1 gets the rest of the budget).
+    let budget = chosen_budget(&env, 1009 * 1024);
+    let rows = 1 << (usize::BITS - 1 - (budget / 1009).max(1).leading_zeros());
+    let want = if budget >= 1009 {
+        vec![1009, rows]
+    } else {
+        vec![1, 1 << (usize::BITS - 1 - budget.leading_zeros())]
+    };
+    assert_eq!(suggested(&env, &k, &[1009, 1024]), Ok(want));
+}
+
+/// The budget of a chosen work-group of a kernel without barriers over `items` work-items:
+/// 32 groups per compute unit, between 256 and 4096 work-items.
+fn chosen_budget(env: &Env, items: usize) -> usize {
+    let units = check(
+        cl(env.device.max_compute_units()),
+        "CL_DEVICE_MAX_COMPUTE_UNITS",
+    ) as usize;
+    (items / (units.max(1) * 32)).clamp(256, 4096)
+}
+
+/// Kernels without barriers get larger chosen groups on large ranges (each group is a call of
+/// the work-group function); a kernel with a barrier keeps about 256 work-items.
+#[test]
+fn default_local_size_grows_without_barriers() {
+    if target().other_icd {
+        return; // the choice is the implementation's
+    }
+    let env = Env::new();
+    let source = r#"
+kernel void plain(global uint *out) {
+    out[get_global_id(0)] = get_local_size(0);
+}
+kernel void with_barrier(global uint *out, local uint *tmp) {
+    tmp[get_local_id(0)] = get_local_size(0);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    out[get_global_id(0)] = tmp[get_local_size(0) - 1 - get_local_id(0)];
+}
+"#;
+    let program = env.program_from_source(source, "-cl-std=CL3.0");
+    let n = 1 << 20;
+    let out = env.buffer_filled(n, 0u32);
+    let plain = kernel(&program, "plain");
+    arg_buf(&plain, 0, &out);
+    let budget = chosen_budget(&env, n);
+    let want = 1 << (usize::BITS - 1 - budget.leading_zeros());
+    assert_eq!(suggested(&env, &plain, &[n]), Ok(vec![want]));
+    check(launch(&env, &plain, &[n], None), "plain");
+    let got = env.read(&out, n);
+    assert!(got.iter().all(|&s| s as usize == want), "group sizes");
+    // Small ranges keep groups of 256.
+    assert_eq!(suggested(&env, &plain, &[4096]), Ok(vec![256]));
+    let with_barrier = kernel(&program, "with_barrier");
+    arg_buf(&with_barrier, 0, &out);
+    arg_local(&with_barrier, 1, 4 * 4096);
+    assert_eq!(suggested(&env, &with_barrier, &[n]), Ok(vec![256]));
+    check(launch(&env, &with_barrier, &[n], None), "with_barrier");
+    let got = env.read(&out, n);
+    assert!(got.iter().all(|&s| s == 256), "group sizes with a barrier");
 }
 
 const BIG_FRAME: &str = r#"
