@@ -5,9 +5,12 @@
 //!
 //! Owns the target machine's choices: the host's CPU and features, less the vector features
 //! wider than the code may use; `default<O2>` then the code generator at `Aggressive`; the
-//! static relocation model and the large code model, because the JIT maps code far from the
-//! driver and from its own data, so every reference outside the function must be a 64-bit
-//! absolute address (`R_X86_64_64`), which codegen's object loader links.
+//! position-independent small code model: the function's constant pools and tables travel
+//! with it (codegen's object loader places them after the code), so they are reached
+//! PC-relative, and what lies outside — the JIT's data and functions, which it maps far from
+//! the code — through a GOT slot or a PLT stub that loader adds. The large code model reached
+//! every constant through a 64-bit `movabs` of its address first: 27 more instructions in the
+//! hot loop of a password-hashing tool's MD5 kernel.
 
 use crate::llvm_passes::{collect_diagnostic, Diagnostics};
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -21,11 +24,11 @@ const TRIPLE: &CStr = c"x86_64-unknown-linux-gnu";
 /// The optimisation pipeline run before code generation (what `clang -O2` runs).
 const PASSES: &CStr = c"default<O2>";
 
-/// `LLVMCodeGenLevelAggressive`, `LLVMRelocStatic`, `LLVMCodeModelLarge`, `LLVMObjectFile`
+/// `LLVMCodeGenLevelAggressive`, `LLVMRelocPIC`, `LLVMCodeModelSmall`, `LLVMObjectFile`
 /// (llvm-c/TargetMachine.h).
 const CODEGEN_AGGRESSIVE: c_int = 3;
-const RELOC_STATIC: c_int = 1;
-const CODE_MODEL_LARGE: c_int = 6;
+const RELOC_PIC: c_int = 2;
+const CODE_MODEL_SMALL: c_int = 3;
 const OBJECT_FILE: c_int = 1;
 /// `LLVMReturnStatusAction`: the verifier reports instead of aborting.
 const RETURN_STATUS: c_int = 2;
@@ -345,8 +348,8 @@ unsafe fn generate(api: &Api, module: Ref, vector_bits: u32) -> Result<Vec<u8>, 
             cpu.as_ptr(),
             features.as_ptr(),
             CODEGEN_AGGRESSIVE,
-            RELOC_STATIC,
-            CODE_MODEL_LARGE,
+            RELOC_PIC,
+            CODE_MODEL_SMALL,
         );
         if machine.is_null() {
             return Err("LLVM cannot make a target machine for this CPU".into());

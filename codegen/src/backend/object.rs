@@ -6,8 +6,11 @@
 //!
 //! References between parts of the blob that are PC-relative are patched here, as their
 //! distance is fixed; absolute ones become `Abs8` relocations to an offset in the function
-//! itself (`FunctionOffset`), resolved by cranelift-jit against the blob's address. References
-//! outside are by name: the JIT module's user names `__ferrocl_u{namespace}_{index}` (the
+//! itself (`FunctionOffset`), resolved by cranelift-jit against the blob's address. The code
+//! is position-independent (opencl-c's `llvm_codegen.rs`), so what lies outside the blob is
+//! reached through words appended after its sections — a GOT slot for an address the code
+//! loads (`GOTPCREL`), a PLT stub (`jmp [rip]`, then the address) for a call (`PLT32`) —
+//! each an `Abs8` relocation the JIT resolves. References outside are by name: the JIT module's user names `__ferrocl_u{namespace}_{index}` (the
 //! names `llvm_ir` gives them), Cranelift's libcalls under the names
 //! [`crate::jit::libcall_symbol`] gives, and the few functions LLVM itself calls
 //! (`memcpy`, `fmaf`, 128-bit division …), which this module provides ([`llvm_symbols`]).
@@ -80,7 +83,10 @@ impl LoadedFunction {
 const R_X86_64_64: u32 = 1;
 const R_X86_64_PC32: u32 = 2;
 const R_X86_64_PLT32: u32 = 4;
+const R_X86_64_GOTPCREL: u32 = 9;
 const R_X86_64_PC64: u32 = 24;
+const R_X86_64_GOTPCRELX: u32 = 41;
+const R_X86_64_REX_GOTPCRELX: u32 = 42;
 
 /// ELF section flags.
 const SHF_WRITE: u64 = 0x1;
@@ -169,6 +175,9 @@ pub(crate) fn load(object: &[u8], symbol: &str, func: FuncId) -> Result<LoadedFu
     // The relocations of every placed section.
     let mut relocs = Vec::new();
     let mut imports: Vec<&'static str> = Vec::new();
+    // GOT slots and PLT stubs made so far, by what they point to.
+    let mut slots: HashMap<String, u64> = HashMap::new();
+    let mut stubs: HashMap<String, u64> = HashMap::new();
     for &index in &order {
         let section = file
             .section_by_index(index)
@@ -181,7 +190,11 @@ pub(crate) fn load(object: &[u8], symbol: &str, func: FuncId) -> Result<LoadedFu
             let r_type = r_type.0;
             let width = match r_type {
                 R_X86_64_64 | R_X86_64_PC64 => 8,
-                R_X86_64_PC32 | R_X86_64_PLT32 => 4,
+                R_X86_64_PC32
+                | R_X86_64_PLT32
+                | R_X86_64_GOTPCREL
+                | R_X86_64_GOTPCRELX
+                | R_X86_64_REX_GOTPCRELX => 4,
                 other => return Err(format!("relocation type {other} is not linked")),
             };
             if offset
@@ -192,21 +205,23 @@ pub(crate) fn load(object: &[u8], symbol: &str, func: FuncId) -> Result<LoadedFu
             }
             let site = base + offset;
             let addend = relocation.addend();
-            match (r_type, resolve(&file, relocation.target())?) {
-                (R_X86_64_64, Target::Internal(target, value)) => {
-                    let at = placed[&target]
-                        .checked_add(value)
-                        .and_then(|v| u32::try_from(v).ok())
-                        .ok_or("a relocation target beyond the code")?;
-                    relocs.push(ModuleReloc {
-                        offset: site as u32,
-                        kind: Reloc::Abs8,
-                        name: ModuleRelocTarget::FunctionOffset(func, at),
-                        addend,
-                    });
-                }
-                (R_X86_64_64, Target::External(name)) => {
-                    let name = match external(name)? {
+            let target = resolve(&file, relocation.target())?;
+            let key = match target {
+                Target::Internal(section, value) => format!("{}+{value}", section.0),
+                Target::External(name) => name.to_owned(),
+            };
+            // What an absolute address of `target` resolves against: an offset in the blob,
+            // or a name the JIT knows.
+            let absolute = |imports: &mut Vec<&'static str>| -> Result<ModuleRelocTarget, String> {
+                Ok(match target {
+                    Target::Internal(section, value) => {
+                        let at = placed[&section]
+                            .checked_add(value)
+                            .and_then(|v| u32::try_from(v).ok())
+                            .ok_or("a relocation target beyond the code")?;
+                        ModuleRelocTarget::FunctionOffset(func, at)
+                    }
+                    Target::External(name) => match external(name)? {
                         External::Name(name) => name,
                         External::Import(symbol) => {
                             let index = match imports.iter().position(|i| *i == symbol) {
@@ -218,7 +233,28 @@ pub(crate) fn load(object: &[u8], symbol: &str, func: FuncId) -> Result<LoadedFu
                             };
                             ModuleRelocTarget::user(IMPORT_NAMESPACE, index as u32)
                         }
-                    };
+                    },
+                })
+            };
+            // S + A - P into the site, S an offset in the blob.
+            let patch = |bytes: &mut Vec<u8>, s: u64| -> Result<(), String> {
+                let distance = (s as i64)
+                    .checked_add(addend)
+                    .and_then(|s| s.checked_sub(site as i64))
+                    .ok_or("a PC-relative relocation overflows")?;
+                let at = site as usize;
+                if width == 4 {
+                    let value = i32::try_from(distance)
+                        .map_err(|_| "a PC-relative relocation out of range")?;
+                    bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+                } else {
+                    bytes[at..at + 8].copy_from_slice(&distance.to_le_bytes());
+                }
+                Ok(())
+            };
+            match (r_type, target) {
+                (R_X86_64_64, _) => {
+                    let name = absolute(&mut imports)?;
                     relocs.push(ModuleReloc {
                         offset: site as u32,
                         kind: Reloc::Abs8,
@@ -226,21 +262,41 @@ pub(crate) fn load(object: &[u8], symbol: &str, func: FuncId) -> Result<LoadedFu
                         addend,
                     });
                 }
-                (_, Target::Internal(target, value)) => {
-                    // S + A - P, all within the blob.
-                    let distance = (placed[&target] as i64)
-                        .checked_add(value as i64)
-                        .and_then(|s| s.checked_add(addend))
-                        .and_then(|s| s.checked_sub(site as i64))
-                        .ok_or("a PC-relative relocation overflows")?;
-                    let at = site as usize;
-                    if width == 4 {
-                        let value = i32::try_from(distance)
-                            .map_err(|_| "a PC-relative relocation out of range")?;
-                        bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
-                    } else {
-                        bytes[at..at + 8].copy_from_slice(&distance.to_le_bytes());
-                    }
+                (R_X86_64_GOTPCREL | R_X86_64_GOTPCRELX | R_X86_64_REX_GOTPCRELX, _) => {
+                    // The address in a slot after the sections (the blob's own GOT), which
+                    // the instruction reads PC-relative.
+                    let name = absolute(&mut imports)?;
+                    let slot = match slots.get(&key) {
+                        Some(&slot) => slot,
+                        None => {
+                            let slot = append_word(&mut bytes, &mut relocs, name, 0);
+                            slots.insert(key, slot);
+                            slot
+                        }
+                    };
+                    patch(&mut bytes, slot)?;
+                }
+                (_, Target::Internal(section, value)) => {
+                    // All within the blob.
+                    let s = placed[&section]
+                        .checked_add(value)
+                        .ok_or("a relocation target beyond the code")?;
+                    patch(&mut bytes, s)?;
+                }
+                (R_X86_64_PLT32, Target::External(_)) => {
+                    // A call of a function outside: through a stub after the sections,
+                    // `jmp [rip]` and the function's address (the blob's own PLT).
+                    let name = absolute(&mut imports)?;
+                    let stub = match stubs.get(&key) {
+                        Some(&stub) => stub,
+                        None => {
+                            let stub = append_word(&mut bytes, &mut relocs, name, 6) - 6;
+                            bytes[stub as usize..][..6].copy_from_slice(&[0xff, 0x25, 0, 0, 0, 0]);
+                            stubs.insert(key, stub);
+                            stub
+                        }
+                    };
+                    patch(&mut bytes, stub)?;
                 }
                 (_, Target::External(name)) => {
                     return Err(format!(
@@ -265,7 +321,27 @@ pub(crate) fn load(object: &[u8], symbol: &str, func: FuncId) -> Result<LoadedFu
     })
 }
 
+/// Appends `before` bytes then an 8-byte word that the JIT sets to the address of `name`
+/// (aligned to 8); the word's offset in the blob.
+fn append_word(
+    bytes: &mut Vec<u8>,
+    relocs: &mut Vec<ModuleReloc>,
+    name: ModuleRelocTarget,
+    before: u64,
+) -> u64 {
+    let word = (bytes.len() as u64 + before).next_multiple_of(8);
+    bytes.resize(word as usize + 8, 0);
+    relocs.push(ModuleReloc {
+        offset: word as u32,
+        kind: Reloc::Abs8,
+        name,
+        addend: 0,
+    });
+    word
+}
+
 /// Where a relocation points.
+#[derive(Clone, Copy)]
 enum Target<'a> {
     /// (section, offset in it).
     Internal(SectionIndex, u64),
@@ -564,8 +640,8 @@ mod tests {
     }
 
     /// The frontend's sample (constant pool, jump table, calls), compiled by LLVM and linked:
-    /// one blob with the pool and the table after the code, their addresses relocations to
-    /// offsets in it, the calls to the JIT's user names.
+    /// one blob with the pool and the table after the code, reached PC-relative, and the
+    /// calls to the JIT's user names through stubs after them.
     #[test]
     fn an_llvm_object_links() {
         if !ferrocl_opencl_c::wide_backend_available() {
@@ -575,24 +651,28 @@ mod tests {
         let object = ferrocl_opencl_c::compile_object(ir, 256).expect("compiles");
         let id = FuncId::from_u32(3);
         let loaded = load(&object, "sample", id).expect("links");
-        let internal = loaded
-            .relocs
-            .iter()
-            .filter(|r| matches!(r.name, ModuleRelocTarget::FunctionOffset(f, _) if f == id))
-            .count();
-        // The constant pool once, the jump table's five targets (and its own address).
-        assert!(internal >= 6, "{internal} internal relocations");
-        for r in &loaded.relocs {
-            assert_eq!(r.kind, Reloc::Abs8);
-            if let ModuleRelocTarget::FunctionOffset(_, at) = r.name {
-                assert!((at as usize) < loaded.bytes.len());
-            }
-        }
-        for callee in 1..=5 {
-            assert!(loaded
+        // The constant pool and the jump table are reached PC-relative: patched here.
+        assert!(
+            !loaded
                 .relocs
                 .iter()
-                .any(|r| matches!(r.name, ModuleRelocTarget::User { namespace: 0, index } if index == callee)));
+                .any(|r| matches!(r.name, ModuleRelocTarget::FunctionOffset(..))),
+            "internal references left to the JIT"
+        );
+        // Each callee once, through a stub after the code: `jmp [rip]` then its address,
+        // which the JIT writes.
+        for callee in 1..=5 {
+            let words: Vec<&ModuleReloc> = loaded
+                .relocs
+                .iter()
+                .filter(|r| matches!(r.name, ModuleRelocTarget::User { namespace: 0, index } if index == callee))
+                .collect();
+            assert_eq!(words.len(), 1, "callee {callee}");
+            let at = words[0].offset as usize;
+            assert_eq!(words[0].kind, Reloc::Abs8);
+            assert_eq!(at % 8, 0);
+            assert_eq!(loaded.bytes[at - 6..at], [0xff, 0x25, 0, 0, 0, 0]);
+            assert!(at + 8 <= loaded.bytes.len());
         }
         assert!(loaded.alignment >= 16);
         assert!(loaded.imports.is_empty());
@@ -601,6 +681,26 @@ mod tests {
         let object = ferrocl_opencl_c::compile_object(&unknown, 256).expect("compiles");
         let error = load(&object, "sample", id).err().expect("refused");
         assert!(error.contains("puts"), "{error}");
+        // An outside data symbol: its address in a GOT slot after the code.
+        let data = "@__ferrocl_u1_7 = external global i8\n\
+                    define i64 @g() nounwind {\n  ret i64 ptrtoint (ptr @__ferrocl_u1_7 to i64)\n}\n";
+        let object = ferrocl_opencl_c::compile_object(data, 256).expect("compiles");
+        let loaded = load(&object, "g", id).expect("links");
+        let slots: Vec<&ModuleReloc> = loaded
+            .relocs
+            .iter()
+            .filter(|r| {
+                matches!(
+                    r.name,
+                    ModuleRelocTarget::User {
+                        namespace: 1,
+                        index: 7
+                    }
+                )
+            })
+            .collect();
+        assert_eq!(slots.len(), 1);
+        assert_eq!((slots[0].kind, slots[0].offset % 8), (Reloc::Abs8, 0));
         // A writable global: refused.
         let writable =
             "@g = global i32 0\ndefine i32 @f() {\n  %v = load i32, ptr @g\n  ret i32 %v\n}\n";
