@@ -835,7 +835,7 @@ pub fn group_limits(built: &Built, index: usize, device: &Device) -> GroupLimits
         sub_groups,
         uniform: built.uniform_work_groups || !cfg.non_uniform_work_group_support,
         barrier_free: code.barrier_schedule == ferrocl_codegen::BarrierSchedule::None,
-        workers: (cfg.compute_units as usize).max(1),
+        workers: cfg.compute_units as usize,
     }
 }
 
@@ -966,7 +966,7 @@ pub fn choose_local_size(
         let items = global[..work_dim]
             .iter()
             .fold(1usize, |n, &g| n.saturating_mul(g.max(1)));
-        (items / (limits.workers * CHOSEN_GROUPS_PER_WORKER))
+        (items / (limits.workers.max(1) * CHOSEN_GROUPS_PER_WORKER))
             .clamp(CHOSEN_GROUP_ITEMS, CHOSEN_GROUP_ITEMS_WITHOUT_BARRIERS)
     } else {
         CHOSEN_GROUP_ITEMS
@@ -1441,6 +1441,7 @@ mod tests {
             ..limits(uniform)
         };
         let choose = |uniform, dims, g| choose_local_size(&free(uniform), dims, g).unwrap();
+        let choose_1d = |limits: GroupLimits, g| choose_local_size(&limits, 1, [g, 1, 1]);
         // Large ranges: groups of 4096, and more when there are only few workers' worth.
         assert_eq!(choose(true, 1, [64 << 20, 1, 1]), [4096, 1, 1]);
         assert_eq!(choose(false, 2, [4096, 4096, 1]), [4096, 1, 1]);
@@ -1454,18 +1455,12 @@ mod tests {
             workers: 64,
             ..free(true)
         };
-        assert_eq!(
-            choose_local_size(&many, 1, [1 << 20, 1, 1]),
-            Ok([512, 1, 1])
-        );
+        assert_eq!(choose_1d(many, 1 << 20), Ok([512, 1, 1]));
         // The kernel's limit still bounds the choice.
         let small = GroupLimits {
             max_items: 1024,
             ..free(true)
         };
-        assert_eq!(
-            choose_local_size(&small, 1, [64 << 20, 1, 1]),
-            Ok([1024, 1, 1])
-        );
+        assert_eq!(choose_1d(small, 64 << 20), Ok([1024, 1, 1]));
     }
 }

@@ -10,8 +10,8 @@
 //! is position-independent (opencl-c's `llvm_codegen.rs`), so what lies outside the blob is
 //! reached through words appended after its sections — a GOT slot for an address the code
 //! loads (`GOTPCREL`), a PLT stub (`jmp [rip]`, then the address) for a call (`PLT32`) —
-//! each an `Abs8` relocation the JIT resolves. References outside are by name: the JIT module's user names `__ferrocl_u{namespace}_{index}` (the
-//! names `llvm_ir` gives them), Cranelift's libcalls under the names
+//! each an `Abs8` relocation the JIT resolves. References outside are by name: the JIT
+//! module's user names `__ferrocl_u{namespace}_{index}` (the names `llvm_ir` gives them), Cranelift's libcalls under the names
 //! [`crate::jit::libcall_symbol`] gives, and the few functions LLVM itself calls
 //! (`memcpy`, `fmaf`, 128-bit division …), which this module provides ([`llvm_symbols`]).
 //! Anything else — a relocation kind, a writable or unallocated section, an unknown symbol —
@@ -176,8 +176,8 @@ pub(crate) fn load(object: &[u8], symbol: &str, func: FuncId) -> Result<LoadedFu
     let mut relocs = Vec::new();
     let mut imports: Vec<&'static str> = Vec::new();
     // GOT slots and PLT stubs made so far, by what they point to.
-    let mut slots: HashMap<String, u64> = HashMap::new();
-    let mut stubs: HashMap<String, u64> = HashMap::new();
+    let mut slots: HashMap<Target, u64> = HashMap::new();
+    let mut stubs: HashMap<Target, u64> = HashMap::new();
     for &index in &order {
         let section = file
             .section_by_index(index)
@@ -206,10 +206,6 @@ pub(crate) fn load(object: &[u8], symbol: &str, func: FuncId) -> Result<LoadedFu
             let site = base + offset;
             let addend = relocation.addend();
             let target = resolve(&file, relocation.target())?;
-            let key = match target {
-                Target::Internal(section, value) => format!("{}+{value}", section.0),
-                Target::External(name) => name.to_owned(),
-            };
             // What an absolute address of `target` resolves against: an offset in the blob,
             // or a name the JIT knows.
             let absolute = |imports: &mut Vec<&'static str>| -> Result<ModuleRelocTarget, String> {
@@ -266,14 +262,9 @@ pub(crate) fn load(object: &[u8], symbol: &str, func: FuncId) -> Result<LoadedFu
                     // The address in a slot after the sections (the blob's own GOT), which
                     // the instruction reads PC-relative.
                     let name = absolute(&mut imports)?;
-                    let slot = match slots.get(&key) {
-                        Some(&slot) => slot,
-                        None => {
-                            let slot = append_word(&mut bytes, &mut relocs, name, 0);
-                            slots.insert(key, slot);
-                            slot
-                        }
-                    };
+                    let slot = *slots
+                        .entry(target)
+                        .or_insert_with(|| append_word(&mut bytes, &mut relocs, name, 0));
                     patch(&mut bytes, slot)?;
                 }
                 (_, Target::Internal(section, value)) => {
@@ -287,15 +278,11 @@ pub(crate) fn load(object: &[u8], symbol: &str, func: FuncId) -> Result<LoadedFu
                     // A call of a function outside: through a stub after the sections,
                     // `jmp [rip]` and the function's address (the blob's own PLT).
                     let name = absolute(&mut imports)?;
-                    let stub = match stubs.get(&key) {
-                        Some(&stub) => stub,
-                        None => {
-                            let stub = append_word(&mut bytes, &mut relocs, name, 6) - 6;
-                            bytes[stub as usize..][..6].copy_from_slice(&[0xff, 0x25, 0, 0, 0, 0]);
-                            stubs.insert(key, stub);
-                            stub
-                        }
-                    };
+                    let stub = *stubs.entry(target).or_insert_with(|| {
+                        let stub = append_word(&mut bytes, &mut relocs, name, 6) - 6;
+                        bytes[stub as usize..][..6].copy_from_slice(&[0xff, 0x25, 0, 0, 0, 0]);
+                        stub
+                    });
                     patch(&mut bytes, stub)?;
                 }
                 (_, Target::External(name)) => {
@@ -341,7 +328,7 @@ fn append_word(
 }
 
 /// Where a relocation points.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Target<'a> {
     /// (section, offset in it).
     Internal(SectionIndex, u64),
