@@ -6,8 +6,10 @@ Here every platform whose name contains --platform is set up first, and then eac
 repetition launches the kernel once on each platform in turn, so drift hits all of them
 alike. Two builds of Ferrocl can be compared by listing two ICD files (one per build of
 libferrocl.so) in one OCL_ICD_VENDORS directory: the loader opens both, and they show up as
-platforms [0] and [1]. Run each comparison in both orders, and once with the same library
-twice (an A/A run), before believing a difference.
+platforms [0] and [1]. The loader takes the ICD files in directory order, not by name, so the
+first lines printed say which library each platform number is (from the address of the
+platform's clIcdGetPlatformIDsKHR in /proc/self/maps). Run each comparison in both orders,
+and once with the same library twice (an A/A run), before believing a difference.
 
     OCL_ICD_VENDORS=/tmp/ab FERROCL_TIER_UP_AFTER=0.000001 OPENBLAS_NUM_THREADS=1 \
         python3 bench/ab/interleaved.py --platform Ferrocl --kernels exp,log,math --types float,double
@@ -17,6 +19,7 @@ unless --local 0 (the platform's choice). Times are the profiling events' (kerne
 min and median. Needs pyopencl and numpy.
 """
 import argparse
+import ctypes
 import time
 
 import numpy as np
@@ -33,10 +36,33 @@ EXPRESSIONS = {
     "pow": "pow((T)1 + fabs(x), (T)0.75)",
     "sqrt": "sqrt((T)2 + x)",
     "div": "(T)1 / ((T)2 + x)",
+    # The benchmark's transcendental row (bench/kernels/transcendental.cl).
+    "transcendental": "sin(x) * cos((T)0.5 * x) + exp((T)-0.25 * x * x) + log((T)1 + x * x)",
     # The benchmark's math row (bench/kernels/math.cl).
     "math": "sin(x) * cos((T)2 * x) + exp((T)0.5 * x) * log((T)1 + x * x) + exp2(-x * x)"
             " + log2((T)2 + x) + pow((T)1 + fabs(x), (T)0.75)",
 }
+
+
+def library_of(platform):
+    """The shared library that implements `platform` (its ICD), or "?"."""
+    try:
+        opencl = ctypes.CDLL("libOpenCL.so.1")
+        lookup = opencl.clGetExtensionFunctionAddressForPlatform
+        lookup.restype = ctypes.c_void_p
+        lookup.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        address = lookup(platform.int_ptr, b"clIcdGetPlatformIDsKHR")
+    except (OSError, AttributeError):
+        return "?"
+    if not address:
+        return "?"
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split()
+            low, high = (int(v, 16) for v in fields[0].split("-"))
+            if low <= address < high and len(fields) >= 6:
+                return fields[5]
+    return "?"
 
 
 def main():
@@ -52,6 +78,8 @@ def main():
     platforms = [p for p in cl.get_platforms() if args.platform in p.name]
     if not platforms:
         raise SystemExit(f"no platform named like {args.platform!r}")
+    for j, p in enumerate(platforms):
+        print(f"[{j}] {p.name}: {library_of(p)}", flush=True)
     queues = []
     for p in platforms:
         ctx = cl.Context([p.get_devices()[0]])
