@@ -167,6 +167,15 @@ impl Vectoriser<'_> {
     fn table_lookup(&mut self, base: Value, index: [Value; 2], offset: i32) -> [Value; 2] {
         let pt = self.pair_ty();
         let half = self.n / 2;
+        if self.lane_intrinsics {
+            let it = self.func.dfg.value_type(index[0]);
+            let start = self.cursor().ins().iadd_imm_s(base, i64::from(offset));
+            let start = self.cursor().ins().splat(it, start);
+            return index.map(|i| {
+                let addresses = self.cursor().ins().iadd(start, i);
+                self.table_gather(addresses, types::F64)
+            });
+        }
         let flags = MemFlagsData::trusted().with_readonly();
         let mut out = [index[0]; 2];
         for (h, slot) in out.iter_mut().enumerate() {

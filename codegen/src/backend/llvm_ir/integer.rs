@@ -216,6 +216,9 @@ impl Translator<'_> {
         ) {
             return self.masked_contiguous(inst, index);
         }
+        if index == crate::vectorize::TABLE_GATHER {
+            return self.table_gather(inst);
+        }
         let args = self.args(inst);
         let (lo, hi) = (args[0], args[1]);
         let half = self.ty_of(lo);
@@ -277,6 +280,39 @@ impl Translator<'_> {
                 ],
             );
         }
+        Ok(())
+    }
+
+    /// A gather of a driver table's aligned 64-bit elements (`vectorize/gather.rs`), every
+    /// lane read: `llvm.masked.gather` under an all-true mask.
+    fn table_gather(&mut self, inst: Inst) -> G {
+        let args = self.args(inst);
+        let &[addresses] = args.as_slice() else {
+            return Err(why("a table gather without one address vector"));
+        };
+        let at = self.ty_of(addresses);
+        let value_ty = self.res_ty(inst, 0);
+        let n = at.lane_count();
+        if at.lane_type() != types::I64 || value_ty.lane_bits() != 64 || value_ty.lane_count() != n
+        {
+            return Err(why(format!("a table gather of {value_ty} at {at}")));
+        }
+        let a = self.tv(addresses)?;
+        let ptrs = self.let_(format!("inttoptr {a} to <{n} x ptr>"));
+        let vt = llty(value_ty)?;
+        let all = vec!["i1 true"; n as usize].join(", ");
+        let got = self.call_intrinsic(
+            &format!("llvm.masked.gather.{}.v{n}p0", mangle(value_ty)),
+            &vt,
+            &[
+                format!("<{n} x ptr> {ptrs}"),
+                "i32 8".to_owned(),
+                format!("<{n} x i1> <{all}>"),
+                format!("{vt} poison"),
+            ],
+        );
+        let r = self.res(inst, 0);
+        self.define_as(&r, &got, value_ty, value_ty)?;
         Ok(())
     }
 

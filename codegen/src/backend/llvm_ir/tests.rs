@@ -1178,3 +1178,28 @@ fn masked_contiguous_accesses_are_masked_moves() {
         assert_eq!(masked_moves, 2, "{asm}");
     }
 }
+
+/// A table gather (the double vector math's table lookups in wide code) is one gather
+/// instruction per vector of addresses, every lane read: no mask computed, no lane extracted.
+#[test]
+fn table_gather_is_one_gather_of_doubles() {
+    let i64x8 = types::I64X8;
+    let f = build(&[i64x8], &[types::F64X8], |b, p| {
+        let gather = lane_intrinsic(
+            b,
+            crate::vectorize::TABLE_GATHER,
+            &[i64x8],
+            Some(types::F64X8),
+        );
+        let call = b.ins().call(gather, &[p[0]]);
+        vec![b.inst_results(call)[0]]
+    });
+    let ir = accept(&f, "table gather");
+    assert!(ir.contains("@llvm.masked.gather.v8f64.v8p0"), "{ir}");
+    assert!(ir.contains("<8 x i1> <i1 true"), "{ir}");
+    if let Some(asm) = llc(&ir, "table gather") {
+        let gathers = asm.lines().filter(|l| l.contains("vgatherqpd")).count();
+        assert_eq!(gathers, 1, "{asm}");
+        assert!(!asm.contains("vpextrq") && !asm.contains("vmovq"), "{asm}");
+    }
+}
