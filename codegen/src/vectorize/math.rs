@@ -3,8 +3,9 @@
 //! call of mathlib (CORE-MATH) per lane.
 //!
 //! Each function is evaluated in double, on the `Pair` halves the vectoriser keeps doubles in:
-//! a range reduction with exact or once-rounded steps and a polynomial, within about 2^-50 of
-//! the exact value (the bounds are in each function's comment). Ziv's rounding test then
+//! a range reduction with exact or once-rounded steps and a polynomial, within 2^-45 of the
+//! exact value or closer (the bounds are in each function's comment: the polynomials are no
+//! more accurate than the test below needs, each instruction counting at 16 lanes). Ziv's rounding test then
 //! decides each lane: the result times 1 − 2^-42 and times 1 + 2^-42, each rounded to float —
 //! if the two floats agree, every value between them, the exact result included, rounds to that
 //! float (rounding is monotone), which is therefore the correctly rounded result, CORE-MATH's
@@ -186,32 +187,32 @@ const SQRT3_HI: f64 = 1.732_050_807_568_877_2;
 const SQRT3_LO: f64 = 1.0035084221806903e-16;
 /// tan(π/12) = 2 − √3.
 const TAN_PI_12: f64 = 0.267_949_192_431_122_7;
-/// (2^r − 1)/r on [-0.5, 0.5]: Chebyshev fit of degree 10, relative error 2^-54; lowest
-/// degree first.
-const EXPM1_POLY: [f64; 11] = [
-    std::f64::consts::LN_2,
-    0.240_226_506_959_100_97,
-    0.0555041086648216,
-    0.009_618_129_107_606_888,
-    0.001_333_355_814_641_693_6,
-    0.000_154_035_304_417_361_1,
-    1.525_273_382_983_615e-5,
-    1.32154425878863e-6,
-    1.017_806_244_582_691e-7,
-    7.072_585_956_347_123e-9,
-    4.454_960_601_959_222_6e-10,
+/// (2^r − 1)/r on [-0.5, 0.5]: Chebyshev fit of degree 9 (mpmath `chebyfit`), relative error
+/// 2^-49.3 with these double coefficients (sampled at 3001 points); lowest degree first.
+#[allow(clippy::approx_constant)]
+const EXPM1_POLY: [f64; 10] = [
+    0.6931471805599462,
+    0.24022650695910075,
+    0.05550410866465167,
+    0.009618129107618665,
+    0.0013333558200794592,
+    0.00015403530424776529,
+    1.5252672924850737e-05,
+    1.3215451633221434e-06,
+    1.0205905413765595e-07,
+    7.070977866508138e-09,
 ];
-/// atan(√z)/√z on [0, tan²(π/12)]: Chebyshev fit of degree 8, relative error 2^-54.9.
-const ATAN_POLY: [f64; 9] = [
-    1.0,
-    -0.333_333_333_333_298_8,
-    0.199_999_999_987_140_4,
-    -0.142_857_141_011_125_32,
-    0.111_110_978_044_798_83,
-    -0.090_903_683_655_576_56,
-    0.076_793_230_452_999_75,
-    -0.064_828_026_778_432_57,
-    0.044_375_918_859_241_84,
+/// atan(√z)/√z on [0, tan²(π/12)]: Chebyshev fit of degree 7 (mpmath `chebyfit`), relative
+/// error 2^-49.8 with these double coefficients (sampled at 3001 points); lowest degree first.
+const ATAN_POLY: [f64; 8] = [
+    0.999999999999999,
+    -0.3333333333315736,
+    0.19999999948398653,
+    -0.1428570850745474,
+    0.1111079229996746,
+    -0.09081304793340507,
+    0.0753032609290116,
+    -0.05207148189023696,
 ];
 /// π/2 and π as sums of three doubles (the first a multiple of 2^-52 and 2^-51).
 const PI_OVER_2_PARTS: [f64; 3] = [
@@ -236,28 +237,39 @@ const SINE_POLY: [f64; 7] = [
     1.605_097_224_411_668_6e-10,
     -7.408_054_889_263_404e-13,
 ];
+/// 2·(atanh(s)/s − 1)/s² as a polynomial in z = s² on [0, 0.17158²] (log(1 + f) = 2s +
+/// s·z·T(z)): Chebyshev fit of degree 5 (mpmath `chebyfit`), relative error of the sum
+/// against 2·atanh(s) 2^-50.4 with these double coefficients (sampled at 3001 points);
+/// lowest degree first.
+const ATANH_TAIL_POLY: [f64; 6] = [
+    0.6666666666666208,
+    0.40000000011211234,
+    0.28571424136822743,
+    0.22222862443506644,
+    0.18140186659991617,
+    0.16621925070716442,
+];
 /// The same for `pow`, whose reduction multiplies log2(x)'s error by up to 160.
 const POW_TEST_EPSILON: f64 = 1.0 / (1u64 << 40) as f64;
 /// 1.5 × 2^52: added to a double below 2^51 in magnitude, leaves its nearest integer in the
 /// low bits of the sum (and the sum minus it is that integer).
 pub(super) const SHIFTER: f64 = 6_755_399_441_055_744.0;
 
-/// 2^r on [-0.5, 0.5]: Chebyshev fit of degree 10 (mpmath `chebyfit`), relative error
-/// 2^-51.5 with these double coefficients; lowest degree first. (The degree-1 coefficient is
-/// the fit's, near but not equal to ln 2.)
+/// 2^r on [-0.5, 0.5]: Chebyshev fit of degree 9 (mpmath `chebyfit`), relative error 2^-45.6
+/// with these double coefficients (sampled at 3001 points); lowest degree first. (The
+/// constant and degree-1 coefficients are the fit's, near but not equal to 1 and ln 2.)
 #[allow(clippy::approx_constant)]
-const EXP2_POLY: [f64; 11] = [
-    1.0,
-    0.69314718055995,
-    0.240_226_506_959_100_97,
-    0.055_504_108_664_447_716,
-    0.009_618_129_107_606_888,
-    0.001_333_355_823_016_507_4,
-    0.000_154_035_304_417_361_1,
-    1.525_265_726_013_954_7e-5,
-    1.32154425878863e-6,
-    1.020_869_031_221_652_3e-7,
-    7.072_585_956_347_123e-9,
+const EXP2_POLY: [f64; 10] = [
+    1.0000000000000135,
+    0.6931471805599462,
+    0.2402265069564034,
+    0.05550410866465167,
+    0.009618129193934313,
+    0.0013333558200794592,
+    0.0001540343375125101,
+    1.5252672924850737e-05,
+    1.325964524488711e-06,
+    1.0205905413765595e-07,
 ];
 
 impl Vectoriser<'_> {
@@ -524,8 +536,8 @@ impl Vectoriser<'_> {
     /// (results from zero to beyond the float range, which the rounding test handles).
     ///
     /// k = nearest(x·c), r = x·c − k by two fmas (|r| ≤ 0.5; x has 24 bits, so the one
-    /// rounding leaves an error of 2^-53 on r), 2^r by [`EXP2_POLY`] (2^-51.5), and 2^k added
-    /// to its exponent: about 2^-51 in all.
+    /// rounding leaves an error of 2^-53 on r), 2^r by [`EXP2_POLY`] (2^-45.6), and 2^k added
+    /// to its exponent: below 2^-45.4 in all.
     fn exp_family(&mut self, x: Value, c_hi: f64, c_lo: f64, bound: f32) -> ([Value; 2], Value) {
         let clamped = self.clamp_abs(x, bound);
         let xd = self.promote_vector(clamped);
@@ -574,11 +586,11 @@ impl Vectoriser<'_> {
     }
 
     /// `pow(x, y)` (and `powr`) for positive normal x and finite y: 2^(y·log2(x)) with
-    /// log2(x) from [`Self::log_family`] (relative error about 2^-51) and y·log2(x) clamped
+    /// log2(x) from [`Self::log_family`] (relative error about 2^-50) and y·log2(x) clamped
     /// to ±160 (beyond, the result overflows or rounds to zero either way). The product's
     /// error is relative, so up to |y·log2(x)| = 160 it moves the result by at most
-    /// 160·2^-50.5 ≈ 2^-43 — hence the wider [`POW_TEST_EPSILON`] (pow has two arguments:
-    /// no exhaustive run proves this one).
+    /// 160·2^-50 ≈ 2^-42.7, and 2^t's own 2^-45.4 on top — hence the wider
+    /// [`POW_TEST_EPSILON`] (pow has two arguments: no exhaustive run proves this one).
     fn pow(&mut self, x: Value, y: Value) -> ([Value; 2], Value) {
         let (log2_x, x_domain) = self.log_family(x, VectorMath::Log2);
         let yd = self.promote_vector(y);
@@ -596,9 +608,9 @@ impl Vectoriser<'_> {
     }
 
     /// `log`, `log2`, `log10` of a positive normal float x = 2^e·m, m in [√½, √2): with
-    /// f = m − 1 and s = f/(2 + f) (f and 2 + f exact), log(m) = 2·atanh(s) = 2s + 2s³/3 + …
-    /// to s¹⁷ (|s| ≤ 0.1716: the rest is below 2^-50 of the sum), then e·log(2) added in one
-    /// fma. About 2^-51 in all (the division and the fmas round once each).
+    /// f = m − 1 and s = f/(2 + f) (f and 2 + f exact), log(m) = 2·atanh(s)
+    /// ([`Self::log_1_plus`], 2^-50.4), then e·log(2) added in one fma. About 2^-50 in all
+    /// (the division and the fmas round once each).
     fn log_family(&mut self, x: Value, f: VectorMath) -> ([Value; 2], Value) {
         let it = self.mask_ty();
         let vt = self.wide(types::F32);
@@ -650,10 +662,15 @@ impl Vectoriser<'_> {
     }
 
     /// log(1 + f) for f in [√½ − 1, √2 − 1] given exactly: with s = f/(2 + f) (2 + f exact),
-    /// 2·atanh(s) = 2s + 2s³/3 + … to s¹⁷ (|s| ≤ 0.1716: the rest is below 2^-50 of the sum).
-    /// (A float division and two Newton steps in place of the two double divisions measured
-    /// slower on AVX-512, 3.5–4.0 ms against 2.5–3.0 for 4 Mi floats: fewer uops, but a longer
-    /// chain in a loop body already bound by its latency.)
+    /// 2·atanh(s) = 2s + s·s²·T(s²) ([`ATANH_TAIL_POLY`], |s| ≤ 0.1716: 2^-50.4).
+    ///
+    /// The two double divisions per 16 lanes are not what bounds the loop on AVX-512: its
+    /// time follows its count of vector instructions (two 512-bit ports; exp 96 per 16 lanes,
+    /// log 112, sin 85 take 2.7, 3.1 and 2.4 ms for 4 Mi floats), and both replacements tried
+    /// added instructions and measured slower — 1/float(d) by a float division and two Newton
+    /// steps (3.5–4.0 ms against 2.5–3.0), and `vrcp14pd` with two Newton steps (3.47 against
+    /// 3.19, interleaved). Without the scalar fallback's call (so no constants spilled across
+    /// it) exp and log ran 6–7 % faster: the rest is arithmetic.
     fn log_1_plus(&mut self, fm: [Value; 2]) -> [Value; 2] {
         let two = self.splat_f64(2.0);
         let s = self.map(&[fm, [two; 2]], |c, a| {
@@ -661,8 +678,7 @@ impl Vectoriser<'_> {
             c.ins().fdiv(a[0], d)
         });
         let z = self.map(&[s], |c, a| c.ins().fmul(a[0], a[0]));
-        let atanh_tail: Vec<f64> = (1..=8).map(|j| 2.0 / f64::from(2 * j + 1)).collect();
-        let q = self.polynomial(z, &atanh_tail);
+        let q = self.polynomial(z, &ATANH_TAIL_POLY);
         self.map(&[s, z, q], |c, a| {
             let r = c.ins().fmul(a[1], a[2]);
             let two_s = c.ins().fadd(a[0], a[0]);
@@ -671,11 +687,11 @@ impl Vectoriser<'_> {
     }
 
     /// e^x − 1 for doubles |x| ≤ 104 (from floats): k = nearest(x·log2 e), r = x·log2 e − k
-    /// as in [`Self::exp2_times`], 2^r − 1 = r·Q(r) (Chebyshev fit of degree 10, 2^-54), then
+    /// as in [`Self::exp2_times`], 2^r − 1 = r·Q(r) ([`EXPM1_POLY`], 2^-49.3), then
     /// 2^k·(2^r − 1) + (2^k − 1) in one fma (2^k − 1 exact for |k| ≤ 53, and beyond within
     /// 2^-53 of a result at least as large). Where k ≠ 0 the result is at least 0.29 in
     /// magnitude and the product at most 1.4 times it, so its relative error stays about
-    /// 2^-51; at k = 0 the result is r·Q(r) itself (which keeps the sign of zero).
+    /// 2^-48.5; at k = 0 the result is r·Q(r) itself (which keeps the sign of zero).
     fn expm1(&mut self, xd: [Value; 2]) -> [Value; 2] {
         let shifter = self.splat_f64(SHIFTER);
         let hi = self.splat_f64(std::f64::consts::LOG2_E);
@@ -802,7 +818,7 @@ impl Vectoriser<'_> {
     /// a ≤ tan(π/12): a·P(a²); to 1: π/6 + atan((a√3 − 1)/(a + √3)); to 1/tan(π/12):
     /// π/3 − atan((√3 − a)/(1 + a√3)); beyond: π/2 − atan(1/a) — each argument in
     /// [−tan(π/12), tan(π/12)], its numerator exact or rounded once relative to itself (√3 in
-    /// two doubles; a is a float), one division. P: Chebyshev fit of degree 8 in a², 2^-54.
+    /// two doubles; a is a float), one division. P: [`ATAN_POLY`], 2^-49.8.
     fn atan(&mut self, x: Value) -> ([Value; 2], Value) {
         let xd = self.promote_vector(x);
         let abs = self.map(&[xd], |c, a| c.ins().fabs(a[0]));
