@@ -90,6 +90,7 @@ pub(crate) type Refusal = &'static str;
 
 mod analysis;
 mod contiguity;
+mod division;
 mod gather;
 mod guards;
 mod math;

@@ -841,6 +841,7 @@ impl Vectoriser<'_> {
             Opcode::Load => self.load(inst),
             Opcode::Store => self.store(inst),
             _ if side_effects || results.len() != 1 => self.per_lane(inst),
+            _ if self.divide_by_shared(inst) => {}
             _ => {
                 let result = results[0];
                 let t = self.ty(result);

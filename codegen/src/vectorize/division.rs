@@ -1,0 +1,188 @@
+//! Unsigned division and remainder of varying integers by a shared divisor (`i / width`,
+//! `i % width` on `uint` or `size_t`, as kernels compute coordinates from a linear index) as
+//! vector arithmetic in wide code, instead of one scalar division per lane.
+//!
+//! x86 has no vector integer division: per lane it is a `div`, 16 of them per 16-lane vector
+//! (dpnp's merge sort divides twice per work-item: 46 `div` of each width in its kernel).
+//! Here, per half of 64-bit lanes: a becomes a double exactly (a < 2^50: the bits of 2^52
+//! or'ed in and 2^52 subtracted), q0 = a·(1/d) rounded to the nearest integer by adding 2^52,
+//! and r = a − q0·d. 1/d and the product round once each, so a·(1/d) is within
+//! (a/d)·2^-51.9 < 1/4 of a/d ≥ ⌊a/d⌋ = q: q0 is q or q + 1, and in the second case r is
+//! negative as a signed number (|r| ≤ d < 2^50) — one correction makes them ⌊a/d⌋ and
+//! a mod d. Lanes with a ≥ 2^50, or a divisor that large, take the scalar divisions (one
+//! branch skips them when no lane needs them). The translator has already made a zero
+//! divisor one.
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{self, types, Endianness, InstBuilder, MemFlagsData, Opcode, Type};
+use cranelift_codegen::ir::{BlockArg, Value};
+
+use super::analysis::Form;
+use super::rewrite::Vectoriser;
+
+/// Dividends and divisors below this take the vector form.
+const EXACT_LIMIT: i64 = 1 << 50;
+/// 2^52: its bits or'ed into a smaller integer make the double 2^52 + that integer.
+const TWO_52: f64 = 4_503_599_627_370_496.0;
+
+impl Vectoriser<'_> {
+    /// Emits `inst` (`udiv` or `urem` of 32- or 64-bit integers) as vector arithmetic if its
+    /// dividend varies and its divisor is shared, in wide code; false (nothing emitted)
+    /// otherwise.
+    pub(super) fn divide_by_shared(&mut self, inst: ir::Inst) -> bool {
+        let op = self.func.dfg.insts[inst].opcode();
+        if !self.lane_intrinsics || !matches!(op, Opcode::Udiv | Opcode::Urem) {
+            return false;
+        }
+        let args = self.func.dfg.inst_args(inst).to_vec();
+        let [x, d] = args[..] else {
+            return false;
+        };
+        let Form::Uniform(divisor) = self.form(d) else {
+            return false;
+        };
+        let result = self.func.dfg.inst_results(inst)[0];
+        let t = self.ty(result);
+        if self.is_uniform(x) || !(t == types::I32 || t == types::I64) {
+            return false;
+        }
+        let half_ty = self.pair_ty_of(types::I64);
+        // The dividend as two halves of 64-bit lanes.
+        let halves = if t == types::I64 {
+            if !self.pairs(types::I64) {
+                return false;
+            }
+            self.pair(x)
+        } else {
+            let v = self.vector(x);
+            let mut c = self.cursor();
+            [c.ins().uwiden_low(v), c.ins().uwiden_high(v)]
+        };
+        let d64 = if t == types::I64 {
+            divisor
+        } else {
+            self.cursor().ins().uextend(types::I64, divisor)
+        };
+        // Every lane and the divisor below 2^50, else the scalar divisions.
+        let in_range = {
+            let mut c = self.cursor();
+            let both = c.ins().bor(halves[0], halves[1]);
+            let big = c
+                .ins()
+                .ushr_imm_u(both, EXACT_LIMIT.trailing_zeros() as i64);
+            let zero = c.ins().iconst(types::I64, 0);
+            let zeros = c.ins().splat(half_ty, zero);
+            let large = c.ins().icmp(IntCC::NotEqual, big, zeros);
+            let any_large = c.ins().vany_true(large);
+            let limit = c.ins().iconst(types::I64, EXACT_LIMIT);
+            let large_divisor = c.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, d64, limit);
+            let out = c.ins().bor(any_large, large_divisor);
+            c.ins().icmp_imm_s(IntCC::Equal, out, 0)
+        };
+        let result_tys: Vec<Type> = if t == types::I64 {
+            vec![half_ty; 2]
+        } else {
+            vec![self.wide(types::I32)]
+        };
+        let quotient = op == Opcode::Udiv;
+        let out = self.diamond_values(
+            in_range,
+            &result_tys,
+            &mut |s: &mut Self| {
+                let [q_lo, r_lo] = s.divide_half(halves[0], d64);
+                let [q_hi, r_hi] = s.divide_half(halves[1], d64);
+                let (lo, hi) = if quotient { (q_lo, q_hi) } else { (r_lo, r_hi) };
+                if t == types::I64 {
+                    vec![lo, hi]
+                } else {
+                    vec![s.cursor().ins().uunarrow(lo, hi)]
+                }
+            },
+            &mut |s: &mut Self| {
+                let ctrl = s.func.dfg.ctrl_typevar(inst);
+                let arg_lanes = s.args_as(inst, Self::lanes);
+                let lanes: Vec<Value> = s
+                    .clone_per_lane(inst, ctrl, &arg_lanes)
+                    .into_iter()
+                    .next()
+                    .expect("one result");
+                if t == types::I64 {
+                    s.pair_from_lanes(&lanes).to_vec()
+                } else {
+                    let vt = s.wide(types::I32);
+                    vec![s.vector_of_lanes(vt, &lanes)]
+                }
+            },
+        );
+        let form = if t == types::I64 {
+            Form::Pair([out[0], out[1]])
+        } else {
+            Form::Vector(out[0])
+        };
+        self.define(result, form);
+        true
+    }
+
+    /// [⌊a/d⌋, a mod d] for a half `a` of 64-bit lanes and a shared divisor `d`, all below
+    /// 2^50 (see the module's comment).
+    fn divide_half(&mut self, a: Value, d: Value) -> [Value; 2] {
+        let it = self.func.dfg.value_type(a);
+        let ft = types::F64.by(it.lane_count()).expect("double lanes");
+        let little = MemFlagsData::new().with_endianness(Endianness::Little);
+        let mut c = self.cursor();
+        let two_52 = c.ins().f64const(TWO_52);
+        let two_52 = c.ins().splat(ft, two_52);
+        let two_52_bits = c.ins().iconst(types::I64, TWO_52.to_bits() as i64);
+        let two_52_bits = c.ins().splat(it, two_52_bits);
+        // 1/d once, in scalar code (d exact as a double; its reciprocal rounded once).
+        let d_float = c.ins().fcvt_from_uint(types::F64, d);
+        let one = c.ins().f64const(1.0);
+        let inverse = c.ins().fdiv(one, d_float);
+        let inverse = c.ins().splat(ft, inverse);
+        let ds = c.ins().splat(it, d);
+        // a as a double: 2^52 + a, minus 2^52 (exact for a < 2^52).
+        let biased = c.ins().bor(a, two_52_bits);
+        let biased = c.ins().bitcast(ft, little, biased);
+        let af = c.ins().fsub(biased, two_52);
+        // q0 = nearest(a·(1/d)): adding 2^52 leaves it in the low bits.
+        let qf = c.ins().fmul(af, inverse);
+        let shifted = c.ins().fadd(qf, two_52);
+        let shifted = c.ins().bitcast(it, little, shifted);
+        let q0 = c.ins().isub(shifted, two_52_bits);
+        let product = c.ins().imul(q0, ds);
+        let r0 = c.ins().isub(a, product);
+        // q0 one too large: r0 < 0 (all-ones lanes: −1 to q0, d back to r0).
+        let zero = c.ins().iconst(types::I64, 0);
+        let zeros = c.ins().splat(it, zero);
+        let over = c.ins().icmp(IntCC::SignedLessThan, r0, zeros);
+        let q = c.ins().iadd(q0, over);
+        let back = c.ins().band(ds, over);
+        let r = c.ins().iadd(r0, back);
+        [q, r]
+    }
+
+    /// Runs `fast` where `guard` holds and `slow` otherwise, joining their results (values of
+    /// types `tys`, in order).
+    fn diamond_values(
+        &mut self,
+        guard: Value,
+        tys: &[Type],
+        fast: &mut dyn FnMut(&mut Self) -> Vec<Value>,
+        slow: &mut dyn FnMut(&mut Self) -> Vec<Value>,
+    ) -> Vec<Value> {
+        let (f, sl, join) = (self.new_block(), self.new_block(), self.new_block());
+        let params: Vec<Value> = tys
+            .iter()
+            .map(|&t| self.func.dfg.append_block_param(join, t))
+            .collect();
+        self.cursor().ins().brif(guard, f, &[], sl, &[]);
+        self.current = f;
+        let args: Vec<BlockArg> = fast(self).into_iter().map(BlockArg::Value).collect();
+        self.cursor().ins().jump(join, &args);
+        self.current = sl;
+        let args: Vec<BlockArg> = slow(self).into_iter().map(BlockArg::Value).collect();
+        self.cursor().ins().jump(join, &args);
+        self.current = join;
+        params
+    }
+}

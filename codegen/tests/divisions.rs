@@ -1,0 +1,214 @@
+//! Division and remainder of varying unsigned integers by a shared divisor
+//! (src/vectorize/division.rs): in wide code vector arithmetic through doubles, with the
+//! scalar divisions for lanes of 2^50 or more; every result equal to the host's `/` and `%`,
+//! on both backends, for dividends and divisors around 2^32, 2^50, 2^51 and 2^64.
+
+mod common;
+
+use common::*;
+use ferrocl_codegen::{Backend, BuildOptions, Program, Vectorization};
+
+const N: usize = 1024;
+
+fn build(recipe: Recipe, options: &BuildOptions) -> Program {
+    let spirv = spirv_from_c("divisions.cl", recipe, CL1_2);
+    let module = ferrocl_frontend::parse(&spirv).unwrap_or_else(|e| panic!("frontend: {e}"));
+    compile(&module, options).unwrap_or_else(|e| panic!("codegen: {e}"))
+}
+
+const DIVISORS: [u64; 15] = [
+    1,
+    2,
+    3,
+    7,
+    1000,
+    65_537,
+    (1 << 31) - 1,
+    (1 << 32) - 1,
+    (1 << 49) + 3,
+    (1 << 50) - 1,
+    1 << 50,
+    (1 << 51) - 1,
+    (1 << 52) + 5,
+    (1 << 63) + 11,
+    u64::MAX,
+];
+
+/// Dividends for divisor `w`: mostly below 2^50 (the vector path), with the edges of the
+/// quotient's rounding (multiples of w and their neighbours, the largest below 2^50) and, in
+/// some vectors, a lane of 2^50 or more (the scalar path for that vector).
+fn dividends(w: u64, rng: &mut Rng) -> Vec<u64> {
+    (0..N)
+        .map(|i| {
+            let x = rng.next();
+            match i % 64 {
+                // A vector of 16 with one large lane in every fourth block of 64.
+                63 if i % 256 == 255 => x | (1 << 63),
+                0..=7 => (x >> 13).wrapping_mul(w).wrapping_add(i as u64 % 3),
+                8..=11 => (1u64 << 50) - 1 - (i as u64 - 8),
+                // The largest multiple of w below 2^50, and the three below it.
+                16..=19 => (((1u64 << 50) - 1) / w * w).saturating_sub(i as u64 - 16),
+                12..=15 => (x % 1000).wrapping_mul(w).wrapping_sub(i as u64 % 2),
+                _ => x >> 14,
+            }
+        })
+        .collect()
+}
+
+fn u64s(b: &[u8]) -> Vec<u64> {
+    b.chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect()
+}
+
+fn u32s(b: &[u8]) -> Vec<u32> {
+    b.chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
+        .collect()
+}
+
+fn check(p: &Program, what: &str, local: u64) {
+    let mut rng = Rng(0x5eed);
+    for w in DIVISORS {
+        let x = dividends(w, &mut rng);
+        let (mut xb, mut q, mut r) = (bytes_of(&x), vec![0u8; 8 * N], vec![0u8; 8 * N]);
+        launch(
+            p,
+            "divide_size_t",
+            &mut [
+                Arg::Buf(&mut xb),
+                Arg::Buf(&mut q),
+                Arg::Buf(&mut r),
+                Arg::Val(bytes_of(&[w])),
+            ],
+            N as u64,
+            local,
+        );
+        let (q, r) = (u64s(&q), u64s(&r));
+        for i in 0..N {
+            assert_eq!(
+                (q[i], r[i]),
+                (x[i] / w, x[i] % w),
+                "{what}, local {local}: {} / {w}",
+                x[i]
+            );
+        }
+        if let Ok(w32) = u32::try_from(w) {
+            let x: Vec<u32> = x.iter().map(|&v| v as u32 ^ (v >> 32) as u32).collect();
+            let (mut xb, mut q, mut r) = (bytes_of(&x), vec![0u8; 4 * N], vec![0u8; 4 * N]);
+            launch(
+                p,
+                "divide_uint",
+                &mut [
+                    Arg::Buf(&mut xb),
+                    Arg::Buf(&mut q),
+                    Arg::Buf(&mut r),
+                    Arg::Val(bytes_of(&[w32])),
+                ],
+                N as u64,
+                local,
+            );
+            let (q, r) = (u32s(&q), u32s(&r));
+            for i in 0..N {
+                assert_eq!(
+                    (q[i], r[i]),
+                    (x[i] / w32, x[i] % w32),
+                    "{what}, local {local}: {} / {w32}",
+                    x[i]
+                );
+            }
+        }
+        let mut out = vec![0u8; 4 * N];
+        launch(
+            p,
+            "coordinates",
+            &mut [Arg::Buf(&mut out), Arg::Val(bytes_of(&[w]))],
+            N as u64,
+            local,
+        );
+        let out = u32s(&out);
+        for (i, &o) in out.iter().enumerate() {
+            let i = i as u64;
+            let want = ((i / w) as u32)
+                .wrapping_mul(1000)
+                .wrapping_add((i % w) as u32);
+            assert_eq!(o, want, "{what}, local {local}: coordinates of {i} by {w}");
+        }
+    }
+}
+
+#[test]
+fn division_by_a_shared_divisor_is_exact_on_both_backends() {
+    assert!(
+        ferrocl_opencl_c::wide_backend_available(),
+        "libLLVM-15 and the LLVM server must be available here"
+    );
+    for recipe in RECIPES {
+        let cranelift = build(
+            recipe,
+            &BuildOptions {
+                backend: Backend::Cranelift,
+                ..BuildOptions::default()
+            },
+        );
+        let dumps = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("divisions-{}-{recipe:?}", std::process::id()));
+        let wide = build(
+            recipe,
+            &BuildOptions {
+                backend: Backend::Wide,
+                dump_dir: Some(dumps.clone()),
+                ..BuildOptions::default()
+            },
+        );
+        for local in [1, 16, 64, 100, 256] {
+            check(&cranelift, &format!("{recipe:?} Cranelift"), local);
+            check(&wide, &format!("{recipe:?} wide"), local);
+        }
+        if let Recipe::Optimized = recipe {
+            for kernel in ["divide_size_t", "divide_uint", "coordinates"] {
+                let k = wide.kernel(kernel).expect("kernel");
+                assert_eq!(
+                    k.backend(),
+                    Backend::Wide,
+                    "{kernel}: {:?}",
+                    k.wide_refusal()
+                );
+                assert_eq!(
+                    k.vectorization,
+                    Vectorization::Vectorized {
+                        lanes: ferrocl_codegen::Target::host().lanes32()
+                    },
+                    "{kernel}"
+                );
+                // The vector path: a multiplication of 64-bit lanes (the quotient times the
+                // divisor), beside the scalar divisions of the rare large lanes.
+                let ir = dumped_ir(&dumps, kernel);
+                assert!(
+                    ir.lines()
+                        .any(|l| l.contains("= mul <") && l.contains(" x i64>")),
+                    "{kernel}: {ir}"
+                );
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dumps);
+    }
+}
+
+/// Every `.ll` file under `dir` (the wide backend's dumps) whose name starts with `kernel`.
+fn dumped_ir(dir: &std::path::Path, kernel: &str) -> String {
+    let mut text = String::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if p.is_dir() {
+                todo.push(p);
+            } else if name.starts_with(kernel) && name.ends_with(".ll") {
+                text += &std::fs::read_to_string(&p).unwrap_or_default();
+            }
+        }
+    }
+    text
+}
