@@ -1,4 +1,5 @@
-//! Division and remainder of varying unsigned integers by a shared divisor
+//! Division and remainder of varying integers (unsigned, and signed ones not negative) by a
+//! shared divisor
 //! (src/vectorize/division.rs): in wide code vector arithmetic through doubles, with the
 //! scalar divisions for lanes of 2^50 or more; every result equal to the host's `/` and `%`,
 //! on both backends, for dividends and divisors around 2^32, 2^50, 2^51 and 2^64.
@@ -118,6 +119,80 @@ fn check(p: &Program, what: &str, local: u64) {
                 );
             }
         }
+        // Signed: the same bits as signed numbers (negative ones from the scalar path), by
+        // the divisor and by its negation.
+        for sw in [w as i64, (w as i64).wrapping_neg()] {
+            if sw == 0 {
+                continue;
+            }
+            let x: Vec<i64> = x.iter().map(|&v| v as i64).collect();
+            let (mut xb, mut q, mut r) = (bytes_of(&x), vec![0u8; 8 * N], vec![0u8; 8 * N]);
+            launch(
+                p,
+                "divide_long",
+                &mut [
+                    Arg::Buf(&mut xb),
+                    Arg::Buf(&mut q),
+                    Arg::Buf(&mut r),
+                    Arg::Val(bytes_of(&[sw])),
+                ],
+                N as u64,
+                local,
+            );
+            let (q, r) = (u64s(&q), u64s(&r));
+            for i in 0..N {
+                assert_eq!(
+                    (q[i] as i64, r[i] as i64),
+                    (x[i].wrapping_div(sw), x[i].wrapping_rem(sw)),
+                    "{what}, local {local}: {} / {sw}",
+                    x[i]
+                );
+            }
+            if let Ok(w32) = i32::try_from(sw) {
+                let x: Vec<i32> = x.iter().map(|&v| (v >> 20) as i32 ^ v as i32).collect();
+                let (mut xb, mut q, mut r) = (bytes_of(&x), vec![0u8; 4 * N], vec![0u8; 4 * N]);
+                launch(
+                    p,
+                    "divide_int",
+                    &mut [
+                        Arg::Buf(&mut xb),
+                        Arg::Buf(&mut q),
+                        Arg::Buf(&mut r),
+                        Arg::Val(bytes_of(&[w32])),
+                    ],
+                    N as u64,
+                    local,
+                );
+                let (q, r) = (u32s(&q), u32s(&r));
+                for i in 0..N {
+                    assert_eq!(
+                        (q[i] as i32, r[i] as i32),
+                        (x[i].wrapping_div(w32), x[i].wrapping_rem(w32)),
+                        "{what}, local {local}: {} / {w32}",
+                        x[i]
+                    );
+                }
+                let mut out = vec![0u8; 4 * N];
+                launch(
+                    p,
+                    "int_coordinates",
+                    &mut [Arg::Buf(&mut out), Arg::Val(bytes_of(&[w32]))],
+                    N as u64,
+                    local,
+                );
+                for (i, &o) in u32s(&out).iter().enumerate() {
+                    let i = i as i32;
+                    let want = i
+                        .wrapping_div(w32)
+                        .wrapping_mul(1000)
+                        .wrapping_add(i.wrapping_rem(w32));
+                    assert_eq!(
+                        o as i32, want,
+                        "{what}, local {local}: int coordinates {i} by {w32}"
+                    );
+                }
+            }
+        }
         let mut out = vec![0u8; 4 * N];
         launch(
             p,
@@ -166,7 +241,14 @@ fn division_by_a_shared_divisor_is_exact_on_both_backends() {
             check(&wide, &format!("{recipe:?} wide"), local);
         }
         if let Recipe::Optimized = recipe {
-            for kernel in ["divide_size_t", "divide_uint", "coordinates"] {
+            for kernel in [
+                "divide_size_t",
+                "divide_uint",
+                "coordinates",
+                "divide_long",
+                "divide_int",
+                "int_coordinates",
+            ] {
                 let k = wide.kernel(kernel).expect("kernel");
                 assert_eq!(
                     k.backend(),

@@ -1,6 +1,7 @@
-//! Unsigned division and remainder of varying integers by a shared divisor (`i / width`,
-//! `i % width` on `uint` or `size_t`, as kernels compute coordinates from a linear index) as
-//! vector arithmetic in wide code, instead of one scalar division per lane.
+//! Division and remainder of varying integers by a shared divisor (`i / width`, `i % width`
+//! on `uint`, `int`, `size_t` or `long`, as kernels compute coordinates from a linear index) as
+//! vector arithmetic in wide code, instead of one scalar division per lane. Signed operands
+//! take it where they are not negative, where the two divisions agree.
 //!
 //! x86 has no vector integer division: per lane it is a `div`, 16 of them per 16-lane vector
 //! (dpnp's merge sort divides twice per work-item: 46 `div` of each width in its kernel).
@@ -17,7 +18,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{self, types, Endianness, InstBuilder, MemFlagsData, Opcode, Type};
 use cranelift_codegen::ir::{BlockArg, Value};
 
-use super::analysis::Form;
+use super::analysis::{iconst_value, Form};
 use super::rewrite::Vectoriser;
 
 /// Dividends and divisors below this take the vector form.
@@ -31,14 +32,12 @@ impl Vectoriser<'_> {
     /// otherwise.
     pub(super) fn divide_by_shared(&mut self, inst: ir::Inst) -> bool {
         let op = self.func.dfg.insts[inst].opcode();
-        if !self.lane_intrinsics || !matches!(op, Opcode::Udiv | Opcode::Urem) {
+        let signed = matches!(op, Opcode::Sdiv | Opcode::Srem);
+        if !self.lane_intrinsics || !(signed || matches!(op, Opcode::Udiv | Opcode::Urem)) {
             return false;
         }
         let args = self.func.dfg.inst_args(inst).to_vec();
         let [x, d] = args[..] else {
-            return false;
-        };
-        let Form::Uniform(divisor) = self.form(d) else {
             return false;
         };
         let result = self.func.dfg.inst_results(inst)[0];
@@ -46,8 +45,22 @@ impl Vectoriser<'_> {
         if self.is_uniform(x) || !(t == types::I32 || t == types::I64) {
             return false;
         }
+        let divisor = match self.form(d) {
+            Form::Uniform(u) => u,
+            // The translator's guard of a signed division, select(x == MIN && d == -1, 1, d):
+            // varying through x, but d itself wherever x ≥ 0 — the only lanes the vector form
+            // takes.
+            _ if signed => match self.guarded_signed_divisor(x, d).map(|u| self.form(u)) {
+                Some(Form::Uniform(u)) => u,
+                _ => return false,
+            },
+            _ => return false,
+        };
         let half_ty = self.pair_ty_of(types::I64);
         // The dividend as two halves of 64-bit lanes.
+        // Signed operands are widened with their signs: a negative one is then 2^63 or more
+        // as an unsigned number, and takes the scalar path like any other large one. Below
+        // 2^50 both divisions agree.
         let halves = if t == types::I64 {
             if !self.pairs(types::I64) {
                 return false;
@@ -56,12 +69,16 @@ impl Vectoriser<'_> {
         } else {
             let v = self.vector(x);
             let mut c = self.cursor();
-            [c.ins().uwiden_low(v), c.ins().uwiden_high(v)]
+            if signed {
+                [c.ins().swiden_low(v), c.ins().swiden_high(v)]
+            } else {
+                [c.ins().uwiden_low(v), c.ins().uwiden_high(v)]
+            }
         };
-        let d64 = if t == types::I64 {
-            divisor
-        } else {
-            self.cursor().ins().uextend(types::I64, divisor)
+        let d64 = match (t == types::I64, signed) {
+            (true, _) => divisor,
+            (false, true) => self.cursor().ins().sextend(types::I64, divisor),
+            (false, false) => self.cursor().ins().uextend(types::I64, divisor),
         };
         // Every lane and the divisor below 2^50, else the scalar divisions.
         let in_range = {
@@ -84,7 +101,7 @@ impl Vectoriser<'_> {
         } else {
             vec![self.wide(types::I32)]
         };
-        let quotient = op == Opcode::Udiv;
+        let quotient = matches!(op, Opcode::Udiv | Opcode::Sdiv);
         let out = self.diamond_values(
             in_range,
             &result_tys,
@@ -121,6 +138,58 @@ impl Vectoriser<'_> {
         };
         self.define(result, form);
         true
+    }
+
+    /// The shared divisor `u` behind `d` = select(x == MIN && u == −1, 1, u), the translator's
+    /// guard of signed division `x / d` (translate/arith.rs `safe_signed_divisor`), with `u`
+    /// shared; None for any other divisor.
+    fn guarded_signed_divisor(&self, x: Value, d: Value) -> Option<Value> {
+        let dfg = &self.func.dfg;
+        let def = |v: Value| dfg.value_def(dfg.resolve_aliases(v)).inst();
+        let select = def(d)?;
+        if dfg.insts[select].opcode() != Opcode::Select {
+            return None;
+        }
+        let [cond, one, u] = dfg.inst_args(select)[..] else {
+            return None;
+        };
+        let t = dfg.value_type(u);
+        if iconst_value(self.func, one) != Some(1) || !self.is_uniform(u) {
+            return None;
+        }
+        let both = def(cond)?;
+        if dfg.insts[both].opcode() != Opcode::Band {
+            return None;
+        }
+        let min = match t.bits() {
+            32 => i64::from(i32::MIN),
+            64 => i64::MIN,
+            _ => return None,
+        };
+        let mask = u64::MAX >> (64 - t.bits());
+        // icmp eq of `operand` and the constant `k`, either way round.
+        let compares = |c: Value, operand: Value, k: i64| -> bool {
+            let Some(i) = def(c) else { return false };
+            let ir::InstructionData::IntCompare {
+                opcode: Opcode::Icmp,
+                cond: IntCC::Equal,
+                args,
+            } = dfg.insts[i]
+            else {
+                return false;
+            };
+            let [p, q] = args.map(|a| dfg.resolve_aliases(a));
+            let is_k = |v: Value| {
+                iconst_value(self.func, v).is_some_and(|b| b as u64 & mask == k as u64 & mask)
+            };
+            let operand = dfg.resolve_aliases(operand);
+            (p == operand && is_k(q)) || (q == operand && is_k(p))
+        };
+        let [c1, c2] = dfg.inst_args(both)[..] else {
+            return None;
+        };
+        let guards = |a: Value, b: Value| compares(a, x, min) && compares(b, u, -1);
+        (guards(c1, c2) || guards(c2, c1)).then_some(u)
     }
 
     /// [⌊a/d⌋, a mod d] for a half `a` of 64-bit lanes and a shared divisor `d`, all below
