@@ -193,6 +193,27 @@ fn check(p: &Program, what: &str, local: u64) {
                 }
             }
         }
+        let xs: Vec<i32> = x.iter().map(|&v| v as i32).collect();
+        let (mut xb, mut out) = (bytes_of(&xs), vec![0u8; 16 * N]);
+        launch(
+            p,
+            "constant_divisors",
+            &mut [Arg::Buf(&mut xb), Arg::Buf(&mut out)],
+            N as u64,
+            local,
+        );
+        for (i, o) in u32s(&out).chunks(4).enumerate() {
+            let x = xs[i];
+            let (u, l) = (x as u32, (x as i64 as u64).wrapping_mul(0x10001));
+            let want = [
+                ((u % 13) + (u / 1000).wrapping_mul(16)) as i32,
+                (x / 7).wrapping_add(x % -3),
+                ((l / 10) as i32) ^ ((l % 10) as i32),
+                x.wrapping_neg(),
+            ];
+            let got: Vec<i32> = o.iter().map(|&v| v as i32).collect();
+            assert_eq!(got, want, "{what}, local {local}: constant divisors of {x}");
+        }
         let mut out = vec![0u8; 4 * N];
         launch(
             p,
@@ -248,6 +269,7 @@ fn division_by_a_shared_divisor_is_exact_on_both_backends() {
                 "divide_long",
                 "divide_int",
                 "int_coordinates",
+                "constant_divisors",
             ] {
                 let k = wide.kernel(kernel).expect("kernel");
                 assert_eq!(
@@ -272,6 +294,20 @@ fn division_by_a_shared_divisor_is_exact_on_both_backends() {
                     "{kernel}: {ir}"
                 );
             }
+        }
+        if let Recipe::Optimized = recipe {
+            // 32-bit lanes by a constant: LLVM's vector division (no doubles needed).
+            let ir = dumped_ir(&dumps, "constant_divisors");
+            assert!(
+                ir.lines()
+                    .any(|l| l.contains("= urem <") && l.contains(" x i32>")),
+                "{ir}"
+            );
+            assert!(
+                ir.lines()
+                    .any(|l| l.contains("= sdiv <") && l.contains(" x i32>")),
+                "{ir}"
+            );
         }
         let _ = std::fs::remove_dir_all(&dumps);
     }

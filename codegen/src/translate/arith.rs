@@ -65,8 +65,28 @@ impl Translator<'_, '_, '_> {
         v.map(&mut |x| Ok(self.ftz(x)))
     }
 
-    /// Divisor safe for `udiv`/`urem`: 0 becomes 1.
+    /// The value of `v` if it is an `iconst`, sign-extended from its type.
+    fn constant_of(&self, v: Value) -> Option<i64> {
+        let dfg = &self.b.func.dfg;
+        let inst = dfg.value_def(dfg.resolve_aliases(v)).inst()?;
+        match dfg.insts[inst] {
+            ir::InstructionData::UnaryImm {
+                opcode: ir::Opcode::Iconst,
+                imm,
+            } => {
+                let shift = 64 - dfg.value_type(v).bits();
+                Some((imm.bits() << shift) >> shift)
+            }
+            _ => None,
+        }
+    }
+
+    /// Divisor safe for `udiv`/`urem`: 0 becomes 1 (a nonzero constant is already safe, and
+    /// stays a constant the division can be specialised for).
     fn safe_unsigned_divisor(&mut self, d: Value) -> Value {
+        if self.constant_of(d).is_some_and(|k| k != 0) {
+            return d;
+        }
         let t = self.ty_of(d);
         let one = self.b.ins().iconst(t, 1);
         let is_zero = self.b.ins().icmp_imm_s(IntCC::Equal, d, 0);
@@ -75,6 +95,9 @@ impl Translator<'_, '_, '_> {
 
     /// Divisor safe for `sdiv`/`srem`: 0 becomes 1, and -1 becomes 1 when the dividend is MIN.
     fn safe_signed_divisor(&mut self, n: Value, d: Value) -> Value {
+        if self.constant_of(d).is_some_and(|k| k != 0 && k != -1) {
+            return d;
+        }
         let t = self.ty_of(d);
         let d = self.safe_unsigned_divisor(d);
         let min = match t.bits() {

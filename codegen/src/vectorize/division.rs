@@ -56,6 +56,21 @@ impl Vectoriser<'_> {
             },
             _ => return false,
         };
+        // A constant divisor of 32-bit lanes (neither 0 nor, signed, −1): the vector division
+        // itself, which the wide backend's LLVM turns into a multiplication by the divisor's
+        // reciprocal and shifts, without doubles. (It has no such form for 64-bit lanes.)
+        if t == types::I32 {
+            if let Some(k) = iconst_value(self.func, divisor) {
+                let k = k as u32;
+                if k != 0 && !(signed && k == u32::MAX) {
+                    let vt = self.wide(types::I32);
+                    let (a, b) = (self.vector(x), self.vector(divisor));
+                    let v = self.clone_with(inst, vt, &[a, b])[0];
+                    self.define(result, Form::Vector(v));
+                    return true;
+                }
+            }
+        }
         let half_ty = self.pair_ty_of(types::I64);
         // The dividend as two halves of 64-bit lanes.
         // Signed operands are widened with their signs: a negative one is then 2^63 or more

@@ -35,3 +35,16 @@ __kernel void int_coordinates(__global int* out, int w) {
     int i = get_global_id(0);
     out[i] = (i / w) * 1000 + i % w;
 }
+
+// Constant divisors: 32-bit lanes divide as vectors (LLVM multiplies by the reciprocal), the
+// signed ones negative dividends included; 64-bit lanes through doubles.
+__kernel void constant_divisors(__global const int* in, __global int* out) {
+    size_t i = get_global_id(0);
+    int x = in[i];
+    uint u = (uint)x;
+    ulong l = (ulong)(long)x * 0x10001ul;
+    out[4 * i] = (int)(u % 13u) + (int)(u / 1000u) * 16;
+    out[4 * i + 1] = x / 7 + x % -3;
+    out[4 * i + 2] = (int)(l / 10ul) ^ (int)(l % 10ul);
+    out[4 * i + 3] = x / -1 + (x % 1);
+}

@@ -532,12 +532,26 @@ impl Translator<'_> {
     }
 
     /// Scalar division and remainder, trapping where Cranelift traps (LLVM's are undefined
-    /// there).
+    /// there); vector ones only by a constant none of whose lanes traps (the vectoriser's
+    /// division by a shared constant, `vectorize/division.rs`).
     pub(super) fn division(&mut self, inst: Inst, op: Opcode) -> G {
         let args = self.args(inst);
         let t = self.res_ty(inst, 0);
         if t.is_vector() {
-            return Err(why("vector division"));
+            let signed = matches!(op, Opcode::Sdiv | Opcode::Srem);
+            if !self.safe_constant_divisor(args[1], signed) {
+                return Err(why("vector division by a variable or trapping divisor"));
+            }
+            let name = match op {
+                Opcode::Udiv => "udiv",
+                Opcode::Urem => "urem",
+                Opcode::Sdiv => "sdiv",
+                _ => "srem",
+            };
+            let (ty, a, b) = (llty(t)?, self.v(args[0]), self.v(args[1]));
+            let r = self.res(inst, 0);
+            self.emit(format!("{r} = {name} {ty} {a}, {b}"));
+            return Ok(());
         }
         let ty = llty(t)?;
         let (a, b) = (self.v(args[0]), self.v(args[1]));
@@ -564,6 +578,29 @@ impl Translator<'_> {
             _ => return Err(None),
         }
         Ok(())
+    }
+
+    /// Whether vector `v` is a constant with no lane 0 (nor, for a signed division, −1).
+    fn safe_constant_divisor(&self, v: Value, signed: bool) -> bool {
+        let dfg = &self.func.dfg;
+        let Some(def) = dfg.value_def(dfg.resolve_aliases(v)).inst() else {
+            return false;
+        };
+        let InstructionData::UnaryConst {
+            opcode: Opcode::Vconst,
+            constant_handle,
+        } = dfg.insts[def]
+        else {
+            return false;
+        };
+        let w = dfg.value_type(v).lane_type().bytes() as usize;
+        dfg.constants
+            .get(constant_handle)
+            .as_slice()
+            .chunks(w)
+            .all(|lane| {
+                lane.iter().any(|&b| b != 0) && !(signed && lane.iter().all(|&b| b == 0xff))
+            })
     }
 
     /// Arithmetic with an overflow flag (`i8` 0/1) or a trap on overflow.
