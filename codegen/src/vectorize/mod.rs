@@ -20,7 +20,8 @@
 //! - `Pair`: doubles as two f64x2, for double arithmetic, square roots and the conversions
 //!   from and to float (float `rsqrt` is computed in double);
 //! - `Lanes`: four scalars — the original instruction cloned per lane, which is always
-//!   correct and is the form of everything else (64-bit data, calls, atomics, divisions).
+//!   correct and is the form of everything else (64-bit data, calls, atomics, divisions —
+//!   but in wide code those by a shared divisor, division.rs).
 //!
 //! Loads and stores of whole vector elements (a work-item's `float4`, `uint8`, `int2`…, which
 //! the translator scalarises into one access per component) are grouped and done as rows of
