@@ -63,9 +63,8 @@ impl Vectoriser<'_> {
             if let Some(k) = iconst_value(self.func, divisor) {
                 let k = k as u32;
                 if k != 0 && !(signed && k == u32::MAX) {
-                    let vt = self.wide(types::I32);
                     let (a, b) = (self.vector(x), self.vector(divisor));
-                    let v = self.clone_with(inst, vt, &[a, b])[0];
+                    let v = self.divide_by_constant(op, a, b);
                     self.define(result, Form::Vector(v));
                     return true;
                 }

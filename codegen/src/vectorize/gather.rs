@@ -46,6 +46,10 @@ pub(crate) const MASKED_STORE: u32 = 3;
 /// `table_gather(addresses) -> lanes`: one vector of 64-bit addresses, every lane read, each
 /// an aligned 64-bit element of a driver table the vector math reads (math_f64.rs).
 pub(crate) const TABLE_GATHER: u32 = 4;
+/// `udiv(a, d)`, `urem`, `sdiv`, `srem` (these indices, in that order) of a vector of 32-bit
+/// lanes by a constant vector none of whose lanes traps (division.rs): CLIF has no vector
+/// division, LLVM does, and turns one by a constant into a multiplication and shifts.
+pub(crate) const DIVIDE_BY_CONSTANT: [u32; 4] = [5, 6, 7, 8];
 
 /// Whether `func` calls a lane intrinsic (and so is the wide backend's only).
 pub(crate) fn calls_lane_intrinsics(func: &ir::Function) -> bool {
@@ -157,6 +161,21 @@ impl Vectoriser<'_> {
             .expect("as many lanes as addresses");
         let f = self.lane_intrinsic(TABLE_GATHER, &[at], Some(vt));
         let call = self.cursor().ins().call(f, &[addresses]);
+        self.func.dfg.inst_results(call)[0]
+    }
+
+    /// `a` divided lane by lane by the constant vector `d` (`op` one of udiv, urem, sdiv,
+    /// srem), through the lane intrinsic [`DIVIDE_BY_CONSTANT`].
+    pub(super) fn divide_by_constant(&mut self, op: ir::Opcode, a: Value, d: Value) -> Value {
+        let index = match op {
+            ir::Opcode::Udiv => DIVIDE_BY_CONSTANT[0],
+            ir::Opcode::Urem => DIVIDE_BY_CONSTANT[1],
+            ir::Opcode::Sdiv => DIVIDE_BY_CONSTANT[2],
+            _ => DIVIDE_BY_CONSTANT[3],
+        };
+        let t = self.func.dfg.value_type(a);
+        let f = self.lane_intrinsic(index, &[t, t], Some(t));
+        let call = self.cursor().ins().call(f, &[a, d]);
         self.func.dfg.inst_results(call)[0]
     }
 

@@ -107,8 +107,8 @@ mod transpose;
 use analysis::*;
 pub(crate) use analysis::{lane_wise, vector_float_condition};
 pub(crate) use gather::{
-    calls_lane_intrinsics, GATHER, LANE_INTRINSICS, MASKED_LOAD, MASKED_STORE, SCATTER,
-    TABLE_GATHER,
+    calls_lane_intrinsics, DIVIDE_BY_CONSTANT, GATHER, LANE_INTRINSICS, MASKED_LOAD, MASKED_STORE,
+    SCATTER, TABLE_GATHER,
 };
 pub(crate) use math::{MathCall, MathCalls, VectorMath};
 use region_frames::{addresses_frame, hoist_frame_loads, outweighs_frame_traffic};

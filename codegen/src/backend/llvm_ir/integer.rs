@@ -219,6 +219,12 @@ impl Translator<'_> {
         if index == crate::vectorize::TABLE_GATHER {
             return self.table_gather(inst);
         }
+        if let Some(k) = crate::vectorize::DIVIDE_BY_CONSTANT
+            .iter()
+            .position(|&i| i == index)
+        {
+            return self.vector_division(inst, k);
+        }
         let args = self.args(inst);
         let (lo, hi) = (args[0], args[1]);
         let half = self.ty_of(lo);
@@ -531,27 +537,35 @@ impl Translator<'_> {
         Ok(())
     }
 
+    /// The vectoriser's division of a vector by a constant one (`vectorize/division.rs`),
+    /// `k` indexing udiv, urem, sdiv, srem: LLVM's vector division, only by a constant none of
+    /// whose lanes traps.
+    fn vector_division(&mut self, inst: Inst, k: usize) -> G {
+        let args = self.args(inst);
+        let &[a, d] = args.as_slice() else {
+            return Err(why("a vector division without two operands"));
+        };
+        let t = self.res_ty(inst, 0);
+        if !t.is_vector() || self.ty_of(a) != t || self.ty_of(d) != t {
+            return Err(why(format!("a vector division of type {t}")));
+        }
+        if !self.safe_constant_divisor(d, k >= 2) {
+            return Err(why("a vector division by a variable or trapping divisor"));
+        }
+        let name = ["udiv", "urem", "sdiv", "srem"][k];
+        let (ty, a, d) = (llty(t)?, self.v(a), self.v(d));
+        let r = self.res(inst, 0);
+        self.emit(format!("{r} = {name} {ty} {a}, {d}"));
+        Ok(())
+    }
+
     /// Scalar division and remainder, trapping where Cranelift traps (LLVM's are undefined
-    /// there); vector ones only by a constant none of whose lanes traps (the vectoriser's
-    /// division by a shared constant, `vectorize/division.rs`).
+    /// there).
     pub(super) fn division(&mut self, inst: Inst, op: Opcode) -> G {
         let args = self.args(inst);
         let t = self.res_ty(inst, 0);
         if t.is_vector() {
-            let signed = matches!(op, Opcode::Sdiv | Opcode::Srem);
-            if !self.safe_constant_divisor(args[1], signed) {
-                return Err(why("vector division by a variable or trapping divisor"));
-            }
-            let name = match op {
-                Opcode::Udiv => "udiv",
-                Opcode::Urem => "urem",
-                Opcode::Sdiv => "sdiv",
-                _ => "srem",
-            };
-            let (ty, a, b) = (llty(t)?, self.v(args[0]), self.v(args[1]));
-            let r = self.res(inst, 0);
-            self.emit(format!("{r} = {name} {ty} {a}, {b}"));
-            return Ok(());
+            return Err(why("vector division"));
         }
         let ty = llty(t)?;
         let (a, b) = (self.v(args[0]), self.v(args[1]));
