@@ -56,68 +56,76 @@ fn dividends(w: u64, rng: &mut Rng) -> Vec<u64> {
         .collect()
 }
 
-fn u64s(b: &[u8]) -> Vec<u64> {
-    b.chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+/// The integer types of the division kernels, read back from little-endian buffers.
+trait Int: Copy + PartialEq + std::fmt::Debug + std::fmt::Display {
+    fn from_le(b: &[u8]) -> Self;
+}
+
+macro_rules! int {
+    ($($t:ty),*) => {$(
+        impl Int for $t {
+            fn from_le(b: &[u8]) -> Self {
+                <$t>::from_le_bytes(b.try_into().expect("one element"))
+            }
+        }
+    )*};
+}
+int!(u32, i32, u64, i64);
+
+fn ints<T: Int>(b: &[u8]) -> Vec<T> {
+    b.chunks_exact(std::mem::size_of::<T>())
+        .map(T::from_le)
         .collect()
 }
 
 fn u32s(b: &[u8]) -> Vec<u32> {
-    b.chunks_exact(4)
-        .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
-        .collect()
+    ints(b)
+}
+
+/// `kernel(in, q, r, w)` on dividends `x`: every quotient and remainder as `want` says.
+fn check_division<T: Int>(
+    p: &Program,
+    kernel: &str,
+    x: &[T],
+    w: T,
+    want: impl Fn(T) -> (T, T),
+    what: &str,
+    local: u64,
+) {
+    let bytes = std::mem::size_of_val(x);
+    let (mut xb, mut q, mut r) = (bytes_of(x), vec![0u8; bytes], vec![0u8; bytes]);
+    launch(
+        p,
+        kernel,
+        &mut [
+            Arg::Buf(&mut xb),
+            Arg::Buf(&mut q),
+            Arg::Buf(&mut r),
+            Arg::Val(bytes_of(&[w])),
+        ],
+        N as u64,
+        local,
+    );
+    let (q, r) = (ints::<T>(&q), ints::<T>(&r));
+    for i in 0..N {
+        assert_eq!(
+            (q[i], r[i]),
+            want(x[i]),
+            "{what}, local {local}: {} / {w}",
+            x[i]
+        );
+    }
 }
 
 fn check(p: &Program, what: &str, local: u64) {
     let mut rng = Rng(0x5eed);
     for w in DIVISORS {
         let x = dividends(w, &mut rng);
-        let (mut xb, mut q, mut r) = (bytes_of(&x), vec![0u8; 8 * N], vec![0u8; 8 * N]);
-        launch(
-            p,
-            "divide_size_t",
-            &mut [
-                Arg::Buf(&mut xb),
-                Arg::Buf(&mut q),
-                Arg::Buf(&mut r),
-                Arg::Val(bytes_of(&[w])),
-            ],
-            N as u64,
-            local,
-        );
-        let (q, r) = (u64s(&q), u64s(&r));
-        for i in 0..N {
-            assert_eq!(
-                (q[i], r[i]),
-                (x[i] / w, x[i] % w),
-                "{what}, local {local}: {} / {w}",
-                x[i]
-            );
-        }
+        check_division(p, "divide_size_t", &x, w, |v| (v / w, v % w), what, local);
         if let Ok(w32) = u32::try_from(w) {
             let x: Vec<u32> = x.iter().map(|&v| v as u32 ^ (v >> 32) as u32).collect();
-            let (mut xb, mut q, mut r) = (bytes_of(&x), vec![0u8; 4 * N], vec![0u8; 4 * N]);
-            launch(
-                p,
-                "divide_uint",
-                &mut [
-                    Arg::Buf(&mut xb),
-                    Arg::Buf(&mut q),
-                    Arg::Buf(&mut r),
-                    Arg::Val(bytes_of(&[w32])),
-                ],
-                N as u64,
-                local,
-            );
-            let (q, r) = (u32s(&q), u32s(&r));
-            for i in 0..N {
-                assert_eq!(
-                    (q[i], r[i]),
-                    (x[i] / w32, x[i] % w32),
-                    "{what}, local {local}: {} / {w32}",
-                    x[i]
-                );
-            }
+            let want = |v| (v / w32, v % w32);
+            check_division(p, "divide_uint", &x, w32, want, what, local);
         }
         // Signed: the same bits as signed numbers (negative ones from the scalar path), by
         // the divisor and by its negation.
@@ -126,52 +134,12 @@ fn check(p: &Program, what: &str, local: u64) {
                 continue;
             }
             let x: Vec<i64> = x.iter().map(|&v| v as i64).collect();
-            let (mut xb, mut q, mut r) = (bytes_of(&x), vec![0u8; 8 * N], vec![0u8; 8 * N]);
-            launch(
-                p,
-                "divide_long",
-                &mut [
-                    Arg::Buf(&mut xb),
-                    Arg::Buf(&mut q),
-                    Arg::Buf(&mut r),
-                    Arg::Val(bytes_of(&[sw])),
-                ],
-                N as u64,
-                local,
-            );
-            let (q, r) = (u64s(&q), u64s(&r));
-            for i in 0..N {
-                assert_eq!(
-                    (q[i] as i64, r[i] as i64),
-                    (x[i].wrapping_div(sw), x[i].wrapping_rem(sw)),
-                    "{what}, local {local}: {} / {sw}",
-                    x[i]
-                );
-            }
+            let want = |v: i64| (v.wrapping_div(sw), v.wrapping_rem(sw));
+            check_division(p, "divide_long", &x, sw, want, what, local);
             if let Ok(w32) = i32::try_from(sw) {
                 let x: Vec<i32> = x.iter().map(|&v| (v >> 20) as i32 ^ v as i32).collect();
-                let (mut xb, mut q, mut r) = (bytes_of(&x), vec![0u8; 4 * N], vec![0u8; 4 * N]);
-                launch(
-                    p,
-                    "divide_int",
-                    &mut [
-                        Arg::Buf(&mut xb),
-                        Arg::Buf(&mut q),
-                        Arg::Buf(&mut r),
-                        Arg::Val(bytes_of(&[w32])),
-                    ],
-                    N as u64,
-                    local,
-                );
-                let (q, r) = (u32s(&q), u32s(&r));
-                for i in 0..N {
-                    assert_eq!(
-                        (q[i] as i32, r[i] as i32),
-                        (x[i].wrapping_div(w32), x[i].wrapping_rem(w32)),
-                        "{what}, local {local}: {} / {w32}",
-                        x[i]
-                    );
-                }
+                let want = |v: i32| (v.wrapping_div(w32), v.wrapping_rem(w32));
+                check_division(p, "divide_int", &x, w32, want, what, local);
                 let mut out = vec![0u8; 4 * N];
                 launch(
                     p,
@@ -311,22 +279,4 @@ fn division_by_a_shared_divisor_is_exact_on_both_backends() {
         }
         let _ = std::fs::remove_dir_all(&dumps);
     }
-}
-
-/// Every `.ll` file under `dir` (the wide backend's dumps) whose name starts with `kernel`.
-fn dumped_ir(dir: &std::path::Path, kernel: &str) -> String {
-    let mut text = String::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            let name = e.file_name().to_string_lossy().into_owned();
-            if p.is_dir() {
-                todo.push(p);
-            } else if name.starts_with(kernel) && name.ends_with(".ll") {
-                text += &std::fs::read_to_string(&p).unwrap_or_default();
-            }
-        }
-    }
-    text
 }

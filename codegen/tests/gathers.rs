@@ -151,25 +151,6 @@ const KERNELS: [&str; 5] = [
     "gather_loop",
     "masked_contiguous",
 ];
-
-/// Every `.ll` file under `dir` (the wide backend's dumps) whose name starts with `kernel`.
-fn dumped_ir(dir: &std::path::Path, kernel: &str) -> String {
-    let mut text = String::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
-            let p = e.path();
-            let name = e.file_name().to_string_lossy().into_owned();
-            if p.is_dir() {
-                todo.push(p);
-            } else if name.starts_with(kernel) && name.ends_with(".ll") {
-                text += &std::fs::read_to_string(&p).unwrap_or_default();
-            }
-        }
-    }
-    text
-}
-
 #[test]
 fn gathers_scatters_and_64_bit_pairs_agree_bit_for_bit() {
     assert!(

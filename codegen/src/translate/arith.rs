@@ -65,26 +65,16 @@ impl Translator<'_, '_, '_> {
         v.map(&mut |x| Ok(self.ftz(x)))
     }
 
-    /// The value of `v` if it is an `iconst`, sign-extended from its type.
-    fn constant_of(&self, v: Value) -> Option<i64> {
-        let dfg = &self.b.func.dfg;
-        let inst = dfg.value_def(dfg.resolve_aliases(v)).inst()?;
-        match dfg.insts[inst] {
-            ir::InstructionData::UnaryImm {
-                opcode: ir::Opcode::Iconst,
-                imm,
-            } => {
-                let shift = 64 - dfg.value_type(v).bits();
-                Some((imm.bits() << shift) >> shift)
-            }
-            _ => None,
-        }
+    /// The bits of `v`'s type if `v` is an `iconst` (however the immediate extends them).
+    fn constant_bits(&self, v: Value) -> Option<u64> {
+        let all = u64::MAX >> (64 - self.ty_of(v).bits());
+        self.int_constant(v).map(|k| k as u64 & all)
     }
 
     /// Divisor safe for `udiv`/`urem`: 0 becomes 1 (a nonzero constant is already safe, and
     /// stays a constant the division can be specialised for).
     fn safe_unsigned_divisor(&mut self, d: Value) -> Value {
-        if self.constant_of(d).is_some_and(|k| k != 0) {
+        if self.constant_bits(d).is_some_and(|k| k != 0) {
             return d;
         }
         let t = self.ty_of(d);
@@ -95,7 +85,8 @@ impl Translator<'_, '_, '_> {
 
     /// Divisor safe for `sdiv`/`srem`: 0 becomes 1, and -1 becomes 1 when the dividend is MIN.
     fn safe_signed_divisor(&mut self, n: Value, d: Value) -> Value {
-        if self.constant_of(d).is_some_and(|k| k != 0 && k != -1) {
+        let all = u64::MAX >> (64 - self.ty_of(d).bits());
+        if self.constant_bits(d).is_some_and(|k| k != 0 && k != all) {
             return d;
         }
         let t = self.ty_of(d);

@@ -15,8 +15,8 @@
 //! divisor one.
 
 use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::Value;
 use cranelift_codegen::ir::{self, types, Endianness, InstBuilder, MemFlagsData, Opcode, Type};
-use cranelift_codegen::ir::{BlockArg, Value};
 
 use super::analysis::{iconst_value, Form};
 use super::rewrite::Vectoriser;
@@ -27,9 +27,9 @@ const EXACT_LIMIT: i64 = 1 << 50;
 const TWO_52: f64 = 4_503_599_627_370_496.0;
 
 impl Vectoriser<'_> {
-    /// Emits `inst` (`udiv` or `urem` of 32- or 64-bit integers) as vector arithmetic if its
-    /// dividend varies and its divisor is shared, in wide code; false (nothing emitted)
-    /// otherwise.
+    /// Emits `inst` (`udiv`, `urem`, `sdiv` or `srem` of 32- or 64-bit integers) as vector
+    /// arithmetic if its dividend varies and its divisor is shared, in wide code; false
+    /// (nothing emitted) otherwise.
     pub(super) fn divide_by_shared(&mut self, inst: ir::Inst) -> bool {
         let op = self.func.dfg.insts[inst].opcode();
         let signed = matches!(op, Opcode::Sdiv | Opcode::Srem);
@@ -71,8 +71,7 @@ impl Vectoriser<'_> {
             }
         }
         let half_ty = self.pair_ty_of(types::I64);
-        // The dividend as two halves of 64-bit lanes.
-        // Signed operands are widened with their signs: a negative one is then 2^63 or more
+        // The dividend as two halves of 64-bit lanes. Signed operands are widened with their signs: a negative one is then 2^63 or more
         // as an unsigned number, and takes the scalar path like any other large one. Below
         // 2^50 both divisions agree.
         let halves = if t == types::I64 {
@@ -120,8 +119,7 @@ impl Vectoriser<'_> {
             in_range,
             &result_tys,
             &mut |s: &mut Self| {
-                let [q_lo, r_lo] = s.divide_half(halves[0], d64);
-                let [q_hi, r_hi] = s.divide_half(halves[1], d64);
+                let [[q_lo, r_lo], [q_hi, r_hi]] = s.divide_halves(halves, d64);
                 let (lo, hi) = if quotient { (q_lo, q_hi) } else { (r_lo, r_hi) };
                 if t == types::I64 {
                     vec![lo, hi]
@@ -206,10 +204,10 @@ impl Vectoriser<'_> {
         (guards(c1, c2) || guards(c2, c1)).then_some(u)
     }
 
-    /// [⌊a/d⌋, a mod d] for a half `a` of 64-bit lanes and a shared divisor `d`, all below
-    /// 2^50 (see the module's comment).
-    fn divide_half(&mut self, a: Value, d: Value) -> [Value; 2] {
-        let it = self.func.dfg.value_type(a);
+    /// [⌊a/d⌋, a mod d] for each half `a` of 64-bit lanes and a shared divisor `d`, all
+    /// below 2^50 (see the module's comment); 1/d and the constants once for both halves.
+    fn divide_halves(&mut self, halves: [Value; 2], d: Value) -> [[Value; 2]; 2] {
+        let it = self.func.dfg.value_type(halves[0]);
         let ft = types::F64.by(it.lane_count()).expect("double lanes");
         let little = MemFlagsData::new().with_endianness(Endianness::Little);
         let mut c = self.cursor();
@@ -217,55 +215,32 @@ impl Vectoriser<'_> {
         let two_52 = c.ins().splat(ft, two_52);
         let two_52_bits = c.ins().iconst(types::I64, TWO_52.to_bits() as i64);
         let two_52_bits = c.ins().splat(it, two_52_bits);
-        // 1/d once, in scalar code (d exact as a double; its reciprocal rounded once).
+        // 1/d in scalar code (d exact as a double; its reciprocal rounded once).
         let d_float = c.ins().fcvt_from_uint(types::F64, d);
         let one = c.ins().f64const(1.0);
         let inverse = c.ins().fdiv(one, d_float);
         let inverse = c.ins().splat(ft, inverse);
         let ds = c.ins().splat(it, d);
-        // a as a double: 2^52 + a, minus 2^52 (exact for a < 2^52).
-        let biased = c.ins().bor(a, two_52_bits);
-        let biased = c.ins().bitcast(ft, little, biased);
-        let af = c.ins().fsub(biased, two_52);
-        // q0 = nearest(a·(1/d)): adding 2^52 leaves it in the low bits.
-        let qf = c.ins().fmul(af, inverse);
-        let shifted = c.ins().fadd(qf, two_52);
-        let shifted = c.ins().bitcast(it, little, shifted);
-        let q0 = c.ins().isub(shifted, two_52_bits);
-        let product = c.ins().imul(q0, ds);
-        let r0 = c.ins().isub(a, product);
-        // q0 one too large: r0 < 0 (all-ones lanes: −1 to q0, d back to r0).
         let zero = c.ins().iconst(types::I64, 0);
         let zeros = c.ins().splat(it, zero);
-        let over = c.ins().icmp(IntCC::SignedLessThan, r0, zeros);
-        let q = c.ins().iadd(q0, over);
-        let back = c.ins().band(ds, over);
-        let r = c.ins().iadd(r0, back);
-        [q, r]
-    }
-
-    /// Runs `fast` where `guard` holds and `slow` otherwise, joining their results (values of
-    /// types `tys`, in order).
-    fn diamond_values(
-        &mut self,
-        guard: Value,
-        tys: &[Type],
-        fast: &mut dyn FnMut(&mut Self) -> Vec<Value>,
-        slow: &mut dyn FnMut(&mut Self) -> Vec<Value>,
-    ) -> Vec<Value> {
-        let (f, sl, join) = (self.new_block(), self.new_block(), self.new_block());
-        let params: Vec<Value> = tys
-            .iter()
-            .map(|&t| self.func.dfg.append_block_param(join, t))
-            .collect();
-        self.cursor().ins().brif(guard, f, &[], sl, &[]);
-        self.current = f;
-        let args: Vec<BlockArg> = fast(self).into_iter().map(BlockArg::Value).collect();
-        self.cursor().ins().jump(join, &args);
-        self.current = sl;
-        let args: Vec<BlockArg> = slow(self).into_iter().map(BlockArg::Value).collect();
-        self.cursor().ins().jump(join, &args);
-        self.current = join;
-        params
+        halves.map(|a| {
+            // a as a double: 2^52 + a, minus 2^52 (exact for a < 2^52).
+            let biased = c.ins().bor(a, two_52_bits);
+            let biased = c.ins().bitcast(ft, little, biased);
+            let af = c.ins().fsub(biased, two_52);
+            // q0 = nearest(a·(1/d)): adding 2^52 leaves it in the low bits.
+            let qf = c.ins().fmul(af, inverse);
+            let shifted = c.ins().fadd(qf, two_52);
+            let shifted = c.ins().bitcast(it, little, shifted);
+            let q0 = c.ins().isub(shifted, two_52_bits);
+            let product = c.ins().imul(q0, ds);
+            let r0 = c.ins().isub(a, product);
+            // q0 one too large: r0 < 0 (all-ones lanes: −1 to q0, d back to r0).
+            let over = c.ins().icmp(IntCC::SignedLessThan, r0, zeros);
+            let q = c.ins().iadd(q0, over);
+            let back = c.ins().band(ds, over);
+            let r = c.ins().iadd(r0, back);
+            [q, r]
+        })
     }
 }

@@ -98,11 +98,8 @@ impl Vectoriser<'_> {
         let vt = self.wide(self.ty(result));
         let [lo, hi] = self.lane_addresses(inst);
         let mask = self.active_or_all(active);
-        let pt = self.func.dfg.value_type(lo);
-        let f = self.lane_intrinsic(GATHER, &[pt, pt, self.mask_ty()], Some(vt));
-        let call = self.cursor().ins().call(f, &[lo, hi, mask]);
-        let v = self.func.dfg.inst_results(call)[0];
-        self.define(result, Form::Vector(v));
+        let v = self.call_lane_intrinsic(GATHER, &[lo, hi, mask], Some(vt));
+        self.define(result, Form::Vector(v.expect("a result")));
     }
 
     /// Store `inst` of 32-bit lanes for the lanes of `active` (None: all), one scatter.
@@ -110,10 +107,7 @@ impl Vectoriser<'_> {
         let lanes = self.stored_lanes(inst);
         let [lo, hi] = self.lane_addresses(inst);
         let mask = self.active_or_all(active);
-        let pt = self.func.dfg.value_type(lo);
-        let vt = self.func.dfg.value_type(lanes);
-        let f = self.lane_intrinsic(SCATTER, &[pt, pt, vt, self.mask_ty()], None);
-        self.cursor().ins().call(f, &[lo, hi, lanes, mask]);
+        self.call_lane_intrinsic(SCATTER, &[lo, hi, lanes, mask], None);
     }
 
     /// Access `inst` (one [`Self::lane_intrinsic_access`] admits) at consecutive addresses from
@@ -133,18 +127,13 @@ impl Vectoriser<'_> {
         } else {
             self.cursor().ins().iadd_imm_s(base, offset)
         };
-        let mt = self.mask_ty();
         if let Some(&result) = self.func.dfg.inst_results(inst).first() {
             let vt = self.wide(self.ty(result));
-            let f = self.lane_intrinsic(MASKED_LOAD, &[types::I64, mt], Some(vt));
-            let call = self.cursor().ins().call(f, &[address, active]);
-            let v = self.func.dfg.inst_results(call)[0];
-            self.define(result, Form::Vector(v));
+            let v = self.call_lane_intrinsic(MASKED_LOAD, &[address, active], Some(vt));
+            self.define(result, Form::Vector(v.expect("a result")));
         } else {
             let lanes = self.stored_lanes(inst);
-            let vt = self.func.dfg.value_type(lanes);
-            let f = self.lane_intrinsic(MASKED_STORE, &[types::I64, vt, mt], None);
-            self.cursor().ins().call(f, &[address, lanes, active]);
+            self.call_lane_intrinsic(MASKED_STORE, &[address, lanes, active], None);
         }
     }
 
@@ -159,9 +148,8 @@ impl Vectoriser<'_> {
         let vt = element
             .by(at.lane_count())
             .expect("as many lanes as addresses");
-        let f = self.lane_intrinsic(TABLE_GATHER, &[at], Some(vt));
-        let call = self.cursor().ins().call(f, &[addresses]);
-        self.func.dfg.inst_results(call)[0]
+        self.call_lane_intrinsic(TABLE_GATHER, &[addresses], Some(vt))
+            .expect("a result")
     }
 
     /// `a` divided lane by lane by the constant vector `d` (`op` one of udiv, urem, sdiv,
@@ -174,9 +162,8 @@ impl Vectoriser<'_> {
             _ => DIVIDE_BY_CONSTANT[3],
         };
         let t = self.func.dfg.value_type(a);
-        let f = self.lane_intrinsic(index, &[t, t], Some(t));
-        let call = self.cursor().ins().call(f, &[a, d]);
-        self.func.dfg.inst_results(call)[0]
+        self.call_lane_intrinsic(index, &[a, d], Some(t))
+            .expect("a result")
     }
 
     /// The lanes store `inst` (a `store` [`Self::lane_intrinsic_access`] admits) writes.
@@ -221,6 +208,20 @@ impl Vectoriser<'_> {
         let k = self.cursor().ins().splat(pt, k);
         let mut c = self.cursor();
         p.map(|h| c.ins().iadd(h, k))
+    }
+
+    /// A call of lane intrinsic `index` on `args` (its parameter types theirs), and its
+    /// result if it has one.
+    fn call_lane_intrinsic(
+        &mut self,
+        index: u32,
+        args: &[Value],
+        result: Option<Type>,
+    ) -> Option<Value> {
+        let params: Vec<Type> = args.iter().map(|&a| self.func.dfg.value_type(a)).collect();
+        let f = self.lane_intrinsic(index, &params, result);
+        let call = self.cursor().ins().call(f, args);
+        self.func.dfg.inst_results(call).first().copied()
     }
 
     /// A reference to lane intrinsic `index` with these parameter and result types.

@@ -28,8 +28,8 @@
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::{
-    self, types, BlockArg, ConstantData, Endianness, InstBuilder, InstructionData, MemFlagsData,
-    Opcode, Type, Value,
+    self, types, ConstantData, Endianness, InstBuilder, InstructionData, MemFlagsData, Opcode,
+    Type, Value,
 };
 
 use super::analysis::*;
@@ -245,7 +245,7 @@ impl Vectoriser<'_> {
             }
             Some(c) => {
                 let saved = self.active.take();
-                let got = self.diamond_n(
+                let got = self.diamond_values(
                     c,
                     &vector_types,
                     &mut |s: &mut Self| s.group_access(g),
@@ -489,30 +489,5 @@ impl Vectoriser<'_> {
             })
             .collect();
         self.vector_of_lanes(t, &lanes)
-    }
-
-    /// Runs `fast` where `cond` holds and `slow` otherwise, joining their results (values of
-    /// `types`).
-    fn diamond_n(
-        &mut self,
-        cond: Value,
-        types: &[Type],
-        fast: &mut dyn FnMut(&mut Self) -> Vec<Value>,
-        slow: &mut dyn FnMut(&mut Self) -> Vec<Value>,
-    ) -> Vec<Value> {
-        let (f, sl, join) = (self.new_block(), self.new_block(), self.new_block());
-        let params: Vec<Value> = types
-            .iter()
-            .map(|&t| self.func.dfg.append_block_param(join, t))
-            .collect();
-        self.cursor().ins().brif(cond, f, &[], sl, &[]);
-        self.current = f;
-        let args: Vec<BlockArg> = fast(self).into_iter().map(BlockArg::Value).collect();
-        self.cursor().ins().jump(join, &args);
-        self.current = sl;
-        let args: Vec<BlockArg> = slow(self).into_iter().map(BlockArg::Value).collect();
-        self.cursor().ins().jump(join, &args);
-        self.current = join;
-        params
     }
 }

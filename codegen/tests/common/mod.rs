@@ -412,3 +412,21 @@ impl Rng {
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 }
+
+/// Every `.ll` file under `dir` (the wide backend's dumps) whose name starts with `kernel`.
+pub fn dumped_ir(dir: &Path, kernel: &str) -> String {
+    let mut text = String::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if p.is_dir() {
+                todo.push(p);
+            } else if name.starts_with(kernel) && name.ends_with(".ll") {
+                text += &std::fs::read_to_string(&p).unwrap_or_default();
+            }
+        }
+    }
+    text
+}
