@@ -15,7 +15,9 @@ use std::collections::HashMap;
 
 use cranelift_codegen::cursor::{Cursor, FuncCursor};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{self, Block, Function, InstBuilder, InstructionData, TrapCode, Value};
+use cranelift_codegen::ir::{
+    self, Block, BlockArg, Function, InstBuilder, InstructionData, TrapCode, Type, Value,
+};
 
 use super::analysis::Form;
 use super::rewrite::Vectoriser;
@@ -250,5 +252,49 @@ impl Vectoriser<'_> {
             let new = self.clone_with(inst, ctrl, &args);
             local.extend(old.into_iter().zip(new));
         }
+    }
+
+    /// Runs `fast` where `guard` holds and `slow` otherwise, joining their results (one value
+    /// of type `ty` each, or none).
+    pub(super) fn diamond(
+        &mut self,
+        guard: Value,
+        ty: Option<Type>,
+        fast: &mut dyn FnMut(&mut Self) -> Option<Value>,
+        slow: &mut dyn FnMut(&mut Self) -> Option<Value>,
+    ) -> Option<Value> {
+        let types: Vec<Type> = ty.into_iter().collect();
+        self.diamond_values(
+            guard,
+            &types,
+            &mut |s: &mut Self| fast(s).into_iter().collect(),
+            &mut |s: &mut Self| slow(s).into_iter().collect(),
+        )
+        .pop()
+    }
+
+    /// Runs `fast` where `guard` holds and `slow` otherwise, joining their results (values of
+    /// `types`, in order).
+    pub(super) fn diamond_values(
+        &mut self,
+        guard: Value,
+        types: &[Type],
+        fast: &mut dyn FnMut(&mut Self) -> Vec<Value>,
+        slow: &mut dyn FnMut(&mut Self) -> Vec<Value>,
+    ) -> Vec<Value> {
+        let (f, sl, join) = (self.new_block(), self.new_block(), self.new_block());
+        let params: Vec<Value> = types
+            .iter()
+            .map(|&t| self.func.dfg.append_block_param(join, t))
+            .collect();
+        self.cursor().ins().brif(guard, f, &[], sl, &[]);
+        self.current = f;
+        let args: Vec<BlockArg> = fast(self).into_iter().map(BlockArg::Value).collect();
+        self.cursor().ins().jump(join, &args);
+        self.current = sl;
+        let args: Vec<BlockArg> = slow(self).into_iter().map(BlockArg::Value).collect();
+        self.cursor().ins().jump(join, &args);
+        self.current = join;
+        params
     }
 }
